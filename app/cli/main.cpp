@@ -1,0 +1,82 @@
+// passlens-cli: the headless front end (CLI.md). Wiring only: every subcommand calls core.
+#include <passlens/io/AtomicFile.h>
+#include <passlens/io/GraphJson.h>
+#include <passlens/io/GraphLoader.h>
+#include <passlens/io/Inspect.h>
+#include <passlens/ir/Error.h>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace {
+
+int runInspect(const std::string& file, bool asJson, bool types) {
+    const passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
+    if (asJson) {
+        std::cout << passlens::inspectJson(loaded, file).dump(2) << "\n";
+    } else {
+        std::cout << passlens::inspectText(loaded, file, types);
+    }
+    return 0;
+}
+
+int runConvert(const std::string& file, const std::string& out, bool asJson, std::size_t inlineLimit) {
+    const passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
+    const std::filesystem::path outPath(out);
+    passlens::GraphJsonWriteOptions opt;
+    opt.baseDir = outPath.has_parent_path() ? outPath.parent_path() : std::filesystem::path(".");
+    std::string stem = outPath.filename().string();
+    if (auto p = stem.find(".graph.json"); p != std::string::npos) stem.resize(p);
+    else if (auto q = stem.rfind('.'); q != std::string::npos && q > 0) stem.resize(q);
+    opt.npyDir = stem + ".data";
+    opt.inlineLimit = inlineLimit;
+    const std::string text = passlens::writeGraphJson(*loaded.graph, opt).dump(1) + "\n";
+    passlens::writeFileAtomic(outPath, text);
+    for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
+    if (asJson) std::cout << nlohmann::json{{"output", out}}.dump() << "\n";
+    else std::cout << "wrote " << out << " (" << loaded.graph->nodeCount() << " nodes)\n";
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"passlens-cli: inspect, optimize, draw and run computation graphs the way Theano's "
+                 "GPU optimizer sees them.\nFILE is an ONNX model, a graph JSON or a session file."};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "passlens-cli 0.1.0");
+
+    std::string file, out;
+    bool asJson = false, types = false;
+    std::size_t inlineLimit = 64;
+
+    auto* inspect = app.add_subcommand("inspect", "Load and validate FILE; print a debugprint-style listing and statistics");
+    inspect->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
+    inspect->add_flag("--json", asJson, "Print one JSON document on stdout");
+    inspect->add_flag("--types", types, "Show each variable's type in the listing");
+
+    auto* convert = app.add_subcommand("convert", "Write FILE as graph JSON (large constants go to .npy files beside it)");
+    convert->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
+    convert->add_option("-o,--output", out, "Output .graph.json")->required();
+    convert->add_option("--inline-limit", inlineLimit, "Constants with more elements go to .npy files")->capture_default_str();
+    convert->add_flag("--json", asJson, "Print one JSON document on stdout");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    try {
+        if (*inspect) return runInspect(file, asJson, types);
+        if (*convert) return runConvert(file, out, asJson, inlineLimit);
+    } catch (const passlens::Error& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "error: " << file << ": " << e.what() << "\n";
+        return 1;
+    }
+    return 2;
+}

@@ -1,0 +1,33 @@
+#pragma once
+/// @file DType.h
+/// Element types of tensors, named as Theano and NumPy name them.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace passlens {
+
+/// Element type. The names (dtypeName) are the ones of FORMAT.md §1: bool, int8 ... complex128.
+enum class DType : std::uint8_t {
+    Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
+    Float16, Float32, Float64, Complex64, Complex128
+};
+
+/// "float32" etc.
+std::string_view dtypeName(DType d);
+/// Inverse of dtypeName; std::nullopt for an unknown name.
+std::optional<DType> parseDType(std::string_view name);
+/// Size of one element in bytes (bool: 1).
+std::size_t dtypeSize(DType d);
+bool isFloat(DType d);
+bool isComplex(DType d);
+bool isInteger(DType d); ///< signed or unsigned integer (not bool)
+bool isUnsigned(DType d);
+
+/// Theano's scalar.upcast with floatX=float32 (theano/scalar/basic.py): NumPy's type promotion of
+/// the two dtypes, except that a float64 result becomes float32 unless one operand is float64
+/// itself (so int64 + float32 is float32, int8 + float32 is float32, int32 + int64 is int64).
+DType upcast(DType a, DType b);
+
+} // namespace passlens

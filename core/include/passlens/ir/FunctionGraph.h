@@ -1,0 +1,199 @@
+#pragma once
+/// @file FunctionGraph.h
+/// Variable, Apply and FunctionGraph: Theano's graph (theano/gof/graph.py, gof/fg.py). The graph
+/// owns every variable and node it ever created; ids are stable and never reused, so a node keeps
+/// its id across all phases of a pipeline and removed nodes stay addressable for provenance.
+#include "passlens/ir/Op.h"
+#include "passlens/ir/Tensor.h"
+#include "passlens/ir/Type.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace passlens {
+
+using NodeId = std::int64_t;
+using VarId = std::int64_t;
+
+class Apply;
+class FunctionGraph;
+
+/// A use of a variable: input `index` of `node`, or graph output `index` when node is nullptr
+/// (Theano's 'output' client).
+struct Client {
+    Apply* node = nullptr;
+    int index = 0;
+    bool operator==(const Client&) const = default;
+};
+
+/// A value in the graph: a graph input, a constant, or output `index()` of `owner()`.
+class Variable {
+public:
+    VarId id() const { return m_id; }
+    const Type& type() const { return m_type; }
+    const std::string& name() const { return m_name; }
+    void setName(std::string name) { m_name = std::move(name); }
+    Apply* owner() const { return m_owner; }
+    int index() const { return m_index; }
+    bool isConstant() const { return m_constant != nullptr; }
+    bool isInput() const { return m_owner == nullptr && m_constant == nullptr; }
+    const std::shared_ptr<const TensorData>& constant() const { return m_constant; }
+    const std::vector<Client>& clients() const { return m_clients; }
+    /// Display name: the name, or `<float32[?,4]>` for unnamed inputs, `Op.index` for outputs.
+    std::string displayName() const;
+    /// Free-form tags (Theano's var.tag), e.g. {"target": "cpu"} from graph JSON.
+    nlohmann::json tag = nlohmann::json::object();
+
+private:
+    friend class FunctionGraph;
+    VarId m_id = 0;
+    Type m_type;
+    std::string m_name;
+    Apply* m_owner = nullptr;
+    int m_index = 0;
+    std::shared_ptr<const TensorData> m_constant;
+    std::vector<Client> m_clients;
+};
+
+/// One application of an op to input variables, producing output variables.
+class Apply {
+public:
+    NodeId id() const { return m_id; }
+    const Op& op() const { return *m_op; }
+    const std::vector<Variable*>& inputs() const { return m_inputs; }
+    const std::vector<Variable*>& outputs() const { return m_outputs; }
+    Variable* input(int i) const { return m_inputs[static_cast<std::size_t>(i)]; }
+    Variable* output(int i = 0) const { return m_outputs[static_cast<std::size_t>(i)]; }
+    int nin() const { return static_cast<int>(m_inputs.size()); }
+    int nout() const { return static_cast<int>(m_outputs.size()); }
+    /// Display name (ONNX node name); may be empty and need not be unique.
+    const std::string& name() const { return m_name; }
+    /// True while the node is part of its graph (imported and not pruned).
+    bool inGraph() const { return m_inGraph; }
+
+private:
+    friend class FunctionGraph;
+    NodeId m_id = 0;
+    const Op* m_op = nullptr;
+    std::vector<Variable*> m_inputs;
+    std::vector<Variable*> m_outputs;
+    std::string m_name;
+    bool m_inGraph = false;
+};
+
+/// Listener of graph edits (Theano's Feature callbacks, gof/toolbox.py). `reason` is the rewrite
+/// or pass that caused the edit ("GraphToGPU", "local_cut_gpu_transfers", "revert: ...").
+class GraphObserver {
+public:
+    virtual ~GraphObserver() = default;
+    virtual void onImport(const FunctionGraph&, const Apply&, std::string_view /*reason*/) {}
+    virtual void onPrune(const FunctionGraph&, const Apply&, std::string_view /*reason*/) {}
+    /// Input `index` of `node` (or graph output `index` when node is nullptr) changed.
+    virtual void onChangeInput(const FunctionGraph&, const Apply* /*node*/, int /*index*/,
+                               const Variable& /*oldVar*/, const Variable& /*newVar*/,
+                               std::string_view /*reason*/) {}
+    virtual void onReplace(const FunctionGraph&, const Variable& /*oldVar*/,
+                           const Variable& /*newVar*/, std::string_view /*reason*/) {}
+};
+
+/// A graph between inputs and outputs (Theano's FunctionGraph). Only nodes reachable from the
+/// outputs belong to it. All traversals are iterative (chains of 100,000 nodes are fine).
+class FunctionGraph {
+public:
+    FunctionGraph();
+    ~FunctionGraph();
+    FunctionGraph(const FunctionGraph&) = delete;
+    FunctionGraph& operator=(const FunctionGraph&) = delete;
+
+    std::string name;        ///< display name (graph JSON name, ONNX graph name)
+    std::string sourcePath;  ///< file it came from, for messages
+
+    // ---- building ----
+    /// A new graph input.
+    Variable* addInput(Type type, std::string name = {});
+    /// A new constant (not an input). The type's dtype and dims must match the data.
+    Variable* addConstant(std::shared_ptr<const TensorData> data, std::string name = {},
+                          std::optional<Location> loc = std::nullopt);
+    /// Creates a node that is not yet part of the graph (it joins when it becomes reachable from
+    /// an output through setOutputs or replace). Output types come from the op's type rule;
+    /// `outputTypes`, when given, are checked against the rule (passlens::Error "type mismatch")
+    /// and merged, and are required for ops without a type rule (Onnx ops). Throws
+    /// passlens::Error for a wrong number of inputs or a failing type rule.
+    Apply* makeApply(const Op& op, std::vector<Variable*> inputs,
+                     std::optional<std::vector<Type>> outputTypes = std::nullopt,
+                     std::string name = {});
+    /// Convenience: makeApply(...)->output(0).
+    Variable* apply(const Op& op, std::vector<Variable*> inputs, std::string name = {});
+    /// Narrows a variable's type to `type` merged with the current one (importers use it to take
+    /// static dims from ONNX shape inference). Only for variables not yet in the graph. Throws
+    /// passlens::Error when the two types are not compatible.
+    void refineType(Variable* v, const Type& type);
+    /// Sets the graph outputs and imports every node reachable from them (reason "init").
+    void setOutputs(std::vector<Variable*> outputs);
+
+    // ---- reading ----
+    const std::vector<Variable*>& inputs() const { return m_inputs; }
+    const std::vector<Variable*>& outputs() const { return m_outputs; }
+    /// Nodes currently in the graph, in topological order (cached until the next edit).
+    const std::vector<Apply*>& toposort() const;
+    /// Number of nodes currently in the graph.
+    std::size_t nodeCount() const { return m_liveNodes; }
+    /// Node or variable by id (also removed ones); nullptr if the id was never created here.
+    Apply* node(NodeId id) const;
+    Variable* variable(VarId id) const;
+    /// Ids handed out so far (the next id is this value).
+    NodeId nodeIdLimit() const { return static_cast<NodeId>(m_nodes.size()); }
+    VarId varIdLimit() const { return static_cast<VarId>(m_vars.size()); }
+    /// Constants used by nodes in the graph, in first-use order.
+    std::vector<Variable*> constants() const;
+    /// Structural 64-bit fingerprint: op keys, wiring, types, input order and constant contents;
+    /// independent of ids and names. Equal graphs give equal fingerprints.
+    std::uint64_t fingerprint() const;
+    /// Count of nodes per op kind.
+    std::map<std::string, int> opCounts() const;
+
+    // ---- mutation (the only ways to edit) ----
+    /// Replaces every use of `var` by `newVar` (Theano's fgraph.replace): imports newVar's new
+    /// nodes, prunes nodes left without clients, notifies observers. Throws ReplacementError
+    /// (graph rolled back) when the types are not compatible or a cycle would be created.
+    void replace(Variable* var, Variable* newVar, std::string_view reason);
+    /// Replaces all pairs, then validates; on any failure rolls back completely (same
+    /// fingerprint as before) and throws ReplacementError with the reason (Theano's
+    /// ReplaceValidate.replace_all_validate).
+    void replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
+                            std::string_view reason);
+    /// Full validation: acyclic, one producer per variable, input types equal to producers'
+    /// types. Throws ReplacementError naming the problem.
+    void validate() const;
+
+    void addObserver(GraphObserver* observer);
+    void removeObserver(GraphObserver* observer);
+
+private:
+    struct UndoEntry;
+    void importVar(Variable* v, std::string_view reason);
+    void changeInput(Apply* node, int index, Variable* newVar, std::string_view reason);
+    void pruneIfUnused(Apply* node, std::string_view reason);
+    void checkNoCycle(Variable* var, Variable* newVar) const;
+    void rollback(std::size_t mark, std::string_view reason);
+    void invalidate() { m_topoValid = false; }
+
+    std::vector<std::unique_ptr<Variable>> m_vars;
+    std::vector<std::unique_ptr<Apply>> m_nodes;
+    std::vector<Variable*> m_inputs;
+    std::vector<Variable*> m_outputs;
+    std::vector<GraphObserver*> m_observers;
+    std::vector<UndoEntry> m_undo;
+    bool m_recording = false;
+    std::size_t m_liveNodes = 0;
+    mutable std::vector<Apply*> m_topo;
+    mutable bool m_topoValid = false;
+};
+
+} // namespace passlens

@@ -1,0 +1,82 @@
+#pragma once
+/// @file OpRegistry.h
+/// Every op kind of OPS.md with its attribute schema, arity, type rule and GPU counterpart.
+#include "passlens/ir/Op.h"
+#include "passlens/ir/Type.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace passlens {
+
+class Variable;
+
+/// What an attribute holds; checked by Op::get.
+enum class AttrKind { Int, Float, Bool, String, IntList, IntOrNull, IntListOrNull, Any };
+
+struct AttrSpec {
+    std::string name;
+    AttrKind kind = AttrKind::Any;
+    bool required = false;
+    nlohmann::json defaultValue; ///< used when absent and not required (null: left absent)
+};
+
+/// Type rule: output types from the op and its input variables (whose constant data and owners
+/// may be read, e.g. Reshape reading a constant or MakeVector shape). Throws passlens::Error
+/// with the reason ("incompatible static shapes [2,3] and [4,3] at axis 0").
+using TypeRule = std::function<std::vector<Type>(const Op&, std::span<Variable* const>)>;
+
+/// Static description of an op kind.
+struct OpKindInfo {
+    std::string kind;
+    std::vector<AttrSpec> attrs;
+    int minInputs = 0;
+    int maxInputs = -1;      ///< -1: any number
+    TypeRule infer;          ///< empty for Onnx ops: output types come from ONNX shape inference
+    bool gpu = false;        ///< a GPU kind: inputs and outputs on a GPU context
+    bool transfer = false;   ///< GpuFromHost / HostFromGpu / GpuToGpu
+    bool allowUnknownAttrs = false;
+    std::string gpuCounterpart;  ///< host kind -> GPU kind of its lifter (OPS.md), or ""
+    std::string hostCounterpart; ///< GPU kind -> host kind it mirrors, or ""
+};
+
+/// Registry of op kinds and the op interning table. Thread-safe.
+class OpRegistry {
+public:
+    static OpRegistry& instance();
+
+    /// The kind's description, or nullptr when unknown (Onnx* kinds are created on demand).
+    const OpKindInfo* find(const std::string& kind);
+    /// All registered kinds, sorted by name.
+    std::vector<std::string> kinds() const;
+    /// See Op::get.
+    const Op& intern(const std::string& kind, Attrs attrs, std::vector<Subgraph> subgraphs);
+
+private:
+    OpRegistry();
+    void add(OpKindInfo info);
+    mutable std::mutex m_mutex;
+    std::map<std::string, std::unique_ptr<OpKindInfo>> m_kinds;
+    std::unordered_map<std::string, std::unique_ptr<Op>> m_ops;
+};
+
+/// Theano's broadcasting of input shapes (a static dim of 1 broadcasts; unknown dims stay unknown
+/// unless another input fixes them). Ranks must be equal (Theano does not add leading dims; the
+/// ONNX importer inserts DimShuffles). Throws passlens::Error naming the axis and shapes.
+std::vector<std::int64_t> broadcastDims(std::span<Variable* const> inputs);
+
+/// The constant integer vector a variable is known to hold: a constant's data, or a MakeVector
+/// of constant scalars / Shape_i of static dims. std::nullopt when unknown. Entries that are
+/// MakeVector elements of unknown value are Type::kUnknownDim.
+std::optional<std::vector<std::int64_t>> knownIntVector(const Variable* v);
+/// The constant integer scalar a variable holds (constant, or Shape_i of a static dim).
+std::optional<std::int64_t> knownIntScalar(const Variable* v);
+
+} // namespace passlens

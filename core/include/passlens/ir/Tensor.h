@@ -1,0 +1,47 @@
+#pragma once
+/// @file Tensor.h
+/// Constant data held by a graph constant (initializers, Constant nodes, graph JSON constants).
+#include "passlens/ir/DType.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace passlens {
+
+/// Dense little-endian row-major tensor data. The bytes live in a std::string so that protobuf's
+/// raw_data can be moved in without a copy. When `missing` is non-empty the data could not be read
+/// (for example an ONNX external-data file that does not exist): the constant is still part of the
+/// graph, and any attempt to read it must be refused with that message.
+struct TensorData {
+    DType dtype = DType::Float32;
+    std::vector<std::int64_t> shape;
+    std::shared_ptr<const std::string> bytes; ///< numElements()*dtypeSize(dtype) bytes when loaded
+    std::string missing;                       ///< why the data is not loaded; empty when it is
+
+    bool loaded() const { return missing.empty() && bytes != nullptr; }
+    std::int64_t numElements() const;
+    std::size_t byteSize() const; ///< numElements() * dtypeSize(dtype), in bytes
+    template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes->data()); }
+    /// Element i converted to double (any real dtype; complex gives the real part).
+    double at(std::int64_t i) const;
+    /// Element i converted to int64 (integer and bool dtypes; floats truncated).
+    std::int64_t intAt(std::int64_t i) const;
+    /// 64-bit hash of dtype, shape and bytes (cached after the first call; 0 when not loaded).
+    std::uint64_t contentHash() const;
+    /// Short display: `TensorConstant{2.0}` style value text for small tensors, `{...}` otherwise.
+    std::string shortValue(std::size_t maxElements = 8) const;
+
+    /// Builds a loaded tensor from values converted to dtype.
+    static std::shared_ptr<TensorData> fromDoubles(DType dtype, std::vector<std::int64_t> shape,
+                                                   const std::vector<double>& values);
+    static std::shared_ptr<TensorData> fromInts(DType dtype, std::vector<std::int64_t> shape,
+                                                const std::vector<std::int64_t>& values);
+
+private:
+    mutable std::uint64_t m_hash = 0;
+    mutable bool m_hashed = false;
+};
+
+} // namespace passlens

@@ -1,0 +1,77 @@
+#pragma once
+/// @file Type.h
+/// Tensor type: dtype, static shape (dims may be unknown) and location (host or a GPU context),
+/// as Theano's TensorType / GpuArrayType(context_name).
+#include "passlens/ir/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace passlens {
+
+/// Where a value lives. The default GPU context has an empty name (Theano's context_name=None).
+struct Location {
+    enum class Kind : std::uint8_t { Host, Gpu };
+    Kind kind = Kind::Host;
+    std::string context; ///< GPU context name; empty for the default context and for the host
+
+    static Location host() { return {}; }
+    static Location gpu(std::string ctx = {}) { return {Kind::Gpu, std::move(ctx)}; }
+    bool isGpu() const { return kind == Kind::Gpu; }
+    bool operator==(const Location&) const = default;
+    /// "host", "gpu" or "gpu:NAME".
+    std::string str() const;
+};
+
+/// A tensor type. Printable and parseable as `DTYPE[DIMS]@LOCATION` (FORMAT.md §1), e.g.
+/// `float32[?,4]@gpu`; `@host` is omitted when printing. An unknown rank (possible only for ONNX
+/// values that shape inference could not type) prints as `float32[*]`.
+class Type {
+public:
+    static constexpr std::int64_t kUnknownDim = -1;
+
+    Type() = default;
+    Type(DType dtype, std::vector<std::int64_t> dims, Location loc = {})
+        : m_dtype(dtype), m_dims(std::move(dims)), m_loc(std::move(loc)) {}
+    /// A type of unknown rank.
+    static Type unknownRank(DType dtype, Location loc = {});
+    /// Parses `DTYPE[DIMS]@LOCATION`. Throws passlens::Error("bad type string '...': reason").
+    static Type parse(std::string_view text);
+
+    DType dtype() const { return m_dtype; }
+    const std::vector<std::int64_t>& dims() const { return m_dims; }
+    bool rankKnown() const { return m_rankKnown; }
+    int ndim() const { return static_cast<int>(m_dims.size()); }
+    const Location& location() const { return m_loc; }
+    bool isGpu() const { return m_loc.isGpu(); }
+    /// True when every dim is known (and the rank is known).
+    bool isStatic() const;
+    /// Element count when static, else -1.
+    std::int64_t numElements() const;
+    /// Dim i is statically 1 (Theano's broadcastable flag).
+    bool broadcastable(int i) const { return m_dims[static_cast<std::size_t>(i)] == 1; }
+
+    Type withLocation(Location loc) const;
+    Type withDType(DType d) const;
+    Type withDims(std::vector<std::int64_t> dims) const;
+
+    /// Same dtype, rank and location, and no known dim disagrees. This is the check
+    /// FunctionGraph::replace applies (Theano's convert_variable between TensorTypes).
+    bool compatible(const Type& other) const;
+    /// Dim-wise merge of two compatible types, keeping the more specific dims.
+    Type merged(const Type& other) const;
+
+    std::string str() const;
+    bool operator==(const Type&) const = default;
+    std::size_t hash() const;
+
+private:
+    DType m_dtype = DType::Float32;
+    std::vector<std::int64_t> m_dims;
+    Location m_loc;
+    bool m_rankKnown = true;
+};
+
+} // namespace passlens

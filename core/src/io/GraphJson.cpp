@@ -1,0 +1,426 @@
+#include "passlens/io/GraphJson.h"
+
+#include "passlens/io/AtomicFile.h"
+#include "passlens/io/Npy.h"
+#include "passlens/ir/Error.h"
+#include "passlens/ir/OpRegistry.h"
+
+#include <map>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace passlens {
+namespace {
+using json = nlohmann::json;
+
+struct Ctx {
+    std::string label;
+    std::filesystem::path baseDir;
+    [[noreturn]] void fail(const std::string& path, const std::string& why) const {
+        throw Error(label + ": " + (path.empty() ? "" : path + ": ") + why);
+    }
+};
+
+const json& need(const Ctx& c, const json& obj, const char* key, const std::string& path) {
+    if (!obj.is_object()) c.fail(path, "expected an object, got " + std::string(obj.type_name()));
+    auto it = obj.find(key);
+    if (it == obj.end()) c.fail(path, std::string("missing '") + key + "'");
+    return *it;
+}
+
+std::string needString(const Ctx& c, const json& obj, const char* key, const std::string& path) {
+    const json& v = need(c, obj, key, path);
+    if (!v.is_string()) c.fail(path + "." + key, "expected a string, got " + v.dump());
+    if (v.get<std::string>().empty()) c.fail(path + "." + key, "must not be empty");
+    return v.get<std::string>();
+}
+
+Type parseTypeAt(const Ctx& c, const json& v, const std::string& path) {
+    if (!v.is_string()) c.fail(path, "expected a type string like \"float32[?,4]\"");
+    try {
+        return Type::parse(v.get<std::string>());
+    } catch (const Error& e) {
+        c.fail(path, e.what());
+    }
+}
+
+void flattenValues(const Ctx& c, const json& v, std::size_t depth, const std::vector<std::int64_t>& shape,
+                   std::vector<double>& out, const std::string& path) {
+    if (depth == shape.size()) {
+        if (v.is_boolean()) { out.push_back(v.get<bool>() ? 1.0 : 0.0); return; }
+        if (!v.is_number()) c.fail(path, "expected a number, got " + v.dump().substr(0, 40));
+        out.push_back(v.get<double>());
+        return;
+    }
+    if (!v.is_array() || static_cast<std::int64_t>(v.size()) != shape[depth])
+        c.fail(path, "value does not match the shape: expected a list of " + std::to_string(shape[depth]) + " at depth " + std::to_string(depth));
+    for (std::size_t i = 0; i < v.size(); ++i) flattenValues(c, v[i], depth + 1, shape, out, path);
+}
+
+std::shared_ptr<TensorData> constantValue(const Ctx& c, const json& v, const Type& t, const std::string& path) {
+    if (v.is_object()) {
+        if (v.contains("file")) {
+            if (!v["file"].is_string()) c.fail(path + ".file", "expected a file name");
+            const std::filesystem::path f = c.baseDir / v["file"].get<std::string>();
+            std::string bytes;
+            try {
+                bytes = readFile(f);
+            } catch (const Error& e) {
+                c.fail(path + ".file", e.what());
+            }
+            auto data = parseNpy(bytes, f.string());
+            if (data->dtype != t.dtype() || data->shape != t.dims())
+                c.fail(path, "the .npy file holds " + std::string(dtypeName(data->dtype)) + " of shape " + Type(data->dtype, data->shape).str() + ", the type says " + t.str());
+            return data;
+        }
+        if (v.contains("missing")) {
+            auto d = std::make_shared<TensorData>();
+            d->dtype = t.dtype();
+            d->shape = t.dims();
+            d->missing = v["missing"].is_string() ? v["missing"].get<std::string>() : "data missing";
+            return d;
+        }
+        if (v.contains("fill")) {
+            if (!t.isStatic()) c.fail(path, "a filled constant needs a static type, got " + t.str());
+            const std::string fill = v["fill"].is_string() ? v["fill"].get<std::string>() : "";
+            const std::uint64_t seed = v.value("seed", 0ull);
+            std::vector<double> vals(static_cast<std::size_t>(t.numElements()));
+            std::mt19937_64 rng(seed);
+            if (fill == "zeros") std::fill(vals.begin(), vals.end(), 0.0);
+            else if (fill == "ones") std::fill(vals.begin(), vals.end(), 1.0);
+            else if (fill == "normal") { std::normal_distribution<double> d(0, 1); for (auto& x : vals) x = d(rng); }
+            else if (fill == "uniform") { std::uniform_real_distribution<double> d(0, 1); for (auto& x : vals) x = d(rng); }
+            else c.fail(path + ".fill", "must be zeros, ones, normal or uniform");
+            return TensorData::fromDoubles(t.dtype(), t.dims(), vals);
+        }
+        c.fail(path, "a constant value object needs 'fill', 'file' or 'missing'");
+    }
+    if (!t.isStatic()) c.fail(path, "a constant needs a static type, got " + t.str());
+    std::vector<double> vals;
+    if (t.dtype() == DType::Int64 || t.dtype() == DType::UInt64) {
+        // keep 64-bit integers exact
+        std::vector<std::int64_t> ints;
+        std::vector<double> probe;
+        flattenValues(c, v, 0, t.dims(), probe, path);
+        std::function<void(const json&)> walk = [&](const json& e) {
+            if (e.is_array()) { for (const auto& x : e) walk(x); return; }
+            ints.push_back(e.is_number_integer() ? e.get<std::int64_t>() : static_cast<std::int64_t>(e.get<double>()));
+        };
+        walk(v);
+        return TensorData::fromInts(t.dtype(), t.dims(), ints);
+    }
+    flattenValues(c, v, 0, t.dims(), vals, path);
+    return TensorData::fromDoubles(t.dtype(), t.dims(), vals);
+}
+
+std::string nodeLabel(const json& n, std::size_t i) {
+    std::string s = "nodes[" + std::to_string(i) + "]";
+    if (n.is_object() && n.contains("op") && n["op"].is_string()) s += " (" + n["op"].get<std::string>();
+    else return s;
+    if (n.contains("name") && n["name"].is_string()) s += " '" + n["name"].get<std::string>() + "'";
+    return s + ")";
+}
+
+} // namespace
+
+LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
+    const Ctx c{label, baseDir};
+    if (!doc.is_object()) c.fail("", "not a graph JSON document: the top level must be an object");
+    if (!doc.contains("format") || doc["format"] != "passlens.graph")
+        c.fail("format", "not a PassLens graph: expected \"format\": \"passlens.graph\"");
+    if (!doc.contains("version") || doc["version"] != 1)
+        c.fail("version", "unsupported graph JSON version " + (doc.contains("version") ? doc["version"].dump() : std::string("(missing)")) + " (this build reads version 1)");
+
+    LoadedGraph result;
+    result.format = "graph-json";
+    auto g = std::make_unique<FunctionGraph>();
+    g->name = doc.value("name", std::string());
+    g->sourcePath = label;
+    std::unordered_map<std::string, Variable*> vars;
+    std::unordered_map<std::string, std::string> definedAt;
+    auto define = [&](const std::string& name, Variable* v, const std::string& path) {
+        auto [it, ok] = definedAt.emplace(name, path);
+        if (!ok) c.fail(path, "variable '" + name + "' is defined twice (first at " + it->second + ")");
+        vars[name] = v;
+    };
+
+    if (doc.contains("inputs")) {
+        const json& ins = doc["inputs"];
+        if (!ins.is_array()) c.fail("inputs", "expected a list");
+        for (std::size_t i = 0; i < ins.size(); ++i) {
+            const std::string p = "inputs[" + std::to_string(i) + "]";
+            const std::string name = needString(c, ins[i], "name", p);
+            Variable* v = g->addInput(parseTypeAt(c, need(c, ins[i], "type", p), p + ".type"), name);
+            if (ins[i].contains("tag")) {
+                if (!ins[i]["tag"].is_object()) c.fail(p + ".tag", "expected an object");
+                v->tag = ins[i]["tag"];
+            }
+            define(name, v, p);
+        }
+    }
+    if (doc.contains("constants")) {
+        const json& cs = doc["constants"];
+        if (!cs.is_array()) c.fail("constants", "expected a list");
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+            const std::string p = "constants[" + std::to_string(i) + "]";
+            const std::string name = needString(c, cs[i], "name", p);
+            const Type t = parseTypeAt(c, need(c, cs[i], "type", p), p + ".type");
+            auto data = constantValue(c, need(c, cs[i], "value", p), t, p + ".value");
+            define(name, g->addConstant(data, name, t.location()), p);
+        }
+    }
+
+    // Nodes: index producers first, so the file need not be topologically sorted.
+    const json empty = json::array();
+    const json& nodes = doc.contains("nodes") ? doc["nodes"] : empty;
+    if (!nodes.is_array()) c.fail("nodes", "expected a list");
+    std::unordered_map<std::string, std::size_t> producer;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const std::string p = "nodes[" + std::to_string(i) + "]";
+        needString(c, nodes[i], "op", p);
+        const json& outs = need(c, nodes[i], "outputs", p);
+        const json& ins = need(c, nodes[i], "inputs", p);
+        if (!outs.is_array()) c.fail(p + ".outputs", "expected a list");
+        if (!ins.is_array()) c.fail(p + ".inputs", "expected a list");
+        for (std::size_t k = 0; k < outs.size(); ++k) {
+            const std::string op = p + ".outputs[" + std::to_string(k) + "]";
+            std::string name = outs[k].is_object() ? needString(c, outs[k], "name", op)
+                               : outs[k].is_string() ? outs[k].get<std::string>() : std::string();
+            if (name.empty()) c.fail(op, "expected a variable name or {\"name\", \"type\"}");
+            if (definedAt.count(name)) c.fail(op, "variable '" + name + "' is produced twice (also " + definedAt[name] + ")");
+            definedAt[name] = op;
+            producer[name] = i;
+        }
+    }
+    // Iterative DFS for a topological order; a back edge is a cycle.
+    std::vector<int> state(nodes.size(), 0);
+    std::vector<std::size_t> order;
+    for (std::size_t root = 0; root < nodes.size(); ++root) {
+        if (state[root]) continue;
+        std::vector<std::pair<std::size_t, std::size_t>> stack{{root, 0}};
+        state[root] = 1;
+        while (!stack.empty()) {
+            auto& [n, next] = stack.back();
+            const json& ins = nodes[n]["inputs"];
+            if (next < ins.size()) {
+                const std::size_t k = next++;
+                const std::string ip = "nodes[" + std::to_string(n) + "].inputs[" + std::to_string(k) + "]";
+                if (!ins[k].is_string()) c.fail(ip, "expected a variable name");
+                const std::string name = ins[k].get<std::string>();
+                auto pit = producer.find(name);
+                if (pit == producer.end()) {
+                    if (!vars.count(name)) c.fail(ip, "unknown variable '" + name + "'");
+                    continue;
+                }
+                const std::size_t m = pit->second;
+                if (state[m] == 1) {
+                    std::string cyc;
+                    bool on = false;
+                    for (auto& [sn, _] : stack) {
+                        if (sn == m) on = true;
+                        if (on) cyc += nodeLabel(nodes[sn], sn) + " -> ";
+                    }
+                    cyc += nodeLabel(nodes[m], m);
+                    c.fail("nodes", "the graph has a cycle: " + cyc);
+                }
+                if (state[m] == 0) {
+                    state[m] = 1;
+                    stack.push_back({m, 0});
+                }
+                continue;
+            }
+            state[n] = 2;
+            order.push_back(n);
+            stack.pop_back();
+        }
+    }
+    for (std::size_t i : order) {
+        const json& n = nodes[i];
+        const std::string p = "nodes[" + std::to_string(i) + "]";
+        const std::string kind = n["op"].get<std::string>();
+        json attrs = n.value("attrs", json::object());
+        std::vector<Subgraph> subs;
+        if (n.contains("subgraphs")) {
+            if (!n["subgraphs"].is_object()) c.fail(p + ".subgraphs", "expected an object");
+            for (auto it = n["subgraphs"].begin(); it != n["subgraphs"].end(); ++it) {
+                LoadedGraph sub = readGraphJson(it.value(), label + ": " + p + ".subgraphs." + it.key(), baseDir);
+                subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(std::move(sub.graph))});
+            }
+        }
+        const Op* op = nullptr;
+        try {
+            op = &Op::get(kind, attrs, std::move(subs));
+        } catch (const Error& e) {
+            c.fail(p + (std::string(e.what()).starts_with("unknown op kind") ? ".op" : ".attrs"), e.what());
+        }
+        std::vector<Variable*> ins;
+        for (const auto& in : n["inputs"]) ins.push_back(vars.at(in.get<std::string>()));
+        const json& outs = n["outputs"];
+        std::optional<std::vector<Type>> declared;
+        bool anyTyped = false;
+        for (const auto& o : outs) anyTyped |= o.is_object() && o.contains("type");
+        if (anyTyped) {
+            std::vector<Type> ts;
+            for (std::size_t k = 0; k < outs.size(); ++k) {
+                const std::string op2 = p + ".outputs[" + std::to_string(k) + "]";
+                if (!outs[k].is_object() || !outs[k].contains("type")) {
+                    if (op->info().infer) { ts.clear(); anyTyped = false; break; }
+                    c.fail(op2, op->str() + " has no type rule: give every output a type");
+                }
+                ts.push_back(parseTypeAt(c, outs[k]["type"], op2 + ".type"));
+            }
+            if (anyTyped) declared = std::move(ts);
+        }
+        Apply* node = nullptr;
+        try {
+            node = g->makeApply(*op, ins, declared, n.value("name", std::string()));
+        } catch (const Error& e) {
+            c.fail(p, e.what());
+        }
+        if (static_cast<std::size_t>(node->nout()) != outs.size())
+            c.fail(p + ".outputs", op->str() + " has " + std::to_string(node->nout()) + " output(s), " + std::to_string(outs.size()) + " listed");
+        for (std::size_t k = 0; k < outs.size(); ++k) {
+            const std::string name = outs[k].is_object() ? outs[k]["name"].get<std::string>() : outs[k].get<std::string>();
+            node->output(static_cast<int>(k))->setName(name);
+            vars[name] = node->output(static_cast<int>(k));
+        }
+    }
+
+    std::vector<Variable*> outputs;
+    if (!doc.contains("outputs") || !doc["outputs"].is_array()) c.fail("outputs", "expected a list of variable names");
+    for (std::size_t i = 0; i < doc["outputs"].size(); ++i) {
+        const json& o = doc["outputs"][i];
+        const std::string p = "outputs[" + std::to_string(i) + "]";
+        if (!o.is_string()) c.fail(p, "expected a variable name");
+        auto it = vars.find(o.get<std::string>());
+        if (it == vars.end()) c.fail(p, "unknown variable '" + o.get<std::string>() + "'");
+        outputs.push_back(it->second);
+    }
+    g->setOutputs(outputs);
+    std::size_t unused = 0;
+    for (NodeId id = 0; id < g->nodeIdLimit(); ++id)
+        if (!g->node(id)->inGraph()) ++unused;
+    if (unused)
+        result.warnings.push_back(label + ": " + std::to_string(unused) + " node(s) do not lead to an output and were pruned (as Theano's FunctionGraph does)");
+    result.graph = std::move(g);
+    return result;
+}
+
+LoadedGraph readGraphJsonText(const std::string& text, const std::string& label,
+                              const std::filesystem::path& baseDir) {
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        std::string what = e.what();
+        auto pos = what.find("parse error");
+        throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+    }
+    return readGraphJson(doc, label, baseDir);
+}
+
+json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
+    // Unique names: a variable's own name when unique among all written variables, else v<id>.
+    std::unordered_map<const Variable*, std::string> names;
+    std::unordered_map<std::string, int> nameCount;
+    std::vector<const Variable*> all;
+    for (Variable* v : g.inputs()) all.push_back(v);
+    for (Variable* v : g.constants()) all.push_back(v);
+    for (Apply* n : g.toposort())
+        for (Variable* o : n->outputs()) all.push_back(o);
+    for (const Variable* v : all)
+        if (!v->name().empty()) ++nameCount[v->name()];
+    std::unordered_set<std::string> used;
+    for (const Variable* v : all) {
+        std::string nm = v->name();
+        if (nm.empty() || nameCount[nm] > 1 || used.count(nm)) {
+            nm = "v" + std::to_string(v->id());
+            while (used.count(nm) || nameCount.count(nm)) nm += "_";
+        }
+        used.insert(nm);
+        names[v] = nm;
+    }
+    json doc = json::object();
+    doc["format"] = "passlens.graph";
+    doc["version"] = 1;
+    doc["name"] = g.name;
+    json ins = json::array();
+    for (const Variable* v : g.inputs()) {
+        json e = {{"name", names[v]}, {"type", v->type().str()}};
+        if (!v->tag.empty()) e["tag"] = v->tag;
+        if (opt.withIds) e["id"] = v->id();
+        ins.push_back(e);
+    }
+    doc["inputs"] = ins;
+    json cs = json::array();
+    for (const Variable* v : g.constants()) {
+        json e = {{"name", names[v]}, {"type", v->type().str()}};
+        const TensorData& t = *v->constant();
+        if (!t.loaded()) {
+            e["value"] = {{"missing", t.missing}};
+        } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty()) {
+            std::filesystem::create_directories(opt.baseDir / opt.npyDir);
+            std::string file = names[v];
+            for (char& ch : file)
+                if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') ch = '_';
+            const std::filesystem::path rel = opt.npyDir / (file + "_" + std::to_string(v->id()) + ".npy");
+            writeFileAtomic(opt.baseDir / rel, toNpy(t));
+            e["value"] = {{"file", rel.generic_string()}};
+        } else {
+            std::function<json(std::size_t, std::int64_t&)> build = [&](std::size_t depth, std::int64_t& k) -> json {
+                if (depth == t.shape.size()) {
+                    const std::int64_t i = k++;
+                    if (t.dtype == DType::Bool) return json(t.intAt(i) != 0);
+                    if (isFloat(t.dtype) || isComplex(t.dtype)) {
+                        const double x = t.at(i);
+                        if (t.dtype == DType::Float32) return json(static_cast<double>(static_cast<float>(x)));
+                        return json(x);
+                    }
+                    if (t.dtype == DType::UInt64) return json(static_cast<std::uint64_t>(t.intAt(i)));
+                    return json(t.intAt(i));
+                }
+                json a = json::array();
+                for (std::int64_t j = 0; j < t.shape[depth]; ++j) a.push_back(build(depth + 1, k));
+                return a;
+            };
+            std::int64_t k = 0;
+            e["value"] = build(0, k);
+        }
+        if (opt.withIds) e["id"] = v->id();
+        cs.push_back(e);
+    }
+    doc["constants"] = cs;
+    json nodes = json::array();
+    for (const Apply* n : g.toposort()) {
+        json e = json::object();
+        e["op"] = n->op().kind();
+        if (!n->op().attrs().empty()) e["attrs"] = n->op().attrs();
+        if (!n->name().empty()) e["name"] = n->name();
+        if (opt.withIds) e["id"] = n->id();
+        json in = json::array();
+        for (const Variable* v : n->inputs()) in.push_back(names[v]);
+        e["inputs"] = in;
+        json out = json::array();
+        for (const Variable* v : n->outputs()) out.push_back({{"name", names[v]}, {"type", v->type().str()}});
+        e["outputs"] = out;
+        if (!n->op().subgraphs().empty()) {
+            json subs = json::object();
+            for (const Subgraph& s : n->op().subgraphs()) {
+                GraphJsonWriteOptions so = opt;
+                if (!so.npyDir.empty()) so.npyDir /= s.attribute + std::to_string(n->id());
+                subs[s.attribute] = writeGraphJson(*s.graph, so);
+            }
+            e["subgraphs"] = subs;
+        }
+        nodes.push_back(e);
+    }
+    doc["nodes"] = nodes;
+    json outs = json::array();
+    for (const Variable* v : g.outputs()) outs.push_back(names.count(v) ? names[v] : v->name());
+    doc["outputs"] = outs;
+    return doc;
+}
+
+} // namespace passlens

@@ -1,0 +1,85 @@
+#include "passlens/ir/DType.h"
+
+#include <array>
+
+namespace passlens {
+namespace {
+constexpr std::array<std::string_view, 14> kNames = {
+    "bool",   "int8",   "int16",   "int32",   "int64",   "uint8",     "uint16",
+    "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"};
+constexpr std::array<std::size_t, 14> kSizes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
+
+int idx(DType d) { return static_cast<int>(d); }
+
+// Smallest float able to hold an integer dtype (NumPy's promotion).
+DType floatFor(DType d) {
+    switch (d) {
+    case DType::Int8: case DType::UInt8: case DType::Bool: return DType::Float16;
+    case DType::Int16: case DType::UInt16: return DType::Float32;
+    default: return DType::Float64;
+    }
+}
+DType signedOfSize(std::size_t s) {
+    switch (s) {
+    case 1: return DType::Int8;
+    case 2: return DType::Int16;
+    case 4: return DType::Int32;
+    default: return DType::Int64;
+    }
+}
+
+DType numpyPromote(DType a, DType b) {
+    if (a == b) return a;
+    if (a == DType::Bool) return b;
+    if (b == DType::Bool) return a;
+    const bool ca = isComplex(a), cb = isComplex(b);
+    const bool fa = isFloat(a), fb = isFloat(b);
+    if (ca || cb) {
+        // complex with a float or int: complex wide enough for the real part
+        DType other = ca ? b : a;
+        DType cx = ca ? a : b;
+        if (ca && cb) return dtypeSize(a) >= dtypeSize(b) ? a : b;
+        DType f = isFloat(other) ? other : floatFor(other);
+        return (f == DType::Float64 || cx == DType::Complex128) ? DType::Complex128
+                                                                 : DType::Complex64;
+    }
+    if (fa && fb) return dtypeSize(a) >= dtypeSize(b) ? a : b;
+    if (fa || fb) {
+        DType f = fa ? a : b, i = fa ? b : a;
+        DType need = floatFor(i);
+        return dtypeSize(need) > dtypeSize(f) ? need : f;
+    }
+    // both integers
+    const bool ua = isUnsigned(a), ub = isUnsigned(b);
+    if (ua == ub) return dtypeSize(a) >= dtypeSize(b) ? a : b;
+    DType s = ua ? b : a, u = ua ? a : b;
+    if (dtypeSize(s) > dtypeSize(u)) return s;
+    if (dtypeSize(u) == 8) return DType::Float64;
+    return signedOfSize(dtypeSize(u) * 2);
+}
+} // namespace
+
+std::string_view dtypeName(DType d) { return kNames[static_cast<std::size_t>(idx(d))]; }
+
+std::optional<DType> parseDType(std::string_view name) {
+    for (std::size_t i = 0; i < kNames.size(); ++i)
+        if (kNames[i] == name) return static_cast<DType>(i);
+    return std::nullopt;
+}
+
+std::size_t dtypeSize(DType d) { return kSizes[static_cast<std::size_t>(idx(d))]; }
+bool isFloat(DType d) { return d == DType::Float16 || d == DType::Float32 || d == DType::Float64; }
+bool isComplex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
+bool isUnsigned(DType d) {
+    return d == DType::UInt8 || d == DType::UInt16 || d == DType::UInt32 || d == DType::UInt64;
+}
+bool isInteger(DType d) { return d != DType::Bool && !isFloat(d) && !isComplex(d); }
+
+DType upcast(DType a, DType b) {
+    DType r = numpyPromote(a, b);
+    const bool explicit64 = a == DType::Float64 || b == DType::Float64;
+    if (r == DType::Float64 && !explicit64) return DType::Float32;
+    return r;
+}
+
+} // namespace passlens

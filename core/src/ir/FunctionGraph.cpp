@@ -1,0 +1,445 @@
+#include "passlens/ir/FunctionGraph.h"
+
+#include "passlens/ir/Error.h"
+#include "passlens/ir/OpRegistry.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_set>
+
+namespace passlens {
+
+struct FunctionGraph::UndoEntry {
+    enum class Kind { Import, Prune, ChangeInput } kind;
+    Apply* node;     // imported/pruned node, or the client whose input changed (nullptr: output)
+    int index = 0;
+    Variable* old = nullptr;
+};
+
+namespace {
+void removeClient(Variable* v, Client c) {
+    auto& cl = v->clients();
+    auto& mut = const_cast<std::vector<Client>&>(cl);
+    auto it = std::find(mut.begin(), mut.end(), c);
+    if (it != mut.end()) mut.erase(it);
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+} // namespace
+
+std::string Variable::displayName() const {
+    if (!m_name.empty()) return m_name;
+    if (m_constant) return "TensorConstant" + m_constant->shortValue();
+    if (m_owner) {
+        if (m_owner->nout() > 1) return m_owner->op().str() + "." + std::to_string(m_index);
+        return m_owner->op().str() + ".0";
+    }
+    return "<" + m_type.str() + ">";
+}
+
+FunctionGraph::FunctionGraph() = default;
+FunctionGraph::~FunctionGraph() = default;
+
+Variable* FunctionGraph::addInput(Type type, std::string nm) {
+    auto v = std::make_unique<Variable>();
+    v->m_id = static_cast<VarId>(m_vars.size());
+    v->m_type = std::move(type);
+    v->m_name = std::move(nm);
+    m_inputs.push_back(v.get());
+    m_vars.push_back(std::move(v));
+    invalidate();
+    return m_inputs.back();
+}
+
+Variable* FunctionGraph::addConstant(std::shared_ptr<const TensorData> data, std::string nm,
+                                     std::optional<Location> loc) {
+    auto v = std::make_unique<Variable>();
+    v->m_id = static_cast<VarId>(m_vars.size());
+    v->m_type = Type(data->dtype, data->shape, loc.value_or(Location::host()));
+    v->m_name = std::move(nm);
+    v->m_constant = std::move(data);
+    m_vars.push_back(std::move(v));
+    return m_vars.back().get();
+}
+
+Apply* FunctionGraph::makeApply(const Op& op, std::vector<Variable*> inputs,
+                                std::optional<std::vector<Type>> outputTypes, std::string nm) {
+    const OpKindInfo& info = op.info();
+    const int n = static_cast<int>(inputs.size());
+    if (n < info.minInputs || (info.maxInputs >= 0 && n > info.maxInputs)) {
+        std::string want = info.maxInputs < 0 ? "at least " + std::to_string(info.minInputs)
+                           : info.minInputs == info.maxInputs
+                               ? std::to_string(info.minInputs)
+                               : std::to_string(info.minInputs) + " to " +
+                                     std::to_string(info.maxInputs);
+        throw Error(op.str() + " takes " + want + " input" + (want == "1" ? "" : "s") + ", got " +
+                    std::to_string(n));
+    }
+    for (int i = 0; i < n; ++i) {
+        Variable* v = inputs[static_cast<std::size_t>(i)];
+        if (!v) throw Error(op.str() + ": input " + std::to_string(i) + " is null");
+        if (v->m_id >= static_cast<VarId>(m_vars.size()) || m_vars[static_cast<std::size_t>(v->m_id)].get() != v)
+            throw Error(op.str() + ": input " + std::to_string(i) + " belongs to another graph");
+    }
+    std::vector<Type> types;
+    if (info.infer) {
+        types = info.infer(op, inputs);
+        if (outputTypes) {
+            if (outputTypes->size() != types.size())
+                throw Error(op.str() + " has " + std::to_string(types.size()) +
+                            " outputs, but " + std::to_string(outputTypes->size()) +
+                            " were declared");
+            for (std::size_t i = 0; i < types.size(); ++i) {
+                if (!types[i].compatible((*outputTypes)[i]))
+                    throw Error(op.str() + ": type mismatch on output " + std::to_string(i) +
+                                ": declared " + (*outputTypes)[i].str() + ", inferred " +
+                                types[i].str());
+                types[i] = types[i].merged((*outputTypes)[i]);
+            }
+        }
+    } else {
+        if (!outputTypes)
+            throw Error(op.str() + " has no type rule: its output types must be given");
+        types = std::move(*outputTypes);
+    }
+    auto node = std::make_unique<Apply>();
+    node->m_id = static_cast<NodeId>(m_nodes.size());
+    node->m_op = &op;
+    node->m_inputs = std::move(inputs);
+    node->m_name = std::move(nm);
+    for (std::size_t i = 0; i < types.size(); ++i) {
+        auto v = std::make_unique<Variable>();
+        v->m_id = static_cast<VarId>(m_vars.size());
+        v->m_type = std::move(types[i]);
+        v->m_owner = node.get();
+        v->m_index = static_cast<int>(i);
+        node->m_outputs.push_back(v.get());
+        m_vars.push_back(std::move(v));
+    }
+    m_nodes.push_back(std::move(node));
+    return m_nodes.back().get();
+}
+
+Variable* FunctionGraph::apply(const Op& op, std::vector<Variable*> inputs, std::string nm) {
+    return makeApply(op, std::move(inputs), std::nullopt, std::move(nm))->output(0);
+}
+
+void FunctionGraph::refineType(Variable* v, const Type& type) {
+    if (!v->m_type.compatible(type))
+        throw Error("type mismatch for " + v->displayName() + ": " + v->m_type.str() + " vs " + type.str());
+    v->m_type = v->m_type.merged(type);
+}
+
+void FunctionGraph::setOutputs(std::vector<Variable*> outputs) {
+    for (std::size_t i = 0; i < m_outputs.size(); ++i) removeClient(m_outputs[i], {nullptr, static_cast<int>(i)});
+    m_outputs = std::move(outputs);
+    for (std::size_t i = 0; i < m_outputs.size(); ++i) {
+        importVar(m_outputs[i], "init");
+        m_outputs[i]->m_clients.push_back({nullptr, static_cast<int>(i)});
+    }
+    m_undo.clear();
+    invalidate();
+}
+
+Apply* FunctionGraph::node(NodeId id) const {
+    if (id < 0 || id >= static_cast<NodeId>(m_nodes.size())) return nullptr;
+    return m_nodes[static_cast<std::size_t>(id)].get();
+}
+
+Variable* FunctionGraph::variable(VarId id) const {
+    if (id < 0 || id >= static_cast<VarId>(m_vars.size())) return nullptr;
+    return m_vars[static_cast<std::size_t>(id)].get();
+}
+
+void FunctionGraph::importVar(Variable* v, std::string_view reason) {
+    if (!v->m_owner || v->m_owner->m_inGraph) return;
+    // Iterative post-order DFS over owners not yet in the graph.
+    std::vector<std::pair<Apply*, std::size_t>> stack{{v->m_owner, 0}};
+    std::unordered_set<Apply*> onStack{v->m_owner};
+    while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        if (next < node->m_inputs.size()) {
+            Variable* in = node->m_inputs[next++];
+            Apply* o = in->m_owner;
+            if (o && !o->m_inGraph && !onStack.count(o)) {
+                onStack.insert(o);
+                stack.push_back({o, 0});
+            }
+            continue;
+        }
+        Apply* done = node;
+        stack.pop_back();
+        done->m_inGraph = true;
+        for (std::size_t i = 0; i < done->m_inputs.size(); ++i)
+            done->m_inputs[i]->m_clients.push_back({done, static_cast<int>(i)});
+        ++m_liveNodes;
+        m_undo.push_back({UndoEntry::Kind::Import, done, 0, nullptr});
+        invalidate();
+        for (auto* o : m_observers) o->onImport(*this, *done, reason);
+    }
+}
+
+void FunctionGraph::changeInput(Apply* node, int index, Variable* newVar, std::string_view reason) {
+    Variable*& slot = node ? node->m_inputs[static_cast<std::size_t>(index)]
+                           : m_outputs[static_cast<std::size_t>(index)];
+    Variable* old = slot;
+    if (old == newVar) return;
+    if (!old->type().compatible(newVar->type()))
+        throw ReplacementError("type mismatch: cannot replace " + old->displayName() + " (" +
+                               old->type().str() + ") by " + newVar->displayName() + " (" +
+                               newVar->type().str() + ")");
+    importVar(newVar, reason);
+    slot = newVar;
+    newVar->m_clients.push_back({node, index});
+    removeClient(old, {node, index});
+    m_undo.push_back({UndoEntry::Kind::ChangeInput, node, index, old});
+    invalidate();
+    for (auto* o : m_observers) o->onChangeInput(*this, node, index, *old, *newVar, reason);
+    if (old->m_owner) pruneIfUnused(old->m_owner, reason);
+}
+
+void FunctionGraph::pruneIfUnused(Apply* start, std::string_view reason) {
+    std::vector<Apply*> work{start};
+    while (!work.empty()) {
+        Apply* n = work.back();
+        work.pop_back();
+        if (!n->m_inGraph) continue;
+        bool used = false;
+        for (auto* out : n->m_outputs)
+            if (!out->m_clients.empty()) used = true;
+        if (used) continue;
+        n->m_inGraph = false;
+        --m_liveNodes;
+        for (std::size_t i = 0; i < n->m_inputs.size(); ++i)
+            removeClient(n->m_inputs[i], {n, static_cast<int>(i)});
+        m_undo.push_back({UndoEntry::Kind::Prune, n, 0, nullptr});
+        invalidate();
+        for (auto* o : m_observers) o->onPrune(*this, *n, reason);
+        for (auto* in : n->m_inputs)
+            if (in->m_owner && in->m_owner->m_inGraph) work.push_back(in->m_owner);
+    }
+}
+
+void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
+    std::unordered_set<const Apply*> clients;
+    for (const Client& c : var->m_clients)
+        if (c.node) clients.insert(c.node);
+    if (clients.empty() || !newVar->m_owner) return;
+    std::vector<const Apply*> stack{newVar->m_owner};
+    std::unordered_set<const Apply*> seen{newVar->m_owner};
+    while (!stack.empty()) {
+        const Apply* n = stack.back();
+        stack.pop_back();
+        if (clients.count(n))
+            throw ReplacementError("replacing " + var->displayName() + " by " +
+                                   newVar->displayName() + " would create a cycle through node #" +
+                                   std::to_string(n->id()) + " (" + n->op().str() + ")");
+        for (auto* in : n->m_inputs)
+            if (in->m_owner && seen.insert(in->m_owner).second) stack.push_back(in->m_owner);
+    }
+}
+
+void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view reason) {
+    const std::size_t mark = m_undo.size();
+    const bool outer = !m_recording;
+    m_recording = true;
+    try {
+        if (var == newVar) {
+        } else if (!var->m_owner && !var->isInput() && var->m_clients.empty()) {
+            // a constant not in use: nothing to do
+        } else {
+            if (!var->type().compatible(newVar->type()))
+                throw ReplacementError("type mismatch: cannot replace " + var->displayName() +
+                                       " (" + var->type().str() + ") by " +
+                                       newVar->displayName() + " (" + newVar->type().str() + ")");
+            checkNoCycle(var, newVar);
+            for (auto* o : m_observers) o->onReplace(*this, *var, *newVar, reason);
+            const std::vector<Client> clients = var->m_clients; // imports add no redirections
+            for (const Client& c : clients) changeInput(c.node, c.index, newVar, reason);
+        }
+    } catch (...) {
+        rollback(mark, reason);
+        if (outer) {
+            m_recording = false;
+            m_undo.clear();
+        }
+        throw;
+    }
+    if (outer) {
+        m_recording = false;
+        m_undo.clear();
+    }
+}
+
+void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
+                                       std::string_view reason) {
+    const std::size_t mark = m_undo.size();
+    const bool outer = !m_recording;
+    m_recording = true;
+    try {
+        for (const auto& [a, b] : pairs) replace(a, b, reason);
+        validate();
+    } catch (const Error& e) {
+        rollback(mark, reason);
+        if (outer) {
+            m_recording = false;
+            m_undo.clear();
+        }
+        if (dynamic_cast<const ReplacementError*>(&e)) throw;
+        throw ReplacementError(e.what());
+    } catch (...) {
+        rollback(mark, reason);
+        if (outer) {
+            m_recording = false;
+            m_undo.clear();
+        }
+        throw;
+    }
+    if (outer) {
+        m_recording = false;
+        m_undo.clear();
+    }
+}
+
+void FunctionGraph::rollback(std::size_t mark, std::string_view reason) {
+    const std::string why = "revert: " + std::string(reason);
+    while (m_undo.size() > mark) {
+        UndoEntry e = m_undo.back();
+        m_undo.pop_back();
+        switch (e.kind) {
+        case UndoEntry::Kind::Import:
+            e.node->m_inGraph = false;
+            --m_liveNodes;
+            for (std::size_t i = 0; i < e.node->m_inputs.size(); ++i)
+                removeClient(e.node->m_inputs[i], {e.node, static_cast<int>(i)});
+            for (auto* o : m_observers) o->onPrune(*this, *e.node, why);
+            break;
+        case UndoEntry::Kind::Prune:
+            e.node->m_inGraph = true;
+            ++m_liveNodes;
+            for (std::size_t i = 0; i < e.node->m_inputs.size(); ++i)
+                e.node->m_inputs[i]->m_clients.push_back({e.node, static_cast<int>(i)});
+            for (auto* o : m_observers) o->onImport(*this, *e.node, why);
+            break;
+        case UndoEntry::Kind::ChangeInput: {
+            Variable*& slot = e.node ? e.node->m_inputs[static_cast<std::size_t>(e.index)]
+                                     : m_outputs[static_cast<std::size_t>(e.index)];
+            Variable* cur = slot;
+            removeClient(cur, {e.node, e.index});
+            slot = e.old;
+            e.old->m_clients.push_back({e.node, e.index});
+            for (auto* o : m_observers) o->onChangeInput(*this, e.node, e.index, *cur, *e.old, why);
+            break;
+        }
+        }
+    }
+    invalidate();
+}
+
+const std::vector<Apply*>& FunctionGraph::toposort() const {
+    if (m_topoValid) return m_topo;
+    m_topo.clear();
+    m_topo.reserve(m_liveNodes);
+    // 0 = unvisited, 1 = on stack, 2 = done; indexed by node id
+    std::vector<std::uint8_t> state(m_nodes.size(), 0);
+    std::vector<std::pair<Apply*, std::size_t>> stack;
+    for (Variable* out : m_outputs) {
+        if (!out->m_owner || state[static_cast<std::size_t>(out->m_owner->m_id)]) continue;
+        stack.push_back({out->m_owner, 0});
+        state[static_cast<std::size_t>(out->m_owner->m_id)] = 1;
+        while (!stack.empty()) {
+            auto& [n, next] = stack.back();
+            if (next < n->m_inputs.size()) {
+                Apply* o = n->m_inputs[next++]->m_owner;
+                if (!o) continue;
+                auto& s = state[static_cast<std::size_t>(o->m_id)];
+                if (s == 1) {
+                    std::string cyc;
+                    bool in = false;
+                    for (auto& [sn, _] : stack) {
+                        if (sn == o) in = true;
+                        if (in) cyc += (cyc.empty() ? "" : " -> ") + sn->op().str() + " #" + std::to_string(sn->m_id);
+                    }
+                    throw ReplacementError("the graph has a cycle: " + cyc);
+                }
+                if (s == 0) {
+                    s = 1;
+                    stack.push_back({o, 0});
+                }
+                continue;
+            }
+            state[static_cast<std::size_t>(n->m_id)] = 2;
+            m_topo.push_back(n);
+            stack.pop_back();
+        }
+    }
+    m_topoValid = true;
+    return m_topo;
+}
+
+std::vector<Variable*> FunctionGraph::constants() const {
+    std::vector<Variable*> out;
+    std::unordered_set<const Variable*> seen;
+    for (Apply* n : toposort())
+        for (Variable* in : n->m_inputs)
+            if (in->isConstant() && seen.insert(in).second) out.push_back(in);
+    for (Variable* o : m_outputs)
+        if (o->isConstant() && seen.insert(o).second) out.push_back(o);
+    return out;
+}
+
+std::uint64_t FunctionGraph::fingerprint() const {
+    std::vector<std::uint64_t> h(m_vars.size(), 0);
+    const std::hash<std::string> sh;
+    for (std::size_t i = 0; i < m_inputs.size(); ++i)
+        h[static_cast<std::size_t>(m_inputs[i]->m_id)] = mix(mix(0x1234, i), m_inputs[i]->m_type.hash());
+    auto varHash = [&](const Variable* v) -> std::uint64_t {
+        if (v->m_constant)
+            return mix(mix(0xC0, v->m_type.hash()), v->m_constant->contentHash());
+        return h[static_cast<std::size_t>(v->m_id)];
+    };
+    for (const Apply* n : toposort()) {
+        std::uint64_t nh = mix(0xA99, sh(n->op().key()));
+        for (const Variable* in : n->m_inputs) nh = mix(nh, varHash(in));
+        for (const Variable* out : n->m_outputs)
+            h[static_cast<std::size_t>(out->m_id)] = mix(mix(nh, static_cast<std::uint64_t>(out->m_index)), out->m_type.hash());
+    }
+    std::uint64_t f = mix(0xF00D, m_inputs.size());
+    for (const Variable* o : m_outputs) f = mix(f, varHash(o));
+    return f;
+}
+
+std::map<std::string, int> FunctionGraph::opCounts() const {
+    std::map<std::string, int> c;
+    for (const Apply* n : toposort()) ++c[n->op().kind()];
+    return c;
+}
+
+void FunctionGraph::validate() const {
+    toposort(); // throws on a cycle
+    for (const Apply* n : m_topo) {
+        for (std::size_t i = 0; i < n->m_outputs.size(); ++i)
+            if (n->m_outputs[i]->m_owner != n || n->m_outputs[i]->m_index != static_cast<int>(i))
+                throw ReplacementError("variable " + n->m_outputs[i]->displayName() +
+                                       " has a second producer: node #" + std::to_string(n->m_id));
+        for (const Variable* in : n->m_inputs)
+            if (in->m_owner && !in->m_owner->m_inGraph)
+                throw ReplacementError("node #" + std::to_string(n->m_id) + " (" + n->op().str() +
+                                       ") uses " + in->displayName() + " of a removed node");
+    }
+}
+
+void FunctionGraph::addObserver(GraphObserver* observer) {
+    if (std::find(m_observers.begin(), m_observers.end(), observer) == m_observers.end())
+        m_observers.push_back(observer);
+}
+
+void FunctionGraph::removeObserver(GraphObserver* observer) {
+    m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), observer),
+                      m_observers.end());
+}
+
+} // namespace passlens

@@ -1,0 +1,184 @@
+#include "passlens/ir/Tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace passlens {
+
+std::int64_t TensorData::numElements() const {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
+std::size_t TensorData::byteSize() const {
+    return static_cast<std::size_t>(numElements()) * dtypeSize(dtype);
+}
+
+namespace {
+template <class T> T load(const std::string& b, std::int64_t i) {
+    T v;
+    std::memcpy(&v, b.data() + static_cast<std::size_t>(i) * sizeof(T), sizeof(T));
+    return v;
+}
+double halfToDouble(std::uint16_t h) {
+    const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double v;
+    if (exp == 0) v = mant * (1.0 / (1 << 24));
+    else if (exp == 31) v = mant ? std::numeric_limits<double>::quiet_NaN()
+                                 : std::numeric_limits<double>::infinity();
+    else v = (1.0 + mant / 1024.0) * std::ldexp(1.0, exp - 15);
+    return sign ? -v : v;
+}
+} // namespace
+
+double TensorData::at(std::int64_t i) const {
+    const std::string& b = *bytes;
+    switch (dtype) {
+    case DType::Bool: return load<std::uint8_t>(b, i) != 0;
+    case DType::Int8: return load<std::int8_t>(b, i);
+    case DType::Int16: return load<std::int16_t>(b, i);
+    case DType::Int32: return load<std::int32_t>(b, i);
+    case DType::Int64: return static_cast<double>(load<std::int64_t>(b, i));
+    case DType::UInt8: return load<std::uint8_t>(b, i);
+    case DType::UInt16: return load<std::uint16_t>(b, i);
+    case DType::UInt32: return load<std::uint32_t>(b, i);
+    case DType::UInt64: return static_cast<double>(load<std::uint64_t>(b, i));
+    case DType::Float16: return halfToDouble(load<std::uint16_t>(b, i));
+    case DType::Float32: return load<float>(b, i);
+    case DType::Float64: return load<double>(b, i);
+    case DType::Complex64: return load<float>(b, 2 * i);
+    case DType::Complex128: return load<double>(b, 2 * i);
+    }
+    return 0.0;
+}
+
+std::int64_t TensorData::intAt(std::int64_t i) const {
+    switch (dtype) {
+    case DType::Int64: return load<std::int64_t>(*bytes, i);
+    case DType::UInt64: return static_cast<std::int64_t>(load<std::uint64_t>(*bytes, i));
+    default: return static_cast<std::int64_t>(at(i));
+    }
+}
+
+std::uint64_t TensorData::contentHash() const {
+    if (m_hashed) return m_hash;
+    std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(dtype);
+    for (auto d : shape) h = (h ^ static_cast<std::uint64_t>(d)) * 1099511628211ull;
+    if (loaded()) {
+        const std::string& b = *bytes;
+        std::size_t i = 0;
+        for (; i + 8 <= b.size(); i += 8) {
+            std::uint64_t w;
+            std::memcpy(&w, b.data() + i, 8);
+            h = (h ^ w) * 1099511628211ull;
+            h ^= h >> 29;
+        }
+        for (; i < b.size(); ++i) h = (h ^ static_cast<unsigned char>(b[i])) * 1099511628211ull;
+    } else {
+        h ^= 0x9e3779b97f4a7c15ull;
+    }
+    m_hash = h;
+    m_hashed = true;
+    return h;
+}
+
+std::string TensorData::shortValue(std::size_t maxElements) const {
+    if (!loaded()) return "{missing}";
+    const auto n = numElements();
+    if (n > static_cast<std::int64_t>(maxElements)) return "{...}";
+    std::ostringstream os;
+    os.precision(6);
+    if (shape.empty()) {
+        if (isFloat(dtype)) {
+            double v = at(0);
+            os << v;
+            if (v == static_cast<double>(static_cast<long long>(v)) &&
+                os.str().find_first_of("e.naif") == std::string::npos)
+                os << ".0";
+        } else {
+            os << intAt(0);
+        }
+        return "{" + os.str() + "}";
+    }
+    os << "{";
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (i) os << ", ";
+        if (isFloat(dtype)) os << at(i);
+        else os << intAt(i);
+    }
+    os << "}";
+    return os.str();
+}
+
+std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std::int64_t> shape,
+                                                    const std::vector<double>& values) {
+    auto t = std::make_shared<TensorData>();
+    t->dtype = dtype;
+    t->shape = std::move(shape);
+    std::string b(values.size() * dtypeSize(dtype), '\0');
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        double v = values[i];
+        char* p = b.data() + i * dtypeSize(dtype);
+        auto put = [&](auto x) { std::memcpy(p, &x, sizeof(x)); };
+        switch (dtype) {
+        case DType::Bool: put(static_cast<std::uint8_t>(v != 0)); break;
+        case DType::Int8: put(static_cast<std::int8_t>(v)); break;
+        case DType::Int16: put(static_cast<std::int16_t>(v)); break;
+        case DType::Int32: put(static_cast<std::int32_t>(v)); break;
+        case DType::Int64: put(static_cast<std::int64_t>(v)); break;
+        case DType::UInt8: put(static_cast<std::uint8_t>(v)); break;
+        case DType::UInt16: put(static_cast<std::uint16_t>(v)); break;
+        case DType::UInt32: put(static_cast<std::uint32_t>(v)); break;
+        case DType::UInt64: put(static_cast<std::uint64_t>(v)); break;
+        case DType::Float16: {
+            // round-to-nearest conversion through float bits
+            float f = static_cast<float>(v);
+            std::uint32_t x;
+            std::memcpy(&x, &f, 4);
+            std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
+            int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+            std::uint32_t m = x & 0x7fffff;
+            std::uint16_t h;
+            if (((x >> 23) & 0xff) == 0xff) h = sign | 0x7c00 | (m ? 0x200 : 0);
+            else if (e >= 31) h = sign | 0x7c00;
+            else if (e <= 0) h = sign; // flush tiny values to zero
+            else h = static_cast<std::uint16_t>(sign | (e << 10) | ((m + 0x1000) >> 13));
+            put(h);
+            break;
+        }
+        case DType::Float32: put(static_cast<float>(v)); break;
+        case DType::Float64: put(v); break;
+        case DType::Complex64: put(static_cast<float>(v)); {
+            float z = 0;
+            std::memcpy(p + 4, &z, 4);
+        } break;
+        case DType::Complex128: {
+            put(v);
+            double z = 0;
+            std::memcpy(p + 8, &z, 8);
+        } break;
+        }
+    }
+    t->bytes = std::make_shared<const std::string>(std::move(b));
+    return t;
+}
+
+std::shared_ptr<TensorData> TensorData::fromInts(DType dtype, std::vector<std::int64_t> shape,
+                                                 const std::vector<std::int64_t>& values) {
+    if (dtype == DType::Int64) {
+        auto t = std::make_shared<TensorData>();
+        t->dtype = dtype;
+        t->shape = std::move(shape);
+        std::string b(values.size() * 8, '\0');
+        std::memcpy(b.data(), values.data(), b.size());
+        t->bytes = std::make_shared<const std::string>(std::move(b));
+        return t;
+    }
+    std::vector<double> d(values.begin(), values.end());
+    return fromDoubles(dtype, std::move(shape), d);
+}
+
+} // namespace passlens

@@ -1,0 +1,1183 @@
+// ONNX import: checker, shape inference, then ONNX nodes mapped to Theano ops (OPS.md).
+#include "passlens/onnx/OnnxImporter.h"
+
+#include "passlens/io/AtomicFile.h"
+#include "passlens/ir/Error.h"
+#include "passlens/ir/OpRegistry.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+namespace passlens {
+namespace {
+
+using json = nlohmann::json;
+constexpr std::int64_t U = Type::kUnknownDim;
+
+std::optional<DType> dtypeOf(int onnxType) {
+    switch (onnxType) {
+    case onnx::TensorProto::FLOAT: return DType::Float32;
+    case onnx::TensorProto::UINT8: return DType::UInt8;
+    case onnx::TensorProto::INT8: return DType::Int8;
+    case onnx::TensorProto::UINT16: return DType::UInt16;
+    case onnx::TensorProto::INT16: return DType::Int16;
+    case onnx::TensorProto::INT32: return DType::Int32;
+    case onnx::TensorProto::INT64: return DType::Int64;
+    case onnx::TensorProto::BOOL: return DType::Bool;
+    case onnx::TensorProto::FLOAT16: return DType::Float16;
+    case onnx::TensorProto::DOUBLE: return DType::Float64;
+    case onnx::TensorProto::UINT32: return DType::UInt32;
+    case onnx::TensorProto::UINT64: return DType::UInt64;
+    case onnx::TensorProto::COMPLEX64: return DType::Complex64;
+    case onnx::TensorProto::COMPLEX128: return DType::Complex128;
+    default: return std::nullopt;
+    }
+}
+
+std::string onnxTypeName(int t) {
+    return onnx::TensorProto::DataType_IsValid(t) ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)) : "type " + std::to_string(t);
+}
+
+std::optional<Type> typeOf(const onnx::TypeProto& tp) {
+    if (!tp.has_tensor_type()) return std::nullopt;
+    const auto& tt = tp.tensor_type();
+    auto dt = dtypeOf(tt.elem_type());
+    if (!dt) return std::nullopt;
+    if (!tt.has_shape()) return Type::unknownRank(*dt);
+    std::vector<std::int64_t> dims;
+    for (const auto& d : tt.shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : U);
+    return Type(*dt, dims);
+}
+
+// Everything the per-node mapping needs.
+struct Importer;
+
+struct Scope {
+    Scope* parent = nullptr;
+    FunctionGraph* graph = nullptr;
+    std::unordered_map<std::string, Variable*> vars;
+    std::unordered_map<std::string, Type> types;      // from shape inference / value_info
+    std::vector<std::string> captured;                 // outer names this graph imported
+    Variable* lookup(const std::string& name);
+};
+
+Variable* Scope::lookup(const std::string& name) {
+    auto it = vars.find(name);
+    if (it != vars.end()) return it->second;
+    if (!parent) return nullptr;
+    Variable* outer = parent->lookup(name);
+    if (!outer) return nullptr;
+    // Capture: the nested graph gets an input standing for the outer value.
+    Variable* in = graph->addInput(outer->type(), name);
+    vars[name] = in;
+    captured.push_back(name);
+    return in;
+}
+
+struct Importer {
+    std::string label;
+    std::filesystem::path baseDir;
+    int opset = 0;
+    std::vector<std::string> warnings;
+    int missingTensors = 0;
+
+    [[noreturn]] void fail(const std::string& where, const std::string& why) const {
+        throw Error(label + ": " + where + ": " + why);
+    }
+
+    // ------------------------------------------------------------ tensors
+    std::shared_ptr<TensorData> tensor(onnx::TensorProto& t, const std::string& where) {
+        auto dt = dtypeOf(t.data_type());
+        if (!dt) fail(where, "tensor '" + t.name() + "' has unsupported element type " + onnxTypeName(t.data_type()));
+        auto d = std::make_shared<TensorData>();
+        d->dtype = *dt;
+        for (auto x : t.dims()) {
+            if (x < 0) fail(where, "tensor '" + t.name() + "' has a negative dim");
+            d->shape.push_back(x);
+        }
+        const std::size_t need = d->byteSize();
+        if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+            std::string location;
+            std::int64_t offset = 0, length = -1;
+            for (const auto& kv : t.external_data()) {
+                if (kv.key() == "location") location = kv.value();
+                else if (kv.key() == "offset") offset = std::stoll(kv.value());
+                else if (kv.key() == "length") length = std::stoll(kv.value());
+            }
+            const std::filesystem::path file = baseDir / location;
+            std::ifstream in(file, std::ios::binary);
+            if (location.empty() || !in) {
+                d->missing = "external data file '" + file.string() + "' of tensor '" + t.name() + "' cannot be read";
+                warnings.push_back(label + ": " + d->missing + "; nodes using it cannot be executed");
+                ++missingTensors;
+                return d;
+            }
+            if (length >= 0 && static_cast<std::size_t>(length) != need) {
+                d->missing = "external data of tensor '" + t.name() + "' has length " + std::to_string(length) + ", expected " + std::to_string(need) + " bytes";
+                warnings.push_back(label + ": " + d->missing);
+                ++missingTensors;
+                return d;
+            }
+            std::string bytes(need, '\0');
+            in.seekg(offset);
+            in.read(bytes.data(), static_cast<std::streamsize>(need));
+            if (!in) {
+                d->missing = "external data file '" + file.string() + "' is too short for tensor '" + t.name() + "'";
+                warnings.push_back(label + ": " + d->missing);
+                ++missingTensors;
+                return d;
+            }
+            d->bytes = std::make_shared<const std::string>(std::move(bytes));
+            return d;
+        }
+        if (t.has_raw_data()) {
+            if (t.raw_data().size() != need)
+                fail(where, "tensor '" + t.name() + "' has " + std::to_string(t.raw_data().size()) + " bytes of raw data, its shape needs " + std::to_string(need));
+            d->bytes = std::make_shared<const std::string>(std::move(*t.mutable_raw_data()));
+            t.clear_raw_data();
+            return d;
+        }
+        const std::size_t n = static_cast<std::size_t>(d->numElements());
+        std::string b(need, '\0');
+        auto count = [&](std::size_t have) {
+            if (have != n) fail(where, "tensor '" + t.name() + "' holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
+        };
+        switch (*dt) {
+        case DType::Float32: count(static_cast<std::size_t>(t.float_data_size())); std::memcpy(b.data(), t.float_data().data(), need); break;
+        case DType::Float64: count(static_cast<std::size_t>(t.double_data_size())); std::memcpy(b.data(), t.double_data().data(), need); break;
+        case DType::Int64: count(static_cast<std::size_t>(t.int64_data_size())); std::memcpy(b.data(), t.int64_data().data(), need); break;
+        case DType::UInt64: case DType::UInt32:
+            count(static_cast<std::size_t>(t.uint64_data_size()));
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::uint64_t v = t.uint64_data(static_cast<int>(i));
+                std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt));
+            }
+            break;
+        case DType::Complex64:
+            count(static_cast<std::size_t>(t.float_data_size()) / 2); std::memcpy(b.data(), t.float_data().data(), need); break;
+        case DType::Complex128:
+            count(static_cast<std::size_t>(t.double_data_size()) / 2); std::memcpy(b.data(), t.double_data().data(), need); break;
+        default: // int32 field carries int8/16/32, uint8/16, bool and float16 bits
+            count(static_cast<std::size_t>(t.int32_data_size()));
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::int32_t v = t.int32_data(static_cast<int>(i));
+                std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt)); // little-endian low bytes
+            }
+        }
+        d->bytes = std::make_shared<const std::string>(std::move(b));
+        return d;
+    }
+
+    // ------------------------------------------------------------ graphs
+    std::unique_ptr<FunctionGraph> importGraph(onnx::GraphProto& gp, Scope* parent, Scope*& outScope,
+                                               std::vector<std::unique_ptr<Scope>>& scopes, bool topLevel);
+};
+
+// Attribute helpers on a NodeProto.
+const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name) {
+    for (const auto& a : n.attribute())
+        if (a.name() == name) return &a;
+    return nullptr;
+}
+std::int64_t attrInt(const onnx::NodeProto& n, const std::string& name, std::int64_t dflt) {
+    const auto* a = findAttr(n, name);
+    return a ? a->i() : dflt;
+}
+float attrFloat(const onnx::NodeProto& n, const std::string& name, float dflt) {
+    const auto* a = findAttr(n, name);
+    return a ? a->f() : dflt;
+}
+std::string attrString(const onnx::NodeProto& n, const std::string& name, const std::string& dflt) {
+    const auto* a = findAttr(n, name);
+    return a ? a->s() : dflt;
+}
+std::optional<std::vector<std::int64_t>> attrInts(const onnx::NodeProto& n, const std::string& name) {
+    const auto* a = findAttr(n, name);
+    if (!a) return std::nullopt;
+    return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
+}
+
+json attrToJson(const onnx::AttributeProto& a) {
+    switch (a.type()) {
+    case onnx::AttributeProto::FLOAT: return a.f();
+    case onnx::AttributeProto::INT: return a.i();
+    case onnx::AttributeProto::STRING: return a.s();
+    case onnx::AttributeProto::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
+    case onnx::AttributeProto::INTS: return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+    case onnx::AttributeProto::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    case onnx::AttributeProto::TENSOR: {
+        json t = {{"tensor", onnxTypeName(a.t().data_type())}, {"dims", std::vector<std::int64_t>(a.t().dims().begin(), a.t().dims().end())}};
+        return t;
+    }
+    default: return json(std::string("<") + onnx::AttributeProto::AttributeType_Name(a.type()) + ">");
+    }
+}
+
+// ---------------------------------------------------------------- per-node mapping
+struct NodeMapper {
+    Importer& imp;
+    Scope& scope;
+    FunctionGraph& g;
+    onnx::NodeProto& node;
+    std::string where;
+    std::vector<Variable*> in; // nullptr for an absent optional input
+    int opset;
+
+    Variable* input(std::size_t i) const { return i < in.size() ? in[i] : nullptr; }
+    [[noreturn]] void fail(const std::string& why) const { imp.fail(where, why); }
+
+    Variable* mk(const std::string& kind, json attrs, std::vector<Variable*> ins) {
+        return g.apply(Op::get(kind, std::move(attrs)), std::move(ins), node.name());
+    }
+    Variable* elem(const std::string& scalar, std::vector<Variable*> ins, json extra = json::object()) {
+        extra["scalar"] = scalar;
+        return mk("Elemwise", extra, broadcastRanks(std::move(ins)));
+    }
+    // ONNX broadcasting aligns trailing axes; Theano's Elemwise needs equal ranks, so lower-rank
+    // inputs get a DimShuffle adding leading broadcastable axes (as Theano's as_tensor + dimshuffle).
+    std::vector<Variable*> broadcastRanks(std::vector<Variable*> ins) {
+        int nd = 0;
+        for (auto* v : ins) nd = std::max(nd, v->type().ndim());
+        for (auto*& v : ins) {
+            const int r = v->type().ndim();
+            if (r == nd || !v->type().rankKnown()) continue;
+            json order = json::array();
+            for (int i = 0; i < nd - r; ++i) order.push_back("x");
+            for (int i = 0; i < r; ++i) order.push_back(i);
+            v = mk("DimShuffle", {{"order", order}}, {v});
+        }
+        return ins;
+    }
+    Variable* constInt64(std::vector<std::int64_t> vals, bool scalar = false) {
+        std::vector<std::int64_t> shape;
+        if (!scalar) shape.push_back(static_cast<std::int64_t>(vals.size()));
+        return g.addConstant(TensorData::fromInts(DType::Int64, shape, vals));
+    }
+    Variable* constScalar(DType dt, double v) { return g.addConstant(TensorData::fromDoubles(dt, {}, {v})); }
+    std::optional<std::vector<std::int64_t>> constInts(Variable* v) const {
+        if (!v || !v->isConstant()) return std::nullopt;
+        const auto& c = *v->constant();
+        if (!c.loaded() || !(isInteger(c.dtype))) return std::nullopt;
+        std::vector<std::int64_t> out(static_cast<std::size_t>(c.numElements()));
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] = c.intAt(static_cast<std::int64_t>(i));
+        return out;
+    }
+    std::optional<double> constScalarValue(Variable* v) const {
+        if (!v || !v->isConstant() || !v->constant()->loaded() || v->constant()->numElements() != 1) return std::nullopt;
+        return v->constant()->at(0);
+    }
+    // An axes list from an attribute (old opsets) or an input (newer opsets); nullopt when absent,
+    // and `dynamic` set when the input is not a constant.
+    std::optional<std::vector<std::int64_t>> axes(std::size_t inputIndex, int sinceOpset, bool& dynamic) {
+        dynamic = false;
+        if (opset < sinceOpset) return attrInts(node, "axes");
+        Variable* v = input(inputIndex);
+        if (!v) return std::nullopt;
+        auto c = constInts(v);
+        if (!c) dynamic = true;
+        return c;
+    }
+    int rank(Variable* v) const { return v->type().ndim(); }
+    // Element k of an integer vector as an int64 scalar (Subtensor{k}), or the scalar itself.
+    Variable* scalarAt(Variable* v, std::int64_t k) {
+        if (v->type().ndim() == 0) return v;
+        Variable* s = mk("Subtensor", {{"idx", json::array({k})}}, {v});
+        if (s->type().dtype() != DType::Int64) s = elem("cast", {s}, {{"dtype", "int64"}});
+        return s;
+    }
+    // The element count of axes `red` of v: a constant when static, else a product of Shape_i
+    // (Theano's mean divides by shape[axis] products), cast to `dt`.
+    Variable* countOf(Variable* v, const std::set<std::int64_t>& red, DType dt) {
+        std::int64_t count = 1;
+        std::vector<Variable*> dyn;
+        for (auto a : red) {
+            const std::int64_t d = v->type().dims()[static_cast<std::size_t>(a)];
+            if (d >= 0) count *= d;
+            else dyn.push_back(mk("Shape_i", {{"i", a}}, {v}));
+        }
+        if (dyn.empty()) return constScalar(dt, static_cast<double>(count));
+        if (count != 1) dyn.push_back(constInt64({count}, true));
+        Variable* p = dyn.size() == 1 ? dyn[0] : elem("mul", dyn);
+        return elem("cast", {p}, {{"dtype", std::string(dtypeName(dt))}});
+    }
+    std::int64_t normAxis(std::int64_t a, int nd) const {
+        const std::int64_t r = a < 0 ? a + nd : a;
+        if (r < 0 || r >= nd) fail("axis " + std::to_string(a) + " out of range for rank " + std::to_string(nd));
+        return r;
+    }
+    // Returns the outputs for the node, or an empty vector to fall back to an Onnx op.
+    std::vector<Variable*> map();
+};
+
+std::vector<Variable*> NodeMapper::map() {
+    const std::string& t = node.op_type();
+    if (!node.domain().empty() && node.domain() != "ai.onnx") return {};
+    // Theano's ops need known ranks; a value ONNX could not type stays with an Onnx op.
+    for (auto* v : in)
+        if (v && !v->type().rankKnown()) return {};
+    static const std::map<std::string, std::string> binary = {
+        {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Pow", "pow"}, {"Equal", "eq"},
+        {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"}, {"GreaterOrEqual", "ge"},
+        {"And", "and"}, {"Or", "or"}, {"Mod", "mod"}};
+    static const std::map<std::string, std::string> unary = {
+        {"Neg", "neg"}, {"Abs", "abs"}, {"Exp", "exp"}, {"Log", "log"}, {"Sqrt", "sqrt"},
+        {"Tanh", "tanh"}, {"Sigmoid", "sigmoid"}, {"Relu", "relu"}, {"Erf", "erf"},
+        {"Sin", "sin"}, {"Cos", "cos"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
+        {"Sign", "sgn"}, {"Not", "not"}};
+    auto need = [&](std::size_t n) {
+        if (in.size() < n || std::any_of(in.begin(), in.begin() + static_cast<long>(n), [](Variable* v) { return !v; }))
+            fail(t + " needs " + std::to_string(n) + " inputs, got " + std::to_string(in.size()));
+    };
+    if (auto it = binary.find(t); it != binary.end()) {
+        need(2);
+        if (t == "Mod" && attrInt(node, "fmod", 0)) return {};
+        Variable* out = elem(it->second, {in[0], in[1]});
+        if (t == "Pow" && out->type().dtype() != in[0]->type().dtype())
+            out = elem("cast", {out}, {{"dtype", std::string(dtypeName(in[0]->type().dtype()))}});
+        return {out};
+    }
+    if (t == "Div") {
+        need(2);
+        const bool ints = isInteger(in[0]->type().dtype());
+        return {elem(ints ? "int_div" : "true_div", {in[0], in[1]})};
+    }
+    if (auto it = unary.find(t); it != unary.end()) {
+        need(1);
+        return {elem(it->second, {in[0]})};
+    }
+    if (t == "Max" || t == "Min" || t == "Sum") {
+        need(1);
+        std::vector<Variable*> ins(in.begin(), in.end());
+        return {elem(t == "Max" ? "maximum" : t == "Min" ? "minimum" : "add", ins)};
+    }
+    if (t == "Reciprocal") {
+        need(1);
+        return {elem("true_div", {constScalar(in[0]->type().dtype(), 1.0), in[0]})};
+    }
+    if (t == "Where") {
+        need(3);
+        return {elem("switch", {in[0], in[1], in[2]})};
+    }
+    if (t == "Identity" || (t == "Dropout" && node.output_size() == 1)) {
+        need(1);
+        return {in[0]};
+    }
+    if (t == "Cast") {
+        need(1);
+        auto dt = dtypeOf(static_cast<int>(attrInt(node, "to", 0)));
+        if (!dt) return {};
+        if (*dt == in[0]->type().dtype()) return {in[0]};
+        return {elem("cast", {in[0]}, {{"dtype", std::string(dtypeName(*dt))}})};
+    }
+    if (t == "Clip") {
+        need(1);
+        std::optional<double> lo, hi;
+        if (opset < 11) {
+            lo = attrFloat(node, "min", -3.4028234663852886e38f);
+            hi = attrFloat(node, "max", 3.4028234663852886e38f);
+        } else {
+            if (input(1)) { lo = constScalarValue(input(1)); if (!lo) return {}; }
+            if (input(2)) { hi = constScalarValue(input(2)); if (!hi) return {}; }
+        }
+        json a = json::object();
+        if (lo) a["min"] = *lo;
+        if (hi) a["max"] = *hi;
+        return {elem("clip", {in[0]}, a)};
+    }
+    if (t == "LeakyRelu") {
+        need(1);
+        return {elem("leaky_relu", {in[0]}, {{"alpha", attrFloat(node, "alpha", 0.01f)}})};
+    }
+    if (t == "HardSigmoid") {
+        need(1);
+        return {elem("hard_sigmoid", {in[0]}, {{"alpha", attrFloat(node, "alpha", 0.2f)}, {"beta", attrFloat(node, "beta", 0.5f)}})};
+    }
+    if (t == "Transpose") {
+        need(1);
+        const int nd = rank(in[0]);
+        auto perm = attrInts(node, "perm");
+        json order = json::array();
+        for (int i = 0; i < nd; ++i) order.push_back(perm ? (*perm)[static_cast<std::size_t>(i)] : nd - 1 - i);
+        return {mk("DimShuffle", {{"order", order}}, {in[0]})};
+    }
+    if (t == "Unsqueeze") {
+        need(1);
+        bool dyn;
+        auto ax = axes(1, 13, dyn);
+        if (!ax || dyn) return {};
+        const int nd = rank(in[0]) + static_cast<int>(ax->size());
+        std::set<std::int64_t> newAxes;
+        for (auto a : *ax) newAxes.insert(normAxis(a, nd));
+        json order = json::array();
+        int src = 0;
+        for (int i = 0; i < nd; ++i) {
+            if (newAxes.count(i)) order.push_back("x");
+            else order.push_back(src++);
+        }
+        return {mk("DimShuffle", {{"order", order}}, {in[0]})};
+    }
+    if (t == "Squeeze") {
+        need(1);
+        bool dyn;
+        auto ax = axes(1, 13, dyn);
+        if (dyn) return {};
+        const Type& ty = in[0]->type();
+        std::set<std::int64_t> drop;
+        if (ax) {
+            for (auto a : *ax) drop.insert(normAxis(a, ty.ndim()));
+        } else {
+            for (int i = 0; i < ty.ndim(); ++i) {
+                if (ty.dims()[static_cast<std::size_t>(i)] < 0) return {};
+                if (ty.dims()[static_cast<std::size_t>(i)] == 1) drop.insert(i);
+            }
+        }
+        json order = json::array();
+        for (int i = 0; i < ty.ndim(); ++i)
+            if (!drop.count(i)) order.push_back(i);
+        return {mk("DimShuffle", {{"order", order}}, {in[0]})};
+    }
+    if (t == "Reshape") {
+        need(2);
+        if (attrInt(node, "allowzero", 0)) return {};
+        const Type& st = in[1]->type();
+        if (!st.rankKnown() || st.ndim() != 1 || st.dims()[0] < 0) return {};
+        const std::int64_t nd = st.dims()[0];
+        Variable* shape = in[1];
+        if (auto c = constInts(in[1])) {
+            // ONNX's 0 copies the input dim; Theano's Reshape has no such rule.
+            bool hasZero = false;
+            std::vector<std::int64_t> s = *c;
+            for (std::size_t i = 0; i < s.size(); ++i) {
+                if (s[i] != 0) continue;
+                hasZero = true;
+                if (static_cast<int>(i) >= rank(in[0])) fail("Reshape copies dim " + std::to_string(i) + " that the input does not have");
+                s[i] = in[0]->type().dims()[i];
+                if (s[i] < 0) return {};
+            }
+            if (hasZero) shape = constInt64(s);
+        }
+        return {mk("Reshape", {{"ndim", nd}}, {in[0], shape})};
+    }
+    if (t == "Flatten") {
+        need(1);
+        const Type& ty = in[0]->type();
+        std::int64_t axis = attrInt(node, "axis", 1);
+        if (!ty.rankKnown()) return {};
+        if (axis < 0) axis += ty.ndim();
+        if (axis == 1) return {mk("Flatten", {{"outdim", 2}}, {in[0]})};
+        if (!ty.isStatic()) return {};
+        std::int64_t a = 1, b = 1;
+        for (int i = 0; i < ty.ndim(); ++i) (i < axis ? a : b) *= ty.dims()[static_cast<std::size_t>(i)];
+        return {mk("Reshape", {{"ndim", 2}}, {in[0], constInt64({a, b})})};
+    }
+    if (t == "Shape") {
+        need(1);
+        const int nd = rank(in[0]);
+        std::int64_t start = attrInt(node, "start", 0), end = attrInt(node, "end", nd);
+        Variable* s = mk("Shape", json::object(), {in[0]});
+        if (start == 0 && end >= nd) return {s};
+        if (start < 0) start += nd;
+        if (end < 0) end += nd;
+        return {mk("Subtensor", {{"idx", json::array({json{{"start", start}, {"stop", end}}})}}, {s})};
+    }
+    if (t == "Size") {
+        need(1);
+        return {};
+    }
+    if (t == "Gather") {
+        need(2);
+        const int nd = rank(in[0]);
+        const std::int64_t axis = normAxis(attrInt(node, "axis", 0), nd);
+        auto idx = constInts(in[1]);
+        if (!idx && in[1]->type().ndim() == 0 && isInteger(in[1]->type().dtype())) {
+            json list = json::array();
+            for (std::int64_t a = 0; a < axis; ++a) list.push_back(json::object());
+            list.push_back("?");
+            Variable* i = in[1];
+            if (i->type().dtype() != DType::Int64) i = elem("cast", {i}, {{"dtype", "int64"}});
+            return {mk("Subtensor", {{"idx", list}}, {in[0], i})};
+        }
+        if (idx && in[1]->type().ndim() == 0) {
+            // x.shape[i] is Shape_i{i}(x) (Theano's shape graph after local_shape_to_shape_i)
+            if (Apply* o = in[0]->owner(); o && o->op().kind() == "Shape" && axis == 0) {
+                std::int64_t i = (*idx)[0];
+                if (i < 0) i += rank(o->input(0));
+                return {mk("Shape_i", {{"i", i}}, {o->input(0)})};
+            }
+            json list = json::array();
+            for (std::int64_t a = 0; a < axis; ++a) list.push_back(json::object());
+            list.push_back((*idx)[0]);
+            return {mk("Subtensor", {{"idx", list}}, {in[0]})};
+        }
+        if (axis == 0 && in[1]->type().ndim() == 1) return {mk("AdvancedSubtensor1", json::object(), {in[0], in[1]})};
+        if (in[1]->type().ndim() == 1) {
+            // take along another axis: move it to the front, AdvancedSubtensor1, move it back
+            json fwd = json::array({axis}), back = json::array();
+            for (int a = 0; a < nd; ++a)
+                if (a != axis) fwd.push_back(a);
+            for (int a = 1; a <= nd - 1; ++a) {
+                if (a - 1 == axis) back.push_back(0);
+                back.push_back(a);
+            }
+            if (axis == nd - 1) back.push_back(0);
+            Variable* moved = mk("DimShuffle", {{"order", fwd}}, {in[0]});
+            Variable* taken = mk("AdvancedSubtensor1", json::object(), {moved, in[1]});
+            return {mk("DimShuffle", {{"order", back}}, {taken})};
+        }
+        return {};
+    }
+    if (t == "Slice") {
+        need(1);
+        if (opset < 10) return {};
+        auto starts = constInts(input(1)), ends = constInts(input(2));
+        if (!starts || !ends) {
+            // symbolic bounds: Subtensor{int64:int64:} with scalar inputs (Theano's x[a:b])
+            if (!input(1) || !input(2)) return {};
+            const Type& st = input(1)->type();
+            if (st.ndim() != 1 || st.dims()[0] < 0) return {};
+            const std::int64_t k = st.dims()[0];
+            std::vector<std::int64_t> ax(static_cast<std::size_t>(k)), steps(static_cast<std::size_t>(k), 1);
+            std::iota(ax.begin(), ax.end(), 0);
+            if (input(3)) { auto a = constInts(input(3)); if (!a) return {}; ax = *a; }
+            if (input(4)) { auto sp = constInts(input(4)); if (!sp) return {}; steps = *sp; }
+            const int nd = rank(in[0]);
+            std::vector<json> idx(static_cast<std::size_t>(nd), json::object());
+            std::vector<std::pair<std::int64_t, std::pair<Variable*, Variable*>>> bounds;
+            for (std::int64_t j = 0; j < k; ++j) {
+                const auto a = normAxis(ax[static_cast<std::size_t>(j)], nd);
+                json e = {{"start", "?"}, {"stop", "?"}};
+                if (steps[static_cast<std::size_t>(j)] != 1) e["step"] = steps[static_cast<std::size_t>(j)];
+                idx[static_cast<std::size_t>(a)] = e;
+                bounds.push_back({a, {scalarAt(input(1), j), scalarAt(input(2), j)}});
+            }
+            std::sort(bounds.begin(), bounds.end(), [](auto& x, auto& y) { return x.first < y.first; });
+            std::vector<Variable*> ins{in[0]};
+            for (auto& b : bounds) { ins.push_back(b.second.first); ins.push_back(b.second.second); }
+            json list = json::array();
+            for (int a = 0; a <= bounds.back().first; ++a) list.push_back(idx[static_cast<std::size_t>(a)]);
+            return {mk("Subtensor", {{"idx", list}}, ins)};
+        }
+        std::vector<std::int64_t> ax, steps;
+        if (input(3)) { auto a = constInts(input(3)); if (!a) return {}; ax = *a; }
+        else { ax.resize(starts->size()); std::iota(ax.begin(), ax.end(), 0); }
+        if (input(4)) { auto s = constInts(input(4)); if (!s) return {}; steps = *s; }
+        else steps.assign(starts->size(), 1);
+        const int nd = rank(in[0]);
+        std::vector<json> idx(static_cast<std::size_t>(nd), json::object());
+        int last = -1;
+        for (std::size_t k = 0; k < ax.size(); ++k) {
+            const auto a = normAxis(ax[k], nd);
+            json s = json::object();
+            const std::int64_t big = INT64_MAX / 2;
+            if (!((*starts)[k] == 0 && steps[k] > 0) && !((*starts)[k] >= big && steps[k] < 0)) s["start"] = std::clamp((*starts)[k], -big, big);
+            if ((*ends)[k] < big && (*ends)[k] > -big) s["stop"] = (*ends)[k];
+            else if ((*ends)[k] <= -big && steps[k] > 0) s["stop"] = 0;
+            if (steps[k] != 1) s["step"] = steps[k];
+            if (steps[k] == 0) fail("Slice step cannot be 0");
+            idx[static_cast<std::size_t>(a)] = s;
+            last = std::max(last, static_cast<int>(a));
+        }
+        json list = json::array();
+        for (int a = 0; a <= last; ++a) list.push_back(idx[static_cast<std::size_t>(a)]);
+        return {mk("Subtensor", {{"idx", list}}, {in[0]})};
+    }
+    if (t == "Concat") {
+        need(1);
+        std::vector<Variable*> ins;
+        for (auto* v : in) if (v) ins.push_back(v);
+        return {mk("Join", {{"axis", normAxis(attrInt(node, "axis", 0), rank(ins[0]))}}, ins)};
+    }
+    if (t == "Split") {
+        need(1);
+        const int nd = rank(in[0]);
+        const std::int64_t axis = normAxis(attrInt(node, "axis", 0), nd);
+        const std::int64_t n = node.output_size();
+        std::vector<std::int64_t> sizes;
+        if (opset < 13) {
+            if (auto s = attrInts(node, "split")) sizes = *s;
+        } else if (input(1)) {
+            auto s = constInts(input(1));
+            if (!s) return {};
+            sizes = *s;
+        }
+        if (sizes.empty()) {
+            const std::int64_t d = in[0]->type().dims()[static_cast<std::size_t>(axis)];
+            if (d < 0 || d % n) return {};
+            sizes.assign(static_cast<std::size_t>(n), d / n);
+        }
+        Apply* a = g.makeApply(Op::get("Split", {{"axis", axis}, {"n_splits", n}}), {in[0], constInt64(sizes)}, std::nullopt, node.name());
+        return a->outputs();
+    }
+    if (t == "Expand") {
+        need(2);
+        const Type& st = in[1]->type();
+        if (!st.rankKnown() || st.ndim() != 1 || st.dims()[0] < 0) return {};
+        const std::int64_t n = st.dims()[0];
+        const int r = rank(in[0]);
+        auto c = constInts(in[1]);
+        std::vector<Variable*> ins{in[0]};
+        const int outRank = static_cast<int>(std::max<std::int64_t>(n, r));
+        for (int i = 0; i < outRank; ++i) {
+            const int xi = i - (outRank - r), si = i - (outRank - static_cast<int>(n));
+            const std::int64_t xd = xi >= 0 ? in[0]->type().dims()[static_cast<std::size_t>(xi)] : 1;
+            if (si < 0) { ins.push_back(constInt64({xd}, true)); continue; }
+            if (c) { ins.push_back(constInt64({std::max(xd, (*c)[static_cast<std::size_t>(si)])}, true)); continue; }
+            if (xd > 1) { ins.push_back(constInt64({xd}, true)); continue; }
+            ins.push_back(mk("Subtensor", {{"idx", json::array({si})}}, {in[1]}));
+        }
+        return {mk("Alloc", json::object(), ins)};
+    }
+    if (t == "ConstantOfShape") {
+        need(1);
+        Variable* value;
+        if (const auto* a = findAttr(node, "value")) {
+            onnx::TensorProto tp = a->t();
+            auto d = imp.tensor(tp, where);
+            d->shape.clear();
+            value = g.addConstant(d);
+        } else {
+            value = constScalar(DType::Float32, 0.0);
+        }
+        const Type& st = in[0]->type();
+        if (!st.rankKnown() || st.ndim() != 1 || st.dims()[0] < 0) return {};
+        std::vector<Variable*> ins{value};
+        auto c = constInts(in[0]);
+        for (std::int64_t i = 0; i < st.dims()[0]; ++i)
+            ins.push_back(c ? constInt64({(*c)[static_cast<std::size_t>(i)]}, true)
+                            : mk("Subtensor", {{"idx", json::array({i})}}, {in[0]}));
+        return {mk("Alloc", json::object(), ins)};
+    }
+    if (t == "MatMul") {
+        need(2);
+        const int ra = rank(in[0]), rb = rank(in[1]);
+        if (ra <= 2 && rb <= 2 && ra >= 1 && rb >= 1) return {mk("Dot", json::object(), {in[0], in[1]})};
+        if (ra >= 3 && ra == rb) return {mk("BatchedDot", json::object(), {in[0], in[1]})};
+        if (ra >= 3 && rb == 2) {
+            // Theano's tensordot: reshape to 2-D, Dot, reshape back.
+            const Type& ta = in[0]->type();
+            std::int64_t rows = 1;
+            for (int i = 0; i < ra - 1; ++i) {
+                const std::int64_t d = ta.dims()[static_cast<std::size_t>(i)];
+                rows = (rows < 0 || d < 0) ? U : rows * d;
+            }
+            const std::int64_t k = ta.dims().back(), n = in[1]->type().dims()[1];
+            if (rows < 0 || k < 0 || n < 0) return {};
+            Variable* a2 = mk("Reshape", {{"ndim", 2}}, {in[0], constInt64({rows, k})});
+            Variable* d = mk("Dot", json::object(), {a2, in[1]});
+            std::vector<std::int64_t> outShape(ta.dims().begin(), ta.dims().end() - 1);
+            outShape.push_back(n);
+            return {mk("Reshape", {{"ndim", ra}}, {d, constInt64(outShape)})};
+        }
+        return {};
+    }
+    if (t == "Gemm") {
+        need(2);
+        Variable* a = in[0];
+        Variable* b = in[1];
+        if (attrInt(node, "transA", 0)) a = mk("DimShuffle", {{"order", {1, 0}}}, {a});
+        if (attrInt(node, "transB", 0)) b = mk("DimShuffle", {{"order", {1, 0}}}, {b});
+        const std::int64_t m = a->type().dims()[0], n = b->type().dims()[1];
+        const DType dt = upcast(a->type().dtype(), b->type().dtype());
+        double beta = attrFloat(node, "beta", 1.0f);
+        const double alpha = attrFloat(node, "alpha", 1.0f);
+        Variable* c = input(2);
+        if (!c) { c = constScalar(dt, 0.0); beta = 0.0; }
+        Variable* rows = m >= 0 ? constInt64({m}, true) : mk("Shape_i", {{"i", 0}}, {a});
+        Variable* cols = n >= 0 ? constInt64({n}, true) : mk("Shape_i", {{"i", 1}}, {b});
+        Variable* z = mk("Alloc", json::object(), {c, rows, cols});
+        return {mk("Gemm", json::object(), {z, constScalar(dt, alpha), a, b, constScalar(dt, beta)})};
+    }
+    if (t == "Softmax" || t == "LogSoftmax") {
+        need(1);
+        const int nd = rank(in[0]);
+        const std::int64_t axis = normAxis(attrInt(node, "axis", opset < 13 ? 1 : -1), nd);
+        if (opset < 13 && axis != nd - 1) return {};
+        return {mk(t, {{"axis", axis}}, {in[0]})};
+    }
+    if (t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax" || t == "ReduceMin" || t == "ReduceProd") {
+        need(1);
+        bool dyn;
+        auto ax = axes(1, t == "ReduceSum" ? 13 : 18, dyn);
+        if (dyn) return {};
+        const int nd = rank(in[0]);
+        const bool keep = attrInt(node, "keepdims", 1) != 0;
+        std::set<std::int64_t> red;
+        if (ax && !ax->empty()) for (auto a : *ax) red.insert(normAxis(a, nd));
+        else if (attrInt(node, "noop_with_empty_axes", 0)) return {in[0]};
+        else for (int i = 0; i < nd; ++i) red.insert(i);
+        const std::string scalar = t == "ReduceMax" ? "maximum" : t == "ReduceMin" ? "minimum" : t == "ReduceProd" ? "mul" : "add";
+        json axisList = json::array();
+        for (auto a : red) axisList.push_back(a);
+        Variable* r = mk("CAReduce", {{"scalar", scalar}, {"axis", axisList}}, {in[0]});
+        if (t == "ReduceMean") r = elem("true_div", {r, countOf(in[0], red, r->type().dtype())});
+        if (r->type().dtype() != in[0]->type().dtype())
+            r = elem("cast", {r}, {{"dtype", std::string(dtypeName(in[0]->type().dtype()))}});
+        if (keep) {
+            json order = json::array();
+            int src = 0;
+            for (int i = 0; i < nd; ++i) order.push_back(red.count(i) ? json("x") : json(src++));
+            r = mk("DimShuffle", {{"order", order}}, {r});
+        }
+        return {r};
+    }
+    if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
+        need(1);
+        const int nd = rank(in[0]);
+        if (nd < 3) return {};
+        json axisList = json::array();
+        std::set<std::int64_t> red;
+        for (int i = 2; i < nd; ++i) {
+            axisList.push_back(i);
+            red.insert(i);
+        }
+        const bool avg = t == "GlobalAveragePool";
+        Variable* r = mk("CAReduce", {{"scalar", avg ? "add" : "maximum"}, {"axis", axisList}}, {in[0]});
+        if (avg) r = elem("true_div", {r, countOf(in[0], red, r->type().dtype())});
+        json order = {0, 1};
+        for (int i = 2; i < nd; ++i) order.push_back("x");
+        return {mk("DimShuffle", {{"order", order}}, {r})};
+    }
+    if (t == "Conv") {
+        need(2);
+        const int nd = rank(in[0]);
+        if (nd != 3 && nd != 4) return {};
+        Variable* x = in[0];
+        Variable* w = in[1];
+        auto get2 = [&](const std::string& name, std::int64_t dflt) {
+            auto v = attrInts(node, name);
+            std::vector<std::int64_t> r = v ? *v : std::vector<std::int64_t>(static_cast<std::size_t>(nd - 2), dflt);
+            if (nd == 3) r.insert(r.begin(), dflt); // conv1d as conv2d over a height of 1
+            return r;
+        };
+        std::vector<std::int64_t> strides = get2("strides", 1), dil = get2("dilations", 1);
+        std::vector<std::int64_t> pads;
+        if (auto p = attrInts(node, "pads")) {
+            pads = *p;
+            if (nd == 3) pads = {0, pads[0], 0, pads[1]};
+        } else {
+            pads.assign(4, 0);
+        }
+        const std::string autoPad = attrString(node, "auto_pad", "NOTSET");
+        if (nd == 3) {
+            x = mk("DimShuffle", {{"order", {0, 1, "x", 2}}}, {x});
+            w = mk("DimShuffle", {{"order", {0, 1, "x", 2}}}, {w});
+        }
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            for (int a = 0; a < 2; ++a) {
+                const std::int64_t n = x->type().dims()[static_cast<std::size_t>(2 + a)], k = w->type().dims()[static_cast<std::size_t>(2 + a)];
+                if (n < 0 || k < 0) return {};
+                const std::int64_t s = strides[static_cast<std::size_t>(a)], out = (n + s - 1) / s;
+                const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + dil[static_cast<std::size_t>(a)] * (k - 1) + 1 - n);
+                const std::int64_t small = total / 2, big = total - small;
+                pads[static_cast<std::size_t>(a)] = autoPad == "SAME_UPPER" ? small : big;
+                pads[static_cast<std::size_t>(a + 2)] = autoPad == "SAME_UPPER" ? big : small;
+            }
+        } else if (autoPad == "VALID") {
+            pads.assign(4, 0);
+        }
+        json bm;
+        if (pads[0] == pads[2] && pads[1] == pads[3]) bm = json::array({pads[0], pads[1]});
+        else bm = json::array({json::array({pads[0], pads[2]}), json::array({pads[1], pads[3]})});
+        if (pads == std::vector<std::int64_t>{0, 0, 0, 0}) bm = "valid";
+        Variable* y = mk("AbstractConv2d", {{"border_mode", bm}, {"subsample", strides}, {"filter_dilation", dil}, {"num_groups", attrInt(node, "group", 1)}}, {x, w});
+        if (Variable* b = input(2)) y = elem("add", {y, mk("DimShuffle", {{"order", {"x", 0, "x", "x"}}}, {b})});
+        if (nd == 3) y = mk("DimShuffle", {{"order", {0, 1, 3}}}, {y});
+        return {y};
+    }
+    if (t == "MaxPool" || t == "AveragePool") {
+        need(1);
+        if (node.output_size() > 1) return {};
+        auto ks = attrInts(node, "kernel_shape");
+        if (!ks || ks->size() != 2 || rank(in[0]) != 4) return {};
+        if (auto d = attrInts(node, "dilations"); d && std::any_of(d->begin(), d->end(), [](auto x) { return x != 1; })) return {};
+        const std::string autoPad = attrString(node, "auto_pad", "NOTSET");
+        if (autoPad != "NOTSET" && autoPad != "VALID") return {};
+        std::vector<std::int64_t> strides = attrInts(node, "strides").value_or(std::vector<std::int64_t>{1, 1});
+        std::vector<std::int64_t> p = attrInts(node, "pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+        json pad = json::array();
+        for (int a = 0; a < 2; ++a) {
+            if (p[static_cast<std::size_t>(a)] == p[static_cast<std::size_t>(a + 2)]) pad.push_back(p[static_cast<std::size_t>(a)]);
+            else pad.push_back(json::array({p[static_cast<std::size_t>(a)], p[static_cast<std::size_t>(a + 2)]}));
+        }
+        std::string mode = "max";
+        if (t == "AveragePool") mode = attrInt(node, "count_include_pad", 0) ? "average_inc_pad" : "average_exc_pad";
+        return {mk("Pool", {{"mode", mode}, {"ws", *ks}, {"stride", strides}, {"pad", pad}, {"ignore_border", attrInt(node, "ceil_mode", 0) == 0}}, {in[0]})};
+    }
+    if (t == "BatchNormalization") {
+        need(5);
+        if (node.output_size() > 1 || attrInt(node, "training_mode", 0)) return {};
+        return {mk("BatchNormInference", {{"epsilon", attrFloat(node, "epsilon", 1e-5f)}}, {in[0], in[1], in[2], in[3], in[4]})};
+    }
+    if (t == "CumSum") {
+        need(2);
+        if (attrInt(node, "exclusive", 0) || attrInt(node, "reverse", 0)) return {};
+        auto ax = constInts(in[1]);
+        if (!ax || ax->size() != 1) return {};
+        return {mk("CumOp", {{"axis", normAxis((*ax)[0], rank(in[0]))}, {"mode", "add"}}, {in[0]})};
+    }
+    return {};
+}
+
+std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope* parent, Scope*& outScope,
+                                                     std::vector<std::unique_ptr<Scope>>& scopes, bool topLevel) {
+    auto g = std::make_unique<FunctionGraph>();
+    g->name = gp.name();
+    g->sourcePath = label;
+    scopes.push_back(std::make_unique<Scope>());
+    Scope& sc = *scopes.back();
+    sc.parent = parent;
+    sc.graph = g.get();
+    outScope = &sc;
+    const std::string gwhere = topLevel ? std::string("graph") : "subgraph '" + gp.name() + "'";
+
+    for (const auto& vi : gp.value_info())
+        if (auto t = typeOf(vi.type())) sc.types[vi.name()] = *t;
+    for (const auto& vi : gp.output())
+        if (auto t = typeOf(vi.type())) sc.types[vi.name()] = *t;
+
+    std::unordered_set<std::string> initNames;
+    for (int i = 0; i < gp.initializer_size(); ++i) {
+        auto& t = *gp.mutable_initializer(i);
+        initNames.insert(t.name());
+        auto d = tensor(t, gwhere + " initializer " + std::to_string(i) + " '" + t.name() + "'");
+        sc.vars[t.name()] = g->addConstant(d, t.name());
+    }
+    for (int i = 0; i < gp.input_size(); ++i) {
+        const auto& vi = gp.input(i);
+        if (initNames.count(vi.name())) continue; // an initializer listed as input (IR < 4)
+        auto t = typeOf(vi.type());
+        if (!t) fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "only tensor inputs are supported");
+        sc.vars[vi.name()] = g->addInput(*t, vi.name());
+    }
+
+    // Topological order of the ONNX nodes (the list need not be sorted).
+    const int nn = gp.node_size();
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < nn; ++i)
+        for (const auto& o : gp.node(i).output())
+            if (!o.empty()) {
+                if (producer.count(o) || sc.vars.count(o))
+                    fail(gwhere + " node " + std::to_string(i) + " '" + gp.node(i).name() + "'", "output '" + o + "' is produced twice");
+                producer[o] = i;
+            }
+    auto nodeWhere = [&](int i) {
+        const auto& n = gp.node(i);
+        return (topLevel ? std::string() : gwhere + ": ") + "node " + std::to_string(i) + " " +
+               (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
+    };
+    // Names a node uses from outer scopes through its subgraphs count as dependencies too.
+    std::function<void(const onnx::GraphProto&, std::set<std::string>&, std::set<std::string>)> freeNames =
+        [&](const onnx::GraphProto& sg, std::set<std::string>& out, std::set<std::string> local) {
+            for (const auto& x : sg.input()) local.insert(x.name());
+            for (const auto& x : sg.initializer()) local.insert(x.name());
+            for (const auto& n : sg.node()) {
+                for (const auto& x : n.input()) if (!x.empty() && !local.count(x)) out.insert(x);
+                for (const auto& a : n.attribute()) {
+                    if (a.has_g()) freeNames(a.g(), out, local);
+                    for (const auto& gg : a.graphs()) freeNames(gg, out, local);
+                }
+                for (const auto& x : n.output()) local.insert(x);
+            }
+        };
+    std::vector<std::vector<int>> deps(static_cast<std::size_t>(nn));
+    for (int i = 0; i < nn; ++i) {
+        std::set<std::string> names(gp.node(i).input().begin(), gp.node(i).input().end());
+        for (const auto& a : gp.node(i).attribute()) {
+            if (a.has_g()) freeNames(a.g(), names, {});
+            for (const auto& gg : a.graphs()) freeNames(gg, names, {});
+        }
+        for (const auto& x : names) {
+            if (x.empty()) continue;
+            auto it = producer.find(x);
+            if (it != producer.end()) deps[static_cast<std::size_t>(i)].push_back(it->second);
+        }
+    }
+    std::vector<int> state(static_cast<std::size_t>(nn), 0), order;
+    for (int root = 0; root < nn; ++root) {
+        if (state[static_cast<std::size_t>(root)]) continue;
+        std::vector<std::pair<int, std::size_t>> stack{{root, 0}};
+        state[static_cast<std::size_t>(root)] = 1;
+        while (!stack.empty()) {
+            auto& [n, next] = stack.back();
+            const auto& d = deps[static_cast<std::size_t>(n)];
+            if (next < d.size()) {
+                const int m = d[next++];
+                if (state[static_cast<std::size_t>(m)] == 1) {
+                    std::string cyc;
+                    bool on = false;
+                    for (auto& [sn, _] : stack) {
+                        if (sn == m) on = true;
+                        if (on) cyc += nodeWhere(sn) + " -> ";
+                    }
+                    fail(gwhere, "the graph has a cycle: " + cyc + nodeWhere(m));
+                }
+                if (state[static_cast<std::size_t>(m)] == 0) {
+                    state[static_cast<std::size_t>(m)] = 1;
+                    stack.push_back({m, 0});
+                }
+                continue;
+            }
+            state[static_cast<std::size_t>(n)] = 2;
+            order.push_back(n);
+            stack.pop_back();
+        }
+    }
+
+    for (int i : order) {
+        onnx::NodeProto& node = *gp.mutable_node(i);
+        const std::string where = nodeWhere(i);
+        if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx")) {
+            if (node.output_size() != 1) fail(where, "Constant must have one output");
+            std::shared_ptr<TensorData> d;
+            if (const auto* a = findAttr(node, "value")) {
+                onnx::TensorProto tp = a->t();
+                d = tensor(tp, where);
+            } else if (const auto* a = findAttr(node, "value_float")) {
+                d = TensorData::fromDoubles(DType::Float32, {}, {a->f()});
+            } else if (const auto* a = findAttr(node, "value_int")) {
+                d = TensorData::fromInts(DType::Int64, {}, {a->i()});
+            } else if (const auto* a = findAttr(node, "value_floats")) {
+                d = TensorData::fromDoubles(DType::Float32, {a->floats_size()}, std::vector<double>(a->floats().begin(), a->floats().end()));
+            } else if (const auto* a = findAttr(node, "value_ints")) {
+                d = TensorData::fromInts(DType::Int64, {a->ints_size()}, std::vector<std::int64_t>(a->ints().begin(), a->ints().end()));
+            } else {
+                fail(where, "Constant has no supported value attribute (value, value_float(s), value_int(s))");
+            }
+            sc.vars[node.output(0)] = g->addConstant(d, node.output(0));
+            continue;
+        }
+        std::vector<Variable*> ins;
+        for (int k = 0; k < node.input_size(); ++k) {
+            const std::string& nm = node.input(k);
+            if (nm.empty()) { ins.push_back(nullptr); continue; }
+            Variable* v = sc.lookup(nm);
+            if (!v) fail(where, "input " + std::to_string(k) + " '" + nm + "' is undefined");
+            ins.push_back(v);
+        }
+        NodeMapper m{*this, sc, *g, node, where, ins, opset};
+        std::vector<Variable*> outs;
+        try {
+            outs = m.map();
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            if (msg.starts_with(label + ": ")) throw;
+            fail(where, msg);
+        }
+        if (outs.empty()) {
+            // No Theano counterpart: an Onnx<Type> host op keeping every attribute.
+            json attrs = json::object();
+            std::vector<Subgraph> subs;
+            std::vector<std::string> outer;
+            for (auto& a : *node.mutable_attribute()) {
+                if (a.type() == onnx::AttributeProto::GRAPH) {
+                    Scope* subScope = nullptr;
+                    auto sub = importGraph(*a.mutable_g(), &sc, subScope, scopes, false);
+                    for (const auto& c : subScope->captured)
+                        if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
+                    subs.push_back({a.name(), std::shared_ptr<const FunctionGraph>(std::move(sub))});
+                } else if (a.type() == onnx::AttributeProto::GRAPHS) {
+                    fail(where, "attribute '" + a.name() + "' holds a list of graphs, which is not supported");
+                } else {
+                    attrs[a.name()] = attrToJson(a);
+                }
+            }
+            if (!node.domain().empty() && node.domain() != "ai.onnx") attrs["domain"] = node.domain();
+            std::vector<Variable*> allIns;
+            for (auto* v : ins)
+                if (v) allIns.push_back(v);
+            if (!outer.empty()) {
+                attrs["n_onnx_inputs"] = static_cast<std::int64_t>(allIns.size());
+                attrs["outer_scope"] = outer;
+                for (const auto& nm : outer) allIns.push_back(sc.lookup(nm));
+            }
+            if (std::any_of(ins.begin(), ins.end(), [](Variable* v) { return !v; })) {
+                json present = json::array();
+                for (auto* v : ins) present.push_back(v != nullptr);
+                attrs["inputs_present"] = present;
+            }
+            std::vector<Type> types;
+            for (const auto& o : node.output()) {
+                auto it = sc.types.find(o);
+                if (it != sc.types.end()) {
+                    types.push_back(it->second);
+                } else {
+                    types.push_back(Type::unknownRank(DType::Float32));
+                    warnings.push_back(label + ": " + where + ": ONNX shape inference gave no type for output '" + o + "'; assumed float32 of unknown rank");
+                }
+            }
+            Apply* a = nullptr;
+            try {
+                a = g->makeApply(Op::get("Onnx" + node.op_type(), attrs, std::move(subs)), allIns, types, node.name());
+            } catch (const Error& e) {
+                fail(where, e.what());
+            }
+            outs = a->outputs();
+        }
+        if (static_cast<int>(outs.size()) < node.output_size())
+            fail(where, "mapped to " + std::to_string(outs.size()) + " outputs, the node has " + std::to_string(node.output_size()));
+        for (int k = 0; k < node.output_size(); ++k) {
+            const std::string& nm = node.output(k);
+            if (nm.empty()) continue;
+            Variable* v = outs[static_cast<std::size_t>(k)];
+            auto it = sc.types.find(nm);
+            if (it != sc.types.end() && v->owner() && !v->owner()->op().isOnnx()) {
+                if (!v->type().compatible(it->second)) {
+                    fail(where, "output '" + nm + "': PassLens infers " + v->type().str() + ", ONNX shape inference says " + it->second.str());
+                }
+                if (!v->owner()->inGraph() && v->clients().empty()) g->refineType(v, it->second);
+            }
+            if (v->name().empty() && v->owner()) v->setName(nm);
+            sc.vars[nm] = v;
+        }
+    }
+
+    std::vector<Variable*> outputs;
+    for (int i = 0; i < gp.output_size(); ++i) {
+        Variable* v = sc.lookup(gp.output(i).name());
+        if (!v) fail(gwhere + " output " + std::to_string(i) + " '" + gp.output(i).name() + "'", "is not produced by any node");
+        outputs.push_back(v);
+    }
+    g->setOutputs(outputs);
+    // ONNX nodes none of whose outputs is used (by a node, a nested graph or as a graph output)
+    std::set<std::string> used;
+    for (const auto& n : gp.node()) {
+        for (const auto& x : n.input()) used.insert(x);
+        for (const auto& a : n.attribute()) {
+            if (a.has_g()) freeNames(a.g(), used, {});
+        }
+    }
+    for (const auto& o : gp.output()) used.insert(o.name());
+    std::vector<std::string> dead;
+    for (int i = 0; i < nn; ++i) {
+        const auto& n = gp.node(i);
+        if (std::none_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return used.count(o) > 0; }))
+            dead.push_back(nodeWhere(i));
+    }
+    if (!dead.empty())
+        warnings.push_back(label + ": " + gwhere + ": " + std::to_string(dead.size()) + " ONNX node(s) lead to no output and were pruned (as Theano's FunctionGraph does), e.g. " + dead.front());
+    return g;
+}
+
+std::string firstLines(const std::string& s, int n) {
+    std::string out;
+    int lines = 0;
+    for (char c : s) {
+        if (c == '\n') {
+            if (++lines >= n) break;
+            out += ' ';
+            continue;
+        }
+        out += c;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+}
+
+LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const std::filesystem::path& baseDir,
+                        const OnnxImportOptions& options) {
+    Importer imp{label, baseDir, 0, {}, 0};
+    if (!model.has_graph()) throw Error(label + ": not an ONNX model: no graph (is this an ONNX file?)");
+    for (const auto& os : model.opset_import())
+        if (os.domain().empty() || os.domain() == "ai.onnx") imp.opset = static_cast<int>(os.version());
+    if (imp.opset == 0 && model.ir_version() >= 3)
+        throw Error(label + ": opset_import: no opset for the default ONNX domain (the file may be truncated)");
+    if (imp.opset == 0) imp.opset = 1;
+    const bool newer = model.ir_version() > onnx::Version::IR_VERSION || imp.opset > onnxLatestKnownOpset();
+    if (newer)
+        imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " + std::to_string(imp.opset) +
+                               " is newer than libonnx knows (IR " + std::to_string(onnx::Version::IR_VERSION) + ", opset " + std::to_string(onnxLatestKnownOpset()) +
+                               "); importing with the newest rules known");
+    // Bind input shapes.
+    for (auto& in : *model.mutable_graph()->mutable_input()) {
+        auto it = options.inputShapes.find(in.name());
+        if (it == options.inputShapes.end()) continue;
+        auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+        shape->clear_dim();
+        for (auto d : it->second) {
+            auto* dim = shape->add_dim();
+            if (d >= 0) dim->set_dim_value(d);
+        }
+    }
+    if (!newer) {
+        try {
+            onnx::checker::check_model(model);
+        } catch (const std::exception& e) {
+            const std::string what = e.what();
+            if (what.find("external") != std::string::npos || what.find("data_location") != std::string::npos)
+                imp.warnings.push_back(label + ": ONNX checker: " + firstLines(what, 2));
+            else
+                throw Error(label + ": ONNX checker: " + firstLines(what, 2));
+        }
+    }
+    try {
+        onnx::ShapeInferenceOptions so(true, 0, true);
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
+    } catch (const std::exception& e) {
+        imp.warnings.push_back(label + ": ONNX shape inference failed (" + firstLines(e.what(), 1) + "); types come from the model's declarations");
+    }
+    Scope* top = nullptr;
+    std::vector<std::unique_ptr<Scope>> scopes;
+    LoadedGraph r;
+    r.format = "onnx";
+    r.graph = imp.importGraph(*model.mutable_graph(), nullptr, top, scopes, true);
+    r.warnings = std::move(imp.warnings);
+    return r;
+}
+
+} // namespace
+
+int onnxLatestKnownOpset() {
+    return onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+}
+
+LoadedGraph importOnnxBytes(const std::string& bytes, const std::string& label,
+                            const std::filesystem::path& baseDir, const OnnxImportOptions& options) {
+    onnx::ModelProto model;
+    google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+        throw Error(label + ": byte " + std::to_string(coded.CurrentPosition()) + ": not a valid ONNX model (protobuf parse failed; the file may be truncated or of another format)");
+    return importModel(model, label, baseDir, options);
+}
+
+LoadedGraph importOnnxFile(const std::filesystem::path& path, const OnnxImportOptions& options) {
+    const std::string label = path.string();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(label + ": cannot open: " + std::strerror(errno));
+    onnx::ModelProto model;
+    bool ok;
+    std::int64_t pos;
+    {
+        google::protobuf::io::FileInputStream raw(fd);
+        raw.SetCloseOnDelete(true);
+        google::protobuf::io::CodedInputStream coded(&raw);
+        coded.SetTotalBytesLimit(INT_MAX);
+        ok = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+        pos = coded.CurrentPosition();
+        if (raw.GetErrno() != 0) throw Error(label + ": cannot read: " + std::strerror(raw.GetErrno()));
+    }
+    if (!ok)
+        throw Error(label + ": byte " + std::to_string(pos) + ": not a valid ONNX model (protobuf parse failed; the file may be truncated or of another format)");
+    std::filesystem::path base = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    return importModel(model, label, base, options);
+}
+
+} // namespace passlens

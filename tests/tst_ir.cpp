@@ -1,0 +1,329 @@
+// passlens_core IR: types, op interning and type rules, FunctionGraph edits, debugprint.
+#include <passlens/ir/DebugPrint.h>
+#include <passlens/ir/Error.h>
+#include <passlens/ir/FunctionGraph.h>
+#include <passlens/ir/OpRegistry.h>
+
+#include <QTest>
+
+using namespace passlens;
+using json = nlohmann::json;
+
+namespace {
+template <class F> QString errorOf(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+Variable* scalarInt(FunctionGraph& g, std::int64_t v) {
+    return g.addConstant(TensorData::fromInts(DType::Int64, {}, {v}));
+}
+
+// Records every observer callback as text.
+struct Recorder : GraphObserver {
+    QStringList log;
+    void onImport(const FunctionGraph&, const Apply& n, std::string_view r) override {
+        log << QString("import %1 %2").arg(n.id()).arg(QString::fromUtf8(r.data(), int(r.size())));
+    }
+    void onPrune(const FunctionGraph&, const Apply& n, std::string_view r) override {
+        log << QString("prune %1 %2").arg(n.id()).arg(QString::fromUtf8(r.data(), int(r.size())));
+    }
+    void onChangeInput(const FunctionGraph&, const Apply* n, int i, const Variable&, const Variable&, std::string_view r) override {
+        log << QString("change %1:%2 %3").arg(n ? n->id() : -1).arg(i).arg(QString::fromUtf8(r.data(), int(r.size())));
+    }
+};
+} // namespace
+
+class TestIr : public QObject {
+    Q_OBJECT
+private slots:
+    void dtypeUpcast() {
+        QCOMPARE(upcast(DType::Int8, DType::Float32), DType::Float32);
+        QCOMPARE(upcast(DType::Int64, DType::Float32), DType::Float32); // floatX=float32 rule
+        QCOMPARE(upcast(DType::Int64, DType::Float64), DType::Float64);
+        QCOMPARE(upcast(DType::Int32, DType::Int64), DType::Int64);
+        QCOMPARE(upcast(DType::UInt8, DType::Int8), DType::Int16);
+        QCOMPARE(upcast(DType::UInt64, DType::Int64), DType::Float32); // numpy float64, kept float32
+        QCOMPARE(upcast(DType::Bool, DType::UInt8), DType::UInt8);
+        QCOMPARE(upcast(DType::Float32, DType::Complex64), DType::Complex64);
+        QCOMPARE(upcast(DType::Float64, DType::Complex64), DType::Complex128);
+    }
+
+    void typeParseAndPrint() {
+        QCOMPARE(QString::fromStdString(Type::parse("float32[?,4]@gpu").str()), QString("float32[?,4]@gpu"));
+        QCOMPARE(QString::fromStdString(Type::parse("int64[]").str()), QString("int64[]"));
+        QCOMPARE(QString::fromStdString(Type::parse("float16[2,3]@host").str()), QString("float16[2,3]"));
+        const Type t = Type::parse("uint8[1,2,3]@gpu:dev1");
+        QCOMPARE(t.location().context, std::string("dev1"));
+        QCOMPARE(t.ndim(), 3);
+        QCOMPARE(t.numElements(), 6);
+        QVERIFY(Type::parse("float32[?,4]").compatible(Type::parse("float32[3,4]")));
+        QVERIFY(!Type::parse("float32[2,4]").compatible(Type::parse("float32[3,4]")));
+        QVERIFY(!Type::parse("float32[3,4]").compatible(Type::parse("float32[3,4]@gpu")));
+        QVERIFY(errorOf([] { Type::parse("float33[2]"); }).contains("unknown dtype 'float33'"));
+        QVERIFY(errorOf([] { Type::parse("float32[2,-1]"); }).contains("not a non-negative integer"));
+        QVERIFY(errorOf([] { Type::parse("float32"); }).contains("expected DTYPE[DIMS]"));
+        QVERIFY(errorOf([] { Type::parse("float32[2]@tpu"); }).contains("location"));
+    }
+
+    void opsAreInterned() {
+        const Op& a = Op::get("Elemwise", {{"scalar", "add"}});
+        const Op& b = Op::get("Elemwise", json{{"scalar", "add"}});
+        QCOMPARE(&a, &b);
+        QVERIFY(&a != &Op::get("Elemwise", {{"scalar", "mul"}}));
+        QCOMPARE(QString::fromStdString(a.str()), QString("Elemwise{add}"));
+        QCOMPARE(QString::fromStdString(Op::get("GpuFromHost").str()), QString("GpuFromHost<None>"));
+        QCOMPARE(QString::fromStdString(Op::get("GpuFromHost", {{"context", "dev1"}}).str()), QString("GpuFromHost<dev1>"));
+        QCOMPARE(QString::fromStdString(Op::get("HostFromGpu").str()), QString("HostFromGpu(gpuarray)"));
+        QCOMPARE(QString::fromStdString(Op::get("GpuAlloc", {{"memset_0", true}}).str()), QString("GpuAlloc<None>{memset_0=True}"));
+        QCOMPARE(QString::fromStdString(Op::get("DimShuffle", {{"order", {"x", 0}}}).str()), QString("DimShuffle{x,0}"));
+        QCOMPARE(QString::fromStdString(Op::get("Subtensor", {{"idx", {json{{"start", 3}, {"stop", 4}}}}}).str()), QString("Subtensor{3:4}"));
+        QCOMPARE(QString::fromStdString(Op::get("Shape_i", {{"i", 0}}).str()), QString("Shape_i{0}"));
+        QCOMPARE(QString::fromStdString(Op::get("GpuElemwise", {{"scalar", "mul"}}).str()), QString("GpuElemwise{mul}<gpuarray>"));
+        QVERIFY(Op::get("GpuFromHost").isTransfer());
+        QVERIFY(Op::get("GpuElemwise", {{"scalar", "mul"}}).isGpu());
+        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "add"}}).info().gpuCounterpart), QString("GpuElemwise"));
+        QVERIFY(errorOf([] { Op::get("Frobnicate"); }).contains("unknown op kind 'Frobnicate'"));
+        QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "bogus"}}); }).contains("unknown scalar op 'bogus'"));
+        QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "add"}, {"colour", 1}}); }).contains("unknown attribute 'colour'"));
+        QVERIFY(errorOf([] { Op::get("Join", {{"axis", "zero"}}); }).contains("must be an integer"));
+        QVERIFY(errorOf([] { Op::get("Reshape"); }).contains("missing attribute 'ndim'"));
+        QVERIFY(Op::get("OnnxLSTM", {{"hidden_size", 64}}).isOnnx());
+    }
+
+    void elemwiseBroadcastAndUpcast() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[?,4]"), "x");
+        Variable* b = g.addInput(Type::parse("int8[1,4]"), "b");
+        Variable* y = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, b});
+        QCOMPARE(QString::fromStdString(y->type().str()), QString("float32[?,4]"));
+        Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "lt"}}), {x, b});
+        QCOMPARE(c->type().dtype(), DType::Bool);
+        Variable* i = g.addInput(Type::parse("int64[3]"), "i");
+        QCOMPARE(g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {i})->type().dtype(), DType::Float64);
+        Variable* z = g.addInput(Type::parse("float32[3,5]"), "z");
+        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, z}); }).contains("incompatible static shapes at axis 1"));
+        Variable* v = g.addInput(Type::parse("float32[4]"), "v");
+        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, v}); }).contains("different ranks"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {x}); }).contains("takes 2 inputs, got 1"));
+        Variable* xg = g.apply(Op::get("GpuFromHost"), {x});
+        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {xg}); }).contains("a host op needs host inputs"));
+        Variable* ng = g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {xg});
+        QCOMPARE(QString::fromStdString(ng->type().str()), QString("float32[?,4]@gpu"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {x}); }).contains("a GPU op needs GPU inputs"));
+        Variable* xd = g.apply(Op::get("GpuFromHost", {{"context", "dev1"}}), {x});
+        QVERIFY(errorOf([&] { g.apply(Op::get("GpuElemwise", {{"scalar", "add"}}), {xg, xd}); }).contains("expected gpu"));
+    }
+
+    void shapeRules() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[2,3,4]"), "x");
+        auto t = [&](const Op& op, std::vector<Variable*> in) { return QString::fromStdString(g.apply(op, in)->type().str()); };
+        QCOMPARE(t(Op::get("DimShuffle", {{"order", {2, "x", 0, 1}}}), {x}), QString("float32[4,1,2,3]"));
+        Variable* one = g.addInput(Type::parse("float32[1,5]"), "one");
+        QCOMPARE(t(Op::get("DimShuffle", {{"order", {1}}}), {one}), QString("float32[5]"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("DimShuffle", {{"order", {0}}}), {x}); }).contains("not broadcastable"));
+        QCOMPARE(t(Op::get("Reshape", {{"ndim", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {6, -1}))}), QString("float32[6,4]"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("Reshape", {{"ndim", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {5, 5}))}); }).contains("incompatible static shapes"));
+        Variable* mv = g.apply(Op::get("MakeVector"), {g.apply(Op::get("Shape_i", {{"i", 0}}), {x}), scalarInt(g, 12)});
+        QCOMPARE(QString::fromStdString(mv->type().str()), QString("int64[2]"));
+        QCOMPARE(t(Op::get("Reshape", {{"ndim", 2}}), {x, mv}), QString("float32[2,12]"));
+        QCOMPARE(t(Op::get("Flatten", {{"outdim", 2}}), {x}), QString("float32[2,12]"));
+        QCOMPARE(t(Op::get("Shape"), {x}), QString("int64[3]"));
+        QCOMPARE(t(Op::get("Subtensor", {{"idx", {1, json{{"start", 0}, {"stop", 3}, {"step", 2}}}}}), {x}), QString("float32[2,4]"));
+        QCOMPARE(t(Op::get("Subtensor", {{"idx", {json{{"start", -1}}}}}), {x}), QString("float32[1,3,4]"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("Subtensor", {{"idx", {5}}}), {x}); }).contains("out of bounds"));
+        QCOMPARE(t(Op::get("Alloc"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0})), scalarInt(g, 3), g.apply(Op::get("Shape_i", {{"i", 2}}), {x})}), QString("float32[3,4]"));
+        QCOMPARE(t(Op::get("Join", {{"axis", 1}}), {x, x}), QString("float32[2,6,4]"));
+        Apply* sp = g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 3}))});
+        QCOMPARE(sp->nout(), 2);
+        QCOMPARE(QString::fromStdString(sp->output(1)->type().str()), QString("float32[2,3,3]"));
+        QVERIFY(errorOf([&] { g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 1}))}); }).contains("sum to 2"));
+        QCOMPARE(t(Op::get("CAReduce", {{"scalar", "add"}, {"axis", {0, 2}}}), {x}), QString("float32[3]"));
+        QCOMPARE(t(Op::get("CAReduce", {{"scalar", "maximum"}}), {x}), QString("float32[]"));
+        QCOMPARE(t(Op::get("CumOp", {{"axis", nullptr}}), {x}), QString("float32[24]"));
+    }
+
+    void blasConvPoolRules() {
+        FunctionGraph g;
+        Variable* a = g.addInput(Type::parse("float32[8,16]"), "a");
+        Variable* b = g.addInput(Type::parse("float32[16,4]"), "b");
+        auto t = [&](const Op& op, std::vector<Variable*> in) { return QString::fromStdString(g.apply(op, in)->type().str()); };
+        QCOMPARE(t(Op::get("Dot22"), {a, b}), QString("float32[8,4]"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("Dot22"), {b, b}); }).contains("inner dimensions"));
+        Variable* z = g.addInput(Type::parse("float32[8,4]"), "z");
+        Variable* s = g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {1.0}));
+        QCOMPARE(t(Op::get("Gemm"), {z, s, a, b, s}), QString("float32[8,4]"));
+        Variable* img = g.addInput(Type::parse("float32[1,3,224,224]"), "img");
+        Variable* w = g.addInput(Type::parse("float32[64,3,7,7]"), "w");
+        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", {3, 3}}, {"subsample", {2, 2}}}), {img, w}), QString("float32[1,64,112,112]"));
+        Variable* wg = g.addInput(Type::parse("float32[32,1,3,3]"), "wg");
+        Variable* f = g.addInput(Type::parse("float32[1,32,10,10]"), "f");
+        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", "half"}, {"num_groups", 32}}), {f, wg}), QString("float32[1,32,10,10]"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("AbstractConv2d"), {img, wg}); }).contains("channels"));
+        Variable* p = g.addInput(Type::parse("float32[1,64,112,112]"), "p");
+        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}}), {p}), QString("float32[1,64,56,56]"));
+        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"ignore_border", false}}), {g.addInput(Type::parse("float32[1,1,6,6]"))}), QString("float32[1,1,3,3]"));
+        QCOMPARE(t(Op::get("BatchedDot"), {g.addInput(Type::parse("float32[4,2,3]")), g.addInput(Type::parse("float32[4,3,5]"))}), QString("float32[4,2,5]"));
+        QVERIFY(errorOf([&] { g.makeApply(Op::get("BatchNormInference"), {p, p}); }).contains("takes 5 inputs, got 2"));
+    }
+
+    void transfersAndGpuKinds() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[2,3]"), "x");
+        Variable* xg = g.apply(Op::get("GpuFromHost"), {x});
+        QCOMPARE(QString::fromStdString(xg->type().str()), QString("float32[2,3]@gpu"));
+        QVERIFY(errorOf([&] { g.apply(Op::get("GpuFromHost"), {xg}); }).contains("already on gpu"));
+        QCOMPARE(QString::fromStdString(g.apply(Op::get("HostFromGpu"), {xg})->type().str()), QString("float32[2,3]"));
+        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuToGpu", {{"context", "dev1"}}), {xg})->type().str()), QString("float32[2,3]@gpu:dev1"));
+        // GpuAlloc: value on the GPU, shape scalars on the host.
+        Variable* v = g.apply(Op::get("GpuFromHost"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0}))});
+        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuAlloc", {{"memset_0", true}}), {v, scalarInt(g, 5)})->type().str()), QString("float32[5]@gpu"));
+        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuAllocEmpty", {{"dtype", "float16"}, {"context", "dev1"}}), {scalarInt(g, 5)})->type().str()), QString("float16[5]@gpu:dev1"));
+        // Shape and Shape_i read a GPU variable's shape and stay on the host.
+        QCOMPARE(QString::fromStdString(g.apply(Op::get("Shape_i", {{"i", 1}}), {xg})->type().str()), QString("int64[]"));
+        // Every host kind with a lifter has a registered GPU kind that mirrors it.
+        for (const auto& k : OpRegistry::instance().kinds()) {
+            const OpKindInfo* info = OpRegistry::instance().find(k);
+            if (info->gpuCounterpart.empty()) continue;
+            const OpKindInfo* gpu = OpRegistry::instance().find(info->gpuCounterpart);
+            QVERIFY2(gpu && gpu->gpu, k.c_str());
+            if (gpu->hostCounterpart == k) QCOMPARE(gpu->minInputs, info->minInputs);
+        }
+    }
+
+    void replaceAndPrune() {
+        FunctionGraph g;
+        Recorder rec;
+        Variable* x = g.addInput(Type::parse("float32[?]"), "x");
+        Variable* y = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}, "e");
+        Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {y}, "n");
+        g.setOutputs({z});
+        QCOMPARE(g.nodeCount(), std::size_t(2));
+        g.addObserver(&rec);
+        const NodeId expId = y->owner()->id();
+        Variable* t = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {x});
+        g.replace(y, t, "test_rewrite");
+        QCOMPARE(g.nodeCount(), std::size_t(2));
+        QVERIFY(!g.node(expId)->inGraph());
+        QCOMPARE(rec.log, QStringList({QString("import %1 test_rewrite").arg(t->owner()->id()),
+                                       QString("change %1:0 test_rewrite").arg(z->owner()->id()),
+                                       QString("prune %1 test_rewrite").arg(expId)}));
+        // ids are never reused
+        Variable* w = g.apply(Op::get("Elemwise", {{"scalar", "sqr"}}), {x});
+        QVERIFY(w->owner()->id() > t->owner()->id());
+        QCOMPARE(g.node(expId)->op().str(), std::string("Elemwise{exp}"));
+        // Replacing by a variable built from the replaced one keeps the new node's own use.
+        Variable* t2 = g.apply(Op::get("Elemwise", {{"scalar", "abs"}}), {t});
+        g.replace(t, t2, "wrap");
+        QCOMPARE(z->owner()->input(0), t2);
+        QCOMPARE(t2->owner()->input(0), t);
+        QCOMPARE(g.nodeCount(), std::size_t(3));
+    }
+
+    void rejectedReplacementRollsBack() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* a = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x});
+        Variable* b = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {a});
+        Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b});
+        g.setOutputs({c});
+        const auto before = g.fingerprint();
+        const auto nodes = g.nodeCount();
+        Recorder rec;
+        g.addObserver(&rec);
+        // type change
+        Variable* wrong = g.apply(Op::get("Elemwise", {{"scalar", "cast"}, {"dtype", "float64"}}), {x});
+        QVERIFY(errorOf([&] { g.replace(a, wrong, "bad_type"); }).contains("type mismatch"));
+        QCOMPARE(g.fingerprint(), before);
+        // cycle: replace a by something computed from b (which consumes a)
+        Variable* cyc = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {b});
+        QVERIFY(errorOf([&] { g.replace(a, cyc, "cycle"); }).contains("cycle"));
+        QCOMPARE(g.fingerprint(), before);
+        QCOMPARE(g.nodeCount(), nodes);
+        // replaceAllValidate: first pair fine, second creates a type error -> all rolled back
+        Variable* ok = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {x});
+        QVERIFY(errorOf([&] { g.replaceAllValidate({{a, ok}, {b, wrong}}, "pair"); }).contains("type mismatch"));
+        QCOMPARE(g.fingerprint(), before);
+        QCOMPARE(g.nodeCount(), nodes);
+        QCOMPARE(c->owner()->input(0), a);
+        QVERIFY(rec.log.filter("revert: pair").size() >= 2); // observers saw the rollback
+        g.replaceAllValidate({{a, ok}}, "good");
+        QVERIFY(g.fingerprint() != before);
+        g.validate();
+    }
+
+    void fingerprintIsStructural() {
+        auto build = [](bool swap) {
+            auto g = std::make_unique<FunctionGraph>();
+            Variable* x = g->addInput(Type::parse("float32[3]"), "x");
+            Variable* two = g->addConstant(TensorData::fromDoubles(DType::Float32, {}, {2.0}));
+            Variable* d = g->apply(Op::get("DimShuffle", {{"order", {"x"}}}), {two});
+            Variable* y = g->apply(Op::get("Elemwise", {{"scalar", swap ? "mul" : "add"}}), {x, d}, "y");
+            g->setOutputs({y});
+            return g;
+        };
+        QCOMPARE(build(false)->fingerprint(), build(false)->fingerprint());
+        QVERIFY(build(false)->fingerprint() != build(true)->fingerprint());
+    }
+
+    void debugprintTheanoFormat() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[?,?]"), "x");
+        Variable* y = g.addInput(Type::parse("float32[?,?]"), "y");
+        Variable* two = g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {2.0}));
+        Variable* d = g.apply(Op::get("DimShuffle", {{"order", {"x", "x"}}}), {two});
+        Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, y}, "z");
+        z->setName("z");
+        Variable* m = g.apply(Op::get("Elemwise", {{"scalar", "mul"}}), {d, z});
+        Variable* out = g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {m, z});
+        g.setOutputs({out});
+        const QString expected =
+            "Elemwise{sub} [id A] '' 3\n"
+            " |Elemwise{mul} [id B] '' 2\n"
+            " | |DimShuffle{x,x} [id C] '' 0\n"
+            " | | |TensorConstant{2.0} [id D]\n"
+            " | |Elemwise{add} [id E] 'z' 1\n"
+            " |   |x [id F]\n"
+            " |   |y [id G]\n"
+            " |Elemwise{add} [id E]\n";
+        QCOMPARE(QString::fromStdString(debugprint(g)), expected);
+        DebugPrintOptions o;
+        o.printType = true;
+        o.printToposort = false;
+        QVERIFY(QString::fromStdString(debugprint(g, o)).contains("x [id F] <float32[?,?]>"));
+    }
+
+    void longChainIsIterative() {
+        // 20,000-node chain and a 100,000-node graph: no recursion anywhere.
+        FunctionGraph g;
+        Variable* v = g.addInput(Type::parse("float32[8]"), "x");
+        for (int i = 0; i < 20000; ++i) v = g.apply(Op::get("Elemwise", {{"scalar", i % 2 ? "exp" : "neg"}}), {v});
+        g.setOutputs({v});
+        QCOMPARE(g.nodeCount(), std::size_t(20000));
+        QCOMPARE(g.toposort().size(), std::size_t(20000));
+        QCOMPARE(g.toposort().front()->op().str(), std::string("Elemwise{neg}"));
+        QVERIFY(g.fingerprint() != 0);
+        const std::string dp = debugprint(g);
+        QCOMPARE(std::count(dp.begin(), dp.end(), '\n'), 20001L);
+        g.validate();
+        FunctionGraph big;
+        Variable* x = big.addInput(Type::parse("float32[8]"), "x");
+        std::vector<Variable*> layer{x};
+        for (int i = 0; i < 100000; ++i) {
+            Variable* a = layer[static_cast<std::size_t>(i) % layer.size()];
+            Variable* b = layer[(static_cast<std::size_t>(i) * 7 + 3) % layer.size()];
+            layer.push_back(big.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b}));
+        }
+        big.setOutputs({layer.back()});
+        QVERIFY(big.nodeCount() > 1000);
+        QCOMPARE(big.toposort().size(), big.nodeCount());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestIr)
+#include "tst_ir.moc"
