@@ -261,17 +261,21 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         std::optional<std::vector<Type>> declared;
         bool anyTyped = false;
         for (const auto& o : outs) anyTyped |= o.is_object() && o.contains("type");
+        // Some outputs typed, others not (op with a type rule): checked one by one after makeApply.
+        std::vector<std::pair<std::size_t, Type>> partial;
         if (anyTyped) {
             std::vector<Type> ts;
+            bool all = true;
             for (std::size_t k = 0; k < outs.size(); ++k) {
                 const std::string op2 = p + ".outputs[" + std::to_string(k) + "]";
                 if (!outs[k].is_object() || !outs[k].contains("type")) {
-                    if (op->info().infer) { ts.clear(); anyTyped = false; break; }
+                    if (op->info().infer) { all = false; continue; }
                     c.fail(op2, op->str() + " has no type rule: give every output a type");
                 }
                 ts.push_back(parseTypeAt(c, outs[k]["type"], op2 + ".type"));
+                partial.emplace_back(k, ts.back());
             }
-            if (anyTyped) declared = std::move(ts);
+            if (all) { declared = std::move(ts); partial.clear(); }
         }
         Apply* node = nullptr;
         try {
@@ -281,6 +285,12 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         }
         if (static_cast<std::size_t>(node->nout()) != outs.size())
             c.fail(p + ".outputs", op->str() + " has " + std::to_string(node->nout()) + " output(s), " + std::to_string(outs.size()) + " listed");
+        for (const auto& [k, t] : partial) {
+            Variable* o = node->output(static_cast<int>(k));
+            if (!o->type().compatible(t))
+                c.fail(p + ".outputs[" + std::to_string(k) + "]", op->str() + ": type mismatch on output " + std::to_string(k) + ": declared " + t.str() + ", inferred " + o->type().str());
+            g->refineType(o, t);
+        }
         for (std::size_t k = 0; k < outs.size(); ++k) {
             const std::string name = outs[k].is_object() ? outs[k]["name"].get<std::string>() : outs[k].get<std::string>();
             node->output(static_cast<int>(k))->setName(name);

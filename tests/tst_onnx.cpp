@@ -1,0 +1,474 @@
+// ONNX import: every corpus model, opset-dependent mappings, external data, bad models.
+#include <passlens/io/GraphLoader.h>
+#include <passlens/ir/Error.h>
+#include <passlens/ir/FunctionGraph.h>
+#include <passlens/onnx/OnnxImporter.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+using namespace passlens;
+
+namespace {
+const std::string kCorpus = PASSLENS_CORPUS_DIR;
+
+std::string corpus(const std::string& f) { return kCorpus + "/" + f; }
+
+onnx::ModelProto readModel(const std::string& path) {
+    onnx::ModelProto m;
+    std::ifstream in(path, std::ios::binary);
+    m.ParseFromIstream(&in);
+    return m;
+}
+
+// Op kinds the importer must produce for one ONNX node of a CNN (OPS.md import rules):
+// Conv -> AbstractConv2d (+ DimShuffle and Elemwise{add} for the bias), Gemm -> Alloc (of C)
+// + Gemm (+ DimShuffle per transposed operand), GlobalAveragePool -> CAReduce + Elemwise{true_div}
+// + DimShuffle of the count + DimShuffle back to 4-D, ...
+std::map<std::string, int> expectedCnnCounts(const onnx::ModelProto& m) {
+    std::map<std::string, int> c;
+    for (const auto& n : m.graph().node()) {
+        const std::string& t = n.op_type();
+        auto attr = [&](const char* name) {
+            for (const auto& a : n.attribute())
+                if (a.name() == name) return a.i();
+            return std::int64_t(0);
+        };
+        if (t == "Conv") {
+            ++c["AbstractConv2d"];
+            if (n.input_size() > 2) { ++c["DimShuffle"]; ++c["Elemwise"]; }
+        } else if (t == "Relu" || t == "Add" || t == "Clip") {
+            ++c["Elemwise"];
+        } else if (t == "MaxPool") {
+            ++c["Pool"];
+        } else if (t == "GlobalAveragePool") {
+            ++c["CAReduce"]; ++c["Elemwise"]; c["DimShuffle"] += 2;
+        } else if (t == "Flatten") {
+            ++c["Flatten"];
+        } else if (t == "Concat") {
+            ++c["Join"];
+        } else if (t == "Gemm") {
+            ++c["Gemm"]; ++c["Alloc"];
+            c["DimShuffle"] += static_cast<int>(attr("transA") + attr("transB"));
+        } else if (t != "Constant") {
+            c["unexpected " + t]++;
+        }
+    }
+    return c;
+}
+
+template <class F> QString errorOf(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+// Small synthetic models.
+struct ModelBuilder {
+    onnx::ModelProto m;
+    explicit ModelBuilder(int opset, std::int64_t ir = 7) {
+        m.set_ir_version(ir);
+        auto* os = m.add_opset_import();
+        os->set_domain("");
+        os->set_version(opset);
+        m.mutable_graph()->set_name("synthetic");
+    }
+    void input(const std::string& name, std::vector<std::int64_t> dims, int type = onnx::TensorProto::FLOAT) {
+        auto* vi = m.mutable_graph()->add_input();
+        vi->set_name(name);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(type);
+        for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    void output(const std::string& name, std::vector<std::int64_t> dims, int type = onnx::TensorProto::FLOAT) {
+        auto* vi = m.mutable_graph()->add_output();
+        vi->set_name(name);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(type);
+        for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(d));
+    }
+    onnx::TensorProto* initInt64(const std::string& name, std::vector<std::int64_t> vals) {
+        auto* t = m.mutable_graph()->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(static_cast<std::int64_t>(vals.size()));
+        for (auto v : vals) t->add_int64_data(v);
+        return t;
+    }
+    onnx::NodeProto* node(const std::string& type, std::vector<std::string> ins, std::vector<std::string> outs, const std::string& name = {}) {
+        auto* n = m.mutable_graph()->add_node();
+        n->set_op_type(type);
+        n->set_name(name);
+        for (auto& i : ins) n->add_input(i);
+        for (auto& o : outs) n->add_output(o);
+        return n;
+    }
+    static void intsAttr(onnx::NodeProto* n, const std::string& name, std::vector<std::int64_t> v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INTS);
+        for (auto x : v) a->add_ints(x);
+    }
+    static void floatAttr(onnx::NodeProto* n, const std::string& name, float v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::FLOAT);
+        a->set_f(v);
+    }
+    LoadedGraph import(const std::string& dir = ".") const {
+        return importOnnxBytes(m.SerializeAsString(), "synthetic.onnx", dir);
+    }
+};
+
+QString kinds(const FunctionGraph& g) {
+    QStringList k;
+    for (const Apply* n : g.toposort()) k << QString::fromStdString(n->op().kind());
+    return k.join(' ');
+}
+
+QString text(const std::map<std::string, int>& m) {
+    QStringList out;
+    for (const auto& [k, n] : m) out << QString("%1=%2").arg(QString::fromStdString(k)).arg(n);
+    return out.join(' ');
+}
+} // namespace
+
+class TestOnnx : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        if (!QFile::exists(QString::fromStdString(corpus("MANIFEST.md"))))
+            QSKIP("corpus not found at PASSLENS_CORPUS_DIR");
+    }
+
+    void cnnModels_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("nodes");
+        QTest::newRow("resnet18") << "resnet18.onnx" << 94;
+        QTest::newRow("squeezenet1_1") << "squeezenet1_1.onnx" << 120;
+        QTest::newRow("mobilenet_v2") << "mobilenet_v2.onnx" << 209;
+        QTest::newRow("mlp") << "mlp.onnx" << 12;
+    }
+    void cnnModels() {
+        QFETCH(QString, file);
+        QFETCH(int, nodes);
+        const std::string path = corpus(file.toStdString());
+        LoadedGraph lg = loadGraphFile(path);
+        QCOMPARE(lg.format, std::string("onnx"));
+        QVERIFY(lg.warnings.empty());
+        const auto expected = expectedCnnCounts(readModel(path));
+        const auto actual = lg.graph->opCounts();
+        QCOMPARE(text(actual), text(expected));
+        int sum = 0;
+        for (auto& [k, n] : expected) sum += n;
+        QCOMPARE(static_cast<int>(lg.graph->nodeCount()), sum);
+        QCOMPARE(static_cast<int>(lg.graph->nodeCount()), nodes);
+        lg.graph->validate();
+        // Initializers become constants, never graph inputs.
+        QCOMPARE(lg.graph->inputs().size(), std::size_t(1));
+        // every initializer is a graph constant used by the graph, under its ONNX name
+        const auto m = readModel(path);
+        std::set<std::string> constNames;
+        for (const Variable* v : lg.graph->constants()) constNames.insert(v->name());
+        for (const auto& init : m.graph().initializer()) QVERIFY2(constNames.count(init.name()), init.name().c_str());
+    }
+
+    void resnet18Shapes() {
+        LoadedGraph lg = loadGraphFile(corpus("resnet18.onnx"));
+        const FunctionGraph& g = *lg.graph;
+        QCOMPARE(g.outputs()[0]->type().str(), std::string("float32[1,1000]"));
+        const auto& topo = g.toposort();
+        // every intermediate type is static after shape inference + our type rules
+        for (const Apply* n : topo)
+            for (const Variable* v : n->outputs()) QVERIFY2(v->type().isStatic(), v->type().str().c_str());
+        const Apply* pool = nullptr;
+        for (const Apply* n : topo)
+            if (n->op().kind() == "Pool") pool = n;
+        QVERIFY(pool);
+        QCOMPARE(pool->output()->type().str(), std::string("float32[1,64,56,56]"));
+        QVERIFY(pool->op().attrs()["ws"] == nlohmann::json({3, 3}));
+    }
+
+    void transformer() {
+        LoadedGraph lg = loadGraphFile(corpus("transformer_encoder_layer.onnx"));
+        const auto c = lg.graph->opCounts();
+        QCOMPARE(lg.graph->nodeCount(), std::size_t(91));
+        QCOMPARE(c.at("Softmax"), 1);
+        QCOMPARE(c.at("BatchedDot"), 2); // the two attention MatMuls of rank 3
+        QCOMPARE(c.at("Dot"), 3);        // the 3-D x 2-D MatMuls, through Reshape as tensordot
+        QCOMPARE(c.at("CAReduce"), 4);   // the four ReduceMeans of the two LayerNorms
+        QCOMPARE(c.at("Gemm"), 1);
+        QVERIFY(!c.count("OnnxSlice")); // Slice with computed bounds is Subtensor{int64:int64:}
+        for (const auto& [k, n] : c) QVERIFY2(!k.starts_with("Onnx"), k.c_str());
+        QCOMPARE(lg.graph->outputs()[0]->type().str(), std::string("float32[2,16,64]"));
+    }
+
+    void lstmKeepsOnnxLstm() {
+        LoadedGraph lg = loadGraphFile(corpus("lstm.onnx"));
+        const auto c = lg.graph->opCounts();
+        QCOMPARE(c.at("OnnxLSTM"), 1);
+        QCOMPARE(lg.graph->nodeCount(), std::size_t(21));
+        QCOMPARE(lg.graph->outputs().size(), std::size_t(3));
+        const Apply* lstm = nullptr;
+        for (const Apply* n : lg.graph->toposort())
+            if (n->op().kind() == "OnnxLSTM") lstm = n;
+        QCOMPARE(lstm->op().attrs()["hidden_size"].get<int>(), 64);
+        QCOMPARE(lstm->nout(), 3);
+        QCOMPARE(lstm->output(0)->type().str(), std::string("float32[10,1,1,64]"));
+        // The zero initial state (Shape -> Gather -> Unsqueeze -> Concat -> Expand) is Alloc of
+        // Shape_i, as Theano would build it.
+        QCOMPARE(c.at("Alloc"), 2);
+        QCOMPARE(c.at("Shape_i"), 2);
+    }
+
+    void shapeOps() {
+        LoadedGraph lg = loadGraphFile(corpus("shape_ops.onnx"));
+        const auto c = lg.graph->opCounts();
+        QCOMPARE(lg.graph->nodeCount(), std::size_t(29));
+        QCOMPARE(c.at("Split"), 1);
+        QCOMPARE(c.at("Join"), 1);
+        QCOMPARE(c.at("AdvancedSubtensor1"), 1); // index_select on axis 1, moved to the front
+        for (const auto& [k, n] : c) QVERIFY2(!k.starts_with("Onnx"), k.c_str());
+        QCOMPARE(lg.graph->outputs()[0]->type().str(), std::string("float32[2,120]"));
+        QCOMPARE(lg.graph->outputs()[2]->type().str(), std::string("float32[30,2,4]"));
+    }
+
+    void paddleOcrConstantsAndOnnxOps() {
+        LoadedGraph lg = loadGraphFile(corpus("ch_PP-OCRv4_det_infer.onnx"));
+        const auto c = lg.graph->opCounts();
+        QCOMPARE(c.at("AbstractConv2d"), 62);
+        QCOMPARE(c.at("BatchNormInference"), 3);
+        QCOMPARE(c.at("OnnxResize"), 6);
+        QCOMPARE(c.at("OnnxConvTranspose"), 2);
+        QCOMPARE(c.at("CAReduce"), 10); // GlobalAveragePool over dynamic H, W divides by Shape_i
+        QCOMPARE(c.at("Shape_i"), 20);
+        QCOMPARE(lg.graph->nodeCount(), std::size_t(656));
+        // weights live in Constant nodes (0 initializers): they are graph constants
+        std::size_t elements = 0;
+        for (const Variable* v : lg.graph->constants()) elements += static_cast<std::size_t>(v->constant()->numElements());
+        QVERIFY(elements > 1170000);
+        QCOMPARE(lg.graph->inputs()[0]->type().str(), std::string("float32[?,3,?,?]"));
+        const Apply* resize = nullptr;
+        for (const Apply* n : lg.graph->toposort())
+            if (n->op().kind() == "OnnxResize") resize = n;
+        QCOMPARE(resize->op().attrs()["mode"].get<std::string>(), std::string("nearest"));
+    }
+
+    void sileroNestedGraphs() {
+        LoadedGraph lg = loadGraphFile(corpus("silero_vad_legacy.onnx"));
+        const FunctionGraph& g = *lg.graph;
+        QCOMPARE(kinds(g), QString("Elemwise OnnxIf"));
+        const Apply* ifNode = g.toposort()[1];
+        const auto& subs = ifNode->op().subgraphs();
+        QCOMPARE(subs.size(), std::size_t(2));
+        const auto outer = ifNode->op().attrs()["outer_scope"];
+        QVERIFY(outer.size() >= 68); // the branches use the top-level initializers through outer scope
+        QCOMPARE(ifNode->nin(), 1 + static_cast<int>(outer.size()));
+        QCOMPARE(ifNode->op().attrs()["n_onnx_inputs"].get<int>(), 1);
+        for (const Subgraph& s : subs) {
+            for (const Variable* in : s.graph->inputs()) {
+                bool listed = false;
+                for (const auto& n : outer) listed |= n.get<std::string>() == in->name();
+                QVERIFY2(listed, in->name().c_str());
+            }
+            QVERIFY(s.graph->nodeCount() > 0);
+        }
+        QCOMPARE(ifNode->nout(), 3);
+    }
+
+    void opsetDependentAttributes() {
+        // Clip: attributes in opset 9, inputs from opset 11; Unsqueeze/Squeeze/ReduceSum/Split:
+        // attributes before opset 13, inputs after.
+        for (int opset : {9, 11, 13, 17}) {
+            ModelBuilder b(opset);
+            b.input("x", {2, 6});
+            auto* clip = b.node("Clip", {"x"}, {"c"});
+            if (opset < 11) {
+                ModelBuilder::floatAttr(clip, "min", 0.0f);
+                ModelBuilder::floatAttr(clip, "max", 6.0f);
+            } else {
+                auto* lo = b.m.mutable_graph()->add_initializer();
+                lo->set_name("lo"); lo->set_data_type(onnx::TensorProto::FLOAT); lo->add_float_data(0.0f);
+                auto* hi = b.m.mutable_graph()->add_initializer();
+                hi->set_name("hi"); hi->set_data_type(onnx::TensorProto::FLOAT); hi->add_float_data(6.0f);
+                clip->add_input("lo");
+                clip->add_input("hi");
+            }
+            auto* unsq = b.node("Unsqueeze", {"c"}, {"u"});
+            auto* split = b.node("Split", {"u"}, {"s0", "s1"});
+            auto* red = b.node("ReduceSum", {"s0"}, {"r"});
+            if (opset < 13) {
+                ModelBuilder::intsAttr(unsq, "axes", {0});
+                ModelBuilder::intsAttr(split, "split", {2, 4});
+                ModelBuilder::intsAttr(red, "axes", {2});
+            } else {
+                b.initInt64("ax0", {0});
+                unsq->add_input("ax0");
+                b.initInt64("sizes", {2, 4});
+                split->add_input("sizes");
+                b.initInt64("ax2", {2});
+                red->add_input("ax2");
+            }
+            {
+                auto* a = split->add_attribute();
+                a->set_name("axis"); a->set_type(onnx::AttributeProto::INT); a->set_i(2);
+            }
+            b.output("r", {0, 1, 2});
+            b.output("s1", {0, 1, 2});
+            LoadedGraph lg = b.import();
+            const FunctionGraph& g = *lg.graph;
+            QCOMPARE(kinds(g), QString("Elemwise DimShuffle Split CAReduce DimShuffle"));
+            const Apply* c = g.toposort()[0];
+            QCOMPARE(c->op().str(), std::string("Elemwise{clip{0.0,6.0}}"));
+            QCOMPARE(g.toposort()[1]->op().str(), std::string("DimShuffle{x,0,1}"));
+            QCOMPARE(g.outputs()[0]->type().str(), std::string("float32[1,2,1]"));
+            QCOMPARE(g.outputs()[1]->type().str(), std::string("float32[1,2,4]"));
+        }
+    }
+
+    void unsortedUnnamedDuplicateNodes() {
+        ModelBuilder b(13);
+        b.input("x", {3});
+        b.node("Relu", {"b"}, {"y"}, "dup");
+        b.node("Neg", {"a"}, {"b"}, "dup");
+        b.node("Exp", {"x"}, {"a"}, "");
+        b.output("y", {0});
+        LoadedGraph lg = b.import();
+        QCOMPARE(kinds(*lg.graph), QString("Elemwise Elemwise Elemwise"));
+        const auto& t = lg.graph->toposort();
+        QCOMPARE(t[0]->op().str(), std::string("Elemwise{exp}"));
+        QCOMPARE(t[1]->name(), std::string("dup"));
+        QCOMPARE(t[2]->name(), std::string("dup"));
+        QVERIFY(t[1]->id() != t[2]->id());
+    }
+
+    void unusedDomainsAndNewerVersions() {
+        ModelBuilder b(13);
+        auto* ms = b.m.add_opset_import();
+        ms->set_domain("com.microsoft");
+        ms->set_version(1);
+        b.input("x", {3});
+        b.node("Relu", {"x"}, {"y"});
+        b.output("y", {0});
+        QCOMPARE(b.import().graph->nodeCount(), std::size_t(1));
+        ModelBuilder nb(onnxLatestKnownOpset() + 3, 99);
+        nb.input("x", {3});
+        nb.node("Relu", {"x"}, {"y"});
+        nb.output("y", {0});
+        LoadedGraph lg = nb.import();
+        QCOMPARE(lg.graph->nodeCount(), std::size_t(1));
+        QCOMPARE(lg.warnings.size(), std::size_t(1));
+        QVERIFY(QString::fromStdString(lg.warnings[0]).contains("newer than libonnx knows"));
+    }
+
+    void externalData() {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        auto build = [&] {
+            ModelBuilder b(13);
+            b.input("x", {2});
+            auto* w = b.m.mutable_graph()->add_initializer();
+            w->set_name("w");
+            w->set_data_type(onnx::TensorProto::FLOAT);
+            w->add_dims(2);
+            w->set_data_location(onnx::TensorProto::EXTERNAL);
+            auto* loc = w->add_external_data();
+            loc->set_key("location");
+            loc->set_value("weights.bin");
+            auto* off = w->add_external_data();
+            off->set_key("offset");
+            off->set_value("4");
+            b.node("Add", {"x", "w"}, {"y"});
+            b.output("y", {0});
+            return b;
+        };
+        // missing file: the graph loads, the constant is marked missing, a warning names it
+        LoadedGraph missing = build().import(d);
+        QCOMPARE(missing.graph->nodeCount(), std::size_t(1));
+        const Variable* w = missing.graph->toposort()[0]->input(1);
+        QVERIFY(w->isConstant());
+        QVERIFY(!w->constant()->loaded());
+        QVERIFY(QString::fromStdString(w->constant()->missing).contains("weights.bin"));
+        int naming = 0;
+        for (const auto& wmsg : missing.warnings) naming += QString::fromStdString(wmsg).contains("tensor 'w'");
+        QCOMPARE(naming, 1);
+        // present file, read at the offset
+        {
+            std::ofstream f(d + "/weights.bin", std::ios::binary);
+            const float vals[3] = {9.0f, 1.5f, -2.0f};
+            f.write(reinterpret_cast<const char*>(vals), sizeof vals);
+        }
+        LoadedGraph ok = build().import(d);
+        const Variable* w2 = ok.graph->toposort()[0]->input(1);
+        QVERIFY(w2->constant()->loaded());
+        QCOMPARE(w2->constant()->at(0), 1.5);
+        QCOMPARE(w2->constant()->at(1), -2.0);
+        QVERIFY(ok.warnings.empty());
+    }
+
+    void badModels() {
+        {
+            ModelBuilder b(13);
+            b.input("x", {3});
+            b.node("Relu", {"nope"}, {"y"}, "r1");
+            b.output("y", {0});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e.contains("synthetic.onnx") && e.contains("'r1'") && e.contains("'nope'"), qPrintable(e));
+        }
+        {
+            ModelBuilder b(13);
+            b.input("x", {3});
+            b.node("Add", {"x", "c"}, {"a"}, "n_a");
+            b.node("Relu", {"a"}, {"b"}, "n_b");
+            b.node("Neg", {"b"}, {"c"}, "n_c");
+            b.output("c", {0});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e.contains("cycle") && e.contains("n_a") && e.contains("n_b") && e.contains("n_c"), qPrintable(e));
+        }
+        {
+            ModelBuilder b(13);
+            b.input("x", {3});
+            b.node("Relu", {"x"}, {"y"}, "first");
+            b.node("Neg", {"x"}, {"y"}, "second");
+            b.output("y", {0});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e.contains("synthetic.onnx") && e.contains("'y'") && (e.contains("produced twice") || e.contains("multiple times")), qPrintable(e));
+        }
+        {
+            ModelBuilder b(13);
+            b.input("x", {2, 3});
+            b.input("z", {4, 3});
+            b.node("Add", {"x", "z"}, {"y"}, "badadd");
+            b.output("y", {0});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e.contains("badadd") || e.contains("checker"), qPrintable(e));
+        }
+        QVERIFY(errorOf([] { importOnnxBytes("<!DOCTYPE html><html></html>", "page.onnx", "."); }).contains("page.onnx"));
+        const QString e = errorOf([] { importOnnxBytes(std::string("\x08\x07\x12", 3), "short.onnx", "."); });
+        QVERIFY2(e.contains("short.onnx"), qPrintable(e));
+    }
+
+    void truncatedCorpusModel() {
+        std::ifstream in(corpus("lstm.onnx"), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        int rejected = 0;
+        for (std::size_t cut : {std::size_t(1), std::size_t(10), std::size_t(100), std::size_t(1000), bytes.size() / 3, bytes.size() / 2, bytes.size() - 100, bytes.size() - 1}) {
+            const QString e = errorOf([&] { importOnnxBytes(bytes.substr(0, cut), "cut.onnx", "."); });
+            QVERIFY2(e.startsWith("cut.onnx: "), qPrintable(QString("cut at %1: %2").arg(cut).arg(e)));
+            ++rejected;
+        }
+        QCOMPARE(rejected, 8);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestOnnx)
+#include "tst_onnx.moc"
