@@ -85,6 +85,8 @@ std::shared_ptr<TensorData> constantValue(const Ctx& c, const json& v, const Typ
         if (v.contains("fill")) {
             if (!t.isStatic()) c.fail(path, "a filled constant needs a static type, got " + t.str());
             const std::string fill = v["fill"].is_string() ? v["fill"].get<std::string>() : "";
+            if (v.contains("seed") && !v["seed"].is_number_unsigned())
+                c.fail(path + ".seed", "expected a non-negative integer, got " + v["seed"].dump());
             const std::uint64_t seed = v.value("seed", 0ull);
             std::vector<double> vals(static_cast<std::size_t>(t.numElements()));
             std::mt19937_64 rng(seed);
@@ -106,7 +108,8 @@ std::shared_ptr<TensorData> constantValue(const Ctx& c, const json& v, const Typ
         flattenValues(c, v, 0, t.dims(), probe, path);
         std::function<void(const json&)> walk = [&](const json& e) {
             if (e.is_array()) { for (const auto& x : e) walk(x); return; }
-            ints.push_back(e.is_number_integer() ? e.get<std::int64_t>() : static_cast<std::int64_t>(e.get<double>()));
+            ints.push_back(e.is_boolean() ? (e.get<bool>() ? 1 : 0)
+                           : e.is_number_integer() ? e.get<std::int64_t>() : static_cast<std::int64_t>(e.get<double>()));
         };
         walk(v);
         return TensorData::fromInts(t.dtype(), t.dims(), ints);
@@ -138,11 +141,22 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     auto g = std::make_unique<FunctionGraph>();
     g->name = doc.value("name", std::string());
     g->sourcePath = label;
+    // Where each name is defined, as (section, index, output index); the JSON path is only
+    // built for a message.
+    struct Def { char section; std::uint32_t index; std::uint32_t out; };
+    auto defPath = [](const Def& d) {
+        if (d.section == 'i') return "inputs[" + std::to_string(d.index) + "]";
+        if (d.section == 'c') return "constants[" + std::to_string(d.index) + "]";
+        return "nodes[" + std::to_string(d.index) + "].outputs[" + std::to_string(d.out) + "]";
+    };
+    const std::size_t expected = (doc.contains("nodes") && doc["nodes"].is_array() ? doc["nodes"].size() : 0) + 16;
     std::unordered_map<std::string, Variable*> vars;
-    std::unordered_map<std::string, std::string> definedAt;
-    auto define = [&](const std::string& name, Variable* v, const std::string& path) {
-        auto [it, ok] = definedAt.emplace(name, path);
-        if (!ok) c.fail(path, "variable '" + name + "' is defined twice (first at " + it->second + ")");
+    std::unordered_map<std::string, Def> definedAt;
+    vars.reserve(expected * 2);
+    definedAt.reserve(expected * 2);
+    auto define = [&](const std::string& name, Variable* v, Def d) {
+        auto [it, ok] = definedAt.emplace(name, d);
+        if (!ok) c.fail(defPath(d), "variable '" + name + "' is defined twice (first at " + defPath(it->second) + ")");
         vars[name] = v;
     };
 
@@ -157,7 +171,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
                 if (!ins[i]["tag"].is_object()) c.fail(p + ".tag", "expected an object");
                 v->tag = ins[i]["tag"];
             }
-            define(name, v, p);
+            define(name, v, {'i', static_cast<std::uint32_t>(i), 0});
         }
     }
     if (doc.contains("constants")) {
@@ -168,7 +182,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             const std::string name = needString(c, cs[i], "name", p);
             const Type t = parseTypeAt(c, need(c, cs[i], "type", p), p + ".type");
             auto data = constantValue(c, need(c, cs[i], "value", p), t, p + ".value");
-            define(name, g->addConstant(data, name, t.location()), p);
+            define(name, g->addConstant(data, name, t.location()), {'c', static_cast<std::uint32_t>(i), 0});
         }
     }
 
@@ -177,6 +191,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     const json& nodes = doc.contains("nodes") ? doc["nodes"] : empty;
     if (!nodes.is_array()) c.fail("nodes", "expected a list");
     std::unordered_map<std::string, std::size_t> producer;
+    producer.reserve(expected * 2);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const std::string p = "nodes[" + std::to_string(i) + "]";
         needString(c, nodes[i], "op", p);
@@ -189,8 +204,8 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             std::string name = outs[k].is_object() ? needString(c, outs[k], "name", op)
                                : outs[k].is_string() ? outs[k].get<std::string>() : std::string();
             if (name.empty()) c.fail(op, "expected a variable name or {\"name\", \"type\"}");
-            if (definedAt.count(name)) c.fail(op, "variable '" + name + "' is produced twice (also " + definedAt[name] + ")");
-            definedAt[name] = op;
+            auto [it, fresh] = definedAt.emplace(name, Def{'n', static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(k)});
+            if (!fresh) c.fail(op, "variable '" + name + "' is produced twice (also " + defPath(it->second) + ")");
             producer[name] = i;
         }
     }

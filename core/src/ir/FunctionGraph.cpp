@@ -157,15 +157,22 @@ Variable* FunctionGraph::variable(VarId id) const {
 void FunctionGraph::importVar(Variable* v, std::string_view reason) {
     if (!v->m_owner || v->m_owner->m_inGraph) return;
     // Iterative post-order DFS over owners not yet in the graph.
+    // Visit marks by epoch: no per-call allocation proportional to the graph.
+    if (m_mark.size() < m_nodes.size()) m_mark.resize(m_nodes.size() * 2, 0);
+    if (++m_epoch == 0) {
+        std::fill(m_mark.begin(), m_mark.end(), 0);
+        m_epoch = 1;
+    }
+    auto seen = [&](const Apply* a) -> std::uint32_t& { return m_mark[static_cast<std::size_t>(a->m_id)]; };
     std::vector<std::pair<Apply*, std::size_t>> stack{{v->m_owner, 0}};
-    std::unordered_set<Apply*> onStack{v->m_owner};
+    seen(v->m_owner) = m_epoch;
     while (!stack.empty()) {
         auto& [node, next] = stack.back();
         if (next < node->m_inputs.size()) {
             Variable* in = node->m_inputs[next++];
             Apply* o = in->m_owner;
-            if (o && !o->m_inGraph && !onStack.count(o)) {
-                onStack.insert(o);
+            if (o && !o->m_inGraph && seen(o) != m_epoch) {
+                seen(o) = m_epoch;
                 stack.push_back({o, 0});
             }
             continue;

@@ -873,6 +873,23 @@ std::vector<std::string> OpRegistry::kinds() const {
 }
 
 const Op& OpRegistry::intern(const std::string& kind, Attrs attrs, std::vector<Subgraph> subgraphs) {
+    // Fast path: the same (kind, attributes as given) was interned before.
+    std::string rawKey;
+    if (subgraphs.empty()) {
+        rawKey = kind + '\x1e' + attrs.dump();
+        std::lock_guard lock(m_mutex);
+        auto it = m_byRawKey.find(rawKey);
+        if (it != m_byRawKey.end()) return *it->second;
+    }
+    const Op& op = internSlow(kind, std::move(attrs), std::move(subgraphs));
+    if (!rawKey.empty()) {
+        std::lock_guard lock(m_mutex);
+        m_byRawKey.emplace(std::move(rawKey), &op);
+    }
+    return op;
+}
+
+const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vector<Subgraph> subgraphs) {
     const OpKindInfo* info = find(kind);
     if (!info) throw Error("unknown op kind '" + kind + "'");
     if (attrs.is_null()) attrs = json::object();

@@ -192,6 +192,8 @@ private:
     std::vector<UndoEntry> m_undo;
     bool m_recording = false;
     std::size_t m_liveNodes = 0;
+    std::vector<std::uint32_t> m_mark; // per node id: epoch of the last visit (importVar)
+    std::uint32_t m_epoch = 0;
     mutable std::vector<Apply*> m_topo;
     mutable bool m_topoValid = false;
 };

@@ -62,9 +62,11 @@ public:
 private:
     OpRegistry();
     void add(OpKindInfo info);
+    const Op& internSlow(const std::string& kind, Attrs attrs, std::vector<Subgraph> subgraphs);
     mutable std::mutex m_mutex;
     std::map<std::string, std::unique_ptr<OpKindInfo>> m_kinds;
     std::unordered_map<std::string, std::unique_ptr<Op>> m_ops;
+    std::unordered_map<std::string, const Op*> m_byRawKey; ///< attributes as given -> op
 };
 
 /// Theano's broadcasting of input shapes (a static dim of 1 broadcasts; unknown dims stay unknown

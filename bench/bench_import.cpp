@@ -1,0 +1,100 @@
+// Import speed and memory (issue: Foundation). Prints one line per measurement:
+//   bench_import [CORPUS_DIR]
+// - every corpus model: median wall time of 5 imports (checker + shape inference + mapping);
+// - resnet18.onnx: peak resident memory of the first import above the process baseline, against
+//   the file size (target <= 2x);
+// - a generated 100,000-node graph JSON: median load time of 3 (target <= 1 s).
+#include <passlens/io/GraphJson.h>
+#include <passlens/io/GraphLoader.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+// Resident set high-water mark and current size in KiB, from /proc/self/status.
+long procStatus(const char* key) {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(key, 0) == 0) return std::stol(line.substr(std::string(key).size()));
+    return -1;
+}
+
+void resetPeak() {
+    std::ofstream("/proc/self/clear_refs") << "5"; // resets VmHWM to the current RSS
+}
+
+template <class F> double median(int n, F&& f) {
+    std::vector<double> t;
+    for (int i = 0; i < n; ++i) {
+        auto a = std::chrono::steady_clock::now();
+        f();
+        t.push_back(seconds(a, std::chrono::steady_clock::now()));
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+std::string chainJson(int n) {
+    std::ostringstream os;
+    os << R"({"format": "passlens.graph", "version": 1, "name": "chain",)"
+       << R"( "inputs": [{"name": "x", "type": "float32[?,64]"}], "nodes": [)";
+    static const char* ops[] = {"exp", "neg", "tanh", "sigmoid"};
+    for (int i = 0; i < n; ++i) {
+        os << (i ? "," : "") << R"({"op": "Elemwise", "attrs": {"scalar": ")" << ops[i % 4]
+           << R"("}, "inputs": [")" << (i ? "v" + std::to_string(i - 1) : std::string("x"))
+           << R"("], "outputs": ["v)" << i << R"("]})";
+    }
+    os << R"(], "outputs": ["v)" << n - 1 << R"("]})";
+    return os.str();
+}
+} // namespace
+
+int main(int argc, char** argv) {
+    const std::filesystem::path dir = argc > 1 ? argv[1] : PASSLENS_CORPUS_DIR;
+    // resnet18 first, in a fresh process state, for the memory figure.
+    const auto resnet = dir / "resnet18.onnx";
+    if (std::filesystem::exists(resnet)) {
+        const long base = procStatus("VmRSS:");
+        resetPeak();
+        auto t0 = std::chrono::steady_clock::now();
+        auto g = passlens::loadGraphFile(resnet);
+        const double first = seconds(t0, std::chrono::steady_clock::now());
+        const long peak = procStatus("VmHWM:");
+        const double fileMiB = std::filesystem::file_size(resnet) / 1048576.0;
+        std::printf("resnet18.onnx first import: %.3f s, peak RSS %.1f MiB above baseline (file %.1f MiB, ratio %.2fx, target <= 2x)\n",
+                    first, (peak - base) / 1024.0, fileMiB, (peak - base) / 1024.0 / fileMiB);
+    }
+    std::vector<std::filesystem::path> models;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".onnx") models.push_back(e.path());
+    std::sort(models.begin(), models.end());
+    for (const auto& m : models) {
+        std::size_t nodes = 0;
+        const double t = median(5, [&] { nodes = passlens::loadGraphFile(m).graph->nodeCount(); });
+        std::printf("import %-32s %5zu nodes  median %.4f s  (target for resnet18: <= 0.5 s)\n", m.filename().c_str(), nodes, t);
+    }
+    const std::string text = chainJson(100000);
+    std::size_t nodes = 0;
+    std::vector<double> times;
+    for (int i = 0; i < 3; ++i) {
+        auto a = std::chrono::steady_clock::now();
+        passlens::LoadedGraph g = passlens::readGraphJsonText(text, "chain.graph.json", ".");
+        times.push_back(seconds(a, std::chrono::steady_clock::now()));
+        nodes = g.graph->nodeCount(); // g is destroyed here, outside the timed region
+    }
+    std::sort(times.begin(), times.end());
+    const double t = times[1];
+    std::printf("graph JSON %zu nodes (%.1f MiB): median load %.3f s (target <= 1 s)\n", nodes, text.size() / 1048576.0, t);
+    return 0;
+}
