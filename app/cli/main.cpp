@@ -62,6 +62,14 @@ int main(int argc, char** argv) {
     convert->add_option("--inline-limit", inlineLimit, "Constants with more elements go to .npy files")->capture_default_str();
     convert->add_flag("--json", asJson, "Print one JSON document on stdout");
 
+    if (argc > 1 && argv[1][0] != '-') {
+        bool known = false;
+        for (const auto* sub : app.get_subcommands({})) known |= sub->get_name() == argv[1];
+        if (!known) {
+            std::cerr << "error: unknown subcommand '" << argv[1] << "' (see passlens-cli --help)\n";
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -5,6 +5,8 @@
 #include "passlens/ir/Error.h"
 #include "passlens/ir/OpRegistry.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -50,7 +52,13 @@ void flattenValues(const Ctx& c, const json& v, std::size_t depth, const std::ve
                    std::vector<double>& out, const std::string& path) {
     if (depth == shape.size()) {
         if (v.is_boolean()) { out.push_back(v.get<bool>() ? 1.0 : 0.0); return; }
-        if (!v.is_number()) c.fail(path, "expected a number, got " + v.dump().substr(0, 40));
+        if (v.is_string()) { // non-finite values are written as strings (JSON has no NaN)
+            const std::string t = v.get<std::string>();
+            if (t == "nan") { out.push_back(std::numeric_limits<double>::quiet_NaN()); return; }
+            if (t == "inf") { out.push_back(std::numeric_limits<double>::infinity()); return; }
+            if (t == "-inf") { out.push_back(-std::numeric_limits<double>::infinity()); return; }
+        }
+        if (!v.is_number()) c.fail(path, "expected a number (or \"nan\", \"inf\", \"-inf\"), got " + v.dump().substr(0, 40));
         out.push_back(v.get<double>());
         return;
     }
@@ -400,6 +408,8 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
                     if (t.dtype == DType::Bool) return json(t.intAt(i) != 0);
                     if (isFloat(t.dtype) || isComplex(t.dtype)) {
                         const double x = t.at(i);
+                        if (std::isnan(x)) return json("nan");
+                        if (std::isinf(x)) return json(x > 0 ? "inf" : "-inf");
                         if (t.dtype == DType::Float32) return json(static_cast<double>(static_cast<float>(x)));
                         return json(x);
                     }

@@ -1,0 +1,333 @@
+// passlens-cli (CLI.md): runs the real executable on the corpus, on converted graphs and on bad
+// input, and checks exit codes, stdout (one JSON document with --json) and stderr messages.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+constexpr int kTimeoutMs = 120000;
+
+struct Run {
+    int exitCode = -1;
+    QProcess::ExitStatus exitStatus = QProcess::CrashExit;
+    QByteArray out;
+    QByteArray err;
+    bool finished = false;
+    QString describe() const {
+        return QString("exit %1 (%2)\nstdout: %3\nstderr: %4")
+            .arg(exitCode)
+            .arg(exitStatus == QProcess::NormalExit ? "normal" : "crash")
+            .arg(QString::fromUtf8(out.left(2000)), QString::fromUtf8(err.left(2000)));
+    }
+};
+
+Run runCli(const QStringList& args) {
+    QProcess p;
+    p.setProgram(QStringLiteral(PASSLENS_CLI));
+    p.setArguments(args);
+    p.start();
+    Run r;
+    if (!p.waitForStarted(kTimeoutMs)) return r;
+    r.finished = p.waitForFinished(kTimeoutMs);
+    if (!r.finished) {
+        p.kill();
+        p.waitForFinished(5000);
+    }
+    r.exitCode = p.exitCode();
+    r.exitStatus = p.exitStatus();
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QString corpusDir() { return QStringLiteral(PASSLENS_CORPUS_DIR); }
+QString corpusModel(const QString& name) { return QDir(corpusDir()).filePath(name); }
+
+const QStringList kCorpus = {"resnet18.onnx",          "mobilenet_v2.onnx", "squeezenet1_1.onnx",
+                             "mlp.onnx",               "transformer_encoder_layer.onnx",
+                             "lstm.onnx",              "shape_ops.onnx",    "ch_PP-OCRv4_det_infer.onnx",
+                             "silero_vad_legacy.onnx"};
+
+bool writeBytes(const QString& path, const QByteArray& bytes) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+    return f.write(bytes) == bytes.size();
+}
+
+QStringList nonEmptyLines(const QByteArray& text) {
+    QStringList lines = QString::fromUtf8(text).split('\n');
+    lines.removeAll(QString());
+    return lines;
+}
+
+// One valid JSON object on stdout (QJsonDocument rejects trailing garbage).
+QJsonObject parseJsonOut(const Run& r, bool* ok) {
+    QJsonParseError e;
+    const QJsonDocument d = QJsonDocument::fromJson(r.out, &e);
+    *ok = e.error == QJsonParseError::NoError && d.isObject();
+    return d.object();
+}
+} // namespace
+
+// A failed run: exit code exactly 1 (not a crash), nothing on stdout, and one or two lines on
+// stderr naming the file and containing `reason`.
+#define CHECK_FAILS(run, fileName, reason)                                                         \
+    do {                                                                                           \
+        const Run& r_ = (run);                                                                     \
+        QVERIFY2(r_.finished, qPrintable("timed out: " + r_.describe()));                          \
+        QVERIFY2(r_.exitStatus == QProcess::NormalExit, qPrintable(r_.describe()));                \
+        QVERIFY2(r_.exitCode == 1, qPrintable(r_.describe()));                                     \
+        QVERIFY2(r_.out.isEmpty(), qPrintable(r_.describe()));                                     \
+        const QStringList l_ = nonEmptyLines(r_.err);                                              \
+        QVERIFY2(l_.size() >= 1 && l_.size() <= 2, qPrintable(r_.describe()));                     \
+        QVERIFY2(QString::fromUtf8(r_.err).contains(QString(fileName)), qPrintable(r_.describe())); \
+        QVERIFY2(QString::fromUtf8(r_.err).contains(QString(reason)), qPrintable(r_.describe()));  \
+    } while (0)
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QVERIFY2(QFileInfo(QStringLiteral(PASSLENS_CLI)).isExecutable(), PASSLENS_CLI);
+    }
+
+    void inspectJsonCorpus_data() {
+        QTest::addColumn<QString>("model");
+        for (const QString& m : kCorpus) QTest::newRow(qPrintable(m)) << m;
+    }
+    void inspectJsonCorpus() {
+        QFETCH(QString, model);
+        if (!QDir(corpusDir()).exists()) QSKIP("ONNX corpus folder not found (PASSLENS_CORPUS_DIR)");
+        const QString path = corpusModel(model);
+        if (!QFileInfo::exists(path)) QSKIP(qPrintable("corpus model missing: " + path));
+        const Run r = runCli({"inspect", "--json", path});
+        QVERIFY2(r.finished && r.exitStatus == QProcess::NormalExit && r.exitCode == 0, qPrintable(r.describe()));
+        bool ok = false;
+        const QJsonObject j = parseJsonOut(r, &ok);
+        QVERIFY2(ok, qPrintable("stdout is not one JSON object: " + r.describe()));
+        for (const char* key : {"nodes", "inputs", "outputs", "op_counts", "toposort"})
+            QVERIFY2(j.contains(key), key);
+        QVERIFY(j["inputs"].isArray());
+        QVERIFY(j["outputs"].isArray());
+        QVERIFY(!j["outputs"].toArray().isEmpty());
+        const QJsonArray topo = j["toposort"].toArray();
+        const QJsonObject counts = j["op_counts"].toObject();
+        const int nodes = j["nodes"].toInt(-1);
+        QVERIFY(nodes > 0);
+        QCOMPARE(nodes, int(topo.size()));
+        int sum = 0;
+        for (auto it = counts.begin(); it != counts.end(); ++it) sum += it.value().toInt();
+        QCOMPARE(sum, nodes);
+        // op_counts is the histogram of toposort.
+        QMap<QString, int> hist;
+        for (const auto& k : topo) ++hist[k.toString()];
+        for (auto it = counts.begin(); it != counts.end(); ++it) QCOMPARE(hist.value(it.key()), it.value().toInt());
+
+        if (model == "resnet18.onnx") {
+            QCOMPARE(counts["AbstractConv2d"].toInt(), 20);
+            QCOMPARE(counts["Pool"].toInt(), 1);
+            QCOMPARE(counts["Gemm"].toInt(), 1);
+            QCOMPARE(counts["Flatten"].toInt(), 1);
+            QVERIFY(topo.contains(QJsonValue("Pool")));
+            // The first node is the stem conv, or a node of constants only: the importer's
+            // Alloc that broadcasts the fc bias into Gemm's z (no graph input reaches it).
+            QStringList order;
+            for (const auto& k : topo) order << k.toString();
+            QVERIFY2(QStringList({"DimShuffle", "AbstractConv2d", "Alloc"}).contains(order.first()), qPrintable(order.first()));
+            order.removeAll("Alloc");
+            QVERIFY2(order.first() == "DimShuffle" || order.first() == "AbstractConv2d", qPrintable(order.first()));
+            QVERIFY(order.indexOf("AbstractConv2d") < order.indexOf("Pool"));
+            QCOMPARE(order.last(), QString("Gemm"));
+        } else if (model == "lstm.onnx") {
+            QCOMPARE(counts["OnnxLSTM"].toInt(), 1);
+        } else if (model == "silero_vad_legacy.onnx") {
+            QCOMPARE(counts["OnnxIf"].toInt(), 1);
+            QVERIFY2(j["subgraphs"].toInt() > 0, qPrintable(r.describe()));
+        }
+    }
+
+    void inspectHuman() {
+        const QString path = QDir(QStringLiteral(PASSLENS_SOURCE_DIR)).filePath("resources/examples/transformer_encoder_layer.onnx");
+        QVERIFY2(QFileInfo::exists(path), qPrintable(path));
+        const Run r = runCli({"inspect", path});
+        QVERIFY2(r.finished && r.exitStatus == QProcess::NormalExit && r.exitCode == 0, qPrintable(r.describe()));
+        const QString out = QString::fromUtf8(r.out);
+        QVERIFY2(out.contains("[id A]"), qPrintable(out.left(2000)));
+        QVERIFY2(out.contains("\nOp kinds:\n"), qPrintable(out.right(2000)));
+        QVERIFY(out.contains("transformer_encoder_layer.onnx"));
+        QVERIFY2(nonEmptyLines(r.out).size() > 50, qPrintable(out.left(2000)));
+    }
+
+    void convertMlp() {
+        const QString model = corpusModel("mlp.onnx");
+        if (!QFileInfo::exists(model)) QSKIP("mlp.onnx not in the corpus");
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString outPath = tmp.filePath("mlp.graph.json");
+        const Run r = runCli({"convert", model, "-o", outPath});
+        QVERIFY2(r.finished && r.exitStatus == QProcess::NormalExit && r.exitCode == 0, qPrintable(r.describe()));
+        QVERIFY(QFileInfo::exists(outPath));
+
+        // Large constants went to .npy files in mlp.data/, small ones stayed inline.
+        QFile f(outPath);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
+        QVERIFY(doc.isObject());
+        QCOMPARE(doc["format"].toString(), QString("passlens.graph"));
+        int files = 0;
+        for (const auto& cv : doc["constants"].toArray()) {
+            const QJsonObject c = cv.toObject();
+            const QString type = c["type"].toString();
+            qint64 elems = 1;
+            const QString dims = type.mid(type.indexOf('[') + 1, type.indexOf(']') - type.indexOf('[') - 1);
+            for (const QString& d : dims.split(',', Qt::SkipEmptyParts)) elems *= d.toLongLong();
+            if (elems > 64) {
+                QVERIFY2(c["value"].isObject() && c["value"].toObject().contains("file"), qPrintable(c["name"].toString()));
+                const QString rel = c["value"]["file"].toString();
+                QVERIFY2(rel.startsWith("mlp.data/") && rel.endsWith(".npy"), qPrintable(rel));
+                QVERIFY2(QFileInfo(tmp.filePath(rel)).size() > elems, qPrintable(rel));
+                ++files;
+            } else {
+                QVERIFY2(!c["value"].isObject(), qPrintable(c["name"].toString()));
+            }
+        }
+        QVERIFY(files >= 3); // the weights of the three Linear layers at least
+        QCOMPARE(QDir(tmp.filePath("mlp.data")).entryList({"*.npy"}, QDir::Files).size(), files);
+
+        // The graph JSON is the same graph as the model.
+        const Run a = runCli({"inspect", "--json", model});
+        const Run b = runCli({"inspect", "--json", outPath});
+        QVERIFY2(a.exitCode == 0, qPrintable(a.describe()));
+        QVERIFY2(b.exitCode == 0, qPrintable(b.describe()));
+        bool okA = false, okB = false;
+        const QJsonObject ja = parseJsonOut(a, &okA), jb = parseJsonOut(b, &okB);
+        QVERIFY(okA && okB);
+        QVERIFY(!ja["fingerprint"].toString().isEmpty());
+        QCOMPARE(jb["fingerprint"].toString(), ja["fingerprint"].toString());
+        QCOMPARE(jb["format"].toString(), QString("graph-json"));
+        QCOMPARE(jb["nodes"].toInt(), ja["nodes"].toInt());
+
+        // --json prints {"output": ...}.
+        const QString out2 = tmp.filePath("again.graph.json");
+        const Run j = runCli({"convert", "--json", model, "-o", out2});
+        QVERIFY2(j.exitCode == 0, qPrintable(j.describe()));
+        bool ok = false;
+        const QJsonObject o = parseJsonOut(j, &ok);
+        QVERIFY2(ok, qPrintable(j.describe()));
+        QCOMPARE(o["output"].toString(), out2);
+        QVERIFY(QFileInfo::exists(out2));
+        QVERIFY(QDir(tmp.filePath("again.data")).exists());
+    }
+
+    void badInput() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        auto file = [&](const QString& name, const QByteArray& bytes) {
+            const QString p = tmp.filePath(name);
+            if (!writeBytes(p, bytes)) qFatal("cannot write %s", qPrintable(p));
+            return p;
+        };
+        CHECK_FAILS(runCli({"inspect", file("empty.onnx", {})}), "empty.onnx", "empty");
+        CHECK_FAILS(runCli({"inspect", "--json", file("blank.graph.json", " \n\t\r\n  ")}), "blank.graph.json", "white space");
+        CHECK_FAILS(runCli({"inspect", file("page.onnx", "<!DOCTYPE html>\n<html><head><title>404</title></head><body>Not found</body></html>\n")}),
+                    "page.onnx", "not an ONNX model");
+        QByteArray random(4096, '\0');
+        QRandomGenerator rng(20240611);
+        for (char& c : random) c = char(rng.bounded(256));
+        CHECK_FAILS(runCli({"inspect", file("random.onnx", random)}), "random.onnx", "not a valid ONNX model");
+        CHECK_FAILS(runCli({"inspect", "--json", file("bad.graph.json", "{\"format\": \"passlens.graph\", \"version\": 1,\n \"nodes\": [}\n")}),
+                    "bad.graph.json", "invalid JSON");
+        CHECK_FAILS(runCli({"inspect", tmp.filePath("does-not-exist.onnx")}), "does-not-exist.onnx", "no such file");
+        QVERIFY(QDir(tmp.path()).mkdir("a_folder.onnx"));
+        CHECK_FAILS(runCli({"inspect", tmp.filePath("a_folder.onnx")}), "a_folder.onnx", "directory");
+        // convert fails the same way and writes nothing.
+        CHECK_FAILS(runCli({"convert", tmp.filePath("empty.onnx"), "-o", tmp.filePath("x.graph.json")}), "empty.onnx", "empty");
+        QVERIFY(!QFileInfo::exists(tmp.filePath("x.graph.json")));
+    }
+
+    void cycleInGraphJson() {
+        QTemporaryDir tmp;
+        const QString p = tmp.filePath("cycle.graph.json");
+        QVERIFY(writeBytes(p, "{\"format\": \"passlens.graph\", \"version\": 1,\n"
+                              " \"inputs\": [{\"name\": \"x\", \"type\": \"float32[3]\"}],\n"
+                              " \"nodes\": [\n"
+                              "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"add\"}, \"inputs\": [\"x\", \"c\"], \"outputs\": [\"a\"]},\n"
+                              "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"neg\"}, \"inputs\": [\"a\"], \"outputs\": [\"b\"]},\n"
+                              "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"exp\"}, \"inputs\": [\"b\"], \"outputs\": [\"c\"]}\n"
+                              " ],\n"
+                              " \"outputs\": [\"c\"]}\n"));
+        const Run r = runCli({"inspect", "--json", p});
+        CHECK_FAILS(r, "cycle.graph.json", "cycle");
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.contains("nodes[0]") && err.contains("nodes[1]") && err.contains("nodes[2]"), qPrintable(err));
+    }
+
+    void truncatedOnnx() {
+        const QString model = corpusModel("mlp.onnx");
+        if (!QFileInfo::exists(model)) QSKIP("mlp.onnx not in the corpus");
+        QFile f(model);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray full = f.readAll();
+        const qint64 size = full.size();
+        QVERIFY(size > 100000);
+        QList<qint64> offsets = {10, 100, 1000, size - 1};
+        for (int k = 1; k <= 16; ++k) offsets << size * k / 17; // spread over the file
+        QCOMPARE(offsets.size(), 20);
+        QTemporaryDir tmp;
+        const QString p = tmp.filePath("truncated.onnx");
+        for (qint64 off : offsets) {
+            QVERIFY(writeBytes(p, full.left(off)));
+            const Run r = runCli({"inspect", "--json", p});
+            const QString ctx = QString("truncated at %1 of %2: ").arg(off).arg(size);
+            QVERIFY2(r.finished, qPrintable(ctx + r.describe()));
+            QVERIFY2(r.exitStatus == QProcess::NormalExit, qPrintable(ctx + r.describe()));
+            QVERIFY2(r.exitCode == 1, qPrintable(ctx + r.describe()));
+            QVERIFY2(r.out.isEmpty(), qPrintable(ctx + r.describe()));
+            const QStringList lines = nonEmptyLines(r.err);
+            QVERIFY2(lines.size() >= 1 && lines.size() <= 2, qPrintable(ctx + r.describe()));
+            QVERIFY2(QString::fromUtf8(r.err).contains("truncated.onnx"), qPrintable(ctx + r.describe()));
+        }
+    }
+
+    void usageErrors_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("no subcommand") << QStringList();
+        QTest::newRow("unknown subcommand") << QStringList({"frobnicate", "x.onnx"});
+        QTest::newRow("inspect without FILE") << QStringList({"inspect"});
+        QTest::newRow("inspect --json without FILE") << QStringList({"inspect", "--json"});
+        QTest::newRow("unknown flag") << QStringList({"inspect", "--frobnicate", "x.onnx"});
+        QTest::newRow("convert without -o") << QStringList({"convert", "x.onnx"});
+    }
+    void usageErrors() {
+        QFETCH(QStringList, args);
+        const Run r = runCli(args);
+        QVERIFY2(r.finished && r.exitStatus == QProcess::NormalExit, qPrintable(r.describe()));
+        QVERIFY2(r.exitCode == 2, qPrintable(r.describe()));
+        QVERIFY2(r.out.isEmpty(), qPrintable(r.describe()));
+        QVERIFY2(!r.err.isEmpty(), qPrintable(r.describe()));
+    }
+
+    void help_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("--help") << QStringList({"--help"});
+        QTest::newRow("inspect --help") << QStringList({"inspect", "--help"});
+        QTest::newRow("convert --help") << QStringList({"convert", "--help"});
+    }
+    void help() {
+        QFETCH(QStringList, args);
+        const Run r = runCli(args);
+        QVERIFY2(r.finished && r.exitStatus == QProcess::NormalExit && r.exitCode == 0, qPrintable(r.describe()));
+        QVERIFY2(QString::fromUtf8(r.out + r.err).contains("Usage", Qt::CaseInsensitive), qPrintable(r.describe()));
+        if (args.size() > 1) QVERIFY2(QString::fromUtf8(r.out).contains(args[0]), qPrintable(r.describe()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
