@@ -6,6 +6,9 @@
 
 #include <QTest>
 
+#include <random>
+#include <set>
+
 using namespace passlens;
 using json = nlohmann::json;
 
@@ -255,6 +258,64 @@ private slots:
         g.replaceAllValidate({{a, ok}}, "good");
         QVERIFY(g.fingerprint() != before);
         g.validate();
+    }
+
+    void randomReplacementsKeepTheGraphAcyclic() {
+        // Cycle checks prune with topological ranks; compare with brute force on random edits.
+        FunctionGraph g;
+        std::mt19937 rng(7);
+        std::vector<Variable*> vars{g.addInput(Type::parse("float32[4]"), "a"), g.addInput(Type::parse("float32[4]"), "b")};
+        for (int i = 0; i < 300; ++i) {
+            Variable* x = vars[rng() % vars.size()];
+            Variable* y = vars[rng() % vars.size()];
+            vars.push_back(g.apply(Op::get("Elemwise", {{"scalar", i % 3 ? "add" : "mul"}}), {x, y}));
+        }
+        g.setOutputs(std::vector<Variable*>(vars.end() - 20, vars.end()));
+        auto inGraph = [&](Variable* v) { return !v->owner() || v->owner()->inGraph(); };
+        auto reaches = [&](Variable* from, const Apply* target) { // target is an ancestor of from
+            std::vector<const Apply*> st;
+            std::set<const Apply*> seen;
+            if (from->owner()) st.push_back(from->owner());
+            while (!st.empty()) {
+                const Apply* n = st.back();
+                st.pop_back();
+                if (n == target) return true;
+                for (auto* in : n->inputs())
+                    if (in->owner() && seen.insert(in->owner()).second) st.push_back(in->owner());
+            }
+            return false;
+        };
+        int applied = 0, rejected = 0;
+        for (int step = 0; step < 400; ++step) {
+            Variable* a = vars[2 + rng() % (vars.size() - 2)];
+            Variable* b = vars[rng() % vars.size()];
+            if (a == b || !inGraph(a) || !inGraph(b)) continue;
+            bool cyclic = false;
+            for (const Client& c : a->clients())
+                if (c.node && reaches(b, c.node)) cyclic = true;
+            const auto before = g.fingerprint();
+            const QString e = errorOf([&] { g.replace(a, b, "random"); });
+            if (cyclic) {
+                QVERIFY2(e.contains("cycle"), qPrintable(e));
+                QCOMPARE(g.fingerprint(), before);
+                ++rejected;
+            } else {
+                QVERIFY2(e.isEmpty(), qPrintable(e));
+                g.validate(); // full toposort: no cycle
+                ++applied;
+            }
+            if (step % 50 == 0) { // new nodes on top, so ranks of imported nodes get exercised
+                Variable* x = vars[rng() % vars.size()];
+                if (inGraph(x) && x->owner()) {
+                    Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {x});
+                    vars.push_back(n);
+                    g.replace(x, g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {n}), "wrap");
+                    g.validate();
+                }
+            }
+        }
+        QVERIFY(applied > 20);
+        QVERIFY(rejected > 5);
     }
 
     void fingerprintIsStructural() {

@@ -4,6 +4,8 @@
 #include "passlens/ir/OpRegistry.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <functional>
 #include <unordered_set>
 
@@ -142,6 +144,7 @@ void FunctionGraph::setOutputs(std::vector<Variable*> outputs) {
     }
     m_undo.clear();
     invalidate();
+    m_ranksValid = false;
 }
 
 Apply* FunctionGraph::node(NodeId id) const {
@@ -179,6 +182,16 @@ void FunctionGraph::importVar(Variable* v, std::string_view reason) {
         }
         Apply* done = node;
         stack.pop_back();
+        if (m_ranksValid) {
+            // Rank between the inputs and the clients-to-be (m_pendingUpper), halving the gap.
+            double lo = 0;
+            for (auto* in : done->m_inputs) lo = std::max(lo, rankOf(in));
+            const double hi = m_pendingUpper;
+            double r = std::isinf(hi) ? lo + 1024.0 : lo + (hi - lo) / 2;
+            if (!(r > lo) || (!std::isinf(hi) && !(r < hi))) m_ranksValid = false;
+            if (m_rank.size() <= static_cast<std::size_t>(done->m_id)) m_rank.resize(m_nodes.size() * 2, 0.0);
+            m_rank[static_cast<std::size_t>(done->m_id)] = r;
+        }
         done->m_inGraph = true;
         for (std::size_t i = 0; i < done->m_inputs.size(); ++i)
             done->m_inputs[i]->m_clients.push_back({done, static_cast<int>(i)});
@@ -230,11 +243,28 @@ void FunctionGraph::pruneIfUnused(Apply* start, std::string_view reason) {
     }
 }
 
+void FunctionGraph::computeRanks() const {
+    if (m_rank.size() < m_nodes.size()) m_rank.resize(m_nodes.size() * 2, 0.0);
+    const auto& topo = toposort();
+    for (std::size_t i = 0; i < topo.size(); ++i) m_rank[static_cast<std::size_t>(topo[i]->m_id)] = static_cast<double>(i + 1) * 1024.0;
+    m_ranksValid = true;
+}
+
+double FunctionGraph::rankOf(const Variable* v) const {
+    return v->m_owner && v->m_owner->m_inGraph ? m_rank[static_cast<std::size_t>(v->m_owner->m_id)] : 0.0;
+}
+
 void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
+    // A cycle needs a client X of var among newVar's ancestors. Ranks form a topological order
+    // of the graph, so an in-graph node ranked below every client cannot descend from one:
+    // the upward search stops there and only visits the region that could close a cycle.
     std::unordered_set<const Apply*> clients;
     for (const Client& c : var->m_clients)
         if (c.node) clients.insert(c.node);
+    m_pendingUpper = std::numeric_limits<double>::infinity();
     if (clients.empty() || !newVar->m_owner) return;
+    if (!m_ranksValid) computeRanks();
+    for (const Apply* c : clients) m_pendingUpper = std::min(m_pendingUpper, m_rank[static_cast<std::size_t>(c->m_id)]);
     std::vector<const Apply*> stack{newVar->m_owner};
     std::unordered_set<const Apply*> seen{newVar->m_owner};
     while (!stack.empty()) {
@@ -244,8 +274,12 @@ void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
             throw ReplacementError("replacing " + var->displayName() + " by " +
                                    newVar->displayName() + " would create a cycle through node #" +
                                    std::to_string(n->id()) + " (" + n->op().str() + ")");
-        for (auto* in : n->m_inputs)
-            if (in->m_owner && seen.insert(in->m_owner).second) stack.push_back(in->m_owner);
+        for (auto* in : n->m_inputs) {
+            const Apply* o = in->m_owner;
+            if (!o || !seen.insert(o).second) continue;
+            if (o->m_inGraph && m_rank[static_cast<std::size_t>(o->m_id)] < m_pendingUpper) continue;
+            stack.push_back(o);
+        }
     }
 }
 
@@ -263,6 +297,8 @@ void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view re
                                        " (" + var->type().str() + ") by " +
                                        newVar->displayName() + " (" + newVar->type().str() + ")");
             checkNoCycle(var, newVar);
+            if (m_ranksValid && newVar->m_owner && newVar->m_owner->m_inGraph && rankOf(newVar) >= m_pendingUpper)
+                m_ranksValid = false; // an existing node now feeds lower-ranked clients
             for (auto* o : m_observers) o->onReplace(*this, *var, *newVar, reason);
             const std::vector<Client> clients = var->m_clients; // imports add no redirections
             for (const Client& c : clients) changeInput(c.node, c.index, newVar, reason);
@@ -282,13 +318,19 @@ void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view re
 }
 
 void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
-                                       std::string_view reason) {
+                                       std::string_view reason,
+                                       const std::vector<const Apply*>& mustRemove) {
     const std::size_t mark = m_undo.size();
     const bool outer = !m_recording;
     m_recording = true;
     try {
+        // Acyclicity and types are checked by each replace (checkNoCycle, changeInput); one
+        // producer per variable holds by construction. No full-graph walk per replacement.
         for (const auto& [a, b] : pairs) replace(a, b, reason);
-        validate();
+        for (const Apply* n : mustRemove)
+            if (n->m_inGraph)
+                throw ReplacementError("node #" + std::to_string(n->m_id) + " (" + n->op().str() +
+                                       ") should have been removed by the replacement but is still used");
     } catch (const Error& e) {
         rollback(mark, reason);
         if (outer) {

@@ -128,7 +128,7 @@ std::vector<Type> reshapeRule(const Op& op, Vars in) {
         bool allKnown = true;
         for (std::size_t i = 0; i < known->size(); ++i) {
             std::int64_t d = (*known)[i];
-            if (d == -1 && minus < 0 && in[1]->isConstant()) {
+            if (d == -1 && minus < 0) {
                 minus = static_cast<int>(i);
             } else if (d >= 0) {
                 dims[i] = d;
@@ -333,6 +333,7 @@ std::vector<Type> splitRule(const Op& op, Vars in) {
     for (std::int64_t i = 0; i < n; ++i) {
         auto dims = t.dims();
         std::int64_t s = known ? (*known)[static_cast<std::size_t>(i)] : U;
+        if (s == kUnknownValue) s = U;
         dims[static_cast<std::size_t>(axis)] = s;
         if (s < 0) allKnown = false; else sum += s;
         out.emplace_back(t.dtype(), dims);
@@ -706,11 +707,15 @@ std::optional<std::vector<std::int64_t>> knownIntVector(const Variable* v) {
     if (const Apply* o = v->owner()) {
         if (o->op().kind() == "MakeVector") {
             std::vector<std::int64_t> r;
-            for (auto* in : o->inputs()) r.push_back(knownIntScalar(in).value_or(U));
+            for (auto* in : o->inputs()) r.push_back(knownIntScalar(in).value_or(kUnknownValue));
             return r;
         }
-        if (o->op().kind() == "Shape" && o->input(0)->type().rankKnown())
-            return o->input(0)->type().dims();
+        if (o->op().kind() == "Shape" && o->input(0)->type().rankKnown()) {
+            std::vector<std::int64_t> r = o->input(0)->type().dims();
+            for (auto& d : r)
+                if (d < 0) d = kUnknownValue;
+            return r;
+        }
     }
     return std::nullopt;
 }

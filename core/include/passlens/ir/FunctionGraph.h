@@ -166,8 +166,11 @@ public:
     /// Replaces all pairs, then validates; on any failure rolls back completely (same
     /// fingerprint as before) and throws ReplacementError with the reason (Theano's
     /// ReplaceValidate.replace_all_validate).
+    /// `mustRemove`: nodes that must no longer be in the graph afterwards (Theano's
+    /// replace_all_validate_remove); a survivor rejects the whole replacement.
     void replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
-                            std::string_view reason);
+                            std::string_view reason,
+                            const std::vector<const Apply*>& mustRemove = {});
     /// Full validation: acyclic, one producer per variable, input types equal to producers'
     /// types. Throws ReplacementError naming the problem.
     void validate() const;
@@ -181,6 +184,8 @@ private:
     void changeInput(Apply* node, int index, Variable* newVar, std::string_view reason);
     void pruneIfUnused(Apply* node, std::string_view reason);
     void checkNoCycle(Variable* var, Variable* newVar) const;
+    void computeRanks() const;
+    double rankOf(const Variable* v) const;
     void rollback(std::size_t mark, std::string_view reason);
     void invalidate() { m_topoValid = false; }
 
@@ -192,6 +197,11 @@ private:
     std::vector<UndoEntry> m_undo;
     bool m_recording = false;
     std::size_t m_liveNodes = 0;
+    // Topological ranks of in-graph nodes (by node id), kept valid across replacements so the
+    // cycle check only searches the region between a replacement's inputs and its clients.
+    mutable std::vector<double> m_rank;
+    mutable bool m_ranksValid = false;
+    mutable double m_pendingUpper = 0;
     std::vector<std::uint32_t> m_mark; // per node id: epoch of the last visit (importVar)
     std::uint32_t m_epoch = 0;
     mutable std::vector<Apply*> m_topo;

@@ -4,6 +4,7 @@
 #include "passlens/ir/Op.h"
 #include "passlens/ir/Type.h"
 
+#include <climits>
 #include <functional>
 #include <map>
 #include <memory>
@@ -74,9 +75,12 @@ private:
 /// ONNX importer inserts DimShuffles). Throws passlens::Error naming the axis and shapes.
 std::vector<std::int64_t> broadcastDims(std::span<Variable* const> inputs);
 
+/// Marks an entry of knownIntVector whose value is not known (distinct from a literal -1).
+inline constexpr std::int64_t kUnknownValue = INT64_MIN;
+
 /// The constant integer vector a variable is known to hold: a constant's data, or a MakeVector
 /// of constant scalars / Shape_i of static dims. std::nullopt when unknown. Entries that are
-/// MakeVector elements of unknown value are Type::kUnknownDim.
+/// MakeVector elements of unknown value are kUnknownValue.
 std::optional<std::vector<std::int64_t>> knownIntVector(const Variable* v);
 /// The constant integer scalar a variable holds (constant, or Shape_i of a static dim).
 std::optional<std::int64_t> knownIntScalar(const Variable* v);

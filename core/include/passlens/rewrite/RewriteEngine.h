@@ -1,0 +1,77 @@
+#pragma once
+/// @file RewriteEngine.h
+/// The one facade through which every phase changes the graph (MLIR's PatternRewriter idea):
+/// it runs a rewrite's transform, applies the replacement with replaceAllValidate, times it,
+/// counts the nodes it created, and reports tried / declined / applied / rejected to the
+/// Instrumentation. As Theano's NavigatorOptimizer.process_node (gof/opt.py) with the
+/// warn_inplace failure policy: a failing rewrite is recorded and the pipeline continues.
+#include "passlens/rewrite/Instrumentation.h"
+#include "passlens/rewrite/NodeRewriter.h"
+
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace passlens {
+
+/// Per rewriter (or per whole-graph pass) counters. Times in microseconds.
+struct RewriterStats {
+    std::int64_t tried = 0;
+    std::int64_t applied = 0;
+    std::int64_t rejected = 0;
+    std::int64_t nodesCreated = 0;
+    double timeUs = 0;
+};
+
+class RewriteEngine final : public GraphObserver {
+public:
+    /// Attaches itself (and `instr`, when given) to `graph` as observers until destroyed.
+    RewriteEngine(FunctionGraph& graph, Instrumentation* instr);
+    ~RewriteEngine() override;
+    RewriteEngine(const RewriteEngine&) = delete;
+    RewriteEngine& operator=(const RewriteEngine&) = delete;
+
+    FunctionGraph& graph() { return m_graph; }
+    Instrumentation* instrumentation() { return m_instr; }
+    bool wantReasons() const { return m_wantReasons; }
+
+    /// Tries `rw` on `node` (which must be in the graph). Returns true when a replacement was
+    /// applied. Exceptions from the transform and validation failures are recorded as
+    /// rejections; the graph is then exactly as before.
+    bool tryRewrite(const NodeRewriter& rw, Apply& node);
+    /// Applies a replacement computed by a whole-graph pass (GraphToGPU, Merge) under `name`.
+    /// `transformUs` is the time spent computing it. Returns false (recorded as rejected)
+    /// when validation fails.
+    bool applyReplacement(const std::string& name, const Apply* node, const Replacement& r, double transformUs);
+    /// Records that a whole-graph pass looked at a node and declined (reason built lazily).
+    void declined(const std::string& name, const Apply* node, const std::function<std::string()>& reason);
+    /// Counts a try of `name` without running anything (dispatch statistics).
+    void countTry(const std::string& name, const Apply* node);
+
+    /// Statistics per rewriter name, since construction.
+    const std::map<std::string, RewriterStats>& stats() const { return m_stats; }
+    RewriterStats& stats(const std::string& name) { return m_stats[name]; }
+    /// Graph edits seen (imports + input changes), for change detection by the drivers.
+    std::int64_t editCount() const { return m_edits; }
+    /// Total transform calls (the figure tracks dispatch saves).
+    std::int64_t attempts() const { return m_attempts; }
+
+    void onImport(const FunctionGraph&, const Apply&, std::string_view) override { ++m_edits; ++m_imports; }
+    void onChangeInput(const FunctionGraph&, const Apply*, int, const Variable&, const Variable&, std::string_view) override { ++m_edits; }
+
+private:
+    FunctionGraph& m_graph;
+    Instrumentation* m_instr;
+    bool m_wantReasons;
+    std::map<std::string, RewriterStats> m_stats;
+    std::int64_t m_edits = 0;
+    std::int64_t m_imports = 0;
+    std::int64_t m_attempts = 0;
+};
+
+/// Microseconds since `t0`.
+inline double elapsedUs(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace passlens
