@@ -855,6 +855,13 @@ OpRegistry::OpRegistry() {
     add(g2g);
 }
 
+void OpRegistry::registerKind(OpKindInfo info) {
+    std::lock_guard lock(m_mutex);
+    if (m_kinds.count(info.kind)) throw Error("op kind '" + info.kind + "' is already registered");
+    std::string k = info.kind;
+    m_kinds[k] = std::make_unique<OpKindInfo>(std::move(info));
+}
+
 const OpKindInfo* OpRegistry::find(const std::string& kind) {
     std::lock_guard lock(m_mutex);
     auto it = m_kinds.find(kind);

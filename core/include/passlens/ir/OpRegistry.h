@@ -57,6 +57,8 @@ public:
     const OpKindInfo* find(const std::string& kind);
     /// All registered kinds, sorted by name.
     std::vector<std::string> kinds() const;
+    /// Registers an extra op kind (tests, plug-ins). Throws passlens::Error if the kind exists.
+    void registerKind(OpKindInfo info);
     /// See Op::get.
     const Op& intern(const std::string& kind, Attrs attrs, std::vector<Subgraph> subgraphs);
 

@@ -44,6 +44,7 @@ public:
         return std::nullopt;
     }
     const std::string& reason() const { return m_reason; }
+    bool wantsReasons() const { return m_want; }
 
 private:
     bool m_want;

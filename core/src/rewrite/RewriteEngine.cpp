@@ -1,0 +1,92 @@
+#include "passlens/rewrite/RewriteEngine.h"
+
+#include "passlens/ir/Error.h"
+
+namespace passlens {
+
+bool NodeRewriter::tracksOp(const Op& op) const {
+    if (m_tracks.all) return true;
+    for (const auto& k : m_tracks.kinds)
+        if (k == op.kind()) return true;
+    for (const Op* o : m_tracks.ops)
+        if (o == &op) return true;
+    return false;
+}
+
+RewriteEngine::RewriteEngine(FunctionGraph& graph, Instrumentation* instr)
+    : m_graph(graph), m_instr(instr), m_wantReasons(instr && instr->wantsReasons()) {
+    m_graph.addObserver(this);
+    if (m_instr) m_graph.addObserver(m_instr);
+}
+
+RewriteEngine::~RewriteEngine() {
+    m_graph.removeObserver(this);
+    if (m_instr) m_graph.removeObserver(m_instr);
+}
+
+void RewriteEngine::countTry(const std::string& name, const Apply* node) {
+    ++m_attempts;
+    ++m_stats[name].tried;
+    if (m_instr) m_instr->rewriteTried(name, node);
+}
+
+void RewriteEngine::declined(const std::string& name, const Apply* node, const std::function<std::string()>& reason) {
+    if (m_instr && m_wantReasons) m_instr->rewriteDeclined(name, node, reason());
+}
+
+bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
+    const auto t0 = std::chrono::steady_clock::now();
+    countTry(rw.name(), &node);
+    RewriteCall call(m_graph, node, m_wantReasons);
+    std::optional<Replacement> r;
+    try {
+        r = rw.transform(call);
+    } catch (const std::exception& e) {
+        auto& st = m_stats[rw.name()];
+        st.timeUs += elapsedUs(t0);
+        ++st.rejected;
+        if (m_instr) m_instr->rewriteRejected(rw.name(), &node, std::string("the rewrite threw: ") + e.what());
+        return false;
+    }
+    if (!r) {
+        m_stats[rw.name()].timeUs += elapsedUs(t0);
+        if (m_instr && m_wantReasons) m_instr->rewriteDeclined(rw.name(), &node, call.reason().empty() ? "no match" : call.reason());
+        return false;
+    }
+    return applyReplacement(rw.name(), &node, *r, -1.0 - std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+}
+
+bool RewriteEngine::applyReplacement(const std::string& name, const Apply* node, const Replacement& r, double transformUs) {
+    // transformUs < 0 encodes "already counted as tried" (from tryRewrite): -1 - time
+    const bool fromTry = transformUs < 0;
+    const double pre = fromTry ? -(transformUs + 1.0) : transformUs;
+    if (!fromTry) countTry(name, node);
+    auto& st = m_stats[name];
+    const auto t0 = std::chrono::steady_clock::now();
+    Replacement changed;
+    changed.remove = r.remove;
+    for (const auto& p : r.pairs)
+        if (p.first != p.second) changed.pairs.push_back(p);
+    if (changed.pairs.empty()) {
+        st.timeUs += pre + elapsedUs(t0);
+        if (m_instr && m_wantReasons) m_instr->rewriteDeclined(name, node, "the replacement changes nothing");
+        return false;
+    }
+    const std::int64_t imports0 = m_imports;
+    try {
+        m_graph.replaceAllValidate(changed.pairs, name, changed.remove);
+    } catch (const Error& e) {
+        st.timeUs += pre + elapsedUs(t0);
+        ++st.rejected;
+        if (m_instr) m_instr->rewriteRejected(name, node, e.what());
+        return false;
+    }
+    const double us = pre + elapsedUs(t0);
+    st.timeUs += us;
+    ++st.applied;
+    st.nodesCreated += m_imports - imports0;
+    if (m_instr) m_instr->rewriteApplied(name, node, changed, us);
+    return true;
+}
+
+} // namespace passlens

@@ -1,0 +1,312 @@
+// The rewrite framework on Theano's own framework cases (THEANO_SEMANTICS §4.1, from
+// theano/gof/tests/test_opt.py): MergeOptimizer, EquilibriumOptimizer, TopoOptimizer.
+#include <passlens/ir/Error.h>
+#include <passlens/ir/OpRegistry.h>
+#include <passlens/rewrite/Equilibrium.h>
+#include <passlens/rewrite/Merge.h>
+#include <passlens/rewrite/Walker.h>
+
+#include <QTest>
+
+using namespace passlens;
+
+namespace {
+// Symbolic test ops Op1..Op6 and NoInputOp: any arity, output type of input 0.
+void registerTestOps() {
+    static bool done = false;
+    if (done) return;
+    done = true;
+    for (const char* k : {"Op1", "Op2", "Op3", "Op4", "Op5", "Op6", "NoInputOp"}) {
+        OpKindInfo info;
+        info.kind = k;
+        info.attrs = {{"x", AttrKind::Int, false, nullptr}};
+        info.infer = [](const Op&, std::span<Variable* const> in) -> std::vector<Type> {
+            return {in.empty() ? Type(DType::Float32, {}) : in[0]->type()};
+        };
+        OpRegistry::instance().registerKind(info);
+    }
+}
+
+const Op& op(const char* k) { return Op::get(k); }
+
+// Compact expression text: Op1(Op2(x, y), z); shared nodes print in full each time.
+QString expr(const Variable* v) {
+    const Apply* a = v->owner();
+    if (!a) return QString::fromStdString(v->name());
+    QStringList args;
+    for (const Variable* in : a->inputs()) args << expr(in);
+    QString s = QString::fromStdString(a->op().kind());
+    if (a->op().has("x")) s += QString("{%1}").arg(a->op().intAttr("x"));
+    return s + "(" + args.join(", ") + ")";
+}
+QString outputs(const FunctionGraph& g) {
+    QStringList o;
+    for (const Variable* v : g.outputs()) o << expr(v);
+    return "[" + o.join(", ") + "]";
+}
+
+// PatternSub-style rule: root kind `from` with the given input kinds (empty: any) -> builder.
+NodeRewriter rule(const std::string& name, const std::string& from,
+                  std::function<Variable*(FunctionGraph&, Apply&)> build) {
+    return NodeRewriter(name, Tracks::of({from}), [build](RewriteCall& c) -> std::optional<Replacement> {
+        Variable* out = build(c.graph, c.node);
+        if (!out) return std::nullopt;
+        Replacement r;
+        r.pairs.push_back({c.node.output(), out});
+        return r;
+    });
+}
+// Op_from(a, b) -> Op_to(a, b)
+NodeRewriter renameRule(const std::string& from, const std::string& to) {
+    return rule(from + "->" + to, from, [to](FunctionGraph& g, Apply& n) { return g.apply(Op::get(to), n.inputs()); });
+}
+
+struct Fixture {
+    FunctionGraph g;
+    Variable *x, *y, *z;
+    Fixture() {
+        registerTestOps();
+        x = g.addInput(Type::parse("float32[2]"), "x");
+        y = g.addInput(Type::parse("float32[2]"), "y");
+        z = g.addInput(Type::parse("float32[2]"), "z");
+    }
+    Variable* a(const char* k, std::vector<Variable*> in) { return g.apply(op(k), std::move(in)); }
+};
+
+bool run(Phase& p, FunctionGraph& g) {
+    RewriteEngine e(g, nullptr);
+    return p.apply(e);
+}
+} // namespace
+
+class TestRewrite : public QObject {
+    Q_OBJECT
+private slots:
+    void mergeStraightforward() {
+        Fixture f;
+        Variable* o = f.a("Op1", {f.a("Op2", {f.x, f.y}), f.a("Op2", {f.x, f.y}), f.a("Op2", {f.x, f.z})});
+        f.g.setOutputs({o});
+        Merge m;
+        QVERIFY(run(m, f.g));
+        const Apply* top = f.g.outputs()[0]->owner();
+        QCOMPARE(top->input(0), top->input(1));
+        QVERIFY(top->input(0) != top->input(2));
+        QCOMPARE(f.g.nodeCount(), std::size_t(3));
+    }
+    void mergeConstants() {
+        Fixture f;
+        Variable* c1 = f.g.addConstant(TensorData::fromDoubles(DType::Float32, {2}, {2, 2}), "y");
+        Variable* c2 = f.g.addConstant(TensorData::fromDoubles(DType::Float32, {2}, {2, 2}), "z");
+        Variable* o = f.a("Op1", {f.a("Op2", {f.x, c1}), f.a("Op2", {f.x, c1}), f.a("Op2", {f.x, c2})});
+        f.g.setOutputs({o});
+        Merge m;
+        run(m, f.g);
+        const Apply* top = f.g.outputs()[0]->owner();
+        QCOMPARE(top->input(0), top->input(1));
+        QCOMPARE(top->input(1), top->input(2));
+        QCOMPARE(f.g.nodeCount(), std::size_t(2));
+        // identical_constant_args: Op1(y, z) with equal constants -> Op1(y, y)
+        Fixture h;
+        Variable* d1 = h.g.addConstant(TensorData::fromDoubles(DType::Float32, {2}, {2, 2}), "y");
+        Variable* d2 = h.g.addConstant(TensorData::fromDoubles(DType::Float32, {2}, {2, 2}), "z");
+        h.g.setOutputs({h.a("Op1", {d1, d2})});
+        run(m, h.g);
+        QCOMPARE(h.g.outputs()[0]->owner()->input(0), h.g.outputs()[0]->owner()->input(1));
+    }
+    void mergeDeepAndOutputs() {
+        Fixture f;
+        Variable* o = f.a("Op1", {f.a("Op3", {f.a("Op2", {f.x, f.y}), f.z}), f.a("Op4", {f.a("Op3", {f.a("Op2", {f.x, f.y}), f.z})})});
+        f.g.setOutputs({o});
+        Merge m;
+        run(m, f.g);
+        const Apply* top = f.g.outputs()[0]->owner();
+        QCOMPARE(top->input(1)->owner()->input(0), top->input(0));
+        QCOMPARE(f.g.nodeCount(), std::size_t(4));
+        // no_merge: input order matters
+        Fixture n;
+        n.g.setOutputs({n.a("Op1", {n.a("Op3", {n.a("Op2", {n.x, n.y})}), n.a("Op3", {n.a("Op2", {n.y, n.x})})})});
+        QVERIFY(!run(m, n.g));
+        QCOMPARE(n.g.nodeCount(), std::size_t(5));
+        // merge_outputs
+        Fixture o2;
+        o2.g.setOutputs({o2.a("Op3", {o2.a("Op2", {o2.x, o2.y})}), o2.a("Op3", {o2.a("Op2", {o2.x, o2.y})})});
+        run(m, o2.g);
+        QCOMPARE(o2.g.outputs()[0], o2.g.outputs()[1]);
+        QCOMPARE(o2.g.nodeCount(), std::size_t(2));
+    }
+    void mergeMultipleAndNoInput() {
+        Fixture f;
+        auto build = [&] {
+            Variable* e1 = f.a("Op1", {f.x, f.y});
+            Variable* e2 = f.a("Op2", {f.a("Op3", {f.x}), f.y, f.z});
+            return f.a("Op1", {e1, f.a("Op4", {e2, e1}), f.a("Op1", {e2})});
+        };
+        Variable* a = build();
+        Variable* b = build();
+        f.g.setOutputs({a, b});
+        Merge m;
+        run(m, f.g);
+        QCOMPARE(f.g.outputs()[0], f.g.outputs()[1]);
+        QCOMPARE(f.g.nodeCount(), std::size_t(6));
+        QCOMPARE(expr(f.g.outputs()[0]), QString("Op1(Op1(x, y), Op4(Op2(Op3(x), y, z), Op1(x, y)), Op1(Op2(Op3(x), y, z)))"));
+        Fixture h;
+        h.g.setOutputs({h.g.apply(Op::get("NoInputOp", {{"x", 0}}), {}), h.g.apply(Op::get("NoInputOp", {{"x", 0}}), {}),
+                        h.g.apply(Op::get("NoInputOp", {{"x", 1}}), {})});
+        run(m, h.g);
+        QCOMPARE(h.g.nodeCount(), std::size_t(2));
+    }
+
+    void equilibriumTest1() {
+        Fixture f;
+        f.g.setOutputs({f.a("Op3", {f.a("Op4", {f.x, f.y})})});
+        auto op3op2 = rule("Op3(Op2)->Op4", "Op3", [](FunctionGraph& g, Apply& n) -> Variable* {
+            const Apply* in = n.input(0)->owner();
+            if (!in || in->op().kind() != "Op2") return nullptr;
+            return g.apply(Op::get("Op4"), in->inputs());
+        });
+        Equilibrium eq("eq", {renameRule("Op1", "Op2"), renameRule("Op4", "Op1"), op3op2}, {10.0});
+        run(eq, f.g);
+        QCOMPARE(outputs(f.g), QString("[Op2(x, y)]"));
+        QVERIFY(eq.abortMessage().empty());
+    }
+    void equilibriumTest2() {
+        Fixture f;
+        f.g.setOutputs({f.a("Op1", {f.a("Op1", {f.a("Op3", {f.x, f.y})})})});
+        auto op1op2 = rule("Op1(Op2)->Op4", "Op1", [](FunctionGraph& g, Apply& n) -> Variable* {
+            const Apply* in = n.input(0)->owner();
+            if (!in || in->op().kind() != "Op2" || n.nin() != 1) return nullptr;
+            return g.apply(Op::get("Op4"), in->inputs());
+        });
+        Equilibrium eq("eq", {op1op2, renameRule("Op3", "Op4"), renameRule("Op4", "Op5"), renameRule("Op5", "Op6"), renameRule("Op6", "Op2")}, {10.0});
+        run(eq, f.g);
+        QCOMPARE(outputs(f.g), QString("[Op2(x, y)]"));
+    }
+    void equilibriumLowUseRatio() {
+        Fixture f;
+        f.g.setOutputs({f.a("Op3", {f.a("Op4", {f.x, f.y})})});
+        auto op3op2 = rule("Op3(Op2)->Op4", "Op3", [](FunctionGraph& g, Apply& n) -> Variable* {
+            const Apply* in = n.input(0)->owner();
+            if (!in || in->op().kind() != "Op2") return nullptr;
+            return g.apply(Op::get("Op4"), in->inputs());
+        });
+        Equilibrium eq("eq", {renameRule("Op1", "Op2"), renameRule("Op4", "Op1"), op3op2}, {0.5});
+        run(eq, f.g);
+        QCOMPARE(outputs(f.g), QString("[Op1(x, y)]"));
+        QVERIFY2(QString::fromStdString(eq.abortMessage()).contains("max'ed out by 'Op4->Op1'"), eq.abortMessage().c_str());
+    }
+    void tracksDispatchSavesAttempts() {
+        auto count = [](bool dispatch) {
+            Fixture f;
+            f.g.setOutputs({f.a("Op3", {f.a("Op4", {f.x, f.y})})});
+            EquilibriumConfig cfg{10.0};
+            cfg.dispatch = dispatch;
+            Equilibrium eq("eq", {renameRule("Op1", "Op2"), renameRule("Op4", "Op1"), renameRule("Op5", "Op6")}, cfg);
+            RewriteEngine e(f.g, nullptr);
+            eq.apply(e);
+            return std::make_pair(outputs(f.g), e.attempts());
+        };
+        const auto on = count(true), off = count(false);
+        QCOMPARE(on.first, off.first); // same result
+        QCOMPARE(on.first, QString("[Op3(Op2(x, y))]"));
+        QVERIFY2(on.second < off.second, qPrintable(QString("%1 vs %2").arg(on.second).arg(off.second)));
+    }
+
+    void walkerPatterns() {
+        {   // replace_output: Op1(Op2(a,b), c) -> Op4(c, b)
+            Fixture f;
+            f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.z})});
+            Walker w("w", {rule("r", "Op1", [](FunctionGraph& g, Apply& n) -> Variable* {
+                const Apply* in = n.input(0)->owner();
+                if (!in || in->op().kind() != "Op2") return nullptr;
+                return g.apply(Op::get("Op4"), {n.input(1), in->input(1)});
+            })});
+            run(w, f.g);
+            QCOMPARE(outputs(f.g), QString("[Op4(z, y)]"));
+        }
+        {   // replace_subgraph: Op2(a,b) -> Op1(b,a)
+            Fixture f;
+            f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.z})});
+            Walker w("w", {rule("r", "Op2", [](FunctionGraph& g, Apply& n) { return g.apply(Op::get("Op1"), {n.input(1), n.input(0)}); })});
+            run(w, f.g);
+            QCOMPARE(outputs(f.g), QString("[Op1(Op1(y, x), z)]"));
+        }
+        {   // no_recurse (ignore_newtrees): Op2(a,b) -> Op2(b,a) applies once
+            Fixture f;
+            f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.z})});
+            Walker w("w", {rule("r", "Op2", [](FunctionGraph& g, Apply& n) { return g.apply(Op::get("Op2"), {n.input(1), n.input(0)}); })},
+                     {WalkerConfig::Order::InToOut, true});
+            run(w, f.g);
+            QCOMPARE(outputs(f.g), QString("[Op1(Op2(y, x), z)]"));
+        }
+        {   // multiple: Op2(a,b) -> Op4(a)
+            Fixture f;
+            f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.a("Op2", {f.x, f.y}), f.a("Op2", {f.y, f.z})})});
+            Walker w("w", {rule("r", "Op2", [](FunctionGraph& g, Apply& n) { return g.apply(Op::get("Op4"), {n.input(0)}); })});
+            run(w, f.g);
+            QCOMPARE(outputs(f.g), QString("[Op1(Op4(x), Op4(x), Op4(y))]"));
+        }
+        for (int depth : {4, 5}) { // nested_even / nested_odd: Op1(Op1(a)) -> a
+            Fixture f;
+            Variable* v = f.x;
+            for (int i = 0; i < depth; ++i) v = f.a("Op1", {v});
+            f.g.setOutputs({v});
+            Walker w("w", {rule("r", "Op1", [](FunctionGraph&, Apply& n) -> Variable* {
+                const Apply* in = n.input(0)->owner();
+                return in && in->op().kind() == "Op1" ? in->input(0) : nullptr;
+            })}, {WalkerConfig::Order::OutToIn, false});
+            run(w, f.g);
+            QCOMPARE(outputs(f.g), depth == 4 ? QString("[x]") : QString("[Op1(x)]"));
+        }
+        {   // expand (ignore_newtrees): Op1(a) -> Op2(Op1(a)), no infinite expansion
+            Fixture f;
+            f.g.setOutputs({f.a("Op1", {f.a("Op1", {f.a("Op1", {f.x})})})});
+            Walker w("w", {rule("r", "Op1", [](FunctionGraph& g, Apply& n) {
+                return g.apply(Op::get("Op2"), {g.apply(Op::get("Op1"), n.inputs())});
+            })}, {WalkerConfig::Order::InToOut, true});
+            run(w, f.g);
+            QCOMPARE(outputs(f.g), QString("[Op2(Op1(Op2(Op1(Op2(Op1(x))))))]"));
+        }
+        {   // ambiguous (in_to_out, new trees visited): Op1(Op1(a)) -> Op1(a) on 5 nested Op1
+            Fixture f;
+            Variable* v = f.x;
+            for (int i = 0; i < 5; ++i) v = f.a("Op1", {v});
+            f.g.setOutputs({v});
+            Walker w("w", {rule("r", "Op1", [](FunctionGraph& g, Apply& n) -> Variable* {
+                const Apply* in = n.input(0)->owner();
+                return in && in->op().kind() == "Op1" ? g.apply(Op::get("Op1"), in->inputs()) : nullptr;
+            })});
+            run(w, f.g);
+            QCOMPARE(outputs(f.g), QString("[Op1(x)]"));
+        }
+    }
+
+    void faultyRewritesAreRejected() {
+        Fixture f;
+        Variable* o = f.a("Op1", {f.a("Op2", {f.x, f.y})});
+        f.g.setOutputs({o});
+        const auto before = f.g.fingerprint();
+        RewriteEngine e(f.g, nullptr);
+        // throws
+        NodeRewriter thrower("thrower", Tracks::of({"Op2"}), [](RewriteCall&) -> std::optional<Replacement> { throw Error("boom"); });
+        // changes a type
+        NodeRewriter retype("retype", Tracks::of({"Op2"}), [](RewriteCall& c) -> std::optional<Replacement> {
+            Variable* v = c.graph.addConstant(TensorData::fromDoubles(DType::Float64, {2}, {0, 0}));
+            return Replacement{{{c.node.output(), v}}, {}};
+        });
+        // creates a cycle: Op2's output replaced by something computed from its client Op1
+        NodeRewriter cyc("cycle", Tracks::of({"Op2"}), [](RewriteCall& c) -> std::optional<Replacement> {
+            const Client& cl = c.node.output()->clients().front();
+            return Replacement{{{c.node.output(), c.graph.apply(Op::get("Op5"), {cl.node->output()})}}, {}};
+        });
+        Walker w("w", {thrower, retype, cyc}, {WalkerConfig::Order::InToOut, false, false});
+        QVERIFY(!w.apply(e));
+        QCOMPARE(f.g.fingerprint(), before);
+        QCOMPARE(e.stats().at("thrower").rejected, 1);
+        QCOMPARE(e.stats().at("retype").rejected, 1);
+        QCOMPARE(e.stats().at("cycle").rejected, 1);
+        QCOMPARE(e.stats().at("cycle").applied, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRewrite)
+#include "tst_rewrite.moc"
