@@ -147,7 +147,7 @@ class TestOnnx : public QObject {
 private slots:
     void initTestCase() {
         if (!QFile::exists(QString::fromStdString(corpus("MANIFEST.md"))))
-            QSKIP("corpus not found at PASSLENS_CORPUS_DIR");
+            QFAIL(qPrintable("the ONNX corpus is not at " + QString::fromStdString(kCorpus) + " (configure with -DPASSLENS_CORPUS_DIR=<folder>)"));
     }
 
     void cnnModels_data() {

@@ -42,8 +42,8 @@ int runConvert(const std::string& file, const std::string& out, bool asJson, std
 } // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"passlens-cli: inspect, optimize, draw and run computation graphs the way Theano's "
-                 "GPU optimizer sees them.\nFILE is an ONNX model, a graph JSON or a session file."};
+    CLI::App app{"passlens-cli: the headless side of PassLens, a debugger for Theano-style graph optimizers.\n"
+                 "FILE is an ONNX model, a graph JSON or a session file (recognised by content)."};
     app.require_subcommand(1);
     app.set_version_flag("--version", "passlens-cli 0.1.0");
 

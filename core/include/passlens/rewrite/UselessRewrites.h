@@ -1,0 +1,31 @@
+#pragma once
+/// @file UselessRewrites.h
+/// Theano's register_useless rewrites (tensor/opt.py) that only remove nodes, plus
+/// local_add_mul_fusion (flattening chains of add / mul).
+#include "passlens/rewrite/NodeRewriter.h"
+
+#include <vector>
+
+namespace passlens {
+
+/// local_useless_alloc: Alloc whose output type equals its value's type -> the value.
+NodeRewriter localUselessAlloc();
+/// local_merge_alloc: Alloc(Alloc(v, s...), t...) -> Alloc(v, t...) when the inner shape
+/// broadcasts to the outer one (static check; Theano adds an Assert instead).
+NodeRewriter localMergeAlloc();
+/// local_join_1: Join of one tensor -> the tensor (and GpuJoin: local_gpua_join_1).
+NodeRewriter localJoin1(const std::string& kind = "Join", const std::string& name = "local_join_1");
+/// local_useless_reshape: Reshape to the input's own static shape -> the input.
+NodeRewriter localUselessReshape();
+/// local_useless_elemwise: identity, a cast to the same dtype, single-input add/mul/max/min -> the input.
+NodeRewriter localUselessElemwise(const std::string& kind = "Elemwise", const std::string& name = "local_useless_elemwise");
+/// local_useless_split: Split into one piece -> the input.
+NodeRewriter localUselessSplit();
+/// local_add_mul_fusion: add(add(a, b), c) -> add(a, b, c) (and mul) when the inner node has no
+/// other client and the same output type.
+NodeRewriter localAddMulFusion(const std::string& kind = "Elemwise", const std::string& name = "local_add_mul_fusion");
+
+/// All `useless` rewrites above (the `useless` phase at 0.6 runs them in2out with apply_all_opts).
+std::vector<NodeRewriter> uselessRewrites();
+
+} // namespace passlens

@@ -1,0 +1,104 @@
+#include "passlens/rewrite/UselessRewrites.h"
+
+#include "passlens/ir/OpRegistry.h"
+
+namespace passlens {
+
+namespace {
+Replacement one(Variable* from, Variable* to) {
+    Replacement r;
+    r.pairs.push_back({from, to});
+    return r;
+}
+const std::set<std::string> kUseless = {"fast_run", "useless"};
+} // namespace
+
+NodeRewriter localUselessAlloc() {
+    return NodeRewriter("local_useless_alloc", Tracks::of({"Alloc"}), [](RewriteCall& c) -> std::optional<Replacement> {
+        Variable* v = c.node.input(0);
+        const Type& o = c.node.output()->type();
+        if (!(v->type() == o)) return c.decline([&] { return "the value's type " + v->type().str() + " differs from the output's " + o.str(); });
+        return one(c.node.output(), v);
+    }, kUseless);
+}
+
+NodeRewriter localMergeAlloc() {
+    return NodeRewriter("local_merge_alloc", Tracks::of({"Alloc"}), [](RewriteCall& c) -> std::optional<Replacement> {
+        const Apply* inner = c.node.input(0)->owner();
+        if (!inner || inner->op().kind() != "Alloc") return c.decline([] { return std::string("the value is not an Alloc"); });
+        const Type& it = inner->output()->type();
+        const Type& ot = c.node.output()->type();
+        const int off = ot.ndim() - it.ndim();
+        for (int a = 0; a < it.ndim(); ++a) {
+            const std::int64_t d = it.dims()[static_cast<std::size_t>(a)], e = ot.dims()[static_cast<std::size_t>(a + off)];
+            if (d != 1 && (d < 0 || e < 0 || d != e))
+                return c.decline([&] { return "inner dim " + std::to_string(a) + " may not broadcast to the outer shape"; });
+        }
+        std::vector<Variable*> ins{inner->input(0)};
+        for (int i = 1; i < c.node.nin(); ++i) ins.push_back(c.node.input(i));
+        return one(c.node.output(), c.graph.apply(c.node.op(), ins));
+    }, kUseless);
+}
+
+NodeRewriter localJoin1(const std::string& kind, const std::string& name) {
+    return NodeRewriter(name, Tracks::of({kind}), [](RewriteCall& c) -> std::optional<Replacement> {
+        if (c.node.nin() != 1) return c.decline([&] { return "joins " + std::to_string(c.node.nin()) + " tensors"; });
+        if (!(c.node.input(0)->type() == c.node.output()->type())) return std::nullopt;
+        return one(c.node.output(), c.node.input(0));
+    }, kUseless);
+}
+
+NodeRewriter localUselessReshape() {
+    return NodeRewriter("local_useless_reshape", Tracks::of({"Reshape"}), [](RewriteCall& c) -> std::optional<Replacement> {
+        const Type &i = c.node.input(0)->type(), &o = c.node.output()->type();
+        if (i.isStatic() && i == o) return one(c.node.output(), c.node.input(0));
+        if (i.ndim() == 1 && o.ndim() == 1 && i.dtype() == o.dtype()) return one(c.node.output(), c.node.input(0));
+        return c.decline([&] { return "reshapes " + i.str() + " to " + o.str(); });
+    }, kUseless);
+}
+
+NodeRewriter localUselessElemwise(const std::string& kind, const std::string& name) {
+    return NodeRewriter(name, Tracks::of({kind}), [](RewriteCall& c) -> std::optional<Replacement> {
+        const std::string s = c.node.op().str("scalar");
+        Variable* x = c.node.input(0);
+        const bool sameType = x->type() == c.node.output()->type();
+        if (c.node.nin() == 1 && sameType && (s == "identity" || s == "cast" || s == "add" || s == "mul" || s == "maximum" || s == "minimum"))
+            return one(c.node.output(), x);
+        return c.decline([&] { return "Elemwise{" + s + "} with " + std::to_string(c.node.nin()) + " inputs is not useless"; });
+    }, kUseless);
+}
+
+NodeRewriter localUselessSplit() {
+    return NodeRewriter("local_useless_split", Tracks::of({"Split"}), [](RewriteCall& c) -> std::optional<Replacement> {
+        if (c.node.op().intAttr("n_splits") != 1 || !(c.node.input(0)->type() == c.node.output()->type()))
+            return c.decline([] { return std::string("splits into several pieces"); });
+        return one(c.node.output(), c.node.input(0));
+    }, kUseless);
+}
+
+NodeRewriter localAddMulFusion(const std::string& kind, const std::string& name) {
+    return NodeRewriter(name, Tracks::of({kind}), [kind](RewriteCall& c) -> std::optional<Replacement> {
+        const std::string s = c.node.op().str("scalar");
+        if (s != "add" && s != "mul") return c.decline([&] { return "Elemwise{" + s + "} is not add or mul"; });
+        std::vector<Variable*> ins;
+        bool fused = false;
+        for (Variable* in : c.node.inputs()) {
+            const Apply* o = in->owner();
+            if (o && &o->op() == &c.node.op() && in->clients().size() == 1 && in->type() == c.node.output()->type() &&
+                o->output()->type().ndim() == c.node.output()->type().ndim()) {
+                ins.insert(ins.end(), o->inputs().begin(), o->inputs().end());
+                fused = true;
+            } else {
+                ins.push_back(in);
+            }
+        }
+        if (!fused) return c.decline([] { return std::string("no input is a single-client node of the same op"); });
+        return one(c.node.output(), c.graph.apply(c.node.op(), ins, c.node.name()));
+    }, {"fast_run", "fusion"});
+}
+
+std::vector<NodeRewriter> uselessRewrites() {
+    return {localUselessAlloc(), localMergeAlloc(), localJoin1(), localUselessReshape(), localUselessElemwise(), localUselessSplit()};
+}
+
+} // namespace passlens
