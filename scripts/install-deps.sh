@@ -11,7 +11,7 @@ PACKAGES=(
     qt6-base-dev libgl-dev
     libgraphviz-dev
     libonnx-dev libprotobuf-dev protobuf-compiler
-    nlohmann-json3-dev libcli11-dev libopenblas-dev
+    nlohmann-json3-dev libcli11-dev libopenblas-dev libssl-dev
     fonts-dejavu-core
     xvfb xauth
 )

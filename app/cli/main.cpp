@@ -3,7 +3,11 @@
 #include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/io/Inspect.h>
+#include <passlens/ir/DebugPrint.h>
 #include <passlens/ir/Error.h>
+#include <passlens/pipeline/OptimizeReport.h>
+#include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
 
 #include <CLI/CLI.hpp>
 
@@ -39,6 +43,41 @@ int runConvert(const std::string& file, const std::string& out, bool asJson, std
     return 0;
 }
 
+struct OptimizeArgs {
+    std::string pipeline = "theano";
+    std::vector<std::string> include, exclude;
+    std::string session, emit;
+    bool reasons = false, validate = false, debugprint = false;
+};
+
+passlens::Pipeline makePipeline(const OptimizeArgs& a) {
+    const bool isFile = a.pipeline.find(".json") != std::string::npos || a.pipeline.find('/') != std::string::npos;
+    passlens::Pipeline p = isFile ? passlens::Pipeline::fromFile(a.pipeline) : passlens::Pipeline::builtin(a.pipeline);
+    for (const auto& t : a.include) p.include(t);
+    for (const auto& t : a.exclude) p.exclude(t);
+    return p;
+}
+
+int runOptimize(const std::string& file, const OptimizeArgs& a, bool asJson) {
+    passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
+    passlens::Pipeline p = makePipeline(a);
+    passlens::Trace trace(a.reasons);
+    passlens::FunctionGraph& g = *loaded.graph;
+    const passlens::PipelineRun run = p.run(g, &trace, a.validate);
+    trace.finish(run, g, p.buildContext().caps);
+    if (!a.session.empty()) trace.save(a.session, file);
+    if (!a.emit.empty()) passlens::writeFileAtomic(a.emit, passlens::writeGraphJson(g).dump(1) + "\n");
+    for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
+    if (asJson) {
+        std::cout << passlens::optimizeJson(run, g, trace).dump(2) << "\n";
+    } else {
+        std::cout << passlens::optimizeText(run, g, trace);
+        if (a.debugprint) std::cout << "\n" << passlens::debugprint(g);
+        if (!a.session.empty()) std::cout << "\nsession: " << a.session << "\n";
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -62,6 +101,19 @@ int main(int argc, char** argv) {
     convert->add_option("--inline-limit", inlineLimit, "Constants with more elements go to .npy files")->capture_default_str();
     convert->add_flag("--json", asJson, "Print one JSON document on stdout");
 
+    OptimizeArgs oa;
+    auto* optimize = app.add_subcommand("optimize", "Run an optimization pipeline on FILE and record every phase and rewrite");
+    optimize->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
+    optimize->add_option("--pipeline", oa.pipeline, "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")->capture_default_str();
+    optimize->add_option("--include", oa.include, "Add phases or rewrites with this tag or name (repeatable)");
+    optimize->add_option("--exclude", oa.exclude, "Drop phases or rewrites with this name or tag (repeatable)");
+    optimize->add_option("--session", oa.session, "Write the session file (FORMAT.md section 2)");
+    optimize->add_option("--emit", oa.emit, "Write the final graph as graph JSON");
+    optimize->add_flag("--reasons", oa.reasons, "Record why rewrites declined (bigger session files)");
+    optimize->add_flag("--validate", oa.validate, "Validate the whole graph after every phase");
+    optimize->add_flag("--debugprint", oa.debugprint, "Print the final graph's debugprint");
+    optimize->add_flag("--json", asJson, "Print one JSON document on stdout");
+
     if (argc > 1 && argv[1][0] != '-') {
         bool known = false;
         for (const auto* sub : app.get_subcommands({})) known |= sub->get_name() == argv[1];
@@ -79,6 +131,7 @@ int main(int argc, char** argv) {
     try {
         if (*inspect) return runInspect(file, asJson, types);
         if (*convert) return runConvert(file, out, asJson, inlineLimit);
+        if (*optimize) return runOptimize(file, oa, asJson);
     } catch (const passlens::Error& e) {
         std::cerr << "error: " << e.what() << "\n";
         return 1;

@@ -1,6 +1,7 @@
 #include "passlens/io/GraphJson.h"
 
 #include "passlens/io/AtomicFile.h"
+#include "passlens/io/Encoding.h"
 #include "passlens/io/Npy.h"
 #include "passlens/ir/Error.h"
 #include "passlens/ir/OpRegistry.h"
@@ -20,6 +21,7 @@ using json = nlohmann::json;
 struct Ctx {
     std::string label;
     std::filesystem::path baseDir;
+    const ConstantResolver* resolver = nullptr;
     [[noreturn]] void fail(const std::string& path, const std::string& why) const {
         throw Error(label + ": " + (path.empty() ? "" : path + ": ") + why);
     }
@@ -67,7 +69,13 @@ void flattenValues(const Ctx& c, const json& v, std::size_t depth, const std::ve
     for (std::size_t i = 0; i < v.size(); ++i) flattenValues(c, v[i], depth + 1, shape, out, path);
 }
 
-std::shared_ptr<TensorData> constantValue(const Ctx& c, const json& v, const Type& t, const std::string& path) {
+std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, const Type& t, const std::string& path) {
+    if (v.is_object() && v.contains("ref")) {
+        if (!c.resolver || !v["ref"].is_number_integer()) c.fail(path, "a {\"ref\"} value needs an in-memory source");
+        auto d = (*c.resolver)(v["ref"].get<std::int64_t>());
+        if (!d) c.fail(path, "unknown constant ref " + v["ref"].dump());
+        return d;
+    }
     if (v.is_object()) {
         if (v.contains("file")) {
             if (!v["file"].is_string()) c.fail(path + ".file", "expected a file name");
@@ -82,6 +90,23 @@ std::shared_ptr<TensorData> constantValue(const Ctx& c, const json& v, const Typ
             if (data->dtype != t.dtype() || data->shape != t.dims())
                 c.fail(path, "the .npy file holds " + std::string(dtypeName(data->dtype)) + " of shape " + Type(data->dtype, data->shape).str() + ", the type says " + t.str());
             return data;
+        }
+        if (v.contains("base64")) {
+            if (!v["base64"].is_string()) c.fail(path + ".base64", "expected a string");
+            if (!t.isStatic()) c.fail(path, "a constant needs a static type, got " + t.str());
+            auto d = std::make_shared<TensorData>();
+            d->dtype = t.dtype();
+            d->shape = t.dims();
+            std::string bytes;
+            try {
+                bytes = base64Decode(v["base64"].get<std::string>());
+            } catch (const Error& e) {
+                c.fail(path + ".base64", e.what());
+            }
+            if (bytes.size() != d->byteSize())
+                c.fail(path + ".base64", "holds " + std::to_string(bytes.size()) + " bytes, the type needs " + std::to_string(d->byteSize()));
+            d->bytes = std::make_shared<const std::string>(std::move(bytes));
+            return d;
         }
         if (v.contains("missing")) {
             auto d = std::make_shared<TensorData>();
@@ -126,6 +151,15 @@ std::shared_ptr<TensorData> constantValue(const Ctx& c, const json& v, const Typ
     return TensorData::fromDoubles(t.dtype(), t.dims(), vals);
 }
 
+void hintId(const Ctx& c, FunctionGraph& g, const json& id, const std::string& path) {
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0) c.fail(path, "expected a non-negative integer id");
+    try {
+        g.hintNextIds(-1, {id.get<VarId>()});
+    } catch (const Error& e) {
+        c.fail(path, e.what());
+    }
+}
+
 std::string nodeLabel(const json& n, std::size_t i) {
     std::string s = "nodes[" + std::to_string(i) + "]";
     if (n.is_object() && n.contains("op") && n["op"].is_string()) s += " (" + n["op"].get<std::string>();
@@ -137,7 +171,12 @@ std::string nodeLabel(const json& n, std::size_t i) {
 } // namespace
 
 LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
-    const Ctx c{label, baseDir};
+    return readGraphJson(doc, label, baseDir, ConstantResolver());
+}
+
+LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir,
+                          const ConstantResolver& resolver) {
+    const Ctx c{label, baseDir, resolver ? &resolver : nullptr};
     if (!doc.is_object()) c.fail("", "not a graph JSON document: the top level must be an object");
     if (!doc.contains("format") || doc["format"] != "passlens.graph")
         c.fail("format", "not a PassLens graph: expected \"format\": \"passlens.graph\"");
@@ -174,6 +213,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         for (std::size_t i = 0; i < ins.size(); ++i) {
             const std::string p = "inputs[" + std::to_string(i) + "]";
             const std::string name = needString(c, ins[i], "name", p);
+            if (ins[i].contains("id")) hintId(c, *g, ins[i]["id"], p + ".id");
             Variable* v = g->addInput(parseTypeAt(c, need(c, ins[i], "type", p), p + ".type"), name);
             if (ins[i].contains("tag")) {
                 if (!ins[i]["tag"].is_object()) c.fail(p + ".tag", "expected an object");
@@ -190,6 +230,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             const std::string name = needString(c, cs[i], "name", p);
             const Type t = parseTypeAt(c, need(c, cs[i], "type", p), p + ".type");
             auto data = constantValue(c, need(c, cs[i], "value", p), t, p + ".value");
+            if (cs[i].contains("id")) hintId(c, *g, cs[i]["id"], p + ".id");
             define(name, g->addConstant(data, name, t.location()), {'c', static_cast<std::uint32_t>(i), 0});
         }
     }
@@ -268,7 +309,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         if (n.contains("subgraphs")) {
             if (!n["subgraphs"].is_object()) c.fail(p + ".subgraphs", "expected an object");
             for (auto it = n["subgraphs"].begin(); it != n["subgraphs"].end(); ++it) {
-                LoadedGraph sub = readGraphJson(it.value(), label + ": " + p + ".subgraphs." + it.key(), baseDir);
+                LoadedGraph sub = readGraphJson(it.value(), label + ": " + p + ".subgraphs." + it.key(), baseDir, resolver);
                 subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(std::move(sub.graph))});
             }
         }
@@ -301,6 +342,17 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             if (all) { declared = std::move(ts); partial.clear(); }
         }
         Apply* node = nullptr;
+        if (n.contains("id")) {
+            std::vector<VarId> outIds;
+            for (const auto& o : outs)
+                if (o.is_object() && o.contains("id") && o["id"].is_number_integer()) outIds.push_back(o["id"].get<VarId>());
+            if (!n["id"].is_number_integer() || n["id"].get<NodeId>() < 0) c.fail(p + ".id", "expected a non-negative integer");
+            try {
+                g->hintNextIds(n["id"].get<NodeId>(), outIds);
+            } catch (const Error& e) {
+                c.fail(p + ".id", e.what());
+            }
+        }
         try {
             node = g->makeApply(*op, ins, declared, n.value("name", std::string()));
         } catch (const Error& e) {
@@ -334,7 +386,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     g->setOutputs(outputs);
     std::size_t unused = 0;
     for (NodeId id = 0; id < g->nodeIdLimit(); ++id)
-        if (!g->node(id)->inGraph()) ++unused;
+        if (g->node(id) && !g->node(id)->inGraph()) ++unused;
     if (unused)
         result.warnings.push_back(label + ": " + std::to_string(unused) + " node(s) do not lead to an output and were pruned (as Theano's FunctionGraph does)");
     result.graph = std::move(g);
@@ -352,6 +404,29 @@ LoadedGraph readGraphJsonText(const std::string& text, const std::string& label,
         throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
     }
     return readGraphJson(doc, label, baseDir);
+}
+
+json tensorValueJson(const TensorData& t) {
+    std::function<json(std::size_t, std::int64_t&)> build = [&](std::size_t depth, std::int64_t& k) -> json {
+        if (depth == t.shape.size()) {
+            const std::int64_t i = k++;
+            if (t.dtype == DType::Bool) return json(t.intAt(i) != 0);
+            if (isFloat(t.dtype) || isComplex(t.dtype)) {
+                const double x = t.at(i);
+                if (std::isnan(x)) return json("nan");
+                if (std::isinf(x)) return json(x > 0 ? "inf" : "-inf");
+                if (t.dtype == DType::Float32) return json(static_cast<double>(static_cast<float>(x)));
+                return json(x);
+            }
+            if (t.dtype == DType::UInt64) return json(static_cast<std::uint64_t>(t.intAt(i)));
+            return json(t.intAt(i));
+        }
+        json a = json::array();
+        for (std::int64_t j = 0; j < t.shape[depth]; ++j) a.push_back(build(depth + 1, k));
+        return a;
+    };
+    std::int64_t k = 0;
+    return build(0, k);
 }
 
 json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
@@ -391,8 +466,12 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
     for (const Variable* v : g.constants()) {
         json e = {{"name", names[v]}, {"type", v->type().str()}};
         const TensorData& t = *v->constant();
-        if (!t.loaded()) {
+        if (opt.refs) {
+            e["value"] = {{"ref", v->id()}};
+        } else if (!t.loaded()) {
             e["value"] = {{"missing", t.missing}};
+        } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && opt.npyDir.empty() && opt.base64) {
+            e["value"] = {{"base64", base64Encode(*t.bytes)}};
         } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty()) {
             std::filesystem::create_directories(opt.baseDir / opt.npyDir);
             std::string file = names[v];
@@ -402,26 +481,7 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
             writeFileAtomic(opt.baseDir / rel, toNpy(t));
             e["value"] = {{"file", rel.generic_string()}};
         } else {
-            std::function<json(std::size_t, std::int64_t&)> build = [&](std::size_t depth, std::int64_t& k) -> json {
-                if (depth == t.shape.size()) {
-                    const std::int64_t i = k++;
-                    if (t.dtype == DType::Bool) return json(t.intAt(i) != 0);
-                    if (isFloat(t.dtype) || isComplex(t.dtype)) {
-                        const double x = t.at(i);
-                        if (std::isnan(x)) return json("nan");
-                        if (std::isinf(x)) return json(x > 0 ? "inf" : "-inf");
-                        if (t.dtype == DType::Float32) return json(static_cast<double>(static_cast<float>(x)));
-                        return json(x);
-                    }
-                    if (t.dtype == DType::UInt64) return json(static_cast<std::uint64_t>(t.intAt(i)));
-                    return json(t.intAt(i));
-                }
-                json a = json::array();
-                for (std::int64_t j = 0; j < t.shape[depth]; ++j) a.push_back(build(depth + 1, k));
-                return a;
-            };
-            std::int64_t k = 0;
-            e["value"] = build(0, k);
+            e["value"] = tensorValueJson(t);
         }
         if (opt.withIds) e["id"] = v->id();
         cs.push_back(e);
@@ -438,13 +498,21 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
         for (const Variable* v : n->inputs()) in.push_back(names[v]);
         e["inputs"] = in;
         json out = json::array();
-        for (const Variable* v : n->outputs()) out.push_back({{"name", names[v]}, {"type", v->type().str()}});
+        for (const Variable* v : n->outputs()) {
+            json o = {{"name", names[v]}, {"type", v->type().str()}};
+            if (opt.withIds) o["id"] = v->id();
+            out.push_back(o);
+        }
         e["outputs"] = out;
         if (!n->op().subgraphs().empty()) {
             json subs = json::object();
             for (const Subgraph& s : n->op().subgraphs()) {
                 GraphJsonWriteOptions so = opt;
                 if (!so.npyDir.empty()) so.npyDir /= s.attribute + std::to_string(n->id());
+                if (so.refs) { // nested graphs have their own ids: embed their data
+                    so.refs = false;
+                    so.base64 = true;
+                }
                 subs[s.attribute] = writeGraphJson(*s.graph, so);
             }
             e["subgraphs"] = subs;

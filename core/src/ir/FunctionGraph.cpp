@@ -43,15 +43,50 @@ std::string Variable::displayName() const {
 }
 
 FunctionGraph::FunctionGraph() = default;
+
+void FunctionGraph::hintNextIds(NodeId node, std::vector<VarId> vars) {
+    if (node >= 0 && node < static_cast<NodeId>(m_nodes.size()) && m_nodes[static_cast<std::size_t>(node)])
+        throw Error("node id " + std::to_string(node) + " is already in use");
+    for (VarId v : vars)
+        if (v >= 0 && v < static_cast<VarId>(m_vars.size()) && m_vars[static_cast<std::size_t>(v)])
+            throw Error("variable id " + std::to_string(v) + " is already in use");
+    m_hintNode = node;
+    m_hintVars.assign(vars.rbegin(), vars.rend()); // popped from the back
+}
+
+NodeId FunctionGraph::allocNodeId() {
+    NodeId id = static_cast<NodeId>(m_nodes.size());
+    if (m_hintNode >= 0) {
+        id = m_hintNode;
+        m_hintNode = -1;
+    }
+    if (id >= static_cast<NodeId>(m_nodes.size())) m_nodes.resize(static_cast<std::size_t>(id) + 1);
+    return id;
+}
+
+VarId FunctionGraph::allocVarId() {
+    VarId id = static_cast<VarId>(m_vars.size());
+    if (!m_hintVars.empty()) {
+        id = m_hintVars.back();
+        m_hintVars.pop_back();
+    }
+    if (id >= static_cast<VarId>(m_vars.size())) m_vars.resize(static_cast<std::size_t>(id) + 1);
+    return id;
+}
+
+Variable* FunctionGraph::placeVar(std::unique_ptr<Variable> v) {
+    Variable* raw = v.get();
+    m_vars[static_cast<std::size_t>(v->m_id)] = std::move(v);
+    return raw;
+}
 FunctionGraph::~FunctionGraph() = default;
 
 Variable* FunctionGraph::addInput(Type type, std::string nm) {
     auto v = std::make_unique<Variable>();
-    v->m_id = static_cast<VarId>(m_vars.size());
+    v->m_id = allocVarId();
     v->m_type = std::move(type);
     v->m_name = std::move(nm);
-    m_inputs.push_back(v.get());
-    m_vars.push_back(std::move(v));
+    m_inputs.push_back(placeVar(std::move(v)));
     invalidate();
     return m_inputs.back();
 }
@@ -59,12 +94,11 @@ Variable* FunctionGraph::addInput(Type type, std::string nm) {
 Variable* FunctionGraph::addConstant(std::shared_ptr<const TensorData> data, std::string nm,
                                      std::optional<Location> loc) {
     auto v = std::make_unique<Variable>();
-    v->m_id = static_cast<VarId>(m_vars.size());
+    v->m_id = allocVarId();
     v->m_type = Type(data->dtype, data->shape, loc.value_or(Location::host()));
     v->m_name = std::move(nm);
     v->m_constant = std::move(data);
-    m_vars.push_back(std::move(v));
-    return m_vars.back().get();
+    return placeVar(std::move(v));
 }
 
 Apply* FunctionGraph::makeApply(const Op& op, std::vector<Variable*> inputs,
@@ -83,7 +117,7 @@ Apply* FunctionGraph::makeApply(const Op& op, std::vector<Variable*> inputs,
     for (int i = 0; i < n; ++i) {
         Variable* v = inputs[static_cast<std::size_t>(i)];
         if (!v) throw Error(op.str() + ": input " + std::to_string(i) + " is null");
-        if (v->m_id >= static_cast<VarId>(m_vars.size()) || m_vars[static_cast<std::size_t>(v->m_id)].get() != v)
+            if (v->m_id >= static_cast<VarId>(m_vars.size()) || m_vars[static_cast<std::size_t>(v->m_id)].get() != v)
             throw Error(op.str() + ": input " + std::to_string(i) + " belongs to another graph");
     }
     std::vector<Type> types;
@@ -108,21 +142,21 @@ Apply* FunctionGraph::makeApply(const Op& op, std::vector<Variable*> inputs,
         types = std::move(*outputTypes);
     }
     auto node = std::make_unique<Apply>();
-    node->m_id = static_cast<NodeId>(m_nodes.size());
+    node->m_id = allocNodeId();
     node->m_op = &op;
     node->m_inputs = std::move(inputs);
     node->m_name = std::move(nm);
     for (std::size_t i = 0; i < types.size(); ++i) {
         auto v = std::make_unique<Variable>();
-        v->m_id = static_cast<VarId>(m_vars.size());
+        v->m_id = allocVarId();
         v->m_type = std::move(types[i]);
         v->m_owner = node.get();
         v->m_index = static_cast<int>(i);
-        node->m_outputs.push_back(v.get());
-        m_vars.push_back(std::move(v));
+        node->m_outputs.push_back(placeVar(std::move(v)));
     }
-    m_nodes.push_back(std::move(node));
-    return m_nodes.back().get();
+    Apply* raw = node.get();
+    m_nodes[static_cast<std::size_t>(raw->m_id)] = std::move(node);
+    return raw;
 }
 
 Variable* FunctionGraph::apply(const Op& op, std::vector<Variable*> inputs, std::string nm) {

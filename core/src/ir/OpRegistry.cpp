@@ -76,8 +76,9 @@ std::vector<Type> elemwiseRule(const Op& op, Vars in) {
     DType out;
     if (kCompare.count(s)) {
         out = DType::Bool;
-    } else if (s == "cast") {
+    } else if (s == "cast" || (s == "composite" && op.has("dtype"))) {
         auto d = parseDType(op.str("dtype"));
+        if (!d) fail(op, "attribute 'dtype' is not a dtype");
         out = *d;
     } else {
         std::size_t first = s == "switch" ? 1 : 0;
@@ -416,6 +417,9 @@ std::vector<Type> batchedDotRule(const Op& op, Vars in) {
 }
 
 std::vector<Type> sameAsInput0(const Op&, Vars in) { return {ty(in, 0).withLocation({})}; }
+
+// Assert(x, conds...) passes x through wherever it lives (Theano lifts it onto the GPU input).
+std::vector<Type> assertRule(const Op&, Vars in) { return {ty(in, 0)}; }
 
 std::vector<Type> softmaxRule(const Op& op, Vars in) {
     if (ty(in, 0).rankKnown()) normAxis(op, op.intAttr("axis", -1), ty(in, 0).ndim());
@@ -799,7 +803,7 @@ OpRegistry::OpRegistry() {
         {"BatchNormInference", "GpuDnnBatchNormInference", {{"epsilon", K::Float, false, 1e-5}}, 5, 5, sameAsInput0, {}, {}, {}},
         {"CpuContiguous", "GpuContiguous", {}, 1, 1, sameAsInput0, {}, {}, {}},
         {"CumOp", "GpuCumOp", {{"axis", K::IntOrNull, false, nullptr}, {"mode", K::String, false, "add"}}, 1, 1, cumRule, {}, {}, {}},
-        {"Assert", "", {{"msg", K::String, false, "Assertion failed"}}, 1, -1, sameAsInput0, {}, {}, {}},
+        {"Assert", "", {{"msg", K::String, false, "Assertion failed"}}, 1, -1, assertRule, {}, {0}, {}},
     };
     for (const Def& d : defs) {
         OpKindInfo h;

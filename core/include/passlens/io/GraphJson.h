@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ struct LoadedGraph {
 LoadedGraph readGraphJson(const nlohmann::json& doc, const std::string& label,
                           const std::filesystem::path& baseDir);
 
+/// Resolves `{"ref": ID}` constant values (session sources kept in memory).
+using ConstantResolver = std::function<std::shared_ptr<const TensorData>(std::int64_t id)>;
+
+/// As above, with `{"ref": ID}` constant values resolved through `resolver`.
+LoadedGraph readGraphJson(const nlohmann::json& doc, const std::string& label,
+                          const std::filesystem::path& baseDir, const ConstantResolver& resolver);
+
 /// Parses text first; a JSON syntax error is reported with its byte offset.
 LoadedGraph readGraphJsonText(const std::string& text, const std::string& label,
                               const std::filesystem::path& baseDir);
@@ -39,7 +47,13 @@ struct GraphJsonWriteOptions {
     std::filesystem::path baseDir;   ///< folder of the graph file being written
     std::filesystem::path npyDir;    ///< relative to baseDir, e.g. "model.data"
     bool withIds = false;            ///< add "id" to nodes, inputs and constants (session files)
+    bool base64 = false;             ///< constants above inlineLimit as {"base64": ...} (no npyDir)
+    bool refs = false;               ///< every constant as {"ref": variable id} (in-memory copies)
 };
+
+/// A loaded tensor as a graph JSON `value`: nested lists of numbers ("nan", "inf", "-inf" for
+/// non-finite values).
+nlohmann::json tensorValueJson(const TensorData& t);
 
 /// The graph as a graph JSON document (nodes in topological order; every node output carries
 /// its type). Variables without a unique name get `v<id>`. Writes .npy files when asked (each

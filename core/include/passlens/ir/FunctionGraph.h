@@ -134,6 +134,10 @@ public:
     /// static dims from ONNX shape inference). Only for variables not yet in the graph. Throws
     /// passlens::Error when the two types are not compatible.
     void refineType(Variable* v, const Type& type);
+    /// Ids for the next node and the next variables created (rebuilding a recorded graph from a
+    /// session file). Each id must be unused; skipped ids stay empty. Throws passlens::Error for
+    /// an id already in use.
+    void hintNextIds(NodeId node, std::vector<VarId> vars);
     /// Sets the graph outputs and imports every node reachable from them (reason "init").
     void setOutputs(std::vector<Variable*> outputs);
 
@@ -188,6 +192,11 @@ private:
     double rankOf(const Variable* v) const;
     void rollback(std::size_t mark, std::string_view reason);
     void invalidate() { m_topoValid = false; }
+    NodeId allocNodeId();
+    VarId allocVarId();
+    Variable* placeVar(std::unique_ptr<Variable> v);
+    NodeId m_hintNode = -1;
+    std::vector<VarId> m_hintVars;
 
     std::vector<std::unique_ptr<Variable>> m_vars;
     std::vector<std::unique_ptr<Apply>> m_nodes;

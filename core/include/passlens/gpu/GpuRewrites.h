@@ -1,0 +1,56 @@
+#pragma once
+/// @file GpuRewrites.h
+/// The GPU node rewrites of gpuarray/opt.py and our backward pass (THEANO_SEMANTICS §1.3, §2).
+#include "passlens/gpu/Lifters.h"
+#include "passlens/rewrite/Phase.h"
+
+namespace passlens {
+
+/// op_lifter around one lifter (Theano's register_opt + op_lifter): fires on the tracked host
+/// kind when an input comes from HostFromGpu (forward rule) or every client of every output is
+/// a GpuFromHost (backward rule); the GPU outputs are wrapped in HostFromGpu.
+NodeRewriter opLifter(const Lifter& lifter, const GpuCapabilities& caps);
+/// All op_lifter rewrites of the lifter table.
+std::vector<NodeRewriter> opLifters(const GpuCapabilities& caps);
+
+/// local_cut_gpu_transfers (tracks GpuFromHost, GpuToGpu, HostFromGpu), every row of §2.4.
+NodeRewriter localCutGpuTransfers(const std::string& name = "local_cut_gpu_transfers");
+/// local_gpualloc_memset_0: GpuAlloc of a constant 0 -> GpuAlloc{memset_0=True}.
+NodeRewriter localGpuAllocMemset0();
+/// local_gpu_elemwise_careduce: GpuCAReduceCuda{add}(GpuElemwise{sqr|abs}(x)) -> pre_scalar_op.
+NodeRewriter localGpuElemwiseCAReduce();
+/// local_gpu_contiguous_gpu_contiguous.
+NodeRewriter localGpuContiguousContiguous();
+/// local_gpua_gemm_alpha_merge: GpuElemwise{mul}(GpuGemm(...), constant c) -> alpha, beta * c.
+NodeRewriter localGpuGemmAlphaMerge();
+/// local_gpua_gemm_output_merge: GpuElemwise{add}(GpuGemm(z, a, x, y, 0), W) -> GpuGemm(W, a, x, y, 1).
+NodeRewriter localGpuGemmOutputMerge();
+
+/// InputToGpuOptimizer (§2.2): x -> HostFromGpu(GpuFromHost(x)) for movable inputs.
+class InputToGpu final : public Phase {
+public:
+    explicit InputToGpu(std::string phaseName = "InputToGpuArrayOptimizer") { name = std::move(phaseName); }
+    bool apply(RewriteEngine& engine) override;
+    std::string kind() const override { return "InputToGpu"; }
+};
+
+/// Our backward pass (planned in Theano's #4801, never merged; labelled as our extension):
+/// out2in over host nodes with a lifter whose every client is a GpuFromHost; the node is lifted
+/// and the transfers after it disappear.
+std::vector<NodeRewriter> backwardLifters(const GpuCapabilities& caps);
+
+/// GPU elemwise fusion (FusionOptimizer over GpuElemwise, §2.5): repeatedly, outputs first,
+/// folds single-client GpuElemwise inputs of the same shape into one
+/// GpuElemwise{composite, expr} within the kernel-argument budget.
+class GpuElemwiseFusion final : public Phase {
+public:
+    explicit GpuElemwiseFusion(std::string phaseName = "gpua_elemwise_fusion") { name = std::move(phaseName); }
+    bool apply(RewriteEngine& engine) override;
+    std::string kind() const override { return "Fusion"; }
+};
+
+/// The scalar expression of a GpuElemwise / Elemwise node over inputs i0, i1, ...:
+/// "add(i0,mul(i1,i2))", "cast{float32}(i0)", "clip{0,6}(i0)"; a composite's own expr.
+std::string elemwiseExpr(const Op& op, int nin);
+
+} // namespace passlens

@@ -1,0 +1,153 @@
+#pragma once
+/// @file Trace.h
+/// What the debugger records of an optimization run (ARCHITECTURE.md core/trace): the source
+/// graph, one record per phase, one event per applied / rejected (and, with reasons, declined)
+/// rewrite with the nodes it added and removed and the variables it replaced, and provenance.
+/// The graph after any event is rebuilt from the source and the events. Saved and reopened as a
+/// session file (FORMAT.md §2).
+#include "passlens/pipeline/Pipeline.h"
+#include "passlens/rewrite/Instrumentation.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace passlens {
+
+/// A node created by a rewrite, as recorded (enough to recreate it with the same ids).
+struct NodeDef {
+    NodeId id = -1;
+    const Op* opPtr = nullptr; ///< the interned op (carries nested graphs)
+    std::string op;
+    nlohmann::json attrs;
+    std::vector<VarId> inputs;
+    struct Out {
+        VarId id;
+        Type type;
+        std::string name;
+    };
+    std::vector<Out> outputs;
+    std::string name;
+};
+
+/// A constant created by a rewrite (constant folding, gemm merges).
+struct ConstantDef {
+    VarId id = -1;
+    std::string name;
+    Location location;
+    std::shared_ptr<const TensorData> data;
+};
+
+struct RewriteEvent {
+    int seq = 0;             ///< 1-based
+    std::string phase;
+    std::string rewriter;
+    std::string status;      ///< "applied", "rejected" or "declined"
+    NodeId node = -1;        ///< the matched node (-1 for whole-graph rewrites)
+    std::vector<NodeId> removed, added;
+    std::vector<std::pair<VarId, VarId>> replaced;
+    std::string reason;      ///< rejection error or decline reason
+    double timeUs = 0;
+    std::vector<NodeDef> nodes;          ///< definitions of `added`, in import order
+    std::vector<ConstantDef> constants;  ///< constants the event introduced
+};
+
+struct PhaseRecord {
+    PhaseInfo info;
+    bool changed = false;
+    double timeUs = 0;
+    std::size_t nodesBefore = 0, nodesAfter = 0;
+    int firstEvent = 0, lastEvent = 0; ///< applied/rejected events seq range [first, last]; 0 if none
+    std::vector<std::pair<std::string, RewriterStats>> rewriters;
+};
+
+struct LiftingEntry {
+    NodeId node = -1;
+    std::string op;
+    bool lifted = false;
+    std::string reason;
+};
+
+class Trace final : public Instrumentation {
+public:
+    /// `recordDeclined`: keep declined attempts with their reasons (`--reasons`).
+    explicit Trace(bool recordDeclined = false) : m_recordDeclined(recordDeclined) {}
+
+    // ---- recording (Instrumentation) ----
+    void pipelineBegin(std::string_view name, const FunctionGraph& g) override;
+    void phaseBegin(const PhaseInfo& p, const FunctionGraph& g) override;
+    void phaseEnd(const PhaseInfo& p, const FunctionGraph& g, bool changed, double timeUs) override;
+    bool wantsReasons() const override { return m_recordDeclined; }
+    void rewriteDeclined(std::string_view rewriter, const Apply* node, const std::string& reason) override;
+    void rewriteApplied(std::string_view rewriter, const Apply* node, const Replacement& r, double timeUs) override;
+    void rewriteRejected(std::string_view rewriter, const Apply* node, const std::string& error) override;
+    void onImport(const FunctionGraph&, const Apply& n, std::string_view reason) override;
+    void onPrune(const FunctionGraph&, const Apply& n, std::string_view reason) override;
+    void onReplace(const FunctionGraph&, const Variable& a, const Variable& b, std::string_view reason) override;
+
+    /// Fills phase statistics and the lifting report after the run.
+    void finish(const PipelineRun& run, const FunctionGraph& finalGraph, const GpuCapabilities& caps);
+
+    // ---- reading ----
+    const std::vector<RewriteEvent>& events() const { return m_events; }
+    const std::vector<PhaseRecord>& phases() const { return m_phases; }
+    const std::vector<LiftingEntry>& lifting() const { return m_lifting; }
+    const std::string& pipelineName() const { return m_pipeline; }
+    /// Event seq (1-based, applied or rejected) that created / removed a node; 0 = source graph
+    /// or never removed.
+    int createdBy(NodeId id) const;
+    int removedBy(NodeId id) const;
+    /// Index of the last applied event at or before the end of phase `phaseIndex`.
+    int lastEventOfPhase(std::size_t phaseIndex) const;
+    /// Number of applied events.
+    int appliedCount() const;
+
+    /// The source graph (as loaded), with its ids.
+    std::unique_ptr<FunctionGraph> sourceGraph() const;
+    /// The graph right after event `seq` (0: the source graph). Rejected and declined events
+    /// change nothing. Throws passlens::Error if the events do not replay (a corrupt session).
+    std::unique_ptr<FunctionGraph> graphAfter(int seq) const;
+    /// The graph after phase `name`, or "source" / "final".
+    std::unique_ptr<FunctionGraph> graphAfterPhase(const std::string& name) const;
+
+    // ---- session files (FORMAT.md §2) ----
+    /// `source`: the file the graph came from (path and sha256 recorded when it exists);
+    /// `profiles` (FORMAT §2 profiles) may be empty.
+    nlohmann::json toSessionJson(const std::filesystem::path& source, const nlohmann::json& profiles = nlohmann::json::array()) const;
+    /// Writes the session atomically. Throws passlens::Error.
+    void save(const std::filesystem::path& path, const std::filesystem::path& source, const nlohmann::json& profiles = nlohmann::json::array()) const;
+    /// Reads a session file. Throws passlens::Error("FILE: PATH: reason").
+    static Trace load(const std::filesystem::path& path);
+    static Trace fromSessionJson(const nlohmann::json& doc, const std::string& label, const std::filesystem::path& baseDir);
+    const nlohmann::json& profiles() const { return m_profiles; }
+    const std::string& sourcePath() const { return m_sourcePath; }
+
+private:
+    void defineConstant(const Variable& v, RewriteEvent& e);
+    bool m_recordDeclined;
+    std::string m_pipeline;
+    std::vector<PhaseInfo> m_pipelinePhases;
+    nlohmann::json m_source;        // graph JSON with ids; top-level constants as {"ref": id}
+    std::map<VarId, std::shared_ptr<const TensorData>> m_sourceData; // data of those refs
+    std::string m_sourcePath;
+    std::vector<RewriteEvent> m_events;
+    std::vector<PhaseRecord> m_phases;
+    std::vector<LiftingEntry> m_lifting;
+    nlohmann::json m_profiles = nlohmann::json::array();
+    std::string m_currentPhase;
+    RewriteEvent m_pending;
+    std::set<VarId> m_known;
+    std::map<NodeId, int> m_created, m_removed;
+};
+
+/// The lifting report of a graph: every host node (not a transfer) with the reason it is on the
+/// host, every GPU node marked lifted.
+std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCapabilities& caps,
+                                        const std::vector<LiftDecision>& graphToGpu = {});
+
+} // namespace passlens

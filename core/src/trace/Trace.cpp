@@ -1,0 +1,468 @@
+#include "passlens/trace/Trace.h"
+
+#include "passlens/io/AtomicFile.h"
+#include "passlens/io/Encoding.h"
+#include "passlens/io/GraphJson.h"
+#include "passlens/ir/OpRegistry.h"
+#include "passlens/ir/Error.h"
+#include "passlens/rewrite/RewriteEngine.h"
+
+#include <algorithm>
+
+namespace passlens {
+
+namespace {
+using json = nlohmann::json;
+
+GraphJsonWriteOptions sessionWriteOptions() {
+    GraphJsonWriteOptions o;
+    o.withIds = true;
+    o.base64 = true;
+    o.inlineLimit = 64;
+    return o;
+}
+
+json constantValueJson(const TensorData& t) {
+    if (!t.loaded()) return {{"missing", t.missing}};
+    return {{"base64", base64Encode(*t.bytes)}};
+}
+
+std::shared_ptr<TensorData> constantFromJson(const json& j, const Type& t, const std::string& where) {
+    auto d = std::make_shared<TensorData>();
+    d->dtype = t.dtype();
+    d->shape = t.dims();
+    if (j.contains("missing")) {
+        d->missing = j["missing"].get<std::string>();
+        return d;
+    }
+    if (!j.contains("base64") || !j["base64"].is_string()) throw Error(where + ": expected {\"base64\": ...} or {\"missing\": ...}");
+    std::string bytes = base64Decode(j["base64"].get<std::string>());
+    if (bytes.size() != d->byteSize()) throw Error(where + ": data has " + std::to_string(bytes.size()) + " bytes, the type needs " + std::to_string(d->byteSize()));
+    d->bytes = std::make_shared<const std::string>(std::move(bytes));
+    return d;
+}
+} // namespace
+
+void Trace::pipelineBegin(std::string_view name, const FunctionGraph& g) {
+    m_pipeline = std::string(name);
+    m_events.clear();
+    m_phases.clear();
+    m_created.clear();
+    m_removed.clear();
+    GraphJsonWriteOptions o = sessionWriteOptions();
+    o.refs = true; // constants stay shared in memory until the session is saved
+    m_source = writeGraphJson(g, o);
+    m_sourceData.clear();
+    for (const Variable* v : g.constants()) m_sourceData[v->id()] = v->constant();
+    m_known.clear();
+    for (const Variable* v : g.inputs()) m_known.insert(v->id());
+    for (const Variable* v : g.constants()) m_known.insert(v->id());
+    for (const Apply* n : g.toposort())
+        for (const Variable* o : n->outputs()) m_known.insert(o->id());
+    m_pending = RewriteEvent{};
+}
+
+void Trace::phaseBegin(const PhaseInfo& p, const FunctionGraph&) {
+    m_currentPhase = p.name;
+    PhaseRecord r;
+    r.info = p;
+    m_phases.push_back(r);
+    m_pending = RewriteEvent{};
+}
+
+void Trace::phaseEnd(const PhaseInfo&, const FunctionGraph& g, bool changed, double timeUs) {
+    if (m_phases.empty()) return;
+    m_phases.back().changed = changed;
+    m_phases.back().timeUs = timeUs;
+    m_phases.back().nodesAfter = g.nodeCount();
+}
+
+void Trace::defineConstant(const Variable& v, RewriteEvent& e) {
+    if (!v.isConstant() || m_known.count(v.id())) return;
+    for (const auto& c : e.constants)
+        if (c.id == v.id()) return;
+    e.constants.push_back(ConstantDef{v.id(), v.name(), v.type().location(), v.constant()});
+}
+
+void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view reason) {
+    if (reason.starts_with("revert: ")) return;
+    NodeDef d;
+    d.id = n.id();
+    d.opPtr = &n.op();
+    d.op = n.op().kind();
+    d.attrs = n.op().attrs();
+    d.name = n.name();
+    for (const Variable* in : n.inputs()) {
+        d.inputs.push_back(in->id());
+        defineConstant(*in, m_pending);
+    }
+    for (const Variable* o : n.outputs()) d.outputs.push_back({o->id(), o->type(), o->name()});
+    m_pending.added.push_back(n.id());
+    m_pending.nodes.push_back(std::move(d));
+}
+
+void Trace::onPrune(const FunctionGraph&, const Apply& n, std::string_view reason) {
+    if (reason.starts_with("revert: ")) return;
+    m_pending.removed.push_back(n.id());
+}
+
+void Trace::onReplace(const FunctionGraph&, const Variable& a, const Variable& b, std::string_view) {
+    m_pending.replaced.push_back({a.id(), b.id()});
+    defineConstant(b, m_pending);
+}
+
+void Trace::rewriteApplied(std::string_view rewriter, const Apply* node, const Replacement&, double timeUs) {
+    RewriteEvent e = std::move(m_pending);
+    m_pending = RewriteEvent{};
+    e.seq = static_cast<int>(m_events.size()) + 1;
+    e.phase = m_currentPhase;
+    e.rewriter = std::string(rewriter);
+    e.status = "applied";
+    e.node = node ? node->id() : -1;
+    e.timeUs = timeUs;
+    for (const auto& c : e.constants) m_known.insert(c.id);
+    for (const auto& d : e.nodes)
+        for (const auto& o : d.outputs) m_known.insert(o.id);
+    for (NodeId id : e.added) m_created[id] = e.seq;
+    for (NodeId id : e.removed) m_removed[id] = e.seq;
+    if (!m_phases.empty()) {
+        if (!m_phases.back().firstEvent) m_phases.back().firstEvent = e.seq;
+        m_phases.back().lastEvent = e.seq;
+    }
+    m_events.push_back(std::move(e));
+}
+
+void Trace::rewriteRejected(std::string_view rewriter, const Apply* node, const std::string& error) {
+    m_pending = RewriteEvent{};
+    RewriteEvent e;
+    e.seq = static_cast<int>(m_events.size()) + 1;
+    e.phase = m_currentPhase;
+    e.rewriter = std::string(rewriter);
+    e.status = "rejected";
+    e.node = node ? node->id() : -1;
+    e.reason = error;
+    if (!m_phases.empty()) {
+        if (!m_phases.back().firstEvent) m_phases.back().firstEvent = e.seq;
+        m_phases.back().lastEvent = e.seq;
+    }
+    m_events.push_back(std::move(e));
+}
+
+void Trace::rewriteDeclined(std::string_view rewriter, const Apply* node, const std::string& reason) {
+    if (!m_recordDeclined) return;
+    RewriteEvent e;
+    e.seq = static_cast<int>(m_events.size()) + 1;
+    e.phase = m_currentPhase;
+    e.rewriter = std::string(rewriter);
+    e.status = "declined";
+    e.node = node ? node->id() : -1;
+    e.reason = reason;
+    m_events.push_back(std::move(e));
+}
+
+void Trace::finish(const PipelineRun& run, const FunctionGraph& finalGraph, const GpuCapabilities& caps) {
+    m_pipelinePhases.clear();
+    for (std::size_t i = 0; i < run.phases.size() && i < m_phases.size(); ++i) {
+        const PhaseRun& pr = run.phases[i];
+        PhaseRecord& rec = m_phases[i];
+        m_pipelinePhases.push_back(pr.info);
+        rec.changed = pr.changed;
+        rec.timeUs = pr.timeUs;
+        rec.nodesBefore = pr.nodesBefore;
+        rec.nodesAfter = pr.nodesAfter;
+        rec.rewriters.assign(pr.rewriters.begin(), pr.rewriters.end());
+    }
+    m_lifting = liftingReport(finalGraph, caps, run.graphToGpuDecisions);
+}
+
+int Trace::createdBy(NodeId id) const {
+    auto it = m_created.find(id);
+    return it == m_created.end() ? 0 : it->second;
+}
+int Trace::removedBy(NodeId id) const {
+    auto it = m_removed.find(id);
+    return it == m_removed.end() ? 0 : it->second;
+}
+int Trace::appliedCount() const {
+    return static_cast<int>(std::count_if(m_events.begin(), m_events.end(), [](const RewriteEvent& e) { return e.status == "applied"; }));
+}
+int Trace::lastEventOfPhase(std::size_t phaseIndex) const {
+    int last = 0;
+    for (std::size_t i = 0; i <= phaseIndex && i < m_phases.size(); ++i)
+        if (m_phases[i].lastEvent) last = m_phases[i].lastEvent;
+    return last;
+}
+
+std::unique_ptr<FunctionGraph> Trace::sourceGraph() const {
+    LoadedGraph lg = readGraphJson(m_source, "session: graph", ".", [this](std::int64_t id) -> std::shared_ptr<const TensorData> {
+        auto it = m_sourceData.find(id);
+        return it == m_sourceData.end() ? nullptr : it->second;
+    });
+    return std::move(lg.graph);
+}
+
+std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq) const {
+    auto g = sourceGraph();
+    for (const RewriteEvent& e : m_events) {
+        if (e.seq > seq) break;
+        if (e.status != "applied") continue;
+        const std::string where = "session: events[" + std::to_string(e.seq - 1) + "] (" + e.rewriter + ")";
+        try {
+            for (const ConstantDef& c : e.constants) {
+                if (g->variable(c.id)) continue;
+                g->hintNextIds(-1, {c.id});
+                g->addConstant(c.data, c.name, c.location);
+            }
+            for (const NodeDef& d : e.nodes) {
+                if (g->node(d.id)) continue; // a pruned node imported again
+                std::vector<Variable*> ins;
+                for (VarId v : d.inputs) {
+                    Variable* var = g->variable(v);
+                    if (!var) throw Error("node " + std::to_string(d.id) + " uses variable " + std::to_string(v) + ", which no earlier event defines");
+                    ins.push_back(var);
+                }
+                std::vector<VarId> outIds;
+                std::vector<Type> types;
+                for (const auto& o : d.outputs) {
+                    outIds.push_back(o.id);
+                    types.push_back(o.type);
+                }
+                g->hintNextIds(d.id, outIds);
+                const Op& op = d.opPtr ? *d.opPtr : Op::get(d.op, d.attrs);
+                Apply* a = g->makeApply(op, ins, types, d.name);
+                for (std::size_t k = 0; k < d.outputs.size(); ++k) a->output(static_cast<int>(k))->setName(d.outputs[k].name);
+            }
+            std::vector<std::pair<Variable*, Variable*>> pairs;
+            for (const auto& [a, b] : e.replaced) {
+                Variable* va = g->variable(a);
+                Variable* vb = g->variable(b);
+                if (!va || !vb) throw Error("replaces unknown variable " + std::to_string(va ? b : a));
+                pairs.push_back({va, vb});
+            }
+            g->replaceAllValidate(pairs, e.rewriter);
+        } catch (const Error& err) {
+            throw Error(where + ": cannot replay: " + err.what());
+        }
+    }
+    return g;
+}
+
+std::unique_ptr<FunctionGraph> Trace::graphAfterPhase(const std::string& name) const {
+    if (name == "source") return graphAfter(0);
+    if (name == "final") return graphAfter(static_cast<int>(m_events.size()));
+    for (std::size_t i = 0; i < m_phases.size(); ++i)
+        if (m_phases[i].info.name == name) return graphAfter(lastEventOfPhase(i));
+    std::string names;
+    for (const auto& p : m_phases) names += (names.empty() ? "" : ", ") + p.info.name;
+    throw Error("no phase '" + name + "' in this session (phases: source, " + names + ", final)");
+}
+
+json Trace::toSessionJson(const std::filesystem::path& source, const json& profiles) const {
+    json doc = json::object();
+    doc["format"] = "passlens.session";
+    doc["version"] = 1;
+    json src = {{"path", source.string()}};
+    std::error_code ec;
+    if (!source.empty() && std::filesystem::is_regular_file(source, ec)) src["sha256"] = sha256File(source);
+    doc["source"] = src;
+    json ph = json::array();
+    for (const auto& p : m_phases) ph.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}});
+    doc["pipeline"] = {{"name", m_pipeline}, {"phases", ph}};
+    json graph = m_source;
+    for (auto& c : graph["constants"]) {
+        if (!c["value"].is_object() || !c["value"].contains("ref")) continue;
+        auto it = m_sourceData.find(c["value"]["ref"].get<VarId>());
+        if (it == m_sourceData.end()) throw Error("session: constant " + c.value("name", std::string()) + " has no data");
+        const TensorData& t = *it->second;
+        if (!t.loaded()) c["value"] = {{"missing", t.missing}};
+        else if (t.numElements() <= 64) c["value"] = tensorValueJson(t);
+        else c["value"] = {{"base64", base64Encode(*t.bytes)}};
+    }
+    doc["graph"] = graph;
+    json evs = json::array();
+    for (const auto& e : m_events) {
+        json j = {{"seq", e.seq}, {"phase", e.phase}, {"rewriter", e.rewriter}, {"status", e.status}, {"node", e.node},
+                  {"removed", e.removed}, {"added", e.added}, {"reason", e.reason}, {"time_us", e.timeUs}};
+        json rep = json::array();
+        for (const auto& [a, b] : e.replaced) rep.push_back({a, b});
+        j["replaced"] = rep;
+        if (!e.nodes.empty()) {
+            json nodes = json::array();
+            for (const auto& d : e.nodes) {
+                json outs = json::array();
+                for (const auto& o : d.outputs) outs.push_back({{"id", o.id}, {"type", o.type.str()}, {"name", o.name}});
+                json nd = {{"id", d.id}, {"op", d.op}, {"attrs", d.attrs}, {"inputs", d.inputs}, {"outputs", outs}, {"name", d.name}};
+                if (d.opPtr && !d.opPtr->subgraphs().empty()) {
+                    json subs = json::object();
+                    for (const Subgraph& s : d.opPtr->subgraphs()) subs[s.attribute] = writeGraphJson(*s.graph, sessionWriteOptions());
+                    nd["subgraphs"] = subs;
+                }
+                nodes.push_back(nd);
+            }
+            j["nodes"] = nodes;
+        }
+        if (!e.constants.empty()) {
+            json cs = json::array();
+            for (const auto& c : e.constants)
+                cs.push_back({{"id", c.id}, {"name", c.name}, {"type", Type(c.data->dtype, c.data->shape, c.location).str()}, {"value", constantValueJson(*c.data)}});
+            j["constants"] = cs;
+        }
+        evs.push_back(j);
+    }
+    doc["events"] = evs;
+    json phases = json::array();
+    for (const auto& p : m_phases) {
+        json rws = json::array();
+        for (const auto& [n, st] : p.rewriters)
+            rws.push_back({{"name", n}, {"tried", st.tried}, {"applied", st.applied}, {"rejected", st.rejected}, {"nodes_created", st.nodesCreated}, {"time_us", st.timeUs}});
+        phases.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}, {"changed", p.changed}, {"time_us", p.timeUs},
+                          {"nodes_before", p.nodesBefore}, {"nodes_after", p.nodesAfter}, {"first_event", p.firstEvent}, {"last_event", p.lastEvent},
+                          {"rewriters", rws}});
+    }
+    doc["phases"] = phases;
+    json lifting = json::array();
+    for (const auto& l : m_lifting) lifting.push_back({{"node", l.node}, {"op", l.op}, {"lifted", l.lifted}, {"reason", l.reason}});
+    doc["lifting"] = lifting;
+    doc["profiles"] = profiles.is_array() && !profiles.empty() ? profiles : m_profiles;
+    return doc;
+}
+
+void Trace::save(const std::filesystem::path& path, const std::filesystem::path& source, const json& profiles) const {
+    writeFileAtomic(path, toSessionJson(source, profiles).dump() + "\n");
+}
+
+Trace Trace::load(const std::filesystem::path& path) {
+    const std::string text = readFile(path);
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw Error(path.string() + ": byte " + std::to_string(e.byte) + ": invalid JSON");
+    }
+    return fromSessionJson(doc, path.string(), path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+}
+
+Trace Trace::fromSessionJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
+    auto fail = [&](const std::string& where, const std::string& why) { return Error(label + ": " + where + ": " + why); };
+    if (!doc.is_object() || doc.value("format", "") != "passlens.session") throw fail("format", "not a session file: expected \"format\": \"passlens.session\"");
+    if (doc.value("version", 0) != 1) throw fail("version", "unsupported session version (this build reads version 1)");
+    if (!doc.contains("graph")) throw fail("graph", "missing");
+    Trace t;
+    // validate the source graph now (names the place of any problem)
+    readGraphJson(doc["graph"], label + ": graph", baseDir);
+    t.m_source = doc["graph"];
+    if (doc.contains("source") && doc["source"].is_object()) t.m_sourcePath = doc["source"].value("path", "");
+    if (doc.contains("pipeline") && doc["pipeline"].is_object()) t.m_pipeline = doc["pipeline"].value("name", "");
+    try {
+        const json& evs = doc.value("events", json::array());
+        for (std::size_t i = 0; i < evs.size(); ++i) {
+            const json& j = evs[i];
+            const std::string w = "events[" + std::to_string(i) + "]";
+            RewriteEvent e;
+            e.seq = j.at("seq").get<int>();
+            if (e.seq != static_cast<int>(i) + 1) throw fail(w + ".seq", "expected " + std::to_string(i + 1));
+            e.phase = j.value("phase", "");
+            e.rewriter = j.value("rewriter", "");
+            e.status = j.value("status", "applied");
+            if (e.status != "applied" && e.status != "rejected" && e.status != "declined") throw fail(w + ".status", "must be applied, rejected or declined");
+            e.node = j.value("node", NodeId(-1));
+            e.removed = j.value("removed", std::vector<NodeId>{});
+            e.added = j.value("added", std::vector<NodeId>{});
+            e.reason = j.value("reason", "");
+            e.timeUs = j.value("time_us", 0.0);
+            for (const auto& p : j.value("replaced", json::array())) e.replaced.push_back({p.at(0).get<VarId>(), p.at(1).get<VarId>()});
+            for (const auto& nd : j.value("nodes", json::array())) {
+                NodeDef d;
+                d.id = nd.at("id").get<NodeId>();
+                d.op = nd.at("op").get<std::string>();
+                d.attrs = nd.value("attrs", json::object());
+                d.inputs = nd.at("inputs").get<std::vector<VarId>>();
+                d.name = nd.value("name", "");
+                for (const auto& o : nd.at("outputs")) d.outputs.push_back({o.at("id").get<VarId>(), Type::parse(o.at("type").get<std::string>()), o.value("name", "")});
+                std::vector<Subgraph> subs;
+                if (nd.contains("subgraphs"))
+                    for (auto it = nd["subgraphs"].begin(); it != nd["subgraphs"].end(); ++it)
+                        subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(readGraphJson(it.value(), label + ": " + w + ".nodes", baseDir).graph)});
+                d.opPtr = &Op::get(d.op, d.attrs, std::move(subs));
+                e.nodes.push_back(std::move(d));
+            }
+            for (const auto& c : j.value("constants", json::array())) {
+                const Type ty = Type::parse(c.at("type").get<std::string>());
+                e.constants.push_back(ConstantDef{c.at("id").get<VarId>(), c.value("name", ""), ty.location(), constantFromJson(c.at("value"), ty, label + ": " + w + ".constants")});
+            }
+            for (NodeId id : e.added) t.m_created[id] = e.seq;
+            for (NodeId id : e.removed) t.m_removed[id] = e.seq;
+            t.m_events.push_back(std::move(e));
+        }
+        for (const auto& p : doc.value("phases", json::array())) {
+            PhaseRecord r;
+            r.info = PhaseInfo{p.value("name", ""), p.value("position", 0.0), p.value("kind", "")};
+            r.changed = p.value("changed", false);
+            r.timeUs = p.value("time_us", 0.0);
+            r.nodesBefore = p.value("nodes_before", std::size_t(0));
+            r.nodesAfter = p.value("nodes_after", std::size_t(0));
+            r.firstEvent = p.value("first_event", 0);
+            r.lastEvent = p.value("last_event", 0);
+            for (const auto& rw : p.value("rewriters", json::array())) {
+                RewriterStats st;
+                st.tried = rw.value("tried", 0);
+                st.applied = rw.value("applied", 0);
+                st.rejected = rw.value("rejected", 0);
+                st.nodesCreated = rw.value("nodes_created", 0);
+                st.timeUs = rw.value("time_us", 0.0);
+                r.rewriters.push_back({rw.value("name", ""), st});
+            }
+            t.m_phases.push_back(std::move(r));
+        }
+        for (const auto& l : doc.value("lifting", json::array()))
+            t.m_lifting.push_back(LiftingEntry{l.value("node", NodeId(-1)), l.value("op", ""), l.value("lifted", false), l.value("reason", "")});
+        t.m_profiles = doc.value("profiles", json::array());
+    } catch (const json::exception& e) {
+        throw Error(label + ": events: malformed session data: " + e.what());
+    }
+    return t;
+}
+
+std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCapabilities& caps, const std::vector<LiftDecision>& decisions) {
+    std::map<NodeId, const LiftDecision*> byId;
+    for (const auto& d : decisions) byId[d.node] = &d;
+    std::vector<LiftingEntry> out;
+    for (const Apply* n : graph.toposort()) {
+        const Op& op = n->op();
+        if (op.isTransfer()) continue;
+        LiftingEntry e{n->id(), op.str(), false, ""};
+        bool gpuOut = false;
+        for (const Variable* o : n->outputs()) gpuOut |= o->type().isGpu();
+        if (op.isGpu() || gpuOut) {
+            e.lifted = true;
+            e.reason = "on the GPU";
+            out.push_back(e);
+            continue;
+        }
+        const std::string& k = op.kind();
+        bool complex = false, allScalar = true, gpuIn = false;
+        for (const Variable* v : n->inputs()) {
+            complex |= isComplex(v->type().dtype());
+            gpuIn |= v->type().isGpu();
+        }
+        for (const Variable* v : n->outputs()) allScalar &= v->type().rankKnown() && v->type().ndim() == 0;
+        auto it = byId.find(n->id());
+        if (op.isOnnx()) e.reason = "no GPU lifter for " + k;
+        else if (k == "Shape" || k == "Shape_i") e.reason = gpuIn ? "reads the GPU variable's shape on the host" : "shape of a host tensor";
+        else if (k == "MakeVector") e.reason = "no GPU lifter for MakeVector (shape arithmetic stays on the host)";
+        else if (!hasLifter(k)) e.reason = "no GPU lifter for " + k;
+        else if (complex) e.reason = "complex input";
+        else if (allScalar && n->nin() > 0) e.reason = "0-d tensors stay on the host";
+        else {
+            const std::string& gk = op.info().gpuCounterpart;
+            if (!gk.empty())
+                if (auto why = caps.check(gk, n->output()->type().dtype())) e.reason = *why;
+            if (e.reason.empty() && it != byId.end() && !it->second->reason.empty()) e.reason = it->second->reason;
+            if (e.reason.empty()) e.reason = "no input on the GPU and not every client is a GpuFromHost";
+        }
+        out.push_back(e);
+    }
+    return out;
+}
+
+} // namespace passlens
