@@ -50,19 +50,24 @@ LoadedGraph loadGraphFile(const std::filesystem::path& path) {
     const std::filesystem::path base = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     switch (kind) {
     case FileKind::GraphJson:
-        return readGraphJsonText(readFile(path), label, base);
     case FileKind::Session: {
+        // JSON: the "format" field decides (object keys may come in any order)
         const std::string text = readFile(path);
         nlohmann::json doc;
         try {
             doc = nlohmann::json::parse(text);
         } catch (const nlohmann::json::parse_error& e) {
-            throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON");
+            std::string what = e.what();
+            auto pos = what.find("parse error");
+            throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
         }
-        if (!doc.contains("graph")) throw Error(label + ": graph: a session file needs the source graph");
-        LoadedGraph g = readGraphJson(doc["graph"], label + ": graph", base);
-        g.format = "session";
-        return g;
+        if (doc.is_object() && doc.value("format", "") == "passlens.session") {
+            if (!doc.contains("graph")) throw Error(label + ": graph: a session file needs the source graph");
+            LoadedGraph g = readGraphJson(doc["graph"], label + ": graph", base);
+            g.format = "session";
+            return g;
+        }
+        return readGraphJson(doc, label, base);
     }
     case FileKind::Onnx:
         return importOnnxFile(path);

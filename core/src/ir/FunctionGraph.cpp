@@ -485,7 +485,14 @@ std::uint64_t FunctionGraph::fingerprint() const {
         return h[static_cast<std::size_t>(v->m_id)];
     };
     for (const Apply* n : toposort()) {
-        std::uint64_t nh = mix(0xA99, sh(n->op().key()));
+        // nested graphs count by their structure, not by their address in the op key
+        std::uint64_t nh;
+        if (n->op().subgraphs().empty()) {
+            nh = mix(0xA99, sh(n->op().key()));
+        } else {
+            nh = mix(0xA99, sh(n->op().kind() + '\x1f' + n->op().attrs().dump()));
+            for (const Subgraph& s : n->op().subgraphs()) nh = mix(mix(nh, sh(s.attribute)), s.graph->fingerprint());
+        }
         for (const Variable* in : n->m_inputs) nh = mix(nh, varHash(in));
         for (const Variable* out : n->m_outputs)
             h[static_cast<std::size_t>(out->m_id)] = mix(mix(nh, static_cast<std::uint64_t>(out->m_index)), out->m_type.hash());
