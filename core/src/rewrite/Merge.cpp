@@ -26,10 +26,10 @@ struct KeyHash {
 bool Merge::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     m_merged = m_constants = m_failed = 0;
-    const auto t0 = std::chrono::steady_clock::now();
     // Constants first: equal type and bytes.
     std::unordered_map<std::uint64_t, std::vector<Variable*>> bySig;
     for (Variable* c : g.constants()) {
+        const auto tc = std::chrono::steady_clock::now();
         if (!c->constant()->loaded()) continue;
         auto& bucket = bySig[c->constant()->contentHash() ^ c->type().hash()];
         Variable* canon = nullptr;
@@ -41,7 +41,7 @@ bool Merge::apply(RewriteEngine& engine) {
         }
         Replacement r;
         r.pairs.push_back({c, canon});
-        if (engine.applyReplacement("MergeOptimizer", nullptr, r, elapsedUs(t0))) ++m_constants;
+        if (engine.applyReplacement("MergeOptimizer", nullptr, r, elapsedUs(tc))) ++m_constants;
         else ++m_failed;
     }
     // Nodes: same op (interned: pointer) and identical inputs, in topological order.

@@ -49,17 +49,36 @@ void Trace::pipelineBegin(std::string_view name, const FunctionGraph& g) {
     m_phases.clear();
     m_created.clear();
     m_removed.clear();
-    GraphJsonWriteOptions o = sessionWriteOptions();
-    o.refs = true; // constants stay shared in memory until the session is saved
-    m_source = writeGraphJson(g, o);
-    m_sourceData.clear();
-    for (const Variable* v : g.constants()) m_sourceData[v->id()] = v->constant();
+    capture(g);
     m_known.clear();
-    for (const Variable* v : g.inputs()) m_known.insert(v->id());
-    for (const Variable* v : g.constants()) m_known.insert(v->id());
-    for (const Apply* n : g.toposort())
-        for (const Variable* o : n->outputs()) m_known.insert(o->id());
+    for (const auto& i : m_sourceInputs) m_known.insert(i.id);
+    for (const auto& c : m_sourceConstants) m_known.insert(c.id);
+    for (const auto& n : m_sourceNodes)
+        for (const auto& o : n.outputs) m_known.insert(o.id);
     m_pending = RewriteEvent{};
+}
+
+void Trace::capture(const FunctionGraph& g) {
+    m_sourceName = g.name;
+    m_sourceInputs.clear();
+    m_sourceConstants.clear();
+    m_sourceNodes.clear();
+    m_sourceOutputs.clear();
+    for (const Variable* v : g.inputs()) m_sourceInputs.push_back({v->id(), v->type(), v->name(), v->tag});
+    for (const Variable* c : g.constants()) m_sourceConstants.push_back(ConstantDef{c->id(), c->name(), c->type().location(), c->constant()});
+    m_sourceNodes.reserve(g.nodeCount());
+    for (const Apply* n : g.toposort()) {
+        NodeDef d;
+        d.id = n->id();
+        d.opPtr = &n->op();
+        d.op = n->op().kind();
+        d.name = n->name();
+        d.inputs.reserve(n->inputs().size());
+        for (const Variable* in : n->inputs()) d.inputs.push_back(in->id());
+        for (const Variable* o : n->outputs()) d.outputs.push_back({o->id(), o->type(), o->name()});
+        m_sourceNodes.push_back(std::move(d));
+    }
+    for (const Variable* o : g.outputs()) m_sourceOutputs.push_back(o->id());
 }
 
 void Trace::phaseBegin(const PhaseInfo& p, const FunctionGraph&) {
@@ -90,7 +109,6 @@ void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view reas
     d.id = n.id();
     d.opPtr = &n.op();
     d.op = n.op().kind();
-    d.attrs = n.op().attrs();
     d.name = n.name();
     for (const Variable* in : n.inputs()) {
         d.inputs.push_back(in->id());
@@ -194,11 +212,38 @@ int Trace::lastEventOfPhase(std::size_t phaseIndex) const {
 }
 
 std::unique_ptr<FunctionGraph> Trace::sourceGraph() const {
-    LoadedGraph lg = readGraphJson(m_source, "session: graph", ".", [this](std::int64_t id) -> std::shared_ptr<const TensorData> {
-        auto it = m_sourceData.find(id);
-        return it == m_sourceData.end() ? nullptr : it->second;
-    });
-    return std::move(lg.graph);
+    auto g = std::make_unique<FunctionGraph>();
+    g->name = m_sourceName;
+    for (const auto& i : m_sourceInputs) {
+        g->hintNextIds(-1, {i.id});
+        Variable* v = g->addInput(i.type, i.name);
+        v->tag = i.tag;
+    }
+    for (const auto& c : m_sourceConstants) {
+        g->hintNextIds(-1, {c.id});
+        g->addConstant(c.data, c.name, c.location);
+    }
+    for (const auto& d : m_sourceNodes) {
+        std::vector<Variable*> ins;
+        for (VarId v : d.inputs) {
+            Variable* var = g->variable(v);
+            if (!var) throw Error("session: graph: node " + std::to_string(d.id) + " uses undefined variable " + std::to_string(v));
+            ins.push_back(var);
+        }
+        std::vector<VarId> outIds;
+        std::vector<Type> types;
+        for (const auto& o : d.outputs) {
+            outIds.push_back(o.id);
+            types.push_back(o.type);
+        }
+        g->hintNextIds(d.id, outIds);
+        Apply* a = g->makeApply(*d.opPtr, ins, types, d.name);
+        for (std::size_t k = 0; k < d.outputs.size(); ++k) a->output(static_cast<int>(k))->setName(d.outputs[k].name);
+    }
+    std::vector<Variable*> outs;
+    for (VarId v : m_sourceOutputs) outs.push_back(g->variable(v));
+    g->setOutputs(outs);
+    return g;
 }
 
 std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq) const {
@@ -268,16 +313,7 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
     json ph = json::array();
     for (const auto& p : m_phases) ph.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}});
     doc["pipeline"] = {{"name", m_pipeline}, {"phases", ph}};
-    json graph = m_source;
-    for (auto& c : graph["constants"]) {
-        if (!c["value"].is_object() || !c["value"].contains("ref")) continue;
-        auto it = m_sourceData.find(c["value"]["ref"].get<VarId>());
-        if (it == m_sourceData.end()) throw Error("session: constant " + c.value("name", std::string()) + " has no data");
-        const TensorData& t = *it->second;
-        if (!t.loaded()) c["value"] = {{"missing", t.missing}};
-        else if (t.numElements() <= 64) c["value"] = tensorValueJson(t);
-        else c["value"] = {{"base64", base64Encode(*t.bytes)}};
-    }
+    const json graph = writeGraphJson(*sourceGraph(), sessionWriteOptions());
     doc["graph"] = graph;
     json evs = json::array();
     for (const auto& e : m_events) {
@@ -290,12 +326,20 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
             json nodes = json::array();
             for (const auto& d : e.nodes) {
                 json outs = json::array();
-                for (const auto& o : d.outputs) outs.push_back({{"id", o.id}, {"type", o.type.str()}, {"name", o.name}});
-                json nd = {{"id", d.id}, {"op", d.op}, {"attrs", d.attrs}, {"inputs", d.inputs}, {"outputs", outs}, {"name", d.name}};
+                // compact: [id, op, attrs|null, [inputs], [[out id, type, name?]...], name?]
+                for (const auto& o : d.outputs) {
+                    json oj = json::array({o.id, o.type.str()});
+                    if (!o.name.empty()) oj.push_back(o.name);
+                    outs.push_back(std::move(oj));
+                }
+                const json& attrs = d.opPtr ? d.opPtr->attrs() : d.attrs;
+                json nd = json::array({d.id, d.op, attrs.empty() ? json(nullptr) : attrs, d.inputs, outs});
+                if (!d.name.empty()) nd.push_back(d.name);
                 if (d.opPtr && !d.opPtr->subgraphs().empty()) {
                     json subs = json::object();
                     for (const Subgraph& s : d.opPtr->subgraphs()) subs[s.attribute] = writeGraphJson(*s.graph, sessionWriteOptions());
-                    nd["subgraphs"] = subs;
+                    if (d.name.empty()) nd.push_back("");
+                    nd.push_back(subs);
                 }
                 nodes.push_back(nd);
             }
@@ -321,7 +365,8 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
     }
     doc["phases"] = phases;
     json lifting = json::array();
-    for (const auto& l : m_lifting) lifting.push_back({{"node", l.node}, {"op", l.op}, {"lifted", l.lifted}, {"reason", l.reason}});
+    for (const auto& l : m_lifting) // nodes left on the host, with their reasons
+        if (!l.lifted) lifting.push_back({{"node", l.node}, {"op", l.op}, {"lifted", l.lifted}, {"reason", l.reason}});
     doc["lifting"] = lifting;
     doc["profiles"] = profiles.is_array() && !profiles.empty() ? profiles : m_profiles;
     return doc;
@@ -348,13 +393,17 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
     if (doc.value("version", 0) != 1) throw fail("version", "unsupported session version (this build reads version 1)");
     if (!doc.contains("graph")) throw fail("graph", "missing");
     Trace t;
-    // validate the source graph now (names the place of any problem)
-    readGraphJson(doc["graph"], label + ": graph", baseDir);
-    t.m_source = doc["graph"];
+    t.capture(*readGraphJson(doc["graph"], label + ": graph", baseDir).graph); // names the place of any problem
     if (doc.contains("source") && doc["source"].is_object()) t.m_sourcePath = doc["source"].value("path", "");
     if (doc.contains("pipeline") && doc["pipeline"].is_object()) t.m_pipeline = doc["pipeline"].value("name", "");
     try {
-        const json& evs = doc.value("events", json::array());
+        static const json kEmpty = json::array();
+        auto arr = [](const json& o, const char* key) -> const json& {
+            auto it = o.find(key);
+            return it == o.end() || !it->is_array() ? kEmpty : *it;
+        };
+        const json& evs = arr(doc, "events");
+        std::map<std::string, Type> typeCache;
         for (std::size_t i = 0; i < evs.size(); ++i) {
             const json& j = evs[i];
             const std::string w = "events[" + std::to_string(i) + "]";
@@ -366,27 +415,34 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             e.status = j.value("status", "applied");
             if (e.status != "applied" && e.status != "rejected" && e.status != "declined") throw fail(w + ".status", "must be applied, rejected or declined");
             e.node = j.value("node", NodeId(-1));
-            e.removed = j.value("removed", std::vector<NodeId>{});
-            e.added = j.value("added", std::vector<NodeId>{});
+            for (const auto& x : arr(j, "removed")) e.removed.push_back(x.get<NodeId>());
+            for (const auto& x : arr(j, "added")) e.added.push_back(x.get<NodeId>());
             e.reason = j.value("reason", "");
             e.timeUs = j.value("time_us", 0.0);
-            for (const auto& p : j.value("replaced", json::array())) e.replaced.push_back({p.at(0).get<VarId>(), p.at(1).get<VarId>()});
-            for (const auto& nd : j.value("nodes", json::array())) {
+            for (const auto& p : arr(j, "replaced")) e.replaced.push_back({p.at(0).get<VarId>(), p.at(1).get<VarId>()});
+            for (const auto& nd : arr(j, "nodes")) {
+                // [id, op, attrs|null, [inputs], [[out id, type, name?]...], name?, subgraphs?]
+                if (!nd.is_array() || nd.size() < 5) throw fail(w + ".nodes", "expected [id, op, attrs, inputs, outputs, name?]");
                 NodeDef d;
-                d.id = nd.at("id").get<NodeId>();
-                d.op = nd.at("op").get<std::string>();
-                d.attrs = nd.value("attrs", json::object());
-                d.inputs = nd.at("inputs").get<std::vector<VarId>>();
-                d.name = nd.value("name", "");
-                for (const auto& o : nd.at("outputs")) d.outputs.push_back({o.at("id").get<VarId>(), Type::parse(o.at("type").get<std::string>()), o.value("name", "")});
+                d.id = nd[0].get<NodeId>();
+                d.op = nd[1].get<std::string>();
+                d.attrs = nd[2].is_null() ? json::object() : nd[2];
+                d.inputs = nd[3].get<std::vector<VarId>>();
+                if (nd.size() > 5) d.name = nd[5].get<std::string>();
+                for (const auto& o : nd[4]) {
+                    const std::string& ts = o.at(1).get_ref<const std::string&>();
+                    auto tc = typeCache.find(ts);
+                    if (tc == typeCache.end()) tc = typeCache.emplace(ts, Type::parse(ts)).first;
+                    d.outputs.push_back({o.at(0).get<VarId>(), tc->second, o.size() > 2 ? o[2].get<std::string>() : std::string()});
+                }
                 std::vector<Subgraph> subs;
-                if (nd.contains("subgraphs"))
-                    for (auto it = nd["subgraphs"].begin(); it != nd["subgraphs"].end(); ++it)
+                if (nd.size() > 6)
+                    for (auto it = nd[6].begin(); it != nd[6].end(); ++it)
                         subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(readGraphJson(it.value(), label + ": " + w + ".nodes", baseDir).graph)});
                 d.opPtr = &Op::get(d.op, d.attrs, std::move(subs));
                 e.nodes.push_back(std::move(d));
             }
-            for (const auto& c : j.value("constants", json::array())) {
+            for (const auto& c : arr(j, "constants")) {
                 const Type ty = Type::parse(c.at("type").get<std::string>());
                 e.constants.push_back(ConstantDef{c.at("id").get<VarId>(), c.value("name", ""), ty.location(), constantFromJson(c.at("value"), ty, label + ": " + w + ".constants")});
             }
@@ -394,7 +450,7 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             for (NodeId id : e.removed) t.m_removed[id] = e.seq;
             t.m_events.push_back(std::move(e));
         }
-        for (const auto& p : doc.value("phases", json::array())) {
+        for (const auto& p : arr(doc, "phases")) {
             PhaseRecord r;
             r.info = PhaseInfo{p.value("name", ""), p.value("position", 0.0), p.value("kind", "")};
             r.changed = p.value("changed", false);
@@ -403,7 +459,7 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             r.nodesAfter = p.value("nodes_after", std::size_t(0));
             r.firstEvent = p.value("first_event", 0);
             r.lastEvent = p.value("last_event", 0);
-            for (const auto& rw : p.value("rewriters", json::array())) {
+            for (const auto& rw : arr(p, "rewriters")) {
                 RewriterStats st;
                 st.tried = rw.value("tried", 0);
                 st.applied = rw.value("applied", 0);
@@ -414,7 +470,7 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             }
             t.m_phases.push_back(std::move(r));
         }
-        for (const auto& l : doc.value("lifting", json::array()))
+        for (const auto& l : arr(doc, "lifting"))
             t.m_lifting.push_back(LiftingEntry{l.value("node", NodeId(-1)), l.value("op", ""), l.value("lifted", false), l.value("reason", "")});
         t.m_profiles = doc.value("profiles", json::array());
     } catch (const json::exception& e) {

@@ -132,8 +132,19 @@ private:
     bool m_recordDeclined;
     std::string m_pipeline;
     std::vector<PhaseInfo> m_pipelinePhases;
-    nlohmann::json m_source;        // graph JSON with ids; top-level constants as {"ref": id}
-    std::map<VarId, std::shared_ptr<const TensorData>> m_sourceData; // data of those refs
+    // The source graph as plain records (cheap to capture; JSON only when a session is saved).
+    struct SourceInput {
+        VarId id;
+        Type type;
+        std::string name;
+        nlohmann::json tag;
+    };
+    void capture(const FunctionGraph& g);
+    std::string m_sourceName;
+    std::vector<SourceInput> m_sourceInputs;
+    std::vector<ConstantDef> m_sourceConstants;
+    std::vector<NodeDef> m_sourceNodes;
+    std::vector<VarId> m_sourceOutputs;
     std::string m_sourcePath;
     std::vector<RewriteEvent> m_events;
     std::vector<PhaseRecord> m_phases;
