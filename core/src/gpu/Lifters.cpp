@@ -2,6 +2,8 @@
 
 #include "passlens/ir/OpRegistry.h"
 
+#include <mutex>
+
 namespace passlens {
 
 namespace {
@@ -23,13 +25,33 @@ json attrsOf(const Apply& n, json extra = json::object()) {
     return a;
 }
 
+// The GPU op with the same attributes as a host op (cached: interning builds a JSON key).
+const Op& gpuTwin(const Op& host, const std::string& gpuKind) {
+    static std::mutex mutex;
+    static std::map<std::pair<const Op*, std::string>, const Op*> cache;
+    std::lock_guard lock(mutex);
+    auto [it, fresh] = cache.try_emplace({&host, gpuKind}, nullptr);
+    if (fresh) it->second = &Op::get(gpuKind, host.attrs());
+    return *it->second;
+}
+
+// Transfers by context (cached for the same reason).
+const Op& transferOp(const char* kind, const std::string& context) {
+    static std::mutex mutex;
+    static std::map<std::pair<std::string, std::string>, const Op*> cache;
+    std::lock_guard lock(mutex);
+    auto [it, fresh] = cache.try_emplace({kind, context}, nullptr);
+    if (fresh) it->second = std::string(kind) == "HostFromGpu" ? &Op::get(kind) : &Op::get(kind, {{"context", context}});
+    return *it->second;
+}
+
 // A lifter that applies `gpuKind` with the node's attributes; `hostParams` inputs stay on the host.
 LifterFn simple(const std::string& gpuKind, std::set<int> hostParams = {}) {
     return [gpuKind, hostParams](LiftContext& c) -> std::vector<Variable*> {
         std::vector<Variable*> ins;
         for (int i = 0; i < static_cast<int>(c.inputs.size()); ++i)
             ins.push_back(hostParams.count(i) ? asHost(c.graph, c.inputs[static_cast<std::size_t>(i)]) : asGpu(c.graph, c.inputs[static_cast<std::size_t>(i)], c.context));
-        Apply* a = c.graph.makeApply(Op::get(gpuKind, attrsOf(c.node)), ins, std::nullopt, c.node.name());
+        Apply* a = c.graph.makeApply(gpuTwin(c.node.op(), gpuKind), ins, std::nullopt, c.node.name());
         return a->outputs();
     };
 }
@@ -44,7 +66,7 @@ std::vector<Variable*> liftElemwise(LiftContext& c) {
     }
     std::vector<Variable*> ins = gpuAll(c, c.inputs);
     const int budget = maxInputsToGpuElemwise(out.ndim(), c.node.nout());
-    const Op& gop = Op::get("GpuElemwise", op.attrs());
+    const Op& gop = gpuTwin(op, "GpuElemwise");
     if (static_cast<int>(ins.size()) > budget) {
         if (s != "add" && s != "mul") {
             c.reason = "Elemwise{" + s + "} has more inputs than one GPU kernel takes (" + std::to_string(budget) + ")";
@@ -188,16 +210,16 @@ Variable* asGpu(FunctionGraph& g, Variable* v, const std::string& context) {
     const Location want = Location::gpu(context);
     if (v->type().isGpu()) {
         if (v->type().location() == want) return v;
-        return g.apply(Op::get("GpuToGpu", {{"context", context}}), {v});
+        return g.apply(transferOp("GpuToGpu", context), {v});
     }
     if (const Apply* o = v->owner(); o && o->op().kind() == "HostFromGpu") return asGpu(g, o->input(0), context);
-    return g.apply(Op::get("GpuFromHost", {{"context", context}}), {v});
+    return g.apply(transferOp("GpuFromHost", context), {v});
 }
 
 Variable* asHost(FunctionGraph& g, Variable* v) {
     if (!v->type().isGpu()) return v;
     if (const Apply* o = v->owner(); o && o->op().kind() == "GpuFromHost") return o->input(0);
-    return g.apply(Op::get("HostFromGpu"), {v});
+    return g.apply(transferOp("HostFromGpu", ""), {v});
 }
 
 bool moveToGpu(const Variable* v) {

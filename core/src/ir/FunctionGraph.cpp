@@ -4,6 +4,7 @@
 #include "passlens/ir/OpRegistry.h"
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <limits>
 #include <functional>
@@ -292,25 +293,33 @@ void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
     // A cycle needs a client X of var among newVar's ancestors. Ranks form a topological order
     // of the graph, so an in-graph node ranked below every client cannot descend from one:
     // the upward search stops there and only visits the region that could close a cycle.
-    std::unordered_set<const Apply*> clients;
+    std::vector<const Apply*> clients; // usually a handful
     for (const Client& c : var->m_clients)
-        if (c.node) clients.insert(c.node);
+        if (c.node && std::find(clients.begin(), clients.end(), c.node) == clients.end()) clients.push_back(c.node);
     m_pendingUpper = std::numeric_limits<double>::infinity();
     if (clients.empty() || !newVar->m_owner) return;
     if (!m_ranksValid) computeRanks();
     for (const Apply* c : clients) m_pendingUpper = std::min(m_pendingUpper, m_rank[static_cast<std::size_t>(c->m_id)]);
+    auto& mark = const_cast<std::vector<std::uint32_t>&>(m_mark);
+    auto& epoch = const_cast<std::uint32_t&>(m_epoch);
+    if (mark.size() < m_nodes.size()) mark.resize(m_nodes.size() * 2, 0);
+    if (++epoch == 0) {
+        std::fill(mark.begin(), mark.end(), 0);
+        epoch = 1;
+    }
+    auto seen = [&](const Apply* a) { return std::exchange(mark[static_cast<std::size_t>(a->m_id)], epoch) == epoch; };
     std::vector<const Apply*> stack{newVar->m_owner};
-    std::unordered_set<const Apply*> seen{newVar->m_owner};
+    seen(newVar->m_owner);
     while (!stack.empty()) {
         const Apply* n = stack.back();
         stack.pop_back();
-        if (clients.count(n))
+        if (std::find(clients.begin(), clients.end(), n) != clients.end())
             throw ReplacementError("replacing " + var->displayName() + " by " +
                                    newVar->displayName() + " would create a cycle through node #" +
                                    std::to_string(n->id()) + " (" + n->op().str() + ")");
         for (auto* in : n->m_inputs) {
             const Apply* o = in->m_owner;
-            if (!o || !seen.insert(o).second) continue;
+            if (!o || seen(o)) continue;
             if (o->m_inGraph && m_rank[static_cast<std::size_t>(o->m_id)] < m_pendingUpper) continue;
             stack.push_back(o);
         }

@@ -372,8 +372,17 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
     return doc;
 }
 
+std::string Trace::dumpSession(const json& doc) {
+    nlohmann::ordered_json out;
+    for (const char* first : {"format", "version", "source", "pipeline"})
+        if (doc.contains(first)) out[first] = doc[first];
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+        if (!out.contains(it.key())) out[it.key()] = it.value();
+    return out.dump() + "\n";
+}
+
 void Trace::save(const std::filesystem::path& path, const std::filesystem::path& source, const json& profiles) const {
-    writeFileAtomic(path, toSessionJson(source, profiles).dump() + "\n");
+    writeFileAtomic(path, dumpSession(toSessionJson(source, profiles)));
 }
 
 Trace Trace::load(const std::filesystem::path& path) {

@@ -119,6 +119,8 @@ public:
     /// `source`: the file the graph came from (path and sha256 recorded when it exists);
     /// `profiles` (FORMAT §2 profiles) may be empty.
     nlohmann::json toSessionJson(const std::filesystem::path& source, const nlohmann::json& profiles = nlohmann::json::array()) const;
+    /// A session document as text with "format" and "version" first (readers sniff the head).
+    static std::string dumpSession(const nlohmann::json& doc);
     /// Writes the session atomically. Throws passlens::Error.
     void save(const std::filesystem::path& path, const std::filesystem::path& source, const nlohmann::json& profiles = nlohmann::json::array()) const;
     /// Reads a session file. Throws passlens::Error("FILE: PATH: reason").
