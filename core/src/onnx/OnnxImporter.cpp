@@ -156,13 +156,16 @@ struct Importer {
         }
         const std::size_t n = static_cast<std::size_t>(d->numElements());
         std::string b(need, '\0');
+        auto copy = [&](const void* src) {
+            if (need) std::memcpy(b.data(), src, need); // an empty field's data() may be null
+        };
         auto count = [&](std::size_t have) {
             if (have != n) fail(where, "tensor '" + t.name() + "' holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
         };
         switch (*dt) {
-        case DType::Float32: count(static_cast<std::size_t>(t.float_data_size())); std::memcpy(b.data(), t.float_data().data(), need); break;
-        case DType::Float64: count(static_cast<std::size_t>(t.double_data_size())); std::memcpy(b.data(), t.double_data().data(), need); break;
-        case DType::Int64: count(static_cast<std::size_t>(t.int64_data_size())); std::memcpy(b.data(), t.int64_data().data(), need); break;
+        case DType::Float32: count(static_cast<std::size_t>(t.float_data_size())); copy(t.float_data().data()); break;
+        case DType::Float64: count(static_cast<std::size_t>(t.double_data_size())); copy(t.double_data().data()); break;
+        case DType::Int64: count(static_cast<std::size_t>(t.int64_data_size())); copy(t.int64_data().data()); break;
         case DType::UInt64: case DType::UInt32:
             count(static_cast<std::size_t>(t.uint64_data_size()));
             for (std::size_t i = 0; i < n; ++i) {
@@ -171,9 +174,9 @@ struct Importer {
             }
             break;
         case DType::Complex64:
-            count(static_cast<std::size_t>(t.float_data_size()) / 2); std::memcpy(b.data(), t.float_data().data(), need); break;
+            count(static_cast<std::size_t>(t.float_data_size()) / 2); copy(t.float_data().data()); break;
         case DType::Complex128:
-            count(static_cast<std::size_t>(t.double_data_size()) / 2); std::memcpy(b.data(), t.double_data().data(), need); break;
+            count(static_cast<std::size_t>(t.double_data_size()) / 2); copy(t.double_data().data()); break;
         default: // int32 field carries int8/16/32, uint8/16, bool and float16 bits
             count(static_cast<std::size_t>(t.int32_data_size()));
             for (std::size_t i = 0; i < n; ++i) {
