@@ -1,97 +1,103 @@
 #include "passlens/layout/GraphvizContext.h"
 
+#include "GraphvizInternal.h"
+
 #include <cstddef>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 
-#include <cgraph.h>
-#include <gvc.h>
-
 namespace passlens {
 
-namespace {
+namespace gvinternal {
 
-// gvRenderData's length parameter: `unsigned int*` before Graphviz 13, `size_t*` since
-// (detected by core/layout/CMakeLists.txt).
-#if PASSLENS_GVRENDERDATA_SIZE_T
-using RenderLength = std::size_t;
-#else
-using RenderLength = unsigned int;
-#endif
-
-// cgraph is not thread-safe and agseterrf is process-wide: every Graphviz call goes through this
-// lock. Recursive because the RAII deleters take it too and may run while it is held.
 std::recursive_mutex& graphvizMutex()
 {
     static std::recursive_mutex mutex;
     return mutex;
 }
 
-// Installs a Graphviz error hook collecting the messages of the calls made while it is alive,
-// and restores the previous hook afterwards. Must be created with graphvizMutex() held.
-class ErrorCapture {
-public:
-    ErrorCapture()
-        : m_previousSink(s_sink)
-    {
-        s_sink = &m_text;
-        // A capture-less generic lambda converts to agusererrf whatever its exact parameter
-        // type (char* in Graphviz 2.x, possibly const char* later).
-        agusererrf hook = [](auto* message) -> int {
-            if (s_sink != nullptr && message != nullptr) {
-                s_sink->append(message);
-            }
-            return 0;
-        };
-        m_previousHook = agseterrf(hook);
-        agreseterrors();
-    }
-    ~ErrorCapture()
-    {
-        agseterrf(m_previousHook);
-        s_sink = m_previousSink;
-    }
-    ErrorCapture(const ErrorCapture&) = delete;
-    ErrorCapture& operator=(const ErrorCapture&) = delete;
-
-    // Starts a new Graphviz call: forget earlier messages and the error level.
-    void begin()
-    {
-        m_text.clear();
-        agreseterrors();
-    }
-
-    // True when Graphviz reported an error (not just a warning) since begin().
-    static bool errorReported() { return agerrors() >= AGERR; }
-
-    // Throws std::runtime_error("Graphviz: <what>: <Graphviz's text, or fallback>").
-    [[noreturn]] void fail(std::string_view what, std::string_view fallback = {}) const
-    {
-        std::string message = "Graphviz: ";
-        message += what;
-        std::string text = m_text;
-        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
-            text.pop_back();
+ErrorCapture::ErrorCapture()
+    : m_previousSink(s_sink)
+{
+    s_sink = &m_text;
+    // A capture-less generic lambda converts to agusererrf whatever its exact parameter type
+    // (char* in Graphviz 2.x, possibly const char* later).
+    agusererrf hook = [](auto* message) -> int {
+        if (s_sink != nullptr && message != nullptr) {
+            s_sink->append(message);
         }
-        if (text.empty()) {
-            text = fallback;
-        }
-        if (!text.empty()) {
-            message += ": ";
-            message += text;
-        }
-        throw std::runtime_error(message);
+        return 0;
+    };
+    m_previousHook = agseterrf(hook);
+    agreseterrors();
+}
+
+ErrorCapture::~ErrorCapture()
+{
+    agseterrf(m_previousHook);
+    s_sink = m_previousSink;
+}
+
+void ErrorCapture::begin()
+{
+    m_text.clear();
+    agreseterrors();
+}
+
+bool ErrorCapture::errorReported()
+{
+    return agerrors() >= AGERR;
+}
+
+std::string ErrorCapture::text() const
+{
+    std::string text = m_text;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+        text.pop_back();
     }
+    return text;
+}
 
-private:
-    static inline std::string* s_sink = nullptr;
-    std::string m_text;
-    std::string* m_previousSink;
-    agusererrf m_previousHook = nullptr;
-};
+std::string ErrorCapture::message(std::string_view what, std::string_view fallback) const
+{
+    std::string message = "Graphviz: ";
+    message += what;
+    std::string detail = text();
+    if (detail.empty()) {
+        detail = fallback;
+    }
+    if (!detail.empty()) {
+        message += ": ";
+        message += detail;
+    }
+    return message;
+}
 
-} // namespace
+void ErrorCapture::fail(std::string_view what, std::string_view fallback) const
+{
+    throw std::runtime_error(message(what, fallback));
+}
+
+// Destroyed at exit, before the mutex (constructed later, destroyed earlier).
+GVC_s* sharedContext()
+{
+    static const GvcPtr context = [] {
+        ErrorCapture errors;
+        GvcPtr created(gvContext());
+        if (!created) {
+            errors.fail("cannot create a context (gvContext)");
+        }
+        return created;
+    }();
+    return context.get();
+}
+
+} // namespace gvinternal
+
+using gvinternal::ErrorCapture;
+using gvinternal::graphvizMutex;
+using gvinternal::RenderLength;
 
 void GvcDeleter::operator()(GVC_s* gvc) const noexcept
 {
@@ -119,29 +125,10 @@ LayoutGuard::~LayoutGuard()
     }
 }
 
-namespace {
-
-// The one GVC_t of the process (see GraphvizContext). Call with graphvizMutex() held. Destroyed
-// at exit, before the mutex (constructed later, destroyed earlier).
-GVC_s* sharedContext()
-{
-    static const GvcPtr context = [] {
-        ErrorCapture errors;
-        GvcPtr created(gvContext());
-        if (!created) {
-            errors.fail("cannot create a context (gvContext)");
-        }
-        return created;
-    }();
-    return context.get();
-}
-
-} // namespace
-
 GraphvizContext::GraphvizContext()
     : m_gvc([] {
         std::lock_guard lock(graphvizMutex());
-        return sharedContext();
+        return gvinternal::sharedContext();
     }())
 {
 }

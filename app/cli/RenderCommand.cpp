@@ -1,0 +1,187 @@
+// passlens-cli render: draw one step or a diff between two steps through Graphviz (CLI.md).
+#include "DrawCommands.h"
+#include "TraceInput.h"
+
+#include <passlens/diff/GraphDiff.h>
+#include <passlens/diff/TraceSteps.h>
+#include <passlens/ir/Error.h>
+#include <passlens/layout/DrawGraph.h>
+#include <passlens/layout/Export.h>
+#include <passlens/layout/LayoutEngine.h>
+#include <passlens/layout/TimingOverlay.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+namespace passlens::cli {
+
+namespace {
+
+struct RenderArgs {
+    std::string file, out, pipeline = "theano", phase, diffSpec, overlay, format, view = "overlay", rankdir = "TB";
+    int event = -1;
+    bool json = false, logScale = false;
+    int bins = 5;
+    double dpi = 96, budget = 10;
+    std::size_t threshold = 1500;
+};
+
+int runRender(const RenderArgs& a, CLI::App* cmd)
+{
+    try {
+        // Format: --format, else the output's extension, else svg.
+        RenderFormat format = RenderFormat::Svg;
+        if (!a.format.empty()) {
+            const auto f = parseRenderFormat(a.format);
+            if (!f) {
+                std::cerr << "error: --format: expected svg, pdf, png or dot, got '" << a.format << "'\n";
+                return 2;
+            }
+            format = *f;
+        } else if (const auto f = formatFromExtension(a.out)) {
+            format = *f;
+        }
+        if (!a.diffSpec.empty()) {
+            try {
+                splitDiffSpec(a.diffSpec);
+            } catch (const Error& e) {
+                std::cerr << "error: " << e.what() << "\n";
+                return 2;
+            }
+        }
+        DiffView view = DiffView::Overlay;
+        if (a.view == "before") view = DiffView::Before;
+        else if (a.view == "after") view = DiffView::After;
+
+        const bool pipelineGiven = cmd->count("--pipeline") > 0;
+        TraceInput in = openTrace(a.file, a.pipeline, pipelineGiven);
+        for (const auto& w : in.warnings) std::cerr << "warning: " << w << "\n";
+
+        DrawOptions opt;
+        opt.caption.source = in.sourceLabel;
+        opt.caption.pipeline = in.pipeline;
+        DrawGraph drawing;
+        std::string phaseForProfile = "final";
+        nlohmann::json diffJson;
+        if (!a.diffSpec.empty()) {
+            const auto [from, to] = splitDiffSpec(a.diffSpec);
+            const TraceStep sa = resolveStep(in.trace, from);
+            const TraceStep sb = resolveStep(in.trace, to);
+            const auto ga = graphAt(in.trace, sa);
+            const auto gb = graphAt(in.trace, sb);
+            const GraphDiff d = diff(*ga, *gb);
+            opt.caption.step = "diff " + sa.label() + " \xE2\x86\x92 " + sb.label();
+            drawing = drawDiff(*ga, *gb, d, opt);
+            phaseForProfile = sb.kind == TraceStep::Kind::Phase ? sb.name : sb.label();
+            diffJson = d.toJson();
+        } else {
+            std::string spec = "final";
+            if (!a.phase.empty()) spec = a.phase;
+            if (a.event >= 0) spec = std::to_string(a.event);
+            const TraceStep s = resolveStep(in.trace, spec);
+            const auto g = graphAt(in.trace, s);
+            opt.caption.step = s.label();
+            if (s.kind != TraceStep::Kind::Event) {
+                opt.caption.stepIndex = s.index;
+                opt.caption.stepCount = s.count;
+            } else {
+                opt.caption.step += " of " + std::to_string(s.count) + " events";
+            }
+            opt.focus = nodesAddedBetween(in.trace, s.fromEvent, s.event);
+            drawing = drawGraph(*g, opt);
+            phaseForProfile = s.kind == TraceStep::Kind::Phase ? s.name : s.label();
+        }
+        if (!a.overlay.empty()) {
+            const TimingProfile profile = loadTimingProfile(a.overlay, phaseForProfile);
+            TimingOptions to;
+            to.logScale = a.logScale;
+            to.bins = a.bins;
+            applyTiming(drawing, profile, to);
+            const bool matched = std::any_of(drawing.nodes.begin(), drawing.nodes.end(), [](const DrawNode& n) { return n.timeUs >= 0; });
+            if (!matched && (!profile.nodes.empty() || !profile.transfers.empty()))
+                std::cerr << "warning: " << a.overlay << ": no node of the drawn graph has a timing (profile of phase '"
+                          << profile.phase << "'; node ids are those of the profiled step)\n";
+        }
+
+        LayoutOptions lo;
+        lo.budget = std::chrono::milliseconds(static_cast<long long>(a.budget * 1000));
+        lo.nodeThreshold = a.threshold;
+        lo.dot.rankdir = a.rankdir;
+        LayoutEngine engine;
+        const LayoutResult layout = engine.layout(drawing, lo);
+        for (const auto& w : layout.warnings) std::cerr << "warning: " << a.out << ": Graphviz: " << w << "\n";
+        exportLayout(engine, layout, a.out, format, view, a.dpi);
+
+        if (a.json) {
+            nlohmann::json j = {{"output", a.out},
+                                {"format", renderFormatName(format)},
+                                {"nodes", layout.nodes.size()},
+                                {"edges", layout.edges.size()},
+                                {"layout_ms", layout.layoutMs},
+                                {"width_pt", layout.width},
+                                {"height_pt", layout.height},
+                                {"focused", layout.focused}};
+            if (layout.focused) {
+                j["hidden_nodes"] = layout.hiddenNodes;
+                j["focus_reason"] = layout.focusReason;
+            }
+            if (!diffJson.is_null()) j["diff"] = diffJson;
+            std::cout << j.dump(2) << "\n";
+        } else {
+            std::cout << "wrote " << a.out << " (" << renderFormatName(format) << ", " << layout.nodes.size() << " nodes, "
+                      << layout.edges.size() << " edges, layout " << static_cast<long long>(layout.layoutMs) << " ms)\n";
+            if (layout.focused)
+                std::cout << "focused view: " << layout.hiddenNodes << " of " << layout.totalNodes
+                          << " nodes folded into placeholders (" << layout.focusReason << ")\n";
+        }
+        return 0;
+    } catch (const LayoutError& e) {
+        std::cerr << "error: " << a.file << ": layout: " << e.what() << "\n";
+        return 1;
+    } catch (const Error& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "error: " << a.file << ": " << e.what() << "\n";
+        return 1;
+    }
+}
+
+} // namespace
+
+DrawSubcommand registerRenderCommand(CLI::App& app)
+{
+    auto args = std::make_shared<RenderArgs>();
+    CLI::App* cmd = app.add_subcommand("render", "Draw a step, or the diff between two steps, through Graphviz (legend and caption included)");
+    cmd->add_option("FILE", args->file, "ONNX model, graph JSON (optimized first) or session file")->required();
+    cmd->add_option("--pipeline", args->pipeline, "Pipeline for a model or graph: theano, cleanup, legacy, fast_compile, none, or a .pipeline.json")
+        ->capture_default_str();
+    auto* phase = cmd->add_option("--phase", args->phase, "Step to draw: a phase name, source or final (default final)");
+    auto* event = cmd->add_option("--event", args->event, "Draw the graph right after rewrite event N")->check(CLI::NonNegativeNumber);
+    auto* diffOpt = cmd->add_option("--diff", args->diffSpec, "Draw the diff A..B between two steps (phase names, source, final, event numbers)");
+    phase->excludes(event);
+    diffOpt->excludes(phase)->excludes(event);
+    cmd->add_option("--overlay", args->overlay, "Paint timings from a profile JSON (FORMAT.md section 2 profiles, or run --json output)");
+    cmd->add_option("--format", args->format, "svg, pdf, png or dot (default: from -o's extension, else svg)");
+    cmd->add_option("-o,--output", args->out, "Output file")->required();
+    cmd->add_option("--view", args->view, "For --diff: overlay (both), before, after")
+        ->check(CLI::IsMember({"overlay", "before", "after"}))
+        ->capture_default_str();
+    cmd->add_option("--dpi", args->dpi, "PNG resolution, dots per inch (150 for print)")->check(CLI::Range(1.0, 2400.0))->capture_default_str();
+    cmd->add_option("--budget", args->budget, "Layout time budget in seconds (past it: focused view, then failure)")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+    cmd->add_option("--focus-threshold", args->threshold, "Above this many drawn nodes, draw the focused view")->capture_default_str();
+    cmd->add_option("--rankdir", args->rankdir, "TB (top to bottom) or LR")->check(CLI::IsMember({"TB", "LR"}))->capture_default_str();
+    cmd->add_flag("--log-scale", args->logScale, "Overlay: colour by log(time)");
+    cmd->add_option("--bins", args->bins, "Overlay: colour thresholds (2-9), 0 for a continuous gradient")
+        ->check(CLI::Range(0, 9))
+        ->capture_default_str();
+    cmd->add_flag("--json", args->json, "Print one JSON document on stdout");
+    return {cmd, [args, cmd] { return runRender(*args, cmd); }};
+}
+
+} // namespace passlens::cli

@@ -1,0 +1,149 @@
+// Drawing speed (issue: Drawing). Prints one line per measurement:
+//   bench_layout [CORPUS_DIR]
+// - every corpus model, optimized with the theano pipeline: DrawGraph + Graphviz layout + SVG of
+//   the final graph, and of the source -> final diff (the union of both graphs); median of 3,
+//   cache off (target <= 2 s each for graphs up to 1,000 nodes);
+// - a generated 5,000-node graph: layout with the default options (node threshold 1,500, budget
+//   10 s) must come back within the budget with the focused view; and the same graph with the
+//   threshold lifted, so the full layout runs past 70% of a 10 s budget and falls back.
+#include <passlens/diff/GraphDiff.h>
+#include <passlens/io/GraphLoader.h>
+#include <passlens/layout/DrawGraph.h>
+#include <passlens/layout/LayoutEngine.h>
+#include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace passlens;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
+
+struct Timing {
+    double total = 0, layout = 0, svg = 0;
+    std::size_t nodes = 0, edges = 0, svgBytes = 0;
+    bool focused = false;
+};
+
+// Median (by total) of `n` runs of: DrawGraph already built -> layout -> SVG.
+Timing measure(const DrawGraph& g, int n, const LayoutOptions& options)
+{
+    std::vector<Timing> runs;
+    LayoutEngine engine(0);
+    for (int i = 0; i < n; ++i) {
+        Timing t;
+        const auto a = Clock::now();
+        const LayoutResult r = engine.layout(g, options);
+        t.layout = secondsSince(a);
+        const auto b = Clock::now();
+        const std::string svg = engine.render(r, RenderFormat::Svg);
+        t.svg = secondsSince(b);
+        t.total = secondsSince(a);
+        t.nodes = r.nodes.size();
+        t.edges = r.edges.size();
+        t.svgBytes = svg.size();
+        t.focused = r.focused;
+        runs.push_back(t);
+    }
+    std::sort(runs.begin(), runs.end(), [](const Timing& x, const Timing& y) { return x.total < y.total; });
+    return runs[runs.size() / 2];
+}
+
+void print(const char* what, const std::string& model, const Timing& t, double drawSeconds)
+{
+    std::printf("%-6s %-32s nodes %5zu edges %5zu  draw %.3f s  layout %.3f s  svg %.3f s  total %.3f s  (%zu KiB svg)%s\n", what,
+                model.c_str(), t.nodes, t.edges, drawSeconds, t.layout, t.svg, t.total + drawSeconds, t.svgBytes / 1024,
+                t.focused ? "  FOCUSED" : "");
+}
+
+std::unique_ptr<FunctionGraph> chainGraph(int n)
+{
+    auto g = std::make_unique<FunctionGraph>();
+    Variable* x = g->addInput(Type::parse("float32[4,4]"), "x");
+    std::vector<Variable*> vars{x, x};
+    for (int i = 0; i < n; ++i) {
+        Variable* a = vars[vars.size() - 1];
+        Variable* b = vars[vars.size() - 2 - static_cast<std::size_t>(i % 5 == 0 && vars.size() > 8 ? 5 : 0)];
+        vars.push_back(g->apply(Op::get("Elemwise", {{"scalar", i % 2 ? "add" : "mul"}}), {a, b}));
+    }
+    g->setOutputs({vars.back()});
+    return g;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const std::filesystem::path corpus = argc > 1 ? argv[1] : PASSLENS_CORPUS_DIR;
+    const char* models[] = {"mlp.onnx",           "lstm.onnx",     "shape_ops.onnx",    "transformer_encoder_layer.onnx",
+                            "squeezenet1_1.onnx", "resnet18.onnx", "mobilenet_v2.onnx", "silero_vad_legacy.onnx",
+                            "ch_PP-OCRv4_det_infer.onnx"};
+    LayoutOptions options;
+    options.cache = false;
+    double worst = 0;
+    for (const char* name : models) {
+        const auto path = corpus / name;
+        if (!std::filesystem::exists(path)) {
+            std::printf("missing  %s\n", path.c_str());
+            continue;
+        }
+        LoadedGraph loaded = loadGraphFile(path);
+        Trace trace;
+        const Pipeline p = Pipeline::builtin("theano");
+        const PipelineRun run = p.run(*loaded.graph, &trace);
+        trace.finish(run, *loaded.graph, p.buildContext().caps);
+        const auto source = trace.graphAfterPhase("source");
+
+        DrawOptions opt;
+        opt.caption.source = name;
+        opt.caption.pipeline = "theano";
+        opt.caption.step = "final";
+        auto a = Clock::now();
+        const DrawGraph finalDrawing = drawGraph(*loaded.graph, opt);
+        const double drawFinal = secondsSince(a);
+        const Timing tf = measure(finalDrawing, 3, options);
+        print("final", name, tf, drawFinal);
+
+        a = Clock::now();
+        const GraphDiff d = diff(*source, *loaded.graph);
+        const DrawGraph diffDrawing = drawDiff(*source, *loaded.graph, d, opt);
+        const double drawDiffSeconds = secondsSince(a);
+        const Timing td = measure(diffDrawing, 3, options);
+        print("diff", name, td, drawDiffSeconds);
+        if (tf.nodes <= 1000) worst = std::max(worst, tf.total + drawFinal);
+        if (td.nodes <= 1000) worst = std::max(worst, td.total + drawDiffSeconds);
+    }
+    std::printf("worst layout+svg for graphs up to 1,000 nodes: %.3f s (target 2 s)\n", worst);
+
+    // 5,000 nodes: straight to the focused view (above the node threshold).
+    const auto big = chainGraph(5000);
+    DrawOptions opt;
+    opt.caption.source = "generated chain";
+    opt.caption.step = "final";
+    auto a = Clock::now();
+    const DrawGraph drawing = drawGraph(*big, opt);
+    const double drawBig = secondsSince(a);
+    const Timing tb = measure(drawing, 3, options);
+    print("5000", "chain, default options", tb, drawBig);
+    std::printf("5,000-node graph: %.3f s, %s (budget %.0f s)\n", tb.total + drawBig, tb.focused ? "focused view" : "FULL",
+                options.budget.count() / 1000.0);
+
+    // The same graph with the threshold lifted: the full layout runs past 70% of the budget and
+    // is killed; the focused view comes back within the budget.
+    LayoutOptions lifted = options;
+    lifted.nodeThreshold = 1000000;
+    a = Clock::now();
+    const Timing tl = measure(drawing, 1, lifted);
+    std::printf("5000   chain, threshold lifted           %s after %.3f s (budget %.0f s)\n",
+                tl.focused ? "focused view" : "full layout", secondsSince(a), lifted.budget.count() / 1000.0);
+    return 0;
+}

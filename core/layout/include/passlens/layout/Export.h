@@ -1,0 +1,24 @@
+#pragma once
+/// @file Export.h
+/// Writing renderings to disk: SVG, PDF, PNG or DOT, always atomically (io/AtomicFile.h), PNG
+/// refused past cairo's 32,767-pixel limit with a message pointing to SVG or PDF.
+#include <passlens/layout/LayoutEngine.h>
+
+#include <filesystem>
+#include <optional>
+
+namespace passlens {
+
+/// The format named by a file's extension (.svg, .pdf, .png, .dot / .gv); nullopt otherwise.
+std::optional<RenderFormat> formatFromExtension(const std::filesystem::path& path);
+
+/// Renders `layout` in `format` and writes it to `path` atomically (nothing is written when
+/// rendering fails, an existing file stays intact). Returns the number of bytes written.
+/// Throws passlens::Error: a PNG past kMaxPngPixels at `dpi` ("... is W x H px at 96 dpi, past
+/// cairo's 32,767 px limit: export SVG or PDF instead, or lower --dpi"), a write failure
+/// ("PATH: cannot write: reason"), or LayoutError when Graphviz fails.
+std::size_t exportLayout(const LayoutEngine& engine, const LayoutResult& layout,
+                         const std::filesystem::path& path, RenderFormat format,
+                         DiffView view = DiffView::Overlay, double dpi = 96);
+
+} // namespace passlens

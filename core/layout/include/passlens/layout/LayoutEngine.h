@@ -1,0 +1,189 @@
+#pragma once
+/// @file LayoutEngine.h
+/// Layout through libgvc/libcgraph in process (agmemread + gvLayout "dot"), with a time budget,
+/// cancellation, a focused-view fallback for large graphs and a cache; the result is plain data
+/// (node boxes, edge splines, label positions) for the GUI, plus the positioned DOT from which
+/// every export is rendered (gvLayout "nop2", so before / after / overlay views of a diff share
+/// the same positions).
+///
+/// Threads: every Graphviz call is serialised on the library's one Graphviz lock; a
+/// LayoutEngine may be used from any thread (its cache has its own lock). With
+/// `LayoutOptions::isolate` (the default on POSIX) the dot layout itself runs in a forked child
+/// process of the locked caller, so that a budget overrun or a cancel stops it at once and a
+/// Graphviz crash becomes an error instead of taking the application down.
+#include <passlens/ir/Error.h>
+#include <passlens/layout/DotWriter.h>
+#include <passlens/layout/DrawGraph.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace passlens {
+
+/// A point in Graphviz coordinates: points (1/72 inch), origin bottom-left, y up. A GUI with y
+/// down uses (x, LayoutResult::height - y).
+struct LayoutPoint {
+    double x = 0, y = 0;
+    bool operator==(const LayoutPoint&) const = default;
+};
+
+struct LayoutNode {
+    std::string key;          ///< DrawNode::key
+    NodeId node = -1;
+    VarId var = -1;
+    NodeCategory category = NodeCategory::HostOp;
+    OpAccent accent = OpAccent::None;
+    NodeChange change = NodeChange::Unchanged;
+    std::string title, subtitle, detail; ///< the label lines (raw UTF-8)
+    std::string transferDirection; ///< "HtoD", "DtoH", "DtoD" for transfers
+    double timeShare = -1;    ///< timing overlay share in [0, 1], -1 without timing
+    double timeUs = -1;       ///< measured microseconds, -1 without timing
+    bool seed = false;        ///< part of the changed region
+    LayoutPoint center;       ///< centre of the box, points
+    double width = 0, height = 0; ///< box size, points
+    std::size_t hiddenCount = 0;
+};
+
+struct LayoutEdge {
+    std::string tail, head;   ///< LayoutNode keys
+    int inputIndex = 0;
+    NodeChange change = NodeChange::Unchanged;
+    bool gpu = false;
+    bool collapsed = false;   ///< to or from a placeholder of the focused view
+    /// The spline: a start point followed by groups of three (two control points and an end
+    /// point) of cubic Bézier segments, points.
+    std::vector<LayoutPoint> spline;
+    std::optional<LayoutPoint> arrowTip; ///< where the arrowhead points (the head end)
+    std::string label;                   ///< raw label text, empty when unlabelled
+    std::optional<LayoutPoint> labelPos; ///< centre of the label when Graphviz placed one
+};
+
+/// A laid-out drawing. Copyable plain data.
+struct LayoutResult {
+    double width = 0, height = 0;  ///< bounding box, points
+    std::vector<LayoutNode> nodes;
+    std::vector<LayoutEdge> edges;
+    std::optional<LayoutPoint> captionPos; ///< centre of the graph label (caption, legend)
+    double layoutMs = 0;           ///< wall time of the layout (0 when it came from the cache)
+    bool fromCache = false;
+    bool focused = false;          ///< the focused view replaced the full graph
+    std::string focusReason;       ///< why: "5,000 nodes (threshold 1,500)", "layout past 7.0 s"
+    std::size_t hiddenNodes = 0;   ///< nodes folded into placeholders
+    std::size_t totalNodes = 0;    ///< drawable nodes of the full graph
+    /// Graphviz's warnings for this layout (e.g. a label it could not parse), one per line.
+    std::vector<std::string> warnings;
+    std::string dot;               ///< the DOT that was laid out
+    std::string positionedDot;     ///< Graphviz's "dot" output: the DOT with positions
+    /// Size of a PNG rendering at `dpi`, pixels (Graphviz adds a 4-point margin).
+    std::pair<double, double> pixelSize(double dpi) const;
+};
+
+/// Cooperative cancellation for LayoutEngine::layout, settable from any thread.
+class CancelToken {
+public:
+    void cancel() noexcept { m_cancelled.store(true); }
+    bool cancelled() const noexcept { return m_cancelled.load(); }
+    void reset() noexcept { m_cancelled.store(false); }
+
+private:
+    std::atomic<bool> m_cancelled{false};
+};
+
+/// Why a layout produced no result.
+class LayoutError : public Error {
+public:
+    enum class Kind { Graphviz, Cancelled, TimedOut, Crashed };
+    LayoutError(Kind kind, const std::string& message) : Error(message), m_kind(kind) {}
+    Kind kind() const { return m_kind; }
+
+private:
+    Kind m_kind;
+};
+
+struct LayoutOptions {
+    /// Wall-clock budget of one layout call, focused fallback included (default 10 s).
+    std::chrono::milliseconds budget{10000};
+    /// Above this many drawn nodes the focused view is laid out instead of the full graph.
+    std::size_t nodeThreshold = 1500;
+    /// Focused view: hops around the changed region and its maximum node count.
+    int focusHops = 2;
+    std::size_t focusMaxNodes = 400;
+    /// Share of the budget the full layout may use before it is abandoned for the focused view.
+    double fullShare = 0.7;
+    /// Run the dot layout in a forked child (POSIX): hard budget, cancel, crash isolation.
+    bool isolate = true;
+    /// Use the cache.
+    bool cache = true;
+    DotOptions dot;
+};
+
+/// Views of a diff drawing; all share the union's positions.
+enum class DiffView {
+    Overlay, ///< everything: added green, removed red dashed, rewired orange
+    Before,  ///< the graph before: added nodes and edges hidden
+    After,   ///< the graph after: removed nodes and edges hidden
+};
+
+/// "svg", "pdf", "png", "dot".
+enum class RenderFormat { Svg, Pdf, Png, Dot };
+
+/// Parses "svg" / "pdf" / "png" / "dot" (case-insensitive); nullopt otherwise.
+std::optional<RenderFormat> parseRenderFormat(std::string_view name);
+const char* renderFormatName(RenderFormat f);
+
+/// cairo's largest surface side in pixels: PNG renderings above it are refused.
+inline constexpr double kMaxPngPixels = 32767;
+
+class LayoutEngine {
+public:
+    /// `cacheEntries`: layouts kept (least recently used dropped first).
+    explicit LayoutEngine(std::size_t cacheEntries = 24);
+    ~LayoutEngine();
+    LayoutEngine(const LayoutEngine&) = delete;
+    LayoutEngine& operator=(const LayoutEngine&) = delete;
+
+    /// Lays out `g`. Above `options.nodeThreshold` nodes, or when the full layout runs past
+    /// `budget * fullShare`, lays out focusView(g, ...) instead (result.focused). Results are
+    /// cached by (fingerprint of the drawn graph, i.e. its DOT text, and the layout options),
+    /// so stepping back to a graph is instant. Throws LayoutError: Cancelled when `cancel` is
+    /// set, TimedOut past the whole budget, Crashed when Graphviz died in the child, Graphviz
+    /// for Graphviz's own errors (its message included).
+    LayoutResult layout(const DrawGraph& g, const LayoutOptions& options = {},
+                        const CancelToken* cancel = nullptr);
+
+    /// Lays out DOT text as is (no focused fallback). Throws LayoutError as layout().
+    LayoutResult layoutDot(const std::string& dot, const LayoutOptions& options = {},
+                           const CancelToken* cancel = nullptr);
+
+    /// Renders a layout in `format` (svg, pdf, png: bytes; dot: the positioned DOT) without a
+    /// new layout. `view` hides the added or removed parts of a diff. `dpi` applies to PNG
+    /// (Graphviz's default is 96). Throws passlens::Error for a PNG past kMaxPngPixels (the
+    /// message suggests SVG or PDF) and LayoutError(Graphviz) when Graphviz fails.
+    std::string render(const LayoutResult& layout, RenderFormat format,
+                       DiffView view = DiffView::Overlay, double dpi = 96) const;
+
+    /// Cache statistics.
+    std::size_t cacheHits() const;
+    std::size_t cacheMisses() const;
+    void clearCache();
+
+private:
+    struct CacheEntry;
+    std::optional<LayoutResult> cached(std::uint64_t hash, const std::string& key) const;
+    void store(std::uint64_t hash, const std::string& key, const LayoutResult& result);
+    std::size_t m_capacity;
+    mutable std::mutex m_cacheMutex;
+    mutable std::list<CacheEntry> m_cache; // most recent first
+    mutable std::size_t m_hits = 0, m_misses = 0;
+};
+
+} // namespace passlens

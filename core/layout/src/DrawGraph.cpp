@@ -1,0 +1,668 @@
+#include "passlens/layout/DrawGraph.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace passlens {
+
+const char* nodeCategoryName(NodeCategory c)
+{
+    switch (c) {
+    case NodeCategory::HostOp: return "host op";
+    case NodeCategory::GpuOp: return "GPU op";
+    case NodeCategory::Transfer: return "transfer";
+    case NodeCategory::OnnxHostOp: return "host-only ONNX op";
+    case NodeCategory::Input: return "input";
+    case NodeCategory::Constant: return "constant";
+    case NodeCategory::Output: return "output";
+    case NodeCategory::Collapsed: return "collapsed";
+    }
+    return "host op";
+}
+
+std::string Caption::text() const
+{
+    std::string s;
+    auto add = [&s](const std::string& part) {
+        if (part.empty()) return;
+        if (!s.empty()) s += "\xE2\x80\x82\xC2\xB7\xE2\x80\x82"; // " · " with en spaces (SVG keeps them)
+        s += part;
+    };
+    add(source);
+    if (!pipeline.empty()) add("pipeline " + pipeline);
+    std::string st = step;
+    if (stepIndex >= 0 && stepCount > 0) {
+        st += (st.empty() ? "" : " ") + std::string("(step ") + std::to_string(stepIndex) + " of " +
+              std::to_string(stepCount) + ")";
+    }
+    add(st);
+    return s;
+}
+
+int DrawGraph::indexOf(const std::string& key) const
+{
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i].key == key) return static_cast<int>(i);
+    return -1;
+}
+
+namespace {
+
+// Cuts UTF-8 text to at most `maxChars` code points, ending with "…" when cut. Never splits a
+// multi-byte sequence (invalid bytes count as one character each).
+std::string cutText(const std::string& s, std::size_t maxChars)
+{
+    if (maxChars == 0) return {};
+    std::size_t chars = 0, i = 0;
+    std::size_t cutAt = std::string::npos;
+    while (i < s.size()) {
+        if (chars == maxChars - 1 && cutAt == std::string::npos) cutAt = i;
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        std::size_t len = 1;
+        if (c >= 0xF0 && c < 0xF8) len = 4;
+        else if (c >= 0xE0) len = 3;
+        else if (c >= 0xC0) len = 2;
+        if (c >= 0xF8 || (c >= 0x80 && c < 0xC0)) len = 1;
+        if (i + len > s.size()) len = 1;
+        i += len;
+        ++chars;
+        if (chars > maxChars) return s.substr(0, cutAt) + "\xE2\x80\xA6"; // …
+    }
+    return s;
+}
+
+std::string typeLabel(const Type& t)
+{
+    std::string s(dtypeName(t.dtype()));
+    if (!t.rankKnown()) {
+        s += "[*]";
+    } else {
+        s += '[';
+        for (std::size_t i = 0; i < t.dims().size(); ++i) {
+            if (i) s += ',';
+            const auto d = t.dims()[i];
+            s += d < 0 ? std::string("?") : std::to_string(d);
+        }
+        s += ']';
+    }
+    if (t.isGpu() && !t.location().context.empty()) s += "@" + t.location().context;
+    return s;
+}
+
+NodeCategory categoryOf(const Op& op)
+{
+    if (op.isTransfer()) return NodeCategory::Transfer;
+    if (op.isOnnx()) return NodeCategory::OnnxHostOp;
+    if (op.isGpu()) return NodeCategory::GpuOp;
+    return NodeCategory::HostOp;
+}
+
+OpAccent accentOf(const Op& op)
+{
+    const std::string& k = op.kind();
+    if (k.find("Elemwise") != std::string::npos) return OpAccent::Elemwise;
+    if (k.find("Alloc") != std::string::npos) return OpAccent::Alloc;
+    return OpAccent::None;
+}
+
+std::string withThousands(std::size_t v)
+{
+    const std::string d = std::to_string(v);
+    std::string out;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+        if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+        out += d[i];
+    }
+    return out;
+}
+
+std::string nodeKey(const Apply& n) { return "n" + std::to_string(n.id()); }
+std::string varKey(const Variable& v)
+{
+    if (v.owner() != nullptr) return nodeKey(*v.owner());
+    return "v" + std::to_string(v.id());
+}
+
+std::string bytesShort(std::int64_t b)
+{
+    std::string s = formatBytes(b);
+    // "602,112 B (588.0 KiB)" -> "588.0 KiB"; "24 B" stays.
+    const auto open = s.find('(');
+    if (open != std::string::npos) return s.substr(open + 1, s.size() - open - 2);
+    return s;
+}
+
+DrawNode applyNode(const Apply& n, const DrawOptions& o)
+{
+    DrawNode d;
+    d.key = nodeKey(n);
+    d.node = n.id();
+    d.category = categoryOf(n.op());
+    d.accent = accentOf(n.op());
+    d.title = cutText(n.op().str(), o.maxTitleChars);
+    d.subtitle = "#" + std::to_string(n.id());
+    if (!n.name().empty()) d.subtitle += " \xC2\xB7 " + cutText(n.name(), o.maxNameChars);
+    if (!n.op().subgraphs().empty()) {
+        // Nested graphs (OnnxIf branches, OnnxLoop bodies) are not drawn inline: name them.
+        std::string nested;
+        for (const Subgraph& sg : n.op().subgraphs()) {
+            if (!nested.empty()) nested += ", ";
+            nested += cutText(sg.attribute, 16);
+            if (sg.graph) nested += " (" + std::to_string(sg.graph->nodeCount()) + ")";
+        }
+        d.detail = "nested: " + nested;
+    }
+    if (d.category == NodeCategory::Transfer) {
+        const std::string& k = n.op().kind();
+        d.transferDirection = k == "GpuFromHost" ? "HtoD" : k == "HostFromGpu" ? "DtoH" : "DtoD";
+        std::int64_t bytes = 0;
+        bool known = true;
+        for (const Variable* out : n.outputs()) {
+            const auto b = staticBytes(*out);
+            if (b < 0) known = false;
+            else bytes += b;
+        }
+        d.detail = d.transferDirection + " \xC2\xB7 " + (known ? bytesShort(bytes) : std::string("size unknown")) +
+                   " per run";
+    }
+    return d;
+}
+
+DrawNode inputNode(const Variable& v, const DrawOptions& o)
+{
+    DrawNode d;
+    d.key = varKey(v);
+    d.var = v.id();
+    d.category = NodeCategory::Input;
+    d.title = v.name().empty() ? std::string("(unnamed input)") : cutText(v.name(), o.maxNameChars);
+    d.subtitle = typeLabel(v.type());
+    if (v.type().isGpu()) d.subtitle += " on GPU";
+    return d;
+}
+
+DrawNode constantNode(const Variable& v, const DrawOptions& o)
+{
+    DrawNode d;
+    d.key = varKey(v);
+    d.var = v.id();
+    d.category = NodeCategory::Constant;
+    if (!v.name().empty()) d.title = cutText(v.name(), o.maxNameChars);
+    else if (v.constant() && v.constant()->loaded()) {
+        std::string value = v.constant()->shortValue(4);
+        // "{0.0}" -> "0.0" for scalars; "{...}" stays.
+        if (v.constant()->numElements() == 1 && value.size() > 2 && value.front() == '{' && value.back() == '}')
+            value = value.substr(1, value.size() - 2);
+        d.title = value.find("...") != std::string::npos ? std::string("constant") : cutText(value, o.maxNameChars);
+    }
+    else d.title = "constant";
+    d.subtitle = typeLabel(v.type());
+    if (v.type().isGpu()) d.subtitle += " on GPU";
+    return d;
+}
+
+DrawNode outputNode(int index, const Variable& v, const DrawOptions& o)
+{
+    DrawNode d;
+    d.key = "o" + std::to_string(index);
+    d.var = v.id();
+    d.category = NodeCategory::Output;
+    d.title = v.name().empty() ? "output " + std::to_string(index) : cutText(v.name(), o.maxNameChars);
+    if (!v.name().empty()) d.subtitle = "output " + std::to_string(index);
+    return d;
+}
+
+DrawEdge edgeFor(const Variable& v, const std::string& head, int index)
+{
+    DrawEdge e;
+    e.tail = varKey(v);
+    e.head = head;
+    e.inputIndex = index;
+    e.label = typeLabel(v.type());
+    if (v.owner() != nullptr && v.owner()->nout() > 1) e.label = "." + std::to_string(v.index()) + " " + e.label;
+    e.gpu = v.type().isGpu();
+    return e;
+}
+
+bool wantConstantNodes(const DrawOptions& o, std::size_t applyCount)
+{
+    return o.constantNodes.value_or(applyCount <= 400);
+}
+
+// Everything one graph contributes: nodes (in draw order) and edges.
+struct Parts {
+    std::vector<DrawNode> nodes;
+    std::vector<DrawEdge> edges;
+};
+
+// A node with more than this many constant inputs of its own gets them folded into one box.
+constexpr int kFoldConstantsAbove = 6;
+
+Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes)
+{
+    Parts p;
+    std::unordered_set<VarId> placed;
+    for (const Variable* in : g.inputs()) {
+        if (!placed.insert(in->id()).second) continue;
+        p.nodes.push_back(inputNode(*in, o));
+    }
+    const auto& topo = g.toposort();
+    // Constants used by exactly one node (and not an output), per consumer: a node with many of
+    // them (weights captured by an OnnxIf, say) gets one "N constants" box instead of N.
+    std::unordered_map<VarId, std::unordered_set<NodeId>> consumers;
+    std::unordered_set<VarId> outputVars;
+    for (const Variable* out : g.outputs()) outputVars.insert(out->id());
+    for (const Apply* n : topo)
+        for (const Variable* in : n->inputs())
+            if (in->isConstant()) consumers[in->id()].insert(n->id());
+    std::unordered_map<NodeId, std::vector<const Variable*>> own;
+    for (const Apply* n : topo) {
+        std::unordered_set<VarId> seen;
+        for (const Variable* in : n->inputs())
+            if (in->isConstant() && consumers[in->id()].size() == 1 && !outputVars.count(in->id()) && seen.insert(in->id()).second)
+                own[n->id()].push_back(in);
+    }
+    std::unordered_set<VarId> folded;
+    for (const auto& [id, list] : own)
+        if (static_cast<int>(list.size()) > kFoldConstantsAbove)
+            for (const Variable* c : list) folded.insert(c->id());
+
+    std::vector<const Variable*> constants;
+    for (const Apply* n : topo)
+        for (const Variable* in : n->inputs())
+            if (in->isConstant() && !folded.count(in->id()) && placed.insert(in->id()).second) constants.push_back(in);
+    for (const Variable* out : g.outputs())
+        if (out->isConstant() && placed.insert(out->id()).second) constants.push_back(out);
+    if (constantNodes)
+        for (const Variable* c : constants) p.nodes.push_back(constantNode(*c, o));
+    for (const Apply* n : topo) {
+        DrawNode d = applyNode(*n, o);
+        int hiddenConsts = 0;
+        int foldedHere = 0;
+        std::int64_t foldedBytes = 0;
+        bool foldedGpu = false;
+        for (int i = 0; i < n->nin(); ++i) {
+            const Variable* in = n->input(i);
+            if (in->isConstant() && !constantNodes) {
+                ++hiddenConsts;
+                continue;
+            }
+            if (folded.count(in->id())) {
+                ++foldedHere;
+                const auto b = staticBytes(*in);
+                foldedBytes += b > 0 ? b : 0;
+                foldedGpu |= in->type().isGpu();
+                continue;
+            }
+            p.edges.push_back(edgeFor(*in, d.key, i));
+        }
+        if (hiddenConsts > 0) {
+            const std::string note = "+" + std::to_string(hiddenConsts) + (hiddenConsts == 1 ? " constant" : " constants");
+            d.detail = d.detail.empty() ? note : d.detail + " \xC2\xB7 " + note;
+        }
+        if (foldedHere > 0) {
+            DrawNode k;
+            k.key = "k" + std::to_string(n->id());
+            k.category = NodeCategory::Constant;
+            k.title = std::to_string(foldedHere) + " constants";
+            k.subtitle = bytesShort(foldedBytes) + (foldedGpu ? " on GPU" : "");
+            p.nodes.push_back(std::move(k));
+            DrawEdge e;
+            e.tail = "k" + std::to_string(n->id());
+            e.head = d.key;
+            e.inputIndex = -1;
+            e.gpu = foldedGpu;
+            p.edges.push_back(std::move(e));
+        }
+        p.nodes.push_back(std::move(d));
+    }
+    for (std::size_t i = 0; i < g.outputs().size(); ++i) {
+        const Variable* v = g.outputs()[i];
+        p.nodes.push_back(outputNode(static_cast<int>(i), *v, o));
+        if (v->isConstant() && !constantNodes) continue;
+        p.edges.push_back(edgeFor(*v, p.nodes.back().key, static_cast<int>(i)));
+    }
+    return p;
+}
+
+void finishEdgeLabels(DrawGraph& g, const DrawOptions& o)
+{
+    const bool labels = o.edgeLabels.value_or(g.edges.size() <= 250);
+    if (!labels)
+        for (DrawEdge& e : g.edges) e.label.clear();
+}
+
+std::string edgeIdentity(const DrawEdge& e)
+{
+    return e.tail + ">" + e.head + "#" + std::to_string(e.inputIndex);
+}
+
+// Orders nodes topologically along the edges (Kahn, ties broken by the current order); nodes
+// on cycles (possible in a union of two graphs) keep their relative order at the end.
+void orderTopologically(DrawGraph& g)
+{
+    const std::size_t n = g.nodes.size();
+    std::unordered_map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
+    std::vector<std::vector<std::size_t>> out(n);
+    std::vector<int> indeg(n, 0);
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end()) continue;
+        out[t->second].push_back(h->second);
+        ++indeg[h->second];
+    }
+    std::set<std::size_t> ready;
+    for (std::size_t i = 0; i < n; ++i)
+        if (indeg[i] == 0) ready.insert(i);
+    std::vector<std::size_t> order;
+    std::vector<bool> done(n, false);
+    order.reserve(n);
+    while (!ready.empty()) {
+        const std::size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        order.push_back(i);
+        done[i] = true;
+        for (std::size_t j : out[i])
+            if (--indeg[j] == 0) ready.insert(j);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (!done[i]) order.push_back(i);
+    std::vector<DrawNode> sorted;
+    sorted.reserve(n);
+    for (std::size_t i : order) sorted.push_back(std::move(g.nodes[i]));
+    g.nodes = std::move(sorted);
+}
+
+} // namespace
+
+DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options)
+{
+    DrawGraph g;
+    Parts p = collect(graph, options, wantConstantNodes(options, graph.nodeCount()));
+    g.nodes = std::move(p.nodes);
+    g.edges = std::move(p.edges);
+    g.caption = options.caption;
+    g.totalNodes = g.nodes.size();
+    const std::set<NodeId> focus(options.focus.begin(), options.focus.end());
+    for (DrawNode& d : g.nodes)
+        if (d.node >= 0 && focus.count(d.node)) d.seed = true;
+    finishEdgeLabels(g, options);
+    return g;
+}
+
+DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, const GraphDiff& d,
+                   const DrawOptions& options)
+{
+    DrawGraph g;
+    g.isDiff = true;
+    g.diff = d;
+    g.caption = options.caption;
+    g.nodesBefore = before.nodeCount();
+    g.nodesAfter = after.nodeCount();
+    const bool constantNodes = wantConstantNodes(options, std::max(before.nodeCount(), after.nodeCount()));
+    Parts pb = collect(before, options, constantNodes);
+    Parts pa = collect(after, options, constantNodes);
+
+    // Nodes: after's, then before's that after lacks (removed nodes, dropped constants).
+    std::unordered_map<std::string, std::size_t> inAfter;
+    for (std::size_t i = 0; i < pa.nodes.size(); ++i) inAfter.emplace(pa.nodes[i].key, i);
+    std::unordered_set<std::string> inBefore;
+    for (const DrawNode& n : pb.nodes) inBefore.insert(n.key);
+
+    for (DrawNode& n : pa.nodes) {
+        if (n.node >= 0) n.change = d.changeOf(n.node);
+        else if (!inBefore.count(n.key)) n.change = NodeChange::Added;
+        g.nodes.push_back(std::move(n));
+    }
+    for (DrawNode& n : pb.nodes) {
+        if (inAfter.count(n.key)) continue;
+        n.change = NodeChange::Removed;
+        g.nodes.push_back(std::move(n));
+    }
+    for (DrawNode& n : g.nodes) {
+        n.seed = n.node >= 0 && n.change != NodeChange::Unchanged;
+        // An output whose variable changed is rewired.
+        if (n.category == NodeCategory::Output && n.change == NodeChange::Unchanged &&
+            std::find(d.outputsChanged.begin(), d.outputsChanged.end(), std::stoi(n.key.substr(1))) != d.outputsChanged.end())
+            n.change = NodeChange::Rewired;
+    }
+
+    // Edges: union by (tail, head, input index).
+    std::unordered_set<std::string> edgesBefore, edgesAfter;
+    for (const DrawEdge& e : pb.edges) edgesBefore.insert(edgeIdentity(e));
+    for (const DrawEdge& e : pa.edges) edgesAfter.insert(edgeIdentity(e));
+    for (DrawEdge& e : pa.edges) {
+        if (!edgesBefore.count(edgeIdentity(e))) e.change = NodeChange::Added;
+        g.edges.push_back(std::move(e));
+    }
+    for (DrawEdge& e : pb.edges) {
+        if (edgesAfter.count(edgeIdentity(e))) continue;
+        e.change = NodeChange::Removed;
+        g.edges.push_back(std::move(e));
+    }
+    orderTopologically(g);
+    g.totalNodes = g.nodes.size();
+    finishEdgeLabels(g, options);
+    return g;
+}
+
+// ------------------------------------------------------------------------------- focus view
+
+DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes)
+{
+    const std::size_t n = g.nodes.size();
+    if (n == 0) return g;
+    maxNodes = std::max<std::size_t>(maxNodes, 1);
+    std::unordered_map<std::string, std::size_t> index;
+    index.reserve(n * 2);
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
+    std::vector<std::vector<std::size_t>> succ(n), pred(n);
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end()) continue;
+        succ[t->second].push_back(h->second);
+        pred[h->second].push_back(t->second);
+    }
+
+    std::vector<std::size_t> seeds;
+    std::string around = "the changed region";
+    for (std::size_t i = 0; i < n; ++i)
+        if (g.nodes[i].seed) seeds.push_back(i);
+    const bool explicitSeeds = !seeds.empty();
+    if (seeds.empty()) {
+        around = "the transfers";
+        for (std::size_t i = 0; i < n; ++i)
+            if (g.nodes[i].category == NodeCategory::Transfer) seeds.push_back(i);
+    }
+    if (seeds.empty()) {
+        around = "the outputs";
+        for (std::size_t i = 0; i < n; ++i)
+            if (g.nodes[i].category == NodeCategory::Output) seeds.push_back(i);
+    }
+    if (seeds.empty()) seeds.push_back(n - 1);
+
+    auto expand = [&](const std::vector<std::size_t>& from, int k) {
+        std::vector<int> dist(n, -1);
+        std::deque<std::size_t> queue;
+        std::vector<std::size_t> visible;
+        for (std::size_t s : from) {
+            if (dist[s] >= 0) continue;
+            dist[s] = 0;
+            queue.push_back(s);
+            visible.push_back(s);
+        }
+        while (!queue.empty()) {
+            const std::size_t i = queue.front();
+            queue.pop_front();
+            if (dist[i] >= k) continue;
+            for (const auto* adj : {&succ[i], &pred[i]})
+                for (std::size_t j : *adj)
+                    if (dist[j] < 0) {
+                        dist[j] = dist[i] + 1;
+                        queue.push_back(j);
+                        visible.push_back(j);
+                        if (visible.size() > maxNodes) return visible; // too many already
+                    }
+        }
+        return visible;
+    };
+
+    std::vector<std::size_t> visible;
+    int usedHops = std::max(hops, 0);
+    for (;; --usedHops) {
+        visible = expand(seeds, usedHops);
+        if (visible.size() <= maxNodes || usedHops == 0) break;
+    }
+    // Without a changed region, show as much context around the stand-in seeds as fits.
+    if (!explicitSeeds && visible.size() <= maxNodes) {
+        for (int more = usedHops + 1; more < usedHops + 10000; ++more) {
+            auto wider = expand(seeds, more);
+            if (wider.size() > maxNodes || wider.size() == visible.size()) break;
+            visible = std::move(wider);
+            usedHops = more;
+        }
+    }
+    if (visible.size() > maxNodes) {
+        std::sort(seeds.begin(), seeds.end());
+        seeds.resize(maxNodes);
+        visible = seeds;
+    }
+    std::vector<bool> shown(n, false);
+    for (std::size_t i : visible) shown[i] = true;
+
+    // Hidden nodes that reach a visible node are upstream; the rest downstream or aside.
+    std::vector<bool> upstream(n, false);
+    {
+        std::deque<std::size_t> queue;
+        for (std::size_t i = 0; i < n; ++i)
+            if (shown[i]) queue.push_back(i);
+        while (!queue.empty()) {
+            const std::size_t i = queue.front();
+            queue.pop_front();
+            for (std::size_t j : pred[i])
+                if (!shown[j] && !upstream[j]) {
+                    upstream[j] = true;
+                    queue.push_back(j);
+                }
+        }
+    }
+    // Union-find over hidden nodes of the same side.
+    std::vector<std::size_t> parent(n);
+    std::iota(parent.begin(), parent.end(), std::size_t{0});
+    auto find = [&parent](std::size_t x) {
+        while (parent[x] != x) {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        return x;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+        if (shown[i]) continue;
+        for (std::size_t j : succ[i])
+            if (!shown[j] && upstream[i] == upstream[j]) parent[find(i)] = find(j);
+    }
+
+    DrawGraph out;
+    out.caption = g.caption;
+    out.isDiff = g.isDiff;
+    out.diff = g.diff;
+    out.nodesBefore = g.nodesBefore;
+    out.nodesAfter = g.nodesAfter;
+    out.timing = g.timing;
+    out.focused = true;
+    out.focusAround = around;
+    out.focusHops = usedHops;
+    out.totalNodes = g.totalNodes != 0 ? g.totalNodes : n;
+
+    // Which hidden components touch the visible part.
+    std::vector<bool> touches(n, false);
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end()) continue;
+        if (shown[t->second] != shown[h->second]) touches[find(shown[t->second] ? h->second : t->second)] = true;
+    }
+    struct Component {
+        std::size_t count = 0;
+        std::map<std::string, int> categories;
+        std::size_t firstNode = 0;
+    };
+    std::map<std::size_t, Component> components; // root -> info
+    Component orphans;
+    std::size_t hidden = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (shown[i]) continue;
+        ++hidden;
+        const std::size_t r = find(i);
+        Component& c = touches[r] ? components[r] : orphans;
+        if (c.count == 0) c.firstNode = i;
+        ++c.count;
+        ++c.categories[nodeCategoryName(g.nodes[i].category)];
+    }
+    out.hiddenNodes = hidden;
+
+    auto describe = [](const Component& c) {
+        std::vector<std::pair<int, std::string>> parts;
+        for (const auto& [name, count] : c.categories) parts.emplace_back(-count, name);
+        std::sort(parts.begin(), parts.end());
+        std::string s;
+        for (std::size_t k = 0; k < parts.size() && k < 2; ++k) {
+            if (!s.empty()) s += ", ";
+            s += std::to_string(-parts[k].first) + " " + parts[k].second + (parts[k].first < -1 ? "s" : "");
+        }
+        if (parts.size() > 2) s += ", \xE2\x80\xA6";
+        return s;
+    };
+    auto placeholder = [&](const std::string& key, const Component& c, bool more) {
+        DrawNode d;
+        d.key = key;
+        d.category = NodeCategory::Collapsed;
+        d.hiddenCount = c.count;
+        d.title = "\xE2\x80\xA6 " + withThousands(c.count) + (more ? " more" : "") + (c.count == 1 ? " node" : " nodes");
+        d.subtitle = describe(c);
+        return d;
+    };
+
+    // Visible nodes and placeholders, in the original order (a placeholder at its first node).
+    std::map<std::size_t, std::string> placeholderKey;
+    int next = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (shown[i]) {
+            out.nodes.push_back(g.nodes[i]);
+            continue;
+        }
+        const std::size_t r = find(i);
+        if (!touches[r] || placeholderKey.count(r)) continue;
+        const std::string key = "c" + std::to_string(next++);
+        placeholderKey.emplace(r, key);
+        out.nodes.push_back(placeholder(key, components[r], false));
+    }
+    if (orphans.count > 0) out.nodes.push_back(placeholder("c" + std::to_string(next++), orphans, true));
+
+    std::set<std::pair<std::string, std::string>> collapsedEdges;
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end()) continue;
+        const bool ts = shown[t->second], hs = shown[h->second];
+        if (ts && hs) {
+            out.edges.push_back(e);
+            continue;
+        }
+        if (!ts && !hs) continue;
+        DrawEdge c;
+        c.tail = ts ? e.tail : placeholderKey[find(t->second)];
+        c.head = hs ? e.head : placeholderKey[find(h->second)];
+        c.inputIndex = 0;
+        c.collapsed = true;
+        c.gpu = e.gpu;
+        if (collapsedEdges.insert({c.tail, c.head}).second) out.edges.push_back(std::move(c));
+    }
+    return out;
+}
+
+} // namespace passlens

@@ -1,0 +1,937 @@
+// Drawing (issue "Drawing"): GraphDiff, the DOT writer and its one escaping function, layout
+// through Graphviz as plain data, diffs as union graphs, the timing overlay, the focused view of
+// large graphs, budget / cancel / cache, and atomic export (PNG size limit included).
+#include <passlens/diff/GraphDiff.h>
+#include <passlens/diff/TraceSteps.h>
+#include <passlens/io/GraphLoader.h>
+#include <passlens/ir/Error.h>
+#include <passlens/ir/FunctionGraph.h>
+#include <passlens/layout/DotWriter.h>
+#include <passlens/layout/DrawGraph.h>
+#include <passlens/layout/Export.h>
+#include <passlens/layout/LayoutEngine.h>
+#include <passlens/layout/TimingOverlay.h>
+#include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QXmlStreamReader>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+using namespace passlens;
+using json = nlohmann::json;
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// A float32[1,1] constant (broadcastable against any matrix).
+Variable* smallConstant(FunctionGraph& g, double v, std::string name = {})
+{
+    return g.addConstant(TensorData::fromDoubles(DType::Float32, {1, 1}, {v}), std::move(name));
+}
+
+const Op& elemwise(const char* scalar) { return Op::get("Elemwise", {{"scalar", scalar}}); }
+
+// x -> GpuFromHost -> GpuElemwise{exp} -> HostFromGpu -> Elemwise{add}(., 2) -> y
+std::unique_ptr<FunctionGraph> transferGraph()
+{
+    auto g = std::make_unique<FunctionGraph>();
+    Variable* x = g->addInput(Type::parse("float32[2,4]"), "x");
+    Variable* xg = g->apply(Op::get("GpuFromHost"), {x}, "upload");
+    Variable* e = g->apply(Op::get("GpuElemwise", {{"scalar", "exp"}}), {xg}, "exp");
+    Variable* h = g->apply(Op::get("HostFromGpu"), {e}, "download");
+    Variable* y = g->apply(elemwise("add"), {h, smallConstant(*g, 2.0, "two")}, "plus");
+    y->setName("y");
+    g->setOutputs({y});
+    return g;
+}
+
+// Text of every <text> element of an SVG (only those inside node groups with `nodesOnly`),
+// entities decoded and whitespace simplified (Graphviz writes runs of spaces as no-break spaces).
+// QXmlStreamReader parses the SVG, so a malformed document fails the test.
+QStringList svgTexts(const std::string& svg, QString* error = nullptr, bool nodesOnly = false)
+{
+    QStringList texts;
+    QXmlStreamReader xml(QByteArray::fromStdString(svg));
+    std::vector<bool> groups; // per open <g>: is it a node group
+    int nodeDepth = 0;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement() && xml.name() == QLatin1String("g")) {
+            const bool node = xml.attributes().value("class") == QLatin1String("node");
+            groups.push_back(node);
+            nodeDepth += node ? 1 : 0;
+        } else if (xml.isEndElement() && xml.name() == QLatin1String("g") && !groups.empty()) {
+            nodeDepth -= groups.back() ? 1 : 0;
+            groups.pop_back();
+        } else if (xml.isStartElement() && xml.name() == QLatin1String("text")) {
+            const QString t = xml.readElementText().simplified();
+            if (!nodesOnly || nodeDepth > 0) texts << t;
+        }
+    }
+    if (xml.hasError() && error != nullptr) *error = xml.errorString();
+    return texts;
+}
+
+QString shown(const std::string& raw) { return QString::fromStdString(displayedText(raw)).simplified(); }
+
+int countExact(const QStringList& texts, const QString& s)
+{
+    int n = 0;
+    for (const QString& t : texts) n += t == s ? 1 : 0;
+    return n;
+}
+
+LayoutOptions quickOptions()
+{
+    LayoutOptions o;
+    o.cache = false;
+    return o;
+}
+
+// A graph of `n` Elemwise nodes in a braided chain (for large-graph tests).
+std::unique_ptr<FunctionGraph> chainGraph(int n)
+{
+    auto g = std::make_unique<FunctionGraph>();
+    Variable* x = g->addInput(Type::parse("float32[4,4]"), "x");
+    std::vector<Variable*> vars{x, x};
+    for (int i = 0; i < n; ++i) {
+        Variable* a = vars[vars.size() - 1];
+        Variable* b = vars[vars.size() - 2 - static_cast<std::size_t>(i % 5 == 0 && vars.size() > 8 ? 5 : 0)];
+        vars.push_back(g->apply(elemwise(i % 2 ? "add" : "mul"), {a, b}));
+    }
+    g->setOutputs({vars.back()});
+    return g;
+}
+
+struct Optimized {
+    std::unique_ptr<FunctionGraph> graph;
+    Trace trace;
+};
+
+Optimized optimize(const std::string& file, const std::string& pipeline = "theano")
+{
+    Optimized o;
+    LoadedGraph loaded = loadGraphFile(file);
+    const Pipeline p = Pipeline::builtin(pipeline);
+    const PipelineRun run = p.run(*loaded.graph, &o.trace);
+    o.trace.finish(run, *loaded.graph, p.buildContext().caps);
+    o.graph = std::move(loaded.graph);
+    return o;
+}
+
+#ifdef PASSLENS_CLI
+struct Cli {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Cli cli(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(PASSLENS_CLI), args);
+    Cli r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+#endif
+
+QString corpus(const char* name) { return QDir(QStringLiteral(PASSLENS_CORPUS_DIR)).filePath(QString::fromLatin1(name)); }
+
+} // namespace
+
+class TestDrawing : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // ---------------------------------------------------------------- the escaping function
+    void escapeFunction()
+    {
+        QCOMPARE(q(htmlLabelText("")), QString());
+        QCOMPARE(q(htmlLabelText("plain_name.0")), QString("plain_name.0"));
+        QCOMPARE(q(htmlLabelText("a<b>&\"c'")), QString("a&lt;b&gt;&amp;&quot;c&#39;"));
+        QCOMPARE(q(htmlLabelText("\\N {x} | y")), QString("\\\\N {x} | y"));
+        QCOMPARE(q(htmlLabelText("caf\xC3\xA9 \xCE\xA9 \xF0\x9F\x98\x80")), QString("caf&#233; &#937; &#128512;"));
+        QCOMPARE(q(htmlLabelText(std::string("a\nb\tc\x7F", 6))), QString("a&#9226;b&#9225;c&#9249;"));
+        QCOMPARE(q(htmlLabelText(std::string("\0", 1))), QString("&#9216;"));
+        QCOMPARE(q(htmlLabelText("bad \xFF\xC3 end")), QString("bad &#65533;&#65533; end"));
+        QCOMPARE(q(htmlLabelText("\xED\xA0\x80")), QString("&#65533;&#65533;&#65533;")); // a surrogate
+        // The result is always ASCII.
+        for (const char c : htmlLabelText("\xE2\x80\xA6\xC3\xA9\xFF<>")) QVERIFY(static_cast<unsigned char>(c) < 0x80);
+        QCOMPARE(q(displayedText(std::string("a\nb\xFF", 4))), QString::fromUtf8("a\u240Ab\uFFFD"));
+    }
+
+    // ---------------------------------------------------------------- GraphDiff
+    void diffClassesAndBytes()
+    {
+        // Built twice with the same steps, so ids agree; then `after` is edited.
+        auto build = [] {
+            auto g = std::make_unique<FunctionGraph>();
+            Variable* x = g->addInput(Type::parse("float32[8,4]"), "x");
+            Variable* a = g->apply(elemwise("exp"), {x}, "A");
+            Variable* b = g->apply(elemwise("log"), {a}, "B");
+            Variable* c = g->apply(elemwise("neg"), {b}, "C");
+            g->setOutputs({c});
+            return g;
+        };
+        auto before = build();
+        auto after = build();
+        // after: B reads a new node N = neg(x) instead of A (A removed, B rewired, N added), and
+        // the output goes through GpuFromHost/HostFromGpu.
+        Variable* x = after->inputs()[0];
+        Variable* n = after->apply(elemwise("neg"), {x}, "N");
+        after->replace(after->node(0)->output(), n, "test");
+        Variable* up = after->apply(Op::get("GpuFromHost"), {after->outputs()[0]}, "up");
+        Variable* down = after->apply(Op::get("HostFromGpu"), {up}, "down");
+        after->replace(after->outputs()[0], down, "test");
+
+        const GraphDiff d = diff(*before, *after);
+        QCOMPARE(d.removed, std::vector<NodeId>({0}));
+        QCOMPARE(d.rewired, std::vector<NodeId>({1}));
+        QCOMPARE(d.unchanged, std::vector<NodeId>({2}));
+        QCOMPARE(d.added, (std::vector<NodeId>{3, 4, 5}));
+        QCOMPARE(d.transfersAdded, (std::vector<NodeId>{4, 5}));
+        QVERIFY(d.transfersCut.empty());
+        QCOMPARE(d.outputsChanged, std::vector<int>({0}));
+        QCOMPARE(d.bytesBefore.crossing(), std::int64_t(0));
+        QCOMPARE(d.bytesAfter.hostToGpu, std::int64_t(8 * 4 * 4));
+        QCOMPARE(d.bytesAfter.gpuToHost, std::int64_t(8 * 4 * 4));
+        QCOMPARE(d.bytesAfter.transfers, 2);
+        QVERIFY(d.bytesAfter.exact());
+        QCOMPARE(d.changeOf(0), NodeChange::Removed);
+        QCOMPARE(d.changeOf(1), NodeChange::Rewired);
+        QCOMPARE(d.changeOf(3), NodeChange::Added);
+        QCOMPARE(d.changeOf(2), NodeChange::Unchanged);
+        QVERIFY(!d.empty());
+        QVERIFY(diff(*before, *before).empty());
+
+        // The reverse diff cuts the transfers.
+        const GraphDiff r = diff(*after, *before);
+        QCOMPARE(r.transfersCut, (std::vector<NodeId>{4, 5}));
+        QCOMPARE(r.added, std::vector<NodeId>({0}));
+        QCOMPARE(q(r.toJson()["bytes_before"]["crossing"].dump()), QString("256"));
+        QVERIFY2(q(d.summary()).contains("-1 nodes") && q(d.summary()).contains("transfers +2 / -0"), d.summary().c_str());
+    }
+
+    void unknownTransferSizes()
+    {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[?,4]"), "x");
+        Variable* up = g.apply(Op::get("GpuFromHost"), {x});
+        Variable* down = g.apply(Op::get("HostFromGpu"), {up});
+        g.setOutputs({down});
+        const TransferBytes t = transferBytes(g);
+        QCOMPARE(t.transfers, 2);
+        QCOMPARE(t.unknownHostGpu, 2);
+        QCOMPARE(t.crossing(), std::int64_t(0));
+        QVERIFY(!t.exact());
+        QVERIFY2(q(t.str()).contains("2 of unknown size"), t.str().c_str());
+    }
+
+    // ---------------------------------------------------------------- DOT text
+    void dotOfSmallGraph()
+    {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[2,4]"), "x");
+        Variable* up = g.apply(Op::get("GpuFromHost"), {x}, "up");
+        Variable* down = g.apply(Op::get("HostFromGpu"), {up});
+        down->setName("y");
+        g.setOutputs({down});
+        DotOptions o;
+        o.legend = false;
+        o.caption = false;
+        const std::string dot = writeDot(drawGraph(g), o);
+        const std::string expected = R"(digraph G {
+  graph [rankdir=TB, fontname="Helvetica", bgcolor="#FFFFFF", pad=0.15, nodesep=0.22, ranksep=0.32, forcelabels=false, labelloc=t, labeljust=l];
+  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, margin="0.05,0.02", height=0.3, penwidth=1, color="#5A5A5A", fillcolor="#F4F4F4", fontcolor="#111111"];
+  edge [fontname="Helvetica", fontsize=7, fontcolor="#555555", arrowsize=0.55, penwidth=0.9, color="#555555"];
+  v0 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">x</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555">float32[2,4]</FONT></TD></TR></TABLE>>, shape=ellipse, style="filled", fillcolor="#FFFFFF", color="#111111", penwidth=1.4];
+  n0 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR><TD BGCOLOR="#B2281E" WIDTH="4"></TD><TD WIDTH="2"></TD><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">GpuFromHost&lt;None&gt;</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555">#0 &#183; up</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#111111">HtoD &#183; 32 B per run</FONT></TD></TR></TABLE></TD></TR></TABLE>>, fillcolor="#F6C3BC", color="#B2281E", penwidth=2.2];
+  n1 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR><TD BGCOLOR="#B2281E" WIDTH="4"></TD><TD WIDTH="2"></TD><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">HostFromGpu(gpuarray)</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555">#1</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#111111">DtoH &#183; 32 B per run</FONT></TD></TR></TABLE></TD></TR></TABLE>>, fillcolor="#F6C3BC", color="#B2281E", penwidth=2.2];
+  o0 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">y</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555">output 0</FONT></TD></TR></TABLE>>, shape=ellipse, style="filled", fillcolor="#FFFFFF", color="#111111", penwidth=1.4, peripheries=2];
+  v0 -> n0 [color="#555555", penwidth=0.9, xlabel=<float32[2,4]>, pl_edge=0];
+  n0 -> n1 [color="#1B4F8A", penwidth=1.5, xlabel=<float32[2,4]>, pl_edge=1];
+  n1 -> o0 [color="#555555", penwidth=0.9, xlabel=<float32[2,4]>, pl_edge=2];
+}
+)";
+        QCOMPARE(q(dot), q(expected));
+    }
+
+    void dotOfSmallDiff()
+    {
+        FunctionGraph before;
+        Variable* x = before.addInput(Type::parse("float32[3]"), "x");
+        before.setOutputs({before.apply(elemwise("exp"), {x}, "e")});
+        FunctionGraph after;
+        Variable* x2 = after.addInput(Type::parse("float32[3]"), "x");
+        Variable* e2 = after.apply(elemwise("exp"), {x2}, "e");
+        after.setOutputs({e2});
+        after.replace(e2, after.apply(elemwise("sqr"), {x2}, "s"), "test");
+        DotOptions o;
+        o.legend = false;
+        o.caption = false;
+        const std::string dot = writeDot(drawDiff(before, after, diff(before, after)), o);
+        const std::string expected = R"(digraph G {
+  graph [rankdir=TB, fontname="Helvetica", bgcolor="#FFFFFF", pad=0.15, nodesep=0.22, ranksep=0.32, forcelabels=false, labelloc=t, labeljust=l];
+  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, margin="0.05,0.02", height=0.3, penwidth=1, color="#5A5A5A", fillcolor="#F4F4F4", fontcolor="#111111"];
+  edge [fontname="Helvetica", fontsize=7, fontcolor="#555555", arrowsize=0.55, penwidth=0.9, color="#555555"];
+  v0 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">x</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555">float32[3]</FONT></TD></TR></TABLE>>, shape=ellipse, style="filled", fillcolor="#FFFFFF", color="#8C8C8C", pl_change=unchanged];
+  n1 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR><TD BGCOLOR="#B4B4B4" WIDTH="4"></TD><TD WIDTH="2"></TD><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">Elemwise{sqr}</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555">#1 &#183; s &#183; <FONT FACE="Helvetica-Bold">added</FONT></FONT></TD></TR></TABLE></TD></TR></TABLE>>, fillcolor="#CDEBC5", color="#1E7B34", penwidth=2.4, pl_change=added];
+  n0 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR><TD BGCOLOR="#B4B4B4" WIDTH="4"></TD><TD WIDTH="2"></TD><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">Elemwise{exp}</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555">#0 &#183; e &#183; <FONT FACE="Helvetica-Bold">removed</FONT></FONT></TD></TR></TABLE></TD></TR></TABLE>>, style="rounded,filled,dashed", fillcolor="#FBE0DE", color="#C62828", penwidth=2, pl_change=removed];
+  o0 [label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><FONT POINT-SIZE="10" FACE="Helvetica-Bold" COLOR="#111111">output 0</FONT></TD></TR><TR><TD><FONT POINT-SIZE="8" COLOR="#555555"><FONT FACE="Helvetica-Bold">rewired</FONT></FONT></TD></TR></TABLE>>, shape=ellipse, style="filled", fillcolor="#FFE1B8", color="#D35400", penwidth=2.4, peripheries=2, pl_change=rewired];
+  v0 -> n1 [color="#1E7B34", penwidth=2, xlabel=<float32[3]>, pl_change=added, pl_edge=0];
+  n1 -> o0 [color="#1E7B34", penwidth=2, xlabel=<float32[3]>, pl_change=added, pl_edge=1];
+  v0 -> n0 [color="#C62828", penwidth=1.6, style=dashed, xlabel=<float32[3]>, pl_change=removed, pl_edge=2];
+  n0 -> o0 [color="#C62828", penwidth=1.6, style=dashed, xlabel=<float32[3]>, pl_change=removed, pl_edge=3];
+}
+)";
+        QCOMPARE(q(dot), q(expected));
+    }
+
+    void legendAndCaption()
+    {
+        auto g = transferGraph();
+        DrawOptions opt;
+        opt.caption.source = "model.onnx";
+        opt.caption.pipeline = "theano";
+        opt.caption.step = "phase gpuarray_opt";
+        opt.caption.stepIndex = 3;
+        opt.caption.stepCount = 12;
+        const std::string dot = writeDot(drawGraph(*g, opt));
+        const QString d = q(dot);
+        QVERIFY(d.contains(">model.onnx<"));
+        QVERIFY(d.contains(">pipeline theano&#8194;&#183;&#8194;phase gpuarray_opt (step 3 of 12)<"));
+        QCOMPARE(q(opt.caption.text()), QString::fromUtf8("model.onnx\u2002\u00b7\u2002pipeline theano\u2002\u00b7\u2002phase gpuarray_opt (step 3 of 12)"));
+        for (const char* entry : {">host op<", ">GPU op<", ">transfer<", ">input<", ">constant<", ">output<", ">Elemwise family<",
+                                  ">host value<", ">GPU value<"})
+            QVERIFY2(d.contains(entry), entry);
+        QVERIFY(!d.contains("host-only ONNX op")); // only categories present are listed
+        QVERIFY(!d.contains("record"));
+        const LayoutResult r = LayoutEngine().layout(drawGraph(*g, opt), quickOptions());
+        QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
+        const QStringList texts = svgTexts(LayoutEngine().render(r, RenderFormat::Svg));
+        QCOMPARE(countExact(texts, QStringLiteral("model.onnx")), 1);
+        QCOMPARE(countExact(texts, QString::fromUtf8("pipeline theano\u2002\u00b7\u2002phase gpuarray_opt (step 3 of 12)").simplified()), 1);
+    }
+
+    // ---------------------------------------------------------------- SVG: every label once
+    void everyLabelOnceInSvg()
+    {
+        auto g = transferGraph();
+        const DrawGraph drawing = drawGraph(*g);
+        LayoutEngine engine;
+        const LayoutResult r = engine.layout(drawing, quickOptions());
+        QVERIFY(r.warnings.empty());
+        QString error;
+        const QStringList texts = svgTexts(engine.render(r, RenderFormat::Svg), &error, true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        std::set<std::string> lines;
+        for (const DrawNode& n : drawing.nodes) {
+            for (const std::string* line : {&n.title, &n.subtitle, &n.detail}) {
+                if (line->empty()) continue;
+                QVERIFY2(lines.insert(*line).second, line->c_str()); // the fixture's lines are distinct
+                QVERIFY2(countExact(texts, shown(*line)) == 1, line->c_str());
+            }
+        }
+        QCOMPARE(drawing.nodes.size(), std::size_t(7)); // x, two, 4 ops ... and y
+        QVERIFY(texts.contains(QStringLiteral("GpuFromHost<None>")));
+        QVERIFY(texts.contains(QStringLiteral("#0 \u00b7 upload")));
+    }
+
+    // ---------------------------------------------------------------- hostile names
+    void hostileNamesRoundTrip()
+    {
+        const std::vector<std::string> names = {
+            "a<b>c",           "x & y",          "\"quoted\"",      "it's",          "pipe|brace{}",
+            "back\\slash",     "\\N\\G\\E",      "caf\xC3\xA9",     "\xCE\xA9mega", "\xE6\xBC\xA2\xE5\xAD\x97",
+            "emoji \xF0\x9F\x98\x80", std::string("nl\nnul\0", 8), "bad \xFF byte", "<TABLE>", "&amp;",
+            "]]></text>",      "-- comment --",  "  spaced  ",
+        };
+        FunctionGraph g;
+        Variable* prev = g.addInput(Type::parse("float32[2]"), names[0]);
+        Variable* unnamed = g.addInput(Type::parse("float32[2]")); // empty name
+        for (std::size_t i = 1; i < names.size(); ++i) {
+            Apply* a = g.makeApply(elemwise(i % 2 ? "add" : "mul"), {prev, unnamed}, std::nullopt, names[i]);
+            prev = a->output();
+        }
+        Apply* onnx = g.makeApply(Op::get("OnnxFoo"), {prev}, std::vector<Type>{Type::parse("float32[2]")}, "");
+        Variable* out = onnx->output();
+        out->setName("out \xE2\x86\x92 <&>");
+        g.setOutputs({out});
+
+        const DrawGraph drawing = drawGraph(g);
+        LayoutEngine engine;
+        const LayoutResult r = engine.layout(drawing, quickOptions());
+        QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
+        QString error;
+        const std::string svg = engine.render(r, RenderFormat::Svg);
+        const QStringList texts = svgTexts(svg, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QString all = texts.join(QChar('\n'));
+        for (std::size_t i = 1; i < names.size(); ++i) {
+            const QString expected = shown("#" + std::to_string(i - 1) + " \xC2\xB7 " + names[i]);
+            QVERIFY2(countExact(texts, expected) == 1, qPrintable("missing label: " + expected + "\nSVG texts:\n" + all));
+        }
+        QVERIFY2(texts.contains(shown(names[0])), qPrintable(all));
+        QVERIFY(texts.contains(QStringLiteral("(unnamed input)")));
+        QVERIFY(texts.contains(QStringLiteral("OnnxFoo")));
+        QVERIFY(texts.contains(QString::fromUtf8("out \u2192 <&>")));
+        // Every format renders.
+        for (RenderFormat f : {RenderFormat::Pdf, RenderFormat::Png, RenderFormat::Dot}) QVERIFY(!engine.render(r, f).empty());
+        // The DOT itself is ASCII.
+        for (const char c : r.dot) QVERIFY(static_cast<unsigned char>(c) < 0x80);
+    }
+
+    void manyConstantsFoldIntoOneBox()
+    {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        std::vector<Variable*> ins{x};
+        for (int i = 0; i < 8; ++i)
+            ins.push_back(g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "w" + std::to_string(i)));
+        Variable* shared = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {0, 0, 0, 0}), "shared");
+        ins.push_back(shared);
+        Apply* big = g.makeApply(Op::get("OnnxMany"), ins, std::vector<Type>{Type::parse("float32[4]")}, "many");
+        Variable* y = g.apply(elemwise("add"), {big->output(), shared}, "y");
+        g.setOutputs({y});
+        const DrawGraph d = drawGraph(g);
+        const int k = d.indexOf("k" + std::to_string(big->id()));
+        QVERIFY(k >= 0);
+        QCOMPARE(q(d.nodes[static_cast<std::size_t>(k)].title), QString("8 constants"));
+        QCOMPARE(q(d.nodes[static_cast<std::size_t>(k)].subtitle), QString("128 B"));
+        QVERIFY(d.indexOf("v" + std::to_string(shared->id())) >= 0); // used twice: its own box
+        for (const DrawNode& n : d.nodes) QVERIFY(!q(n.title).startsWith("w"));
+        QCOMPARE(d.nodes.size(), std::size_t(6)); // x, shared, 8 constants, many, y, output
+        QVERIFY(LayoutEngine().layout(d, quickOptions()).warnings.empty());
+    }
+
+    // ---------------------------------------------------------------- diffs as union graphs
+    void diffClassesMatchDiff()
+    {
+        const std::string file = std::string(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json";
+        for (const char* pipeline : {"theano", "cleanup"}) {
+            Optimized o = optimize(file, pipeline);
+            const auto source = o.trace.graphAfterPhase("source");
+            const auto final = o.trace.graphAfterPhase("final");
+            const GraphDiff d = diff(*source, *final);
+            QVERIFY(!d.added.empty() && !d.removed.empty());
+            const DrawGraph drawing = drawDiff(*source, *final, d);
+            QVERIFY(drawing.isDiff);
+            std::map<NodeId, NodeChange> drawn;
+            for (const DrawNode& n : drawing.nodes)
+                if (n.node >= 0) drawn[n.node] = n.change;
+            QCOMPARE(drawn.size(), d.added.size() + d.removed.size() + d.rewired.size() + d.unchanged.size());
+            for (const auto& [id, change] : drawn) QCOMPARE(int(change), int(d.changeOf(id)));
+            // Through layout: every LayoutNode keeps its class, and the DOT carries it.
+            LayoutEngine engine;
+            const LayoutResult r = engine.layout(drawing, quickOptions());
+            QVERIFY(r.warnings.empty());
+            for (const LayoutNode& n : r.nodes)
+                if (n.node >= 0) QCOMPARE(int(n.change), int(d.changeOf(n.node)));
+            for (NodeId id : d.removed)
+                QVERIFY(q(r.dot).contains(QString("n%1 [").arg(id)) &&
+                        QRegularExpression(QString("n%1 \\[[^\\n]*style=\"[^\"]*dashed[^\\n]*pl_change=removed").arg(id)).match(q(r.dot)).hasMatch());
+            // Summary table in the caption area.
+            const QStringList texts = svgTexts(engine.render(r, RenderFormat::Svg));
+            QVERIFY(texts.contains(QStringLiteral("bytes host\u2194GPU per run")));
+            QVERIFY(texts.contains(QStringLiteral("+%1 added / %2 cut").arg(d.transfersAdded.size()).arg(d.transfersCut.size())));
+            // Views share positions: before hides the added nodes, after the removed ones.
+            const QStringList before = svgTexts(engine.render(r, RenderFormat::Svg, DiffView::Before));
+            const QStringList after = svgTexts(engine.render(r, RenderFormat::Svg, DiffView::After));
+            // (The badge is bold, so Graphviz writes it as its own text element after the subtitle.)
+            for (const DrawNode& n : drawing.nodes) {
+                if (n.node < 0) continue;
+                const QString sub = shown(n.subtitle + " \xC2\xB7");
+                if (n.change == NodeChange::Added) {
+                    QVERIFY2(!before.contains(sub), qPrintable(sub));
+                    QVERIFY2(after.contains(sub), qPrintable(sub));
+                }
+                if (n.change == NodeChange::Removed) {
+                    QVERIFY2(before.contains(sub), qPrintable(sub));
+                    QVERIFY2(!after.contains(sub), qPrintable(sub));
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- geometry as plain data
+    void geometryIsPlainData()
+    {
+        auto g = transferGraph();
+        const DrawGraph drawing = drawGraph(*g);
+        const LayoutResult r = LayoutEngine().layout(drawing, quickOptions());
+        QCOMPARE(r.nodes.size(), drawing.nodes.size());
+        QCOMPARE(r.edges.size(), drawing.edges.size());
+        QVERIFY(r.width > 0 && r.height > 0);
+        QVERIFY(r.captionPos.has_value());
+        for (const LayoutNode& n : r.nodes) {
+            QVERIFY(n.width > 0 && n.height > 0);
+            QVERIFY(n.center.x >= 0 && n.center.x <= r.width && n.center.y >= 0 && n.center.y <= r.height);
+            QVERIFY(!n.title.empty());
+        }
+        for (const LayoutEdge& e : r.edges) {
+            QVERIFY(e.spline.size() >= 4);
+            QCOMPARE((e.spline.size() - 1) % 3, std::size_t(0));
+            QVERIFY(e.arrowTip.has_value());
+        }
+        // Top to bottom: the input is above the output (y grows upwards).
+        const auto at = [&r](const std::string& key) {
+            for (const LayoutNode& n : r.nodes)
+                if (n.key == key) return n.center;
+            return LayoutPoint{};
+        };
+        QVERIFY(at("v0").y > at("o0").y);
+    }
+
+    // ---------------------------------------------------------------- timing overlay
+    void timingOverlay()
+    {
+        auto g = transferGraph();
+        DrawGraph drawing = drawGraph(*g);
+        const json doc = {{"profiles",
+                           {{{"phase", "final"},
+                             {"device", "cuda:0 Test GPU"},
+                             {"nodes", {{{"node", 1}, {"time_us", 300.0}, {"kind", "kernel"}}, {{"node", 3}, {"time_us", 2.5}, {"kind", "host"}}}},
+                             {"transfers",
+                              {{{"node", 0}, {"bytes", 32}, {"direction", "HtoD"}, {"time_us", 40.0}},
+                               {{"node", 2}, {"bytes", 32}, {"direction", "DtoH"}, {"time_us", 57.5}}}}}}}};
+        const TimingProfile p = parseTimingProfile(doc, "profile.json");
+        QCOMPARE(p.totalUs(), 400.0);
+        for (bool logScale : {false, true}) {
+            DrawGraph d = drawing;
+            TimingOptions to;
+            to.logScale = logScale;
+            applyTiming(d, p, to);
+            QVERIFY(d.timing.present);
+            const DrawNode& hot = d.nodes[static_cast<std::size_t>(d.indexOf("n1"))];
+            QCOMPARE(hot.timeShare, 1.0);
+            QCOMPARE(q(hot.detail), QString::fromUtf8("300.0 \u00b5s \u00b7 75.0%"));
+            const DrawNode& up = d.nodes[static_cast<std::size_t>(d.indexOf("n0"))];
+            QCOMPARE(q(up.detail), QString::fromUtf8("HtoD \u00b7 32 B \u00b7 40.0 \u00b5s \u00b7 10.0%"));
+            const LayoutResult r = LayoutEngine().layout(d, quickOptions());
+            QVERIFY(r.warnings.empty());
+            const QStringList texts = svgTexts(LayoutEngine().render(r, RenderFormat::Svg));
+            QVERIFY(texts.contains(QString::fromUtf8("300.0 \u00b5s \u00b7 75.0%")));
+            QVERIFY(texts.contains(QString::fromUtf8("per run, total 400.0 \u00b5s on cuda:0 Test GPU")));
+            QVERIFY(texts.contains(logScale ? QStringLiteral("time (log)") : QStringLiteral("time")));
+            QVERIFY(q(writeDot(d)).contains(q(heatColour(1.0))));
+        }
+        // A continuous gradient.
+        DrawGraph c = drawing;
+        applyTiming(c, p, TimingOptions{false, 0});
+        QVERIFY(c.timing.continuous);
+        QCOMPARE(c.timing.binUpperUs.size(), std::size_t(5));
+        // Bad profiles are errors naming the place, never crashes.
+        for (const json& bad : {json::array(), json{{"nodes", 3}}, json{{"nodes", {{{"node", "a"}, {"time_us", 1}}}}},
+                                json{{"nodes", {{{"node", 1}, {"time_us", -1}}}}}, json{{"x", 1}}, json{{"profiles", json::array()}}}) {
+            bool threw = false;
+            try {
+                parseTimingProfile(bad, "p.json");
+            } catch (const Error& e) {
+                threw = QString(e.what()).startsWith("p.json");
+            }
+            QVERIFY2(threw, bad.dump().c_str());
+        }
+    }
+
+    // ---------------------------------------------------------------- large graphs
+    void focusedViewOfLargeGraph()
+    {
+        auto g = chainGraph(5000);
+        const DrawGraph drawing = drawGraph(*g);
+        QCOMPARE(drawing.nodes.size(), std::size_t(5002));
+        LayoutEngine engine;
+        LayoutOptions o = quickOptions();
+        QElapsedTimer timer;
+        timer.start();
+        const LayoutResult r = engine.layout(drawing, o);
+        QVERIFY(timer.elapsed() < o.budget.count());
+        QVERIFY(r.focused);
+        QVERIFY(r.nodes.size() <= o.focusMaxNodes + 2);
+        QCOMPARE(r.totalNodes, std::size_t(5002));
+        QVERIFY(r.hiddenNodes > 4000);
+        std::size_t placeholders = 0, hidden = 0;
+        for (const LayoutNode& n : r.nodes)
+            if (n.category == NodeCategory::Collapsed) {
+                ++placeholders;
+                hidden += n.hiddenCount;
+                QVERIFY2(q(n.title).startsWith(QString::fromUtf8("\u2026 ")) && q(n.title).endsWith(" nodes"), n.title.c_str());
+            }
+        QVERIFY(placeholders >= 1);
+        QCOMPARE(hidden, r.hiddenNodes);
+        QCOMPARE(hidden + r.nodes.size() - placeholders, std::size_t(5002));
+        const QStringList texts = svgTexts(engine.render(r, RenderFormat::Svg));
+        QVERIFY(texts.join(' ').contains("focused view"));
+    }
+
+    void focusKeepsChangedRegion()
+    {
+        auto g = chainGraph(3000);
+        DrawOptions opt;
+        opt.focus = {1500, 1501};
+        const DrawGraph drawing = drawGraph(*g, opt);
+        const DrawGraph f = focusView(drawing, 2, 100);
+        std::set<std::string> keys;
+        for (const DrawNode& n : f.nodes) keys.insert(n.key);
+        QVERIFY(keys.count("n1500") && keys.count("n1501"));
+        QVERIFY(keys.count("n1498") && keys.count("n1503")); // two hops each way
+        QVERIFY(!keys.count("n1000"));
+        QVERIFY(f.nodes.size() < 40);
+        // Edges only between drawn nodes.
+        for (const DrawEdge& e : f.edges) QVERIFY(keys.count(e.tail) && keys.count(e.head));
+        // Upstream and downstream placeholders.
+        int up = 0, down = 0;
+        for (const DrawEdge& e : f.edges) {
+            if (e.tail.front() == 'c') ++up;
+            if (e.head.front() == 'c') ++down;
+        }
+        QVERIFY(up >= 1 && down >= 1);
+        QVERIFY(focusView(DrawGraph{}, 2, 10).nodes.empty());
+    }
+
+    void budgetFallsBackToFocusedView()
+    {
+        auto g = chainGraph(5000);
+        const DrawGraph drawing = drawGraph(*g);
+        LayoutOptions o = quickOptions();
+        o.nodeThreshold = 100000; // try the full layout first: it cannot finish in 2 s
+        o.budget = std::chrono::milliseconds(4000);
+        o.fullShare = 0.5;
+        QElapsedTimer timer;
+        timer.start();
+        try {
+            const LayoutResult r = LayoutEngine().layout(drawing, o);
+            QVERIFY(r.focused);
+            QVERIFY2(q(r.focusReason).contains("ran past"), r.focusReason.c_str());
+        } catch (const LayoutError& e) {
+            // Only a sanitizer build may be too slow for the focused view in the remaining 2 s;
+            // it must still stop at the budget.
+#if !defined(__SANITIZE_ADDRESS__)
+            QFAIL(e.what());
+#endif
+            QCOMPARE(int(e.kind()), int(LayoutError::Kind::TimedOut));
+        }
+        const auto elapsed = timer.elapsed();
+        QVERIFY2(elapsed < 4000 + 700, qPrintable(QString::number(elapsed)));
+    }
+
+    void cancelStopsLayout()
+    {
+        auto g = chainGraph(2500);
+        const DrawGraph drawing = drawGraph(*g);
+        LayoutOptions o = quickOptions();
+        o.nodeThreshold = 100000;
+        o.budget = std::chrono::milliseconds(60000);
+        CancelToken token;
+        std::thread canceller([&token] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            token.cancel();
+        });
+        QElapsedTimer timer;
+        timer.start();
+        bool cancelled = false;
+        try {
+            LayoutEngine().layout(drawing, o, &token);
+        } catch (const LayoutError& e) {
+            cancelled = e.kind() == LayoutError::Kind::Cancelled;
+        }
+        canceller.join();
+        QVERIFY(cancelled);
+        QVERIFY(timer.elapsed() < 2000);
+        // A token cancelled up front stops at once.
+        bool early = false;
+        try {
+            LayoutEngine().layout(drawGraph(*transferGraph()), quickOptions(), &token);
+        } catch (const LayoutError& e) {
+            early = e.kind() == LayoutError::Kind::Cancelled;
+        }
+        QVERIFY(early);
+    }
+
+    void cacheMakesSteppingBackInstant()
+    {
+        auto g = transferGraph();
+        const DrawGraph drawing = drawGraph(*g);
+        LayoutEngine engine;
+        const LayoutResult first = engine.layout(drawing);
+        QVERIFY(!first.fromCache);
+        const LayoutResult second = engine.layout(drawing);
+        QVERIFY(second.fromCache);
+        QCOMPARE(engine.cacheHits(), std::size_t(1));
+        QCOMPARE(q(second.positionedDot), q(first.positionedDot));
+        LayoutOptions lr;
+        lr.dot.rankdir = "LR";
+        QVERIFY(!engine.layout(drawing, lr).fromCache); // options are part of the key
+        engine.clearCache();
+        QVERIFY(!engine.layout(drawing).fromCache);
+    }
+
+    void graphvizErrorsAreReported()
+    {
+        LayoutEngine engine;
+        for (bool isolate : {true, false}) {
+            LayoutOptions o = quickOptions();
+            o.isolate = isolate;
+            QString message;
+            try {
+                engine.layoutDot("digraph G { a -> ; }", o);
+            } catch (const LayoutError& e) {
+                message = e.what();
+                QCOMPARE(int(e.kind()), int(LayoutError::Kind::Graphviz));
+            }
+            QVERIFY2(message.contains("syntax error"), qPrintable(message));
+            // And the next layout works.
+            QVERIFY(!engine.layoutDot("digraph G { a -> b; }", o).nodes.empty());
+        }
+        // An empty drawing lays out (legend-less, nothing in it) and renders.
+        const LayoutResult empty = engine.layout(DrawGraph{}, quickOptions());
+        QVERIFY(empty.nodes.empty());
+        QVERIFY(!engine.render(empty, RenderFormat::Svg).empty());
+        // A graph whose output is its input.
+        FunctionGraph identity;
+        Variable* in = identity.addInput(Type::parse("int8[]"));
+        identity.setOutputs({in});
+        QCOMPARE(engine.layout(drawGraph(identity), quickOptions()).nodes.size(), std::size_t(2));
+        // An empty layout cannot be rendered.
+        bool threw = false;
+        try {
+            engine.render(LayoutResult{}, RenderFormat::Svg);
+        } catch (const Error&) {
+            threw = true;
+        }
+        QVERIFY(threw);
+    }
+
+    // ---------------------------------------------------------------- export
+    void exportAllFormatsAtomically()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        auto g = transferGraph();
+        LayoutEngine engine;
+        const LayoutResult r = engine.layout(drawGraph(*g), quickOptions());
+        const std::map<RenderFormat, QByteArray> magic = {{RenderFormat::Svg, "<?xml"},
+                                                          {RenderFormat::Pdf, "%PDF"},
+                                                          {RenderFormat::Png, "\x89PNG"},
+                                                          {RenderFormat::Dot, "digraph"}};
+        for (const auto& [format, head] : magic) {
+            const QString path = dir.filePath(QString("out.") + renderFormatName(format));
+            QVERIFY(formatFromExtension(path.toStdString()) == format);
+            const std::size_t bytes = exportLayout(engine, r, path.toStdString(), format);
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray content = f.readAll();
+            QCOMPARE(std::size_t(content.size()), bytes);
+            QVERIFY2(content.startsWith(head), renderFormatName(format));
+        }
+        // No temporary files left behind.
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 4);
+        QVERIFY(!formatFromExtension("x.jpeg").has_value());
+    }
+
+    void pngPastCairoLimitIsRefused()
+    {
+        QTemporaryDir dir;
+        auto g = chainGraph(300); // a tall graph
+        LayoutEngine engine;
+        LayoutOptions o = quickOptions();
+        const LayoutResult r = engine.layout(drawGraph(*g), o);
+        const auto [w, h] = r.pixelSize(2400);
+        QVERIFY(h > kMaxPngPixels);
+        const QString path = dir.filePath("tall.png");
+        QFile::remove(path);
+        QString message;
+        try {
+            exportLayout(engine, r, path.toStdString(), RenderFormat::Png, DiffView::Overlay, 2400);
+        } catch (const Error& e) {
+            message = e.what();
+        }
+        QVERIFY2(message.contains("32,767") && message.contains("SVG or PDF"), qPrintable(message));
+        QVERIFY(!QFile::exists(path));
+        // SVG of the same layout is fine.
+        QVERIFY(exportLayout(engine, r, dir.filePath("tall.svg").toStdString(), RenderFormat::Svg) > 0);
+    }
+
+    // ---------------------------------------------------------------- steps of a trace
+    void traceSteps()
+    {
+        const std::string file = std::string(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json";
+        Optimized o = optimize(file);
+        const TraceStep source = resolveStep(o.trace, "source");
+        const TraceStep final = resolveStep(o.trace, "final");
+        QCOMPARE(source.event, 0);
+        QCOMPARE(final.index, static_cast<int>(o.trace.phases().size()));
+        QCOMPARE(graphAt(o.trace, final)->fingerprint(), o.graph->fingerprint());
+        const std::string firstPhase = o.trace.phases().front().info.name;
+        QCOMPARE(resolveStep(o.trace, firstPhase).index, 1);
+        QCOMPARE(resolveStep(o.trace, "0").kind, TraceStep::Kind::Event);
+        for (const char* bad : {"no_such_phase", "999999", "#x"}) {
+            bool threw = false;
+            try {
+                resolveStep(o.trace, bad);
+            } catch (const Error& e) {
+                threw = QString(e.what()).contains("source") || QString(e.what()).contains("events 0..");
+            }
+            QVERIFY2(threw, bad);
+        }
+        QCOMPARE(splitDiffSpec("source..final"), std::make_pair(std::string("source"), std::string("final")));
+        bool threw = false;
+        try {
+            splitDiffSpec("source");
+        } catch (const Error&) {
+            threw = true;
+        }
+        QVERIFY(threw);
+        QVERIFY(!nodesAddedBetween(o.trace, 0, final.event).empty());
+    }
+
+    // ---------------------------------------------------------------- the corpus
+    void corpusModelsRender_data()
+    {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"mlp.onnx", "lstm.onnx", "shape_ops.onnx", "transformer_encoder_layer.onnx", "squeezenet1_1.onnx",
+                              "resnet18.onnx", "mobilenet_v2.onnx", "silero_vad_legacy.onnx", "ch_PP-OCRv4_det_infer.onnx"})
+            QTest::newRow(m) << corpus(m);
+    }
+
+    void corpusModelsRender()
+    {
+        QFETCH(QString, model);
+        QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: the corpus is required (PASSLENS_CORPUS_DIR)"));
+        Optimized o = optimize(model.toStdString());
+        const auto source = o.trace.graphAfterPhase("source");
+        LayoutEngine engine;
+        LayoutOptions lo; // speed is bench_layout's business: a generous budget for sanitizer builds
+        lo.budget = std::chrono::milliseconds(120000);
+        DrawOptions opt;
+        opt.caption.source = QFileInfo(model).fileName().toStdString();
+        opt.caption.pipeline = "theano";
+        opt.caption.step = "final";
+        // The final graph.
+        const DrawGraph finalDrawing = drawGraph(*o.graph, opt);
+        const LayoutResult fr = engine.layout(finalDrawing, lo);
+        QVERIFY2(fr.warnings.empty(), fr.warnings.empty() ? "" : fr.warnings.front().c_str());
+        QVERIFY(!fr.focused);
+        QCOMPARE(fr.nodes.size(), finalDrawing.nodes.size());
+        QString error;
+        const QStringList texts = svgTexts(engine.render(fr, RenderFormat::Svg), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        for (const Apply* n : o.graph->toposort()) {
+            const QString sub = shown(finalDrawing.nodes[static_cast<std::size_t>(finalDrawing.indexOf("n" + std::to_string(n->id())))].subtitle);
+            QVERIFY2(countExact(texts, sub) == 1, qPrintable(sub));
+        }
+        // Its diff from the source.
+        const GraphDiff d = diff(*source, *o.graph);
+        opt.caption.step = "diff source \xE2\x86\x92 final";
+        const DrawGraph diffDrawing = drawDiff(*source, *o.graph, d, opt);
+        const LayoutResult dr = engine.layout(diffDrawing, lo);
+        QVERIFY2(dr.warnings.empty(), dr.warnings.empty() ? "" : dr.warnings.front().c_str());
+        QCOMPARE(dr.nodes.size(), diffDrawing.nodes.size());
+        const QStringList diffTexts = svgTexts(engine.render(dr, RenderFormat::Svg), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(diffTexts.contains(QStringLiteral("bytes host\u2194GPU per run")));
+        std::size_t classed = 0;
+        for (const DrawNode& n : diffDrawing.nodes)
+            if (n.node >= 0) {
+                QCOMPARE(int(n.change), int(d.changeOf(n.node)));
+                ++classed;
+            }
+        QCOMPARE(classed, d.added.size() + d.removed.size() + d.rewired.size() + d.unchanged.size());
+    }
+
+    // ---------------------------------------------------------------- passlens-cli render / report
+#ifdef PASSLENS_CLI
+    void cliRender()
+    {
+        QTemporaryDir dir;
+        const QString model = corpus("lstm.onnx");
+        // A step, as JSON.
+        Cli r = cli({"render", model, "--phase", "final", "-o", dir.filePath("final.svg"), "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        for (const char* key : {"output", "nodes", "edges", "layout_ms"}) QVERIFY2(j.contains(key), key);
+        QCOMPARE(j["output"].toString(), dir.filePath("final.svg"));
+        QVERIFY(j["nodes"].toInt() > 10);
+        QVERIFY(QFile::exists(dir.filePath("final.svg")));
+        // A diff as PNG, format from the extension; an event; a session file as input.
+        QCOMPARE(cli({"render", model, "--diff", "source..final", "-o", dir.filePath("d.png")}).code, 0);
+        QVERIFY(QFile(dir.filePath("d.png")).size() > 1000);
+        QCOMPARE(cli({"render", model, "--event", "3", "--format", "dot", "-o", dir.filePath("e3.gv")}).code, 0);
+        const std::string session = dir.filePath("s.passlens.json").toStdString();
+        Optimized o = optimize(model.toStdString());
+        o.trace.save(session, model.toStdString());
+        r = cli({"render", QString::fromStdString(session), "--diff", "source..final", "--view", "after", "-o", dir.filePath("after.pdf")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        // Usage errors: 2. Bad input: 1, with the file named, and nothing written.
+        QCOMPARE(cli({"render", model, "--phase", "final", "--diff", "source..final", "-o", dir.filePath("x.svg")}).code, 2);
+        QCOMPARE(cli({"render", model, "--format", "bmp", "-o", dir.filePath("x.bmp")}).code, 2);
+        QCOMPARE(cli({"render", model, "--diff", "source", "-o", dir.filePath("x.svg")}).code, 2);
+        r = cli({"render", model, "--phase", "no_such_phase", "-o", dir.filePath("x.svg")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("no_such_phase") && r.err.contains("final"), r.err.constData());
+        r = cli({"render", dir.filePath("missing.onnx"), "-o", dir.filePath("x.svg")});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("missing.onnx"));
+        r = cli({"render", model, "--overlay", dir.filePath("final.svg"), "-o", dir.filePath("x.svg")});
+        QCOMPARE(r.code, 1);
+        QVERIFY(!QFile::exists(dir.filePath("x.svg")));
+    }
+
+    void cliReport()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("report");
+        const Cli r = cli({"report", QString(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json", "-o", out,
+                           "--pipeline", "cleanup", "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["dir"].toString(), out);
+        QStringList files;
+        for (const auto& f : j["files"].toArray()) {
+            files << QFileInfo(f.toString()).fileName();
+            QVERIFY2(QFile::exists(f.toString()), qPrintable(f.toString()));
+        }
+        QVERIFY(files.contains("session.passlens.json"));
+        QVERIFY(files.contains("index.html"));
+        QVERIFY(files.filter(QRegularExpression("^step_\\d+_.*\\.svg$")).size() >= 2);
+        QVERIFY(files.filter(QRegularExpression("^diff_\\d+_.*\\.svg$")).size() >= 1);
+        QFile html(QDir(out).filePath("index.html"));
+        QVERIFY(html.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(html.readAll());
+        // Self-contained: no network, every figure it names is in the folder.
+        QVERIFY(!text.contains("http://") || text.indexOf("http://") == text.indexOf("http://www.w3.org"));
+        QVERIFY(!text.contains("https://"));
+        QVERIFY(!text.contains("src=\"http"));
+        for (const QString& f : files)
+            if (f.endsWith(".svg")) QVERIFY2(text.contains(f), qPrintable(f));
+        // The session reopens.
+        QCOMPARE(cli({"render", QDir(out).filePath("session.passlens.json"), "-o", dir.filePath("again.svg")}).code, 0);
+    }
+#endif
+};
+
+QTEST_GUILESS_MAIN(TestDrawing)
+#include "tst_drawing.moc"
