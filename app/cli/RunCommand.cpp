@@ -1,0 +1,267 @@
+// passlens-cli run: load FILE, take the graph of a phase (running the pipeline when needed),
+// execute and profile it, and with --check compare it with the source graph and the reference
+// outputs, naming the first phase whose outputs diverge.
+#include "RunCommand.h"
+
+#include <passlens/io/AtomicFile.h>
+#include <passlens/io/GraphLoader.h>
+#include <passlens/ir/Error.h>
+#include <passlens/kernels/Check.h>
+#include <passlens/kernels/Executor.h>
+#include <passlens/kernels/Profiler.h>
+#include <passlens/kernels/TensorIO.h>
+#include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace passlens::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct RunArgs {
+    std::string file, phase = "final", pipeline = "theano", device = "auto", inputs, profile, saveOutputs;
+    int repeat = 10, warmup = 3;
+    bool check = false, asJson = false;
+    double tolerance = 1e-4;
+    std::uint64_t seed = 0;
+};
+
+Pipeline makePipeline(const std::string& name)
+{
+    const bool isFile = name.find(".json") != std::string::npos || name.find('/') != std::string::npos;
+    return isFile ? Pipeline::fromFile(name) : Pipeline::builtin(name);
+}
+
+// Output i's name: its own, else the source graph's output i (rewrites replace the variable
+// but keep the position), else the display name.
+std::string outputName(const FunctionGraph& g, const FunctionGraph* source, std::size_t i)
+{
+    const Variable* v = g.outputs()[i];
+    if (!v->name().empty()) return v->name();
+    if (source && i < source->outputs().size() && !source->outputs()[i]->name().empty()) return source->outputs()[i]->name();
+    return v->displayName();
+}
+
+json outputsJson(const FunctionGraph& g, const FunctionGraph* source, const std::vector<Tensor>& outs)
+{
+    json a = json::array();
+    for (std::size_t i = 0; i < outs.size(); ++i)
+        a.push_back({{"name", outputName(g, source, i)}, {"shape", outs[i].shape()}, {"dtype", std::string(dtypeName(outs[i].dtype()))}});
+    return a;
+}
+
+json diffJson(const CompareResult& r)
+{
+    json outs = json::array();
+    for (const OutputDiff& d : r.outputs) {
+        json e = {{"index", d.index}, {"max_abs", d.maxAbs}, {"max_rel", d.maxRel}};
+        if (!d.shapeMatches) e["detail"] = d.detail;
+        outs.push_back(e);
+    }
+    return {{"max_abs", r.maxAbs}, {"max_rel", r.maxRel}, {"outputs", outs}};
+}
+
+std::string num(double v)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+}
+
+int runRun(const RunArgs& a)
+{
+    const auto device = parseDeviceChoice(a.device);
+    if (!device) {
+        std::cerr << "error: --device must be auto, cpu or cuda, got '" << a.device << "'\n";
+        return 2;
+    }
+    // ---- the graphs
+    std::optional<Trace> trace;
+    std::unique_ptr<FunctionGraph> source, graph;
+    std::string pipelineName;
+    const FileKind kind = sniffFileKind(a.file);
+    if (kind == FileKind::Session) {
+        trace = Trace::load(a.file);
+        pipelineName = trace->pipelineName();
+        source = trace->sourceGraph();
+        graph = a.phase == "source" ? trace->sourceGraph() : trace->graphAfterPhase(a.phase);
+    } else {
+        LoadedGraph loaded = loadGraphFile(a.file);
+        for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
+        if (a.phase == "source" && !a.check) {
+            graph = std::move(loaded.graph);
+        } else {
+            Pipeline p = makePipeline(a.pipeline);
+            pipelineName = p.name();
+            trace.emplace();
+            const PipelineRun run = p.run(*loaded.graph, &*trace);
+            trace->finish(run, *loaded.graph, p.buildContext().caps);
+            for (const auto& m : run.messages) std::cerr << "note: " << m << "\n";
+            source = trace->sourceGraph();
+            if (a.phase == "final") graph = std::move(loaded.graph);
+            else if (a.phase == "source") graph = trace->sourceGraph();
+            else graph = trace->graphAfterPhase(a.phase);
+        }
+    }
+
+    // ---- inputs and reference outputs
+    std::vector<Tensor> inputs, reference;
+    if (!a.inputs.empty()) {
+        inputs = readTensorDir(a.inputs, "input");
+        reference = readTensorDir(a.inputs, "output");
+        if (inputs.size() != graph->inputs().size())
+            throw Error(a.inputs + ": holds " + std::to_string(inputs.size()) + " input_N.pb files, the graph takes " +
+                        std::to_string(graph->inputs().size()) + " inputs");
+    } else {
+        for (std::size_t i = 0; i < graph->inputs().size(); ++i)
+            inputs.push_back(randomTensor(graph->inputs()[i]->type(), a.seed * 1000 + i + 1));
+    }
+
+    // ---- execute and profile
+    Executor exec(*graph, ExecOptions{*device});
+    ProfileOptions po;
+    po.warmup = a.warmup;
+    po.repeats = a.repeat;
+    const ProfileReport rep = profileExecutor(exec, inputs, po, a.phase);
+    if (!a.profile.empty()) writeFileAtomic(a.profile, json{{"profiles", json::array({rep.toJson()})}}.dump(1) + "\n");
+    if (!rep.error.empty()) {
+        if (a.asJson) {
+            json j = rep.toJson();
+            j["file"] = a.file;
+            j["error"] = rep.error;
+            std::cout << j.dump(2) << "\n";
+        } else {
+            std::cout << rep.text();
+        }
+        std::cerr << "error: " << a.file << ": " << rep.error << "\n";
+        return 1;
+    }
+    const std::vector<Tensor> outs = exec.run(inputs);
+    if (!a.saveOutputs.empty()) {
+        std::filesystem::create_directories(a.saveOutputs);
+        for (std::size_t i = 0; i < outs.size(); ++i)
+            writeTensorProto(outs[i], std::filesystem::path(a.saveOutputs) / ("output_" + std::to_string(i) + ".pb"), outputName(*graph, source.get(), i));
+    }
+
+    // ---- check
+    json check;
+    bool checkOk = true;
+    std::string checkText;
+    if (a.check) {
+        std::vector<Tensor> srcOuts;
+        if (source && a.phase != "source") {
+            Executor srcExec(*source, ExecOptions{DeviceChoice::Cpu});
+            srcOuts = srcExec.run(inputs);
+        } else {
+            srcOuts = outs;
+        }
+        const CompareResult vsSource = compareOutputs(outs, srcOuts);
+        const bool haveRef = !reference.empty();
+        const CompareResult main = haveRef ? compareOutputs(outs, reference) : vsSource;
+        check = {{"against", haveRef ? "reference" : "source"}, {"max_abs", main.maxAbs}, {"max_rel", main.maxRel},
+                 {"tolerance", a.tolerance}, {"outputs", diffJson(main)["outputs"]}, {"source", diffJson(vsSource)}};
+        checkOk = main.within(a.tolerance) && vsSource.within(a.tolerance);
+        if (haveRef) {
+            const CompareResult srcRef = compareOutputs(srcOuts, reference);
+            check["source_vs_reference"] = diffJson(srcRef);
+        }
+        // first phase whose outputs diverge from the source run
+        json firstDiv = nullptr, phases = json::array();
+        if (trace && a.phase != "source") {
+            for (const PhaseRecord& pr : trace->phases()) {
+                if (!pr.changed) continue;
+                json pe = {{"name", pr.info.name}};
+                try {
+                    std::unique_ptr<FunctionGraph> pg = trace->graphAfterPhase(pr.info.name);
+                    Executor pe2(*pg, ExecOptions{DeviceChoice::Cpu});
+                    const CompareResult r = compareOutputs(pe2.run(inputs), srcOuts);
+                    pe["max_abs"] = r.maxAbs;
+                    pe["max_rel"] = r.maxRel;
+                    if (!r.within(a.tolerance) && firstDiv.is_null()) firstDiv = pr.info.name;
+                } catch (const std::exception& e) {
+                    pe["error"] = e.what();
+                    if (firstDiv.is_null()) firstDiv = pr.info.name;
+                }
+                phases.push_back(pe);
+                if (pr.info.name == a.phase) break;
+            }
+        }
+        check["first_divergent_phase"] = firstDiv;
+        check["phases"] = phases;
+        check["ok"] = checkOk;
+        checkText = "check against " + std::string(haveRef ? "reference outputs" : "the source graph") + ": max_abs " + num(main.maxAbs) +
+                    ", max_rel " + num(main.maxRel) + " (tolerance " + num(a.tolerance) + ") -> " + (checkOk ? "OK" : "DIVERGES") + "\n";
+        if (a.phase != "source") checkText += "  vs source graph: max_abs " + num(vsSource.maxAbs) + ", max_rel " + num(vsSource.maxRel) + "\n";
+        checkText += "  first divergent phase: " + (firstDiv.is_null() ? std::string("none") : firstDiv.get<std::string>()) + "\n";
+    }
+
+    if (a.asJson) {
+        json j = rep.toJson();
+        j["file"] = a.file;
+        if (!pipelineName.empty()) j["pipeline"] = pipelineName;
+        j["outputs"] = outputsJson(*graph, source.get(), outs);
+        j["total_us"] = rep.wallUs;
+        j["cpu_blas"] = cpuBackendDescription();
+        if (a.check) j["check"] = check;
+        std::cout << j.dump(2) << "\n";
+    } else {
+        std::cout << a.file << ": phase " << a.phase << (pipelineName.empty() ? "" : " of pipeline " + pipelineName) << ", "
+                  << graph->nodeCount() << " nodes, device " << rep.device << "; CPU BLAS: " << cpuBackendDescription() << "\n";
+        for (std::size_t i = 0; i < outs.size(); ++i)
+            std::cout << "  output " << i << " " << outputName(*graph, source.get(), i) << ": " << outs[i].typeStr() << "\n";
+        std::cout << "\n" << rep.text();
+        if (a.check) std::cout << "\n" << checkText;
+        if (!a.profile.empty()) std::cout << "\nprofile: " << a.profile << "\n";
+    }
+    if (a.check && !checkOk) {
+        std::cerr << "error: " << a.file << ": outputs of phase " << a.phase << " diverge (max_rel " << num(check["max_rel"].get<double>())
+                  << " > " << num(a.tolerance) << ")\n";
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace
+
+RunSubcommand registerRunCommand(CLI::App& app)
+{
+    auto args = std::make_shared<RunArgs>();
+    auto* cmd = app.add_subcommand("run", "Execute the graph of a phase (default: final), profile it, optionally check it");
+    cmd->add_option("FILE", args->file, "ONNX model, graph JSON or session file")->required();
+    cmd->add_option("--phase", args->phase, "source, final or a phase name of the pipeline")->capture_default_str();
+    cmd->add_option("--pipeline", args->pipeline, "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")->capture_default_str();
+    cmd->add_option("--device", args->device, "auto, cpu or cuda (GPU ops run on the CPU when there is no CUDA device)")->capture_default_str();
+    cmd->add_option("--inputs", args->inputs, "Directory with input_N.pb (and optional output_N.pb reference outputs)");
+    cmd->add_option("--repeat", args->repeat, "Measured runs")->capture_default_str()->check(CLI::Range(1, 1000000));
+    cmd->add_option("--warmup", args->warmup, "Unmeasured runs before measuring")->capture_default_str()->check(CLI::Range(0, 1000000));
+    cmd->add_option("--profile", args->profile, "Write the profile (FORMAT.md section 2 profiles) to this JSON file");
+    cmd->add_flag("--check", args->check, "Compare with the source graph and the reference outputs; name the first divergent phase");
+    cmd->add_option("--tolerance", args->tolerance, "--check: largest accepted max_rel")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Seed of the random inputs (without --inputs)")->capture_default_str();
+    cmd->add_option("--save-outputs", args->saveOutputs, "Write the outputs as output_N.pb (TensorProto) into this directory");
+    cmd->add_flag("--json", args->asJson, "Print one JSON document on stdout");
+    RunSubcommand sub;
+    sub.app = cmd;
+    sub.run = [args]() -> int {
+        try {
+            return runRun(*args);
+        } catch (const Error& e) {
+            std::cerr << "error: " << e.what() << "\n";
+            return 1;
+        } catch (const std::exception& e) {
+            std::cerr << "error: " << args->file << ": " << e.what() << "\n";
+            return 1;
+        }
+    };
+    return sub;
+}
+
+} // namespace passlens::cli

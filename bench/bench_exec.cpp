@@ -1,0 +1,138 @@
+// CPU latency of the executor (issue: Execution). Prints one line per model and graph:
+//   bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c]
+// - resnet18, mobilenet_v2, squeezenet1_1, transformer_encoder_layer, mlp: median (and min) of
+//   30 runs after 5 warm-ups, OpenBLAS at 1 thread (same count as onnxruntime in
+//   /work/shared/bench/ort_latency.mjs), for the source graph and the final graph of the
+//   theano pipeline (GPU ops emulated on the CPU);
+// - resnet18: peak host memory of the executor (buffer pool footprint) and of the process, against
+//   weights + the largest set of simultaneously live activations.
+#include <passlens/io/GraphLoader.h>
+#include <passlens/kernels/Executor.h>
+#include <passlens/kernels/TensorIO.h>
+#include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+long procStatusKb(const char* key)
+{
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(key, 0) == 0) return std::stol(line.substr(std::string(key).size()));
+    return -1;
+}
+
+void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+std::vector<passlens::Tensor> inputsFor(const passlens::FunctionGraph& g, const std::filesystem::path& dir)
+{
+    std::vector<passlens::Tensor> in = passlens::readTensorDir(dir, "input");
+    if (in.size() == g.inputs().size()) return in;
+    in.clear();
+    for (std::size_t i = 0; i < g.inputs().size(); ++i) in.push_back(passlens::randomTensor(g.inputs()[i]->type(), i + 1));
+    return in;
+}
+
+std::size_t constantBytes(const passlens::FunctionGraph& g)
+{
+    std::size_t n = 0;
+    for (const passlens::Variable* v : g.constants())
+        if (v->constant() && v->constant()->loaded()) n += v->constant()->byteSize();
+    return n;
+}
+
+struct Timing {
+    double median = 0, min = 0;
+};
+
+Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in, int warmup, int runs)
+{
+    for (int i = 0; i < warmup; ++i) ex.run(in);
+    std::vector<double> t;
+    for (int i = 0; i < runs; ++i) {
+        const auto a = std::chrono::steady_clock::now();
+        ex.run(in);
+        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    }
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2], t.front()};
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::filesystem::path corpus = PASSLENS_CORPUS_DIR;
+    int threads = 1, runs = 30, warmup = 5;
+    std::vector<std::string> models = {"mlp", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2", "resnet18"};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+        if (a == "--threads") threads = std::stoi(next());
+        else if (a == "--runs") runs = std::max(1, std::stoi(next()));
+        else if (a == "--warmup") warmup = std::max(0, std::stoi(next()));
+        else if (a == "--models") {
+            models.clear();
+            std::stringstream ss(next());
+            for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
+        } else corpus = a;
+    }
+    passlens::setCpuThreads(threads);
+    std::printf("bench_exec: %s, %d thread(s), median of %d runs after %d warm-ups\n", passlens::cpuBackendDescription().c_str(), threads, runs,
+                warmup);
+    for (const std::string& m : models) {
+        const auto file = corpus / (m + ".onnx");
+        if (!std::filesystem::exists(file)) {
+            std::printf("%s\tmissing\n", m.c_str());
+            continue;
+        }
+        try {
+            passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
+            passlens::Trace trace;
+            passlens::Pipeline p = passlens::Pipeline::builtin("theano");
+            const passlens::PipelineRun pr = p.run(*loaded.graph, &trace);
+            trace.finish(pr, *loaded.graph, p.buildContext().caps);
+            std::unique_ptr<passlens::FunctionGraph> source = trace.sourceGraph();
+            const auto in = inputsFor(*source, corpus / "testdata" / m / "test_data_set_0");
+            for (const char* phase : {"source", "final"}) {
+                const passlens::FunctionGraph& g = std::strcmp(phase, "source") == 0 ? *source : *loaded.graph;
+                passlens::Executor ex(g, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
+                const Timing t = timeRuns(ex, in, warmup, runs);
+                std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tthreads=%d\n", m.c_str(), phase, g.nodeCount(), t.median, t.min, threads);
+                std::fflush(stdout);
+            }
+            if (m == "resnet18") {
+                passlens::Executor ex(*source, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
+                ex.run(in);
+                ex.context().pool->trim();
+                ex.context().pool->resetPeaks();
+                const long rssBefore = procStatusKb("VmRSS:");
+                resetPeakRss();
+                ex.run(in);
+                const long hwm = procStatusKb("VmHWM:");
+                const double weights = static_cast<double>(constantBytes(*source)) / (1 << 20);
+                const double live = static_cast<double>(ex.context().pool->peakLiveBytes()) / (1 << 20);
+                const double foot = static_cast<double>(ex.context().pool->peakFootprintBytes()) / (1 << 20);
+                const double scratch = static_cast<double>(ex.context().scratchBuffer.capacity() * sizeof(float)) / (1 << 20);
+                std::printf("resnet18\tmemory\tweights_mib=%.1f\tpeak_live_activations_mib=%.1f\tpool_footprint_mib=%.1f\tscratch_mib=%.1f\t"
+                            "executor_peak/(weights+live)=%.2f\tprocess_rss_growth_during_run_mib=%.1f\n",
+                            weights, live, foot, scratch, (weights + foot + scratch) / (weights + live),
+                            static_cast<double>(hwm - rssBefore) / 1024.0);
+            }
+        } catch (const std::exception& e) {
+            std::printf("%s\terror\t%s\n", m.c_str(), e.what());
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,34 @@
+#pragma once
+/// @file Check.h
+/// Comparing the outputs of two runs (a phase against the source graph, or against reference
+/// outputs).
+#include "passlens/kernels/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace passlens {
+
+/// Difference of one output pair.
+struct OutputDiff {
+    std::size_t index = 0;
+    bool shapeMatches = true;  ///< same dtype class, same shape
+    std::string detail;        ///< "shape [1,10] vs [1,11]" when not
+    double maxAbs = 0;         ///< max |got - ref|
+    /// Norm-wise relative error: maxAbs / max|ref| (max|ref| floored at 1e-30). NaN against a
+    /// number, or infinities of different sign, count as +inf.
+    double maxRel = 0;
+};
+
+struct CompareResult {
+    std::vector<OutputDiff> outputs;
+    double maxAbs = 0, maxRel = 0; ///< over every output
+    bool countMatches = true;      ///< same number of outputs
+    /// Every output has the same shape and maxRel <= tolerance.
+    bool within(double tolerance) const;
+};
+
+/// Compares host tensors pairwise (values as doubles).
+CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& ref);
+
+} // namespace passlens

@@ -1,0 +1,138 @@
+#pragma once
+/// @file Executor.h
+/// Runs a FunctionGraph of any phase: nodes in topological order through the kernel registry,
+/// host kinds on the CPU backend, GPU kinds on the CUDA backend (or emulated on the CPU backend
+/// when there is no CUDA device), transfers as copies. A value is released right after its last
+/// client has run.
+#include "passlens/kernels/Kernel.h"
+
+#include <passlens/ir/FunctionGraph.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace passlens {
+
+/// Which device GPU kinds run on.
+enum class DeviceChoice : std::uint8_t {
+    Auto, ///< CUDA when a device exists (and the build has CUDA), else the CPU
+    Cpu,  ///< always the CPU backend (GPU kinds emulated on the CPU)
+    Cuda  ///< the CUDA device; construction throws when there is none
+};
+/// Parses "auto", "cpu" or "cuda"; std::nullopt otherwise.
+std::optional<DeviceChoice> parseDeviceChoice(const std::string& text);
+
+struct ExecOptions {
+    DeviceChoice device = DeviceChoice::Auto;
+    /// Tests: every buffer a kernel gets is pre-filled with NaN / -1 bytes (BufferPool::setPoison).
+    bool poison = false;
+};
+
+/// How a node is executed.
+enum class StepKind : std::uint8_t {
+    Kernel,   ///< a kernel on the backend of its kind (host kind on the CPU, GPU kind on CUDA)
+    Emulated, ///< a GPU kind run by its CPU kernel (no CUDA device, or no CUDA kernel)
+    Transfer, ///< GpuFromHost / HostFromGpu / GpuToGpu (a copy)
+    Missing   ///< no kernel: running the graph fails when this node is reached
+};
+/// "kernel", "emulated", "transfer", "n/a".
+const char* stepKindName(StepKind k);
+
+/// Direction of a transfer.
+enum class TransferDirection : std::uint8_t { HtoD, DtoH, DtoD };
+const char* transferDirectionName(TransferDirection d);
+
+/// Per-run measurements filled by Executor::run when asked.
+struct RunTimings {
+    std::vector<double> stepUs;          ///< per step (Executor::steps() order), microseconds
+    std::vector<std::size_t> stepBytes;  ///< bytes moved, for transfer steps (0 otherwise)
+    double totalUs = 0;                  ///< wall time of the whole run
+};
+
+/// Thrown when execution fails (missing kernel, bad runtime shapes, failed assertion, missing
+/// constant data). The message names the node (op, id and name) and the reason.
+class ExecError : public Error {
+public:
+    using Error::Error;
+};
+
+/// Shared state of one executor (and the executors of its nested graphs).
+struct ExecContext {
+    std::shared_ptr<BufferPool> pool;
+    Backend gpuBackend = Backend::Cpu; ///< where GPU kinds run
+    int device = 0;
+    ExecOptions options;
+    std::string deviceName;           ///< "cpu" or "cuda:0 NVIDIA H200"
+    /// The CUDA device when GPU kinds run there (gpuBackend == Cuda), else null.
+    std::shared_ptr<DeviceBackend> gpu;
+    /// A device tensor in the executor's pool (CUDA backend only).
+    Tensor allocateDevice(DType dtype, Shape shape);
+    /// Growable host scratch memory for kernels (im2col); valid until the next call.
+    float* scratch(std::size_t floats);
+    std::vector<float> scratchBuffer;
+};
+
+/// One scheduled node.
+struct ExecStep {
+    const Apply* node = nullptr;
+    StepKind kind = StepKind::Kernel;
+    Backend backend = Backend::Cpu;
+    const KernelFn* fn = nullptr;
+    std::vector<int> inSlots, outSlots;
+    std::vector<bool> lastUse;  ///< per input: this step is its last reader
+    std::string why;            ///< for Missing / Emulated: the reason
+    bool deviceTimed = false;   ///< timed with device events (CUDA kernels and transfers)
+    std::vector<bool> uploadOutput; ///< Emulated on a CUDA context: outputs to copy to the device
+    mutable std::unique_ptr<KernelState> state;
+    void* timer = nullptr;      ///< DeviceBackend timer of a device-timed step
+};
+
+class Executor {
+public:
+    /// Plans the execution of `graph` (which must outlive the executor). Throws ExecError when
+    /// a constant used by the graph has no data (naming the constant and the reason), or when
+    /// DeviceChoice::Cuda is asked for and there is no device. Nodes without a kernel do not
+    /// throw here: they are StepKind::Missing and fail at run time.
+    explicit Executor(const FunctionGraph& graph, ExecOptions options = {});
+    /// A nested executor sharing the context of its parent (OnnxIf branches).
+    Executor(const FunctionGraph& graph, std::shared_ptr<ExecContext> context);
+    ~Executor();
+    Executor(const Executor&) = delete;
+    Executor& operator=(const Executor&) = delete;
+
+    /// Runs the graph. `inputs` bind the graph inputs by position (count, dtype and rank are
+    /// checked; dims are checked where the type is static). Returns the outputs in order.
+    /// Throws ExecError naming the node on any failure. `timings`, when given, is filled.
+    std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunTimings* timings = nullptr);
+
+    const FunctionGraph& graph() const { return m_graph; }
+    const std::vector<ExecStep>& steps() const { return m_steps; }
+    /// "cpu" or "cuda:0 NAME"; GPU kinds on the CPU add " (GPU ops emulated on CPU)".
+    std::string deviceDescription() const;
+    /// True when GPU kinds run on the CPU backend.
+    bool gpuEmulated() const { return m_ctx->gpuBackend == Backend::Cpu; }
+    /// Steps whose kind has no kernel ("OnnxFoo (node #3)"), empty when the graph can run.
+    std::vector<std::string> missingKernels() const;
+    ExecContext& context() { return *m_ctx; }
+
+private:
+    void plan();
+    const FunctionGraph& m_graph;
+    std::shared_ptr<ExecContext> m_ctx;
+    std::vector<ExecStep> m_steps;
+    std::vector<Tensor> m_constSlots; ///< per slot: constant tensor (defined) or empty
+    std::vector<int> m_inputSlots, m_outputSlots;
+    int m_numSlots = 0;
+};
+
+/// "Elemwise{add} (node #12 'Add_3')".
+std::string describeNode(const Apply& node);
+
+/// Threads of the CPU backend's BLAS (OpenBLAS); benchmarks compare at 1 thread.
+void setCpuThreads(int threads);
+/// The CPU backend's BLAS, e.g. "OpenBLAS SkylakeX".
+std::string cpuBackendDescription();
+
+} // namespace passlens

@@ -1,0 +1,109 @@
+#pragma once
+/// @file Kernel.h
+/// Kernels and the kernel registry, keyed by (op kind, backend). A kernel computes the outputs
+/// of one Apply node from its input tensors; output shapes are decided at run time.
+#include "passlens/kernels/Tensor.h"
+
+#include <passlens/ir/FunctionGraph.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace passlens {
+
+/// Where a kernel runs.
+enum class Backend : std::uint8_t { Cpu, Cuda };
+/// "cpu" / "cuda".
+const char* backendName(Backend b);
+
+/// Per-node state a kernel may keep between runs (nested executors of OnnxIf, packed weights).
+struct KernelState {
+    virtual ~KernelState() = default;
+};
+
+struct ExecContext;
+
+/// Everything a kernel sees for one execution of one node.
+struct KernelCall {
+    const Apply& node;
+    /// The node's inputs, in order. An input at its last use was moved here from the executor
+    /// (so `inputs[i].uniquelyOwned()` means nobody else refers to its buffer and the kernel may
+    /// overwrite it in place, see reuseOrAllocate).
+    std::vector<Tensor>& inputs;
+    /// To be filled: one tensor per node output.
+    std::vector<Tensor>& outputs;
+    std::unique_ptr<KernelState>& state;
+    ExecContext& ctx;
+
+    const Op& op() const { return node.op(); }
+    const Tensor& in(int i) const { return inputs[static_cast<std::size_t>(i)]; }
+    int nin() const { return static_cast<int>(inputs.size()); }
+    /// A new host tensor from the executor's pool.
+    Tensor allocate(DType dtype, Shape shape) const;
+    /// Input `i`'s buffer when it may be overwritten (uniquely owned, writable, host, same dtype
+    /// and element count), reshaped to `shape`; otherwise a new tensor.
+    Tensor reuseOrAllocate(int i, DType dtype, const Shape& shape) const;
+    /// Whether reuseOrAllocate(i, dtype, shape-with-numel) would reuse input i's buffer.
+    bool canReuse(int i, DType dtype, std::int64_t numel) const;
+    /// "Elemwise{add} (node #12 'Add_3')": for messages.
+    std::string where() const;
+    /// Throws passlens::Error("<where>: <why>").
+    [[noreturn]] void fail(const std::string& why) const;
+};
+
+using KernelFn = std::function<void(KernelCall&)>;
+
+/// The registry of kernels. The instance has every CPU kernel (and, in CUDA builds, every CUDA
+/// kernel) registered on first use. Thread-safe for lookups after construction.
+class KernelRegistry {
+public:
+    static KernelRegistry& instance();
+
+    /// Registers (or replaces) the kernel of `kind` on `backend`.
+    void add(const std::string& kind, Backend backend, KernelFn fn);
+    /// The kernel, or nullptr when none is registered.
+    const KernelFn* find(const std::string& kind, Backend backend) const;
+    /// Registered kinds of a backend, sorted.
+    std::vector<std::string> kinds(Backend backend) const;
+
+private:
+    KernelRegistry() = default;
+    std::map<std::pair<std::string, Backend>, KernelFn> m_kernels;
+};
+
+/// A GPU device as the executor sees it: copies between host and device memory, and timing of
+/// work queued on the device's stream. Implemented by the CUDA backend.
+class DeviceBackend {
+public:
+    virtual ~DeviceBackend() = default;
+    /// "cuda:0 NVIDIA H200".
+    virtual std::string name() const = 0;
+    virtual int device() const = 0;
+    /// A device copy of a host tensor (asynchronous on the device's stream).
+    virtual Tensor upload(const Tensor& host, BufferPool& pool) = 0;
+    /// A host copy (in page-locked memory when possible) of a device tensor; waits for it.
+    virtual Tensor download(const Tensor& dev, BufferPool& pool) = 0;
+    /// Waits for all queued work.
+    virtual void synchronize() = 0;
+    /// Timers around work on the stream (CUDA events): start, stop, then elapsedUs (waits).
+    virtual void* timerCreate() = 0;
+    virtual void timerDestroy(void* timer) = 0;
+    virtual void timerStart(void* timer) = 0;
+    virtual void timerStop(void* timer) = 0;
+    virtual double timerElapsedUs(void* timer) = 0;
+};
+
+/// Opens device `index` (null when the build has no CUDA backend). Set by registerCudaKernels.
+using DeviceBackendFactory = std::unique_ptr<DeviceBackend> (*)(int index);
+DeviceBackendFactory& deviceBackendFactory();
+
+/// Registration functions of the backends (called by KernelRegistry::instance()).
+void registerCpuKernels(KernelRegistry& registry);
+void registerCudaKernels(KernelRegistry& registry); ///< no-op without CUDA
+
+} // namespace passlens

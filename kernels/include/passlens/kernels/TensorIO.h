@@ -1,0 +1,31 @@
+#pragma once
+/// @file TensorIO.h
+/// Tensors from and to files in the ONNX test-data layout (serialized onnx.TensorProto, as
+/// `input_0.pb`, `output_0.pb`), and seeded random inputs by graph input type.
+#include "passlens/kernels/Tensor.h"
+
+#include <passlens/ir/Type.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace passlens {
+
+/// Reads one serialized TensorProto (raw_data or typed fields). Throws passlens::Error naming
+/// the file for an unreadable or malformed file, an unsupported element type or a size mismatch.
+Tensor readTensorProto(const std::filesystem::path& file, std::string* name = nullptr);
+/// Writes a host tensor as a TensorProto with raw_data. Throws passlens::Error.
+void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, const std::string& name = {});
+
+/// `prefix_0.pb`, `prefix_1.pb`, ... of `dir` until the first missing index (prefix "input" or
+/// "output"). Empty when there is none. Throws passlens::Error for a file that cannot be read.
+std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::string& prefix);
+
+/// A seeded random host tensor of `type`: floats normal(0, 1), integers uniform in [0, 10),
+/// bools fair. Unknown dims become `unknownLead` for axis 0 and `unknownDim` otherwise.
+/// The same (type, seed) always gives the same tensor.
+Tensor randomTensor(const Type& type, std::uint64_t seed, std::int64_t unknownLead = 1, std::int64_t unknownDim = 64);
+
+} // namespace passlens

@@ -1,0 +1,55 @@
+// Output comparison.
+#include "passlens/kernels/Check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace passlens {
+
+bool CompareResult::within(double tolerance) const
+{
+    if (!countMatches) return false;
+    for (const OutputDiff& d : outputs)
+        if (!d.shapeMatches || !(d.maxRel <= tolerance)) return false;
+    return true;
+}
+
+CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& ref)
+{
+    CompareResult r;
+    r.countMatches = got.size() == ref.size();
+    const std::size_t n = std::min(got.size(), ref.size());
+    const double inf = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) {
+        OutputDiff d;
+        d.index = i;
+        const Tensor& a = got[i];
+        const Tensor& b = ref[i];
+        if (a.shape() != b.shape()) {
+            d.shapeMatches = false;
+            d.detail = "shape " + shapeStr(a.shape()) + " vs " + shapeStr(b.shape());
+            d.maxAbs = d.maxRel = inf;
+        } else {
+            const std::vector<double> va = a.toDoubles(), vb = b.toDoubles();
+            double scale = 0;
+            for (double x : vb)
+                if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
+            for (std::size_t k = 0; k < va.size(); ++k) {
+                const double x = va[k], y = vb[k];
+                double e;
+                if (std::isnan(x) || std::isnan(y)) e = (std::isnan(x) && std::isnan(y)) ? 0 : inf;
+                else if (std::isinf(x) || std::isinf(y)) e = x == y ? 0 : inf;
+                else e = std::fabs(x - y);
+                d.maxAbs = std::max(d.maxAbs, e);
+            }
+            d.maxRel = d.maxAbs == 0 ? 0 : d.maxAbs / std::max(scale, 1e-30);
+        }
+        r.maxAbs = std::max(r.maxAbs, d.maxAbs);
+        r.maxRel = std::max(r.maxRel, d.maxRel);
+        r.outputs.push_back(d);
+    }
+    return r;
+}
+
+} // namespace passlens

@@ -1,0 +1,343 @@
+// Executor: plans a FunctionGraph (slots, last uses, kernels per backend) and runs it.
+#include "passlens/kernels/Executor.h"
+
+#include "passlens/kernels/DeviceInfo.h"
+
+#include <passlens/ir/Error.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <unordered_map>
+
+namespace passlens {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double usSince(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+} // namespace
+
+std::optional<DeviceChoice> parseDeviceChoice(const std::string& text)
+{
+    if (text == "auto") return DeviceChoice::Auto;
+    if (text == "cpu") return DeviceChoice::Cpu;
+    if (text == "cuda") return DeviceChoice::Cuda;
+    return std::nullopt;
+}
+
+const char* stepKindName(StepKind k)
+{
+    switch (k) {
+    case StepKind::Kernel: return "kernel";
+    case StepKind::Emulated: return "emulated";
+    case StepKind::Transfer: return "transfer";
+    case StepKind::Missing: return "n/a";
+    }
+    return "?";
+}
+
+const char* transferDirectionName(TransferDirection d)
+{
+    switch (d) {
+    case TransferDirection::HtoD: return "HtoD";
+    case TransferDirection::DtoH: return "DtoH";
+    case TransferDirection::DtoD: return "DtoD";
+    }
+    return "?";
+}
+
+std::string describeNode(const Apply& node)
+{
+    std::string s = node.op().str() + " (node #" + std::to_string(node.id());
+    if (!node.name().empty()) s += " '" + node.name() + "'";
+    return s + ")";
+}
+
+Tensor ExecContext::allocateDevice(DType dtype, Shape shape)
+{
+    return Tensor::empty(dtype, std::move(shape), pool.get(), MemoryKind::Device, device);
+}
+
+float* ExecContext::scratch(std::size_t floats)
+{
+    if (scratchBuffer.size() < floats) scratchBuffer.resize(floats);
+    return scratchBuffer.data();
+}
+
+// ------------------------------------------------------------------ construction
+Executor::Executor(const FunctionGraph& graph, ExecOptions options) : m_graph(graph)
+{
+    m_ctx = std::make_shared<ExecContext>();
+    m_ctx->pool = std::make_shared<BufferPool>();
+    m_ctx->pool->setPoison(options.poison);
+    m_ctx->options = options;
+    m_ctx->deviceName = "cpu";
+    if (options.device != DeviceChoice::Cpu) {
+        const DeviceInfo info = queryDevices();
+        const bool haveCuda = info.deviceCount > 0;
+        if (options.device == DeviceChoice::Cuda && !haveCuda)
+            throw ExecError("--device cuda: " + (info.error.empty() ? std::string("no CUDA device") : info.error));
+        (void)KernelRegistry::instance(); // registers the backends (and the CUDA device factory)
+        if (haveCuda && deviceBackendFactory()) {
+            try {
+                m_ctx->gpu = deviceBackendFactory()(0);
+            } catch (const std::exception& e) {
+                if (options.device == DeviceChoice::Cuda) throw ExecError(std::string("--device cuda: ") + e.what());
+            }
+            if (m_ctx->gpu) {
+                m_ctx->gpuBackend = Backend::Cuda;
+                m_ctx->device = m_ctx->gpu->device();
+                m_ctx->deviceName = m_ctx->gpu->name();
+                m_ctx->pool->setPinnedHost(true);
+            }
+        } else if (options.device == DeviceChoice::Cuda) {
+            throw ExecError("--device cuda: this build has no CUDA backend");
+        }
+    }
+    plan();
+}
+
+Executor::Executor(const FunctionGraph& graph, std::shared_ptr<ExecContext> context)
+    : m_graph(graph), m_ctx(std::move(context))
+{
+    plan();
+}
+
+Executor::~Executor()
+{
+    for (ExecStep& s : m_steps)
+        if (s.timer && m_ctx->gpu) m_ctx->gpu->timerDestroy(s.timer);
+}
+
+void Executor::plan()
+{
+    const KernelRegistry& reg = KernelRegistry::instance();
+    std::unordered_map<const Variable*, int> slotOf;
+    auto slot = [&](const Variable* v) {
+        auto [it, added] = slotOf.emplace(v, m_numSlots);
+        if (added) ++m_numSlots;
+        return it->second;
+    };
+    for (const Variable* v : m_graph.inputs()) m_inputSlots.push_back(slot(v));
+    const std::vector<Apply*>& topo = m_graph.toposort();
+    m_steps.reserve(topo.size());
+    for (const Apply* n : topo) {
+        ExecStep s;
+        s.node = n;
+        for (const Variable* v : n->inputs()) s.inSlots.push_back(slot(v));
+        for (const Variable* v : n->outputs()) s.outSlots.push_back(slot(v));
+        const Op& op = n->op();
+        const std::string& kind = op.kind();
+        if (op.isTransfer()) {
+            s.kind = StepKind::Transfer;
+            s.backend = m_ctx->gpuBackend;
+            s.fn = reg.find(kind, m_ctx->gpuBackend);
+            if (!s.fn) s.fn = reg.find(kind, Backend::Cpu);
+        } else if (op.isGpu()) {
+            if (m_ctx->gpuBackend == Backend::Cuda) {
+                s.fn = reg.find(kind, Backend::Cuda);
+                s.backend = Backend::Cuda;
+                s.kind = StepKind::Kernel;
+            }
+            if (!s.fn) {
+                s.fn = reg.find(kind, Backend::Cpu);
+                s.backend = Backend::Cpu;
+                s.kind = StepKind::Emulated;
+                s.why = m_ctx->gpuBackend == Backend::Cuda ? "no CUDA kernel for " + kind + ": emulated on CPU"
+                                                            : "emulated on CPU";
+            }
+        } else {
+            s.fn = reg.find(kind, Backend::Cpu);
+            s.backend = Backend::Cpu;
+            s.kind = StepKind::Kernel;
+        }
+        if (!s.fn) {
+            s.kind = StepKind::Missing;
+            s.why = "no kernel for op kind '" + kind + "'";
+        }
+        if (m_ctx->gpuBackend == Backend::Cuda) {
+            s.deviceTimed = (s.kind == StepKind::Kernel && s.backend == Backend::Cuda) || (s.kind == StepKind::Transfer && s.backend == Backend::Cuda);
+            s.uploadOutput.assign(static_cast<std::size_t>(n->nout()), false);
+            if (s.kind == StepKind::Emulated)
+                for (int k = 0; k < n->nout(); ++k) s.uploadOutput[static_cast<std::size_t>(k)] = n->output(k)->type().isGpu();
+        }
+        m_steps.push_back(std::move(s));
+    }
+    for (const Variable* v : m_graph.outputs()) m_outputSlots.push_back(slot(v));
+
+    // Constants: borrowed (no copy) from the graph's constant data.
+    m_constSlots.assign(static_cast<std::size_t>(m_numSlots), Tensor());
+    for (const auto& [v, sl] : slotOf) {
+        if (!v->isConstant()) continue;
+        const auto& data = v->constant();
+        if (!data || !data->loaded()) {
+            std::string users;
+            for (const Client& c : v->clients())
+                if (c.node) {
+                    users = describeNode(*c.node);
+                    break;
+                }
+            throw ExecError("constant '" + (v->name().empty() ? "#" + std::to_string(v->id()) : v->name()) + "'" +
+                            (users.empty() ? std::string() : " used by " + users) + " has no data" +
+                            (data && !data->missing.empty() ? ": " + data->missing : std::string()));
+        }
+        Tensor t = Tensor::fromConstant(*data);
+        if (m_ctx->gpu && v->type().isGpu()) t = m_ctx->gpu->upload(t, *m_ctx->pool); // GPU constants live on the device
+        m_constSlots[static_cast<std::size_t>(sl)] = std::move(t);
+    }
+
+    // Last uses: a value is released after the last step that reads it, unless it is a graph
+    // output (or a constant, which the executor keeps).
+    std::vector<int> last(static_cast<std::size_t>(m_numSlots), -1);
+    for (std::size_t i = 0; i < m_steps.size(); ++i)
+        for (int sl : m_steps[i].inSlots) last[static_cast<std::size_t>(sl)] = static_cast<int>(i);
+    for (int sl : m_outputSlots) last[static_cast<std::size_t>(sl)] = INT_MAX;
+    for (std::size_t i = 0; i < m_steps.size(); ++i) {
+        ExecStep& s = m_steps[i];
+        s.lastUse.assign(s.inSlots.size(), false);
+        for (std::size_t k = 0; k < s.inSlots.size(); ++k) {
+            const int sl = s.inSlots[k];
+            if (m_constSlots[static_cast<std::size_t>(sl)].defined()) continue;
+            // only the final occurrence of a slot within the step's inputs carries the release
+            bool laterSame = false;
+            for (std::size_t j = k + 1; j < s.inSlots.size(); ++j) laterSame |= s.inSlots[j] == sl;
+            s.lastUse[k] = !laterSame && last[static_cast<std::size_t>(sl)] == static_cast<int>(i);
+        }
+    }
+}
+
+std::string Executor::deviceDescription() const
+{
+    std::string d = m_ctx->deviceName;
+    bool anyGpu = false, anyEmulated = false;
+    for (const ExecStep& s : m_steps) {
+        anyGpu |= s.node->op().isGpu();
+        anyEmulated |= s.kind == StepKind::Emulated;
+    }
+    if (!anyGpu) return "cpu"; // host ops only: the GPU (if any) is not used
+    if (anyEmulated) d += m_ctx->gpuBackend == Backend::Cpu ? " (GPU ops emulated on CPU)" : " (some GPU ops emulated on CPU)";
+    return d;
+}
+
+std::vector<std::string> Executor::missingKernels() const
+{
+    std::vector<std::string> out;
+    for (const ExecStep& s : m_steps)
+        if (s.kind == StepKind::Missing) out.push_back(describeNode(*s.node));
+    return out;
+}
+
+// ------------------------------------------------------------------ running
+namespace {
+std::string typeMismatch(const Type& t, const Tensor& x)
+{
+    if (t.dtype() != x.dtype()) return "dtype " + std::string(dtypeName(x.dtype())) + ", expected " + t.str();
+    if (t.rankKnown() && t.ndim() != x.ndim()) return "shape " + shapeStr(x.shape()) + ", expected " + t.str();
+    if (t.rankKnown())
+        for (int a = 0; a < t.ndim(); ++a) {
+            const std::int64_t d = t.dims()[static_cast<std::size_t>(a)];
+            if (d >= 0 && d != x.dim(a)) return "shape " + shapeStr(x.shape()) + ", expected " + t.str();
+        }
+    return {};
+}
+} // namespace
+
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings* timings)
+{
+    const auto runStart = Clock::now();
+    if (inputs.size() != m_inputSlots.size())
+        throw ExecError("the graph takes " + std::to_string(m_inputSlots.size()) + " inputs, " + std::to_string(inputs.size()) + " given");
+    std::vector<Tensor> slots = m_constSlots;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const Variable* v = m_graph.inputs()[i];
+        if (!inputs[i].defined()) throw ExecError("input " + std::to_string(i) + " '" + v->name() + "' is not given");
+        const std::string bad = typeMismatch(v->type(), inputs[i]);
+        if (!bad.empty()) throw ExecError("input " + std::to_string(i) + " '" + v->name() + "' has " + bad);
+        if (m_ctx->gpu && v->type().isGpu() && inputs[i].onHost())
+            slots[static_cast<std::size_t>(m_inputSlots[i])] = m_ctx->gpu->upload(inputs[i], *m_ctx->pool);
+        else
+            slots[static_cast<std::size_t>(m_inputSlots[i])] = inputs[i];
+    }
+    if (timings) {
+        timings->stepUs.assign(m_steps.size(), 0.0);
+        timings->stepBytes.assign(m_steps.size(), 0);
+    }
+    std::vector<Tensor> ins, outs;
+    for (std::size_t si = 0; si < m_steps.size(); ++si) {
+        ExecStep& s = m_steps[si];
+        const Apply& node = *s.node;
+        if (s.kind == StepKind::Missing)
+            throw ExecError(describeNode(node) + ": " + s.why + " on the " + (m_ctx->gpuBackend == Backend::Cuda ? "CUDA or CPU" : "CPU") + " backend");
+        ins.clear();
+        for (std::size_t k = 0; k < s.inSlots.size(); ++k) {
+            Tensor& t = slots[static_cast<std::size_t>(s.inSlots[k])];
+            if (!t.defined()) throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " has no value (internal error)");
+            if (s.lastUse[k]) ins.push_back(std::move(t));
+            else ins.push_back(t);
+        }
+        outs.assign(s.outSlots.size(), Tensor());
+        if (m_ctx->gpu && s.backend == Backend::Cpu && s.kind != StepKind::Transfer) {
+            // a CPU kernel on a CUDA context: device inputs come to the host, except where only
+            // the shape is read (Shape, Shape_i) or the value is passed through (Assert's x)
+            const std::string& k = node.op().kind();
+            for (std::size_t i = 0; i < ins.size(); ++i) {
+                if (ins[i].onHost() || k == "Shape" || k == "Shape_i" || (k == "Assert" && i == 0)) continue;
+                ins[i] = m_ctx->gpu->download(ins[i], *m_ctx->pool);
+            }
+        }
+        const bool devTimed = timings && s.deviceTimed && m_ctx->gpu;
+        if (devTimed) {
+            if (!s.timer) s.timer = m_ctx->gpu->timerCreate();
+            m_ctx->gpu->timerStart(s.timer);
+        }
+        const auto t0 = timings ? Clock::now() : Clock::time_point();
+        try {
+            KernelCall call{node, ins, outs, s.state, *m_ctx};
+            (*s.fn)(call);
+            for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
+                if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost()) outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
+        } catch (const ExecError&) {
+            throw;
+        } catch (const Error& e) {
+            const std::string where = describeNode(node);
+            const std::string msg = e.what();
+            throw ExecError(msg.starts_with(where) ? msg : where + ": " + msg);
+        } catch (const std::bad_alloc&) {
+            throw ExecError(describeNode(node) + ": out of host memory");
+        } catch (const std::exception& e) {
+            throw ExecError(describeNode(node) + ": " + e.what());
+        }
+        if (devTimed) m_ctx->gpu->timerStop(s.timer);
+        if (timings) {
+            timings->stepUs[si] = devTimed ? 0.0 : usSince(t0);
+            if (s.kind == StepKind::Transfer && !outs.empty() && outs[0].defined()) timings->stepBytes[si] = outs[0].nbytes();
+        }
+        for (std::size_t k = 0; k < outs.size(); ++k) {
+            const Variable* v = node.output(static_cast<int>(k));
+            if (!outs[k].defined()) throw ExecError(describeNode(node) + ": the kernel produced no output " + std::to_string(k));
+            // Onnx ops whose output ONNX shape inference could not type carry an assumed
+            // float32[*]: their real dtype is accepted
+            const bool assumed = node.op().isOnnx() && !v->type().rankKnown();
+            const std::string bad = assumed ? std::string() : typeMismatch(v->type(), outs[k]);
+            if (!bad.empty()) throw ExecError(describeNode(node) + ": output " + std::to_string(k) + " has " + bad);
+            if (!v->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[k])] = std::move(outs[k]);
+        }
+        ins.clear();
+        outs.clear();
+    }
+    std::vector<Tensor> result;
+    result.reserve(m_outputSlots.size());
+    for (int sl : m_outputSlots) result.push_back(slots[static_cast<std::size_t>(sl)]);
+    if (m_ctx->gpu) {
+        m_ctx->gpu->synchronize();
+        if (timings)
+            for (std::size_t si = 0; si < m_steps.size(); ++si)
+                if (m_steps[si].deviceTimed && m_steps[si].timer) timings->stepUs[si] = m_ctx->gpu->timerElapsedUs(m_steps[si].timer);
+    }
+    if (timings) timings->totalUs = usSince(runStart);
+    return result;
+}
+
+} // namespace passlens

@@ -1,0 +1,299 @@
+// Tensor, Storage and BufferPool of the execution engine.
+#include "passlens/kernels/Tensor.h"
+
+#include "CudaHooks.h"
+
+#include <passlens/ir/Error.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace passlens {
+
+std::int64_t shapeNumel(const Shape& shape)
+{
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
+std::string shapeStr(const Shape& shape)
+{
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+void* rawAllocate(std::size_t bytes, MemoryKind kind, int device)
+{
+    if (kind == MemoryKind::Device) return cudaHooks().allocate ? cudaHooks().allocate(bytes, device) : nullptr;
+    const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+    return std::aligned_alloc(64, rounded);
+}
+
+void rawFree(void* ptr, MemoryKind kind, int device, bool pinned)
+{
+    if (!ptr) return;
+    if (pinned && cudaHooks().freePinned) {
+        cudaHooks().freePinned(ptr);
+        return;
+    }
+    if (kind == MemoryKind::Device) {
+        if (cudaHooks().free) cudaHooks().free(ptr, device);
+        return;
+    }
+    std::free(ptr);
+}
+
+// ------------------------------------------------------------------ Storage
+Storage::Storage(void* ptr, std::size_t bytes, MemoryKind kind, bool readOnly,
+                 std::shared_ptr<const void> keepAlive, std::weak_ptr<BufferPool> pool, int device, bool pinned)
+    : m_ptr(ptr), m_bytes(bytes), m_kind(kind), m_readOnly(readOnly), m_keepAlive(std::move(keepAlive)),
+      m_pool(std::move(pool)), m_device(device), m_pinned(pinned)
+{
+}
+
+Storage::~Storage()
+{
+    if (m_keepAlive) return; // borrowed
+    if (auto pool = m_pool.lock()) {
+        pool->release(m_ptr, m_bytes, m_kind, m_device, m_pinned);
+        return;
+    }
+    rawFree(m_ptr, m_kind, m_device, m_pinned);
+}
+
+// ------------------------------------------------------------------ BufferPool
+BufferPool::~BufferPool() { trim(); }
+
+std::shared_ptr<Storage> BufferPool::allocate(std::size_t bytes, MemoryKind kind, int device)
+{
+    const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+    const bool wantPinned = kind == MemoryKind::Host && m_pinnedHost && cudaHooks().allocatePinned;
+    for (std::size_t i = m_free.size(); i-- > 0;) {
+        const Entry& e = m_free[i];
+        if (e.bytes == rounded && e.kind == kind && e.device == device && e.pinned == wantPinned) {
+            void* p = e.ptr;
+            m_cachedBytes -= e.bytes;
+            m_free.erase(m_free.begin() + static_cast<std::ptrdiff_t>(i));
+            noteAllocated(rounded);
+            if (m_poison && kind == MemoryKind::Host) std::memset(p, 0xFF, rounded);
+            return std::make_shared<Storage>(p, rounded, kind, false, nullptr, weak_from_this(), device, wantPinned);
+        }
+    }
+    bool pinned = false;
+    void* p = nullptr;
+    if (wantPinned) {
+        p = cudaHooks().allocatePinned(rounded);
+        pinned = p != nullptr;
+    }
+    if (!p) p = rawAllocate(rounded, kind, device);
+    if (!p) {
+        // Give cached memory back and try once more.
+        trim();
+        p = rawAllocate(rounded, kind, device);
+    }
+    if (!p)
+        throw Error(std::string("out of ") + (kind == MemoryKind::Host ? "host" : "device") + " memory: cannot allocate " +
+                    std::to_string(bytes) + " bytes");
+    noteAllocated(rounded);
+    if (m_poison && kind == MemoryKind::Host) std::memset(p, 0xFF, rounded);
+    return std::make_shared<Storage>(p, rounded, kind, false, nullptr, weak_from_this(), device, pinned);
+}
+
+void BufferPool::noteAllocated(std::size_t bytes)
+{
+    m_liveBytes += bytes;
+    m_peakLive = std::max(m_peakLive, m_liveBytes);
+    m_peakFootprint = std::max(m_peakFootprint, m_liveBytes + m_cachedBytes);
+}
+
+void BufferPool::release(void* ptr, std::size_t bytes, MemoryKind kind, int device, bool pinned)
+{
+    m_liveBytes -= std::min(m_liveBytes, bytes);
+    m_free.push_back({bytes, kind, device, ptr, pinned});
+    m_cachedBytes += bytes;
+}
+
+void BufferPool::trim()
+{
+    for (const Entry& e : m_free) rawFree(e.ptr, e.kind, e.device, e.pinned);
+    m_free.clear();
+    m_cachedBytes = 0;
+}
+
+// ------------------------------------------------------------------ Tensor
+Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind, int device)
+{
+    std::int64_t n = 1;
+    bool overflow = false;
+    for (auto d : shape) {
+        if (d < 0) throw Error("cannot allocate a tensor of shape " + shapeStr(shape) + ": negative dim");
+        overflow |= __builtin_mul_overflow(n, d, &n);
+    }
+    std::int64_t total = 0;
+    overflow |= __builtin_mul_overflow(n, static_cast<std::int64_t>(dtypeSize(dtype)), &total);
+    if (overflow || total > (std::int64_t(1) << 48))
+        throw Error("cannot allocate a tensor of shape " + shapeStr(shape) + ": too large");
+    Tensor t;
+    t.m_dtype = dtype;
+    const std::size_t bytes = static_cast<std::size_t>(total);
+    if (pool) {
+        t.m_storage = pool->allocate(bytes, kind, device);
+    } else {
+        const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+        void* p = rawAllocate(rounded, kind, device);
+        if (!p)
+            throw Error(std::string("out of ") + (kind == MemoryKind::Host ? "host" : "device") + " memory: cannot allocate " +
+                        std::to_string(bytes) + " bytes for a tensor of shape " + shapeStr(shape));
+        t.m_storage = std::make_shared<Storage>(p, rounded, kind, false, nullptr, std::weak_ptr<BufferPool>(), device);
+    }
+    t.m_shape = std::move(shape);
+    return t;
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape, BufferPool* pool)
+{
+    Tensor t = empty(dtype, std::move(shape), pool);
+    std::memset(t.rawData(), 0, t.nbytes());
+    return t;
+}
+
+Tensor Tensor::fromConstant(const TensorData& data)
+{
+    if (!data.loaded())
+        throw Error("constant data is not loaded" + (data.missing.empty() ? std::string() : ": " + data.missing));
+    Tensor t;
+    t.m_dtype = data.dtype;
+    t.m_shape = data.shape;
+    if (data.bytes->size() < t.nbytes())
+        throw Error("constant data holds " + std::to_string(data.bytes->size()) + " bytes, its shape " + shapeStr(data.shape) +
+                    " needs " + std::to_string(t.nbytes()));
+    void* p = const_cast<char*>(data.bytes->data());
+    t.m_storage = std::make_shared<Storage>(p, data.bytes->size(), MemoryKind::Host, true,
+                                            std::shared_ptr<const void>(data.bytes), std::weak_ptr<BufferPool>(), 0);
+    return t;
+}
+
+Tensor Tensor::fromBytes(DType dtype, Shape shape, const void* bytes)
+{
+    Tensor t = empty(dtype, std::move(shape));
+    if (t.nbytes()) std::memcpy(t.rawData(), bytes, t.nbytes());
+    return t;
+}
+
+Tensor Tensor::fromDoubles(DType dtype, Shape shape, const std::vector<double>& values)
+{
+    Tensor t = empty(dtype, std::move(shape));
+    if (static_cast<std::int64_t>(values.size()) != t.numel())
+        throw Error("fromDoubles: " + std::to_string(values.size()) + " values for shape " + shapeStr(t.shape()));
+    convertElements(values.data(), DType::Float64, t.rawData(), dtype, t.numel());
+    return t;
+}
+
+Tensor Tensor::scalar(DType dtype, double value) { return fromDoubles(dtype, {}, {value}); }
+
+Tensor Tensor::reshaped(Shape shape) const
+{
+    if (shapeNumel(shape) != numel())
+        throw Error("cannot reshape " + typeStr() + " to " + shapeStr(shape) + ": element counts differ");
+    Tensor t = *this;
+    t.m_shape = std::move(shape);
+    return t;
+}
+
+Tensor Tensor::sliceView(std::int64_t offset, Shape shape) const
+{
+    if (offset < 0 || offset + shapeNumel(shape) > numel())
+        throw Error("view of " + shapeStr(shape) + " at element " + std::to_string(offset) + " does not fit in " + typeStr());
+    Tensor t = *this;
+    t.m_offset += static_cast<std::size_t>(offset) * dtypeSize(m_dtype);
+    t.m_shape = std::move(shape);
+    return t;
+}
+
+Tensor Tensor::clone(BufferPool* pool) const
+{
+    if (!onHost()) throw Error("clone: only host tensors are cloned here");
+    Tensor t = empty(m_dtype, m_shape, pool);
+    if (nbytes()) std::memcpy(t.rawData(), rawData(), nbytes());
+    return t;
+}
+
+double Tensor::at(std::int64_t i) const
+{
+    return visitDType(m_dtype, "Tensor::at", [&](auto z) -> double {
+        using T = decltype(z);
+        return static_cast<double>(data<T>()[i]);
+    });
+}
+
+std::int64_t Tensor::intAt(std::int64_t i) const
+{
+    return visitDType(m_dtype, "Tensor::intAt", [&](auto z) -> std::int64_t {
+        using T = decltype(z);
+        return static_cast<std::int64_t>(data<T>()[i]);
+    });
+}
+
+std::vector<double> Tensor::toDoubles() const
+{
+    std::vector<double> v(static_cast<std::size_t>(numel()));
+    convertElements(rawData(), m_dtype, v.data(), DType::Float64, numel());
+    return v;
+}
+
+std::shared_ptr<TensorData> Tensor::toTensorData() const
+{
+    auto d = std::make_shared<TensorData>();
+    d->dtype = m_dtype;
+    d->shape = m_shape;
+    d->bytes = std::make_shared<const std::string>(static_cast<const char*>(rawData()), nbytes());
+    return d;
+}
+
+std::string Tensor::typeStr() const { return std::string(dtypeName(m_dtype)) + shapeStr(m_shape); }
+
+namespace {
+template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n)
+{
+    if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
+        // C-style truncation; NaN, infinities and values beyond int64 give 0 (no UB)
+        for (std::int64_t i = 0; i < n; ++i) {
+            const S v = s[i];
+            d[i] = (std::isfinite(v) && std::fabs(v) < S(9.2e18)) ? static_cast<D>(static_cast<std::int64_t>(v)) : D(0);
+        }
+    } else {
+        for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);
+    }
+}
+} // namespace
+
+void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n)
+{
+    if (srcType == dstType) {
+        std::memcpy(dst, src, static_cast<std::size_t>(n) * dtypeSize(srcType));
+        return;
+    }
+    if (dstType == DType::Bool) {
+        visitDType(srcType, "convert", [&](auto z) {
+            using S = decltype(z);
+            const S* s = static_cast<const S*>(src);
+            auto* d = static_cast<std::uint8_t*>(dst);
+            for (std::int64_t i = 0; i < n; ++i) d[i] = s[i] != S(0);
+        });
+        return;
+    }
+    visitDType(srcType, "convert", [&](auto zs) {
+        using S = decltype(zs);
+        visitDType(dstType, "convert", [&](auto zd) {
+            using D = decltype(zd);
+            convertTyped(static_cast<const S*>(src), static_cast<D*>(dst), n);
+        });
+    });
+}
+
+} // namespace passlens

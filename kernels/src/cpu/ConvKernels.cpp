@@ -1,0 +1,306 @@
+// Convolution (im2col + OpenBLAS GEMM, direct depthwise), pooling and batch normalisation:
+// AbstractConv2d / GpuCorrMM, Pool / GpuPool, BatchNormInference / GpuDnnBatchNormInference.
+#include "Conv.h"
+#include "Gemm.h"
+#include "Loops.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace passlens::cpu {
+
+namespace {
+
+using json = nlohmann::json;
+
+template <class T>
+void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias, Tensor& y)
+{
+    const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+    const std::int64_t F = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
+    const std::int64_t OH = y.dim(2), OW = y.dim(3);
+    const std::int64_t G = p.groups, Fg = F / G;
+    const T* xp = x.data<T>();
+    const T* wp = w.data<T>();
+    T* yp = y.data<T>();
+    const std::int64_t spatial = OH * OW;
+    if (Cg == 1 && G == C && G > 1) {
+        for (std::int64_t n = 0; n < N; ++n) {
+            if constexpr (std::is_same_v<T, float>) loops().depthwiseFloat(xp + n * C * H * W, wp, yp + n * F * spatial, C, Fg, H, W, KH, KW, OH, OW, p);
+            else loops().depthwiseDouble(xp + n * C * H * W, wp, yp + n * F * spatial, C, Fg, H, W, KH, KW, OH, OW, p);
+        }
+    } else {
+        const bool pointwise = KH == 1 && KW == 1 && p.strideH == 1 && p.strideW == 1 && p.padTop == 0 && p.padLeft == 0 &&
+                               p.padBottom == 0 && p.padRight == 0;
+        const std::int64_t K = Cg * KH * KW;
+        T* cols = nullptr;
+        std::vector<T> colStore;
+        if (!pointwise) {
+            if constexpr (std::is_same_v<T, float>) cols = c.ctx.scratch(static_cast<std::size_t>(K * spatial));
+            else {
+                colStore.resize(static_cast<std::size_t>(K * spatial));
+                cols = colStore.data();
+            }
+        }
+        for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t g = 0; g < G; ++g) {
+                const T* xg = xp + (n * C + g * Cg) * H * W;
+                const T* B;
+                if (pointwise) {
+                    B = xg;
+                } else {
+                    if constexpr (std::is_same_v<T, float>) loops().im2colFloat(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
+                    else loops().im2colDouble(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
+                    B = cols;
+                }
+                gemmT<T>(false, false, Fg, spatial, K, T(1), wp + g * Fg * K, K, B, spatial, T(0), yp + (n * F + g * Fg) * spatial, spatial);
+            }
+    }
+    if (bias) {
+        const T* bp = bias->data<T>();
+        for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t f = 0; f < F; ++f) {
+                T* r = yp + (n * F + f) * spatial;
+                const T b = bp[f];
+                for (std::int64_t i = 0; i < spatial; ++i) r[i] += b;
+            }
+    }
+}
+
+} // namespace
+
+Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias)
+{
+    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
+    if (x.dtype() != w.dtype()) c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " have different dtypes");
+    const std::int64_t C = x.dim(1), F = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
+    if (p.groups < 1 || C != Cg * p.groups || F % p.groups)
+        c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match with " + std::to_string(p.groups) + " groups");
+    if (p.strideH < 1 || p.strideW < 1 || p.dilH < 1 || p.dilW < 1) c.fail("strides and dilations must be >= 1");
+    const std::int64_t OH = (x.dim(2) + p.padTop + p.padBottom - p.dilH * (KH - 1) - 1) / p.strideH + 1;
+    const std::int64_t OW = (x.dim(3) + p.padLeft + p.padRight - p.dilW * (KW - 1) - 1) / p.strideW + 1;
+    if (OH < 0 || OW < 0 || x.dim(2) + p.padTop + p.padBottom < p.dilH * (KH - 1) + 1 ||
+        x.dim(3) + p.padLeft + p.padRight < p.dilW * (KW - 1) + 1)
+        c.fail("kernel " + w.typeStr() + " is larger than the padded input " + x.typeStr());
+    if (bias && bias->numel() != F) c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
+    Tensor y = c.allocate(x.dtype(), {x.dim(0), F, OH, OW});
+    if (y.numel() == 0) return y;
+    if (x.dtype() == DType::Float32) conv2dTyped<float>(c, x, w, p, bias, y);
+    else if (x.dtype() == DType::Float64) conv2dTyped<double>(c, x, w, p, bias, y);
+    else c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
+    return y;
+}
+
+namespace {
+template <class T>
+void convTransposeTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias, Tensor& y)
+{
+    const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+    const std::int64_t Fg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
+    const std::int64_t G = p.groups, Cg = C / G, F = Fg * G;
+    const std::int64_t OH = y.dim(2), OW = y.dim(3);
+    const std::int64_t K = Fg * KH * KW, HW = H * W;
+    std::vector<T> cols(static_cast<std::size_t>(K * HW));
+    T* yp = y.data<T>();
+    std::memset(yp, 0, y.nbytes());
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t g = 0; g < G; ++g) {
+            // cols[K, HW] = w_g[Cg, K]^T * x_g[Cg, HW]
+            gemmT<T>(true, false, K, HW, Cg, T(1), w.data<T>() + g * Cg * K, K, x.data<T>() + (n * C + g * Cg) * HW, HW, T(0), cols.data(), HW);
+            // col2im
+            for (std::int64_t f = 0; f < Fg; ++f) {
+                T* yf = yp + (n * F + g * Fg + f) * OH * OW;
+                for (std::int64_t kh = 0; kh < KH; ++kh)
+                    for (std::int64_t kw = 0; kw < KW; ++kw) {
+                        const T* row = cols.data() + ((f * KH + kh) * KW + kw) * HW;
+                        for (std::int64_t ih = 0; ih < H; ++ih) {
+                            const std::int64_t oh = ih * p.strideH - p.padTop + kh * p.dilH;
+                            if (oh < 0 || oh >= OH) continue;
+                            for (std::int64_t iw = 0; iw < W; ++iw) {
+                                const std::int64_t ow = iw * p.strideW - p.padLeft + kw * p.dilW;
+                                if (ow < 0 || ow >= OW) continue;
+                                yf[oh * OW + ow] += row[ih * W + iw];
+                            }
+                        }
+                    }
+            }
+        }
+    if (bias) {
+        const T* bp = bias->data<T>();
+        for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t f = 0; f < F; ++f) {
+                T* r = yp + (n * F + f) * OH * OW;
+                for (std::int64_t i = 0; i < OH * OW; ++i) r[i] += bp[f];
+            }
+    }
+    (void)c;
+}
+} // namespace
+
+Tensor convTranspose2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, std::int64_t outPadH,
+                       std::int64_t outPadW, const Tensor* bias)
+{
+    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
+    if (x.dtype() != w.dtype()) c.fail("input and kernel have different dtypes");
+    if (p.groups < 1 || x.dim(1) % p.groups || w.dim(0) != x.dim(1))
+        c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match with " + std::to_string(p.groups) + " groups");
+    const std::int64_t F = w.dim(1) * p.groups;
+    const std::int64_t OH = p.strideH * (x.dim(2) - 1) + outPadH + p.dilH * (w.dim(2) - 1) + 1 - p.padTop - p.padBottom;
+    const std::int64_t OW = p.strideW * (x.dim(3) - 1) + outPadW + p.dilW * (w.dim(3) - 1) + 1 - p.padLeft - p.padRight;
+    if (OH < 0 || OW < 0) c.fail("negative output size");
+    if (bias && bias->numel() != F) c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
+    Tensor y = c.allocate(x.dtype(), {x.dim(0), F, OH, OW});
+    if (y.numel() == 0) return y;
+    if (x.dtype() == DType::Float32) convTransposeTyped<float>(c, x, w, p, bias, y);
+    else if (x.dtype() == DType::Float64) convTransposeTyped<double>(c, x, w, p, bias, y);
+    else c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
+    return y;
+}
+
+namespace {
+
+void abstractConv(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& w = c.in(1);
+    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
+    c.outputs[0] = conv2d(c, x, w, abstractConvParams(c, w), nullptr);
+}
+
+void pool(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const PoolParams p = poolParams(c, x);
+    Tensor y = c.allocate(x.dtype(), p.outShape);
+    if (y.numel() > 0) {
+        if (x.dtype() == DType::Float32)
+            loops().poolFloat(x.data<float>(), y.data<float>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0], p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0],
+                              p.p0[1], p.p1[1], p.mode);
+        else if (x.dtype() == DType::Float64)
+            loops().poolDouble(x.data<double>(), y.data<double>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0], p.k[1], p.s[0], p.s[1], p.p0[0],
+                               p.p1[0], p.p0[1], p.p1[1], p.mode);
+        else
+            c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
+    }
+    c.outputs[0] = std::move(y);
+}
+
+void batchNorm(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() < 2) c.fail("input " + x.typeStr() + " needs a channel axis");
+    const std::int64_t C = x.dim(1);
+    for (int i = 1; i < 5; ++i)
+        if (c.in(i).numel() != C) c.fail("parameter " + std::to_string(i) + " " + c.in(i).typeStr() + " does not have " + std::to_string(C) + " elements");
+    const double eps = c.op().floatAttr("epsilon", 1e-5);
+    const std::int64_t N = x.dim(0), inner = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
+    Tensor y = c.reuseOrAllocate(0, x.dtype(), x.shape());
+    visitDType(x.dtype(), "BatchNormInference", [&](auto z) {
+        using T = decltype(z);
+        if constexpr (std::is_floating_point_v<T>) {
+            std::vector<T> scale(static_cast<std::size_t>(C)), shift(static_cast<std::size_t>(C));
+            for (std::int64_t ch = 0; ch < C; ++ch) {
+                const T g = static_cast<T>(c.in(1).at(ch)), b = static_cast<T>(c.in(2).at(ch));
+                const T m = static_cast<T>(c.in(3).at(ch)), v = static_cast<T>(c.in(4).at(ch));
+                const T a = g / std::sqrt(v + static_cast<T>(eps));
+                scale[static_cast<std::size_t>(ch)] = a;
+                shift[static_cast<std::size_t>(ch)] = b - m * a;
+            }
+            const T* xp = x.data<T>();
+            T* yp = y.data<T>();
+            for (std::int64_t n = 0; n < N; ++n)
+                for (std::int64_t ch = 0; ch < C; ++ch) {
+                    const T a = scale[static_cast<std::size_t>(ch)], b = shift[static_cast<std::size_t>(ch)];
+                    const std::int64_t off = (n * C + ch) * inner;
+                    for (std::int64_t i = 0; i < inner; ++i) yp[off + i] = xp[off + i] * a + b;
+                }
+        } else {
+            c.fail("needs a float input, got " + x.typeStr());
+        }
+    });
+    c.outputs[0] = std::move(y);
+}
+
+} // namespace
+
+Conv2dParams abstractConvParams(const KernelCall& c, const Tensor& w)
+{
+    const json& a = c.op().attrs();
+    Conv2dParams p;
+    p.strideH = a.at("subsample").at(0).get<std::int64_t>();
+    p.strideW = a.at("subsample").at(1).get<std::int64_t>();
+    p.dilH = a.at("filter_dilation").at(0).get<std::int64_t>();
+    p.dilW = a.at("filter_dilation").at(1).get<std::int64_t>();
+    p.groups = a.value("num_groups", 1);
+    const json& bm = a.at("border_mode");
+    const std::int64_t ekh = p.dilH * (w.dim(2) - 1) + 1, ekw = p.dilW * (w.dim(3) - 1) + 1;
+    if (bm.is_string()) {
+        const std::string m = bm.get<std::string>();
+        if (m == "full") {
+            p.padTop = p.padBottom = ekh - 1;
+            p.padLeft = p.padRight = ekw - 1;
+        } else if (m == "half") {
+            p.padTop = p.padBottom = ekh / 2;
+            p.padLeft = p.padRight = ekw / 2;
+        } else if (m != "valid") {
+            c.fail("border_mode '" + m + "' is not valid, full, half or a list of pads");
+        }
+    } else {
+        auto pair = [&](const json& e, std::int64_t& lo, std::int64_t& hi) {
+            if (e.is_array()) {
+                lo = e.at(0).get<std::int64_t>();
+                hi = e.at(1).get<std::int64_t>();
+            } else {
+                lo = hi = e.get<std::int64_t>();
+            }
+        };
+        pair(bm.at(0), p.padTop, p.padBottom);
+        pair(bm.at(1), p.padLeft, p.padRight);
+    }
+    return p;
+}
+
+PoolParams poolParams(const KernelCall& c, const Tensor& x)
+{
+    const json& a = c.op().attrs();
+    const json &ws = a.at("ws"), &st = a.at("stride"), &pad = a.at("pad");
+    const int nd = static_cast<int>(ws.size());
+    if (nd < 1 || nd > 2) c.fail("only 1-d and 2-d pooling are supported, ws has " + std::to_string(nd) + " entries");
+    if (x.ndim() < nd) c.fail("input " + x.typeStr() + " has fewer dims than ws");
+    const bool ib = a.value("ignore_border", true);
+    PoolParams p;
+    for (int i = 0; i < nd; ++i) {
+        const int d = 2 - nd + i;
+        p.k[d] = ws[static_cast<std::size_t>(i)].get<std::int64_t>();
+        p.s[d] = st[static_cast<std::size_t>(i)].get<std::int64_t>();
+        const json& pe = pad[static_cast<std::size_t>(i)];
+        if (pe.is_array()) {
+            p.p0[d] = pe[0].get<std::int64_t>();
+            p.p1[d] = pe[1].get<std::int64_t>();
+        } else {
+            p.p0[d] = p.p1[d] = pe.get<std::int64_t>();
+        }
+        p.n[d] = x.dim(x.ndim() - nd + i);
+        const std::int64_t r = p.n[d] + p.p0[d] + p.p1[d];
+        if (ib) p.o[d] = r < p.k[d] ? 0 : (r - p.k[d]) / p.s[d] + 1;
+        else if (p.s[d] >= p.k[d]) p.o[d] = (r - 1) / p.s[d] + 1;
+        else p.o[d] = std::max<std::int64_t>(0, (r - 1 - p.k[d] + p.s[d]) / p.s[d]) + 1;
+        if (p.n[d] == 0) p.o[d] = 0;
+    }
+    p.outShape.assign(x.shape().begin(), x.shape().end() - nd);
+    for (int i = 0; i < nd; ++i) p.outShape.push_back(p.o[2 - nd + i]);
+    p.planes = shapeNumel(Shape(x.shape().begin(), x.shape().end() - nd));
+    const std::string m = a.value("mode", std::string("max"));
+    p.mode = m == "max" ? PoolMode::Max : m == "sum" ? PoolMode::Sum : m == "average_inc_pad" ? PoolMode::AvgIncPad : PoolMode::AvgExcPad;
+    return p;
+}
+
+void registerConvKernels(KernelRegistry& r)
+{
+    addHostAndGpu(r, "AbstractConv2d", "GpuCorrMM", abstractConv);
+    addHostAndGpu(r, "Pool", "GpuPool", pool);
+    addHostAndGpu(r, "BatchNormInference", "GpuDnnBatchNormInference", batchNorm);
+}
+
+} // namespace passlens::cpu

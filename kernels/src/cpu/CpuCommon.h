@@ -1,0 +1,88 @@
+#pragma once
+// Internal helpers shared by the CPU kernels.
+#include "passlens/kernels/Executor.h"
+#include "passlens/kernels/Kernel.h"
+
+#include <passlens/ir/Error.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace passlens::cpu {
+
+/// Row-major strides (in elements) of a shape.
+inline std::vector<std::int64_t> stridesOf(const Shape& s)
+{
+    std::vector<std::int64_t> st(s.size(), 1);
+    for (std::size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+    return st;
+}
+
+/// Integer value of a scalar (or single-element) tensor input.
+inline std::int64_t scalarInt(const KernelCall& c, int i)
+{
+    const Tensor& t = c.in(i);
+    if (t.numel() != 1) c.fail("input " + std::to_string(i) + " must be a scalar, got " + t.typeStr());
+    return t.intAt(0);
+}
+
+/// Values of an integer vector input.
+inline std::vector<std::int64_t> intVector(const KernelCall& c, int i)
+{
+    const Tensor& t = c.in(i);
+    std::vector<std::int64_t> v(static_cast<std::size_t>(t.numel()));
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = t.intAt(static_cast<std::int64_t>(k));
+    return v;
+}
+
+/// Output dtype of node output k as typed in the graph.
+inline DType outDType(const KernelCall& c, int k = 0) { return c.node.output(k)->type().dtype(); }
+
+/// Normalises an axis (negative counts from the end); fails naming the node.
+inline int normAxis(const KernelCall& c, std::int64_t axis, int ndim)
+{
+    const std::int64_t a = axis < 0 ? axis + ndim : axis;
+    if (a < 0 || a >= ndim) c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(ndim));
+    return static_cast<int>(a);
+}
+
+/// Copies `src` (any strides, in elements, of a tensor of dtype size `esize`) into a
+/// contiguous buffer of shape `shape`. Used for transposes and slices.
+void stridedCopy(const void* src, const std::vector<std::int64_t>& srcStrides, void* dst, const Shape& shape,
+                 std::size_t esize);
+
+/// `v` broadcast (NumPy rules, leading dims added) into a new tensor of shape `out` and dtype
+/// `dt`; fails naming the node when the shapes do not broadcast.
+Tensor broadcastToShape(const KernelCall& c, const Tensor& v, const Shape& out, DType dt);
+
+/// Reduces x over the flagged axes with scalar add / mul / maximum / minimum (after the optional
+/// pre op "sqr" or "abs") into a new tensor of dtype dt. Float32 accumulates in float32.
+Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar, DType dt,
+                    const std::string& pre = {});
+
+/// The part of x a Subtensor / IncSubtensor idx selects: element offset of its first element,
+/// its dims and the strides (in elements of x) of each. Symbolic "?" entries take the integer
+/// scalar inputs from `firstSym` on, in order. Fails naming the node for out-of-bounds indices.
+struct SubtensorRegion {
+    std::int64_t base = 0;
+    Shape dims;
+    std::vector<std::int64_t> strides;
+    bool contiguous() const;
+};
+SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstSym);
+
+/// Sub-registration functions (one per source file).
+void registerElemwise(KernelRegistry& r);
+void registerShapeKernels(KernelRegistry& r);
+void registerIndexKernels(KernelRegistry& r);
+void registerReduceKernels(KernelRegistry& r);
+void registerBlasKernels(KernelRegistry& r);
+void registerConvKernels(KernelRegistry& r);
+void registerOnnxKernels(KernelRegistry& r);
+void registerOnnxControlKernels(KernelRegistry& r);
+
+/// Registers `fn` for a host kind and (when not empty) its GPU counterpart on the CPU backend.
+void addHostAndGpu(KernelRegistry& r, const std::string& host, const std::string& gpu, const KernelFn& fn);
+
+} // namespace passlens::cpu

@@ -1,0 +1,51 @@
+#pragma once
+// The scalar-expression engine behind Elemwise / GpuElemwise (incl. fused composites) and the
+// ONNX element-wise fallbacks: parses an elemwiseExpr string ("add(i0,mul(i1,i2))"), types every
+// sub-expression with Theano's rules and evaluates it block-wise over broadcast inputs.
+#include "ScalarOp.h"
+#include "passlens/kernels/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace passlens::cpu {
+
+
+struct ExprNode {
+    ScalarOp op = ScalarOp::Input;
+    int input = -1;          ///< for Input: the input index
+    std::vector<int> args;   ///< node indices (earlier in the program)
+    DType dtype = DType::Float32;
+    double p0 = 0, p1 = 0;   ///< clip min/max, leaky_relu alpha, hard_sigmoid alpha/beta
+};
+
+/// A parsed expression, nodes in evaluation order (the last one is the root).
+struct ScalarProgram {
+    std::vector<ExprNode> nodes;
+    int nin = 0;
+    enum class Mode : std::uint8_t { Float, Double, Int } mode = Mode::Double;
+};
+
+/// Comparisons and logical ops (their result is bool).
+inline bool isCompare(ScalarOp o)
+{
+    switch (o) {
+    case ScalarOp::Lt: case ScalarOp::Gt: case ScalarOp::Le: case ScalarOp::Ge: case ScalarOp::Eq:
+    case ScalarOp::Neq: case ScalarOp::And: case ScalarOp::Or: case ScalarOp::Not: return true;
+    default: return false;
+    }
+}
+
+/// Parses `expr` with input dtypes `inTypes`; throws passlens::Error("bad expression ...: why").
+ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inTypes);
+
+/// Evaluates `prog` over `inputs` (equal ranks; a dim of 1 broadcasts) into `out`, whose shape
+/// must be the broadcast shape and whose dtype is the result dtype (the root value is converted).
+/// `out` may share the buffer of an input of the same shape and dtype. Throws passlens::Error
+/// when shapes do not broadcast.
+void evalProgram(const ScalarProgram& prog, const std::vector<Tensor>& inputs, Tensor& out);
+
+/// The broadcast shape of equal-rank shapes (Theano/NumPy rules); throws naming the axis.
+Shape broadcastShapes(const std::vector<Shape>& shapes);
+
+} // namespace passlens::cpu

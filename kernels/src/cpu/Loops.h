@@ -1,0 +1,38 @@
+#pragma once
+// Internal: the CPU backend's hot loops (element-wise programs, im2col, depthwise convolution,
+// pooling), compiled twice: for baseline x86-64 and for x86-64-v3 (AVX2 + FMA, no FP
+// contraction, so both give the same bits). loops() picks the best one the CPU supports once.
+#include "Conv.h"
+#include "ElemwiseEngine.h"
+
+namespace passlens::cpu {
+
+struct LoopTable {
+    const char* name;
+    void (*evalFloat)(const ScalarProgram&, const std::vector<Tensor>&, Tensor&);
+    void (*evalDouble)(const ScalarProgram&, const std::vector<Tensor>&, Tensor&);
+    void (*evalInt)(const ScalarProgram&, const std::vector<Tensor>&, Tensor&);
+    void (*im2colFloat)(const float* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW, std::int64_t OH,
+                        std::int64_t OW, const Conv2dParams& p, float* cols);
+    void (*im2colDouble)(const double* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW, std::int64_t OH,
+                         std::int64_t OW, const Conv2dParams& p, double* cols);
+    void (*depthwiseFloat)(const float* x, const float* w, float* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W,
+                           std::int64_t KH, std::int64_t KW, std::int64_t OH, std::int64_t OW, const Conv2dParams& p);
+    void (*depthwiseDouble)(const double* x, const double* w, double* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W,
+                            std::int64_t KH, std::int64_t KW, std::int64_t OH, std::int64_t OW, const Conv2dParams& p);
+    void (*poolFloat)(const float* x, float* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW,
+                      std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb, std::int64_t pl,
+                      std::int64_t pr, PoolMode mode);
+    void (*poolDouble)(const double* x, double* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW,
+                       std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb, std::int64_t pl,
+                       std::int64_t pr, PoolMode mode);
+};
+
+/// The table for this CPU ("x86-64-v3" or "baseline"). PASSLENS_CPU_LOOPS=baseline forces the
+/// baseline build.
+const LoopTable& loops();
+
+namespace baseline { const LoopTable& table(); }
+namespace v3 { const LoopTable& table(); }
+
+} // namespace passlens::cpu

@@ -1,0 +1,595 @@
+// The CPU backend's hot loops, included by LoopsBaseline.cpp and LoopsV3.cpp with
+// PASSLENS_LOOPS_NS set to the namespace of that build (see Loops.h). No FP contraction in either
+// build, so both give the same bits.
+#include "Loops.h"
+
+#include <passlens/ir/Error.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace passlens::cpu::PASSLENS_LOOPS_NS {
+
+namespace {
+
+constexpr int kBlock = 512;
+
+template <class C> inline C pyMod(C a, C b)
+{
+    if constexpr (std::is_integral_v<C>) {
+        if (b == 0 || b == C(-1)) return 0;
+        C r = a % b;
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        return r;
+    } else {
+        C r = std::fmod(a, b);
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        return r;
+    }
+}
+
+template <class C> inline C floorDiv(C a, C b)
+{
+    if constexpr (std::is_integral_v<C>) {
+        if (b == 0) return 0;
+        if (b == C(-1)) return static_cast<C>(0ull - static_cast<std::uint64_t>(a)); // wraps for INT64_MIN
+        C q = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+        return q;
+    } else {
+        return std::floor(a / b);
+    }
+}
+
+template <class C> inline C ipow(C a, C b)
+{
+    if constexpr (std::is_integral_v<C>) {
+        if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+        std::uint64_t r = 1, base = static_cast<std::uint64_t>(a);
+        while (b) {
+            if (b & 1) r *= base; // unsigned: wraps like NumPy's integers, no UB
+            base *= base;
+            b >>= 1;
+        }
+        return static_cast<C>(r);
+    } else {
+        // exact shortcuts for the exponents models use (pow is correctly rounded for these)
+        if (b == C(2)) return a * a;
+        if (b == C(1)) return a;
+        if (b == C(0.5) && a > 0) return std::sqrt(a);
+        return std::pow(a, b);
+    }
+}
+
+double wrapInt(double v, DType d)
+{
+    if (!std::isfinite(v) || std::fabs(v) >= 9.2e18) return 0;
+    const std::int64_t t = static_cast<std::int64_t>(v);
+    switch (d) {
+    case DType::Int8: return static_cast<std::int8_t>(t);
+    case DType::Int16: return static_cast<std::int16_t>(t);
+    case DType::Int32: return static_cast<std::int32_t>(t);
+    case DType::UInt8: return static_cast<std::uint8_t>(t);
+    case DType::UInt16: return static_cast<std::uint16_t>(t);
+    case DType::UInt32: return static_cast<std::uint32_t>(t);
+    case DType::UInt64: return static_cast<double>(static_cast<std::uint64_t>(t));
+    default: return static_cast<double>(t);
+    }
+}
+
+std::int64_t wrapInt64(std::int64_t t, DType d)
+{
+    switch (d) {
+    case DType::Int8: return static_cast<std::int8_t>(t);
+    case DType::Int16: return static_cast<std::int16_t>(t);
+    case DType::Int32: return static_cast<std::int32_t>(t);
+    case DType::UInt8: return static_cast<std::uint8_t>(t);
+    case DType::UInt16: return static_cast<std::uint16_t>(t);
+    case DType::UInt32: return static_cast<std::uint32_t>(t);
+    case DType::Bool: return t != 0;
+    default: return t;
+    }
+}
+
+template <class C> void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, ScalarProgram::Mode mode)
+{
+    const std::size_t na = n.args.size();
+    const C* x = na > 0 ? a[0] : nullptr;
+    const C* y = na > 1 ? a[1] : nullptr;
+    switch (n.op) {
+    case ScalarOp::Input: break;
+    case ScalarOp::Add:
+        if constexpr (std::is_integral_v<C>) {
+            for (int i = 0; i < len; ++i) {
+                std::uint64_t s = static_cast<std::uint64_t>(x[i]);
+                for (std::size_t j = 1; j < na; ++j) s += static_cast<std::uint64_t>(a[j][i]);
+                r[i] = static_cast<C>(s);
+            }
+            break;
+        }
+        if (na == 1) for (int i = 0; i < len; ++i) r[i] = x[i];
+        else if (na == 2) for (int i = 0; i < len; ++i) r[i] = x[i] + y[i];
+        else for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s += a[j][i]; r[i] = s; }
+        break;
+    case ScalarOp::Mul:
+        if constexpr (std::is_integral_v<C>) {
+            for (int i = 0; i < len; ++i) {
+                std::uint64_t s = static_cast<std::uint64_t>(x[i]);
+                for (std::size_t j = 1; j < na; ++j) s *= static_cast<std::uint64_t>(a[j][i]);
+                r[i] = static_cast<C>(s);
+            }
+            break;
+        }
+        if (na == 1) for (int i = 0; i < len; ++i) r[i] = x[i];
+        else if (na == 2) for (int i = 0; i < len; ++i) r[i] = x[i] * y[i];
+        else for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s *= a[j][i]; r[i] = s; }
+        break;
+    case ScalarOp::Maximum:
+        for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s = s < a[j][i] ? a[j][i] : s; r[i] = s; }
+        break;
+    case ScalarOp::Minimum:
+        for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s = a[j][i] < s ? a[j][i] : s; r[i] = s; }
+        break;
+    case ScalarOp::Sub:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = static_cast<C>(static_cast<std::uint64_t>(x[i]) - static_cast<std::uint64_t>(y[i]));
+        else for (int i = 0; i < len; ++i) r[i] = x[i] - y[i];
+        break;
+    case ScalarOp::TrueDiv:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = floorDiv<C>(x[i], y[i]);
+        else for (int i = 0; i < len; ++i) r[i] = x[i] / y[i];
+        break;
+    case ScalarOp::IntDiv: for (int i = 0; i < len; ++i) r[i] = floorDiv<C>(x[i], y[i]); break;
+    case ScalarOp::Mod: for (int i = 0; i < len; ++i) r[i] = pyMod<C>(x[i], y[i]); break;
+    case ScalarOp::Pow: for (int i = 0; i < len; ++i) r[i] = ipow<C>(x[i], y[i]); break;
+    case ScalarOp::Neg:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = static_cast<C>(0ull - static_cast<std::uint64_t>(x[i]));
+        else for (int i = 0; i < len; ++i) r[i] = -x[i];
+        break;
+    case ScalarOp::Abs:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i] < 0 ? static_cast<C>(0ull - static_cast<std::uint64_t>(x[i])) : x[i];
+        else for (int i = 0; i < len; ++i) r[i] = x[i] < 0 ? -x[i] : x[i];
+        break;
+    case ScalarOp::Sqr:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = static_cast<C>(static_cast<std::uint64_t>(x[i]) * static_cast<std::uint64_t>(x[i]));
+        else for (int i = 0; i < len; ++i) r[i] = x[i] * x[i];
+        break;
+    case ScalarOp::Relu: for (int i = 0; i < len; ++i) r[i] = x[i] > 0 ? x[i] : C(0); break;
+    case ScalarOp::Sgn: for (int i = 0; i < len; ++i) r[i] = static_cast<C>((x[i] > 0) - (x[i] < 0)); break;
+    case ScalarOp::Lt: for (int i = 0; i < len; ++i) r[i] = x[i] < y[i]; break;
+    case ScalarOp::Gt: for (int i = 0; i < len; ++i) r[i] = x[i] > y[i]; break;
+    case ScalarOp::Le: for (int i = 0; i < len; ++i) r[i] = x[i] <= y[i]; break;
+    case ScalarOp::Ge: for (int i = 0; i < len; ++i) r[i] = x[i] >= y[i]; break;
+    case ScalarOp::Eq: for (int i = 0; i < len; ++i) r[i] = x[i] == y[i]; break;
+    case ScalarOp::Neq: for (int i = 0; i < len; ++i) r[i] = x[i] != y[i]; break;
+    case ScalarOp::And: for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) && (y[i] != 0); break;
+    case ScalarOp::Or: for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) || (y[i] != 0); break;
+    case ScalarOp::Not: for (int i = 0; i < len; ++i) r[i] = x[i] == 0; break;
+    case ScalarOp::Switch: for (int i = 0; i < len; ++i) r[i] = x[i] != 0 ? y[i] : a[2][i]; break;
+    case ScalarOp::Identity:
+    case ScalarOp::Cast: for (int i = 0; i < len; ++i) r[i] = x[i]; break;
+    case ScalarOp::Clip:
+        if constexpr (std::is_integral_v<C>) {
+            for (int i = 0; i < len; ++i) {
+                double v = static_cast<double>(x[i]);
+                v = std::min(std::max(v, n.p0), n.p1);
+                r[i] = static_cast<C>(v);
+            }
+        } else {
+            const C lo = static_cast<C>(n.p0), hi = static_cast<C>(n.p1);
+            for (int i = 0; i < len; ++i) { C v = x[i] < lo ? lo : x[i]; r[i] = v > hi ? hi : v; }
+        }
+        break;
+    case ScalarOp::Floor:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i];
+        else for (int i = 0; i < len; ++i) r[i] = std::floor(x[i]);
+        break;
+    case ScalarOp::Ceil:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i];
+        else for (int i = 0; i < len; ++i) r[i] = std::ceil(x[i]);
+        break;
+    case ScalarOp::Round:
+        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i];
+        else for (int i = 0; i < len; ++i) r[i] = std::nearbyint(x[i]);
+        break;
+    default:
+        if constexpr (std::is_integral_v<C>) {
+            // float functions never run in integer mode (their type is a float)
+            for (int i = 0; i < len; ++i) r[i] = 0;
+        } else {
+            switch (n.op) {
+            case ScalarOp::Exp: for (int i = 0; i < len; ++i) r[i] = std::exp(x[i]); break;
+            case ScalarOp::Log: for (int i = 0; i < len; ++i) r[i] = std::log(x[i]); break;
+            case ScalarOp::Sqrt: for (int i = 0; i < len; ++i) r[i] = std::sqrt(x[i]); break;
+            case ScalarOp::Tanh: for (int i = 0; i < len; ++i) r[i] = std::tanh(x[i]); break;
+            case ScalarOp::Sigmoid: for (int i = 0; i < len; ++i) r[i] = C(1) / (C(1) + std::exp(-x[i])); break;
+            case ScalarOp::Erf: for (int i = 0; i < len; ++i) r[i] = std::erf(x[i]); break;
+            case ScalarOp::Sin: for (int i = 0; i < len; ++i) r[i] = std::sin(x[i]); break;
+            case ScalarOp::Cos: for (int i = 0; i < len; ++i) r[i] = std::cos(x[i]); break;
+            case ScalarOp::Reciprocal: for (int i = 0; i < len; ++i) r[i] = C(1) / x[i]; break;
+            case ScalarOp::LeakyRelu: {
+                const C al = static_cast<C>(n.p0);
+                for (int i = 0; i < len; ++i) r[i] = x[i] >= 0 ? x[i] : x[i] * al;
+                break;
+            }
+            case ScalarOp::HardSigmoid: {
+                const C al = static_cast<C>(n.p0), be = static_cast<C>(n.p1);
+                for (int i = 0; i < len; ++i) {
+                    C v = al * x[i] + be;
+                    v = v < 0 ? C(0) : v;
+                    r[i] = v > 1 ? C(1) : v;
+                }
+                break;
+            }
+            default: break;
+            }
+        }
+    }
+    // Round the node's value to its dtype.
+    if (n.dtype == DType::Bool && !isCompare(n.op)) {
+        for (int i = 0; i < len; ++i) r[i] = r[i] != 0;
+    } else if constexpr (std::is_same_v<C, double>) {
+        if (mode == ScalarProgram::Mode::Double) {
+            if (n.dtype == DType::Float32) for (int i = 0; i < len; ++i) r[i] = static_cast<double>(static_cast<float>(r[i]));
+            else if (isInteger(n.dtype)) for (int i = 0; i < len; ++i) r[i] = wrapInt(r[i], n.dtype);
+        }
+    } else if constexpr (std::is_same_v<C, std::int64_t>) {
+        if (n.dtype != DType::Int64 && n.dtype != DType::UInt64) for (int i = 0; i < len; ++i) r[i] = wrapInt64(r[i], n.dtype);
+    }
+}
+
+template <class C> DType computeDType()
+{
+    if constexpr (std::is_same_v<C, float>) return DType::Float32;
+    else if constexpr (std::is_same_v<C, double>) return DType::Float64;
+    else return DType::Int64;
+}
+
+// Coalesced iteration space: output dims (>= 1 entry) and per input the strides of each dim;
+// reused across calls (thread-local) so a call allocates nothing once warm.
+struct Layout {
+    std::vector<std::int64_t> dims;
+    std::vector<std::int64_t> strides; // [input * maxDims + dim]
+    std::size_t maxDims = 0;
+    std::int64_t stride(std::size_t in, std::size_t d) const { return strides[in * maxDims + d]; }
+    std::int64_t& stride(std::size_t in, std::size_t d) { return strides[in * maxDims + d]; }
+};
+
+void coalesce(const Shape& out, const std::vector<Tensor>& ins, Layout& L, std::vector<std::int64_t>& st)
+{
+    const std::size_t r = out.size();
+    const std::size_t k = ins.size();
+    L.maxDims = std::max<std::size_t>(r, 1);
+    st.assign(k * L.maxDims, 0);
+    for (std::size_t i = 0; i < k; ++i) {
+        const Shape& s = ins[i].shape();
+        std::int64_t acc = 1;
+        for (std::size_t a = r; a-- > 0;) {
+            st[i * L.maxDims + a] = (s[a] == 1 && out[a] != 1) ? 0 : acc;
+            acc *= s[a];
+        }
+    }
+    L.dims.clear();
+    L.strides.assign(k * L.maxDims, 0);
+    for (std::size_t a = 0; a < r; ++a) {
+        if (out[a] == 1) continue;
+        if (!L.dims.empty()) {
+            const std::size_t d = L.dims.size() - 1;
+            bool merge = true;
+            for (std::size_t i = 0; i < k && merge; ++i) merge = L.stride(i, d) == st[i * L.maxDims + a] * out[a];
+            if (merge) {
+                L.dims.back() *= out[a];
+                for (std::size_t i = 0; i < k; ++i) L.stride(i, d) = st[i * L.maxDims + a];
+                continue;
+            }
+        }
+        L.dims.push_back(out[a]);
+        for (std::size_t i = 0; i < k; ++i) L.stride(i, L.dims.size() - 1) = st[i * L.maxDims + a];
+    }
+    if (L.dims.empty()) L.dims.push_back(1); // strides stay 0
+}
+
+template <class C> struct Scratch {
+    std::vector<C> bufStore;
+    std::vector<const C*> val, argPtrs;
+    std::vector<std::int64_t> idx, off, tmp;
+    std::vector<const char*> base;
+    std::vector<std::size_t> esize;
+    Layout L;
+};
+
+template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>& ins, Tensor& out)
+{
+    thread_local Scratch<C> S;
+    Layout& L = S.L;
+    coalesce(out.shape(), ins, L, S.tmp);
+    const std::size_t nn = prog.nodes.size();
+    const std::size_t k = ins.size();
+    if (S.bufStore.size() < nn * kBlock) S.bufStore.resize(nn * kBlock);
+    C* bufBase = S.bufStore.data();
+    auto buf = [&](std::size_t i) { return bufBase + i * kBlock; };
+    S.val.assign(nn, nullptr);
+    const C** val = S.val.data();
+    S.argPtrs.resize(8);
+    const DType cdt = computeDType<C>();
+    const bool outDirect = out.dtype() == cdt && prog.nodes.back().op != ScalarOp::Input;
+    const std::size_t ndims = L.dims.size();
+    const std::size_t last = ndims - 1;
+    const std::int64_t inner = L.dims.back();
+    S.idx.assign(ndims, 0);
+    S.off.assign(k, 0);
+    S.base.resize(k);
+    S.esize.resize(k);
+    std::int64_t* idx = S.idx.data();
+    std::int64_t* off = S.off.data();
+    for (std::size_t i = 0; i < k; ++i) {
+        S.base[i] = static_cast<const char*>(ins[i].rawData());
+        S.esize[i] = dtypeSize(ins[i].dtype());
+    }
+    char* outBase = static_cast<char*>(out.rawData());
+    const std::size_t outEs = dtypeSize(out.dtype());
+    std::int64_t outPos = 0;
+    std::int64_t outer = 1;
+    for (std::size_t a = 0; a < last; ++a) outer *= L.dims[a];
+    for (std::int64_t o = 0; o < outer; ++o) {
+        for (std::int64_t b = 0; b < inner; b += kBlock) {
+            const int len = static_cast<int>(std::min<std::int64_t>(kBlock, inner - b));
+            for (std::size_t ni = 0; ni < nn; ++ni) {
+                const ExprNode& n = prog.nodes[ni];
+                if (n.op == ScalarOp::Input) {
+                    const std::size_t in = static_cast<std::size_t>(n.input);
+                    const std::int64_t is = L.stride(in, last);
+                    const char* p = S.base[in] + static_cast<std::size_t>(off[in] + b * is) * S.esize[in];
+                    const DType dt = ins[in].dtype();
+                    if (is == 1 && dt == cdt) {
+                        val[ni] = reinterpret_cast<const C*>(p);
+                    } else if (is == 1) {
+                        convertElements(p, dt, buf(ni), cdt, len);
+                        val[ni] = buf(ni);
+                    } else {
+                        C v;
+                        convertElements(p, dt, &v, cdt, 1);
+                        std::fill(buf(ni), buf(ni) + len, v);
+                        val[ni] = buf(ni);
+                    }
+                    continue;
+                }
+                if (S.argPtrs.size() < n.args.size()) S.argPtrs.resize(n.args.size());
+                for (std::size_t j = 0; j < n.args.size(); ++j) S.argPtrs[j] = val[static_cast<std::size_t>(n.args[j])];
+                C* dst = (ni + 1 == nn && outDirect) ? reinterpret_cast<C*>(outBase + static_cast<std::size_t>(outPos + b) * outEs) : buf(ni);
+                applyNode<C>(n, len, S.argPtrs.data(), dst, prog.mode);
+                val[ni] = dst;
+            }
+            if (!outDirect) convertElements(val[nn - 1], cdt, outBase + static_cast<std::size_t>(outPos + b) * outEs, out.dtype(), len);
+        }
+        outPos += inner;
+        // advance the odometer over the outer dims
+        for (std::size_t a = last; a-- > 0;) {
+            ++idx[a];
+            for (std::size_t i = 0; i < k; ++i) off[i] += L.stride(i, a);
+            if (idx[a] < L.dims[a]) break;
+            for (std::size_t i = 0; i < k; ++i) off[i] -= L.stride(i, a) * idx[a];
+            idx[a] = 0;
+        }
+    }
+}
+
+
+// Output index range [lo, hi) for which in = o*stride + off lies in [0, n).
+inline void validRange(std::int64_t outLen, std::int64_t stride, std::int64_t off, std::int64_t n, std::int64_t& lo, std::int64_t& hi)
+{
+    // o*stride + off >= 0  ->  o >= ceil(-off / stride)
+    lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    // o*stride + off <= n-1 -> o <= floor((n-1-off)/stride)
+    const std::int64_t top = n - 1 - off;
+    hi = top < 0 ? 0 : std::min<std::int64_t>(outLen, top / stride + 1);
+    if (lo > hi) lo = hi;
+}
+
+template <class T>
+void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW, std::int64_t OH, std::int64_t OW,
+            const Conv2dParams& p, T* cols)
+{
+    const std::int64_t N = OH * OW;
+    for (std::int64_t ch = 0; ch < C; ++ch)
+        for (std::int64_t kh = 0; kh < KH; ++kh)
+            for (std::int64_t kw = 0; kw < KW; ++kw) {
+                T* row = cols + ((ch * KH + kh) * KW + kw) * N;
+                const std::int64_t offW = kw * p.dilW - p.padLeft;
+                std::int64_t w0, w1;
+                validRange(OW, p.strideW, offW, W, w0, w1);
+                for (std::int64_t oh = 0; oh < OH; ++oh) {
+                    T* r = row + oh * OW;
+                    const std::int64_t ih = oh * p.strideH - p.padTop + kh * p.dilH;
+                    if (ih < 0 || ih >= H) {
+                        std::memset(r, 0, static_cast<std::size_t>(OW) * sizeof(T));
+                        continue;
+                    }
+                    const T* src = x + (ch * H + ih) * W;
+                    for (std::int64_t ow = 0; ow < w0; ++ow) r[ow] = 0;
+                    if (p.strideW == 1) {
+                        if (w1 > w0) std::memcpy(r + w0, src + w0 + offW, static_cast<std::size_t>(w1 - w0) * sizeof(T));
+                    } else {
+                        for (std::int64_t ow = w0; ow < w1; ++ow) r[ow] = src[ow * p.strideW + offW];
+                    }
+                    for (std::int64_t ow = w1; ow < OW; ++ow) r[ow] = 0;
+                }
+            }
+}
+
+// Depthwise: one input channel per group. Each channel plane is copied into a zero-padded
+// buffer so the inner loops have no bounds checks; 3x3 kernels get an unrolled loop.
+template <class T>
+void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW,
+               std::int64_t OH, std::int64_t OW, const Conv2dParams& p)
+{
+    thread_local std::vector<T> padBuf;
+    // rows/cols of the padded plane actually read
+    const std::int64_t Hp = std::max(H + p.padTop, (OH - 1) * p.strideH + (KH - 1) * p.dilH + 1);
+    const std::int64_t Wp = std::max(W + p.padLeft, (OW - 1) * p.strideW + (KW - 1) * p.dilW + 1);
+    padBuf.assign(static_cast<std::size_t>(Hp * Wp), T(0));
+    const std::int64_t sh = p.strideH, sw = p.strideW, dh = p.dilH, dw = p.dilW;
+    for (std::int64_t ch = 0; ch < C; ++ch) {
+        const T* xc = x + ch * H * W;
+        T* xp = padBuf.data();
+        for (std::int64_t i = 0; i < H; ++i) {
+            const std::int64_t r = i + p.padTop;
+            if (r >= Hp) break;
+            const std::int64_t n = std::min(W, Wp - p.padLeft);
+            if (n > 0) std::memcpy(xp + r * Wp + p.padLeft, xc + i * W, static_cast<std::size_t>(n) * sizeof(T));
+        }
+        for (std::int64_t m = 0; m < mult; ++m) {
+            const std::int64_t f = ch * mult + m;
+            const T* wf = w + f * KH * KW;
+            T* yf = y + f * OH * OW;
+            for (std::int64_t oh = 0; oh < OH; ++oh) {
+                T* yr = yf + oh * OW;
+                const T* base = xp + (oh * sh) * Wp;
+                if (KH == 3 && KW == 3 && sw == 1 && dw == 1) {
+                    const T* r0 = base;
+                    const T* r1 = base + dh * Wp;
+                    const T* r2 = base + 2 * dh * Wp;
+                    const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6], w7 = wf[7], w8 = wf[8];
+                    for (std::int64_t ow = 0; ow < OW; ++ow)
+                        yr[ow] = w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] + w5 * r1[ow + 2] +
+                                 w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2];
+                } else if (KH == 3 && KW == 3 && sw == 2 && dw == 1) {
+                    const T* r0 = base;
+                    const T* r1 = base + dh * Wp;
+                    const T* r2 = base + 2 * dh * Wp;
+                    const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6], w7 = wf[7], w8 = wf[8];
+                    for (std::int64_t ow = 0; ow < OW; ++ow) {
+                        const std::int64_t c0 = 2 * ow;
+                        yr[ow] = w0 * r0[c0] + w1 * r0[c0 + 1] + w2 * r0[c0 + 2] + w3 * r1[c0] + w4 * r1[c0 + 1] + w5 * r1[c0 + 2] +
+                                 w6 * r2[c0] + w7 * r2[c0 + 1] + w8 * r2[c0 + 2];
+                    }
+                } else {
+                    for (std::int64_t ow = 0; ow < OW; ++ow) yr[ow] = 0;
+                    for (std::int64_t kh = 0; kh < KH; ++kh) {
+                        const T* xr = base + kh * dh * Wp;
+                        for (std::int64_t kw = 0; kw < KW; ++kw) {
+                            const T wv = wf[kh * KW + kw];
+                            const T* xs = xr + kw * dw;
+                            if (sw == 1)
+                                for (std::int64_t ow = 0; ow < OW; ++ow) yr[ow] += wv * xs[ow];
+                            else
+                                for (std::int64_t ow = 0; ow < OW; ++ow) yr[ow] += wv * xs[ow * sw];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+
+// Pooling, separable: per input row the window maxima / sums over columns, then over rows.
+// Windows follow Theano's pool.py: in padded coordinates, clipped to the padded image; max, sum
+// and average_exc_pad use only real elements, average_inc_pad divides by the clipped window.
+template <class T>
+void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW, std::int64_t kh,
+           std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb, std::int64_t pl, std::int64_t pr, PoolMode mode)
+{
+    const bool isMax = mode == PoolMode::Max;
+    const std::int64_t rows = H + pt + pb, cols = W + pl + pr;
+    thread_local std::vector<std::int64_t> cc0, cc1, cpad;
+    thread_local std::vector<T> hbuf;
+    cc0.resize(static_cast<std::size_t>(OW));
+    cc1.resize(static_cast<std::size_t>(OW));
+    cpad.resize(static_cast<std::size_t>(OW));
+    for (std::int64_t q = 0; q < OW; ++q) {
+        const std::int64_t c0 = q * sw, c1 = std::min(c0 + kw, cols);
+        cc0[static_cast<std::size_t>(q)] = std::max(c0, pl) - pl;
+        cc1[static_cast<std::size_t>(q)] = std::max(std::min(c1, W + pl) - pl, cc0[static_cast<std::size_t>(q)]);
+        cpad[static_cast<std::size_t>(q)] = c1 - c0;
+    }
+    hbuf.resize(static_cast<std::size_t>(H * OW));
+    const T init = isMax ? -std::numeric_limits<T>::infinity() : T(0);
+    for (std::int64_t pl_ = 0; pl_ < planes; ++pl_) {
+        const T* xp = x + pl_ * H * W;
+        T* yp = y + pl_ * OH * OW;
+        // columns: full windows [qa, qb) vectorised over q (tap-outer loop), clipped ones scalar
+        std::int64_t qa = 0, qb = OW;
+        while (qa < OW && (qa * sw - pl < 0)) ++qa;
+        while (qb > qa && ((qb - 1) * sw - pl + kw > W || (qb - 1) * sw + kw > cols)) --qb;
+        for (std::int64_t i = 0; i < H; ++i) {
+            const T* xr = xp + i * W;
+            T* hr = hbuf.data() + i * OW;
+            for (std::int64_t q = 0; q < OW; ++q) hr[q] = init;
+            for (std::int64_t t = 0; t < kw; ++t) {
+                const T* xs = xr + t - pl;
+                if (isMax) {
+                    if (sw == 1)
+                        for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[q] > hr[q] ? xs[q] : hr[q];
+                    else if (sw == 2)
+                        for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[2 * q] > hr[q] ? xs[2 * q] : hr[q];
+                    else
+                        for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[q * sw] > hr[q] ? xs[q * sw] : hr[q];
+                } else {
+                    if (sw == 1)
+                        for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[q];
+                    else if (sw == 2)
+                        for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[2 * q];
+                    else
+                        for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[q * sw];
+                }
+            }
+            auto border = [&](std::int64_t q) {
+                T m = init;
+                for (std::int64_t j = cc0[static_cast<std::size_t>(q)]; j < cc1[static_cast<std::size_t>(q)]; ++j)
+                    m = isMax ? (xr[j] > m ? xr[j] : m) : m + xr[j];
+                hr[q] = m;
+            };
+            for (std::int64_t q = 0; q < qa; ++q) border(q);
+            for (std::int64_t q = std::max(qa, qb); q < OW; ++q) border(q);
+        }
+        // rows
+        for (std::int64_t r = 0; r < OH; ++r) {
+            const std::int64_t r0 = r * sh, r1 = std::min(r0 + kh, rows);
+            const std::int64_t i0 = std::max(r0, pt) - pt, i1 = std::max(std::min(r1, H + pt) - pt, i0);
+            T* yr = yp + r * OW;
+            for (std::int64_t q = 0; q < OW; ++q) yr[q] = init;
+            for (std::int64_t i = i0; i < i1; ++i) {
+                const T* hr = hbuf.data() + i * OW;
+                if (isMax)
+                    for (std::int64_t q = 0; q < OW; ++q) yr[q] = hr[q] > yr[q] ? hr[q] : yr[q];
+                else
+                    for (std::int64_t q = 0; q < OW; ++q) yr[q] += hr[q];
+            }
+            if (mode == PoolMode::AvgIncPad) {
+                for (std::int64_t q = 0; q < OW; ++q) {
+                    const std::int64_t cnt = (r1 - r0) * cpad[static_cast<std::size_t>(q)];
+                    yr[q] = cnt > 0 ? yr[q] / static_cast<T>(cnt) : T(0);
+                }
+            } else if (mode == PoolMode::AvgExcPad) {
+                for (std::int64_t q = 0; q < OW; ++q) {
+                    const std::int64_t cnt = (i1 - i0) * (cc1[static_cast<std::size_t>(q)] - cc0[static_cast<std::size_t>(q)]);
+                    yr[q] = cnt > 0 ? yr[q] / static_cast<T>(cnt) : T(0);
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+const LoopTable& table()
+{
+    static const LoopTable t = {
+        PASSLENS_LOOPS_NAME,
+        [](const ScalarProgram& p, const std::vector<Tensor>& in, Tensor& out) { run<float>(p, in, out); },
+        [](const ScalarProgram& p, const std::vector<Tensor>& in, Tensor& out) { run<double>(p, in, out); },
+        [](const ScalarProgram& p, const std::vector<Tensor>& in, Tensor& out) { run<std::int64_t>(p, in, out); },
+        &im2col<float>,
+        &im2col<double>,
+        &depthwise<float>,
+        &depthwise<double>,
+        &poolT<float>,
+        &poolT<double>,
+    };
+    return t;
+}
+
+} // namespace passlens::cpu::PASSLENS_LOOPS_NS

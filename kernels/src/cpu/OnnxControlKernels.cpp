@@ -1,0 +1,244 @@
+// OnnxLSTM and OnnxIf (nested graphs run by nested executors sharing the parent's context).
+#include "CpuCommon.h"
+#include "Gemm.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace passlens::cpu {
+
+namespace {
+
+using json = nlohmann::json;
+
+const Tensor* optIn(const KernelCall& c, int k)
+{
+    const json& a = c.op().attrs();
+    if (a.contains("inputs_present")) {
+        const json& pr = a["inputs_present"];
+        if (k >= static_cast<int>(pr.size()) || !pr[static_cast<std::size_t>(k)].get<bool>()) return nullptr;
+        int idx = 0;
+        for (int i = 0; i < k; ++i) idx += pr[static_cast<std::size_t>(i)].get<bool>() ? 1 : 0;
+        return &c.inputs[static_cast<std::size_t>(idx)];
+    }
+    return k < c.nin() ? &c.inputs[static_cast<std::size_t>(k)] : nullptr;
+}
+
+inline float sigm(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+// ONNX LSTM (gates i, o, f, c), default activations (sigmoid, tanh, tanh), optional peepholes,
+// clip, input_forget, sequence_lens, layout 0 or 1, forward / reverse / bidirectional.
+void onnxLstm(KernelCall& c)
+{
+    const json& a = c.op().attrs();
+    for (const char* unsupported : {"activations", "activation_alpha", "activation_beta"})
+        if (a.contains(unsupported)) {
+            const json& acts = a[unsupported];
+            if (std::string(unsupported) == "activations") {
+                static const std::vector<std::string> dflt = {"Sigmoid", "Tanh", "Tanh"};
+                bool ok = acts.is_array();
+                for (std::size_t i = 0; ok && i < acts.size(); ++i) ok = acts[i].get<std::string>() == dflt[i % 3];
+                if (ok) continue;
+            }
+            c.fail("attribute '" + std::string(unsupported) + "' (non-default activations) is not supported");
+        }
+    const Tensor* X = optIn(c, 0);
+    const Tensor* W = optIn(c, 1);
+    const Tensor* R = optIn(c, 2);
+    if (!X || !W || !R) c.fail("needs X, W and R");
+    const Tensor* B = optIn(c, 3);
+    const Tensor* seqLens = optIn(c, 4);
+    const Tensor* h0 = optIn(c, 5);
+    const Tensor* c0 = optIn(c, 6);
+    const Tensor* P = optIn(c, 7);
+    for (const Tensor* t : {X, W, R, B, h0, c0, P})
+        if (t && t->dtype() != DType::Float32) c.fail("needs float32 tensors, got " + t->typeStr());
+    const std::int64_t Hs = c.op().intAttr("hidden_size", 0);
+    const std::string dir = a.contains("direction") ? c.op().str("direction") : "forward";
+    const int dirs = dir == "bidirectional" ? 2 : 1;
+    const bool batchFirst = c.op().intAttr("layout", 0) == 1;
+    const bool inputForget = c.op().intAttr("input_forget", 0) != 0;
+    const double clip = c.op().floatAttr("clip", 0.0);
+    if (X->ndim() != 3) c.fail("X must be 3-d, got " + X->typeStr());
+    const std::int64_t T = batchFirst ? X->dim(1) : X->dim(0), Bt = batchFirst ? X->dim(0) : X->dim(1), I = X->dim(2);
+    const std::int64_t H = Hs > 0 ? Hs : R->dim(2);
+    if (W->ndim() != 3 || W->dim(0) != dirs || W->dim(1) != 4 * H || W->dim(2) != I) c.fail("W " + W->typeStr() + " does not match X " + X->typeStr() + " and hidden_size " + std::to_string(H));
+    if (R->ndim() != 3 || R->dim(0) != dirs || R->dim(1) != 4 * H || R->dim(2) != H) c.fail("R " + R->typeStr() + " does not match hidden_size " + std::to_string(H));
+    if (B && B->numel() != dirs * 8 * H) c.fail("B " + B->typeStr() + " does not match");
+    if (P && P->numel() != dirs * 3 * H) c.fail("P " + P->typeStr() + " does not match");
+    for (const Tensor* s : {h0, c0})
+        if (s && s->numel() != dirs * Bt * H) c.fail("initial state " + s->typeStr() + " does not match [" + std::to_string(dirs) + "," + std::to_string(Bt) + "," + std::to_string(H) + "]");
+
+    // X as [T, Bt, I] contiguous
+    std::vector<float> xs(static_cast<std::size_t>(T * Bt * I));
+    for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t b = 0; b < Bt; ++b) {
+            const float* src = X->data<float>() + (batchFirst ? (b * T + t) : (t * Bt + b)) * I;
+            std::memcpy(xs.data() + (t * Bt + b) * I, src, static_cast<std::size_t>(I) * sizeof(float));
+        }
+    std::vector<float> Y(static_cast<std::size_t>(T * dirs * Bt * H), 0.f), Yh(static_cast<std::size_t>(dirs * Bt * H)), Yc(static_cast<std::size_t>(dirs * Bt * H));
+    std::vector<float> gx(static_cast<std::size_t>(T * Bt * 4 * H)), gates(static_cast<std::size_t>(Bt * 4 * H));
+    for (int d = 0; d < dirs; ++d) {
+        const bool reverse = dir == "reverse" || d == 1;
+        const float* Wd = W->data<float>() + d * 4 * H * I;
+        const float* Rd = R->data<float>() + d * 4 * H * H;
+        // gx[T*Bt, 4H] = X * W^T (+ Wb + Rb)
+        sgemm(false, true, T * Bt, 4 * H, I, 1.f, xs.data(), I, Wd, I, 0.f, gx.data(), 4 * H);
+        if (B) {
+            const float* Bd = B->data<float>() + d * 8 * H;
+            for (std::int64_t r = 0; r < T * Bt; ++r)
+                for (std::int64_t j = 0; j < 4 * H; ++j) gx[static_cast<std::size_t>(r * 4 * H + j)] += Bd[j] + Bd[4 * H + j];
+        }
+        std::vector<float> h(static_cast<std::size_t>(Bt * H), 0.f), cs(static_cast<std::size_t>(Bt * H), 0.f);
+        if (h0) std::memcpy(h.data(), h0->data<float>() + d * Bt * H, h.size() * sizeof(float));
+        if (c0) std::memcpy(cs.data(), c0->data<float>() + d * Bt * H, cs.size() * sizeof(float));
+        const float* Pd = P ? P->data<float>() + d * 3 * H : nullptr;
+        for (std::int64_t step = 0; step < T; ++step) {
+            const std::int64_t t = reverse ? T - 1 - step : step;
+            std::memcpy(gates.data(), gx.data() + t * Bt * 4 * H, gates.size() * sizeof(float));
+            sgemm(false, true, Bt, 4 * H, H, 1.f, h.data(), H, Rd, H, 1.f, gates.data(), 4 * H);
+            for (std::int64_t b = 0; b < Bt; ++b) {
+                const std::int64_t len = seqLens ? seqLens->intAt(b) : T;
+                const bool active = reverse ? (t < len) : (t < len);
+                if (!active) continue;
+                float* g = gates.data() + b * 4 * H;
+                float* hb = h.data() + b * H;
+                float* cb = cs.data() + b * H;
+                for (std::int64_t j = 0; j < H; ++j) {
+                    float gi = g[j], go = g[H + j], gf = g[2 * H + j], gc = g[3 * H + j];
+                    if (Pd) {
+                        gi += Pd[j] * cb[j];
+                        gf += Pd[2 * H + j] * cb[j];
+                    }
+                    if (clip > 0) {
+                        const float cl = static_cast<float>(clip);
+                        gi = std::clamp(gi, -cl, cl);
+                        gf = std::clamp(gf, -cl, cl);
+                        gc = std::clamp(gc, -cl, cl);
+                    }
+                    const float ii = sigm(gi);
+                    const float ff = inputForget ? 1.f - ii : sigm(gf);
+                    const float cc = std::tanh(gc);
+                    const float cn = ff * cb[j] + ii * cc;
+                    if (Pd) go += Pd[H + j] * cn;
+                    if (clip > 0) go = std::clamp(go, -static_cast<float>(clip), static_cast<float>(clip));
+                    const float oo = sigm(go);
+                    cb[j] = cn;
+                    hb[j] = oo * std::tanh(cn);
+                }
+                std::memcpy(Y.data() + ((t * dirs + d) * Bt + b) * H, hb, static_cast<std::size_t>(H) * sizeof(float));
+            }
+        }
+        std::memcpy(Yh.data() + d * Bt * H, h.data(), h.size() * sizeof(float));
+        std::memcpy(Yc.data() + d * Bt * H, cs.data(), cs.size() * sizeof(float));
+    }
+    const int nout = c.node.nout();
+    if (nout > 0) {
+        Tensor y;
+        if (batchFirst) {
+            y = c.allocate(DType::Float32, {Bt, T, dirs, H});
+            for (std::int64_t t = 0; t < T; ++t)
+                for (int d = 0; d < dirs; ++d)
+                    for (std::int64_t b = 0; b < Bt; ++b)
+                        std::memcpy(y.data<float>() + ((b * T + t) * dirs + d) * H, Y.data() + ((t * dirs + d) * Bt + b) * H, static_cast<std::size_t>(H) * sizeof(float));
+        } else {
+            y = Tensor::fromBytes(DType::Float32, {T, dirs, Bt, H}, Y.data());
+        }
+        c.outputs[0] = std::move(y);
+    }
+    auto state = [&](const std::vector<float>& v) {
+        if (batchFirst) {
+            Tensor t = c.allocate(DType::Float32, {Bt, dirs, H});
+            for (int d = 0; d < dirs; ++d)
+                for (std::int64_t b = 0; b < Bt; ++b)
+                    std::memcpy(t.data<float>() + (b * dirs + d) * H, v.data() + (d * Bt + b) * H, static_cast<std::size_t>(H) * sizeof(float));
+            return t;
+        }
+        return Tensor::fromBytes(DType::Float32, {dirs, Bt, H}, v.data());
+    };
+    if (nout > 1) c.outputs[1] = state(Yh);
+    if (nout > 2) c.outputs[2] = state(Yc);
+}
+
+struct IfState : KernelState {
+    std::unique_ptr<Executor> branch[2];
+    std::vector<int> bind[2]; // per branch input: node input index
+};
+
+void onnxIf(KernelCall& c)
+{
+    const Tensor& cond = c.in(0);
+    if (cond.numel() != 1) c.fail("condition must hold one element, got " + cond.typeStr());
+    const bool takeThen = cond.at(0) != 0;
+    const char* attr = takeThen ? "then_branch" : "else_branch";
+    const FunctionGraph* g = nullptr;
+    for (const Subgraph& s : c.op().subgraphs())
+        if (s.attribute == attr) g = s.graph.get();
+    if (!g) c.fail("has no " + std::string(attr));
+    auto* st = dynamic_cast<IfState*>(c.state.get());
+    if (!st) {
+        auto s = std::make_unique<IfState>();
+        st = s.get();
+        c.state = std::move(s);
+    }
+    const int bi = takeThen ? 0 : 1;
+    if (!st->branch[bi]) {
+        const json& a = c.op().attrs();
+        const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : 1;
+        std::vector<std::string> outer;
+        if (a.contains("outer_scope"))
+            for (const auto& e : a["outer_scope"]) outer.push_back(e.get<std::string>());
+        std::vector<int> bind;
+        for (const Variable* in : g->inputs()) {
+            auto it = std::find(outer.begin(), outer.end(), in->name());
+            if (it == outer.end()) c.fail(std::string(attr) + " input '" + in->name() + "' is not an outer-scope value of the node");
+            bind.push_back(nOnnx + static_cast<int>(it - outer.begin()));
+        }
+        try {
+            st->branch[bi] = std::make_unique<Executor>(*g, std::shared_ptr<ExecContext>(&c.ctx, [](ExecContext*) {}));
+        } catch (const Error& e) {
+            c.fail(std::string(attr) + ": " + e.what());
+        }
+        st->bind[bi] = std::move(bind);
+    }
+    std::vector<Tensor> ins;
+    for (int k : st->bind[bi]) {
+        if (k >= c.nin()) c.fail("outer-scope input " + std::to_string(k) + " is missing");
+        ins.push_back(c.in(k));
+    }
+    std::vector<Tensor> outs;
+    try {
+        outs = st->branch[bi]->run(ins);
+    } catch (const Error& e) {
+        c.fail(std::string(attr) + ": " + e.what());
+    }
+    if (static_cast<int>(outs.size()) != c.node.nout())
+        c.fail(std::string(attr) + " produced " + std::to_string(outs.size()) + " outputs, the node has " + std::to_string(c.node.nout()));
+    for (std::size_t k = 0; k < outs.size(); ++k) c.outputs[k] = std::move(outs[k]);
+}
+
+} // namespace
+
+void registerOnnxControlKernels(KernelRegistry& r)
+{
+    r.add("OnnxLSTM", Backend::Cpu, onnxLstm);
+    r.add("OnnxIf", Backend::Cpu, onnxIf);
+}
+
+void registerCpuKernels(KernelRegistry& r)
+{
+    registerElemwise(r);
+    registerShapeKernels(r);
+    registerIndexKernels(r);
+    registerReduceKernels(r);
+    registerBlasKernels(r);
+    registerConvKernels(r);
+    registerOnnxKernels(r);
+    registerOnnxControlKernels(r);
+}
+
+} // namespace passlens::cpu
+
+namespace passlens {
+void registerCpuKernels(KernelRegistry& r) { cpu::registerCpuKernels(r); }
+} // namespace passlens

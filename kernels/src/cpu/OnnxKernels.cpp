@@ -1,0 +1,916 @@
+// CPU kernels of the Onnx<Type> host ops (ONNX semantics: NumPy broadcasting, attributes as in
+// the ONNX node; absent optional inputs described by the "inputs_present" attribute).
+#include "Conv.h"
+#include "CpuCommon.h"
+#include "ElemwiseEngine.h"
+#include "Gemm.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+
+namespace passlens::cpu {
+
+namespace {
+
+using json = nlohmann::json;
+
+// ONNX input k of the node (nullptr when absent).
+const Tensor* onnxIn(const KernelCall& c, int k)
+{
+    const json& a = c.op().attrs();
+    const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
+    if (a.contains("inputs_present")) {
+        const json& pr = a["inputs_present"];
+        if (k >= static_cast<int>(pr.size())) return nullptr;
+        if (!pr[static_cast<std::size_t>(k)].get<bool>()) return nullptr;
+        int idx = 0;
+        for (int i = 0; i < k; ++i) idx += pr[static_cast<std::size_t>(i)].get<bool>() ? 1 : 0;
+        return idx < nOnnx ? &c.inputs[static_cast<std::size_t>(idx)] : nullptr;
+    }
+    return k < nOnnx ? &c.inputs[static_cast<std::size_t>(k)] : nullptr;
+}
+
+const Tensor& needIn(const KernelCall& c, int k)
+{
+    const Tensor* t = onnxIn(c, k);
+    if (!t) c.fail("ONNX input " + std::to_string(k) + " is required");
+    return *t;
+}
+
+std::vector<std::int64_t> intsOf(const Tensor& t)
+{
+    std::vector<std::int64_t> v(static_cast<std::size_t>(t.numel()));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = t.intAt(static_cast<std::int64_t>(i));
+    return v;
+}
+
+std::vector<std::int64_t> attrInts(const KernelCall& c, const char* name, std::vector<std::int64_t> dflt = {})
+{
+    const json& a = c.op().attrs();
+    if (!a.contains(name) || !a[name].is_array()) return dflt;
+    std::vector<std::int64_t> v;
+    for (const auto& e : a[name]) v.push_back(e.get<std::int64_t>());
+    return v;
+}
+
+std::optional<DType> onnxDType(std::int64_t t)
+{
+    switch (t) {
+    case 1: return DType::Float32;
+    case 2: return DType::UInt8;
+    case 3: return DType::Int8;
+    case 4: return DType::UInt16;
+    case 5: return DType::Int16;
+    case 6: return DType::Int32;
+    case 7: return DType::Int64;
+    case 9: return DType::Bool;
+    case 11: return DType::Float64;
+    case 12: return DType::UInt32;
+    case 13: return DType::UInt64;
+    default: return std::nullopt;
+    }
+}
+
+// ---------------------------------------------------------------- element-wise (NumPy broadcasting)
+struct ProgState : KernelState {
+    std::vector<DType> types;
+    ScalarProgram prog;
+};
+
+Tensor runExpr(KernelCall& c, const std::string& expr, std::vector<Tensor> ins, DType outType)
+{
+    int r = 0;
+    for (const Tensor& t : ins) r = std::max(r, t.ndim());
+    std::vector<Shape> shapes;
+    std::vector<DType> types;
+    for (Tensor& t : ins) {
+        if (t.ndim() < r) {
+            Shape s(static_cast<std::size_t>(r - t.ndim()), 1);
+            s.insert(s.end(), t.shape().begin(), t.shape().end());
+            t = t.reshaped(s);
+        }
+        shapes.push_back(t.shape());
+        types.push_back(t.dtype());
+    }
+    auto* st = dynamic_cast<ProgState*>(c.state.get());
+    if (!st || st->types != types) {
+        auto s = std::make_unique<ProgState>();
+        s->types = types;
+        s->prog = compileExpr(expr, types);
+        st = s.get();
+        c.state = std::move(s);
+    }
+    const Shape out = broadcastShapes(shapes);
+    Tensor y = c.allocate(outType, out);
+    evalProgram(st->prog, ins, y);
+    return y;
+}
+
+std::string callExpr(const std::string& head, int n)
+{
+    std::string s = head + "(";
+    for (int i = 0; i < n; ++i) s += (i ? ",i" : "i") + std::to_string(i);
+    return s + ")";
+}
+
+DType resultType(const KernelCall& c, const std::vector<Tensor>& ins, bool boolResult)
+{
+    const Type& t = c.node.output(0)->type();
+    (void)ins;
+    if (boolResult) return DType::Bool;
+    return t.dtype();
+}
+
+KernelFn elementwise(const std::string& scalar, bool boolResult = false)
+{
+    return [scalar, boolResult](KernelCall& c) {
+        std::vector<Tensor> ins;
+        for (int i = 0; i < c.nin(); ++i) ins.push_back(c.in(i));
+        const DType dt = resultType(c, ins, boolResult);
+        std::string head = scalar;
+        if (scalar == "div") head = isFloat(ins[0].dtype()) ? "true_div" : "int_div";
+        c.outputs[0] = runExpr(c, callExpr(head, static_cast<int>(ins.size())), ins, dt);
+    };
+}
+
+void onnxCast(KernelCall& c)
+{
+    const auto to = onnxDType(c.op().intAttr("to", 1));
+    if (!to) c.fail("unsupported target type " + std::to_string(c.op().intAttr("to", 1)));
+    Tensor y = c.allocate(*to, c.in(0).shape());
+    convertElements(c.in(0).rawData(), c.in(0).dtype(), y.rawData(), *to, y.numel());
+    c.outputs[0] = std::move(y);
+}
+
+void onnxClip(KernelCall& c)
+{
+    double lo = -INFINITY, hi = INFINITY;
+    if (c.op().has("min")) lo = c.op().floatAttr("min");
+    if (c.op().has("max")) hi = c.op().floatAttr("max");
+    if (const Tensor* t = onnxIn(c, 1)) lo = t->at(0);
+    if (const Tensor* t = onnxIn(c, 2)) hi = t->at(0);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "clip{%.17g,%.17g}(i0)", lo, hi);
+    c.outputs[0] = runExpr(c, buf, {c.in(0)}, c.in(0).dtype());
+}
+
+// ---------------------------------------------------------------- shapes
+void onnxIdentity(KernelCall& c) { c.outputs[0] = c.in(0); }
+
+void onnxShape(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int nd = x.ndim();
+    std::int64_t start = c.op().intAttr("start", 0), end = c.op().intAttr("end", nd);
+    if (start < 0) start += nd;
+    if (end < 0) end += nd;
+    start = std::clamp<std::int64_t>(start, 0, nd);
+    end = std::clamp<std::int64_t>(end, 0, nd);
+    const std::int64_t n = std::max<std::int64_t>(0, end - start);
+    Tensor y = c.allocate(DType::Int64, {n});
+    for (std::int64_t i = 0; i < n; ++i) y.data<std::int64_t>()[i] = x.dim(static_cast<int>(start + i));
+    c.outputs[0] = std::move(y);
+}
+
+void onnxTranspose(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int nd = x.ndim();
+    std::vector<std::int64_t> perm = attrInts(c, "perm");
+    if (perm.empty())
+        for (int i = 0; i < nd; ++i) perm.push_back(nd - 1 - i);
+    if (static_cast<int>(perm.size()) != nd) c.fail("perm has " + std::to_string(perm.size()) + " entries for " + x.typeStr());
+    const auto xs = stridesOf(x.shape());
+    Shape out;
+    std::vector<std::int64_t> st;
+    for (auto p : perm) {
+        const int a = normAxis(c, p, nd);
+        out.push_back(x.dim(a));
+        st.push_back(xs[static_cast<std::size_t>(a)]);
+    }
+    Tensor y = c.allocate(x.dtype(), out);
+    stridedCopy(x.rawData(), st, y.rawData(), out, dtypeSize(x.dtype()));
+    c.outputs[0] = std::move(y);
+}
+
+std::vector<std::int64_t> axesOf(const KernelCall& c, int inputIndex)
+{
+    if (c.op().has("axes")) return attrInts(c, "axes");
+    if (const Tensor* t = onnxIn(c, inputIndex)) return intsOf(*t);
+    return {};
+}
+
+void onnxUnsqueeze(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const auto axes = axesOf(c, 1);
+    const int nd = x.ndim() + static_cast<int>(axes.size());
+    std::vector<bool> isNew(static_cast<std::size_t>(nd), false);
+    for (auto a : axes) isNew[static_cast<std::size_t>(normAxis(c, a, nd))] = true;
+    Shape out;
+    int src = 0;
+    for (int i = 0; i < nd; ++i) out.push_back(isNew[static_cast<std::size_t>(i)] ? 1 : x.dim(src++));
+    c.outputs[0] = x.reshaped(out);
+}
+
+void onnxSqueeze(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    auto axes = axesOf(c, 1);
+    std::vector<bool> drop(static_cast<std::size_t>(x.ndim()), false);
+    if (axes.empty()) {
+        for (int i = 0; i < x.ndim(); ++i) drop[static_cast<std::size_t>(i)] = x.dim(i) == 1;
+    } else {
+        for (auto a : axes) {
+            const int n = normAxis(c, a, x.ndim());
+            if (x.dim(n) != 1) c.fail("cannot squeeze axis " + std::to_string(a) + " of " + x.typeStr());
+            drop[static_cast<std::size_t>(n)] = true;
+        }
+    }
+    Shape out;
+    for (int i = 0; i < x.ndim(); ++i)
+        if (!drop[static_cast<std::size_t>(i)]) out.push_back(x.dim(i));
+    c.outputs[0] = x.reshaped(out);
+}
+
+void onnxReshape(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    std::vector<std::int64_t> s = intsOf(needIn(c, 1));
+    const bool allowZero = c.op().intAttr("allowzero", 0) != 0;
+    int minus = -1;
+    std::int64_t prod = 1;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == 0 && !allowZero) {
+            if (static_cast<int>(i) >= x.ndim()) c.fail("shape copies dim " + std::to_string(i) + " that " + x.typeStr() + " does not have");
+            s[i] = x.dim(static_cast<int>(i));
+        }
+        if (s[i] == -1) {
+            if (minus >= 0) c.fail("shape has more than one -1");
+            minus = static_cast<int>(i);
+        } else {
+            prod *= s[i];
+        }
+    }
+    if (minus >= 0) {
+        if (prod == 0 || x.numel() % prod) c.fail("cannot reshape " + x.typeStr() + " to " + shapeStr(s));
+        s[static_cast<std::size_t>(minus)] = x.numel() / prod;
+    }
+    c.outputs[0] = x.reshaped(s);
+}
+
+void onnxFlatten(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    std::int64_t axis = c.op().intAttr("axis", 1);
+    if (axis < 0) axis += x.ndim();
+    std::int64_t a = 1, b = 1;
+    for (int i = 0; i < x.ndim(); ++i) (i < axis ? a : b) *= x.dim(i);
+    c.outputs[0] = x.reshaped({a, b});
+}
+
+void onnxConcat(KernelCall& c)
+{
+    const Tensor& x0 = c.in(0);
+    const int axis = normAxis(c, c.op().intAttr("axis", 0), x0.ndim());
+    const DType dt = x0.dtype();
+    Shape out = x0.shape();
+    out[static_cast<std::size_t>(axis)] = 0;
+    for (int i = 0; i < c.nin(); ++i) {
+        const Tensor& t = c.in(i);
+        if (t.ndim() != x0.ndim()) c.fail("input " + std::to_string(i) + " " + t.typeStr() + " has another rank than " + x0.typeStr());
+        for (int a = 0; a < t.ndim(); ++a)
+            if (a != axis && t.dim(a) != x0.dim(a)) c.fail("input " + std::to_string(i) + " " + t.typeStr() + " does not match " + x0.typeStr());
+        out[static_cast<std::size_t>(axis)] += t.dim(axis);
+    }
+    Tensor y = c.allocate(dt, out);
+    const std::int64_t outer = shapeNumel(Shape(out.begin(), out.begin() + axis));
+    const std::int64_t rowOut = shapeNumel(Shape(out.begin() + axis, out.end()));
+    const std::size_t es = dtypeSize(dt);
+    std::int64_t col = 0;
+    for (int i = 0; i < c.nin(); ++i) {
+        const Tensor& t = c.in(i);
+        const std::int64_t chunk = shapeNumel(Shape(t.shape().begin() + axis, t.shape().end()));
+        for (std::int64_t o = 0; o < outer; ++o)
+            convertElements(static_cast<const char*>(t.rawData()) + static_cast<std::size_t>(o * chunk) * dtypeSize(t.dtype()), t.dtype(),
+                            static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o * rowOut + col) * es, dt, chunk);
+        col += chunk;
+    }
+    c.outputs[0] = std::move(y);
+}
+
+void onnxSlice(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    std::vector<std::int64_t> starts, ends, axes, steps;
+    if (c.op().has("starts")) {
+        starts = attrInts(c, "starts");
+        ends = attrInts(c, "ends");
+        axes = attrInts(c, "axes");
+    } else {
+        starts = intsOf(needIn(c, 1));
+        ends = intsOf(needIn(c, 2));
+        if (const Tensor* t = onnxIn(c, 3)) axes = intsOf(*t);
+        if (const Tensor* t = onnxIn(c, 4)) steps = intsOf(*t);
+    }
+    if (axes.empty())
+        for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        c.fail("starts, ends, axes and steps have different lengths");
+    const int nd = x.ndim();
+    const auto xs = stridesOf(x.shape());
+    std::vector<std::int64_t> st(xs.begin(), xs.end());
+    Shape out = x.shape();
+    std::int64_t base = 0;
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        const int a = normAxis(c, axes[k], nd);
+        const std::int64_t n = x.dim(a), step = steps[k];
+        if (step == 0) c.fail("slice step cannot be 0");
+        std::int64_t s = starts[k], e = ends[k];
+        if (s < 0) s += n;
+        if (e < 0) e += n;
+        if (step > 0) {
+            s = std::clamp<std::int64_t>(s, 0, n);
+            e = std::clamp<std::int64_t>(e, 0, n);
+        } else {
+            s = std::clamp<std::int64_t>(s, 0, n - 1);
+            e = std::clamp<std::int64_t>(e, -1, n - 1);
+        }
+        const std::int64_t len = step > 0 ? std::max<std::int64_t>(0, (e - s + step - 1) / step) : std::max<std::int64_t>(0, (s - e - step - 1) / (-step));
+        out[static_cast<std::size_t>(a)] = len;
+        if (len > 0) base += s * xs[static_cast<std::size_t>(a)];
+        st[static_cast<std::size_t>(a)] = step * xs[static_cast<std::size_t>(a)];
+    }
+    Tensor y = c.allocate(x.dtype(), out);
+    if (y.numel() > 0) {
+        const std::size_t es = dtypeSize(x.dtype());
+        stridedCopy(static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(base) * es, st, y.rawData(), out, es);
+    }
+    c.outputs[0] = std::move(y);
+}
+
+void onnxPad(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int nd = x.ndim();
+    std::vector<std::int64_t> pads = c.op().has("pads") ? attrInts(c, "pads") : intsOf(needIn(c, 1));
+    std::vector<std::int64_t> axes;
+    if (const Tensor* t = onnxIn(c, 3)) axes = intsOf(*t);
+    if (axes.empty())
+        for (int i = 0; i < nd; ++i) axes.push_back(i);
+    if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    std::vector<std::int64_t> lo(static_cast<std::size_t>(nd), 0), hi(static_cast<std::size_t>(nd), 0);
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+        const int a = normAxis(c, axes[k], nd);
+        lo[static_cast<std::size_t>(a)] = pads[k];
+        hi[static_cast<std::size_t>(a)] = pads[k + axes.size()];
+    }
+    const std::string mode = c.op().has("mode") ? c.op().str("mode") : "constant";
+    double value = c.op().floatAttr("value", 0.0);
+    if (const Tensor* t = onnxIn(c, 2); t && t->numel() > 0) value = t->at(0);
+    Shape out;
+    for (int a = 0; a < nd; ++a) {
+        const std::int64_t d = x.dim(a) + lo[static_cast<std::size_t>(a)] + hi[static_cast<std::size_t>(a)];
+        if (d < 0) c.fail("pads make axis " + std::to_string(a) + " negative");
+        out.push_back(d);
+    }
+    // per axis: source index of every output index, or -1 for the constant
+    std::vector<std::vector<std::int64_t>> map(static_cast<std::size_t>(nd));
+    for (int a = 0; a < nd; ++a) {
+        const std::int64_t n = x.dim(a);
+        auto& m = map[static_cast<std::size_t>(a)];
+        m.resize(static_cast<std::size_t>(out[static_cast<std::size_t>(a)]));
+        for (std::int64_t o = 0; o < out[static_cast<std::size_t>(a)]; ++o) {
+            std::int64_t i = o - lo[static_cast<std::size_t>(a)];
+            if (i >= 0 && i < n) {
+                m[static_cast<std::size_t>(o)] = i;
+                continue;
+            }
+            if (mode == "constant" || n == 0) {
+                m[static_cast<std::size_t>(o)] = -1;
+            } else if (mode == "edge") {
+                m[static_cast<std::size_t>(o)] = std::clamp<std::int64_t>(i, 0, n - 1);
+            } else if (mode == "reflect") {
+                if (n == 1) {
+                    m[static_cast<std::size_t>(o)] = 0;
+                    continue;
+                }
+                const std::int64_t period = 2 * (n - 1);
+                i = ((i % period) + period) % period;
+                m[static_cast<std::size_t>(o)] = i < n ? i : period - i;
+            } else if (mode == "wrap") {
+                m[static_cast<std::size_t>(o)] = ((i % n) + n) % n;
+            } else {
+                c.fail("unsupported pad mode '" + mode + "'");
+            }
+        }
+    }
+    Tensor y = c.allocate(x.dtype(), out);
+    const std::int64_t total = y.numel();
+    if (total > 0) {
+        const auto xs = stridesOf(x.shape());
+        const std::size_t es = dtypeSize(x.dtype());
+        std::vector<char> fill(es);
+        convertElements(&value, DType::Float64, fill.data(), x.dtype(), 1);
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(nd), 0);
+        char* yp = static_cast<char*>(y.rawData());
+        const char* xp = static_cast<const char*>(x.rawData());
+        for (std::int64_t e = 0; e < total; ++e) {
+            std::int64_t off = 0;
+            bool constant = false;
+            for (int a = 0; a < nd; ++a) {
+                const std::int64_t s = map[static_cast<std::size_t>(a)][static_cast<std::size_t>(idx[static_cast<std::size_t>(a)])];
+                if (s < 0) {
+                    constant = true;
+                    break;
+                }
+                off += s * xs[static_cast<std::size_t>(a)];
+            }
+            std::memcpy(yp + static_cast<std::size_t>(e) * es, constant ? fill.data() : xp + static_cast<std::size_t>(off) * es, es);
+            for (int a = nd; a-- > 0;) {
+                if (++idx[static_cast<std::size_t>(a)] < out[static_cast<std::size_t>(a)]) break;
+                idx[static_cast<std::size_t>(a)] = 0;
+            }
+        }
+    }
+    c.outputs[0] = std::move(y);
+}
+
+KernelFn onnxReduce(const std::string& scalar, bool mean)
+{
+    return [scalar, mean](KernelCall& c) {
+        const Tensor& x = c.in(0);
+        std::vector<std::int64_t> axes = axesOf(c, 1);
+        const bool keep = c.op().intAttr("keepdims", 1) != 0;
+        if (axes.empty() && c.op().intAttr("noop_with_empty_axes", 0)) {
+            c.outputs[0] = x;
+            return;
+        }
+        std::vector<bool> red(static_cast<std::size_t>(x.ndim()), axes.empty());
+        for (auto a : axes) red[static_cast<std::size_t>(normAxis(c, a, x.ndim()))] = true;
+        const DType dt = x.dtype();
+        Tensor y = reduceTensor(c, x, red, scalar, dt);
+        if (mean) {
+            std::int64_t cnt = 1;
+            for (int a = 0; a < x.ndim(); ++a)
+                if (red[static_cast<std::size_t>(a)]) cnt *= x.dim(a);
+            visitDType(dt, "ReduceMean", [&](auto z) {
+                using T = decltype(z);
+                T* p = y.data<T>();
+                for (std::int64_t i = 0; i < y.numel(); ++i) p[i] = cnt ? static_cast<T>(p[i] / static_cast<T>(cnt)) : T(0);
+            });
+        }
+        if (keep) {
+            Shape s;
+            for (int a = 0; a < x.ndim(); ++a) s.push_back(red[static_cast<std::size_t>(a)] ? 1 : x.dim(a));
+            y = y.reshaped(s);
+        }
+        c.outputs[0] = std::move(y);
+    };
+}
+
+void onnxGather(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& idx = c.in(1);
+    const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
+    Shape out(x.shape().begin(), x.shape().begin() + axis);
+    out.insert(out.end(), idx.shape().begin(), idx.shape().end());
+    out.insert(out.end(), x.shape().begin() + axis + 1, x.shape().end());
+    Tensor y = c.allocate(x.dtype(), out);
+    const std::int64_t outer = shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis));
+    const std::int64_t inner = shapeNumel(Shape(x.shape().begin() + axis + 1, x.shape().end()));
+    const std::int64_t n = x.dim(axis), m = idx.numel();
+    const std::size_t es = dtypeSize(x.dtype()), row = static_cast<std::size_t>(inner) * es;
+    for (std::int64_t k = 0; k < m; ++k) {
+        std::int64_t i = idx.intAt(k);
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) c.fail("index " + std::to_string(idx.intAt(k)) + " out of bounds for axis " + std::to_string(axis) + " of " + x.typeStr());
+        for (std::int64_t o = 0; o < outer; ++o)
+            std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o * m + k) * row,
+                        static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(o * n + i) * row, row);
+    }
+    c.outputs[0] = std::move(y);
+}
+
+void onnxExpand(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const std::vector<std::int64_t> s = intsOf(needIn(c, 1));
+    const int r = std::max<int>(x.ndim(), static_cast<int>(s.size()));
+    Shape out(static_cast<std::size_t>(r), 1);
+    for (int i = 0; i < r; ++i) {
+        const int xi = i - (r - x.ndim()), si = i - (r - static_cast<int>(s.size()));
+        const std::int64_t a = xi >= 0 ? x.dim(xi) : 1, b = si >= 0 ? s[static_cast<std::size_t>(si)] : 1;
+        if (a != b && a != 1 && b != 1) c.fail("cannot expand " + x.typeStr() + " to " + shapeStr(s));
+        out[static_cast<std::size_t>(i)] = a == 1 ? b : a;
+    }
+    c.outputs[0] = broadcastToShape(c, x, out, x.dtype());
+}
+
+void onnxMatMul(KernelCall& c)
+{
+    Tensor a = c.in(0), b = c.in(1);
+    if (a.dtype() != b.dtype()) c.fail("inputs have different dtypes");
+    const bool aVec = a.ndim() == 1, bVec = b.ndim() == 1;
+    if (aVec) a = a.reshaped({1, a.dim(0)});
+    if (bVec) b = b.reshaped({b.dim(0), 1});
+    const int r = std::max(a.ndim(), b.ndim());
+    auto pad = [&](Tensor& t) {
+        if (t.ndim() < r) {
+            Shape s(static_cast<std::size_t>(r - t.ndim()), 1);
+            s.insert(s.end(), t.shape().begin(), t.shape().end());
+            t = t.reshaped(s);
+        }
+    };
+    pad(a);
+    pad(b);
+    const std::int64_t M = a.dim(r - 2), K = a.dim(r - 1), N = b.dim(r - 1);
+    if (b.dim(r - 2) != K) c.fail("inner dimensions of " + c.in(0).typeStr() + " and " + c.in(1).typeStr() + " differ");
+    Shape bs;
+    for (int i = 0; i < r - 2; ++i) {
+        const std::int64_t x = a.dim(i), y = b.dim(i);
+        if (x != y && x != 1 && y != 1) c.fail("batch dims do not broadcast");
+        bs.push_back(x == 1 ? y : x);
+    }
+    Shape out = bs;
+    out.push_back(M);
+    out.push_back(N);
+    Tensor y = c.allocate(a.dtype(), out);
+    const std::int64_t batches = shapeNumel(bs);
+    visitDType(a.dtype(), "MatMul", [&](auto z) {
+        using T = decltype(z);
+        std::vector<std::int64_t> idx(bs.size(), 0);
+        for (std::int64_t bi = 0; bi < batches; ++bi) {
+            std::int64_t oa = 0, ob = 0;
+            for (std::size_t d = 0; d < bs.size(); ++d) {
+                oa = oa * a.dim(static_cast<int>(d)) + (a.dim(static_cast<int>(d)) == 1 ? 0 : idx[d]);
+                ob = ob * b.dim(static_cast<int>(d)) + (b.dim(static_cast<int>(d)) == 1 ? 0 : idx[d]);
+            }
+            gemmT<T>(false, false, M, N, K, T(1), a.data<T>() + oa * M * K, K, b.data<T>() + ob * K * N, N, T(0), y.data<T>() + bi * M * N, N);
+            for (std::size_t d = bs.size(); d-- > 0;) {
+                if (++idx[d] < bs[d]) break;
+                idx[d] = 0;
+            }
+        }
+    });
+    Shape fin(bs);
+    if (!aVec) fin.push_back(M);
+    if (!bVec) fin.push_back(N);
+    c.outputs[0] = y.reshaped(fin);
+}
+
+void onnxSoftmax(KernelCall& c, bool logSm)
+{
+    const Tensor& x = c.in(0);
+    const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
+    const std::int64_t outer = shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis));
+    const std::int64_t len = x.dim(axis);
+    const std::int64_t inner = shapeNumel(Shape(x.shape().begin() + axis + 1, x.shape().end()));
+    if (x.dtype() != DType::Float32) c.fail("needs float32, got " + x.typeStr());
+    Tensor y = c.allocate(x.dtype(), x.shape());
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < inner; ++i) {
+            const std::int64_t b = o * len * inner + i;
+            float mx = -INFINITY;
+            for (std::int64_t k = 0; k < len; ++k) mx = std::max(mx, xp[b + k * inner]);
+            double s = 0;
+            for (std::int64_t k = 0; k < len; ++k) s += std::exp(xp[b + k * inner] - mx);
+            for (std::int64_t k = 0; k < len; ++k)
+                yp[b + k * inner] = logSm ? xp[b + k * inner] - mx - static_cast<float>(std::log(s)) : static_cast<float>(std::exp(xp[b + k * inner] - mx) / s);
+        }
+    c.outputs[0] = std::move(y);
+}
+
+// ---------------------------------------------------------------- convolutions
+Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const Tensor& w, bool transpose, std::int64_t& outPadH, std::int64_t& outPadW)
+{
+    Conv2dParams p;
+    auto get = [&](const char* name, std::int64_t dflt) {
+        auto v = attrInts(c, name);
+        if (v.empty()) v.assign(static_cast<std::size_t>(spatial), dflt);
+        if (static_cast<int>(v.size()) != spatial) c.fail(std::string(name) + " has " + std::to_string(v.size()) + " entries for a " + std::to_string(spatial) + "-d convolution");
+        if (spatial == 1) v.insert(v.begin(), dflt);
+        return v;
+    };
+    auto strides = get("strides", 1), dil = get("dilations", 1), outPad = get("output_padding", 0);
+    std::vector<std::int64_t> pads = attrInts(c, "pads");
+    if (pads.empty()) pads.assign(static_cast<std::size_t>(2 * spatial), 0);
+    if (static_cast<int>(pads.size()) != 2 * spatial) c.fail("pads has " + std::to_string(pads.size()) + " entries");
+    if (spatial == 1) pads = {0, pads[0], 0, pads[1]};
+    p.strideH = strides[0];
+    p.strideW = strides[1];
+    p.dilH = dil[0];
+    p.dilW = dil[1];
+    p.padTop = pads[0];
+    p.padLeft = pads[1];
+    p.padBottom = pads[2];
+    p.padRight = pads[3];
+    p.groups = c.op().intAttr("group", 1);
+    outPadH = outPad[0];
+    outPadW = outPad[1];
+    const std::string autoPad = c.op().has("auto_pad") ? c.op().str("auto_pad") : "NOTSET";
+    if (autoPad == "VALID") {
+        p.padTop = p.padLeft = p.padBottom = p.padRight = 0;
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        const std::int64_t n[2] = {x.dim(2), x.dim(3)}, k[2] = {w.dim(2), w.dim(3)}, s[2] = {p.strideH, p.strideW}, d[2] = {p.dilH, p.dilW};
+        std::int64_t lo[2], hi[2];
+        for (int a = 0; a < 2; ++a) {
+            std::int64_t total;
+            if (!transpose) {
+                const std::int64_t out = (n[a] + s[a] - 1) / s[a];
+                total = std::max<std::int64_t>(0, (out - 1) * s[a] + d[a] * (k[a] - 1) + 1 - n[a]);
+            } else {
+                const std::int64_t out = n[a] * s[a];
+                total = std::max<std::int64_t>(0, s[a] * (n[a] - 1) + (a ? outPadW : outPadH) + d[a] * (k[a] - 1) + 1 - out);
+            }
+            const std::int64_t small = total / 2, big = total - small;
+            lo[a] = autoPad == "SAME_UPPER" ? small : big;
+            hi[a] = autoPad == "SAME_UPPER" ? big : small;
+        }
+        p.padTop = lo[0];
+        p.padLeft = lo[1];
+        p.padBottom = hi[0];
+        p.padRight = hi[1];
+    }
+    return p;
+}
+
+void onnxConv(KernelCall& c)
+{
+    Tensor x = c.in(0), w = needIn(c, 1);
+    const Tensor* b = onnxIn(c, 2);
+    const int spatial = x.ndim() - 2;
+    if (spatial != 1 && spatial != 2) c.fail("only 1-d and 2-d convolutions are supported, got " + x.typeStr());
+    if (spatial == 1) {
+        x = x.reshaped({x.dim(0), x.dim(1), 1, x.dim(2)});
+        w = w.reshaped({w.dim(0), w.dim(1), 1, w.dim(2)});
+    }
+    std::int64_t oph, opw;
+    const Conv2dParams p = convParams(c, spatial, x, w, false, oph, opw);
+    Tensor y = conv2d(c, x, w, p, b);
+    if (spatial == 1) y = y.reshaped({y.dim(0), y.dim(1), y.dim(3)});
+    c.outputs[0] = std::move(y);
+}
+
+void onnxConvTranspose(KernelCall& c)
+{
+    Tensor x = c.in(0), w = needIn(c, 1);
+    const Tensor* b = onnxIn(c, 2);
+    const int spatial = x.ndim() - 2;
+    if (spatial != 1 && spatial != 2) c.fail("only 1-d and 2-d transposed convolutions are supported, got " + x.typeStr());
+    if (spatial == 1) {
+        x = x.reshaped({x.dim(0), x.dim(1), 1, x.dim(2)});
+        w = w.reshaped({w.dim(0), w.dim(1), 1, w.dim(2)});
+    }
+    std::int64_t oph, opw;
+    Conv2dParams p = convParams(c, spatial, x, w, true, oph, opw);
+    auto outShape = attrInts(c, "output_shape");
+    if (!outShape.empty()) {
+        if (spatial == 1) outShape.insert(outShape.begin(), 1);
+        const std::int64_t sz = static_cast<std::int64_t>(outShape.size());
+        const std::int64_t oh = outShape[static_cast<std::size_t>(sz - 2)], ow = outShape[static_cast<std::size_t>(sz - 1)];
+        const std::int64_t th = p.strideH * (x.dim(2) - 1) + oph + p.dilH * (w.dim(2) - 1) + 1 - oh;
+        const std::int64_t tw = p.strideW * (x.dim(3) - 1) + opw + p.dilW * (w.dim(3) - 1) + 1 - ow;
+        const bool lower = c.op().str("auto_pad") == "SAME_LOWER";
+        p.padTop = lower ? th - th / 2 : th / 2;
+        p.padBottom = th - p.padTop;
+        p.padLeft = lower ? tw - tw / 2 : tw / 2;
+        p.padRight = tw - p.padLeft;
+    }
+    Tensor y = convTranspose2d(c, x, w, p, oph, opw, b);
+    if (spatial == 1) y = y.reshaped({y.dim(0), y.dim(1), y.dim(3)});
+    c.outputs[0] = std::move(y);
+}
+
+// ---------------------------------------------------------------- Resize
+struct AxisMap {
+    std::vector<std::int64_t> i0, i1; // source indices
+    std::vector<float> w;             // weight of i1 (linear)
+    std::vector<std::array<std::int64_t, 4>> ci;
+    std::vector<std::array<float, 4>> cw; // cubic
+};
+
+void onnxResize(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int nd = x.ndim();
+    const Tensor *roiT = nullptr, *scalesT = nullptr, *sizesT = nullptr;
+    const json& at = c.op().attrs();
+    const bool twoInputs = !at.contains("inputs_present") && c.nin() == 2;
+    if (twoInputs) {
+        scalesT = &c.in(1); // opset 10: X, scales
+    } else {
+        roiT = onnxIn(c, 1);
+        scalesT = onnxIn(c, 2);
+        sizesT = onnxIn(c, 3);
+    }
+    if (scalesT && scalesT->numel() == 0) scalesT = nullptr;
+    if (sizesT && sizesT->numel() == 0) sizesT = nullptr;
+    std::vector<double> scales(static_cast<std::size_t>(nd), 1.0);
+    Shape out = x.shape();
+    if (sizesT) {
+        if (sizesT->numel() != nd) c.fail("sizes has " + std::to_string(sizesT->numel()) + " entries for " + x.typeStr());
+        for (int a = 0; a < nd; ++a) {
+            out[static_cast<std::size_t>(a)] = sizesT->intAt(a);
+            scales[static_cast<std::size_t>(a)] = x.dim(a) ? static_cast<double>(out[static_cast<std::size_t>(a)]) / static_cast<double>(x.dim(a)) : 1.0;
+        }
+    } else if (scalesT) {
+        if (scalesT->numel() != nd) c.fail("scales has " + std::to_string(scalesT->numel()) + " entries for " + x.typeStr());
+        for (int a = 0; a < nd; ++a) {
+            const double s = scalesT->at(a);
+            if (s <= 0) c.fail("scales must be positive");
+            scales[static_cast<std::size_t>(a)] = s;
+            out[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(std::floor(static_cast<double>(x.dim(a)) * s));
+        }
+    } else {
+        c.fail("needs scales or sizes");
+    }
+    std::vector<double> roi;
+    if (roiT) roi = roiT->toDoubles();
+    const std::string mode = at.contains("mode") ? c.op().str("mode") : "nearest";
+    const std::string ctm = at.contains("coordinate_transformation_mode") ? c.op().str("coordinate_transformation_mode") : "half_pixel";
+    const std::string nearestMode = at.contains("nearest_mode") ? c.op().str("nearest_mode") : "round_prefer_floor";
+    const double cubicA = c.op().floatAttr("cubic_coeff_a", -0.75);
+    const bool excludeOutside = c.op().intAttr("exclude_outside", 0) != 0;
+    const double extrapolation = c.op().floatAttr("extrapolation_value", 0.0);
+    if (mode != "nearest" && mode != "linear" && mode != "cubic") c.fail("unsupported mode '" + mode + "'");
+    if (x.dtype() != DType::Float32 && mode != "nearest") c.fail("linear and cubic resize need float32, got " + x.typeStr());
+
+    auto origCoord = [&](int a, std::int64_t xo, bool& outside) {
+        const double s = scales[static_cast<std::size_t>(a)];
+        const double in = static_cast<double>(x.dim(a)), outLen = static_cast<double>(out[static_cast<std::size_t>(a)]);
+        const double xr = static_cast<double>(xo);
+        outside = false;
+        if (ctm == "half_pixel") return (xr + 0.5) / s - 0.5;
+        if (ctm == "pytorch_half_pixel") return outLen > 1 ? (xr + 0.5) / s - 0.5 : 0.0;
+        if (ctm == "align_corners") return outLen == 1 ? 0.0 : xr * (in - 1) / (outLen - 1);
+        if (ctm == "asymmetric") return xr / s;
+        if (ctm == "tf_half_pixel_for_nearest") return (xr + 0.5) / s;
+        if (ctm == "tf_crop_and_resize") {
+            const double st = roi.size() == static_cast<std::size_t>(2 * nd) ? roi[static_cast<std::size_t>(a)] : 0.0;
+            const double en = roi.size() == static_cast<std::size_t>(2 * nd) ? roi[static_cast<std::size_t>(a + nd)] : 1.0;
+            const double v = outLen > 1 ? st * (in - 1) + xr * (en - st) * (in - 1) / (outLen - 1) : 0.5 * (st + en) * (in - 1);
+            outside = v < 0 || v > in - 1;
+            return v;
+        }
+        c.fail("unsupported coordinate_transformation_mode '" + ctm + "'");
+    };
+
+    Tensor cur = x;
+    for (int a = 0; a < nd; ++a) {
+        if (out[static_cast<std::size_t>(a)] == cur.dim(a) && scales[static_cast<std::size_t>(a)] == 1.0 && ctm != "tf_crop_and_resize") continue;
+        const std::int64_t n = cur.dim(a), m = out[static_cast<std::size_t>(a)];
+        Shape s = cur.shape();
+        s[static_cast<std::size_t>(a)] = m;
+        Tensor nxt = c.allocate(x.dtype(), s);
+        const std::int64_t outer = shapeNumel(Shape(cur.shape().begin(), cur.shape().begin() + a));
+        const std::int64_t inner = shapeNumel(Shape(cur.shape().begin() + a + 1, cur.shape().end()));
+        const std::size_t es = dtypeSize(x.dtype());
+        if (n == 0 || m == 0) {
+            if (nxt.nbytes()) std::memset(nxt.rawData(), 0, nxt.nbytes());
+            cur = nxt;
+            continue;
+        }
+        if (mode == "nearest") {
+            std::vector<std::int64_t> src(static_cast<std::size_t>(m));
+            std::vector<bool> outsideV(static_cast<std::size_t>(m));
+            for (std::int64_t o = 0; o < m; ++o) {
+                bool outside;
+                const double v = origCoord(a, o, outside);
+                std::int64_t i;
+                if (nearestMode == "floor") i = static_cast<std::int64_t>(std::floor(v));
+                else if (nearestMode == "ceil") i = static_cast<std::int64_t>(std::ceil(v));
+                else if (nearestMode == "round_prefer_ceil") i = static_cast<std::int64_t>(std::floor(v + 0.5));
+                else i = (v - std::floor(v) == 0.5) ? static_cast<std::int64_t>(std::floor(v)) : static_cast<std::int64_t>(std::round(v));
+                src[static_cast<std::size_t>(o)] = std::clamp<std::int64_t>(i, 0, n - 1);
+                outsideV[static_cast<std::size_t>(o)] = outside;
+            }
+            std::vector<char> fill(es);
+            convertElements(&extrapolation, DType::Float64, fill.data(), x.dtype(), 1);
+            const char* cp = static_cast<const char*>(cur.rawData());
+            char* np = static_cast<char*>(nxt.rawData());
+            const std::size_t row = static_cast<std::size_t>(inner) * es;
+            for (std::int64_t ou = 0; ou < outer; ++ou)
+                for (std::int64_t o = 0; o < m; ++o) {
+                    char* d = np + static_cast<std::size_t>(ou * m + o) * row;
+                    if (outsideV[static_cast<std::size_t>(o)]) {
+                        for (std::int64_t i = 0; i < inner; ++i) std::memcpy(d + static_cast<std::size_t>(i) * es, fill.data(), es);
+                    } else {
+                        std::memcpy(d, cp + static_cast<std::size_t>(ou * n + src[static_cast<std::size_t>(o)]) * row, row);
+                    }
+                }
+        } else {
+            // linear or cubic: per output index, source taps and weights
+            const int taps = mode == "linear" ? 2 : 4;
+            std::vector<std::array<std::int64_t, 4>> idx(static_cast<std::size_t>(m));
+            std::vector<std::array<float, 4>> wt(static_cast<std::size_t>(m));
+            std::vector<bool> outsideV(static_cast<std::size_t>(m));
+            for (std::int64_t o = 0; o < m; ++o) {
+                bool outside;
+                double v = origCoord(a, o, outside);
+                outsideV[static_cast<std::size_t>(o)] = outside;
+                auto& I = idx[static_cast<std::size_t>(o)];
+                auto& W = wt[static_cast<std::size_t>(o)];
+                if (taps == 2) {
+                    v = std::clamp(v, 0.0, static_cast<double>(n - 1));
+                    const std::int64_t i0 = static_cast<std::int64_t>(std::floor(v));
+                    const std::int64_t i1 = std::min<std::int64_t>(i0 + 1, n - 1);
+                    const double f = v - static_cast<double>(i0);
+                    I = {i0, i1, 0, 0};
+                    W = {static_cast<float>(1 - f), static_cast<float>(f), 0, 0};
+                } else {
+                    const std::int64_t i0 = static_cast<std::int64_t>(std::floor(v));
+                    const double f = v - static_cast<double>(i0);
+                    const double A = cubicA;
+                    auto k = [&](double t) {
+                        t = std::fabs(t);
+                        if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+                        if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+                        return 0.0;
+                    };
+                    double ws[4] = {k(1 + f), k(f), k(1 - f), k(2 - f)};
+                    double sum = 0;
+                    for (int t = 0; t < 4; ++t) {
+                        const std::int64_t ii = i0 - 1 + t;
+                        if (excludeOutside && (ii < 0 || ii >= n)) ws[t] = 0;
+                        sum += ws[t];
+                        I[static_cast<std::size_t>(t)] = std::clamp<std::int64_t>(ii, 0, n - 1);
+                    }
+                    for (int t = 0; t < 4; ++t) W[static_cast<std::size_t>(t)] = static_cast<float>(excludeOutside && sum != 0 ? ws[t] / sum : ws[t]);
+                }
+            }
+            const float* cp = cur.data<float>();
+            float* np = nxt.data<float>();
+            for (std::int64_t ou = 0; ou < outer; ++ou)
+                for (std::int64_t o = 0; o < m; ++o) {
+                    float* d = np + (ou * m + o) * inner;
+                    if (outsideV[static_cast<std::size_t>(o)]) {
+                        for (std::int64_t i = 0; i < inner; ++i) d[i] = static_cast<float>(extrapolation);
+                        continue;
+                    }
+                    const auto& I = idx[static_cast<std::size_t>(o)];
+                    const auto& W = wt[static_cast<std::size_t>(o)];
+                    for (std::int64_t i = 0; i < inner; ++i) {
+                        float acc = 0;
+                        for (int t = 0; t < taps; ++t) acc += W[static_cast<std::size_t>(t)] * cp[(ou * n + I[static_cast<std::size_t>(t)]) * inner + i];
+                        d[i] = acc;
+                    }
+                }
+        }
+        cur = nxt;
+    }
+    if (cur.storage() == x.storage()) cur = x.clone(c.ctx.pool.get());
+    c.outputs[0] = std::move(cur);
+}
+
+} // namespace
+
+void registerOnnxKernels(KernelRegistry& r)
+{
+    const std::map<std::string, std::string> unary = {
+        {"Relu", "relu"}, {"Sqrt", "sqrt"}, {"Log", "log"}, {"Neg", "neg"}, {"Exp", "exp"}, {"Sigmoid", "sigmoid"},
+        {"Tanh", "tanh"}, {"Abs", "abs"}, {"Erf", "erf"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Sin", "sin"},
+        {"Cos", "cos"}, {"Reciprocal", "reciprocal"}, {"Sign", "sgn"}, {"Round", "round"}};
+    for (const auto& [k, s] : unary) r.add("Onnx" + k, Backend::Cpu, elementwise(s));
+    r.add("OnnxNot", Backend::Cpu, elementwise("not", true));
+    const std::map<std::string, std::string> binary = {{"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"},
+                                                       {"Pow", "pow"}, {"Max", "maximum"}, {"Min", "minimum"}, {"Sum", "add"}};
+    for (const auto& [k, s] : binary) r.add("Onnx" + k, Backend::Cpu, elementwise(s));
+    const std::map<std::string, std::string> compare = {{"Equal", "eq"}, {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"},
+                                                        {"GreaterOrEqual", "ge"}, {"And", "and"}, {"Or", "or"}};
+    for (const auto& [k, s] : compare) r.add("Onnx" + k, Backend::Cpu, elementwise(s, true));
+    r.add("OnnxWhere", Backend::Cpu, elementwise("switch"));
+    r.add("OnnxCast", Backend::Cpu, onnxCast);
+    r.add("OnnxClip", Backend::Cpu, onnxClip);
+    r.add("OnnxIdentity", Backend::Cpu, onnxIdentity);
+    r.add("OnnxShape", Backend::Cpu, onnxShape);
+    r.add("OnnxTranspose", Backend::Cpu, onnxTranspose);
+    r.add("OnnxUnsqueeze", Backend::Cpu, onnxUnsqueeze);
+    r.add("OnnxSqueeze", Backend::Cpu, onnxSqueeze);
+    r.add("OnnxReshape", Backend::Cpu, onnxReshape);
+    r.add("OnnxFlatten", Backend::Cpu, onnxFlatten);
+    r.add("OnnxConcat", Backend::Cpu, onnxConcat);
+    r.add("OnnxSlice", Backend::Cpu, onnxSlice);
+    r.add("OnnxPad", Backend::Cpu, onnxPad);
+    r.add("OnnxReduceMean", Backend::Cpu, onnxReduce("add", true));
+    r.add("OnnxReduceSum", Backend::Cpu, onnxReduce("add", false));
+    r.add("OnnxReduceMax", Backend::Cpu, onnxReduce("maximum", false));
+    r.add("OnnxReduceMin", Backend::Cpu, onnxReduce("minimum", false));
+    r.add("OnnxReduceProd", Backend::Cpu, onnxReduce("mul", false));
+    r.add("OnnxGather", Backend::Cpu, onnxGather);
+    r.add("OnnxExpand", Backend::Cpu, onnxExpand);
+    r.add("OnnxMatMul", Backend::Cpu, onnxMatMul);
+    r.add("OnnxSoftmax", Backend::Cpu, [](KernelCall& c) { onnxSoftmax(c, false); });
+    r.add("OnnxLogSoftmax", Backend::Cpu, [](KernelCall& c) { onnxSoftmax(c, true); });
+    r.add("OnnxConv", Backend::Cpu, onnxConv);
+    r.add("OnnxConvTranspose", Backend::Cpu, onnxConvTranspose);
+    r.add("OnnxResize", Backend::Cpu, onnxResize);
+}
+
+} // namespace passlens::cpu

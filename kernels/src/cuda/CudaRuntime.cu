@@ -1,0 +1,297 @@
+// CUDA runtime side of the backend: memory, one stream and one cuBLAS handle per device, copies,
+// events and GEMM. Every call is checked.
+#include "CudaOps.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace passlens::cuda {
+
+namespace {
+
+[[noreturn]] void fail(const char* call, cudaError_t e)
+{
+    (void)cudaGetLastError();
+    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+#define PL_CK(call)                                                                                                    \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) fail(#call, e_);                                                                        \
+    } while (0)
+
+#define PL_CB(call)                                                                                                    \
+    do {                                                                                                               \
+        cublasStatus_t s_ = (call);                                                                                    \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                               \
+            throw std::runtime_error(std::string(#call) + " failed: cuBLAS status " + std::to_string(static_cast<int>(s_))); \
+    } while (0)
+
+// cuBLAS is opened at run time (dlopen), so binaries built with CUDA need only the driver to
+// start, and libcublas only when a GEMM runs on a GPU.
+struct Blas {
+    bool tried = false;
+    std::string error;
+    decltype(&cublasCreate_v2) create = nullptr;
+    decltype(&cublasSetStream_v2) setStream = nullptr;
+    decltype(&cublasSgemm_v2) sgemm = nullptr;
+    decltype(&cublasDgemm_v2) dgemm = nullptr;
+    decltype(&cublasSgemmStridedBatched) sgemmBatched = nullptr;
+    decltype(&cublasDgemmStridedBatched) dgemmBatched = nullptr;
+};
+
+Blas& blas()
+{
+    static Blas b;
+    static std::mutex m;
+    std::lock_guard<std::mutex> lock(m);
+    if (b.tried) return b;
+    b.tried = true;
+    void* lib = nullptr;
+    for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
+        if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+        b.error = "cuBLAS (libcublas.so.13) cannot be loaded";
+        return b;
+    }
+    auto sym = [&](const char* n) {
+        void* f = dlsym(lib, n);
+        if (!f && b.error.empty()) b.error = std::string("cuBLAS lacks ") + n;
+        return f;
+    };
+    b.create = reinterpret_cast<decltype(b.create)>(sym("cublasCreate_v2"));
+    b.setStream = reinterpret_cast<decltype(b.setStream)>(sym("cublasSetStream_v2"));
+    b.sgemm = reinterpret_cast<decltype(b.sgemm)>(sym("cublasSgemm_v2"));
+    b.dgemm = reinterpret_cast<decltype(b.dgemm)>(sym("cublasDgemm_v2"));
+    b.sgemmBatched = reinterpret_cast<decltype(b.sgemmBatched)>(sym("cublasSgemmStridedBatched"));
+    b.dgemmBatched = reinterpret_cast<decltype(b.dgemmBatched)>(sym("cublasDgemmStridedBatched"));
+    return b;
+}
+
+Blas& needBlas()
+{
+    Blas& b = blas();
+    if (!b.error.empty()) throw std::runtime_error(b.error);
+    return b;
+}
+
+struct DeviceState {
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+};
+
+std::mutex g_mutex;
+std::vector<DeviceState> g_devices;
+
+DeviceState& state(int device)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_devices.empty()) {
+        int n = 0;
+        PL_CK(cudaGetDeviceCount(&n));
+        g_devices.resize(static_cast<std::size_t>(n));
+    }
+    if (device < 0 || device >= static_cast<int>(g_devices.size()))
+        throw std::runtime_error("CUDA device " + std::to_string(device) + " does not exist");
+    DeviceState& s = g_devices[static_cast<std::size_t>(device)];
+    if (!s.stream) {
+        PL_CK(cudaSetDevice(device));
+        PL_CK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    }
+    return s;
+}
+
+} // namespace
+
+cudaStream_t streamOf(int device)
+{
+    DeviceState& s = state(device);
+    PL_CK(cudaSetDevice(device));
+    return s.stream;
+}
+
+void checkLaunch(const char* what)
+{
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) fail(what, e);
+}
+
+std::size_t dtSize(int dt)
+{
+    switch (dt) {
+    case Bool: case I8: case U8: return 1;
+    case I16: case U16: case F16: return 2;
+    case I32: case U32: case F32: return 4;
+    default: return 8;
+    }
+}
+
+int deviceCount()
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+std::string deviceName(int device)
+{
+    cudaDeviceProp p{};
+    PL_CK(cudaGetDeviceProperties(&p, device));
+    return p.name;
+}
+
+void* deviceAlloc(std::size_t bytes, int device)
+{
+    PL_CK(cudaSetDevice(device));
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return nullptr;
+    }
+    if (e != cudaSuccess) fail("cudaMalloc", e);
+    return p;
+}
+
+void deviceFree(void* p, int device)
+{
+    if (!p) return;
+    // waits for work still using the buffer on the stream
+    PL_CK(cudaSetDevice(device));
+    PL_CK(cudaStreamSynchronize(state(device).stream));
+    PL_CK(cudaFree(p));
+}
+
+void* pinnedAlloc(std::size_t bytes)
+{
+    void* p = nullptr;
+    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return nullptr;
+    }
+    return p;
+}
+
+void pinnedFree(void* p)
+{
+    if (p) PL_CK(cudaFreeHost(p));
+}
+
+void copyHtoD(void* dst, const void* src, std::size_t bytes, int device)
+{
+    if (bytes) PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, streamOf(device)));
+}
+
+void copyDtoH(void* dst, const void* src, std::size_t bytes, int device)
+{
+    cudaStream_t s = streamOf(device);
+    if (bytes) PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+    PL_CK(cudaStreamSynchronize(s));
+}
+
+void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes)
+{
+    if (!bytes) return;
+    if (dstDevice == srcDevice) {
+        PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, streamOf(dstDevice)));
+    } else {
+        PL_CK(cudaStreamSynchronize(streamOf(srcDevice)));
+        PL_CK(cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, bytes, streamOf(dstDevice)));
+    }
+}
+
+void memsetDevice(void* dst, int byte, std::size_t bytes, int device)
+{
+    if (bytes) PL_CK(cudaMemsetAsync(dst, byte, bytes, streamOf(device)));
+}
+
+void synchronize(int device) { PL_CK(cudaStreamSynchronize(streamOf(device))); }
+
+struct Timer {
+    int device = 0;
+    cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+Timer* timerCreate(int device)
+{
+    auto* t = new Timer;
+    t->device = device;
+    PL_CK(cudaSetDevice(device));
+    PL_CK(cudaEventCreate(&t->start));
+    PL_CK(cudaEventCreate(&t->stop));
+    return t;
+}
+
+void timerDestroy(Timer* t)
+{
+    if (!t) return;
+    cudaEventDestroy(t->start);
+    cudaEventDestroy(t->stop);
+    delete t;
+}
+
+void timerStart(Timer* t) { PL_CK(cudaEventRecord(t->start, streamOf(t->device))); }
+void timerStop(Timer* t) { PL_CK(cudaEventRecord(t->stop, streamOf(t->device))); }
+
+float timerElapsedMs(Timer* t)
+{
+    PL_CK(cudaEventSynchronize(t->stop));
+    float ms = 0;
+    PL_CK(cudaEventElapsedTime(&ms, t->start, t->stop));
+    return ms;
+}
+
+void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A, long long lda,
+          const void* B, long long ldb, double beta, void* C, long long ldc, long long batch, long long strideA, long long strideB,
+          long long strideC, int device)
+{
+    if (M == 0 || N == 0) return;
+    Blas& lib = needBlas();
+    DeviceState& ds = state(device);
+    PL_CK(cudaSetDevice(device));
+    if (!ds.blas) {
+        PL_CB(lib.create(&ds.blas));
+        PL_CB(lib.setStream(ds.blas, ds.stream));
+    }
+    cublasHandle_t h = ds.blas;
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+    const cublasOperation_t ta = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t tb = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (dtype == F32) {
+        const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
+        if (batch <= 1)
+            PL_CB(lib.sgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &a, static_cast<const float*>(B),
+                              static_cast<int>(ldb), static_cast<const float*>(A), static_cast<int>(lda), &b, static_cast<float*>(C),
+                              static_cast<int>(ldc)));
+        else
+            PL_CB(lib.sgemmBatched(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &a,
+                                            static_cast<const float*>(B), static_cast<int>(ldb), strideB, static_cast<const float*>(A),
+                                            static_cast<int>(lda), strideA, &b, static_cast<float*>(C), static_cast<int>(ldc), strideC,
+                                            static_cast<int>(batch)));
+    } else if (dtype == F64) {
+        if (batch <= 1)
+            PL_CB(lib.dgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, static_cast<const double*>(B),
+                              static_cast<int>(ldb), static_cast<const double*>(A), static_cast<int>(lda), &beta, static_cast<double*>(C),
+                              static_cast<int>(ldc)));
+        else
+            PL_CB(lib.dgemmBatched(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha,
+                                            static_cast<const double*>(B), static_cast<int>(ldb), strideB, static_cast<const double*>(A),
+                                            static_cast<int>(lda), strideA, &beta, static_cast<double*>(C), static_cast<int>(ldc), strideC,
+                                            static_cast<int>(batch)));
+    } else {
+        throw std::runtime_error("cuBLAS GEMM supports float32 and float64, got dtype code " + std::to_string(dtype));
+    }
+}
+
+} // namespace passlens::cuda
