@@ -11,6 +11,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "DrawCommands.h"
+#include "RunCommand.h"
+
 #include <iostream>
 
 namespace {
@@ -114,6 +117,10 @@ int main(int argc, char** argv) {
     optimize->add_flag("--debugprint", oa.debugprint, "Print the final graph's debugprint");
     optimize->add_flag("--json", asJson, "Print one JSON document on stdout");
 
+    const auto render = passlens::cli::registerRenderCommand(app);
+    const auto report = passlens::cli::registerReportCommand(app);
+    const auto runCmd = passlens::cli::registerRunCommand(app);
+
     if (argc > 1 && argv[1][0] != '-') {
         bool known = false;
         for (const auto* sub : app.get_subcommands({})) known |= sub->get_name() == argv[1];
@@ -132,6 +139,9 @@ int main(int argc, char** argv) {
         if (*inspect) return runInspect(file, asJson, types);
         if (*convert) return runConvert(file, out, asJson, inlineLimit);
         if (*optimize) return runOptimize(file, oa, asJson);
+        if (*render.app) return render.run();
+        if (*report.app) return report.run();
+        if (*runCmd.app) return runCmd.run();
     } catch (const passlens::Error& e) {
         std::cerr << "error: " << e.what() << "\n";
         return 1;

@@ -1,106 +1,106 @@
-// passlens [FILE] [--screenshot OUT.png]
-// Opens FILE (default: the bundled example) and shows its debugprint listing.
+// passlens [FILE] [--pipeline NAME] [--screenshot OUT.png] [--step N] [--diff]
+// The debugger window. With no FILE it opens the bundled example (a real model).
 #include "MainWindow.h"
 
-#include <passlens/io/GraphLoader.h>
-#include <passlens/ir/DebugPrint.h>
+#include "GuiExecution.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QFile>
 #include <QFileInfo>
-#include <QMessageBox>
 #include <QPixmap>
 #include <QTimer>
 
 #include <cstdio>
-#include <exception>
-#include <filesystem>
-#include <optional>
-#include <string>
 
-namespace {
-
-// Returns the listing, or the error message in `error`.
-std::optional<QString> loadListing(const QString& file, QString& error)
-{
-    try {
-        const std::filesystem::path path(QFile::encodeName(file).toStdString());
-        const passlens::LoadedGraph loaded = passlens::loadGraphFile(path);
-        std::string listing = passlens::debugprint(*loaded.graph);
-        for (const std::string& warning : loaded.warnings) {
-            listing += "\nwarning: " + warning;
-        }
-        return QString::fromStdString(listing);
-    } catch (const std::exception& e) {
-        error = QString::fromLocal8Bit(e.what());
-    }
-    return std::nullopt;
-}
-
-} // namespace
-
-int main(int argc, char* argv[])
-{
+int main(int argc, char* argv[]) {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("PassLens"));
+    QApplication::setOrganizationName(QStringLiteral("PassLens"));
     QApplication::setApplicationVersion(QStringLiteral(PASSLENS_VERSION));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Debugger for Theano-style graph optimizers."));
+    parser.setApplicationDescription(QStringLiteral("PassLens: a debugger for Theano-style graph optimizers."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("FILE"),
-                                 QStringLiteral("Graph to open (PassLens JSON or ONNX). "
-                                                "Default: the bundled example."),
-                                 QStringLiteral("[FILE]"));
-    const QCommandLineOption screenshotOption(
-        QStringLiteral("screenshot"),
-        QStringLiteral("Save a PNG of the window once it is shown, then exit."),
-        QStringLiteral("OUT.png"));
-    parser.addOption(screenshotOption);
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("ONNX model, graph JSON or session file (default: the bundled example)"), QStringLiteral("[FILE]"));
+    const QCommandLineOption pipelineOpt(QStringLiteral("pipeline"), QStringLiteral("Pipeline: theano, cleanup, legacy, fast_compile, none or a .pipeline.json"), QStringLiteral("NAME"), QStringLiteral("theano"));
+    const QCommandLineOption screenshotOpt(QStringLiteral("screenshot"), QStringLiteral("Render the window after loading and running the pipeline, write the PNG and exit."), QStringLiteral("OUT.png"));
+    const QCommandLineOption stepOpt(QStringLiteral("step"), QStringLiteral("Show this step (0 = source) instead of the final graph."), QStringLiteral("N"));
+    const QCommandLineOption phaseOpt(QStringLiteral("phase"), QStringLiteral("Show the end of this phase."), QStringLiteral("NAME"));
+    const QCommandLineOption diffOpt(QStringLiteral("diff"), QStringLiteral("Show the diff of the step against the start of its phase."));
+    const QCommandLineOption executeOpt(QStringLiteral("execute"), QStringLiteral("Execute and profile the shown step (timing overlay)."));
+    parser.addOption(pipelineOpt);
+    parser.addOption(screenshotOpt);
+    parser.addOption(stepOpt);
+    parser.addOption(phaseOpt);
+    parser.addOption(diffOpt);
+    parser.addOption(executeOpt);
     parser.process(app);
-
-    const QStringList positional = parser.positionalArguments();
-    if (positional.size() > 1) {
+    const QStringList pos = parser.positionalArguments();
+    if (pos.size() > 1) {
         std::fprintf(stderr, "passlens: at most one FILE\n");
         return 2;
     }
-    const QString file =
-        positional.isEmpty() ? QStringLiteral(PASSLENS_EXAMPLE) : positional.first();
-    const QString screenshot = parser.value(screenshotOption);
+    const QString file = pos.isEmpty() ? QStringLiteral(PASSLENS_EXAMPLE) : pos.first();
+    const QString shot = parser.value(screenshotOpt);
+    if (!shot.isEmpty()) qputenv("PASSLENS_NO_DIALOGS", "1");
 
     passlens::MainWindow window;
-    window.resize(1100, 750);
-
-    QString error;
-    if (const auto listing = loadListing(file, error)) {
-        window.showText(QFileInfo(file).fileName(), *listing);
-    } else {
-        window.showText(QFileInfo(file).fileName(),
-                        QStringLiteral("Cannot open %1:\n%2").arg(file, error));
-    }
+    window.setExecutionBackend(passlens::makeGuiExecutionBackend());
+    window.resize(1500, 950);
     window.show();
-
-    if (!screenshot.isEmpty()) {
-        // Headless mode (works with QT_QPA_PLATFORM=offscreen): no dialogs, report on stderr.
-        if (!error.isEmpty()) {
-            std::fprintf(stderr, "passlens: %s\n", qPrintable(error));
+    int rc = 0;
+    auto finishShot = [&](bool ok, const QString& message) {
+        if (!ok) {
+            std::fprintf(stderr, "passlens: %s\n", qPrintable(message));
+            rc = 1;
         }
-        const bool loaded = error.isEmpty();
-        QTimer::singleShot(0, &app, [&window, &screenshot, loaded] {
-            if (!window.grab().save(screenshot, "PNG")) {
-                std::fprintf(stderr, "passlens: cannot write %s\n", qPrintable(screenshot));
-                QApplication::exit(1);
-                return;
+        QTimer::singleShot(150, &app, [&] {
+            if (!window.grab().save(shot)) {
+                std::fprintf(stderr, "passlens: cannot write %s\n", qPrintable(shot));
+                rc = 1;
             }
-            QApplication::exit(loaded ? 0 : 1);
+            app.exit(rc);
         });
-    } else if (!error.isEmpty()) {
-        QTimer::singleShot(0, &window, [&window, &file, &error] {
-            QMessageBox::critical(&window, QStringLiteral("PassLens"),
-                                  QStringLiteral("Cannot open %1:\n\n%2").arg(file, error));
-        });
-    }
-    return QApplication::exec();
+    };
+    // After the open: go to the requested step, diff, execute; then the screenshot.
+    std::function<void(bool, QString)> afterOpen = [&](bool ok, const QString& message) {
+        if (!ok) {
+            if (!shot.isEmpty()) finishShot(false, message);
+            return;
+        }
+        auto& s = window.session();
+        bool moved = false;
+        if (parser.isSet(phaseOpt)) {
+            for (int i = 0; i < static_cast<int>(s.steps().size()); ++i)
+                if (s.steps()[static_cast<std::size_t>(i)].phaseEnd && s.steps()[static_cast<std::size_t>(i)].label == parser.value(phaseOpt)) {
+                    moved = i != s.currentStep();
+                    s.setCurrentStep(i);
+                }
+        } else if (parser.isSet(stepOpt)) {
+            const int n = parser.value(stepOpt).toInt();
+            moved = n != s.currentStep();
+            s.setCurrentStep(n);
+        }
+        if (parser.isSet(diffOpt)) {
+            window.setDiffMode(1);
+            moved = true;
+        }
+        if (parser.isSet(executeOpt)) {
+            window.whenIdle([&](bool, const QString&) {
+                window.executeCurrent();
+                if (!shot.isEmpty()) window.whenIdle(finishShot);
+            });
+            if (!moved) window.session().requestLayout();
+            return;
+        }
+        if (!shot.isEmpty()) {
+            if (moved) window.whenIdle(finishShot);
+            else finishShot(true, {});
+        }
+    };
+    window.whenIdle(afterOpen);
+    window.openFile(QFileInfo(file).absoluteFilePath(), parser.value(pipelineOpt));
+    const int r = app.exec();
+    return rc ? rc : r;
 }

@@ -1,27 +1,725 @@
 #include "MainWindow.h"
 
-#include <QFontDatabase>
+#include "GraphScene.h"
+#include "GraphView.h"
+#include "InspectorWidget.h"
+#include "PipelineModel.h"
+#include "ProfileModel.h"
+
+#include <passlens/layout/Export.h>
+#include <passlens/pipeline/OptimizeReport.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
 #include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QSettings>
+#include <QShortcut>
+#include <QSlider>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QToolButton>
+#include <QPointer>
+#include <QTreeView>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace passlens {
 
-MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent)
-    , m_textView(new QPlainTextEdit(this))
-{
-    m_textView->setReadOnly(true);
-    m_textView->setLineWrapMode(QPlainTextEdit::NoWrap);
-    m_textView->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    setCentralWidget(m_textView);
-    setWindowTitle(tr("PassLens"));
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new DebugSession(this)) {
+    setWindowTitle(QStringLiteral("PassLens"));
+    setAcceptDrops(true);
+    buildUi();
+    buildActions();
+    connect(m_session, &DebugSession::opened, this, [this] {
+        m_pipelineModel->setTrace(m_session->trace());
+        m_pipelineTree->expandToDepth(-1);
+        m_pipelineTree->collapseAll();
+        m_slider->setRange(0, static_cast<int>(m_session->steps().size()) - 1);
+        setWindowTitle(QStringLiteral("%1 — %2 — PassLens").arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
+        const int idx = m_pipelineCombo->findText(m_session->pipelineName());
+        if (idx >= 0) m_pipelineCombo->setCurrentIndex(idx);
+        if (const auto* run = m_session->run()) {
+            log(tr("Pipeline %1: %2 → %3 nodes in %4 ms, %5 rewrites applied").arg(m_session->pipelineName()).arg(run->nodesBefore).arg(run->nodesAfter)
+                    .arg(run->totalUs / 1000.0, 0, 'f', 1).arg(m_session->trace()->appliedCount()));
+            for (const auto& m : run->messages) log(QString::fromStdString(m));
+        }
+        addRecent(m_session->path());
+        m_profileJson = nlohmann::json();
+        m_profileNodes->setProfile({}, nullptr);
+        m_profileOps->setProfile({}, nullptr);
+    });
+    connect(m_session, &DebugSession::failed, this, [this](const QString& msg) {
+        log(tr("error: %1").arg(msg));
+        if (qEnvironmentVariableIsEmpty("PASSLENS_NO_DIALOGS") && isVisible()) QMessageBox::warning(this, tr("PassLens"), msg);
+        settleIdle(false, msg);
+    });
+    connect(m_session, &DebugSession::stepChanged, this, [this] { refreshStep(); });
+    connect(m_session, &DebugSession::layoutReady, this, [this] { showLayout(); });
+    connect(m_session, &DebugSession::layoutFailed, this, [this](const QString& m) {
+        log(tr("layout: %1").arg(m));
+        settleIdle(false, m);
+    });
+    connect(m_session, &DebugSession::busyChanged, this, [this](bool busy, const QString& what) {
+        if (busy) statusBar()->showMessage(what);
+        else statusBar()->clearMessage();
+    });
+    QSettings s;
+    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    applyPalette(s.value(QStringLiteral("view/dark"), false).toBool());
+    updateRecentMenu();
 }
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::showText(const QString& title, const QString& text)
-{
-    setWindowTitle(title.isEmpty() ? tr("PassLens") : tr("%1 — PassLens").arg(title));
-    m_textView->setPlainText(text);
+void MainWindow::setExecutionBackend(std::shared_ptr<ExecutionBackend> backend) {
+    m_backend = std::move(backend);
+    m_executeAction->setEnabled(m_backend != nullptr);
+}
+
+void MainWindow::buildUi() {
+    m_scene = new GraphScene(this);
+    m_sceneBefore = new GraphScene(this);
+    m_view = new GraphView(m_scene);
+    m_viewBefore = new GraphView(m_sceneBefore);
+    m_view->syncWith(m_viewBefore);
+    m_viewBefore->syncWith(m_view);
+    auto* split = new QSplitter;
+    split->addWidget(m_viewBefore);
+    m_centre = new QStackedWidget;
+    m_centre->addWidget(m_view);
+    m_centre->addWidget(split);
+    auto* centralBox = new QWidget;
+    auto* v = new QVBoxLayout(centralBox);
+    v->setContentsMargins(0, 0, 0, 0);
+    m_summary = new QLabel;
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    v->addWidget(m_summary);
+    v->addWidget(m_centre, 1);
+    auto* stepRow = new QHBoxLayout;
+    m_slider = new QSlider(Qt::Horizontal);
+    m_slider->setToolTip(tr("All steps: the source graph, every applied rewrite and the end of every phase"));
+    m_stepLabel = new QLabel;
+    m_stepLabel->setMinimumWidth(320);
+    stepRow->addWidget(m_slider, 1);
+    stepRow->addWidget(m_stepLabel);
+    v->addLayout(stepRow);
+    setCentralWidget(centralBox);
+    connect(m_slider, &QSlider::valueChanged, this, [this](int value) { m_session->setCurrentStep(value); });
+
+    // Pipeline dock
+    m_pipelineModel = new PipelineModel(this);
+    auto* filter = new QSortFilterProxyModel(this);
+    filter->setSourceModel(m_pipelineModel);
+    filter->setRecursiveFilteringEnabled(false);
+    filter->setFilterRole(PipelineModel::UnchangedRole);
+    m_pipelineTree = new QTreeView;
+    m_pipelineTree->setModel(filter);
+    m_pipelineTree->setUniformRowHeights(true);
+    m_pipelineTree->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    for (int c = 1; c < PipelineModel::ColumnCount; ++c) m_pipelineTree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    m_pipelineTree->header()->setStretchLastSection(false);
+    auto* pipeBox = new QWidget;
+    auto* pv = new QVBoxLayout(pipeBox);
+    pv->setContentsMargins(2, 2, 2, 2);
+    m_hideUnchanged = new QAction(tr("Hide phases that changed nothing"), this);
+    m_hideUnchanged->setCheckable(true);
+    connect(m_hideUnchanged, &QAction::toggled, this, [filter](bool on) { filter->setFilterFixedString(on ? QStringLiteral("false") : QString()); });
+    auto* hide = new QToolButton;
+    hide->setDefaultAction(m_hideUnchanged);
+    hide->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    pv->addWidget(hide);
+    pv->addWidget(m_pipelineTree, 1);
+    auto* pipeDock = new QDockWidget(tr("Pipeline"), this);
+    pipeDock->setObjectName(QStringLiteral("pipelineDock"));
+    pipeDock->setWidget(pipeBox);
+    addDockWidget(Qt::LeftDockWidgetArea, pipeDock);
+    connect(m_pipelineTree, &QTreeView::activated, this, [this, filter](const QModelIndex& i) {
+        const QModelIndex src = filter->mapToSource(i);
+        m_session->goToEvent(m_pipelineModel->data(src, PipelineModel::EventRole).toInt());
+        if (!src.parent().isValid()) { // a phase row: its end step
+            const int phase = src.row();
+            for (int k = 0; k < static_cast<int>(m_session->steps().size()); ++k)
+                if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd && m_session->steps()[static_cast<std::size_t>(k)].phase == phase) m_session->setCurrentStep(k);
+        }
+    });
+    connect(m_pipelineTree, &QTreeView::clicked, m_pipelineTree, &QTreeView::activated);
+
+    // Inspector dock
+    m_inspector = new InspectorWidget;
+    auto* inspDock = new QDockWidget(tr("Inspector"), this);
+    inspDock->setObjectName(QStringLiteral("inspectorDock"));
+    inspDock->setWidget(m_inspector);
+    addDockWidget(Qt::RightDockWidgetArea, inspDock);
+    connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { m_session->goToEvent(seq); });
+    connect(m_scene, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
+    connect(m_sceneBefore, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
+
+    // Profile dock
+    m_profileNodes = new ProfileModel(ProfileModel::Mode::PerNode, this);
+    m_profileOps = new ProfileModel(ProfileModel::Mode::PerOp, this);
+    auto makeTable = [this](ProfileModel* model) {
+        auto* proxy = new QSortFilterProxyModel(this);
+        proxy->setSourceModel(model);
+        proxy->setSortRole(ProfileModel::SortRole);
+        auto* t = new QTableView;
+        t->setModel(proxy);
+        t->setSortingEnabled(true);
+        t->sortByColumn(ProfileModel::TimeUs, Qt::DescendingOrder);
+        t->setSelectionBehavior(QAbstractItemView::SelectRows);
+        t->setSelectionMode(QAbstractItemView::SingleSelection);
+        t->horizontalHeader()->setSectionResizeMode(ProfileModel::Op, QHeaderView::Stretch);
+        t->verticalHeader()->hide();
+        return t;
+    };
+    m_profileTable = makeTable(m_profileNodes);
+    m_profileOpTable = makeTable(m_profileOps);
+    connect(m_profileTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+        if (cur.isValid()) selectNode(cur.data(ProfileModel::NodeIdRole).toLongLong());
+    });
+    auto* tabs = new QTabWidget;
+    tabs->addTab(m_profileTable, tr("Per node"));
+    tabs->addTab(m_profileOpTable, tr("Per op kind"));
+    auto* profDock = new QDockWidget(tr("Profile"), this);
+    profDock->setObjectName(QStringLiteral("profileDock"));
+    profDock->setWidget(tabs);
+    addDockWidget(Qt::BottomDockWidgetArea, profDock);
+
+    m_log = new QPlainTextEdit;
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(5000);
+    auto* logDock = new QDockWidget(tr("Log"), this);
+    logDock->setObjectName(QStringLiteral("logDock"));
+    logDock->setWidget(m_log);
+    addDockWidget(Qt::BottomDockWidgetArea, logDock);
+    tabifyDockWidget(profDock, logDock);
+    profDock->raise();
+    resizeDocks({pipeDock, inspDock}, {430, 330}, Qt::Horizontal);
+    resizeDocks({profDock}, {170}, Qt::Vertical);
+}
+
+void MainWindow::buildActions() {
+    auto* file = menuBar()->addMenu(tr("&File"));
+    auto* tb = addToolBar(tr("Main"));
+    tb->setObjectName(QStringLiteral("mainToolBar"));
+    auto* open = file->addAction(tr("&Open…"), this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Open a model, graph or session"), {},
+                                                       tr("Graphs (*.onnx *.json);;All files (*)"));
+        if (!f.isEmpty()) openFile(f, m_pipelineCombo->currentText());
+    });
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    auto* save = file->addAction(tr("&Save session…"), this, [this] { saveSession(); });
+    save->setShortcut(QKeySequence::Save);
+    auto* exp = file->addAction(tr("&Export view…"), this, [this] { exportView(); });
+    exp->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addAction(tr("Export HTML &report…"), this, [this] { exportReport(); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+    tb->addAction(open);
+
+    m_pipelineCombo = new QComboBox;
+    for (const auto& n : Pipeline::builtinNames()) m_pipelineCombo->addItem(QString::fromStdString(n));
+    m_pipelineCombo->setToolTip(tr("Pipeline"));
+    tb->addWidget(m_pipelineCombo);
+    auto* run = tb->addAction(tr("Run"), this, [this] { m_session->runPipeline(m_pipelineCombo->currentText()); });
+    run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    run->setToolTip(tr("Run the pipeline on the source graph (Ctrl+R)"));
+    tb->addSeparator();
+
+    auto* nav = menuBar()->addMenu(tr("&Step"));
+    auto add = [&](const QString& text, QKeySequence key, std::function<void()> fn) {
+        auto* a = nav->addAction(text, this, std::move(fn));
+        a->setShortcut(key);
+        a->setShortcutContext(Qt::ApplicationShortcut);
+        tb->addAction(a);
+        return a;
+    };
+    add(tr("Previous phase"), QKeySequence(Qt::Key_PageUp), [this] { m_session->previousPhase(); });
+    add(tr("Previous rewrite"), QKeySequence(Qt::Key_Left), [this] { m_session->previousEvent(); });
+    add(tr("Next rewrite"), QKeySequence(Qt::Key_Right), [this] { m_session->nextEvent(); });
+    add(tr("Next phase"), QKeySequence(Qt::Key_PageDown), [this] { m_session->nextPhase(); });
+    nav->addAction(tr("First step"), this, [this] { m_session->setCurrentStep(0); })->setShortcut(QKeySequence(Qt::Key_Home));
+    nav->addAction(tr("Last step"), this, [this] { m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1); })->setShortcut(QKeySequence(Qt::Key_End));
+    tb->addSeparator();
+
+    m_diffCombo = new QComboBox;
+    m_diffCombo->addItems({tr("No diff"), tr("Diff: overlay"), tr("Diff: side by side")});
+    m_diffCombo->setToolTip(tr("Diff the shown step against the start of its phase (D cycles)"));
+    tb->addWidget(m_diffCombo);
+    connect(m_diffCombo, &QComboBox::currentIndexChanged, this, [this](int i) { setDiffMode(i); });
+    auto* cycle = new QShortcut(QKeySequence(Qt::Key_D), this);
+    connect(cycle, &QShortcut::activated, this, [this] { m_diffCombo->setCurrentIndex((m_diffCombo->currentIndex() + 1) % 3); });
+
+    auto* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("Zoom in"), this, [this] { m_view->zoomBy(1.25); })->setShortcut(QKeySequence::ZoomIn);
+    view->addAction(tr("Zoom out"), this, [this] { m_view->zoomBy(0.8); })->setShortcut(QKeySequence::ZoomOut);
+    view->addAction(tr("Fit"), this, [this] { m_view->fit(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    auto* dark = view->addAction(tr("Dark palette"));
+    dark->setCheckable(true);
+    dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
+    connect(dark, &QAction::toggled, this, [this](bool on) {
+        QSettings().setValue(QStringLiteral("view/dark"), on);
+        applyPalette(on);
+    });
+
+    auto* exec = menuBar()->addMenu(tr("&Execute"));
+    m_deviceCombo = new QComboBox;
+    m_deviceCombo->addItems({QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")});
+    m_deviceCombo->setToolTip(tr("Device"));
+    m_executeAction = exec->addAction(tr("Execute and profile this step"), this, [this] {
+        ExecuteRequest r;
+        r.device = m_deviceCombo->currentText().toStdString();
+        r.repeats = QSettings().value(QStringLiteral("execute/repeats"), 10).toInt();
+        executeCurrent(r);
+    });
+    m_executeAction->setShortcut(QKeySequence(Qt::Key_F5));
+    m_executeAction->setEnabled(false);
+    exec->addAction(tr("Repeats…"), this, [this] {
+        bool ok = false;
+        const int n = QInputDialog::getInt(this, tr("Repeats"), tr("Timed runs after 3 warm-ups:"), QSettings().value(QStringLiteral("execute/repeats"), 10).toInt(), 1, 1000, 1, &ok);
+        if (ok) QSettings().setValue(QStringLiteral("execute/repeats"), n);
+    });
+    exec->addAction(tr("Check every phase against the source"), this, [this] { runCheck(); });
+    exec->addAction(tr("Cancel"), this, [this] {
+        m_cancelExec = true;
+        m_session->cancelLayout();
+    })->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_overlayAction = exec->addAction(tr("Timing overlay"));
+    m_overlayAction->setCheckable(true);
+    m_overlayAction->setChecked(true);
+    connect(m_overlayAction, &QAction::toggled, this, [this](bool on) {
+        if (on && !m_profileJson.is_null()) m_session->setProfile(parseTimingProfile(m_profileJson, "profile"), m_session->timingOptions());
+        else m_session->setProfile(std::nullopt, m_session->timingOptions());
+        m_session->requestLayout();
+    });
+    auto* logScale = exec->addAction(tr("Overlay on a log scale"));
+    logScale->setCheckable(true);
+    connect(logScale, &QAction::toggled, this, [this](bool on) {
+        TimingOptions o = m_session->timingOptions();
+        o.logScale = on;
+        m_session->setProfile(m_session->profile(), o);
+        m_session->requestLayout();
+    });
+    auto* gradient = exec->addAction(tr("Overlay as a gradient (not thresholds)"));
+    gradient->setCheckable(true);
+    connect(gradient, &QAction::toggled, this, [this](bool on) {
+        TimingOptions o = m_session->timingOptions();
+        o.bins = on ? 0 : 5;
+        m_session->setProfile(m_session->profile(), o);
+        m_session->requestLayout();
+    });
+    tb->addWidget(m_deviceCombo);
+    tb->addAction(m_executeAction);
+    tb->addAction(m_overlayAction);
+    auto* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("Compare with another pipeline…"), this, [this] { comparePipelines(); });
+
+    tb->addSeparator();
+    m_search = new QLineEdit;
+    m_search->setPlaceholderText(tr("Find node (name or op)…"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setMaximumWidth(220);
+    tb->addWidget(m_search);
+    auto findNext = [this](int dir) {
+        const auto hits = m_scene->find(m_search->text());
+        if (hits.isEmpty()) {
+            statusBar()->showMessage(tr("No node matches “%1”").arg(m_search->text()), 3000);
+            return;
+        }
+        m_searchHit = (m_searchHit + dir + static_cast<int>(hits.size())) % static_cast<int>(hits.size());
+        GraphNodeItem* it = hits[m_searchHit];
+        selectNode(it->node().node);
+        m_view->centerOn(it);
+        statusBar()->showMessage(tr("Match %1 of %2").arg(m_searchHit + 1).arg(hits.size()), 3000);
+    };
+    connect(m_search, &QLineEdit::returnPressed, this, [findNext] { findNext(1); });
+    connect(m_search, &QLineEdit::textChanged, this, [this] { m_searchHit = -1; });
+    auto* findAct = new QAction(this);
+    findAct->setShortcut(QKeySequence::Find);
+    connect(findAct, &QAction::triggered, this, [this] { m_search->setFocus(); m_search->selectAll(); });
+    addAction(findAct);
+    auto* nextHit = new QAction(this);
+    nextHit->setShortcut(QKeySequence::FindNext);
+    connect(nextHit, &QAction::triggered, this, [findNext] { findNext(1); });
+    addAction(nextHit);
+    auto* prevHit = new QAction(this);
+    prevHit->setShortcut(QKeySequence::FindPrevious);
+    connect(prevHit, &QAction::triggered, this, [findNext] { findNext(-1); });
+    addAction(prevHit);
+}
+
+void MainWindow::openFile(const QString& path, const QString& pipeline) {
+    log(tr("Opening %1 (pipeline %2)").arg(path, pipeline));
+    m_session->open(path, pipeline);
+}
+
+void MainWindow::refreshStep() {
+    const auto& steps = m_session->steps();
+    if (steps.empty()) return;
+    const int cur = m_session->currentStep();
+    {
+        const QSignalBlocker b(m_slider);
+        m_slider->setValue(cur);
+    }
+    const StepPoint& s = steps[static_cast<std::size_t>(cur)];
+    m_stepLabel->setText(tr("step %1 of %2: %3").arg(cur).arg(steps.size() - 1).arg(s.label));
+    if (m_diffCombo->currentIndex() > 0) m_session->setDiffFrom(m_session->phaseStartStep(cur));
+    m_session->requestLayout();
+}
+
+void MainWindow::showLayout() {
+    const auto& layout = m_session->layout();
+    if (!layout) return;
+    const bool side = m_diffCombo->currentIndex() == 2;
+    auto g = m_session->graphAt(m_session->currentStep());
+    QHash<QString, QString> tips;
+    if (g)
+        for (const LayoutNode& n : layout->nodes)
+            if (n.node >= 0)
+                if (const Apply* a = g->node(n.node)) {
+                    QString t = QStringLiteral("<b>%1</b><br>node #%2 · %3").arg(QString::fromStdString(a->op().str()).toHtmlEscaped()).arg(n.node)
+                                    .arg(a->op().isGpu() ? tr("GPU") : a->op().isTransfer() ? tr("transfer") : tr("host"));
+                    for (const Variable* in : a->inputs()) t += QStringLiteral("<br>in: %1").arg(QString::fromStdString(in->type().str()));
+                    for (const Variable* o : a->outputs()) t += QStringLiteral("<br>out: %1").arg(QString::fromStdString(o->type().str()));
+                    tips.insert(QString::fromStdString(n.key), t);
+                }
+    QHash<NodeId, double> shares;
+    if (const auto& prof = m_session->profile()) {
+        const double total = prof->totalUs();
+        if (total > 0) {
+            for (const auto& [id, t] : prof->nodes) shares.insert(id, t.timeUs / total);
+            for (const auto& [id, t] : prof->transfers) shares.insert(id, t.timeUs / total);
+        }
+    }
+    // refit when the drawing changed size a lot (another step, a diff), else keep the view
+    const QRectF oldRect = m_scene->sceneRect();
+    const bool first = m_scene->items().isEmpty() || std::abs(oldRect.width() - (layout->width + 40)) > 0.25 * oldRect.width() ||
+                       std::abs(oldRect.height() - (layout->height + 40)) > 0.25 * oldRect.height();
+    const QTransform keep = m_view->transform();
+    const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
+    if (side) {
+        LayoutResult before = *layout, after = *layout;
+        auto strip = [](LayoutResult& r, NodeChange hide) {
+            std::erase_if(r.nodes, [hide](const LayoutNode& n) { return n.change == hide; });
+            std::erase_if(r.edges, [hide](const LayoutEdge& e) { return e.change == hide; });
+        };
+        strip(before, NodeChange::Added);
+        strip(after, NodeChange::Removed);
+        m_sceneBefore->setLayout(before, tips, shares);
+        m_scene->setLayout(after, tips, shares);
+        m_centre->setCurrentIndex(1);
+        auto* split = static_cast<QSplitter*>(m_centre->widget(1));
+        if (split->count() == 1) split->addWidget(m_view);
+    } else {
+        m_scene->setLayout(*layout, tips, shares);
+        if (m_centre->indexOf(m_view) < 0) m_centre->insertWidget(0, m_view);
+        m_centre->setCurrentIndex(0);
+    }
+    if (first) {
+        m_view->fit();
+        if (m_view->zoom() < 0.45) { // a tall graph: readable zoom, start at the outputs' end
+            m_view->resetTransform();
+            m_view->scale(0.6, 0.6);
+            m_view->centerOn(m_scene->sceneRect().center().x(), m_scene->sceneRect().bottom());
+        }
+    }
+    else {
+        m_view->setTransform(keep);
+        m_view->centerOn(centre);
+    }
+    QString summary = tr("%1 · %2 Apply nodes · layout %3 ms%4").arg(m_stepLabel->text()).arg(g ? g->nodeCount() : 0).arg(layout->layoutMs, 0, 'f', 0)
+                  .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason)) : QString());
+    if (auto d = m_session->currentDiff()) summary += QStringLiteral("<br>") + QString::fromStdString(d->summary()).toHtmlEscaped();
+    m_summary->setText(summary);
+    if (m_inspector->shownNode() >= 0) selectNode(m_inspector->shownNode());
+    settleIdle(true, {});
+}
+
+void MainWindow::selectNode(NodeId id) {
+    m_scene->selectNode(id);
+    m_sceneBefore->selectNode(id);
+    auto g = m_session->graphAt(m_session->currentStep());
+    m_inspector->showNode(g.get(), m_session->trace(), id, m_profileJson.is_null() ? nullptr : &m_profileJson);
+}
+
+void MainWindow::setDiffMode(int mode) {
+    if (m_diffCombo->currentIndex() != mode) {
+        m_diffCombo->setCurrentIndex(mode);
+        return;
+    }
+    if (mode == 0) m_session->setDiffFrom(std::nullopt);
+    else m_session->setDiffFrom(m_session->phaseStartStep(m_session->currentStep()));
+    m_session->requestLayout();
+}
+
+void MainWindow::executeCurrent(const ExecuteRequest& request) {
+    if (!m_backend || m_executing) return;
+    auto g = m_session->graphAt(m_session->currentStep());
+    if (!g) return;
+    m_executing = true;
+    m_cancelExec = false;
+    auto* progress = new QProgressBar;
+    progress->setRange(0, 100);
+    progress->setMaximumWidth(200);
+    statusBar()->addPermanentWidget(progress);
+    log(tr("Executing step %1 on %2 (%3 repeats) …").arg(m_session->currentStep()).arg(QString::fromStdString(request.device)).arg(request.repeats));
+    auto backend = m_backend;
+    auto* watcher = new QFutureWatcher<std::pair<nlohmann::json, QString>>(this);
+    QPointer<QProgressBar> bar(progress);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, g] {
+        auto [profile, error] = watcher->result();
+        watcher->deleteLater();
+        statusBar()->removeWidget(progress);
+        progress->deleteLater();
+        m_executing = false;
+        if (!error.isEmpty()) {
+            log(tr("execution failed: %1").arg(error));
+            settleIdle(false, error);
+            return;
+        }
+        m_profileJson = profile;
+        m_session->setProfileJson(profile);
+        m_profileNodes->setProfile(profile, g.get());
+        m_profileOps->setProfile(profile, g.get());
+        log(tr("Profiled on %1: %2 µs per run").arg(QString::fromStdString(profile.value("device", std::string()))).arg(m_profileNodes->totalUs(), 0, 'f', 1));
+        if (m_overlayAction->isChecked()) m_session->setProfile(parseTimingProfile(profile, "profile"), m_session->timingOptions());
+        m_session->requestLayout();
+    });
+    std::atomic<bool>* cancel = &m_cancelExec;
+    watcher->setFuture(QtConcurrent::run([backend, g, request, cancel, bar]() -> std::pair<nlohmann::json, QString> {
+        try {
+            auto report = [bar](double f) {
+                QMetaObject::invokeMethod(qApp, [bar, f] { if (bar) bar->setValue(static_cast<int>(f * 100)); }, Qt::QueuedConnection);
+            };
+            return {backend->profile(*g, request, report, *cancel), {}};
+        } catch (const std::exception& e) {
+            return {{}, QString::fromStdString(e.what())};
+        }
+    }));
+}
+
+void MainWindow::runCheck() {
+    if (!m_backend || !m_session->trace()) return;
+    auto backend = m_backend;
+    auto source = m_session->graphAt(0);
+    std::vector<std::pair<QString, std::shared_ptr<const FunctionGraph>>> phases;
+    for (int i = 0; i < static_cast<int>(m_session->steps().size()); ++i)
+        if (m_session->steps()[static_cast<std::size_t>(i)].phaseEnd && i > 0) phases.push_back({m_session->steps()[static_cast<std::size_t>(i)].label, m_session->graphAt(i)});
+    log(tr("Checking %1 phases against the source …").arg(phases.size()));
+    auto* watcher = new QFutureWatcher<QStringList>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        for (const auto& l : watcher->result()) log(l);
+        watcher->deleteLater();
+        settleIdle(true, {});
+    });
+    watcher->setFuture(QtConcurrent::run([backend, source, phases]() {
+        QStringList out;
+        bool diverged = false;
+        for (const auto& [name, g] : phases) {
+            try {
+                const auto r = backend->compare(*g, *source);
+                const double rel = r.value("max_rel", 0.0);
+                const bool bad = rel > 1e-4;
+                out << QStringLiteral("  %1: max_abs %2, max_rel %3%4").arg(name).arg(r.value("max_abs", 0.0), 0, 'g', 3).arg(rel, 0, 'g', 3)
+                           .arg(bad && !diverged ? QStringLiteral("   <-- first divergent phase") : QString());
+                diverged |= bad;
+            } catch (const std::exception& e) {
+                out << QStringLiteral("  %1: %2").arg(name, QString::fromStdString(e.what()));
+            }
+        }
+        if (!diverged) out << QStringLiteral("  every phase matches the source within max_rel 1e-4");
+        return out;
+    }));
+}
+
+void MainWindow::comparePipelines() {
+    if (!m_session->trace()) return;
+    bool ok = false;
+    QStringList names;
+    for (const auto& n : Pipeline::builtinNames()) names << QString::fromStdString(n);
+    const QString other = QInputDialog::getItem(this, tr("Compare"), tr("Compare %1 with:").arg(m_session->pipelineName()), names, 1, false, &ok);
+    if (!ok) return;
+    auto source = m_session->graphAt(0);
+    const Trace* mine = m_session->trace();
+    const PipelineRun* myRun = m_session->run();
+    QString myText = myRun ? QString::fromStdString(optimizeText(*myRun, *mine->graphAfterPhase("final"), *mine)) : tr("(session without a run)");
+    std::shared_ptr<const FunctionGraph> myFinal(mine->graphAfterPhase("final"));
+    auto* watcher = new QFutureWatcher<std::pair<QString, QString>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, myText, other] {
+        auto [text, summary] = watcher->result();
+        watcher->deleteLater();
+        auto* dlg = new QDialog(this);
+        dlg->setAttribute(Qt::WA_DeleteOnClose);
+        dlg->setWindowTitle(tr("%1 vs %2").arg(m_session->pipelineName(), other));
+        auto* l = new QVBoxLayout(dlg);
+        auto* head = new QLabel(summary);
+        head->setWordWrap(true);
+        l->addWidget(head);
+        auto* split = new QSplitter;
+        for (const QString& t : {myText, text}) {
+            auto* e = new QPlainTextEdit(t);
+            e->setReadOnly(true);
+            e->setLineWrapMode(QPlainTextEdit::NoWrap);
+            e->setFont(QFont(QStringLiteral("monospace"), 8));
+            split->addWidget(e);
+        }
+        l->addWidget(split, 1);
+        dlg->resize(1300, 800);
+        dlg->show();
+        settleIdle(true, {});
+    });
+    watcher->setFuture(QtConcurrent::run([source, other, myFinal]() -> std::pair<QString, QString> {
+        try {
+            std::unique_ptr<FunctionGraph> work;
+            {
+                Trace capture; // a copy of the source graph with its ids
+                capture.pipelineBegin("copy", *source);
+                work = capture.sourceGraph();
+            }
+            Trace t;
+            Pipeline p = Pipeline::builtin(other.toStdString());
+            const PipelineRun run = p.run(*work, &t);
+            t.finish(run, *work, p.buildContext().caps);
+            const GraphDiff d = diff(*myFinal, *work);
+            return {QString::fromStdString(optimizeText(run, *work, t)),
+                    QObject::tr("Final graphs: %1 vs %2 nodes; %3").arg(myFinal->nodeCount()).arg(work->nodeCount()).arg(QString::fromStdString(d.summary()))};
+        } catch (const std::exception& e) {
+            return {QString::fromStdString(e.what()), QObject::tr("failed")};
+        }
+    }));
+}
+
+void MainWindow::exportView() {
+    const auto& layout = m_session->layout();
+    if (!layout) return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), QStringLiteral("graph.svg"), tr("SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;DOT (*.dot)"));
+    if (path.isEmpty()) return;
+    try {
+        const auto fmt = formatFromExtension(path.toStdString()).value_or(RenderFormat::Svg);
+        const std::size_t n = exportLayout(m_session->layoutEngine(), *layout, path.toStdString(), fmt);
+        log(tr("Exported %1 (%2 bytes)").arg(path).arg(n));
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Export"), QString::fromStdString(e.what()));
+    }
+}
+
+void MainWindow::exportReport() {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Report folder"));
+    if (dir.isEmpty()) return;
+    try {
+        m_session->saveSession(dir + QStringLiteral("/session.passlens.json"));
+        log(tr("Saved the session into %1; build the full HTML report with: passlens-cli report %1/session.passlens.json -o %1").arg(dir));
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Report"), QString::fromStdString(e.what()));
+    }
+}
+
+void MainWindow::saveSession() {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save session"), QFileInfo(m_session->path()).completeBaseName() + QStringLiteral(".passlens.json"),
+                                                      tr("Sessions (*.passlens.json)"));
+    if (path.isEmpty()) return;
+    try {
+        m_session->saveSession(path);
+        log(tr("Saved %1").arg(path));
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Save session"), QString::fromStdString(e.what()));
+    }
+}
+
+void MainWindow::log(const QString& line) { m_log->appendPlainText(line); }
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings s;
+    QStringList r = s.value(QStringLiteral("recent")).toStringList();
+    r.removeAll(path);
+    r.prepend(QFileInfo(path).absoluteFilePath());
+    while (r.size() > 10) r.removeLast();
+    s.setValue(QStringLiteral("recent"), r);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+    if (!m_recentMenu) return;
+    m_recentMenu->clear();
+    for (const QString& f : QSettings().value(QStringLiteral("recent")).toStringList())
+        m_recentMenu->addAction(f, this, [this, f] { openFile(f, m_pipelineCombo->currentText()); });
+}
+
+void MainWindow::applyPalette(bool dark) {
+    m_scene->setDark(dark);
+    m_sceneBefore->setDark(dark);
+    if (dark) {
+        QPalette p;
+        p.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+        p.setColor(QPalette::WindowText, Qt::white);
+        p.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+        p.setColor(QPalette::AlternateBase, QColor(0x2b, 0x2b, 0x2b));
+        p.setColor(QPalette::Text, Qt::white);
+        p.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+        p.setColor(QPalette::ButtonText, Qt::white);
+        p.setColor(QPalette::Highlight, QColor(0x19, 0x76, 0xd2));
+        p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
+        qApp->setPalette(p);
+    } else {
+        qApp->setPalette(QApplication::style()->standardPalette());
+    }
+    m_view->setBackgroundBrush(dark ? QColor(0x1e, 0x1e, 0x1e) : Qt::white);
+    m_viewBefore->setBackgroundBrush(dark ? QColor(0x1e, 0x1e, 0x1e) : Qt::white);
+    if (m_session->layout()) showLayout();
+}
+
+void MainWindow::whenIdle(std::function<void(bool, QString)> done) { m_idleWaiters.push_back(std::move(done)); }
+
+void MainWindow::settleIdle(bool ok, const QString& message) {
+    if (m_session->busy() || m_executing) return;
+    auto waiters = std::move(m_idleWaiters);
+    m_idleWaiters.clear();
+    for (auto& w : waiters) w(ok, message);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    m_session->cancelLayout();
+    m_cancelExec = true;
+    QMainWindow::closeEvent(e);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+    const auto urls = e->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile()) openFile(urls.first().toLocalFile(), m_pipelineCombo->currentText());
 }
 
 } // namespace passlens

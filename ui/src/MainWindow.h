@@ -1,25 +1,113 @@
 #pragma once
+/// @file MainWindow.h
+/// The debugger window: open a graph, run a pipeline, step through phases and single rewrites,
+/// see any step or diff drawn by Graphviz, inspect nodes, execute and overlay timings, compare
+/// pipelines, export. Long work runs on worker threads (DebugSession).
+#include "DebugSession.h"
+#include "ExecutionBackend.h"
 
 #include <QMainWindow>
 
+#include <functional>
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
+class QSlider;
+class QStackedWidget;
+class QTreeView;
+class QTableView;
+class QToolButton;
 
 namespace passlens {
 
-/// The debugger's main window. For now: one read-only monospace text view.
+class GraphScene;
+class GraphView;
+class InspectorWidget;
+class PipelineModel;
+class ProfileModel;
+
 class MainWindow final : public QMainWindow {
     Q_OBJECT
-
 public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-public Q_SLOTS:
-    /// Shows `text` in the central view and `title` in the window title.
-    void showText(const QString& title, const QString& text);
+    DebugSession& session() { return *m_session; }
+    /// Supplies execution (app/ wires the kernels in); without one, Execute is disabled.
+    void setExecutionBackend(std::shared_ptr<ExecutionBackend> backend);
+    /// Opens a file and runs `pipeline` on it (asynchronous).
+    void openFile(const QString& path, const QString& pipeline = QStringLiteral("theano"));
+    /// Calls `done` once the current open/pipeline/layout work is finished (for --screenshot and
+    /// tests); `done(false, message)` on failure.
+    void whenIdle(std::function<void(bool, QString)> done);
+
+    // for tests
+    GraphScene* graphScene() const { return m_scene; }
+    GraphView* graphView() const { return m_view; }
+    PipelineModel* pipelineModel() const { return m_pipelineModel; }
+    ProfileModel* profileModel() const { return m_profileNodes; }
+    QTableView* profileTable() const { return m_profileTable; }
+    InspectorWidget* inspector() const { return m_inspector; }
+    /// Runs the execution backend on the current step (asynchronous; whenIdle waits for it).
+    void executeCurrent(const ExecuteRequest& request = {});
+    void setDiffMode(int mode); ///< 0 off, 1 overlay (phase start -> step), 2 side by side
+    void selectNode(NodeId id);
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
 
 private:
-    QPlainTextEdit* m_textView = nullptr; // owned by the Qt parent tree
+    void buildUi();
+    void buildActions();
+    void refreshStep();
+    void showLayout();
+    void log(const QString& line);
+    void addRecent(const QString& path);
+    void updateRecentMenu();
+    void applyPalette(bool dark);
+    void exportView();
+    void exportReport();
+    void saveSession();
+    void comparePipelines();
+    void runCheck();
+    void settleIdle(bool ok, const QString& message);
+
+    DebugSession* m_session;
+    std::shared_ptr<ExecutionBackend> m_backend;
+    GraphScene* m_scene;
+    GraphScene* m_sceneBefore;
+    GraphView* m_view;
+    GraphView* m_viewBefore;
+    QStackedWidget* m_centre;
+    PipelineModel* m_pipelineModel;
+    QTreeView* m_pipelineTree;
+    InspectorWidget* m_inspector;
+    ProfileModel* m_profileNodes;
+    ProfileModel* m_profileOps;
+    QTableView* m_profileTable;
+    QTableView* m_profileOpTable;
+    QPlainTextEdit* m_log;
+    QComboBox* m_pipelineCombo;
+    QComboBox* m_diffCombo;
+    QComboBox* m_deviceCombo;
+    QSlider* m_slider;
+    QLabel* m_stepLabel;
+    QLabel* m_summary;
+    QLineEdit* m_search;
+    QAction* m_executeAction;
+    QAction* m_overlayAction;
+    QAction* m_hideUnchanged;
+    QMenu* m_recentMenu = nullptr;
+    nlohmann::json m_profileJson;
+    int m_searchHit = -1;
+    bool m_executing = false;
+    std::atomic<bool> m_cancelExec{false};
+    std::vector<std::function<void(bool, QString)>> m_idleWaiters;
 };
 
 } // namespace passlens

@@ -1,0 +1,222 @@
+// The debugger window (offscreen): models pass QAbstractItemModelTester, keyboard stepping changes
+// the shown step and the view's node set, a profile row selects the node in the view and the
+// inspector, the screenshot of the bundled example shows the graph, a saved session reopens on
+// the same step, and the event loop never stalls over 200 ms while corpus models open.
+#include "GraphScene.h"
+#include "GraphView.h"
+#include "InspectorWidget.h"
+#include "MainWindow.h"
+#include "PipelineModel.h"
+#include "ProfileModel.h"
+
+#include <passlens/io/GraphLoader.h>
+#include <passlens/pipeline/Pipeline.h>
+
+#include <QAbstractItemModelTester>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+using namespace passlens;
+
+namespace {
+const QString kSource = QStringLiteral(PASSLENS_SOURCE_DIR);
+const QString kCorpus = QStringLiteral(PASSLENS_CORPUS_DIR);
+
+// Opens `file` and waits until the pipeline and the first layout are done.
+bool openAndWait(MainWindow& w, const QString& file, const QString& pipeline = QStringLiteral("theano"), int timeoutMs = 60000) {
+    bool done = false, ok = false;
+    w.whenIdle([&](bool good, const QString&) {
+        done = true;
+        ok = good;
+    });
+    w.openFile(file, pipeline);
+    QElapsedTimer t;
+    t.start();
+    while (!done && t.elapsed() < timeoutMs) QTest::qWait(10);
+    return done && ok;
+}
+
+bool waitIdle(MainWindow& w, int timeoutMs = 30000) {
+    bool done = false, ok = false;
+    w.whenIdle([&](bool good, const QString&) {
+        done = true;
+        ok = good;
+    });
+    QElapsedTimer t;
+    t.start();
+    while (!done && t.elapsed() < timeoutMs) QTest::qWait(10);
+    return done && ok;
+}
+} // namespace
+
+class TestGui : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        qputenv("PASSLENS_NO_DIALOGS", "1");
+        QCoreApplication::setOrganizationName(QStringLiteral("PassLensTest"));
+    }
+
+    void modelsPassTheTester() {
+        LoadedGraph lg = loadGraphFile((kCorpus + "/lstm.onnx").toStdString());
+        Pipeline p = Pipeline::builtin("theano");
+        Trace t(true);
+        const PipelineRun run = p.run(*lg.graph, &t);
+        t.finish(run, *lg.graph, p.buildContext().caps);
+        PipelineModel pm;
+        QAbstractItemModelTester tester(&pm, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        pm.setTrace(&t);
+        QCOMPARE(pm.rowCount(), static_cast<int>(p.phases().size()));
+        int events = 0;
+        for (int r = 0; r < pm.rowCount(); ++r) events += pm.rowCount(pm.index(r, 0));
+        int recorded = 0;
+        for (const auto& e : t.events()) recorded += e.status != "declined";
+        QCOMPARE(events, recorded);
+        pm.setTrace(nullptr);
+        QCOMPARE(pm.rowCount(), 0);
+
+        ProfileModel prof(ProfileModel::Mode::PerNode);
+        QAbstractItemModelTester tester2(&prof, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        nlohmann::json profile = {{"device", "cpu"}, {"nodes", {{{"node", lg.graph->toposort()[0]->id()}, {"time_us", 30.0}, {"kind", "kernel"}},
+                                                                {{"node", lg.graph->toposort()[1]->id()}, {"time_us", 10.0}, {"kind", "kernel"}},
+                                                                {{"node", lg.graph->toposort()[2]->id()}, {"time_us", nullptr}, {"kind", "none"}}}}};
+        prof.setProfile(profile, lg.graph.get());
+        QCOMPARE(prof.rowCount(), 3);
+        QCOMPARE(prof.data(prof.index(0, ProfileModel::Share)).toString(), QString("75.0 %"));
+        QCOMPARE(prof.data(prof.index(2, ProfileModel::TimeUs)).toString(), QString("n/a"));
+        ProfileModel perOp(ProfileModel::Mode::PerOp);
+        QAbstractItemModelTester tester3(&perOp, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        perOp.setProfile(profile, lg.graph.get());
+        QVERIFY(perOp.rowCount() >= 1);
+    }
+
+    void keyboardSteppingChangesTheView() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        auto& s = w.session();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        QCOMPARE(s.currentStep(), last);
+        const auto finalIds = w.graphScene()->nodeIds();
+        // Home: the source graph
+        QTest::keyClick(&w, Qt::Key_Home);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), 0);
+        const auto sourceIds = w.graphScene()->nodeIds();
+        QVERIFY(sourceIds != finalIds);
+        QCOMPARE(sourceIds.size(), 2); // Alloc and Join
+        // Right: one rewrite at a time, until a rewrite changes the drawn node set (GraphToGPU)
+        int presses = 0;
+        while (w.graphScene()->nodeIds() == sourceIds && presses < last) {
+            QTest::keyClick(&w, Qt::Key_Right);
+            QVERIFY(waitIdle(w));
+            QCOMPARE(s.currentStep(), ++presses);
+        }
+        QVERIFY(w.graphScene()->nodeIds() != sourceIds);
+        QVERIFY(s.steps()[static_cast<std::size_t>(s.currentStep())].label.contains("GraphToGPU"));
+        // PageDown: to the end of the next phase; PageUp back
+        const int before = s.currentStep();
+        QTest::keyClick(&w, Qt::Key_PageDown);
+        QVERIFY(waitIdle(w));
+        QVERIFY(s.currentStep() > before);
+        QVERIFY(s.steps()[static_cast<std::size_t>(s.currentStep())].phaseEnd);
+        QTest::keyClick(&w, Qt::Key_End);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.graphScene()->nodeIds(), finalIds);
+    }
+
+    void profileRowSelectsTheNode() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json"));
+        auto g = w.session().graphAt(w.session().currentStep());
+        const NodeId target = g->toposort()[1]->id();
+        nlohmann::json profile = {{"device", "cpu"}, {"nodes", {{{"node", g->toposort()[0]->id()}, {"time_us", 5.0}, {"kind", "kernel"}},
+                                                                {{"node", target}, {"time_us", 50.0}, {"kind", "kernel"}}}}};
+        w.profileModel()->setProfile(profile, g.get());
+        QTableView* table = w.profileTable();
+        // sorted by time, descending: row 0 is the target
+        table->selectRow(0);
+        table->setCurrentIndex(table->model()->index(0, 0));
+        QCOMPARE(w.inspector()->shownNode(), target);
+        const auto sel = w.graphScene()->selectedItems();
+        QCOMPARE(sel.size(), 1);
+        QCOMPARE(static_cast<GraphNodeItem*>(sel.first())->node().node, target);
+    }
+
+    void screenshotOfTheBundledExampleIsNotBlank() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.graphScene()->nodeItemCount() > 50);
+        const QImage img = w.graphView()->viewport()->grab().toImage();
+        int inked = 0;
+        for (int y = 0; y < img.height(); y += 2)
+            for (int x = 0; x < img.width(); x += 2)
+                if (qGray(img.pixel(x, y)) < 200) ++inked;
+        QVERIFY2(inked > 500, qPrintable(QString("only %1 dark pixels").arg(inked)));
+    }
+
+    void sessionReopensOnTheSameStep() {
+        QTemporaryDir dir;
+        const QString path = dir.path() + "/s.passlens.json";
+        int step = 0;
+        std::size_t nodes = 0;
+        {
+            MainWindow w;
+            w.show();
+            QVERIFY(openAndWait(w, kCorpus + "/lstm.onnx"));
+            w.session().setCurrentStep(3);
+            QVERIFY(waitIdle(w));
+            step = w.session().currentStep();
+            nodes = w.session().graphAt(step)->nodeCount();
+            w.session().saveSession(path);
+        }
+        MainWindow w2;
+        w2.show();
+        QVERIFY(openAndWait(w2, path));
+        QCOMPARE(w2.session().currentStep(), step);
+        QCOMPARE(w2.session().graphAt(step)->nodeCount(), nodes);
+        QCOMPARE(w2.session().pipelineName(), QString("theano"));
+    }
+
+    void eventLoopNeverStalls_data() {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"mlp", "lstm", "transformer_encoder_layer", "squeezenet1_1", "resnet18", "mobilenet_v2", "shape_ops", "silero_vad_legacy", "ch_PP-OCRv4_det_infer"})
+            QTest::newRow(m) << QString(m);
+    }
+    void eventLoopNeverStalls() {
+        QFETCH(QString, model);
+        MainWindow w;
+        w.show();
+        QElapsedTimer clock;
+        qint64 last = 0, worst = 0;
+        QTimer tick;
+        tick.setInterval(5);
+        QObject::connect(&tick, &QTimer::timeout, [&] {
+            const qint64 now = clock.elapsed();
+            worst = std::max(worst, now - last);
+            last = now;
+        });
+        clock.start();
+        tick.start();
+        QVERIFY(openAndWait(w, kCorpus + "/" + model + ".onnx", QStringLiteral("theano"), 120000));
+        // step back through a few phases too (graphs rebuilt from the trace)
+        for (int i = 0; i < 3; ++i) {
+            w.session().previousPhase();
+            QVERIFY(waitIdle(w, 60000));
+        }
+        tick.stop();
+        QVERIFY2(worst < 200, qPrintable(QString("event loop stalled %1 ms").arg(worst)));
+    }
+};
+
+QTEST_MAIN(TestGui)
+#include "tst_gui.moc"

@@ -1,0 +1,261 @@
+#include "DebugSession.h"
+
+#include <passlens/diff/TraceSteps.h>
+#include <passlens/io/AtomicFile.h>
+#include <passlens/io/GraphLoader.h>
+#include <passlens/layout/DrawGraph.h>
+
+#include <QFileInfo>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace passlens {
+
+struct DebugSession::Loaded {
+    QString path, pipeline, error, sourcePath;
+    int viewStep = -1;
+    std::unique_ptr<Trace> trace;
+    std::optional<PipelineRun> run;
+    std::shared_ptr<const FunctionGraph> finalGraph;
+};
+
+DebugSession::DebugSession(QObject* parent) : QObject(parent) {}
+DebugSession::~DebugSession() { m_cancel.cancel(); }
+
+void DebugSession::setBusy(bool busy, const QString& what) {
+    m_busy = busy;
+    emit busyChanged(busy, what);
+}
+
+namespace {
+std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous);
+} // namespace
+
+void DebugSession::open(const QString& path, const QString& pipeline) {
+    if (m_busy) return;
+    setBusy(true, tr("Opening %1 …").arg(QFileInfo(path).fileName()));
+    auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        finishLoad(watcher->result());
+        watcher->deleteLater();
+    });
+    watcher->setFuture(QtConcurrent::run([path, pipeline] { return loadAndRun(path, pipeline, {}, nullptr); }));
+}
+
+void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases) {
+    if (m_busy || m_path.isEmpty()) return;
+    setBusy(true, tr("Running pipeline %1 …").arg(pipeline));
+    auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        finishLoad(watcher->result());
+        watcher->deleteLater();
+    });
+    const QString path = m_path;
+    std::shared_ptr<const Trace> previous(m_trace ? new Trace(*m_trace) : nullptr);
+    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, previous] { return loadAndRun(path, pipeline, disabledPhases, previous); }));
+}
+
+namespace {
+std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous) {
+    auto r = std::make_shared<DebugSession::Loaded>();
+    r->path = path;
+    r->pipeline = pipeline;
+    try {
+        const std::filesystem::path p(path.toStdString());
+        std::unique_ptr<FunctionGraph> graph;
+        if (sniffFileKind(p) == FileKind::Session && !previous) {
+            const nlohmann::json doc = nlohmann::json::parse(readFile(p));
+            r->trace = std::make_unique<Trace>(Trace::fromSessionJson(doc, path.toStdString(), p.parent_path()));
+            if (doc.contains("view") && doc["view"].is_object()) r->viewStep = doc["view"].value("step", -1);
+            if (doc.contains("source") && doc["source"].is_object()) r->sourcePath = QString::fromStdString(doc["source"].value("path", std::string()));
+            r->pipeline = QString::fromStdString(r->trace->pipelineName());
+            r->finalGraph = r->trace->graphAfterPhase("final");
+            r->finalGraph->toposort();
+            return r;
+        }
+        if (previous) graph = previous->sourceGraph();
+        else graph = std::move(loadGraphFile(p).graph);
+        const std::string pl = pipeline.toStdString();
+        Pipeline pipe = pl.find(".json") != std::string::npos ? Pipeline::fromFile(pl) : Pipeline::builtin(pl);
+        for (const auto& d : disabled) pipe.setEnabled(d.toStdString(), false);
+        r->trace = std::make_unique<Trace>(true);
+        r->run = pipe.run(*graph, r->trace.get());
+        r->trace->finish(*r->run, *graph, pipe.buildContext().caps);
+        graph->toposort();
+        r->finalGraph = std::shared_ptr<const FunctionGraph>(std::move(graph));
+    } catch (const std::exception& e) {
+        r->error = QString::fromStdString(e.what());
+    }
+    return r;
+}
+} // namespace
+
+void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
+    setBusy(false, {});
+    if (!r->error.isEmpty()) {
+        emit failed(r->error);
+        return;
+    }
+    m_path = r->path;
+    m_sourcePath = r->sourcePath.isEmpty() ? r->path : r->sourcePath;
+    m_pipelineName = r->pipeline;
+    m_trace = std::move(r->trace);
+    m_run = std::move(r->run);
+    m_graphs.clear();
+    m_layout.reset();
+    m_diffFrom.reset();
+    m_profile.reset();
+    rebuildSteps();
+    m_graphs[m_steps.back().event] = r->finalGraph;
+    m_current = static_cast<int>(m_steps.size()) - 1;
+    if (r->viewStep >= 0 && r->viewStep < static_cast<int>(m_steps.size())) m_current = r->viewStep;
+    emit opened();
+    emit stepChanged(m_current);
+}
+
+void DebugSession::rebuildSteps() {
+    m_steps.clear();
+    m_steps.push_back({0, -1, QStringLiteral("source"), true});
+    const auto& phases = m_trace->phases();
+    const auto& events = m_trace->events();
+    for (std::size_t p = 0; p < phases.size(); ++p) {
+        const PhaseRecord& ph = phases[p];
+        if (ph.firstEvent)
+            for (int s = ph.firstEvent; s <= ph.lastEvent; ++s) {
+                const RewriteEvent& e = events[static_cast<std::size_t>(s - 1)];
+                if (e.status != "applied") continue;
+                m_steps.push_back({s, static_cast<int>(p), QStringLiteral("#%1 %2").arg(s).arg(QString::fromStdString(e.rewriter)), false});
+            }
+        // every phase ends at a step (unchanged phases show the same graph)
+        m_steps.push_back({m_trace->lastEventOfPhase(p), static_cast<int>(p), QString::fromStdString(ph.info.name), true});
+    }
+}
+
+void DebugSession::setCurrentStep(int index) {
+    if (m_steps.empty()) return;
+    index = std::clamp(index, 0, static_cast<int>(m_steps.size()) - 1);
+    if (index == m_current) return;
+    m_current = index;
+    emit stepChanged(m_current);
+}
+
+void DebugSession::nextPhase() {
+    for (int i = m_current + 1; i < static_cast<int>(m_steps.size()); ++i)
+        if (m_steps[static_cast<std::size_t>(i)].phaseEnd) return setCurrentStep(i);
+}
+
+void DebugSession::previousPhase() {
+    for (int i = m_current - 1; i >= 0; --i)
+        if (m_steps[static_cast<std::size_t>(i)].phaseEnd) return setCurrentStep(i);
+}
+
+void DebugSession::goToEvent(int seq) {
+    // the step of that event, else the last step at or before it
+    int best = 0;
+    for (int i = 0; i < static_cast<int>(m_steps.size()); ++i) {
+        const StepPoint& s = m_steps[static_cast<std::size_t>(i)];
+        if (s.event == seq && !s.phaseEnd) return setCurrentStep(i);
+        if (s.event <= seq) best = i;
+    }
+    setCurrentStep(best);
+}
+
+int DebugSession::phaseStartStep(int index) const {
+    const int phase = m_steps[static_cast<std::size_t>(index)].phase;
+    for (int i = index - 1; i >= 0; --i)
+        if (m_steps[static_cast<std::size_t>(i)].phaseEnd && m_steps[static_cast<std::size_t>(i)].phase != phase) return i;
+    return 0;
+}
+
+std::shared_ptr<const FunctionGraph> DebugSession::graphAt(int index) {
+    if (!m_trace || index < 0 || index >= static_cast<int>(m_steps.size())) return nullptr;
+    const int ev = m_steps[static_cast<std::size_t>(index)].event;
+    auto it = m_graphs.find(ev);
+    if (it != m_graphs.end()) return it->second;
+    std::shared_ptr<const FunctionGraph> g(m_trace->graphAfter(ev));
+    g->toposort(); // fill the cache now: shared graphs are only read from here on (any thread)
+    if (m_graphs.size() > 64) m_graphs.erase(m_graphs.begin());
+    m_graphs[ev] = g;
+    return g;
+}
+
+void DebugSession::setDiffFrom(std::optional<int> stepIndex) { m_diffFrom = stepIndex; }
+
+std::optional<GraphDiff> DebugSession::currentDiff() {
+    if (!m_diffFrom) return std::nullopt;
+    auto a = graphAt(*m_diffFrom), b = graphAt(m_current);
+    if (!a || !b) return std::nullopt;
+    return diff(*a, *b);
+}
+
+void DebugSession::setProfile(std::optional<TimingProfile> p, TimingOptions options) {
+    m_profile = std::move(p);
+    m_timingOptions = options;
+}
+
+void DebugSession::requestLayout() {
+    if (!m_trace) return;
+    m_cancel.cancel();
+    const int generation = ++m_layoutGeneration;
+    auto after = graphAt(m_current);
+    std::shared_ptr<const FunctionGraph> before = m_diffFrom ? graphAt(*m_diffFrom) : nullptr;
+    const StepPoint step = m_steps[static_cast<std::size_t>(m_current)];
+    Caption cap;
+    cap.source = QFileInfo(m_path).fileName().toStdString();
+    cap.pipeline = m_pipelineName.toStdString();
+    cap.step = m_diffFrom ? ("diff " + m_steps[static_cast<std::size_t>(*m_diffFrom)].label.toStdString() + " .. " + step.label.toStdString())
+                          : step.label.toStdString();
+    cap.stepIndex = m_current;
+    cap.stepCount = static_cast<int>(m_steps.size()) - 1;
+    std::optional<TimingProfile> profile = m_profile;
+    TimingOptions topt = m_timingOptions;
+    auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+        auto res = watcher->result();
+        watcher->deleteLater();
+        if (generation != m_layoutGeneration) return; // a newer request superseded it
+        if (res.first) {
+            m_layout = std::move(res.first);
+            emit layoutReady();
+        } else {
+            emit layoutFailed(res.second);
+        }
+    });
+    m_cancel.reset();
+    LayoutEngine* engine = &m_engine;
+    const CancelToken* cancel = &m_cancel;
+    const Trace* trace = m_trace.get();
+    const int fromEvent = m_diffFrom ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event : 0;
+    const int toEvent = step.event;
+    watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
+        try {
+            DrawOptions opt;
+            opt.caption = cap;
+            DrawGraph dg;
+            if (before) {
+                const GraphDiff d = diff(*before, *after);
+                dg = drawDiff(*before, *after, d, opt);
+            } else {
+                opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
+                dg = drawGraph(*after, opt);
+            }
+            if (profile) applyTiming(dg, *profile, topt);
+            return {engine->layout(dg, LayoutOptions{}, cancel), {}};
+        } catch (const std::exception& e) {
+            return {std::nullopt, QString::fromStdString(e.what())};
+        }
+    }));
+}
+
+void DebugSession::saveSession(const QString& path) const {
+    if (!m_trace) return;
+    nlohmann::json profiles = nlohmann::json::array();
+    if (m_profileJson.is_object()) profiles.push_back(m_profileJson);
+    nlohmann::json doc = m_trace->toSessionJson(m_sourcePath.toStdString(), profiles);
+    // the window's own state (an optional extension of FORMAT.md §2): the step shown
+    doc["view"] = {{"event", m_steps.empty() ? 0 : m_steps[static_cast<std::size_t>(m_current)].event},
+                   {"step", m_current},
+                   {"diff", m_diffFrom.has_value()}};
+    writeFileAtomic(path.toStdString(), Trace::dumpSession(doc));
+}
+
+} // namespace passlens

@@ -1,0 +1,119 @@
+#pragma once
+/// @file DebugSession.h
+/// The state behind the window: the loaded file, the pipeline run and its Trace, the current
+/// step, graphs of steps (cached) and their layouts. Import, pipeline and layout run on worker
+/// threads; results arrive through signals on the GUI thread, so nothing blocks the event loop.
+#include <passlens/diff/GraphDiff.h>
+#include <passlens/layout/LayoutEngine.h>
+#include <passlens/layout/TimingOverlay.h>
+#include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace passlens {
+
+/// One stop of the step slider: the graph after applied event `event` (0 = source).
+struct StepPoint {
+    int event = 0;
+    int phase = -1;   ///< index of the phase the event belongs to; -1 for the source
+    QString label;    ///< "source", "merge1", "#17 local_cut_gpu_transfers"
+    bool phaseEnd = false;
+};
+
+class DebugSession final : public QObject {
+    Q_OBJECT
+public:
+    explicit DebugSession(QObject* parent = nullptr);
+    ~DebugSession() override;
+
+    /// Opens a model, graph JSON or session file and runs `pipeline` (built-in name or a
+    /// pipeline file) unless it is a session. Asynchronous: emits opened() or failed().
+    void open(const QString& path, const QString& pipeline = QStringLiteral("theano"));
+    /// Re-runs a pipeline on the source graph (disabled phases skipped). Asynchronous.
+    void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {});
+    bool busy() const { return m_busy; }
+
+    const Trace* trace() const { return m_trace.get(); }
+    const PipelineRun* run() const { return m_run ? &*m_run : nullptr; }
+    const QString& path() const { return m_path; }
+    const QString& pipelineName() const { return m_pipelineName; }
+    const std::vector<StepPoint>& steps() const { return m_steps; }
+
+    /// The step shown (index into steps()).
+    int currentStep() const { return m_current; }
+    void setCurrentStep(int index);
+    void nextEvent() { setCurrentStep(m_current + 1); }
+    void previousEvent() { setCurrentStep(m_current - 1); }
+    void nextPhase();
+    void previousPhase();
+    /// Jumps to the step of event `seq` (or the nearest applied event before it).
+    void goToEvent(int seq);
+
+    /// The graph of step `index` (built from the trace and cached).
+    std::shared_ptr<const FunctionGraph> graphAt(int index);
+    /// The step index where the current phase starts (for "diff against phase start").
+    int phaseStartStep(int index) const;
+
+    /// Diff mode: when set, the view shows the union of steps (from, current).
+    void setDiffFrom(std::optional<int> stepIndex);
+    std::optional<int> diffFrom() const { return m_diffFrom; }
+    std::optional<GraphDiff> currentDiff();
+
+    /// Lays out the current step (or diff) asynchronously; emits layoutReady(). The timing
+    /// overlay is applied when a profile is set.
+    void requestLayout();
+    const std::optional<LayoutResult>& layout() const { return m_layout; }
+    LayoutEngine& layoutEngine() { return m_engine; }
+    void cancelLayout() { m_cancel.cancel(); }
+
+    void setProfile(std::optional<TimingProfile> p, TimingOptions options = {});
+    /// The raw profile (saved into the session's `profiles`).
+    void setProfileJson(nlohmann::json j) { m_profileJson = std::move(j); }
+    const std::optional<TimingProfile>& profile() const { return m_profile; }
+    TimingOptions& timingOptions() { return m_timingOptions; }
+
+    /// Saves a session file (atomically). Throws passlens::Error.
+    void saveSession(const QString& path) const;
+
+    struct Loaded; ///< result of a worker's open / pipeline run
+
+Q_SIGNALS:
+    void opened();
+    void failed(const QString& message);
+    void busyChanged(bool busy, const QString& what);
+    void stepChanged(int index);
+    void layoutReady();
+    void layoutFailed(const QString& message);
+
+private:
+    void finishLoad(std::shared_ptr<Loaded> result);
+    void rebuildSteps();
+    void setBusy(bool busy, const QString& what);
+
+    QString m_path;
+    QString m_sourcePath; ///< the model the session was made from
+    QString m_pipelineName;
+    nlohmann::json m_profileJson;
+    std::unique_ptr<Trace> m_trace;
+    std::optional<PipelineRun> m_run;
+    std::vector<StepPoint> m_steps;
+    int m_current = 0;
+    std::optional<int> m_diffFrom;
+    std::map<int, std::shared_ptr<const FunctionGraph>> m_graphs; // by event seq
+    LayoutEngine m_engine;
+    CancelToken m_cancel;
+    std::optional<LayoutResult> m_layout;
+    std::optional<TimingProfile> m_profile;
+    TimingOptions m_timingOptions;
+    bool m_busy = false;
+    int m_layoutGeneration = 0;
+};
+
+} // namespace passlens

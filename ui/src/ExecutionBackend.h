@@ -1,0 +1,36 @@
+#pragma once
+/// @file ExecutionBackend.h
+/// How the window runs a graph. ui/ does not link kernels/ (ARCHITECTURE.md): app/ provides an
+/// implementation and hands it to the MainWindow; results cross as plain JSON (FORMAT.md §2
+/// profile objects).
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace passlens {
+
+class FunctionGraph;
+
+struct ExecuteRequest {
+    std::string device = "auto"; ///< "auto", "cpu" or "cuda"
+    int repeats = 10;
+    int warmup = 3;
+};
+
+class ExecutionBackend {
+public:
+    virtual ~ExecutionBackend() = default;
+    /// Profiles `graph` (any step) on seeded random inputs. Returns a profile object
+    /// `{"phase", "device", "repeats", "nodes": [{"node", "time_us", "kind"}], "transfers": [...]}`;
+    /// throws std::exception with a user-facing message (unsupported op, cancelled). `progress`
+    /// gets a fraction in [0, 1]; `cancel` is polled between runs. Called on a worker thread.
+    virtual nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
+                                   const std::function<void(double)>& progress,
+                                   const std::atomic<bool>& cancel) = 0;
+    /// Outputs of `graph` vs `reference` on the same seeded inputs: {"max_abs", "max_rel"}.
+    virtual nlohmann::json compare(const FunctionGraph& graph, const FunctionGraph& reference) = 0;
+};
+
+} // namespace passlens

@@ -1,0 +1,177 @@
+#include "GraphScene.h"
+
+#include <QGraphicsPathItem>
+#include <QGraphicsSceneHoverEvent>
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QPainterPath>
+#include <QStyleOptionGraphicsItem>
+
+namespace passlens {
+
+namespace {
+QPointF toScene(const LayoutPoint& p, double height) { return {p.x, height - p.y}; }
+
+QColor changeColor(NodeChange c) {
+    switch (c) {
+    case NodeChange::Added: return QColor(0x2e, 0x7d, 0x32);
+    case NodeChange::Removed: return QColor(0xc6, 0x28, 0x28);
+    case NodeChange::Rewired: return QColor(0xef, 0x6c, 0x00);
+    default: return {};
+    }
+}
+} // namespace
+
+QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, double timeShare) {
+    if (timeShare >= 0) { // yellow -> red by share of time
+        const double t = std::clamp(timeShare, 0.0, 1.0);
+        return QColor::fromHsvF(static_cast<float>((1.0 - t) * 50.0 / 360.0), static_cast<float>(0.25 + 0.65 * t), dark ? 0.75f : 1.0f);
+    }
+    QColor c;
+    switch (n.category) {
+    case NodeCategory::HostOp: c = QColor(0xe3, 0xea, 0xf2); break;
+    case NodeCategory::GpuOp: c = QColor(0xc8, 0xe6, 0xc9); break;
+    case NodeCategory::Transfer: c = QColor(0xff, 0xcd, 0xd2); break;
+    case NodeCategory::OnnxHostOp: c = QColor(0xe1, 0xbe, 0xe7); break;
+    case NodeCategory::Input: c = QColor(0xdc, 0xed, 0xc8); break;
+    case NodeCategory::Constant: c = QColor(0xf5, 0xf5, 0xf5); break;
+    case NodeCategory::Output: c = QColor(0xbb, 0xde, 0xfb); break;
+    case NodeCategory::Collapsed: c = QColor(0xee, 0xee, 0xee); break;
+    }
+    return dark ? c.darker(260) : c;
+}
+
+GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, double timeShare)
+    : m_node(node), m_dark(dark), m_timeShare(timeShare) {
+    const QPointF c = toScene(node.center, height);
+    m_rect = QRectF(c.x() - node.width / 2, c.y() - node.height / 2, node.width, node.height);
+    setFlag(ItemIsSelectable);
+    setAcceptHoverEvents(true);
+    setZValue(1);
+}
+
+QRectF GraphNodeItem::boundingRect() const { return m_rect.adjusted(-3, -3, 3, 3); }
+
+void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
+    p->setRenderHint(QPainter::Antialiasing);
+    const QColor fg = m_dark ? QColor(0xee, 0xee, 0xee) : QColor(0x21, 0x21, 0x21);
+    QPen pen(m_node.change == NodeChange::Unchanged ? fg : changeColor(m_node.change), m_node.change == NodeChange::Unchanged ? 1.0 : 2.6);
+    if (m_node.change == NodeChange::Removed) pen.setStyle(Qt::DashLine);
+    if (option->state & QStyle::State_Selected) pen = QPen(QColor(0x19, 0x76, 0xd2), 3.2);
+    p->setPen(pen);
+    p->setBrush(fillFor(m_node, m_dark, m_timeShare));
+    const bool round = m_node.category == NodeCategory::Input || m_node.category == NodeCategory::Output || m_node.category == NodeCategory::Constant;
+    p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
+    p->setPen(fg);
+    QRectF r = m_rect.adjusted(4, 2, -4, -2);
+    const int lines = 1 + !m_node.subtitle.empty() + !m_node.detail.empty();
+    const double lh = r.height() / lines;
+    // each line shrinks its font to fit the box Graphviz sized with its own font metrics
+    auto drawLine = [&](const std::string& text, int line, double size, bool bold) {
+        QFont f = p->font();
+        f.setBold(bold);
+        f.setPointSizeF(size);
+        const QString t = QString::fromStdString(text);
+        const double w = QFontMetricsF(f).horizontalAdvance(t);
+        if (w > r.width() && w > 0) f.setPointSizeF(std::max(4.0, size * r.width() / w));
+        p->setFont(f);
+        p->drawText(QRectF(r.left(), r.top() + lh * line, r.width(), lh), Qt::AlignCenter, t);
+    };
+    int line = 0;
+    drawLine(m_node.title, line++, 9.5, true);
+    if (!m_node.subtitle.empty()) drawLine(m_node.subtitle, line++, 7.5, false);
+    if (!m_node.detail.empty()) drawLine(m_node.detail, line, 7.5, false);
+}
+
+GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
+    connect(this, &QGraphicsScene::selectionChanged, this, [this] {
+        const auto sel = selectedItems();
+        for (auto* it : sel)
+            if (auto* n = dynamic_cast<GraphNodeItem*>(it)) {
+                emit nodeSelected(n->node().node);
+                return;
+            }
+    });
+}
+
+void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips, const QHash<NodeId, double>& timeShares) {
+    clear();
+    m_nodes.clear();
+    const double h = layout.height;
+    setSceneRect(QRectF(-20, -20, layout.width + 40, layout.height + 40));
+    const QColor edgeHost = m_dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x55, 0x55, 0x55);
+    const QColor edgeGpu = QColor(0x2e, 0x7d, 0x32);
+    for (const LayoutEdge& e : layout.edges) {
+        if (e.spline.empty()) continue;
+        QPainterPath path(toScene(e.spline[0], h));
+        for (std::size_t i = 1; i + 2 < e.spline.size(); i += 3)
+            path.cubicTo(toScene(e.spline[i], h), toScene(e.spline[i + 1], h), toScene(e.spline[i + 2], h));
+        QColor c = e.change == NodeChange::Unchanged ? (e.gpu ? edgeGpu : edgeHost) : changeColor(e.change);
+        QPen pen(c, e.change == NodeChange::Unchanged ? 1.2 : 2.0);
+        if (e.change == NodeChange::Removed) pen.setStyle(Qt::DashLine);
+        auto* item = addPath(path, pen);
+        item->setZValue(0);
+        if (e.arrowTip) { // arrowhead from the spline's end towards the tip
+            const QPointF tip = toScene(*e.arrowTip, h);
+            const QPointF from = path.currentPosition();
+            QLineF l(from, tip);
+            if (l.length() > 0.1) {
+                QLineF n = l.unitVector();
+                const QPointF dir(n.dx(), n.dy());
+                const QPointF ortho(-dir.y(), dir.x());
+                QPolygonF head;
+                head << tip << tip - dir * 8 + ortho * 3.5 << tip - dir * 8 - ortho * 3.5;
+                addPolygon(head, QPen(c), QBrush(c))->setZValue(0);
+            }
+        }
+        if (e.labelPos && !e.label.empty()) {
+            auto* t = addSimpleText(QString::fromStdString(e.label));
+            QFont f = t->font();
+            f.setPointSizeF(6.5);
+            t->setFont(f);
+            t->setBrush(c);
+            const QPointF lp = toScene(*e.labelPos, h);
+            t->setPos(lp - QPointF(t->boundingRect().width() / 2, t->boundingRect().height() / 2));
+        }
+    }
+    for (const LayoutNode& n : layout.nodes) {
+        auto* item = new GraphNodeItem(n, h, m_dark, n.node >= 0 ? timeShares.value(n.node, -1.0) : -1.0);
+        const QString key = QString::fromStdString(n.key);
+        item->setToolTip(tooltips.value(key, QString::fromStdString(n.title + "\n" + n.subtitle + (n.detail.empty() ? "" : "\n" + n.detail))));
+        addItem(item);
+        m_nodes.insert(key, item);
+    }
+}
+
+GraphNodeItem* GraphScene::selectNode(NodeId id) {
+    GraphNodeItem* found = nullptr;
+    for (auto* it : m_nodes)
+        if (it->node().node == id && id >= 0) found = it;
+    const QSignalBlocker block(this);
+    clearSelection();
+    if (found) found->setSelected(true);
+    return found;
+}
+
+QList<NodeId> GraphScene::nodeIds() const {
+    QList<NodeId> ids;
+    for (auto* it : m_nodes)
+        if (it->node().node >= 0) ids << it->node().node;
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+QList<GraphNodeItem*> GraphScene::find(const QString& text) const {
+    QList<GraphNodeItem*> out;
+    if (text.isEmpty()) return out;
+    for (auto* it : m_nodes) {
+        const QString t = QString::fromStdString(it->node().title + " " + it->node().subtitle);
+        if (t.contains(text, Qt::CaseInsensitive)) out << it;
+    }
+    std::sort(out.begin(), out.end(), [](GraphNodeItem* a, GraphNodeItem* b) {
+        return a->node().center.y != b->node().center.y ? a->node().center.y > b->node().center.y : a->node().center.x < b->node().center.x;
+    });
+    return out;
+}
+
+} // namespace passlens

@@ -1,0 +1,59 @@
+#pragma once
+/// @file GraphScene.h
+/// A Graphviz layout (LayoutResult, plain data from passlens_layout) drawn as QGraphicsItems:
+/// nodes as rounded boxes coloured by location and kind (diff and timing states on top), edges
+/// as Bézier paths. Hover shows op, types and location; selection is by NodeId.
+#include <passlens/layout/LayoutEngine.h>
+
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QHash>
+
+namespace passlens {
+
+class GraphNodeItem;
+
+class GraphScene final : public QGraphicsScene {
+    Q_OBJECT
+public:
+    explicit GraphScene(QObject* parent = nullptr);
+    /// Replaces the drawing. `tooltips` maps DrawNode keys to HTML tooltips; `timeShares` maps
+    /// Apply ids to their share of the measured time in [0, 1] (timing overlay fills).
+    void setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips = {},
+                   const QHash<NodeId, double>& timeShares = {});
+    /// Selects the node of this Apply id (clears the selection for -1); returns its item.
+    GraphNodeItem* selectNode(NodeId id);
+    /// Apply ids of the drawn nodes.
+    QList<NodeId> nodeIds() const;
+    /// Keys of nodes whose title or subtitle contains `text` (case-insensitive), in layout order.
+    QList<GraphNodeItem*> find(const QString& text) const;
+    int nodeItemCount() const { return m_nodes.size(); }
+    void setDark(bool dark) { m_dark = dark; }
+    bool dark() const { return m_dark; }
+
+Q_SIGNALS:
+    void nodeSelected(NodeId id);
+
+private:
+    QHash<QString, GraphNodeItem*> m_nodes;
+    bool m_dark = false;
+};
+
+/// One drawn node.
+class GraphNodeItem final : public QGraphicsItem {
+public:
+    GraphNodeItem(const LayoutNode& node, double height, bool dark, double timeShare = -1);
+    QRectF boundingRect() const override;
+    void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    const LayoutNode& node() const { return m_node; }
+    /// Fill colour by category, diff change and timing share.
+    static QColor fillFor(const LayoutNode& n, bool dark, double timeShare = -1);
+
+private:
+    LayoutNode m_node;
+    QRectF m_rect;
+    bool m_dark;
+    double m_timeShare;
+};
+
+} // namespace passlens

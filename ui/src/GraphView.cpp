@@ -1,0 +1,108 @@
+#include "GraphView.h"
+
+#include <QKeyEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QWheelEvent>
+
+namespace passlens {
+
+// A small overview of the whole scene with the visible rectangle; click to move there.
+class GraphView::Minimap final : public QGraphicsView {
+public:
+    Minimap(QGraphicsScene* scene, GraphView* main) : QGraphicsView(scene, main), m_main(main) {
+        setInteractive(false);
+        setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        setFrameShape(QFrame::Box);
+        setRenderHint(QPainter::Antialiasing);
+        setFixedSize(180, 130);
+    }
+    void refresh() {
+        fitInView(sceneRect(), Qt::KeepAspectRatio);
+        viewport()->update();
+    }
+
+protected:
+    void drawForeground(QPainter* p, const QRectF&) override {
+        const QRectF visible = m_main->mapToScene(m_main->viewport()->rect()).boundingRect();
+        p->setPen(QPen(QColor(0x19, 0x76, 0xd2), 0));
+        p->setBrush(QColor(0x19, 0x76, 0xd2, 40));
+        p->drawRect(visible);
+    }
+    void mousePressEvent(QMouseEvent* e) override { m_main->centerOn(mapToScene(e->pos())); }
+    void mouseMoveEvent(QMouseEvent* e) override { m_main->centerOn(mapToScene(e->pos())); }
+
+private:
+    GraphView* m_main;
+};
+
+GraphView::GraphView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene, parent) {
+    setRenderHint(QPainter::Antialiasing);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setFocusPolicy(Qt::StrongFocus);
+    m_minimap = new Minimap(scene, this);
+    connect(scene, &QGraphicsScene::sceneRectChanged, this, [this] {
+        m_minimap->refresh();
+        m_minimap->setVisible(this->scene()->items().size() > 40);
+    });
+}
+
+void GraphView::zoomBy(double factor) {
+    const double z = zoom() * factor;
+    if (z < 0.02 || z > 8) return;
+    scale(factor, factor);
+    m_minimap->viewport()->update();
+    emit viewChanged();
+}
+
+void GraphView::fit() {
+    if (!scene()) return;
+    fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    if (zoom() > 1.5) { // small graphs: not bigger than 150 %
+        resetTransform();
+        scale(1.5, 1.5);
+    }
+    m_minimap->refresh();
+    emit viewChanged();
+}
+
+void GraphView::syncWith(GraphView* other) {
+    auto push = [this, other] {
+        if (m_syncing || other->m_syncing) return;
+        m_syncing = true;
+        other->setTransform(transform());
+        other->centerOn(mapToScene(viewport()->rect().center()));
+        m_syncing = false;
+    };
+    connect(this, &GraphView::viewChanged, other, push);
+}
+
+void GraphView::wheelEvent(QWheelEvent* e) {
+    if (e->angleDelta().y() == 0) return QGraphicsView::wheelEvent(e);
+    zoomBy(e->angleDelta().y() > 0 ? 1.15 : 1 / 1.15);
+}
+
+void GraphView::keyPressEvent(QKeyEvent* e) {
+    switch (e->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: zoomBy(1.25); return;
+    case Qt::Key_Minus: zoomBy(1 / 1.25); return;
+    case Qt::Key_0: fit(); return;
+    default: QGraphicsView::keyPressEvent(e);
+    }
+}
+
+void GraphView::resizeEvent(QResizeEvent* e) {
+    QGraphicsView::resizeEvent(e);
+    m_minimap->move(width() - m_minimap->width() - 18, height() - m_minimap->height() - 18);
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+    QGraphicsView::scrollContentsBy(dx, dy);
+    if (m_minimap) m_minimap->viewport()->update();
+    emit viewChanged();
+}
+
+} // namespace passlens

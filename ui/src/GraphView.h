@@ -1,0 +1,33 @@
+#pragma once
+/// @file GraphView.h
+/// The graph view: wheel and key zoom (+, -, 0 to fit), drag to pan, a minimap for big graphs.
+#include <QGraphicsView>
+
+namespace passlens {
+
+class GraphView final : public QGraphicsView {
+    Q_OBJECT
+public:
+    explicit GraphView(QGraphicsScene* scene, QWidget* parent = nullptr);
+    void zoomBy(double factor);
+    void fit();
+    /// Keeps another view's transform and centre in step with this one (side by side diffs).
+    void syncWith(GraphView* other);
+    double zoom() const { return transform().m11(); }
+
+Q_SIGNALS:
+    void viewChanged();
+
+protected:
+    void wheelEvent(QWheelEvent* e) override;
+    void keyPressEvent(QKeyEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
+    void scrollContentsBy(int dx, int dy) override;
+
+private:
+    class Minimap;
+    Minimap* m_minimap = nullptr;
+    bool m_syncing = false;
+};
+
+} // namespace passlens

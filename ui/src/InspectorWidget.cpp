@@ -1,0 +1,73 @@
+#include "InspectorWidget.h"
+
+#include <passlens/trace/Trace.h>
+
+namespace passlens {
+
+namespace {
+QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+
+QString eventLink(const Trace* t, int seq) {
+    if (!t || seq <= 0) return QObject::tr("the source graph");
+    const RewriteEvent& e = t->events()[static_cast<std::size_t>(seq - 1)];
+    return QStringLiteral("<a href=\"event:%1\">#%1 %2</a> (phase %3)").arg(seq).arg(esc(e.rewriter), esc(e.phase));
+}
+} // namespace
+
+InspectorWidget::InspectorWidget(QWidget* parent) : QTextBrowser(parent) {
+    setOpenLinks(false);
+    connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+        if (url.scheme() == QStringLiteral("event")) emit eventActivated(url.path().toInt());
+    });
+    clearNode();
+}
+
+void InspectorWidget::clearNode() {
+    m_node = -1;
+    setHtml(tr("<p><i>Select a node in the graph or the profile table.</i></p>"));
+}
+
+void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, NodeId id, const nlohmann::json* profile) {
+    const Apply* n = graph ? graph->node(id) : nullptr;
+    if (!n) return clearNode();
+    m_node = id;
+    QString h;
+    h += QStringLiteral("<h3>%1</h3>").arg(esc(n->op().str()));
+    h += QStringLiteral("<p>node #%1%2 · kind <b>%3</b> · %4</p>").arg(id).arg(n->name().empty() ? QString() : QStringLiteral(" · ") + esc(n->name()),
+                                                                      esc(n->op().kind()), n->op().isGpu() ? tr("GPU") : n->op().isTransfer() ? tr("transfer") : tr("host"));
+    if (!n->op().attrs().empty()) h += QStringLiteral("<p><b>Attributes</b><br><code>%1</code></p>").arg(esc(n->op().attrs().dump()));
+    h += tr("<p><b>Inputs</b><br>");
+    for (int i = 0; i < n->nin(); ++i)
+        h += QStringLiteral("%1. %2 : <code>%3</code><br>").arg(i).arg(esc(n->input(i)->displayName()), esc(n->input(i)->type().str()));
+    h += tr("</p><p><b>Outputs</b><br>");
+    for (int i = 0; i < n->nout(); ++i)
+        h += QStringLiteral("%1. %2 : <code>%3</code><br>").arg(i).arg(esc(n->output(i)->displayName()), esc(n->output(i)->type().str()));
+    h += QStringLiteral("</p>");
+    if (trace) {
+        h += tr("<p><b>Created by</b> %1<br>").arg(eventLink(trace, trace->createdBy(id)));
+        const int removed = trace->removedBy(id);
+        h += tr("<b>Removed by</b> %1</p>").arg(removed ? eventLink(trace, removed) : tr("— (in the final graph)"));
+        for (const auto& l : trace->lifting())
+            if (l.node == id) h += tr("<p><b>Lifting</b>: %1 — %2</p>").arg(l.lifted ? tr("on the GPU") : tr("left on the host"), esc(l.reason));
+        QString tried;
+        int count = 0;
+        for (const auto& e : trace->events())
+            if (e.node == id && e.status != "applied" && count++ < 30)
+                tried += QStringLiteral("<li>%1 <i>%2</i>: %3</li>").arg(eventLink(trace, e.seq), esc(e.status), esc(e.reason));
+        if (!tried.isEmpty()) h += tr("<p><b>Rewrites tried on it</b></p><ul>%1</ul>").arg(tried);
+    }
+    if (profile) {
+        for (const char* key : {"nodes", "transfers"})
+            for (const auto& t : profile->value(key, nlohmann::json::array()))
+                if (t.value("node", -1LL) == id) {
+                    const auto tu = t.find("time_us");
+                    h += tr("<p><b>Timing</b>: %1 µs per run (%2)%3</p>")
+                             .arg(tu != t.end() && tu->is_number() ? QString::number(tu->get<double>(), 'f', 1) : tr("n/a"))
+                             .arg(QString::fromStdString(t.value("kind", std::string(key))))
+                             .arg(t.contains("bytes") ? tr(", %1 bytes %2").arg(t["bytes"].get<long long>()).arg(QString::fromStdString(t.value("direction", std::string()))) : QString());
+                }
+    }
+    setHtml(h);
+}
+
+} // namespace passlens

@@ -1,0 +1,121 @@
+#include "PipelineModel.h"
+
+#include <passlens/trace/Trace.h>
+
+#include <QColor>
+#include <QFont>
+#include <QGuiApplication>
+#include <QPalette>
+
+namespace passlens {
+
+// Internal ids: phase rows have id 0; event rows have id = phase index + 1.
+PipelineModel::PipelineModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+void PipelineModel::setTrace(const Trace* trace) {
+    beginResetModel();
+    m_trace = trace;
+    m_eventsOfPhase.clear();
+    if (m_trace) {
+        m_eventsOfPhase.resize(m_trace->phases().size());
+        for (const auto& e : m_trace->events()) {
+            if (e.status == "declined") continue;
+            for (std::size_t p = 0; p < m_trace->phases().size(); ++p)
+                if (m_trace->phases()[p].info.name == e.phase) {
+                    m_eventsOfPhase[p].push_back(e.seq);
+                    break;
+                }
+        }
+    }
+    endResetModel();
+}
+
+QModelIndex PipelineModel::index(int row, int column, const QModelIndex& parent) const {
+    if (!hasIndex(row, column, parent)) return {};
+    if (!parent.isValid()) return createIndex(row, column, quintptr(0));
+    return createIndex(row, column, quintptr(parent.row() + 1));
+}
+
+QModelIndex PipelineModel::parent(const QModelIndex& child) const {
+    if (!child.isValid() || child.internalId() == 0) return {};
+    return createIndex(static_cast<int>(child.internalId()) - 1, 0, quintptr(0));
+}
+
+int PipelineModel::rowCount(const QModelIndex& parent) const {
+    if (!m_trace) return 0;
+    if (!parent.isValid()) return static_cast<int>(m_trace->phases().size());
+    if (parent.internalId() != 0 || parent.column() != 0) return 0;
+    return static_cast<int>(m_eventsOfPhase[static_cast<std::size_t>(parent.row())].size());
+}
+
+int PipelineModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+
+QVariant PipelineModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || !m_trace) return {};
+    if (index.internalId() == 0) {
+        const PhaseRecord& p = m_trace->phases()[static_cast<std::size_t>(index.row())];
+        std::int64_t applied = 0;
+        for (const auto& [n, st] : p.rewriters) applied += st.applied;
+        switch (role) {
+        case Qt::DisplayRole:
+            switch (index.column()) {
+            case Name: return QString::fromStdString(p.info.name);
+            case Applied: return QVariant::fromValue<qlonglong>(applied);
+            case Nodes: return QStringLiteral("%1 → %2").arg(p.nodesBefore).arg(p.nodesAfter);
+            case Time: return QStringLiteral("%1 ms").arg(p.timeUs / 1000.0, 0, 'f', 2);
+            }
+            break;
+        case Qt::ToolTipRole:
+            return QStringLiteral("%1 (%2 at %3)%4").arg(QString::fromStdString(p.info.name), QString::fromStdString(p.info.kind))
+                .arg(p.info.position).arg(p.changed ? QString() : tr("\nchanged nothing"));
+        case Qt::ForegroundRole:
+            if (!p.changed) return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
+            break;
+        case EventRole: return p.lastEvent;
+        case PhaseRole: return index.row();
+        case UnchangedRole: return !p.changed;
+        }
+        return {};
+    }
+    const std::size_t phase = index.internalId() - 1;
+    const int seq = m_eventsOfPhase[phase][static_cast<std::size_t>(index.row())];
+    const RewriteEvent& e = m_trace->events()[static_cast<std::size_t>(seq - 1)];
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case Name: return QStringLiteral("#%1 %2%3").arg(seq).arg(QString::fromStdString(e.rewriter), e.status == "applied" ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(e.status)));
+        case Applied: return e.node >= 0 ? QStringLiteral("node %1").arg(e.node) : QString();
+        case Nodes: return QStringLiteral("+%1 −%2").arg(e.added.size()).arg(e.removed.size());
+        case Time: return QStringLiteral("%1 µs").arg(e.timeUs, 0, 'f', 1);
+        }
+        break;
+    case Qt::ToolTipRole: return e.reason.empty() ? QVariant() : QVariant(QString::fromStdString(e.reason));
+    case Qt::ForegroundRole:
+        if (e.status == "rejected") return QColor(0xc6, 0x28, 0x28);
+        break;
+    case EventRole: return seq;
+    case PhaseRole: return static_cast<int>(phase);
+    case UnchangedRole: return false;
+    }
+    return {};
+}
+
+QVariant PipelineModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+    case Name: return tr("Phase / rewrite");
+    case Applied: return tr("Applied");
+    case Nodes: return tr("Nodes");
+    case Time: return tr("Time");
+    }
+    return {};
+}
+
+QModelIndex PipelineModel::indexOfEvent(int seq) const {
+    for (std::size_t p = 0; p < m_eventsOfPhase.size(); ++p)
+        for (std::size_t r = 0; r < m_eventsOfPhase[p].size(); ++r)
+            if (m_eventsOfPhase[p][r] == seq) return index(static_cast<int>(r), 0, index(static_cast<int>(p), 0));
+    return {};
+}
+
+} // namespace passlens

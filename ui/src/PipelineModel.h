@@ -1,0 +1,41 @@
+#pragma once
+/// @file PipelineModel.h
+/// The pipeline tree: one row per phase (name, rewrites applied, nodes before -> after, time),
+/// expanding into its recorded rewrite events. Phases that changed nothing are dimmed.
+#include <QAbstractItemModel>
+
+namespace passlens {
+
+class Trace;
+
+class PipelineModel final : public QAbstractItemModel {
+    Q_OBJECT
+public:
+    enum Column { Name, Applied, Nodes, Time, ColumnCount };
+    /// Role carrying the event seq of a row (0 for a phase row without events).
+    static constexpr int EventRole = Qt::UserRole + 1;
+    /// Role carrying the phase index.
+    static constexpr int PhaseRole = Qt::UserRole + 2;
+    /// Role: true for phases that changed nothing.
+    static constexpr int UnchangedRole = Qt::UserRole + 3;
+
+    explicit PipelineModel(QObject* parent = nullptr);
+    /// Shows `trace` (not owned; may be null). Resets the model.
+    void setTrace(const Trace* trace);
+
+    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+    QModelIndex parent(const QModelIndex& child) const override;
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+    /// The index of the row of event `seq` (invalid when not shown).
+    QModelIndex indexOfEvent(int seq) const;
+
+private:
+    const Trace* m_trace = nullptr;
+    std::vector<std::vector<int>> m_eventsOfPhase; // event seqs (applied and rejected) per phase
+};
+
+} // namespace passlens

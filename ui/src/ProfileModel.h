@@ -1,0 +1,45 @@
+#pragma once
+/// @file ProfileModel.h
+/// A profile (FORMAT.md §2 profile object) as a sortable table: per node (op, time, share,
+/// kind) or per op kind (total time, calls, share), as Theano's profiler tables.
+#include <nlohmann/json.hpp>
+
+#include <QAbstractTableModel>
+
+#include <map>
+
+namespace passlens {
+
+class FunctionGraph;
+
+class ProfileModel final : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum class Mode { PerNode, PerOp };
+    enum Column { Node, Op, TimeUs, Share, Kind, ColumnCount };
+    static constexpr int NodeIdRole = Qt::UserRole + 1;
+    static constexpr int SortRole = Qt::UserRole + 2;
+
+    explicit ProfileModel(Mode mode, QObject* parent = nullptr);
+    /// Shows `profile` for `graph` (op names come from the graph; either may be empty).
+    void setProfile(const nlohmann::json& profile, const FunctionGraph* graph);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+    double totalUs() const { return m_total; }
+
+private:
+    struct Row {
+        long long node = -1;
+        QString op, kind;
+        double timeUs = -1; ///< -1: n/a
+        int calls = 0;
+    };
+    Mode m_mode;
+    std::vector<Row> m_rows;
+    double m_total = 0;
+};
+
+} // namespace passlens
