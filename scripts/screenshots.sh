@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Regenerates the user guide's screenshots with the real application (docs/images/*.png).
+# Needs a build (scripts/run-gui.sh or cmake --build --preset default) and the ONNX corpus at
+# ../shared/corpus/onnx. Runs offscreen: no display needed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export QT_QPA_PLATFORM=offscreen
+app=build/app/passlens
+corpus=../shared/corpus/onnx
+mkdir -p docs/images
+$app --screenshot docs/images/overview.png
+$app "$corpus/transformer_encoder_layer.onnx" --phase gpuarray_graph_optimization --diff --screenshot docs/images/graphtogpu-diff.png
+$app resources/examples/join_alloc.graph.json --pipeline cleanup --phase gpuarray_backward --diff --screenshot docs/images/backward-pass.png
+$app resources/examples/join_alloc.graph.json --pipeline theano --phase gpuarray_graph_optimization --diff --screenshot docs/images/alloc-special-case.png
+$app "$corpus/lstm.onnx" --phase gpuarray_cut_transfers --diff --screenshot docs/images/cut-transfers.png
+$app "$corpus/mlp.onnx" --execute --screenshot docs/images/timing-overlay.png
+echo "screenshots in docs/images/"
