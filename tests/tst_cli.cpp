@@ -320,6 +320,25 @@ private slots:
         QTest::newRow("inspect --help") << QStringList({"inspect", "--help"});
         QTest::newRow("convert --help") << QStringList({"convert", "--help"});
     }
+    void reportWithRun() {
+        // report --run: the final graph profiled, the profile saved and painted onto it
+        QTemporaryDir dir;
+        const Run r = runCli({"report", corpusDir() + "/mlp.onnx", "-o", dir.path() + "/rep", "--run", "--json"});
+        QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+        const QJsonDocument doc = QJsonDocument::fromJson(r.out);
+        QVERIFY(doc.isObject());
+        QStringList names;
+        for (const auto& f : doc.object().value("files").toArray()) names << QFileInfo(f.toString()).fileName();
+        QVERIFY2(names.contains("profile.json") && names.contains("final_timing.svg") && names.contains("index.html"), qPrintable(names.join(' ')));
+        QFile prof(dir.path() + "/rep/profile.json");
+        QVERIFY(prof.open(QIODevice::ReadOnly));
+        const QJsonObject p = QJsonDocument::fromJson(prof.readAll()).object();
+        QVERIFY(p.value("nodes").toArray().size() >= 6); // every node of the optimized mlp timed
+        QFile svg(dir.path() + "/rep/final_timing.svg");
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        QVERIFY(svg.readAll().contains("GpuGemm"));
+    }
+
     void help() {
         QFETCH(QStringList, args);
         const Run r = runCli(args);

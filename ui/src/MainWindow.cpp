@@ -7,6 +7,7 @@
 #include "ProfileModel.h"
 
 #include <passlens/layout/Export.h>
+#include <passlens/layout/Report.h>
 #include <passlens/pipeline/OptimizeReport.h>
 
 #include <QAction>
@@ -246,9 +247,17 @@ void MainWindow::buildActions() {
 
     m_pipelineCombo = new QComboBox;
     for (const auto& n : Pipeline::builtinNames()) m_pipelineCombo->addItem(QString::fromStdString(n));
-    m_pipelineCombo->setToolTip(tr("Pipeline"));
+    m_pipelineCombo->addItem(tr("Pipeline file…"));
+    m_pipelineCombo->setToolTip(tr("Pipeline: a built-in one or a .pipeline.json file (FORMAT.md §3)"));
+    connect(m_pipelineCombo, &QComboBox::activated, this, [this](int i) {
+        if (m_pipelineCombo->itemText(i) != tr("Pipeline file…")) return;
+        const QString f = QFileDialog::getOpenFileName(this, tr("Pipeline file"), {}, tr("Pipelines (*.pipeline.json *.json)"));
+        if (f.isEmpty()) return;
+        m_pipelineCombo->insertItem(m_pipelineCombo->count() - 1, f);
+        m_pipelineCombo->setCurrentIndex(m_pipelineCombo->count() - 2);
+    });
     tb->addWidget(m_pipelineCombo);
-    auto* run = tb->addAction(tr("Run"), this, [this] { m_session->runPipeline(m_pipelineCombo->currentText()); });
+    auto* run = tb->addAction(tr("Run"), this, [this] { m_session->runPipeline(m_pipelineCombo->currentText(), m_pipelineModel->disabledPhases()); });
     run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->setToolTip(tr("Run the pipeline on the source graph (Ctrl+R)"));
     tb->addSeparator();
@@ -631,14 +640,31 @@ void MainWindow::exportView() {
 }
 
 void MainWindow::exportReport() {
+    if (!m_session->trace()) return;
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Report folder"));
     if (dir.isEmpty()) return;
-    try {
-        m_session->saveSession(dir + QStringLiteral("/session.passlens.json"));
-        log(tr("Saved the session into %1; build the full HTML report with: passlens-cli report %1/session.passlens.json -o %1").arg(dir));
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, tr("Report"), QString::fromStdString(e.what()));
-    }
+    // the same code as `passlens-cli report`, on a worker
+    ReportOptions opt;
+    opt.sourcePath = m_session->path().toStdString();
+    opt.sourceLabel = QFileInfo(m_session->path()).fileName().toStdString();
+    opt.pipeline = m_session->pipelineName().toStdString();
+    opt.profile = m_profileJson.is_object() ? m_profileJson : nlohmann::json();
+    auto trace = std::make_shared<Trace>(*m_session->trace());
+    log(tr("Writing the report into %1 …").arg(dir));
+    auto* watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, dir] {
+        log(watcher->result());
+        watcher->deleteLater();
+    });
+    watcher->setFuture(QtConcurrent::run([trace, opt, dir]() {
+        try {
+            const ReportResult r = writeReport(*trace, dir.toStdString(), opt);
+            return QObject::tr("Report: %1 files in %2, open %2/index.html%3").arg(r.files.size()).arg(dir)
+                .arg(r.failures ? QObject::tr(" (%1 figures failed)").arg(r.failures) : QString());
+        } catch (const std::exception& e) {
+            return QObject::tr("report failed: %1").arg(QString::fromStdString(e.what()));
+        }
+    }));
 }
 
 void MainWindow::saveSession() {

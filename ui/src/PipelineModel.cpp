@@ -15,6 +15,7 @@ PipelineModel::PipelineModel(QObject* parent) : QAbstractItemModel(parent) {}
 void PipelineModel::setTrace(const Trace* trace) {
     beginResetModel();
     m_trace = trace;
+    m_disabled.clear(); // a run starts with every phase checked; unchecked ones skip the next Run
     m_eventsOfPhase.clear();
     if (m_trace) {
         m_eventsOfPhase.resize(m_trace->phases().size());
@@ -71,6 +72,9 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
         case Qt::ForegroundRole:
             if (!p.changed) return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
             break;
+        case Qt::CheckStateRole:
+            if (index.column() == Name) return m_disabled.contains(QString::fromStdString(p.info.name)) ? Qt::Unchecked : Qt::Checked;
+            break;
         case EventRole: return p.lastEvent;
         case PhaseRole: return index.row();
         case UnchangedRole: return !p.changed;
@@ -109,6 +113,21 @@ QVariant PipelineModel::headerData(int section, Qt::Orientation o, int role) con
     case Time: return tr("Time");
     }
     return {};
+}
+
+Qt::ItemFlags PipelineModel::flags(const QModelIndex& index) const {
+    Qt::ItemFlags f = QAbstractItemModel::flags(index);
+    if (index.isValid() && index.internalId() == 0 && index.column() == Name) f |= Qt::ItemIsUserCheckable;
+    return f;
+}
+
+bool PipelineModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (!m_trace || !index.isValid() || index.internalId() != 0 || index.column() != Name || role != Qt::CheckStateRole) return false;
+    const QString name = QString::fromStdString(m_trace->phases()[static_cast<std::size_t>(index.row())].info.name);
+    m_disabled.removeAll(name);
+    if (value.toInt() == Qt::Unchecked) m_disabled << name;
+    emit dataChanged(index, index, {Qt::CheckStateRole});
+    return true;
 }
 
 QModelIndex PipelineModel::indexOfEvent(int seq) const {

@@ -32,9 +32,15 @@ public:
 
     /// The index of the row of event `seq` (invalid when not shown).
     QModelIndex indexOfEvent(int seq) const;
+    /// Phases unchecked by the user: the next Run skips them (Pipeline::setEnabled).
+    QStringList disabledPhases() const { return m_disabled; }
+
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
 
 private:
     const Trace* m_trace = nullptr;
+    QStringList m_disabled;
     std::vector<std::vector<int>> m_eventsOfPhase; // event seqs (applied and rejected) per phase
 };
 
