@@ -164,6 +164,25 @@ private slots:
         QVERIFY2(inked > 500, qPrintable(QString("only %1 dark pixels").arg(inked)));
     }
 
+    void nestedGraphsOpenInTheView() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kCorpus + "/silero_vad_legacy.onnx"));
+        auto g = w.session().graphAt(w.session().currentStep());
+        NodeId ifNode = -1;
+        for (const Apply* n : g->toposort())
+            if (n->op().kind() == "OnnxIf") ifNode = n->id();
+        QVERIFY(ifNode >= 0);
+        const int topLevel = w.graphScene()->nodeItemCount();
+        w.openNested(ifNode, QStringLiteral("else_branch"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.session().showingNested());
+        QVERIFY2(w.graphScene()->nodeItemCount() > topLevel + 20, qPrintable(QString::number(w.graphScene()->nodeItemCount())));
+        w.session().setCurrentStep(0); // stepping returns to the step's graph
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.session().showingNested());
+    }
+
     void sessionReopensOnTheSameStep() {
         QTemporaryDir dir;
         const QString path = dir.path() + "/s.passlens.json";

@@ -130,9 +130,16 @@ void DebugSession::rebuildSteps() {
     }
 }
 
+void DebugSession::showNested(std::shared_ptr<const FunctionGraph> graph, QString label) {
+    if (graph) graph->toposort();
+    m_nested = std::move(graph);
+    m_nestedLabel = std::move(label);
+}
+
 void DebugSession::setCurrentStep(int index) {
     if (m_steps.empty()) return;
     index = std::clamp(index, 0, static_cast<int>(m_steps.size()) - 1);
+    m_nested.reset();
     if (index == m_current) return;
     m_current = index;
     emit stepChanged(m_current);
@@ -196,17 +203,17 @@ void DebugSession::requestLayout() {
     if (!m_trace) return;
     m_cancel.cancel();
     const int generation = ++m_layoutGeneration;
-    auto after = graphAt(m_current);
-    std::shared_ptr<const FunctionGraph> before = m_diffFrom ? graphAt(*m_diffFrom) : nullptr;
+    auto after = m_nested ? m_nested : graphAt(m_current);
+    std::shared_ptr<const FunctionGraph> before = m_diffFrom && !m_nested ? graphAt(*m_diffFrom) : nullptr;
     const StepPoint step = m_steps[static_cast<std::size_t>(m_current)];
     Caption cap;
     cap.source = QFileInfo(m_path).fileName().toStdString();
     cap.pipeline = m_pipelineName.toStdString();
-    cap.step = m_diffFrom ? ("diff " + m_steps[static_cast<std::size_t>(*m_diffFrom)].label.toStdString() + " .. " + step.label.toStdString())
+    cap.step = m_nested ? m_nestedLabel.toStdString() : m_diffFrom ? ("diff " + m_steps[static_cast<std::size_t>(*m_diffFrom)].label.toStdString() + " .. " + step.label.toStdString())
                           : step.label.toStdString();
     cap.stepIndex = m_current;
     cap.stepCount = static_cast<int>(m_steps.size()) - 1;
-    std::optional<TimingProfile> profile = m_profile;
+    std::optional<TimingProfile> profile = m_nested ? std::nullopt : m_profile;
     TimingOptions topt = m_timingOptions;
     auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
@@ -226,6 +233,7 @@ void DebugSession::requestLayout() {
     const Trace* trace = m_trace.get();
     const int fromEvent = m_diffFrom ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event : 0;
     const int toEvent = step.event;
+    const bool nested = m_nested != nullptr;
     watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
         try {
             DrawOptions opt;
@@ -235,7 +243,7 @@ void DebugSession::requestLayout() {
                 const GraphDiff d = diff(*before, *after);
                 dg = drawDiff(*before, *after, d, opt);
             } else {
-                opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
+                if (!nested) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
                 dg = drawGraph(*after, opt);
             }
             if (profile) applyTiming(dg, *profile, topt);

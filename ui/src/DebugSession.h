@@ -66,6 +66,11 @@ public:
     std::optional<int> diffFrom() const { return m_diffFrom; }
     std::optional<GraphDiff> currentDiff();
 
+    /// Shows a nested graph (the `then_branch` of an OnnxIf, a Loop body) instead of the step
+    /// until the step changes; null returns to the step. Call requestLayout() after.
+    void showNested(std::shared_ptr<const FunctionGraph> graph, QString label);
+    bool showingNested() const { return m_nested != nullptr; }
+
     /// Lays out the current step (or diff) asynchronously; emits layoutReady(). The timing
     /// overlay is applied when a profile is set.
     void requestLayout();
@@ -106,6 +111,8 @@ private:
     std::vector<StepPoint> m_steps;
     int m_current = 0;
     std::optional<int> m_diffFrom;
+    std::shared_ptr<const FunctionGraph> m_nested;
+    QString m_nestedLabel;
     std::map<int, std::shared_ptr<const FunctionGraph>> m_graphs; // by event seq
     LayoutEngine m_engine;
     CancelToken m_cancel;

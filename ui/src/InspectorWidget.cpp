@@ -18,6 +18,10 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QTextBrowser(parent) {
     setOpenLinks(false);
     connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
         if (url.scheme() == QStringLiteral("event")) emit eventActivated(url.path().toInt());
+        if (url.scheme() == QStringLiteral("nested")) {
+            const QStringList parts = url.path().split(QLatin1Char('/'));
+            if (parts.size() == 2) emit nestedActivated(parts[0].toLongLong(), parts[1]);
+        }
     });
     clearNode();
 }
@@ -36,6 +40,12 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
     h += QStringLiteral("<p>node #%1%2 · kind <b>%3</b> · %4</p>").arg(id).arg(n->name().empty() ? QString() : QStringLiteral(" · ") + esc(n->name()),
                                                                       esc(n->op().kind()), n->op().isGpu() ? tr("GPU") : n->op().isTransfer() ? tr("transfer") : tr("host"));
     if (!n->op().attrs().empty()) h += QStringLiteral("<p><b>Attributes</b><br><code>%1</code></p>").arg(esc(n->op().attrs().dump()));
+    if (!n->op().subgraphs().empty()) {
+        h += tr("<p><b>Nested graphs</b><br>");
+        for (const Subgraph& sg : n->op().subgraphs())
+            h += QStringLiteral("<a href=\"nested:%1/%2\">open %2</a> (%3 nodes)<br>").arg(id).arg(esc(sg.attribute)).arg(sg.graph->nodeCount());
+        h += QStringLiteral("</p>");
+    }
     h += tr("<p><b>Inputs</b><br>");
     for (int i = 0; i < n->nin(); ++i)
         h += QStringLiteral("%1. %2 : <code>%3</code><br>").arg(i).arg(esc(n->input(i)->displayName()), esc(n->input(i)->type().str()));

@@ -25,6 +25,8 @@ public:
 Q_SIGNALS:
     /// A "created by" / "removed by" / "tried" link was clicked.
     void eventActivated(int seq);
+    /// An "open nested graph" link: node `id`, its subgraph attribute `attribute`.
+    void nestedActivated(NodeId id, const QString& attribute);
 
 private:
     NodeId m_node = -1;

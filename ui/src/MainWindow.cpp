@@ -179,6 +179,7 @@ void MainWindow::buildUi() {
     inspDock->setWidget(m_inspector);
     addDockWidget(Qt::RightDockWidgetArea, inspDock);
     connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { m_session->goToEvent(seq); });
+    connect(m_inspector, &InspectorWidget::nestedActivated, this, [this](NodeId id, const QString& attribute) { openNested(id, attribute); });
     connect(m_scene, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
     connect(m_sceneBefore, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
 
@@ -471,9 +472,23 @@ void MainWindow::showLayout() {
     settleIdle(true, {});
 }
 
+void MainWindow::openNested(NodeId id, const QString& attribute) {
+    auto g = m_session->graphAt(m_session->currentStep());
+    const Apply* n = g ? g->node(id) : nullptr;
+    if (!n) return;
+    for (const Subgraph& sg : n->op().subgraphs())
+        if (QString::fromStdString(sg.attribute) == attribute) {
+            m_session->showNested(sg.graph, QStringLiteral("%1 of %2 #%3").arg(attribute, QString::fromStdString(n->op().kind())).arg(id));
+            log(tr("Showing %1 of node #%2 (%3 nodes); step to return").arg(attribute).arg(id).arg(sg.graph->nodeCount()));
+            m_session->requestLayout();
+            return;
+        }
+}
+
 void MainWindow::selectNode(NodeId id) {
     m_scene->selectNode(id);
     m_sceneBefore->selectNode(id);
+    if (m_session->showingNested()) return; // nested graphs have their own ids
     auto g = m_session->graphAt(m_session->currentStep());
     m_inspector->showNode(g.get(), m_session->trace(), id, m_profileJson.is_null() ? nullptr : &m_profileJson);
 }

@@ -55,6 +55,8 @@ public:
     void executeCurrent(const ExecuteRequest& request = {});
     void setDiffMode(int mode); ///< 0 off, 1 overlay (phase start -> step), 2 side by side
     void selectNode(NodeId id);
+    /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
+    void openNested(NodeId id, const QString& attribute);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
