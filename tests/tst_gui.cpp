@@ -164,6 +164,25 @@ private slots:
         QVERIFY2(inked > 500, qPrintable(QString("only %1 dark pixels").arg(inked)));
     }
 
+    void phasesDisabledAndReordered() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json"));
+        PipelineModel* pm = w.pipelineModel();
+        int fusionRow = -1;
+        for (int r = 0; r < pm->rowCount(); ++r)
+            if (pm->data(pm->index(r, 0)).toString() == "gpua_elemwise_fusion") fusionRow = r;
+        QVERIFY(fusionRow >= 0);
+        QVERIFY(pm->setData(pm->index(fusionRow, 0), Qt::Unchecked, Qt::CheckStateRole));
+        QCOMPARE(pm->disabledPhases(), QStringList({"gpua_elemwise_fusion"}));
+        w.session().runPipeline(QStringLiteral("theano"), pm->disabledPhases(), {{QStringLiteral("merge3"), 0.5}});
+        QVERIFY(waitIdle(w));
+        QStringList names;
+        for (const auto& p : w.session().trace()->phases()) names << QString::fromStdString(p.info.name);
+        QVERIFY(!names.contains("gpua_elemwise_fusion"));
+        QCOMPARE(names.at(1), QString("merge3")); // moved between merge1 (0) and useless (0.6)
+    }
+
     void nestedGraphsOpenInTheView() {
         MainWindow w;
         w.show();

@@ -27,7 +27,8 @@ void DebugSession::setBusy(bool busy, const QString& what) {
 }
 
 namespace {
-std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous);
+std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous,
+                                                 QMap<QString, double> moves = {});
 } // namespace
 
 void DebugSession::open(const QString& path, const QString& pipeline) {
@@ -41,7 +42,7 @@ void DebugSession::open(const QString& path, const QString& pipeline) {
     watcher->setFuture(QtConcurrent::run([path, pipeline] { return loadAndRun(path, pipeline, {}, nullptr); }));
 }
 
-void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases) {
+void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases, const QMap<QString, double>& moves) {
     if (m_busy || m_path.isEmpty()) return;
     setBusy(true, tr("Running pipeline %1 …").arg(pipeline));
     auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
@@ -51,11 +52,12 @@ void DebugSession::runPipeline(const QString& pipeline, const QStringList& disab
     });
     const QString path = m_path;
     std::shared_ptr<const Trace> previous(m_trace ? new Trace(*m_trace) : nullptr);
-    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, previous] { return loadAndRun(path, pipeline, disabledPhases, previous); }));
+    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, previous, moves] { return loadAndRun(path, pipeline, disabledPhases, previous, moves); }));
 }
 
 namespace {
-std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous) {
+std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous,
+                                                 QMap<QString, double> moves) {
     auto r = std::make_shared<DebugSession::Loaded>();
     r->path = path;
     r->pipeline = pipeline;
@@ -77,6 +79,7 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
         const std::string pl = pipeline.toStdString();
         Pipeline pipe = pl.find(".json") != std::string::npos ? Pipeline::fromFile(pl) : Pipeline::builtin(pl);
         for (const auto& d : disabled) pipe.setEnabled(d.toStdString(), false);
+        for (auto it = moves.begin(); it != moves.end(); ++it) pipe.move(it.key().toStdString(), it.value());
         r->trace = std::make_unique<Trace>(true);
         r->run = pipe.run(*graph, r->trace.get());
         r->trace->finish(*r->run, *graph, pipe.buildContext().caps);

@@ -11,6 +11,7 @@
 
 #include <QFutureWatcher>
 #include <QObject>
+#include <QMap>
 #include <QString>
 
 #include <map>
@@ -37,7 +38,8 @@ public:
     /// pipeline file) unless it is a session. Asynchronous: emits opened() or failed().
     void open(const QString& path, const QString& pipeline = QStringLiteral("theano"));
     /// Re-runs a pipeline on the source graph (disabled phases skipped). Asynchronous.
-    void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {});
+    /// `moves`: phase name -> new position (Pipeline::move), to reorder phases.
+    void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {}, const QMap<QString, double>& moves = {});
     bool busy() const { return m_busy; }
 
     const Trace* trace() const { return m_trace.get(); }

@@ -27,6 +27,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -171,6 +172,25 @@ void MainWindow::buildUi() {
         }
     });
     connect(m_pipelineTree, &QTreeView::clicked, m_pipelineTree, &QTreeView::activated);
+    // reorder: move a phase to another SequenceDB position; applied by the next Run
+    m_pipelineTree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_pipelineTree, &QWidget::customContextMenuRequested, this, [this, filter](const QPoint& pos) {
+        const QModelIndex src = filter->mapToSource(m_pipelineTree->indexAt(pos));
+        if (!src.isValid() || src.parent().isValid() || !m_session->trace()) return;
+        const PhaseRecord& ph = m_session->trace()->phases()[static_cast<std::size_t>(src.row())];
+        QMenu menu;
+        menu.addAction(tr("Move “%1” (position %2)…").arg(QString::fromStdString(ph.info.name)).arg(ph.info.position), this, [this, &ph] {
+            bool ok = false;
+            const double p = QInputDialog::getDouble(this, tr("Move phase"), tr("New position of %1 (the next Run uses it):").arg(QString::fromStdString(ph.info.name)),
+                                                     ph.info.position, -1000, 1000, 3, &ok);
+            if (ok) {
+                m_phaseMoves[QString::fromStdString(ph.info.name)] = p;
+                log(tr("%1 moves to %2 on the next Run").arg(QString::fromStdString(ph.info.name)).arg(p));
+            }
+        });
+        menu.addAction(tr("Reset the phase order"), this, [this] { m_phaseMoves.clear(); });
+        menu.exec(m_pipelineTree->viewport()->mapToGlobal(pos));
+    });
 
     // Inspector dock
     m_inspector = new InspectorWidget;
@@ -258,7 +278,7 @@ void MainWindow::buildActions() {
         m_pipelineCombo->setCurrentIndex(m_pipelineCombo->count() - 2);
     });
     tb->addWidget(m_pipelineCombo);
-    auto* run = tb->addAction(tr("Run"), this, [this] { m_session->runPipeline(m_pipelineCombo->currentText(), m_pipelineModel->disabledPhases()); });
+    auto* run = tb->addAction(tr("Run"), this, [this] { m_session->runPipeline(m_pipelineCombo->currentText(), m_pipelineModel->disabledPhases(), m_phaseMoves); });
     run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->setToolTip(tr("Run the pipeline on the source graph (Ctrl+R)"));
     tb->addSeparator();

@@ -110,6 +110,7 @@ private:
     bool m_executing = false;
     std::atomic<bool> m_cancelExec{false};
     std::vector<std::function<void(bool, QString)>> m_idleWaiters;
+    QMap<QString, double> m_phaseMoves; ///< phases moved by the user, applied on Run
 };
 
 } // namespace passlens
