@@ -21,7 +21,6 @@ using json = nlohmann::json;
 struct Ctx {
     std::string label;
     std::filesystem::path baseDir;
-    const ConstantResolver* resolver = nullptr;
     [[noreturn]] void fail(const std::string& path, const std::string& why) const {
         throw Error(label + ": " + (path.empty() ? "" : path + ": ") + why);
     }
@@ -70,12 +69,6 @@ void flattenValues(const Ctx& c, const json& v, std::size_t depth, const std::ve
 }
 
 std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, const Type& t, const std::string& path) {
-    if (v.is_object() && v.contains("ref")) {
-        if (!c.resolver || !v["ref"].is_number_integer()) c.fail(path, "a {\"ref\"} value needs an in-memory source");
-        auto d = (*c.resolver)(v["ref"].get<std::int64_t>());
-        if (!d) c.fail(path, "unknown constant ref " + v["ref"].dump());
-        return d;
-    }
     if (v.is_object()) {
         if (v.contains("file")) {
             if (!v["file"].is_string()) c.fail(path + ".file", "expected a file name");
@@ -171,12 +164,7 @@ std::string nodeLabel(const json& n, std::size_t i) {
 } // namespace
 
 LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
-    return readGraphJson(doc, label, baseDir, ConstantResolver());
-}
-
-LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir,
-                          const ConstantResolver& resolver) {
-    const Ctx c{label, baseDir, resolver ? &resolver : nullptr};
+    const Ctx c{label, baseDir};
     if (!doc.is_object()) c.fail("", "not a graph JSON document: the top level must be an object");
     if (!doc.contains("format") || doc["format"] != "passlens.graph")
         c.fail("format", "not a PassLens graph: expected \"format\": \"passlens.graph\"");
@@ -309,7 +297,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         if (n.contains("subgraphs")) {
             if (!n["subgraphs"].is_object()) c.fail(p + ".subgraphs", "expected an object");
             for (auto it = n["subgraphs"].begin(); it != n["subgraphs"].end(); ++it) {
-                LoadedGraph sub = readGraphJson(it.value(), label + ": " + p + ".subgraphs." + it.key(), baseDir, resolver);
+                LoadedGraph sub = readGraphJson(it.value(), label + ": " + p + ".subgraphs." + it.key(), baseDir);
                 subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(std::move(sub.graph))});
             }
         }
@@ -466,9 +454,7 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
     for (const Variable* v : g.constants()) {
         json e = {{"name", names[v]}, {"type", v->type().str()}};
         const TensorData& t = *v->constant();
-        if (opt.refs) {
-            e["value"] = {{"ref", v->id()}};
-        } else if (!t.loaded()) {
+        if (!t.loaded()) {
             e["value"] = {{"missing", t.missing}};
         } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && opt.npyDir.empty() && opt.base64) {
             e["value"] = {{"base64", base64Encode(*t.bytes)}};
@@ -509,10 +495,6 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
             for (const Subgraph& s : n->op().subgraphs()) {
                 GraphJsonWriteOptions so = opt;
                 if (!so.npyDir.empty()) so.npyDir /= s.attribute + std::to_string(n->id());
-                if (so.refs) { // nested graphs have their own ids: embed their data
-                    so.refs = false;
-                    so.base64 = true;
-                }
                 subs[s.attribute] = writeGraphJson(*s.graph, so);
             }
             e["subgraphs"] = subs;

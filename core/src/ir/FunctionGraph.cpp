@@ -326,46 +326,53 @@ void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
     }
 }
 
+// One undoable edit session: rolls back to where it started unless committed; the outermost
+// session clears the undo log (nested replace calls inside replaceAllValidate share it).
+class FunctionGraph::Transaction {
+public:
+    Transaction(FunctionGraph& g, std::string_view reason)
+        : m_g(g), m_reason(reason), m_mark(g.m_undo.size()), m_outer(!g.m_recording) {
+        g.m_recording = true;
+    }
+    void commit() { m_committed = true; }
+    ~Transaction() {
+        if (!m_committed) m_g.rollback(m_mark, m_reason);
+        if (m_outer) {
+            m_g.m_recording = false;
+            m_g.m_undo.clear();
+        }
+    }
+
+private:
+    FunctionGraph& m_g;
+    std::string_view m_reason;
+    std::size_t m_mark;
+    bool m_outer;
+    bool m_committed = false;
+};
+
 void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view reason) {
-    const std::size_t mark = m_undo.size();
-    const bool outer = !m_recording;
-    m_recording = true;
-    try {
-        if (var == newVar) {
-        } else if (!var->m_owner && !var->isInput() && var->m_clients.empty()) {
-            // a constant not in use: nothing to do
-        } else {
-            if (!var->type().compatible(newVar->type()))
-                throw ReplacementError("type mismatch: cannot replace " + var->displayName() +
-                                       " (" + var->type().str() + ") by " +
-                                       newVar->displayName() + " (" + newVar->type().str() + ")");
-            checkNoCycle(var, newVar);
-            if (m_ranksValid && newVar->m_owner && newVar->m_owner->m_inGraph && rankOf(newVar) >= m_pendingUpper)
-                m_ranksValid = false; // an existing node now feeds lower-ranked clients
-            for (auto* o : m_observers) o->onReplace(*this, *var, *newVar, reason);
-            const std::vector<Client> clients = var->m_clients; // imports add no redirections
-            for (const Client& c : clients) changeInput(c.node, c.index, newVar, reason);
-        }
-    } catch (...) {
-        rollback(mark, reason);
-        if (outer) {
-            m_recording = false;
-            m_undo.clear();
-        }
-        throw;
+    Transaction tx(*this, reason);
+    if (var == newVar || (!var->m_owner && !var->isInput() && var->m_clients.empty())) { // nothing to do
+        tx.commit();
+        return;
     }
-    if (outer) {
-        m_recording = false;
-        m_undo.clear();
-    }
+    if (!var->type().compatible(newVar->type()))
+        throw ReplacementError("type mismatch: cannot replace " + var->displayName() + " (" + var->type().str() + ") by " +
+                               newVar->displayName() + " (" + newVar->type().str() + ")");
+    checkNoCycle(var, newVar);
+    if (m_ranksValid && newVar->m_owner && newVar->m_owner->m_inGraph && rankOf(newVar) >= m_pendingUpper)
+        m_ranksValid = false; // an existing node now feeds lower-ranked clients
+    for (auto* o : m_observers) o->onReplace(*this, *var, *newVar, reason);
+    const std::vector<Client> clients = var->m_clients; // imports add no redirections
+    for (const Client& c : clients) changeInput(c.node, c.index, newVar, reason);
+    tx.commit();
 }
 
 void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
                                        std::string_view reason,
                                        const std::vector<const Apply*>& mustRemove) {
-    const std::size_t mark = m_undo.size();
-    const bool outer = !m_recording;
-    m_recording = true;
+    Transaction tx(*this, reason);
     try {
         // Acyclicity and types are checked by each replace (checkNoCycle, changeInput); one
         // producer per variable holds by construction. No full-graph walk per replacement.
@@ -374,26 +381,12 @@ void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Va
             if (n->m_inGraph)
                 throw ReplacementError("node #" + std::to_string(n->m_id) + " (" + n->op().str() +
                                        ") should have been removed by the replacement but is still used");
-    } catch (const Error& e) {
-        rollback(mark, reason);
-        if (outer) {
-            m_recording = false;
-            m_undo.clear();
-        }
-        if (dynamic_cast<const ReplacementError*>(&e)) throw;
-        throw ReplacementError(e.what());
-    } catch (...) {
-        rollback(mark, reason);
-        if (outer) {
-            m_recording = false;
-            m_undo.clear();
-        }
+    } catch (const ReplacementError&) {
         throw;
+    } catch (const Error& e) { // a type rule or observer failing: still a rejected replacement
+        throw ReplacementError(e.what());
     }
-    if (outer) {
-        m_recording = false;
-        m_undo.clear();
-    }
+    tx.commit();
 }
 
 void FunctionGraph::rollback(std::size_t mark, std::string_view reason) {

@@ -43,6 +43,27 @@ std::shared_ptr<TensorData> constantFromJson(const json& j, const Type& t, const
 }
 } // namespace
 
+namespace {
+// Recreates a recorded node with its ids. Throws passlens::Error for an undefined input.
+void recreateNode(FunctionGraph& g, const NodeDef& d) {
+    std::vector<Variable*> ins;
+    for (VarId v : d.inputs) {
+        Variable* var = g.variable(v);
+        if (!var) throw Error("node " + std::to_string(d.id) + " uses variable " + std::to_string(v) + ", which nothing earlier defines");
+        ins.push_back(var);
+    }
+    std::vector<VarId> outIds;
+    std::vector<Type> types;
+    for (const auto& o : d.outputs) {
+        outIds.push_back(o.id);
+        types.push_back(o.type);
+    }
+    g.hintNextIds(d.id, outIds);
+    Apply* a = g.makeApply(d.opPtr ? *d.opPtr : Op::get(d.op, d.attrs), ins, types, d.name);
+    for (std::size_t k = 0; k < d.outputs.size(); ++k) a->output(static_cast<int>(k))->setName(d.outputs[k].name);
+}
+} // namespace
+
 void Trace::pipelineBegin(std::string_view name, const FunctionGraph& g) {
     m_pipeline = std::string(name);
     m_events.clear();
@@ -223,23 +244,7 @@ std::unique_ptr<FunctionGraph> Trace::sourceGraph() const {
         g->hintNextIds(-1, {c.id});
         g->addConstant(c.data, c.name, c.location);
     }
-    for (const auto& d : m_sourceNodes) {
-        std::vector<Variable*> ins;
-        for (VarId v : d.inputs) {
-            Variable* var = g->variable(v);
-            if (!var) throw Error("session: graph: node " + std::to_string(d.id) + " uses undefined variable " + std::to_string(v));
-            ins.push_back(var);
-        }
-        std::vector<VarId> outIds;
-        std::vector<Type> types;
-        for (const auto& o : d.outputs) {
-            outIds.push_back(o.id);
-            types.push_back(o.type);
-        }
-        g->hintNextIds(d.id, outIds);
-        Apply* a = g->makeApply(*d.opPtr, ins, types, d.name);
-        for (std::size_t k = 0; k < d.outputs.size(); ++k) a->output(static_cast<int>(k))->setName(d.outputs[k].name);
-    }
+    for (const auto& d : m_sourceNodes) recreateNode(*g, d);
     std::vector<Variable*> outs;
     for (VarId v : m_sourceOutputs) outs.push_back(g->variable(v));
     g->setOutputs(outs);
@@ -260,22 +265,7 @@ std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq) const {
             }
             for (const NodeDef& d : e.nodes) {
                 if (g->node(d.id)) continue; // a pruned node imported again
-                std::vector<Variable*> ins;
-                for (VarId v : d.inputs) {
-                    Variable* var = g->variable(v);
-                    if (!var) throw Error("node " + std::to_string(d.id) + " uses variable " + std::to_string(v) + ", which no earlier event defines");
-                    ins.push_back(var);
-                }
-                std::vector<VarId> outIds;
-                std::vector<Type> types;
-                for (const auto& o : d.outputs) {
-                    outIds.push_back(o.id);
-                    types.push_back(o.type);
-                }
-                g->hintNextIds(d.id, outIds);
-                const Op& op = d.opPtr ? *d.opPtr : Op::get(d.op, d.attrs);
-                Apply* a = g->makeApply(op, ins, types, d.name);
-                for (std::size_t k = 0; k < d.outputs.size(); ++k) a->output(static_cast<int>(k))->setName(d.outputs[k].name);
+                recreateNode(*g, d);
             }
             std::vector<std::pair<Variable*, Variable*>> pairs;
             for (const auto& [a, b] : e.replaced) {

@@ -29,13 +29,6 @@ struct LoadedGraph {
 LoadedGraph readGraphJson(const nlohmann::json& doc, const std::string& label,
                           const std::filesystem::path& baseDir);
 
-/// Resolves `{"ref": ID}` constant values (session sources kept in memory).
-using ConstantResolver = std::function<std::shared_ptr<const TensorData>(std::int64_t id)>;
-
-/// As above, with `{"ref": ID}` constant values resolved through `resolver`.
-LoadedGraph readGraphJson(const nlohmann::json& doc, const std::string& label,
-                          const std::filesystem::path& baseDir, const ConstantResolver& resolver);
-
 /// Parses text first; a JSON syntax error is reported with its byte offset.
 LoadedGraph readGraphJsonText(const std::string& text, const std::string& label,
                               const std::filesystem::path& baseDir);
@@ -48,7 +41,6 @@ struct GraphJsonWriteOptions {
     std::filesystem::path npyDir;    ///< relative to baseDir, e.g. "model.data"
     bool withIds = false;            ///< add "id" to nodes, inputs and constants (session files)
     bool base64 = false;             ///< constants above inlineLimit as {"base64": ...} (no npyDir)
-    bool refs = false;               ///< every constant as {"ref": variable id} (in-memory copies)
 };
 
 /// A loaded tensor as a graph JSON `value`: nested lists of numbers ("nan", "inf", "-inf" for

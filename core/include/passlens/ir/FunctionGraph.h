@@ -184,6 +184,7 @@ public:
 
 private:
     struct UndoEntry;
+    class Transaction;
     void importVar(Variable* v, std::string_view reason);
     void changeInput(Apply* node, int index, Variable* newVar, std::string_view reason);
     void pruneIfUnused(Apply* node, std::string_view reason);
