@@ -148,6 +148,13 @@ private slots:
         const auto sel = w.graphScene()->selectedItems();
         QCOMPARE(sel.size(), 1);
         QCOMPARE(static_cast<GraphNodeItem*>(sel.first())->node().node, target);
+        // and the other way: selecting in the view selects the profile row
+        const NodeId other = g->toposort()[0]->id();
+        w.selectNode(other);
+        const auto rows = table->selectionModel()->selectedRows();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.first().data(ProfileModel::NodeIdRole).toLongLong(), other);
+        QCOMPARE(w.inspector()->shownNode(), other);
     }
 
     void screenshotOfTheBundledExampleIsNotBlank() {

@@ -508,6 +508,17 @@ void MainWindow::openNested(NodeId id, const QString& attribute) {
 void MainWindow::selectNode(NodeId id) {
     m_scene->selectNode(id);
     m_sceneBefore->selectNode(id);
+    // the profile table follows the selection (without echoing back)
+    if (auto* model = m_profileTable->model()) {
+        const QSignalBlocker block(m_profileTable->selectionModel());
+        m_profileTable->clearSelection();
+        for (int r = 0; r < model->rowCount(); ++r)
+            if (model->index(r, 0).data(ProfileModel::NodeIdRole).toLongLong() == id) {
+                m_profileTable->selectRow(r);
+                m_profileTable->scrollTo(model->index(r, 0));
+                break;
+            }
+    }
     if (m_session->showingNested()) return; // nested graphs have their own ids
     auto g = m_session->graphAt(m_session->currentStep());
     m_inspector->showNode(g.get(), m_session->trace(), id, m_profileJson.is_null() ? nullptr : &m_profileJson);
