@@ -1,5 +1,7 @@
 // passlens-cli render: draw one step or a diff between two steps through Graphviz (CLI.md).
 #include "DrawCommands.h"
+
+#include <filesystem>
 #include "TraceInput.h"
 
 #include <passlens/diff/GraphDiff.h>
@@ -43,6 +45,9 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
             format = *f;
         } else if (const auto f = formatFromExtension(a.out)) {
             format = *f;
+        } else if (std::filesystem::path(a.out).has_extension()) {
+            std::cerr << "error: -o " << a.out << ": unknown extension; use .svg, .pdf, .png or .dot, or give --format\n";
+            return 2;
         }
         if (!a.diffSpec.empty()) {
             try {

@@ -115,6 +115,8 @@ int runRun(const RunArgs& a)
     // ---- inputs and reference outputs
     std::vector<Tensor> inputs, reference;
     if (!a.inputs.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(a.inputs, ec)) throw Error(a.inputs + ": --inputs: no such directory");
         inputs = readTensorDir(a.inputs, "input");
         reference = readTensorDir(a.inputs, "output");
         if (inputs.size() != graph->inputs().size())
@@ -132,15 +134,7 @@ int runRun(const RunArgs& a)
     po.repeats = a.repeat;
     const ProfileReport rep = profileExecutor(exec, inputs, po, a.phase);
     if (!a.profile.empty()) writeFileAtomic(a.profile, json{{"profiles", json::array({rep.toJson()})}}.dump(1) + "\n");
-    if (!rep.error.empty()) {
-        if (a.asJson) {
-            json j = rep.toJson();
-            j["file"] = a.file;
-            j["error"] = rep.error;
-            std::cout << j.dump(2) << "\n";
-        } else {
-            std::cout << rep.text();
-        }
+    if (!rep.error.empty()) { // the work failed: one line on stderr, nothing half-done on stdout
         std::cerr << "error: " << a.file << ": " << rep.error << "\n";
         return 1;
     }

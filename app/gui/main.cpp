@@ -71,14 +71,27 @@ int main(int argc, char* argv[]) {
         }
         auto& s = window.session();
         bool moved = false;
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        auto usage = [&](const QString& why) {
+            std::fprintf(stderr, "passlens: %s\n", qPrintable(why));
+            rc = 2;
+            QTimer::singleShot(0, &app, [&] { app.exit(2); });
+        };
         if (parser.isSet(phaseOpt)) {
-            for (int i = 0; i < static_cast<int>(s.steps().size()); ++i)
-                if (s.steps()[static_cast<std::size_t>(i)].phaseEnd && s.steps()[static_cast<std::size_t>(i)].label == parser.value(phaseOpt)) {
-                    moved = i != s.currentStep();
-                    s.setCurrentStep(i);
+            int found = -1;
+            QStringList names;
+            for (int i = 0; i <= last; ++i)
+                if (s.steps()[static_cast<std::size_t>(i)].phaseEnd) {
+                    names << s.steps()[static_cast<std::size_t>(i)].label;
+                    if (s.steps()[static_cast<std::size_t>(i)].label == parser.value(phaseOpt)) found = i;
                 }
+            if (found < 0) return usage(QStringLiteral("--phase: no phase '%1' (phases: %2)").arg(parser.value(phaseOpt), names.join(QStringLiteral(", "))));
+            moved = found != s.currentStep();
+            s.setCurrentStep(found);
         } else if (parser.isSet(stepOpt)) {
-            const int n = parser.value(stepOpt).toInt();
+            bool ok = false;
+            const int n = parser.value(stepOpt).toInt(&ok);
+            if (!ok || n < 0 || n > last) return usage(QStringLiteral("--step: expected 0 to %1, got '%2'").arg(last).arg(parser.value(stepOpt)));
             moved = n != s.currentStep();
             s.setCurrentStep(n);
         }

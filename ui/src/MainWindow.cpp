@@ -77,6 +77,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
     });
     connect(m_session, &DebugSession::failed, this, [this](const QString& msg) {
         log(tr("error: %1").arg(msg));
+        m_summary->setText(tr("<b>Cannot open:</b> %1").arg(msg.toHtmlEscaped()));
         if (qEnvironmentVariableIsEmpty("PASSLENS_NO_DIALOGS") && isVisible()) QMessageBox::warning(this, tr("PassLens"), msg);
         settleIdle(false, msg);
     });

@@ -107,6 +107,11 @@ const char* kIndexTemplate = R"HTML(<!DOCTYPE html>
   document.getElementById('title').textContent = 'PassLens report: ' + data.source;
   document.getElementById('meta').textContent = 'pipeline ' + data.pipeline + ' \u00b7 ' + data.phases.length + ' phases, ' +
       (steps.length - 1) + ' changed \u00b7 ' + data.events + ' rewrite events \u00b7 session: ' + data.session;
+    if (data.timing_svg) { // report --run: the final graph with its measured timings
+      const a = document.createElement('a');
+      a.href = data.timing_svg; a.textContent = ' \u00b7 final graph with timings';
+      document.getElementById('meta').appendChild(a);
+    }
   var nav = document.getElementById('steps');
   var navItems = [];
   data.phases.forEach(function (p) {

@@ -87,7 +87,13 @@ bool Equilibrium::apply(RewriteEngine& engine) {
         // 3. final members, then cleanups
         if (!aborted) {
             const std::int64_t beforeFinal = engine.editCount();
+            const std::map<std::string, RewriterStats> statsBefore = engine.stats();
             for (auto& f : m_finals) f->apply(engine);
+            for (const auto& [n, st] : engine.stats()) { // final members count in the pass line too
+                auto it = statsBefore.find(n);
+                const std::int64_t d = st.applied - (it == statsBefore.end() ? 0 : it->second.applied);
+                if (d > 0) m_passApplied.back()[n] += static_cast<int>(d);
+            }
             if (engine.editCount() != beforeFinal) runCleanups(engine);
         }
         if (engine.editCount() == passStart) break;
