@@ -11,44 +11,17 @@
 #include <random>
 #include <sstream>
 
+#include <passlens/onnx/OnnxTypes.h>
+
 namespace passlens {
 
 namespace {
+// The reader handles real dtypes only (complex data has no int32_data layout).
 std::optional<DType> dtypeOf(int t)
 {
-    switch (t) {
-    case onnx::TensorProto::FLOAT: return DType::Float32;
-    case onnx::TensorProto::UINT8: return DType::UInt8;
-    case onnx::TensorProto::INT8: return DType::Int8;
-    case onnx::TensorProto::UINT16: return DType::UInt16;
-    case onnx::TensorProto::INT16: return DType::Int16;
-    case onnx::TensorProto::INT32: return DType::Int32;
-    case onnx::TensorProto::INT64: return DType::Int64;
-    case onnx::TensorProto::BOOL: return DType::Bool;
-    case onnx::TensorProto::DOUBLE: return DType::Float64;
-    case onnx::TensorProto::UINT32: return DType::UInt32;
-    case onnx::TensorProto::UINT64: return DType::UInt64;
-    default: return std::nullopt;
-    }
-}
-
-int onnxTypeOf(DType d)
-{
-    switch (d) {
-    case DType::Float32: return onnx::TensorProto::FLOAT;
-    case DType::UInt8: return onnx::TensorProto::UINT8;
-    case DType::Int8: return onnx::TensorProto::INT8;
-    case DType::UInt16: return onnx::TensorProto::UINT16;
-    case DType::Int16: return onnx::TensorProto::INT16;
-    case DType::Int32: return onnx::TensorProto::INT32;
-    case DType::Int64: return onnx::TensorProto::INT64;
-    case DType::Bool: return onnx::TensorProto::BOOL;
-    case DType::Float64: return onnx::TensorProto::DOUBLE;
-    case DType::UInt32: return onnx::TensorProto::UINT32;
-    case DType::UInt64: return onnx::TensorProto::UINT64;
-    case DType::Float16: return onnx::TensorProto::FLOAT16;
-    default: return onnx::TensorProto::UNDEFINED;
-    }
+    const auto d = dtypeFromOnnx(t);
+    if (d && isComplex(*d)) return std::nullopt;
+    return d;
 }
 } // namespace
 

@@ -1,5 +1,6 @@
 // ONNX import: checker, shape inference, then ONNX nodes mapped to Theano ops (OPS.md).
 #include "passlens/onnx/OnnxImporter.h"
+#include "passlens/onnx/OnnxTypes.h"
 
 #include "passlens/io/AtomicFile.h"
 #include "passlens/ir/Error.h"
@@ -31,25 +32,7 @@ namespace {
 using json = nlohmann::json;
 constexpr std::int64_t U = Type::kUnknownDim;
 
-std::optional<DType> dtypeOf(int onnxType) {
-    switch (onnxType) {
-    case onnx::TensorProto::FLOAT: return DType::Float32;
-    case onnx::TensorProto::UINT8: return DType::UInt8;
-    case onnx::TensorProto::INT8: return DType::Int8;
-    case onnx::TensorProto::UINT16: return DType::UInt16;
-    case onnx::TensorProto::INT16: return DType::Int16;
-    case onnx::TensorProto::INT32: return DType::Int32;
-    case onnx::TensorProto::INT64: return DType::Int64;
-    case onnx::TensorProto::BOOL: return DType::Bool;
-    case onnx::TensorProto::FLOAT16: return DType::Float16;
-    case onnx::TensorProto::DOUBLE: return DType::Float64;
-    case onnx::TensorProto::UINT32: return DType::UInt32;
-    case onnx::TensorProto::UINT64: return DType::UInt64;
-    case onnx::TensorProto::COMPLEX64: return DType::Complex64;
-    case onnx::TensorProto::COMPLEX128: return DType::Complex128;
-    default: return std::nullopt;
-    }
-}
+std::optional<DType> dtypeOf(int onnxType) { return dtypeFromOnnx(onnxType); }
 
 std::string onnxTypeName(int t) {
     return onnx::TensorProto::DataType_IsValid(t) ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)) : "type " + std::to_string(t);
@@ -1210,6 +1193,32 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
 }
 
 } // namespace
+
+std::optional<DType> dtypeFromOnnx(int onnxType) {
+    switch (onnxType) {
+    case onnx::TensorProto::FLOAT: return DType::Float32;
+    case onnx::TensorProto::UINT8: return DType::UInt8;
+    case onnx::TensorProto::INT8: return DType::Int8;
+    case onnx::TensorProto::UINT16: return DType::UInt16;
+    case onnx::TensorProto::INT16: return DType::Int16;
+    case onnx::TensorProto::INT32: return DType::Int32;
+    case onnx::TensorProto::INT64: return DType::Int64;
+    case onnx::TensorProto::BOOL: return DType::Bool;
+    case onnx::TensorProto::FLOAT16: return DType::Float16;
+    case onnx::TensorProto::DOUBLE: return DType::Float64;
+    case onnx::TensorProto::UINT32: return DType::UInt32;
+    case onnx::TensorProto::UINT64: return DType::UInt64;
+    case onnx::TensorProto::COMPLEX64: return DType::Complex64;
+    case onnx::TensorProto::COMPLEX128: return DType::Complex128;
+    default: return std::nullopt;
+    }
+}
+
+int onnxTypeOf(DType d) {
+    for (int t = onnx::TensorProto::FLOAT; t <= onnx::TensorProto::COMPLEX128; ++t)
+        if (dtypeFromOnnx(t) == d) return t;
+    return onnx::TensorProto::UNDEFINED;
+}
 
 int onnxLatestKnownOpset() {
     return onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;

@@ -1,0 +1,16 @@
+#pragma once
+/// @file OnnxTypes.h
+/// ONNX TensorProto element types (onnx.proto `TensorProto.DataType` numbers) to and from DType,
+/// shared by the importer and the tensor reader of kernels/ (no protobuf header needed).
+#include "passlens/ir/DType.h"
+
+#include <optional>
+
+namespace passlens {
+
+/// The DType of an ONNX element type; std::nullopt for STRING, BFLOAT16 and unknown numbers.
+std::optional<DType> dtypeFromOnnx(int onnxType);
+/// The ONNX element type of a DType (every DType has one).
+int onnxTypeOf(DType d);
+
+} // namespace passlens
