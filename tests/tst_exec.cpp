@@ -800,6 +800,133 @@ private slots:
         }
     }
 
+    // Winograd F(2x2,3x3) / F(4x4,3x3) (forced by PASSLENS_CONV_WINOGRAD) against the plain
+    // reference: odd sizes that are not a multiple of the tile, padding on any side, kernels as
+    // graph inputs (transformed per call) and as constants (transformed once, cached), bias
+    // through OnnxConv, batch 2.
+    void convWinograd_data()
+    {
+        QTest::addColumn<int>("m");
+        QTest::addColumn<int>("C");
+        QTest::addColumn<int>("F");
+        QTest::addColumn<int>("H");
+        QTest::addColumn<int>("W");
+        QTest::addColumn<QString>("pads"); // [top, left, bottom, right]
+        QTest::addColumn<bool>("constWeights");
+        QTest::addColumn<bool>("bias");
+        for (int m : {2, 4}) {
+            const std::string t = "F" + std::to_string(m) + " ";
+            QTest::newRow((t + "valid 7x9").c_str()) << m << 3 << 5 << 7 << 9 << "[0,0,0,0]" << false << false;
+            QTest::newRow((t + "same 13x11 const").c_str()) << m << 17 << 9 << 13 << 11 << "[1,1,1,1]" << true << false;
+            QTest::newRow((t + "asymmetric pads 10x6").c_str()) << m << 4 << 6 << 10 << 6 << "[0,2,1,0]" << false << false;
+            QTest::newRow((t + "full 5x5 bias").c_str()) << m << 2 << 3 << 5 << 5 << "[2,2,2,2]" << true << true;
+            QTest::newRow((t + "3x3 input bias").c_str()) << m << 6 << 4 << 3 << 3 << "[1,1,1,1]" << false << true;
+            QTest::newRow((t + "wide 4x37 const").c_str()) << m << 8 << 16 << 4 << 37 << "[1,1,1,1]" << true << false;
+        }
+    }
+
+    void convWinograd()
+    {
+        QFETCH(int, m);
+        QFETCH(int, C);
+        QFETCH(int, F);
+        QFETCH(int, H);
+        QFETCH(int, W);
+        QFETCH(QString, pads);
+        QFETCH(bool, constWeights);
+        QFETCH(bool, bias);
+        const json pj = json::parse(pads.toStdString());
+        const int pt = pj[0], pl = pj[1], pb = pj[2], pr = pj[3];
+        Tensor x = randn(DType::Float32, {2, C, H, W});
+        Tensor w = randn(DType::Float32, {F, C, 3, 3});
+        Tensor b = randn(DType::Float32, {F});
+        struct Env {
+            explicit Env(int m) { setenv("PASSLENS_CONV_WINOGRAD", std::to_string(m).c_str(), 1); }
+            ~Env() { unsetenv("PASSLENS_CONV_WINOGRAD"); }
+        } env(m);
+        Harness h;
+        Variable* vx = h.input(x);
+        Variable* vw = constWeights ? h.constant(w) : h.input(w);
+        Variable* y;
+        if (bias) {
+            y = h.g.makeApply(Op::get("OnnxConv", {{"pads", {pt, pl, pb, pr}}, {"kernel_shape", {3, 3}}}), {vx, vw, h.constant(b)},
+                              std::vector<Type>{Type::parse("float32[*]")})
+                    ->output(0);
+        } else {
+            y = h.g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pt, pb}, {pl, pr}}}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}}),
+                          {vx, vw});
+        }
+        auto outs = h.run({y});
+        Shape os;
+        auto want = naiveConv(x, w, pt, pb, pl, pr, 1, 1, 1, 1, 1, os);
+        if (bias) {
+            const auto B = b.toDoubles();
+            const std::int64_t plane = os[2] * os[3];
+            for (std::size_t i = 0; i < want.size(); ++i) want[i] += B[(i / static_cast<std::size_t>(plane)) % static_cast<std::size_t>(F)];
+        }
+        QCOMPARE(outs[0].shape(), os);
+        // |x|, |w| <= 2: each output sums 9*C products; the transforms lose a few ulps of the
+        // largest intermediate (F(4x4) more than F(2x2))
+        const double scale = 4.0 * 9 * C;
+        VERIFY_CLOSE(outs[0], want, 0, (m == 4 ? 2e-6 : 5e-7) * scale);
+        // deterministic: a second executor gives the same bits
+        Executor ex2(h.g, ExecOptions{DeviceChoice::Cpu, true});
+        auto again = ex2.run(h.values);
+        VERIFY_CLOSE(again[0], outs[0].toDoubles(), 0, 0);
+    }
+
+    // Strided paths with odd widths: depthwise 3x3 stride 2 (even/odd column split) and max / sum
+    // pooling with stride 2, against the references.
+    void stride2OddWidths()
+    {
+        for (int W : {7, 10, 13})
+            for (int pad : {0, 1}) {
+                Tensor x = randn(DType::Float32, {1, 3, 9, W});
+                Tensor w = randn(DType::Float32, {3, 1, 3, 3});
+                Harness h;
+                Variable* y = h.g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, 0}, {pad, 1 - pad}}}, {"subsample", {2, 2}},
+                                                                    {"filter_dilation", {1, 1}}, {"num_groups", 3}}),
+                                        {h.input(x), h.input(w)});
+                Variable* pm = h.g.apply(Op::get("Pool", {{"mode", "max"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {pad, pad}}, {"ignore_border", true}}),
+                                         {h.input(x)});
+                Variable* ps = h.g.apply(Op::get("Pool", {{"mode", "sum"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {0, 0}}, {"ignore_border", false}}),
+                                         {h.input(x)});
+                auto outs = h.run({y, pm, ps});
+                Shape os;
+                const auto want = naiveConv(x, w, pad, 0, pad, 1 - pad, 2, 2, 1, 1, 3, os);
+                QCOMPARE(outs[0].shape(), os);
+                VERIFY_CLOSE(outs[0], want, 1e-5, 1e-5);
+                // pooling references
+                const auto X = x.toDoubles();
+                auto poolRef = [&](bool isMax, int p, bool ib, Shape& shape) {
+                    const int OH = ib ? (9 + 2 * p - 3) / 2 + 1 : (9 - 1 - 3 + 2) / 2 + 1;
+                    const int OW = ib ? (W + 2 * p - 3) / 2 + 1 : std::max(0, (W - 1 - 3 + 2) / 2) + 1;
+                    shape = {1, 3, OH, OW};
+                    std::vector<double> r;
+                    for (int c = 0; c < 3; ++c)
+                        for (int i = 0; i < OH; ++i)
+                            for (int j = 0; j < OW; ++j) {
+                                double acc = isMax ? -INFINITY : 0;
+                                for (int a = 0; a < 3; ++a)
+                                    for (int bb = 0; bb < 3; ++bb) {
+                                        const int ih = 2 * i - p + a, iw = 2 * j - p + bb;
+                                        if (ih < 0 || ih >= 9 || iw < 0 || iw >= W) continue;
+                                        const double v = X[static_cast<std::size_t>((c * 9 + ih) * W + iw)];
+                                        acc = isMax ? std::max(acc, v) : acc + v;
+                                    }
+                                r.push_back(acc);
+                            }
+                    return r;
+                };
+                Shape sm, ss;
+                const auto wm = poolRef(true, pad, true, sm), ws = poolRef(false, 0, false, ss);
+                QCOMPARE(outs[1].shape(), sm);
+                VERIFY_CLOSE(outs[1], wm, 0, 0);
+                QCOMPARE(outs[2].shape(), ss);
+                VERIFY_CLOSE(outs[2], ws, 1e-6, 1e-6);
+            }
+    }
+
     void pool_data()
     {
         QTest::addColumn<QString>("mode");

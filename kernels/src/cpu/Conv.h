@@ -33,6 +33,11 @@ PoolParams poolParams(const KernelCall& c, const Tensor& x);
 /// float64. Fails naming the node on inconsistent shapes.
 Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias);
 
+/// Tile size m of the Winograd F(m x m, 3 x 3) path for a 3x3 stride-1 undilated ungrouped
+/// float32 convolution with C input and F output channels and an OH x OW output: 0 (im2col +
+/// SGEMM), 2 or 4. PASSLENS_CONV_WINOGRAD=off|2|4 forces the choice (tests, measurements).
+int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW);
+
 /// Transposed convolution: x[N,C,H,W], w[C,F/groups,KH,KW] -> y[N,F,OH,OW] with
 /// OH = strideH*(H-1) + outPadH + dilH*(KH-1) + 1 - padTop - padBottom.
 Tensor convTranspose2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, std::int64_t outPadH,

@@ -5,6 +5,7 @@
 #include "Loops.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -13,6 +14,103 @@ namespace passlens::cpu {
 namespace {
 
 using json = nlohmann::json;
+
+// Winograd F(m x m, 3 x 3) for 3x3 stride-1 undilated ungrouped float32 convolutions: the
+// weights are transformed once per node (U[a*a][F][C], cached in the node's state when the kernel
+// is a graph constant), the input tiles per call (V[a*a][C][T]); the a*a products are SGEMMs
+// M_p[F][T] = U_p[F][C] * V_p[C][T]; the inverse transform writes y (+ bias).
+struct WinogradState : KernelState {
+    const void* w = nullptr;
+    Shape shape;
+    int m = 0;
+    std::vector<float> U;
+};
+
+void winogradWeights(const float* w, std::int64_t F, std::int64_t C, int m, float* U)
+{
+    const int A = m + 2;
+    // G (A x 3), exact in double; U = G g G^T rounded once to float
+    static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    static const double G4[6][3] = {{0.25, 0, 0},
+                                    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                    {0, 0, 1}};
+    auto g = [&](int i, int k) { return m == 2 ? G2[i][k] : G4[i][k]; };
+    for (std::int64_t f = 0; f < F; ++f)
+        for (std::int64_t c = 0; c < C; ++c) {
+            const float* k = w + (f * C + c) * 9;
+            double t[6][3];
+            for (int i = 0; i < A; ++i)
+                for (int j = 0; j < 3; ++j) t[i][j] = g(i, 0) * k[j] + g(i, 1) * k[3 + j] + g(i, 2) * k[6 + j];
+            for (int i = 0; i < A; ++i)
+                for (int j = 0; j < A; ++j)
+                    U[((static_cast<std::int64_t>(i) * A + j) * F + f) * C + c] =
+                        static_cast<float>(t[i][0] * g(j, 0) + t[i][1] * g(j, 1) + t[i][2] * g(j, 2));
+        }
+}
+
+} // namespace
+
+int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW)
+{
+    if (const char* e = std::getenv("PASSLENS_CONV_WINOGRAD")) {
+        const std::string v = e;
+        if (v == "off") return 0;
+        if (v == "2") return 2;
+        if (v == "4") return 4;
+    }
+    // Measured on resnet18 / squeezenet1_1 shapes (1 thread, docs/BENCHMARKS.md): 6x6 tiles pay
+    // from ~40 tiles on (56x56: 2x faster than im2col, 27x27 and 28x28: 1.2-1.45x); on 13x13 and
+    // 14x14 outputs 4x4 tiles pay only with many channels (256: 1.15x, 48-64: 0.8x); on 7x7
+    // the 16-36 small GEMMs re-read 2-4x the weights and lose (0.5-0.85x).
+    (void)F;
+    const std::int64_t t4 = ((OH + 3) / 4) * ((OW + 3) / 4), t2 = ((OH + 1) / 2) * ((OW + 1) / 2);
+    if (t4 >= 40) return 4;
+    if (t2 >= 40 && C >= 128) return 2;
+    return 0;
+}
+
+namespace {
+
+void conv2dWinograd(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias, Tensor& y, int m)
+{
+    const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+    const std::int64_t F = w.dim(0), OH = y.dim(2), OW = y.dim(3);
+    const int A = m + 2;
+    const std::int64_t P = static_cast<std::int64_t>(A) * A;
+    const std::int64_t TH = (OH + m - 1) / m, TW = (OW + m - 1) / m, T = TH * TW;
+    const float* U;
+    std::vector<float> local;
+    if (c.node.input(1)->isConstant()) {
+        auto* st = dynamic_cast<WinogradState*>(c.state.get());
+        if (!st || st->w != w.rawData() || st->shape != w.shape() || st->m != m) {
+            auto s = std::make_unique<WinogradState>();
+            s->w = w.rawData();
+            s->shape = w.shape();
+            s->m = m;
+            s->U.resize(static_cast<std::size_t>(P * F * C));
+            winogradWeights(w.data<float>(), F, C, m, s->U.data());
+            st = s.get();
+            c.state = std::move(s);
+        }
+        U = st->U.data();
+    } else {
+        local.resize(static_cast<std::size_t>(P * F * C));
+        winogradWeights(w.data<float>(), F, C, m, local.data());
+        U = local.data();
+    }
+    float* V = c.ctx.scratch(static_cast<std::size_t>(P * (C + F) * T));
+    float* Mv = V + P * C * T;
+    const float* bp = bias ? bias->data<float>() : nullptr;
+    for (std::int64_t n = 0; n < N; ++n) {
+        loops().winogradInput(x.data<float>() + n * C * H * W, C, H, W, p.padTop, p.padLeft, TH, TW, m, V);
+        for (std::int64_t q = 0; q < P; ++q)
+            sgemm(false, false, F, T, C, 1.0f, U + q * F * C, C, V + q * C * T, T, 0.0f, Mv + q * F * T, T);
+        loops().winogradOutput(Mv, F, TH, TW, OH, OW, m, bp, y.data<float>() + n * F * OH * OW);
+    }
+}
 
 template <class T>
 void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias, Tensor& y)
@@ -86,8 +184,13 @@ Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2
     if (bias && bias->numel() != F) c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
     Tensor y = c.allocate(x.dtype(), {x.dim(0), F, OH, OW});
     if (y.numel() == 0) return y;
-    if (x.dtype() == DType::Float32) conv2dTyped<float>(c, x, w, p, bias, y);
-    else if (x.dtype() == DType::Float64) conv2dTyped<double>(c, x, w, p, bias, y);
+    if (x.dtype() == DType::Float32) {
+        const int m = KH == 3 && KW == 3 && p.strideH == 1 && p.strideW == 1 && p.dilH == 1 && p.dilW == 1 && p.groups == 1
+                          ? winogradTileSize(C, F, OH, OW)
+                          : 0;
+        if (m) conv2dWinograd(c, x, w, p, bias, y, m);
+        else conv2dTyped<float>(c, x, w, p, bias, y);
+    } else if (x.dtype() == DType::Float64) conv2dTyped<double>(c, x, w, p, bias, y);
     else c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
     return y;
 }

@@ -26,6 +26,13 @@ struct LoopTable {
     void (*poolDouble)(const double* x, double* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW,
                        std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb, std::int64_t pl,
                        std::int64_t pr, PoolMode mode);
+    /// Winograd F(m x m, 3 x 3), m = 2 or 4, a = m + 2: input tiles of x[C,H,W] (zero padding
+    /// padTop / padLeft, TH x TW tiles of m x m outputs) -> V[a*a][C][TH*TW].
+    void (*winogradInput)(const float* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t padTop, std::int64_t padLeft,
+                          std::int64_t TH, std::int64_t TW, int m, float* V);
+    /// M[a*a][F][TH*TW] -> y[F,OH,OW] (+ bias[f] when not null).
+    void (*winogradOutput)(const float* M, std::int64_t F, std::int64_t TH, std::int64_t TW, std::int64_t OH, std::int64_t OW, int m,
+                           const float* bias, float* y);
 };
 
 /// The table for this CPU ("x86-64-v3" or "baseline"). PASSLENS_CPU_LOOPS=baseline forces the
