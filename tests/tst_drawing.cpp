@@ -185,6 +185,27 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- GraphDiff
+    void titleLinesBreakReadably()
+    {
+        // short: one line
+        QCOMPARE(titleLines("GpuDot22").size(), std::size_t(1));
+        // attributes break after "{" and ", "
+        const auto corr = titleLines("GpuCorrMM{border_mode=(1, 1), subsample=(2, 2), filter_dilation=(1, 1), num_groups=1}");
+        QCOMPARE(corr.size(), std::size_t(3));
+        QCOMPARE(q(corr[0]), QString("GpuCorrMM{border_mode=(1, 1),"));
+        // a composite's expression (no ", ") breaks after "," or "(" instead of staying one long line
+        const std::string composite = "GpuElemwise{Composite{clip(add(mul(true_div(i0,i1),i2),sqrt(add(i3,i4))),i5,i6)}}<gpuarray>";
+        const auto lines = titleLines(composite);
+        QCOMPARE(lines.size(), std::size_t(3));
+        QCOMPARE(q(lines[0]), QString("GpuElemwise{Composite{"));
+        QCOMPARE(q(lines[1]), QString("clip(add(mul(true_div(i0,i1),i2),sqrt("));
+        QCOMPARE(q(lines[2]), QString("add(i3,i4))),i5,i6)}}<gpuarray>"));
+        std::string joined;
+        for (const auto& l : lines) joined += l;
+        QCOMPARE(q(joined), q(composite)); // nothing lost
+        for (const auto& l : lines) QVERIFY(l.size() <= 38 + 8);
+    }
+
     void diffClassesAndBytes()
     {
         // Built twice with the same steps, so ids agree; then `after` is edited.
@@ -687,6 +708,75 @@ private Q_SLOTS:
         QVERIFY(!engine.layout(drawing, lr).fromCache); // options are part of the key
         engine.clearCache();
         QVERIFY(!engine.layout(drawing).fromCache);
+    }
+
+    // Stepping rewrite by rewrite: every node the previous step had keeps its exact position,
+    // new nodes land on free space (no box overlaps another), every edge is routed.
+    void stableLayoutKeepsUnchangedNodes()
+    {
+        const QString model = corpus("transformer_encoder_layer.onnx");
+        QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: the corpus is required (PASSLENS_CORPUS_DIR)"));
+        Optimized o = optimize(model.toStdString());
+        std::vector<int> applied;
+        for (const RewriteEvent& e : o.trace.events())
+            if (e.status == "applied") applied.push_back(e.seq);
+        QVERIFY(applied.size() > 20);
+        LayoutEngine engine;
+        LayoutOptions opt;
+        opt.cache = false;
+        auto g0 = o.trace.graphAfter(0);
+        LayoutResult prev = engine.layout(drawGraph(*g0), opt);
+        int stableSteps = 0, freshSteps = 0, checkedNodes = 0, newNodes = 0;
+        double worstMs = 0;
+        for (const int seq : applied) {
+            auto g = o.trace.graphAfter(seq);
+            const DrawGraph d = drawGraph(*g);
+            const LayoutResult cur = engine.layoutStable(d, prev, opt);
+            worstMs = std::max(worstMs, cur.layoutMs);
+            QCOMPARE(cur.nodes.size(), d.nodes.size());
+            std::map<std::string, LayoutPoint> before;
+            for (const LayoutNode& n : prev.nodes) before[n.key] = n.center;
+            if (!cur.stable) {
+                ++freshSteps;
+                QVERIFY2(cur.pinnedNodes == 0, "a fresh layout pins nothing");
+            } else {
+                ++stableSteps;
+                std::size_t kept = 0;
+                for (const LayoutNode& n : cur.nodes) {
+                    auto it = before.find(n.key);
+                    if (it == before.end()) {
+                        ++newNodes;
+                        // a new node overlaps no other box
+                        for (const LayoutNode& m : cur.nodes) {
+                            if (&m == &n) continue;
+                            const bool overlap = std::abs(m.center.x - n.center.x) * 2 < m.width + n.width - 0.5 &&
+                                                 std::abs(m.center.y - n.center.y) * 2 < m.height + n.height - 0.5;
+                            QVERIFY2(!overlap, qPrintable(QStringLiteral("event %1: new node %2 overlaps %3").arg(seq).arg(q(n.key), q(m.key))));
+                        }
+                        continue;
+                    }
+                    ++kept;
+                    ++checkedNodes;
+                    QVERIFY2(std::abs(it->second.x - n.center.x) < 0.01 && std::abs(it->second.y - n.center.y) < 0.01,
+                             qPrintable(QStringLiteral("event %1: %2 moved from (%3,%4) to (%5,%6)").arg(seq).arg(q(n.key))
+                                            .arg(it->second.x).arg(it->second.y).arg(n.center.x).arg(n.center.y)));
+                }
+                QCOMPARE(kept, cur.pinnedNodes);
+            }
+            QCOMPARE(cur.edges.size(), d.edges.size());
+            for (const LayoutEdge& e : cur.edges) QVERIFY2(e.spline.size() >= 4, qPrintable(q(e.tail + "->" + e.head)));
+            if (const char* dump = std::getenv("PASSLENS_DUMP_STABLE")) { // to look at the drawings
+                QFile f(QStringLiteral("%1/step-%2.png").arg(QString::fromLocal8Bit(dump)).arg(seq, 3, 10, QChar('0')));
+                if (f.open(QIODevice::WriteOnly)) f.write(QByteArray::fromStdString(engine.render(cur, RenderFormat::Png)));
+                qInfo("event %d (%s): %s, %zu of %zu kept", seq, o.trace.events()[static_cast<std::size_t>(seq - 1)].rewriter.c_str(),
+                      cur.stable ? "stable" : "fresh", cur.pinnedNodes, cur.nodes.size());
+            }
+            prev = cur;
+        }
+        qInfo("%zu rewrites: %d stable, %d fresh; %d nodes kept in place, %d placed; slowest %.0f ms", applied.size(), stableSteps,
+              freshSteps, checkedNodes, newNodes, worstMs);
+        QVERIFY(stableSteps > static_cast<int>(applied.size()) * 3 / 4);
+        QVERIFY(newNodes > 0);
     }
 
     void graphvizErrorsAreReported()

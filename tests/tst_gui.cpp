@@ -19,6 +19,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QScrollBar>
 
 using namespace passlens;
 
@@ -129,6 +130,73 @@ private slots:
         QTest::keyClick(&w, Qt::Key_End);
         QVERIFY(waitIdle(w));
         QCOMPARE(w.graphScene()->nodeIds(), finalIds);
+    }
+
+    // Stepping rewrite by rewrite keeps every unchanged node at the same scene position and at
+    // the same place on screen; stepping back shows the same drawing; Ctrl+L lays out afresh.
+    void steppingKeepsUnchangedNodesInPlace() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        QTest::keyClick(&w, Qt::Key_Home);
+        QVERIFY(waitIdle(w));
+        auto snapshot = [&w] {
+            QHash<QString, QPointF> at;
+            for (auto it = w.graphScene()->nodeItems().begin(); it != w.graphScene()->nodeItems().end(); ++it)
+                at.insert(it.key(), it.value()->boundingRect().center());
+            return at;
+        };
+        auto onScreen = [&w](const QPointF& p) { return w.graphView()->mapFromScene(p); };
+        QList<QHash<QString, QPointF>> shown{snapshot()};
+        int kept = 0, moved = 0, stableSteps = 0, changedSteps = 0;
+        // through the merges and constant folding (one node fewer each step) into GraphToGPU
+        for (int k = 1; k <= 48; ++k) {
+            const auto before = shown.back();
+            QHash<QString, QPoint> screenBefore;
+            for (auto it = before.begin(); it != before.end(); ++it) screenBefore.insert(it.key(), onScreen(it.value()));
+            QTest::keyClick(&w, Qt::Key_Right);
+            QVERIFY(waitIdle(w));
+            QCOMPARE(s.currentStep(), k);
+            const auto now = snapshot();
+            changedSteps += now.keys() != before.keys();
+            if (!s.layout()->stable) { // GraphToGPU rebuilds the graph: drawn afresh
+                shown << now;
+                continue;
+            }
+            ++stableSteps;
+            if (qEnvironmentVariableIsSet("PASSLENS_SHOTS")) // to look at: the step before and this one
+                w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") + QStringLiteral("/stepping-%1.png").arg(k, 2, 10, QChar('0')));
+            for (auto it = now.begin(); it != now.end(); ++it) {
+                if (!before.contains(it.key())) continue;
+                const QPointF d = it.value() - before.value(it.key());
+                if (std::abs(d.x()) > 0.01 || std::abs(d.y()) > 0.01) ++moved;
+                else ++kept;
+            }
+            for (auto it = now.begin(); it != now.end(); ++it) // the view did not jump either
+                if (screenBefore.contains(it.key())) {
+                    QCOMPARE(onScreen(it.value()), screenBefore.value(it.key()));
+                    break;
+                }
+            shown << now;
+        }
+        QCOMPARE(moved, 0);
+        QVERIFY(kept > 30 * 90);
+        QVERIFY(stableSteps >= 30);
+        QVERIFY(changedSteps >= 30);
+        // back one step: exactly the drawing shown before
+        const auto last = shown.back();
+        QTest::keyClick(&w, Qt::Key_Left);
+        QVERIFY(waitIdle(w));
+        if (s.layout()->stable) QCOMPARE(snapshot(), shown[shown.size() - 2]);
+        // Ctrl+L: a fresh dot layout
+        QTest::keyClick(&w, Qt::Key_L, Qt::ControlModifier);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!s.layout()->stable);
+        QCOMPARE(s.layout()->pinnedNodes, std::size_t(0));
+        if (qEnvironmentVariableIsSet("PASSLENS_SHOTS")) w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") + "/stepping.png");
     }
 
     void profileRowSelectsTheNode() {

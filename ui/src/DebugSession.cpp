@@ -105,6 +105,8 @@ void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
     m_run = std::move(r->run);
     m_graphs.clear();
     m_layout.reset();
+    m_layoutStep.reset();
+    m_stepLayouts.clear();
     m_diffFrom.reset();
     m_profile.reset();
     rebuildSteps();
@@ -200,6 +202,14 @@ std::optional<GraphDiff> DebugSession::currentDiff() {
 void DebugSession::setProfile(std::optional<TimingProfile> p, TimingOptions options) {
     m_profile = std::move(p);
     m_timingOptions = options;
+    m_stepLayouts.clear(); // labels change; the next layout is pinned to the current drawing
+}
+
+void DebugSession::relayout() {
+    m_stepLayouts.clear();
+    m_layoutStep.reset();
+    m_layout.reset();
+    requestLayout();
 }
 
 void DebugSession::requestLayout() {
@@ -218,18 +228,6 @@ void DebugSession::requestLayout() {
     cap.stepCount = static_cast<int>(m_steps.size()) - 1;
     std::optional<TimingProfile> profile = m_nested ? std::nullopt : m_profile;
     TimingOptions topt = m_timingOptions;
-    auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
-        auto res = watcher->result();
-        watcher->deleteLater();
-        if (generation != m_layoutGeneration) return; // a newer request superseded it
-        if (res.first) {
-            m_layout = std::move(res.first);
-            emit layoutReady();
-        } else {
-            emit layoutFailed(res.second);
-        }
-    });
     m_cancel.reset();
     LayoutEngine* engine = &m_engine;
     const CancelToken* cancel = &m_cancel;
@@ -237,7 +235,38 @@ void DebugSession::requestLayout() {
     const int fromEvent = m_diffFrom ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event : 0;
     const int toEvent = step.event;
     const bool nested = m_nested != nullptr;
+    const bool plain = !nested && !before;
+    std::optional<LayoutResult> remembered, anchor;
+    if (plain) {
+        if (auto it = m_stepLayouts.find(m_current); it != m_stepLayouts.end()) remembered = it->second;
+        else if (m_layout && m_layoutStep) anchor = m_layout;
+    }
+    const int current = m_current;
+    auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, plain, current] {
+        auto res = watcher->result();
+        watcher->deleteLater();
+        if (generation != m_layoutGeneration) return; // a newer request superseded it
+        if (!res.first) {
+            emit layoutFailed(res.second);
+            return;
+        }
+        if (plain) {
+            m_layoutStep = current;
+            m_stepLayouts[current] = *res.first;
+            // keep the chain bounded: drop the drawings farthest from this step
+            while (m_stepLayouts.size() > 48) {
+                auto first = m_stepLayouts.begin(), last = std::prev(m_stepLayouts.end());
+                m_stepLayouts.erase(current - first->first > last->first - current ? first : last);
+            }
+        } else {
+            m_layoutStep.reset();
+        }
+        m_layout = std::move(res.first);
+        emit layoutReady();
+    });
     watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
+        if (remembered) return {remembered, {}};
         try {
             DrawOptions opt;
             opt.caption = cap;
@@ -250,6 +279,7 @@ void DebugSession::requestLayout() {
                 dg = drawGraph(*after, opt);
             }
             if (profile) applyTiming(dg, *profile, topt);
+            if (anchor) return {engine->layoutStable(dg, *anchor, LayoutOptions{}, cancel), {}};
             return {engine->layout(dg, LayoutOptions{}, cancel), {}};
         } catch (const std::exception& e) {
             return {std::nullopt, QString::fromStdString(e.what())};

@@ -74,8 +74,14 @@ public:
     bool showingNested() const { return m_nested != nullptr; }
 
     /// Lays out the current step (or diff) asynchronously; emits layoutReady(). The timing
-    /// overlay is applied when a profile is set.
+    /// overlay is applied when a profile is set. A plain step is laid out as the successor of
+    /// the step drawn before it (LayoutEngine::layoutStable: unchanged nodes keep their
+    /// positions) and remembered, so stepping back shows the same drawing; diffs and nested
+    /// graphs get their own dot layout.
     void requestLayout();
+    /// Forgets the remembered step drawings and lays out the current step afresh with dot
+    /// (after many rewrites the pinned drawing can grow untidy).
+    void relayout();
     const std::optional<LayoutResult>& layout() const { return m_layout; }
     LayoutEngine& layoutEngine() { return m_engine; }
     void cancelLayout() { m_cancel.cancel(); }
@@ -119,6 +125,8 @@ private:
     LayoutEngine m_engine;
     CancelToken m_cancel;
     std::optional<LayoutResult> m_layout;
+    std::optional<int> m_layoutStep;          ///< the step m_layout draws, when a plain step
+    std::map<int, LayoutResult> m_stepLayouts; ///< plain-step drawings of this stepping chain
     std::optional<TimingProfile> m_profile;
     TimingOptions m_timingOptions;
     bool m_busy = false;

@@ -1,5 +1,7 @@
 #include "GraphScene.h"
 
+#include <passlens/layout/DotWriter.h>
+
 #include <QGraphicsPathItem>
 #include <QGraphicsSceneHoverEvent>
 #include <QFontMetricsF>
@@ -10,7 +12,9 @@
 namespace passlens {
 
 namespace {
-QPointF toScene(const LayoutPoint& p, double height) { return {p.x, height - p.y}; }
+// y down; no dependence on the bounding box, so a node pinned by a stable layout keeps its scene
+// position from one step to the next
+QPointF toScene(const LayoutPoint& p, double /*height*/) { return {p.x, -p.y}; }
 
 QColor changeColor(NodeChange c) {
     switch (c) {
@@ -64,7 +68,9 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
     p->setPen(fg);
     QRectF r = m_rect.adjusted(4, 2, -4, -2);
-    const int lines = 1 + !m_node.subtitle.empty() + !m_node.detail.empty();
+    // the title on the lines the DOT writer gave it (Graphviz sized the box for them)
+    const std::vector<std::string> title = titleLines(m_node.title);
+    const int lines = static_cast<int>(title.size()) + !m_node.subtitle.empty() + !m_node.detail.empty();
     const double lh = r.height() / lines;
     // each line shrinks its font to fit the box Graphviz sized with its own font metrics
     auto drawLine = [&](const std::string& text, int line, double size, bool bold) {
@@ -78,7 +84,7 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
         p->drawText(QRectF(r.left(), r.top() + lh * line, r.width(), lh), Qt::AlignCenter, t);
     };
     int line = 0;
-    drawLine(m_node.title, line++, 9.5, true);
+    for (const std::string& t : title) drawLine(t, line++, 9.5, true);
     if (!m_node.subtitle.empty()) drawLine(m_node.subtitle, line++, 7.5, false);
     if (!m_node.detail.empty()) drawLine(m_node.detail, line, 7.5, false);
 }
@@ -94,11 +100,19 @@ GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
     });
 }
 
-void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips, const QHash<NodeId, double>& timeShares) {
+void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips, const QHash<NodeId, double>& timeShares,
+                           bool growOnly) {
+    const QRectF old = sceneRect();
     clear();
     m_nodes.clear();
     const double h = layout.height;
-    setSceneRect(QRectF(-20, -20, layout.width + 40, layout.height + 40));
+    // outward to a 16-point grid: small changes of the bounding box leave the rectangle alone
+    auto down = [](double v) { return std::floor(v / 16.0) * 16.0; };
+    auto up = [](double v) { return std::ceil(v / 16.0) * 16.0; };
+    const double left = down(layout.x0 - 20), top = down(-(layout.y0 + layout.height) - 20);
+    const QRectF rect(left, top, up(layout.x0 + layout.width + 20) - left, up(-layout.y0 + 20) - top);
+    const QRectF grown = growOnly && !old.isEmpty() ? old.united(rect) : rect;
+    if (grown != old) setSceneRect(grown);
     const QColor edgeHost = m_dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x55, 0x55, 0x55);
     const QColor edgeGpu = QColor(0x2e, 0x7d, 0x32);
     for (const LayoutEdge& e : layout.edges) {

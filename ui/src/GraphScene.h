@@ -19,8 +19,10 @@ public:
     explicit GraphScene(QObject* parent = nullptr);
     /// Replaces the drawing. `tooltips` maps DrawNode keys to HTML tooltips; `timeShares` maps
     /// Apply ids to their share of the measured time in [0, 1] (timing overlay fills).
+    /// With `growOnly` (a stable layout continuing the drawing shown) the scene rectangle only
+    /// grows, so the view keeps its exact scroll position.
     void setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips = {},
-                   const QHash<NodeId, double>& timeShares = {});
+                   const QHash<NodeId, double>& timeShares = {}, bool growOnly = false);
     /// Selects the node of this Apply id (clears the selection for -1); returns its item.
     GraphNodeItem* selectNode(NodeId id);
     /// Apply ids of the drawn nodes.
@@ -28,6 +30,8 @@ public:
     /// Keys of nodes whose title or subtitle contains `text` (case-insensitive), in layout order.
     QList<GraphNodeItem*> find(const QString& text) const;
     int nodeItemCount() const { return m_nodes.size(); }
+    /// The drawn node items by DrawNode key ("n42", "v7", "o0").
+    const QHash<QString, GraphNodeItem*>& nodeItems() const { return m_nodes; }
     void setDark(bool dark) { m_dark = dark; }
     bool dark() const { return m_dark; }
 

@@ -38,6 +38,7 @@
 #include <QSlider>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -123,6 +124,9 @@ void MainWindow::buildUi() {
     m_summary = new QLabel;
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // room for two lines, so that stepping (one or two lines of text) never resizes the view
+    m_summary->setMinimumHeight(2 * m_summary->fontMetrics().lineSpacing() + 4);
+    m_summary->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     v->addWidget(m_summary);
     v->addWidget(m_centre, 1);
     auto* stepRow = new QHBoxLayout;
@@ -312,6 +316,7 @@ void MainWindow::buildActions() {
     view->addAction(tr("Zoom in"), this, [this] { m_view->zoomBy(1.25); })->setShortcut(QKeySequence::ZoomIn);
     view->addAction(tr("Zoom out"), this, [this] { m_view->zoomBy(0.8); })->setShortcut(QKeySequence::ZoomOut);
     view->addAction(tr("Fit"), this, [this] { m_view->fit(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    view->addAction(tr("Lay out afresh"), this, [this] { m_session->relayout(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     auto* dark = view->addAction(tr("Dark palette"));
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
@@ -451,9 +456,14 @@ void MainWindow::showLayout() {
     }
     // refit when the drawing changed size a lot (another step, a diff), else keep the view
     const QRectF oldRect = m_scene->sceneRect();
-    const bool first = m_scene->items().isEmpty() || std::abs(oldRect.width() - (layout->width + 40)) > 0.25 * oldRect.width() ||
-                       std::abs(oldRect.height() - (layout->height + 40)) > 0.25 * oldRect.height();
+    // a stable layout continues the drawing on screen: keep the view exactly
+    const bool first = m_scene->items().isEmpty() ||
+                       (!layout->stable && (std::abs(oldRect.width() - (layout->width + 40)) > 0.25 * oldRect.width() ||
+                                            std::abs(oldRect.height() - (layout->height + 40)) > 0.25 * oldRect.height()));
     const QTransform keep = m_view->transform();
+    // the view maps scene to viewport by transform and scroll values alone, so a stable layout
+    // (same scene coordinates) keeps every pinned box at its pixel by keeping both
+    const int keepH = m_view->horizontalScrollBar()->value(), keepV = m_view->verticalScrollBar()->value();
     const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
     if (side) {
         LayoutResult before = *layout, after = *layout;
@@ -469,7 +479,7 @@ void MainWindow::showLayout() {
         auto* split = static_cast<QSplitter*>(m_centre->widget(1));
         if (split->count() == 1) split->addWidget(m_view);
     } else {
-        m_scene->setLayout(*layout, tips, shares);
+        m_scene->setLayout(*layout, tips, shares, layout->stable && !first);
         if (m_centre->indexOf(m_view) < 0) m_centre->insertWidget(0, m_view);
         m_centre->setCurrentIndex(0);
     }
@@ -481,12 +491,18 @@ void MainWindow::showLayout() {
             m_view->centerOn(m_scene->sceneRect().center().x(), m_scene->sceneRect().bottom());
         }
     }
-    else {
+    else if (layout->stable && !side) {
+        m_view->setTransform(keep);
+        m_view->horizontalScrollBar()->setValue(keepH);
+        m_view->verticalScrollBar()->setValue(keepV);
+    } else {
         m_view->setTransform(keep);
         m_view->centerOn(centre);
     }
     QString summary = tr("%1 · %2 Apply nodes · layout %3 ms%4").arg(m_stepLabel->text()).arg(g ? g->nodeCount() : 0).arg(layout->layoutMs, 0, 'f', 0)
-                  .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason)) : QString());
+                  .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason))
+                       : layout->stable ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
+                                        : QString());
     if (auto d = m_session->currentDiff()) summary += QStringLiteral("<br>") + QString::fromStdString(d->summary()).toHtmlEscaped();
     m_summary->setText(summary);
     if (m_inspector->shownNode() >= 0) selectNode(m_inspector->shownNode());

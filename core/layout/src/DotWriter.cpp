@@ -377,16 +377,24 @@ std::vector<std::string> wrapTitle(const std::string& title, std::size_t width, 
             lines.push_back(rest);
             break;
         }
-        // The last break point within `width` characters; else the first one after it.
-        std::size_t breakAt = std::string::npos, count = 0;
+        // The last break point within `width` characters ("{" or ", "); else the first one after
+        // it. A composite's expression ("add(mul(i0,i1),i2)") has neither: when that would leave
+        // a line far past `width`, break after its last "," or "(" within `width` instead.
+        std::size_t breakAt = std::string::npos, weakAt = std::string::npos, count = 0, countAtBreak = 0;
         for (std::size_t i = 0; i < rest.size(); ++i) {
             if ((static_cast<unsigned char>(rest[i]) & 0xC0u) != 0x80u) ++count;
-            const bool point = (rest[i] == ',' && i + 1 < rest.size() && rest[i + 1] == ' ') || rest[i] == '{';
-            if (!point) continue;
-            const std::size_t end = rest[i] == ',' ? i + 2 : i + 1;
-            if (count <= width || breakAt == std::string::npos) breakAt = end;
+            const bool spaced = rest[i] == ',' && i + 1 < rest.size() && rest[i + 1] == ' ';
+            if (!spaced && (rest[i] == ',' || rest[i] == '(') && count <= width) weakAt = i + 1;
+            if (!spaced && rest[i] != '{') continue;
+            const std::size_t end = spaced ? i + 2 : i + 1;
+            if (count <= width || breakAt == std::string::npos) {
+                breakAt = end;
+                countAtBreak = count;
+            }
             if (count > width) break;
         }
+        if (weakAt != std::string::npos && codePoints(rest) > width + 8 && (breakAt == std::string::npos || countAtBreak > width + 8))
+            breakAt = weakAt;
         if (breakAt == std::string::npos || breakAt >= rest.size()) {
             lines.push_back(rest);
             break;
@@ -400,13 +408,19 @@ std::vector<std::string> wrapTitle(const std::string& title, std::size_t width, 
     return lines;
 }
 
+} // namespace
+
+std::vector<std::string> titleLines(const std::string& title) { return wrapTitle(title, 38, 3); }
+
+namespace {
+
 std::string nodeLabel(const DrawNode& n, const NodeStyle& s, const DrawGraph& g, const Palette& p)
 {
     const char* textColour = s.darkText ? p.text : "#FFFFFF";
     const char* subtle = s.darkText ? p.subtleText : "#F2F2F2";
     std::vector<std::string> rows;
     const bool bold = isOp(n.category) || n.category == NodeCategory::Input || n.category == NodeCategory::Output;
-    for (const std::string& line : wrapTitle(n.title, 38, 3)) rows.push_back(font(htmlLabelText(line), s.titleSize, textColour, bold));
+    for (const std::string& line : titleLines(n.title)) rows.push_back(font(htmlLabelText(line), s.titleSize, textColour, bold));
     std::string sub = htmlLabelText(n.subtitle);
     if (g.isDiff) {
         if (const char* badge = changeBadge(n.change)) {

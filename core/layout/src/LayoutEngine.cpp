@@ -1,6 +1,7 @@
 #include "passlens/layout/LayoutEngine.h"
 
 #include "GraphvizInternal.h"
+#include "StableRoute.h"
 
 #include <passlens/layout/GraphvizContext.h>
 
@@ -127,6 +128,12 @@ void warmUp(GVC_s* gvc)
     char* data = nullptr;
     RenderLength length = 0;
     if (gvRenderData(gvc, g.get(), "dot", &data, &length) == 0) gvFreeRenderData(data);
+    // the neato plugin (nop2 with spline routing) too, for layoutStable's children
+    GraphPtr n(agmemread("digraph N { graph [splines=true]; a [pos=\"0,0!\"]; b [pos=\"0,-72!\"]; c [pos=\"60,-36!\"]; a -> b [xlabel=<x>]; }"));
+    if (!n || gvLayout(gvc, n.get(), "nop2") != 0) return;
+    const LayoutGuard nguard(gvc, n.get());
+    data = nullptr;
+    if (gvRenderData(gvc, n.get(), "dot", &data, &length) == 0) gvFreeRenderData(data);
 }
 
 // Graphviz's messages, one per line.
@@ -152,7 +159,7 @@ struct Positioned {
 };
 
 // In-process: parse, lay out with dot, return the positioned DOT. Lock held.
-Positioned layoutHere(GVC_s* gvc, const std::string& dot)
+Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine)
 {
     ErrorCapture errors;
     errors.begin();
@@ -161,8 +168,8 @@ Positioned layoutHere(GVC_s* gvc, const std::string& dot)
         throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
     std::string warnings = errors.text();
     errors.begin();
-    if (gvLayout(gvc, graph.get(), "dot") != 0)
-        throw LayoutError(LayoutError::Kind::Graphviz, errors.message("dot layout failed"));
+    if (gvLayout(gvc, graph.get(), engine) != 0)
+        throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string(engine) + " layout failed"));
     const LayoutGuard guard(gvc, graph.get());
     warnings += errors.text();
     errors.begin();
@@ -192,7 +199,7 @@ bool writeAll(int fd, const char* data, std::size_t size)
 
 // The child's whole life: lay out, write 'O' + positioned DOT or 'E' + message, _exit. It never
 // takes graphvizMutex (owned by the parent's thread id) and never returns.
-[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, int fd)
+[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, int fd)
 {
     std::string payload;
     char status = 'E';
@@ -205,8 +212,8 @@ bool writeAll(int fd, const char* data, std::size_t size)
         } else {
             std::string warnings = errors.text();
             errors.begin();
-            if (gvLayout(gvc, graph, "dot") != 0) {
-                payload = errors.message("dot layout failed");
+            if (gvLayout(gvc, graph, engine) != 0) {
+                payload = errors.message(std::string(engine) + " layout failed");
             } else {
                 warnings += errors.text();
                 errors.begin();
@@ -230,7 +237,7 @@ bool writeAll(int fd, const char* data, std::size_t size)
 
 // Lays out in a forked child, waiting until `deadline` or `cancel`. Lock held (so the child
 // starts from a consistent Graphviz state). Returns nullopt when fork is impossible.
-std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, Clock::time_point deadline,
+std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine, Clock::time_point deadline,
                                           const CancelToken* cancel, double budgetMs)
 {
     int fds[2];
@@ -244,7 +251,7 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, Clo
     }
     if (pid == 0) {
         ::close(fds[0]);
-        childLayout(gvc, dot, fds[1]);
+        childLayout(gvc, dot, engine, fds[1]);
     }
     ::close(fds[1]);
     std::string received;
@@ -386,6 +393,8 @@ void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutR
     if (bb.size() == 4) {
         r.width = bb[2] - bb[0];
         r.height = bb[3] - bb[1];
+        r.x0 = bb[0];
+        r.y0 = bb[1];
     }
     r.captionPos = pointAttr(g, "lp");
 
@@ -503,7 +512,7 @@ namespace {
 
 // One layout of `dot` until `deadline`. Lock taken here.
 LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const LayoutOptions& o,
-                       Clock::time_point deadline, const CancelToken* cancel, double budgetMs)
+                       Clock::time_point deadline, const CancelToken* cancel, double budgetMs, const char* engine = "dot")
 {
     if (cancel != nullptr && cancel->cancelled()) throw LayoutError(LayoutError::Kind::Cancelled, "layout cancelled");
     const auto start = Clock::now();
@@ -513,13 +522,13 @@ LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const Lay
 #if PASSLENS_LAYOUT_FORK
     if (o.isolate) {
         warmUp(gvc);
-        positioned = layoutIsolated(gvc, dot, deadline, cancel, budgetMs);
+        positioned = layoutIsolated(gvc, dot, engine, deadline, cancel, budgetMs);
     }
 #else
     (void)deadline;
     (void)budgetMs;
 #endif
-    if (!positioned) positioned = layoutHere(gvc, dot);
+    if (!positioned) positioned = layoutHere(gvc, dot, engine);
     LayoutResult r;
     r.layoutMs = msSince(start);
     r.dot = dot;
@@ -585,6 +594,171 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
     }
     r.layoutMs = msSince(start);
     if (options.cache) store(hash, key, r);
+    return r;
+}
+
+namespace {
+
+// A point of a cubic Bézier segment at t.
+LayoutPoint bezierAt(const LayoutPoint* c, double t)
+{
+    const double u = 1 - t;
+    const double a = u * u * u, b = 3 * u * u * t, d = 3 * u * t * t, e = t * t * t;
+    return {a * c[0].x + b * c[1].x + d * c[2].x + e * c[3].x, a * c[0].y + b * c[1].y + d * c[2].y + e * c[3].y};
+}
+
+// `dot` with every node at `pos` (points, pinned) for neato's nop2: the edges that `previous`
+// drew between two kept nodes keep their spline (and label place) unless it runs through a
+// new node's box; nop2 routes the others as splines around the boxes. Lock held.
+std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std::vector<LayoutNode>& nodes,
+                      const std::vector<LayoutPoint>& pos, const LayoutResult& previous)
+{
+    ErrorCapture errors;
+    errors.begin();
+    GraphPtr graph(agmemread(dot.c_str()));
+    if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
+    Agraph_t* g = graph.get();
+    auto set = [&errors](void* obj, const char* name, const char* value) {
+        if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
+            throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
+    };
+    set(g, "splines", "true");
+    std::unordered_map<std::string, LayoutPoint> kept; // key -> centre, nodes of `previous`
+    for (const LayoutNode& n : previous.nodes)
+        if (n.category != NodeCategory::Collapsed) kept.emplace(n.key, n.center);
+    struct Rect {
+        double x0, y0, x1, y1;
+    };
+    std::vector<Rect> fresh; // boxes of the new nodes
+    std::vector<stable::Rect> boxes;
+    std::unordered_map<std::string, std::size_t> boxOf;
+    char buffer[96];
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        Agnode_t* n = agnode(g, const_cast<char*>(nodes[i].key.c_str()), 0);
+        if (n == nullptr) continue;
+        std::snprintf(buffer, sizeof buffer, "%.3f,%.3f!", pos[i].x, pos[i].y);
+        set(n, "pos", buffer);
+        const Rect box{pos[i].x - nodes[i].width / 2, pos[i].y - nodes[i].height / 2, pos[i].x + nodes[i].width / 2,
+                       pos[i].y + nodes[i].height / 2};
+        boxOf.emplace(nodes[i].key, boxes.size());
+        boxes.push_back({box.x0, box.y0, box.x1, box.y1});
+        if (!kept.contains(nodes[i].key)) fresh.push_back(box);
+    }
+    std::unordered_map<std::string, const LayoutEdge*> oldEdges; // "tail head index"
+    for (const LayoutEdge& e : previous.edges)
+        if (e.spline.size() >= 4) oldEdges.emplace(e.tail + ' ' + e.head + ' ' + std::to_string(e.inputIndex), &e);
+    auto crossesNew = [&fresh](const LayoutEdge& e) {
+        for (std::size_t k = 0; k + 3 < e.spline.size(); k += 3)
+            for (const double t : {0.1, 0.3, 0.5, 0.7, 0.9}) {
+                const LayoutPoint p = bezierAt(&e.spline[k], t);
+                for (const Rect& r : fresh)
+                    if (p.x > r.x0 && p.x < r.x1 && p.y > r.y0 && p.y < r.y1) return true;
+            }
+        return false;
+    };
+    std::list<LayoutEdge> routedEdges;
+    for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n))
+        for (Agedge_t* e = agfstout(g, n); e != nullptr; e = agnxtout(g, e)) {
+            const std::string tail = agnameof(agtail(e)), head = agnameof(aghead(e));
+            const char* index = agget(e, const_cast<char*>("pl_edge"));
+            const long k = index != nullptr && *index != '\0' ? std::strtol(index, nullptr, 10) : -1;
+            const DrawEdge* de = k >= 0 && static_cast<std::size_t>(k) < drawn.edges.size() ? &drawn.edges[static_cast<std::size_t>(k)] : nullptr;
+            const LayoutEdge* reuse = nullptr;
+            if (de != nullptr && kept.contains(tail) && kept.contains(head)) {
+                auto it = oldEdges.find(tail + ' ' + head + ' ' + std::to_string(de->inputIndex));
+                if (it != oldEdges.end() && !crossesNew(*it->second)) reuse = it->second;
+            }
+            if (reuse == nullptr) { // a new route around the boxes (Graphviz's own router is ~1 s here)
+                auto t = boxOf.find(tail), h = boxOf.find(head);
+                if (t == boxOf.end() || h == boxOf.end()) continue;
+                const std::string label = de != nullptr ? de->label : std::string();
+                LayoutEdge routed;
+                LayoutPoint tip, labelAt;
+                routed.spline = stable::route(boxes[t->second], boxes[h->second], boxes, tip, labelAt, 3.6 * static_cast<double>(label.size()));
+                routed.arrowTip = tip;
+                if (!label.empty()) routed.labelPos = labelAt;
+                routed.label = label;
+                routedEdges.push_back(std::move(routed));
+                reuse = &routedEdges.back();
+            }
+            const LayoutEdge& old = *reuse;
+            std::string text;
+            if (old.arrowTip) {
+                std::snprintf(buffer, sizeof buffer, "e,%.3f,%.3f", old.arrowTip->x, old.arrowTip->y);
+                text = buffer;
+            }
+            for (const LayoutPoint& p : old.spline) {
+                std::snprintf(buffer, sizeof buffer, "%s%.3f,%.3f", text.empty() ? "" : " ", p.x, p.y);
+                text += buffer;
+            }
+            set(e, "pos", text.c_str());
+            if (old.labelPos && de != nullptr && !de->label.empty()) {
+                std::snprintf(buffer, sizeof buffer, "%.3f,%.3f", old.labelPos->x, old.labelPos->y);
+                set(e, "xlp", buffer);
+            }
+        }
+    char* text = nullptr;
+    std::size_t size = 0;
+    FILE* out = ::open_memstream(&text, &size);
+    if (out == nullptr) throw LayoutError(LayoutError::Kind::Graphviz, "cannot write the pinned DOT: open_memstream failed");
+    const int rc = agwrite(g, out);
+    std::fclose(out);
+    std::string result(text != nullptr ? text : "", size);
+    std::free(text);
+    if (rc != 0) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot write the pinned DOT"));
+    return result;
+}
+
+} // namespace
+
+LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& previous, const LayoutOptions& options,
+                                        const CancelToken* cancel)
+{
+    const auto start = Clock::now();
+    LayoutResult fresh = layout(g, options, cancel);
+    if (fresh.focused || previous.focused || previous.nodes.empty() || fresh.nodes.empty()) return fresh;
+    std::size_t pinned = 0;
+    const std::vector<LayoutPoint> pos = stablePositions(fresh, previous, &pinned);
+    if (pinned * 2 < fresh.nodes.size()) return fresh;
+    std::string dot;
+    {
+        std::lock_guard lock(graphvizMutex());
+        dot = pinnedDot(fresh.dot, g, fresh.nodes, pos, previous);
+    }
+    const double budgetMs = static_cast<double>(options.budget.count());
+    LayoutResult r = runLayout(dot, &g, options, start + options.budget, cancel, budgetMs, "nop2");
+    // nop2 may translate the drawing (its box to the origin): undo that, so that pinned nodes
+    // keep the previous drawing's coordinates exactly
+    {
+        std::unordered_map<std::string, std::size_t> at;
+        for (std::size_t i = 0; i < fresh.nodes.size(); ++i) at.emplace(fresh.nodes[i].key, i);
+        double dx = 0, dy = 0;
+        for (const LayoutNode& n : r.nodes)
+            if (auto it = at.find(n.key); it != at.end()) {
+                dx = pos[it->second].x - n.center.x;
+                dy = pos[it->second].y - n.center.y;
+                break;
+            }
+        if (dx != 0 || dy != 0) {
+            auto move = [dx, dy](LayoutPoint& p) {
+                p.x += dx;
+                p.y += dy;
+            };
+            for (LayoutNode& n : r.nodes) move(n.center);
+            for (LayoutEdge& e : r.edges) {
+                for (LayoutPoint& p : e.spline) move(p);
+                if (e.arrowTip) move(*e.arrowTip);
+                if (e.labelPos) move(*e.labelPos);
+            }
+            if (r.captionPos) move(*r.captionPos);
+            r.x0 += dx;
+            r.y0 += dy;
+        }
+    }
+    r.dot = fresh.dot;
+    r.stable = true;
+    r.pinnedNodes = pinned;
+    r.layoutMs = msSince(start);
     return r;
 }
 

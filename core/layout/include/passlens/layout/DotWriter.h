@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace passlens {
 
@@ -20,6 +21,12 @@ std::string htmlLabelText(std::string_view raw);
 /// What a label shows after htmlLabelText has been rendered by Graphviz: the same
 /// normalisation (control pictures, U+FFFD) as raw UTF-8. Tests compare SVG text with it.
 std::string displayedText(std::string_view raw);
+
+/// The lines a node title is drawn on (at most 3 of about 38 characters): long op strings
+/// break after "{", ", " or, inside a composite's scalar expression, after "," or "(", so no
+/// attribute is lost to a cut; the last line is cut with "…" if still too long. The DOT writer
+/// and the window's node items use it, so both draw the same lines. Never throws.
+std::vector<std::string> titleLines(const std::string& title);
 
 /// Colours of the drawing (RGB hex). Chosen for print: pale fills under black text, borders
 /// that differ in darkness, width and dash pattern, so every class still reads in grayscale.

@@ -29,8 +29,10 @@
 
 namespace passlens {
 
-/// A point in Graphviz coordinates: points (1/72 inch), origin bottom-left, y up. A GUI with y
-/// down uses (x, LayoutResult::height - y).
+/// A point in Graphviz coordinates: points (1/72 inch), y up. A fresh dot layout has its
+/// bounding box's lower-left corner at (0, 0); a stable layout (LayoutEngine::layoutStable) keeps
+/// the coordinates of the layout it continues, so its box may start anywhere (LayoutResult::x0,
+/// y0). A GUI with y down uses (x, -y): then a pinned node has the same scene position in both.
 struct LayoutPoint {
     double x = 0, y = 0;
     bool operator==(const LayoutPoint&) const = default;
@@ -70,6 +72,7 @@ struct LayoutEdge {
 /// A laid-out drawing. Copyable plain data.
 struct LayoutResult {
     double width = 0, height = 0;  ///< bounding box, points
+    double x0 = 0, y0 = 0;         ///< the bounding box's lower-left corner, points
     std::vector<LayoutNode> nodes;
     std::vector<LayoutEdge> edges;
     std::optional<LayoutPoint> captionPos; ///< centre of the graph label (caption, legend)
@@ -79,6 +82,9 @@ struct LayoutResult {
     std::string focusReason;       ///< why: "5,000 nodes (threshold 1,500)", "layout past 7.0 s"
     std::size_t hiddenNodes = 0;   ///< nodes folded into placeholders
     std::size_t totalNodes = 0;    ///< drawable nodes of the full graph
+    /// layoutStable: nodes kept where the previous layout had them (0 for a fresh dot layout).
+    std::size_t pinnedNodes = 0;
+    bool stable = false;           ///< positions continue a previous layout (layoutStable)
     /// Graphviz's warnings for this layout (e.g. a label it could not parse), one per line.
     std::vector<std::string> warnings;
     std::string dot;               ///< the DOT that was laid out
@@ -143,6 +149,17 @@ const char* renderFormatName(RenderFormat f);
 /// cairo's largest surface side in pixels: PNG renderings above it are refused.
 inline constexpr double kMaxPngPixels = 32767;
 
+/// Node centres for a stable layout: `fresh` is a dot layout of the new drawing, `previous` the
+/// layout it continues. Returns one centre per `fresh.nodes` entry (same order): the previous
+/// centre for a node whose key `previous` has (counted in `*pinned`), otherwise the mean over
+/// already placed neighbours of (neighbour's centre + the offset dot gave the pair in `fresh`),
+/// moved to the nearest spot where its box, grown by half of dot's node and rank separations,
+/// overlaps no placed box (sideways moves cost half of vertical ones). Nodes with no placed
+/// neighbour keep their fresh offset from the common nodes' centroid. Collapsed placeholders are
+/// never pinned. Deterministic; O(nodes x search window); never throws.
+std::vector<LayoutPoint> stablePositions(const LayoutResult& fresh, const LayoutResult& previous,
+                                         std::size_t* pinned = nullptr);
+
 class LayoutEngine {
 public:
     /// `cacheEntries`: layouts kept (least recently used dropped first).
@@ -159,6 +176,19 @@ public:
     /// for Graphviz's own errors (its message included).
     LayoutResult layout(const DrawGraph& g, const LayoutOptions& options = {},
                         const CancelToken* cancel = nullptr);
+
+    /// Lays out `g` as the successor of `previous` (normally the drawing of the step before):
+    /// every node whose key `previous` also has keeps its exact position (points), new nodes go
+    /// where a fresh dot layout of `g` puts them relative to their placed neighbours, moved to
+    /// the nearest free spot (stablePositions), and the edges are routed around the boxes
+    /// (Graphviz "nop2", splines). So stepping through rewrites moves only what changed, as the
+    /// issue asks ("unchanged nodes keep their positions between consecutive steps").
+    /// Falls back to the fresh layout (result.stable false) when either drawing is a focused view
+    /// or fewer than half of `g`'s nodes are in `previous` (a phase that rebuilt the graph, such
+    /// as GraphToGpu, is better drawn afresh). Not cached (it depends on `previous`). Throws
+    /// LayoutError as layout().
+    LayoutResult layoutStable(const DrawGraph& g, const LayoutResult& previous, const LayoutOptions& options = {},
+                              const CancelToken* cancel = nullptr);
 
     /// Lays out DOT text as is (no focused fallback). Throws LayoutError as layout().
     LayoutResult layoutDot(const std::string& dot, const LayoutOptions& options = {},

@@ -1,0 +1,23 @@
+#pragma once
+// Internal to passlens_layout: edge routes for LayoutEngine::layoutStable.
+#include <passlens/layout/LayoutEngine.h>
+
+#include <vector>
+
+namespace passlens::stable {
+
+/// An axis-aligned box, points.
+struct Rect {
+    double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+/// A route from the bottom of `tail` to the top of `head` (boxes of the two nodes) in
+/// LayoutEdge::spline form (start point, then groups of three Bézier points), ending 10 points
+/// before the head's top, where `tip` (the arrowhead's point) is set. Tries a vertical run at
+/// x positions nearest to the nodes first and takes the first whose samples miss every box of
+/// `obstacles` (the two nodes' own boxes are skipped); without one, a plain S curve.
+/// `labelAt` receives a place for the edge's label, right of the route's middle. Never throws.
+std::vector<LayoutPoint> route(const Rect& tail, const Rect& head, const std::vector<Rect>& obstacles, LayoutPoint& tip,
+                               LayoutPoint& labelAt, double labelWidth);
+
+} // namespace passlens::stable
