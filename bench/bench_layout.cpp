@@ -124,6 +124,41 @@ int main(int argc, char** argv)
     }
     std::printf("worst layout+svg for graphs up to 1,000 nodes: %.3f s (target 2 s)\n", worst);
 
+    // Stepping in the window: each applied rewrite laid out as the successor of the step before
+    // (LayoutEngine::layoutStable), as DebugSession does, on the largest models.
+    for (const char* name : {"resnet18.onnx", "ch_PP-OCRv4_det_infer.onnx"}) {
+        const auto path = corpus / name;
+        if (!std::filesystem::exists(path)) continue;
+        LoadedGraph loaded = loadGraphFile(path);
+        Trace trace;
+        const Pipeline p = Pipeline::builtin("theano");
+        const PipelineRun run = p.run(*loaded.graph, &trace);
+        trace.finish(run, *loaded.graph, p.buildContext().caps);
+        std::vector<int> applied;
+        for (const RewriteEvent& e : trace.events())
+            if (e.status == "applied") applied.push_back(e.seq);
+        LayoutEngine engine;
+        LayoutResult previous = engine.layout(drawGraph(*trace.graphAfter(0)), options);
+        std::vector<double> stableMs, freshMs;
+        std::size_t drawn = 0;
+        for (std::size_t k = 0; k < applied.size() && k < 80; ++k) {
+            const DrawGraph d = drawGraph(*trace.graphAfter(applied[k]));
+            drawn = std::max(drawn, d.nodes.size());
+            const auto t0 = Clock::now();
+            LayoutResult next = engine.layoutStable(d, previous, options);
+            (next.stable ? stableMs : freshMs).push_back(secondsSince(t0) * 1000);
+            previous = std::move(next);
+        }
+        auto median = [](std::vector<double> v) {
+            if (v.empty()) return 0.0;
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+        };
+        const double worstStable = stableMs.empty() ? 0 : *std::max_element(stableMs.begin(), stableMs.end());
+        std::printf("step   %-32s up to %zu drawn nodes: %zu stable steps, median %.0f ms, max %.0f ms; %zu fresh (median %.0f ms)\n",
+                    name, drawn, stableMs.size(), median(stableMs), worstStable, freshMs.size(), median(freshMs));
+    }
+
     // 5,000 nodes: straight to the focused view (above the node threshold).
     const auto big = chainGraph(5000);
     DrawOptions opt;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #if defined(__unix__) || defined(__APPLE__)
 #define PASSLENS_LAYOUT_FORK 1
@@ -599,6 +600,10 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
 
 namespace {
 
+// layoutStable: up to this many drawn nodes, the new nodes' arrangement comes from a dot layout
+// of the whole graph (cheap there), above it from a layout of the changed region only.
+constexpr std::size_t kStableFullLayoutNodes = 200;
+
 // A point of a cubic Bézier segment at t.
 LayoutPoint bezierAt(const LayoutPoint* c, double t)
 {
@@ -656,6 +661,21 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
             }
         return false;
     };
+    // where each routed edge leaves its tail and meets its head: spread by the other end's x
+    // (tails) and by input index (heads), as dot's ports would
+    std::unordered_map<std::string, std::vector<double>> outX;                 // tail -> heads' x
+    std::unordered_map<std::string, std::vector<int>> inIndex;                  // head -> input indices
+    for (const DrawEdge& e : drawn.edges) {
+        auto h = boxOf.find(e.head);
+        if (h == boxOf.end()) continue;
+        outX[e.tail].push_back((boxes[h->second].x0 + boxes[h->second].x1) / 2);
+        inIndex[e.head].push_back(e.inputIndex);
+    }
+    auto spread = [](std::vector<double> all, double v) {
+        std::sort(all.begin(), all.end());
+        const auto k = static_cast<double>(std::lower_bound(all.begin(), all.end(), v) - all.begin());
+        return (k + 1) / (static_cast<double>(all.size()) + 1);
+    };
     std::list<LayoutEdge> routedEdges;
     for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n))
         for (Agedge_t* e = agfstout(g, n); e != nullptr; e = agnxtout(g, e)) {
@@ -674,7 +694,12 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
                 const std::string label = de != nullptr ? de->label : std::string();
                 LayoutEdge routed;
                 LayoutPoint tip, labelAt;
-                routed.spline = stable::route(boxes[t->second], boxes[h->second], boxes, tip, labelAt, 3.6 * static_cast<double>(label.size()));
+                const double headX = (boxes[h->second].x0 + boxes[h->second].x1) / 2;
+                const double tailAt = spread(outX[tail], headX);
+                std::vector<double> inputs(inIndex[head].begin(), inIndex[head].end());
+                const double headAt = spread(inputs, de != nullptr ? de->inputIndex : 0);
+                routed.spline = stable::route(boxes[t->second], boxes[h->second], boxes, tip, labelAt, 3.6 * static_cast<double>(label.size()),
+                                              tailAt, headAt);
                 routed.arrowTip = tip;
                 if (!label.empty()) routed.labelPos = labelAt;
                 routed.label = label;
@@ -715,11 +740,49 @@ LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& 
                                         const CancelToken* cancel)
 {
     const auto start = Clock::now();
-    LayoutResult fresh = layout(g, options, cancel);
-    if (fresh.focused || previous.focused || previous.nodes.empty() || fresh.nodes.empty()) return fresh;
+    std::unordered_map<std::string, const LayoutNode*> before;
+    for (const LayoutNode& n : previous.nodes)
+        if (n.category != NodeCategory::Collapsed) before.emplace(n.key, &n);
+    std::size_t common = 0;
+    for (const DrawNode& n : g.nodes) common += before.contains(n.key);
+    if (previous.focused || g.focused || g.nodes.empty() || g.nodes.size() > options.nodeThreshold || common * 2 < g.nodes.size())
+        return layout(g, options, cancel);
+
+    // Box sizes and the local arrangement of the new nodes: from a dot layout of the whole graph
+    // while it is small, else of the new nodes and their neighbours only (the rest is pinned and
+    // keeps its previous box), so a step of a 650-node graph costs a small layout, not a big one.
+    LayoutResult fresh;
+    if (g.nodes.size() <= kStableFullLayoutNodes) {
+        fresh = layout(g, options, cancel);
+    } else {
+        std::unordered_set<std::string> keep;
+        for (const DrawNode& n : g.nodes)
+            if (!before.contains(n.key)) keep.insert(n.key);
+        std::unordered_set<std::string> around = keep;
+        for (const DrawEdge& e : g.edges) {
+            if (keep.contains(e.tail)) around.insert(e.head);
+            if (keep.contains(e.head)) around.insert(e.tail);
+        }
+        DrawGraph sub;
+        for (const DrawNode& n : g.nodes)
+            if (around.contains(n.key)) sub.nodes.push_back(n);
+        for (const DrawEdge& e : g.edges)
+            if (around.contains(e.tail) && around.contains(e.head)) sub.edges.push_back(e);
+        LayoutOptions subOptions = options;
+        subOptions.dot.legend = false;
+        subOptions.dot.caption = false;
+        const LayoutResult local = sub.nodes.empty() ? LayoutResult{} : layout(sub, subOptions, cancel);
+        std::unordered_map<std::string, const LayoutNode*> placed;
+        for (const LayoutNode& n : local.nodes) placed.emplace(n.key, &n);
+        for (const DrawNode& n : g.nodes) {
+            if (auto it = placed.find(n.key); it != placed.end()) fresh.nodes.push_back(*it->second);
+            else if (auto old = before.find(n.key); old != before.end()) fresh.nodes.push_back(*old->second);
+        }
+        fresh.edges = local.edges;
+        fresh.dot = writeDot(g, options.dot);
+    }
     std::size_t pinned = 0;
     const std::vector<LayoutPoint> pos = stablePositions(fresh, previous, &pinned);
-    if (pinned * 2 < fresh.nodes.size()) return fresh;
     std::string dot;
     {
         std::lock_guard lock(graphvizMutex());

@@ -217,10 +217,10 @@ bool clear(const std::vector<LayoutPoint>& s, const std::vector<Rect>& obstacles
 } // namespace
 
 std::vector<LayoutPoint> route(const Rect& tail, const Rect& head, const std::vector<Rect>& obstacles, LayoutPoint& tip,
-                               LayoutPoint& labelAt, double labelWidth)
+                               LayoutPoint& labelAt, double labelWidth, double tailAt, double headAt)
 {
-    const LayoutPoint s{(tail.x0 + tail.x1) / 2, tail.y0};
-    tip = {(head.x0 + head.x1) / 2, head.y1};
+    const LayoutPoint s{tail.x0 + (tail.x1 - tail.x0) * tailAt, tail.y0};
+    tip = {head.x0 + (head.x1 - head.x0) * headAt, head.y1};
     const LayoutPoint e{tip.x, tip.y + kArrow};
     // only boxes near the route's span matter
     std::vector<Rect> near;

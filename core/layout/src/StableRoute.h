@@ -17,7 +17,9 @@ struct Rect {
 /// x positions nearest to the nodes first and takes the first whose samples miss every box of
 /// `obstacles` (the two nodes' own boxes are skipped); without one, a plain S curve.
 /// `labelAt` receives a place for the edge's label, right of the route's middle. Never throws.
+/// `tailAt` / `headAt` in (0, 1): where along the bottom of the tail and the top of the head
+/// the route starts and ends (0.5 = the middle), so that several edges of one node spread out.
 std::vector<LayoutPoint> route(const Rect& tail, const Rect& head, const std::vector<Rect>& obstacles, LayoutPoint& tip,
-                               LayoutPoint& labelAt, double labelWidth);
+                               LayoutPoint& labelAt, double labelWidth, double tailAt = 0.5, double headAt = 0.5);
 
 } // namespace passlens::stable
