@@ -105,7 +105,7 @@ void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
     m_run = std::move(r->run);
     m_graphs.clear();
     m_layout.reset();
-    m_layoutStep.reset();
+    m_layoutChain.reset();
     m_stepLayouts.clear();
     m_diffFrom.reset();
     m_profile.reset();
@@ -207,7 +207,7 @@ void DebugSession::setProfile(std::optional<TimingProfile> p, TimingOptions opti
 
 void DebugSession::relayout() {
     m_stepLayouts.clear();
-    m_layoutStep.reset();
+    m_layoutChain.reset();
     m_layout.reset();
     requestLayout();
 }
@@ -235,15 +235,15 @@ void DebugSession::requestLayout() {
     const int fromEvent = m_diffFrom ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event : 0;
     const int toEvent = step.event;
     const bool nested = m_nested != nullptr;
-    const bool plain = !nested && !before;
+    const std::optional<int> chain = nested ? std::nullopt : std::optional<int>(before ? *m_diffFrom : -1);
     std::optional<LayoutResult> remembered, anchor;
-    if (plain) {
-        if (auto it = m_stepLayouts.find(m_current); it != m_stepLayouts.end()) remembered = it->second;
-        else if (m_layout && m_layoutStep) anchor = m_layout;
+    if (chain) {
+        if (auto it = m_stepLayouts.find({*chain, m_current}); it != m_stepLayouts.end()) remembered = it->second;
+        else if (m_layout && m_layoutChain == chain) anchor = m_layout;
     }
     const int current = m_current;
     auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, plain, current] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, chain, current] {
         auto res = watcher->result();
         watcher->deleteLater();
         if (generation != m_layoutGeneration) return; // a newer request superseded it
@@ -251,16 +251,16 @@ void DebugSession::requestLayout() {
             emit layoutFailed(res.second);
             return;
         }
-        if (plain) {
-            m_layoutStep = current;
-            m_stepLayouts[current] = *res.first;
-            // keep the chain bounded: drop the drawings farthest from this step
+        m_layoutChain = chain;
+        if (chain) {
+            m_stepLayouts[{*chain, current}] = *res.first;
+            // keep it bounded: drop the drawings farthest from this step
             while (m_stepLayouts.size() > 48) {
-                auto first = m_stepLayouts.begin(), last = std::prev(m_stepLayouts.end());
-                m_stepLayouts.erase(current - first->first > last->first - current ? first : last);
+                auto farthest = m_stepLayouts.begin();
+                for (auto it = m_stepLayouts.begin(); it != m_stepLayouts.end(); ++it)
+                    if (std::abs(it->first.second - current) > std::abs(farthest->first.second - current)) farthest = it;
+                m_stepLayouts.erase(farthest);
             }
-        } else {
-            m_layoutStep.reset();
         }
         m_layout = std::move(res.first);
         emit layoutReady();

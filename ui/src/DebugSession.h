@@ -74,10 +74,10 @@ public:
     bool showingNested() const { return m_nested != nullptr; }
 
     /// Lays out the current step (or diff) asynchronously; emits layoutReady(). The timing
-    /// overlay is applied when a profile is set. A plain step is laid out as the successor of
-    /// the step drawn before it (LayoutEngine::layoutStable: unchanged nodes keep their
-    /// positions) and remembered, so stepping back shows the same drawing; diffs and nested
-    /// graphs get their own dot layout.
+    /// overlay is applied when a profile is set. A step is laid out as the successor of the
+    /// step drawn before it (LayoutEngine::layoutStable: unchanged nodes keep their positions)
+    /// and remembered, so stepping back shows the same drawing; the same holds for stepping with
+    /// a diff from a fixed step shown. Nested graphs get their own dot layout.
     void requestLayout();
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
     /// (after many rewrites the pinned drawing can grow untidy).
@@ -125,8 +125,11 @@ private:
     LayoutEngine m_engine;
     CancelToken m_cancel;
     std::optional<LayoutResult> m_layout;
-    std::optional<int> m_layoutStep;          ///< the step m_layout draws, when a plain step
-    std::map<int, LayoutResult> m_stepLayouts; ///< plain-step drawings of this stepping chain
+    /// The chain m_layout belongs to: -1 for plain steps, the diff's "from" step for diffs
+    /// (stepping inside one diff continues it); empty for nested graphs and after relayout().
+    std::optional<int> m_layoutChain;
+    /// Drawings of this stepping chain by (chain, step): stepping back shows the same drawing.
+    std::map<std::pair<int, int>, LayoutResult> m_stepLayouts;
     std::optional<TimingProfile> m_profile;
     TimingOptions m_timingOptions;
     bool m_busy = false;
