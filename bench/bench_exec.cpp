@@ -1,5 +1,7 @@
 // CPU latency of the executor (issue: Execution). Prints one line per model and graph:
-//   bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c]
+//   bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c] [--phase source|final]
+// Each line also gives cpu_median_ms, the median of the runs' thread CPU time (1 thread: less
+// sensitive than wall time to other processes taking the cores on a busy machine).
 // - resnet18, mobilenet_v2, squeezenet1_1, transformer_encoder_layer, mlp: median (and min) of
 //   30 runs after 5 warm-ups, OpenBLAS at 1 thread (same count as onnxruntime in
 //   /work/shared/bench/ort_latency.mjs), for the source graph and the final graph of the
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -53,20 +56,30 @@ std::size_t constantBytes(const passlens::FunctionGraph& g)
 }
 
 struct Timing {
-    double median = 0, min = 0;
+    double median = 0, min = 0, cpuMedian = 0;
 };
+
+double threadCpuMs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
 
 Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in, int warmup, int runs)
 {
     for (int i = 0; i < warmup; ++i) ex.run(in);
-    std::vector<double> t;
+    std::vector<double> t, cpu;
     for (int i = 0; i < runs; ++i) {
+        const double c0 = threadCpuMs();
         const auto a = std::chrono::steady_clock::now();
         ex.run(in);
         t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+        cpu.push_back(threadCpuMs() - c0);
     }
     std::sort(t.begin(), t.end());
-    return {t[t.size() / 2], t.front()};
+    std::sort(cpu.begin(), cpu.end());
+    return {t[t.size() / 2], t.front(), cpu[cpu.size() / 2]};
 }
 
 } // namespace
@@ -75,6 +88,7 @@ int main(int argc, char** argv)
 {
     std::filesystem::path corpus = PASSLENS_CORPUS_DIR;
     int threads = 1, runs = 30, warmup = 5;
+    std::string onlyPhase;
     std::vector<std::string> models = {"mlp", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2", "resnet18"};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -82,6 +96,7 @@ int main(int argc, char** argv)
         if (a == "--threads") threads = std::stoi(next());
         else if (a == "--runs") runs = std::max(1, std::stoi(next()));
         else if (a == "--warmup") warmup = std::max(0, std::stoi(next()));
+        else if (a == "--phase") onlyPhase = next();
         else if (a == "--models") {
             models.clear();
             std::stringstream ss(next());
@@ -106,13 +121,15 @@ int main(int argc, char** argv)
             std::unique_ptr<passlens::FunctionGraph> source = trace.sourceGraph();
             const auto in = inputsFor(*source, corpus / "testdata" / m / "test_data_set_0");
             for (const char* phase : {"source", "final"}) {
+                if (!onlyPhase.empty() && onlyPhase != phase) continue;
                 const passlens::FunctionGraph& g = std::strcmp(phase, "source") == 0 ? *source : *loaded.graph;
                 passlens::Executor ex(g, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
                 const Timing t = timeRuns(ex, in, warmup, runs);
-                std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tthreads=%d\n", m.c_str(), phase, g.nodeCount(), t.median, t.min, threads);
+                std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tcpu_median_ms=%.3f\tthreads=%d\n", m.c_str(), phase, g.nodeCount(), t.median,
+                            t.min, t.cpuMedian, threads);
                 std::fflush(stdout);
             }
-            if (m == "resnet18") {
+            if (m == "resnet18" && onlyPhase.empty()) {
                 passlens::Executor ex(*source, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
                 ex.run(in);
                 ex.context().pool->trim();

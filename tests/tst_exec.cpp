@@ -736,6 +736,38 @@ private slots:
         auto o0 = h0.run({e, k0});
         QCOMPARE(o0[0].shape(), (Shape{0, 2}));
         VERIFY_CLOSE(o0[1], std::vector<double>(6, 0.0), 0, 0);
+        // one-row (M = 1) and one-column (N = 1) products go through gemv: beta = 0 must not
+        // read z either (NaN), beta != 0 scales it
+        for (DType dt : {DType::Float32, DType::Float64}) {
+            Harness h1;
+            Tensor r = randn(dt, {1, 7}), c = randn(dt, {7, 1}), m = randn(dt, {7, 5}), m2 = randn(dt, {4, 7}), zr2 = randn(dt, {1, 5});
+            Tensor zr = Tensor::fromDoubles(dt, {1, 5}, std::vector<double>(5, NAN)), zc = Tensor::fromDoubles(dt, {4, 1}, std::vector<double>(4, NAN));
+            auto s1 = [&](double v) { return h1.constant(Tensor::scalar(dt, v)); };
+            Variable *vr = h1.input(r), *vc = h1.input(c), *vm = h1.input(m), *vm2 = h1.input(m2);
+            Variable* row0 = h1.g.apply(Op::get("Gemm"), {h1.input(zr), s1(2.0), vr, vm, s1(0.0)});
+            Variable* col0 = h1.g.apply(Op::get("Gemm"), {h1.input(zc), s1(2.0), vm2, vc, s1(0.0)});
+            Variable* row1 = h1.g.apply(Op::get("Gemm"), {h1.input(zr2), s1(0.5), vr, vm, s1(3.0)});
+            Variable* dr = h1.g.apply(Op::get("Dot22"), {vr, vm});
+            auto o1 = h1.run({row0, col0, row1, dr});
+            const auto R = r.toDoubles(), Cv = c.toDoubles(), M = m.toDoubles(), M2 = m2.toDoubles(), ZR2 = zr2.toDoubles();
+            std::vector<double> wr0(5), wc0(4), wr1(5), wd(5);
+            for (int j = 0; j < 5; ++j) {
+                double acc = 0;
+                for (int k = 0; k < 7; ++k) acc += R[static_cast<std::size_t>(k)] * M[static_cast<std::size_t>(k * 5 + j)];
+                wr0[static_cast<std::size_t>(j)] = 2 * acc;
+                wr1[static_cast<std::size_t>(j)] = 3 * ZR2[static_cast<std::size_t>(j)] + 0.5 * acc;
+                wd[static_cast<std::size_t>(j)] = acc;
+            }
+            for (int i = 0; i < 4; ++i) {
+                double acc = 0;
+                for (int k = 0; k < 7; ++k) acc += M2[static_cast<std::size_t>(i * 7 + k)] * Cv[static_cast<std::size_t>(k)];
+                wc0[static_cast<std::size_t>(i)] = 2 * acc;
+            }
+            VERIFY_CLOSE(o1[0], wr0, 1e-5, 1e-5);
+            VERIFY_CLOSE(o1[1], wc0, 1e-5, 1e-5);
+            VERIFY_CLOSE(o1[2], wr1, 1e-5, 1e-5);
+            VERIFY_CLOSE(o1[3], wd, 1e-5, 1e-5);
+        }
     }
 
     // ------------------------------------------------------------------ convolution, pooling, BN
@@ -873,6 +905,154 @@ private slots:
         Executor ex2(h.g, ExecOptions{DeviceChoice::Cpu, true});
         auto again = ex2.run(h.values);
         VERIFY_CLOSE(again[0], outs[0].toDoubles(), 0, 0);
+    }
+
+    // Epilogue fusion (Executor: a convolution whose only client is an element-wise node over
+    // per-channel / scalar constants applies that node in its kernel, per image and group after
+    // the GEMM, per depthwise channel chunk, per Winograd image): the result has the bits of the unfused run
+    // (fuseEpilogues = false), matches the reference, the element-wise step is marked fused and the
+    // profile lists it as "fused into node #N".
+    void epilogueFusion_data()
+    {
+        QTest::addColumn<int>("kernel");
+        QTest::addColumn<int>("stride");
+        QTest::addColumn<int>("groups");
+        QTest::addColumn<int>("C");
+        QTest::addColumn<int>("F");
+        QTest::addColumn<int>("H");
+        QTest::addColumn<bool>("yFirst");
+        QTest::newRow("pointwise, 64 channels") << 1 << 1 << 1 << 64 << 64 << 48 << true;
+        QTest::newRow("pointwise, conv output second input") << 1 << 1 << 1 << 16 << 24 << 20 << false;
+        QTest::newRow("im2col 3x3 stride 2") << 3 << 2 << 1 << 8 << 16 << 33 << true;
+        QTest::newRow("grouped 3x3") << 3 << 1 << 2 << 8 << 8 << 12 << true;
+        QTest::newRow("winograd 3x3") << 3 << 1 << 1 << 8 << 8 << 30 << true;
+        QTest::newRow("depthwise 3x3 rows, channel chunks") << 3 << 1 << 24 << 24 << 24 << 40 << true;
+        QTest::newRow("depthwise 3x3 flat") << 3 << 1 << 16 << 16 << 16 << 9 << false;
+        QTest::newRow("depthwise 3x3 stride 2, multiplier 2") << 3 << 2 << 8 << 8 << 16 << 29 << true;
+    }
+
+    void epilogueFusion()
+    {
+        QFETCH(int, kernel);
+        QFETCH(int, stride);
+        QFETCH(int, groups);
+        QFETCH(int, C);
+        QFETCH(int, F);
+        QFETCH(int, H);
+        QFETCH(bool, yFirst);
+        const int pad = kernel / 2;
+        Tensor x = randn(DType::Float32, {2, C, H, H});
+        Tensor w = randn(DType::Float32, {F, C / groups, kernel, kernel});
+        Tensor b = randn(DType::Float32, {1, F, 1, 1});
+        Tensor sc = Tensor::fromDoubles(DType::Float32, {1, 1, 1, 1}, {0.75});
+        FunctionGraph g;
+        Variable* vx = g.addInput(typeOf(x), "x");
+        Variable* y = g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}}, {"subsample", {stride, stride}},
+                                                         {"filter_dilation", {1, 1}}, {"num_groups", groups}}),
+                              {vx, g.addConstant(w.toTensorData())});
+        Variable* vb = g.addConstant(b.toTensorData());
+        Variable* vs = g.addConstant(sc.toTensorData());
+        const std::string expr = yFirst ? "clip{0,6}(mul(add(i0,i1),i2))" : "clip{0,6}(mul(add(i1,i0),i2))";
+        Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "composite"}, {"expr", expr}, {"dtype", "float32"}}),
+                              yFirst ? std::vector<Variable*>{y, vb, vs} : std::vector<Variable*>{vb, y, vs});
+        g.setOutputs({z});
+        Executor fused(g, ExecOptions{DeviceChoice::Cpu, true});
+        ExecOptions off{DeviceChoice::Cpu, true};
+        off.fuseEpilogues = false;
+        Executor plain(g, off);
+        int convStep = -1, elemStep = -1;
+        for (std::size_t i = 0; i < fused.steps().size(); ++i) {
+            if (fused.steps()[i].node == y->owner()) convStep = static_cast<int>(i);
+            if (fused.steps()[i].node == z->owner()) elemStep = static_cast<int>(i);
+        }
+        QCOMPARE(fused.steps()[static_cast<std::size_t>(elemStep)].fusedInto, convStep);
+        QCOMPARE(fused.steps()[static_cast<std::size_t>(convStep)].fusedStep, elemStep);
+        QCOMPARE(plain.steps()[static_cast<std::size_t>(elemStep)].fusedInto, -1);
+        RunTimings tm;
+        fused.run({x}); // the second run reuses pooled (re-poisoned) buffers
+        const auto a = fused.run({x}, &tm);
+        QVERIFY(tm.stepFused[static_cast<std::size_t>(elemStep)]);
+        QCOMPARE(tm.stepUs[static_cast<std::size_t>(elemStep)], 0.0);
+        plain.run({x});
+        const auto ref = plain.run({x});
+        QCOMPARE(a[0].shape(), ref[0].shape());
+        VERIFY_CLOSE(a[0], ref[0].toDoubles(), 0, 0); // same bits as the element-wise node on its own
+        Shape os;
+        auto want = naiveConv(x, w, pad, pad, pad, pad, stride, stride, 1, 1, groups, os);
+        const auto B = b.toDoubles();
+        const std::size_t plane = static_cast<std::size_t>(os[2] * os[3]);
+        for (std::size_t i = 0; i < want.size(); ++i)
+            want[i] = std::clamp((want[i] + B[(i / plane) % static_cast<std::size_t>(F)]) * 0.75, 0.0, 6.0);
+        QCOMPARE(a[0].shape(), os);
+        VERIFY_CLOSE(a[0], want, 1e-5, 1e-6 * 4 * (C / groups) * kernel * kernel);
+        // the profile: no time of its own, listed as fused into the convolution
+        ProfileReport rep = profileExecutor(fused, {x}, ProfileOptions{1, 2}, "final");
+        bool seen = false;
+        for (const ProfileNode& n : rep.nodes)
+            if (n.node == z->owner()->id()) {
+                seen = true;
+                QVERIFY(!n.timeUs);
+                QCOMPARE(n.fusedInto.value_or(-1), y->owner()->id());
+            }
+        QVERIFY(seen);
+        const json rj = rep.toJson();
+        bool listed = false;
+        for (const json& n : rj.at("not_run"))
+            if (n.at("node") == z->owner()->id())
+                listed = n.at("reason") == "fused into node #" + std::to_string(y->owner()->id()) && n.at("kind") == "n/a";
+        QVERIFY(listed);
+        for (const json& n : rj.at("nodes")) QVERIFY(n.at("node") != z->owner()->id());
+    }
+
+    // Where fusion must not happen: a second client of the convolution's output, the output also
+    // a graph output, a non-constant or non-per-channel other input, float64. Nothing is fused and
+    // every output equals the reference.
+    void epilogueFusionDeclined()
+    {
+        for (int which = 0; which < 5; ++which) {
+            const DType dt = which == 4 ? DType::Float64 : DType::Float32;
+            Tensor x = randn(dt, {1, 8, 12, 12});
+            Tensor w = randn(dt, {8, 8, 1, 1});
+            Tensor b = randn(dt, which == 3 ? Shape{1, 1, 1, 12} : Shape{1, 8, 1, 1});
+            FunctionGraph g;
+            std::vector<Tensor> in{x};
+            Variable* y = g.apply(Op::get("AbstractConv2d", {{"border_mode", "valid"}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}}),
+                                  {g.addInput(typeOf(x), "x"), g.addConstant(w.toTensorData())});
+            Variable* vb;
+            if (which == 2) {
+                vb = g.addInput(typeOf(b), "b");
+                in.push_back(b);
+            } else {
+                vb = g.addConstant(b.toTensorData());
+            }
+            Variable* z = elem(g, "add", {y, vb});
+            std::vector<Variable*> outs{z};
+            if (which == 0) outs.push_back(elem(g, "mul", {y, vb})); // a second client
+            if (which == 1) outs.push_back(y);                       // also a graph output
+            g.setOutputs(outs);
+            Executor ex(g, ExecOptions{DeviceChoice::Cpu, true});
+            for (const ExecStep& s : ex.steps()) {
+                QCOMPARE(s.fusedInto, -1);
+                QCOMPARE(s.fusedStep, -1);
+                QVERIFY(!s.epilogue);
+            }
+            ex.run(in);
+            RunTimings tm;
+            const auto got = ex.run(in, &tm);
+            for (bool f : tm.stepFused) QVERIFY(!f);
+            Shape os;
+            const auto conv = naiveConv(x, w, 0, 0, 0, 0, 1, 1, 1, 1, 1, os);
+            const auto B = b.toDoubles();
+            auto bAt = [&](std::size_t i) { return which == 3 ? B[i % 12] : B[(i / 144) % 8]; };
+            std::vector<double> sum(conv.size()), prod(conv.size());
+            for (std::size_t i = 0; i < conv.size(); ++i) {
+                sum[i] = conv[i] + bAt(i);
+                prod[i] = conv[i] * bAt(i);
+            }
+            VERIFY_CLOSE(got[0], sum, 1e-5, 1e-5);
+            if (which == 0) VERIFY_CLOSE(got[1], prod, 1e-5, 1e-5);
+            if (which == 1) VERIFY_CLOSE(got[1], conv, 1e-5, 1e-5);
+        }
     }
 
     // Strided paths with odd widths: depthwise 3x3 stride 2 (even/odd column split) and max / sum

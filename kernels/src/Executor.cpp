@@ -3,11 +3,14 @@
 
 #include "passlens/kernels/DeviceInfo.h"
 
+#include "cpu/ElemwiseEngine.h"
+
 #include <passlens/ir/Error.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -206,6 +209,58 @@ void Executor::plan()
             s.lastUse[k] = !laterSame && last[static_cast<std::size_t>(sl)] == static_cast<int>(i);
         }
     }
+    planEpilogueFusion();
+}
+
+// Epilogue fusion (CPU backend only): a convolution step whose output 0 has exactly one use, as
+// one input of an Elemwise / GpuElemwise node whose other inputs are all float32 constants of
+// size 1 on every axis but axis 1 (bias, scalars), is given that node's program as an epilogue.
+// The output is neither a graph output nor read by anyone else, so overwriting it in place with
+// the element-wise result is invisible; the kernel checks the runtime shapes (accepts) and the
+// element-wise step passes the value through only when the kernel applied it.
+void Executor::planEpilogueFusion()
+{
+    if (m_ctx->gpu || !m_ctx->options.fuseEpilogues) return;
+    if (const char* e = std::getenv("PASSLENS_EPILOGUE_FUSION"); e && std::strcmp(e, "off") == 0) return;
+    std::unordered_map<const Apply*, int> stepOf;
+    for (std::size_t i = 0; i < m_steps.size(); ++i) stepOf[m_steps[i].node] = static_cast<int>(i);
+    for (std::size_t i = 0; i < m_steps.size(); ++i) {
+        ExecStep& s = m_steps[i];
+        const std::string& kind = s.node->op().kind();
+        if (s.backend != Backend::Cpu || s.kind == StepKind::Missing || s.kind == StepKind::Transfer || s.node->nout() != 1) continue;
+        if (kind != "GpuCorrMM" && kind != "AbstractConv2d" && kind != "OnnxConv") continue;
+        const Variable* v = s.node->output(0);
+        if (v->clients().size() != 1 || !v->clients()[0].node) continue;
+        const Apply* consumer = v->clients()[0].node;
+        const std::string& ck = consumer->op().kind();
+        if (ck != "Elemwise" && ck != "GpuElemwise") continue;
+        if (std::find(m_outputSlots.begin(), m_outputSlots.end(), s.outSlots[0]) != m_outputSlots.end()) continue;
+        auto it = stepOf.find(consumer);
+        if (it == stepOf.end()) continue;
+        ExecStep& c = m_steps[static_cast<std::size_t>(it->second)];
+        if (c.backend != Backend::Cpu || c.kind == StepKind::Missing || c.fusedInto >= 0 || c.fusedStep >= 0 || c.outSlots.size() != 1) continue;
+        int yInput = -1;
+        bool ok = true;
+        std::vector<Tensor> constants;
+        for (std::size_t k = 0; k < c.inSlots.size() && ok; ++k) {
+            if (c.inSlots[k] == s.outSlots[0]) {
+                ok = yInput < 0; // used once
+                yInput = static_cast<int>(k);
+                constants.emplace_back();
+            } else {
+                const Tensor& t = m_constSlots[static_cast<std::size_t>(c.inSlots[k])];
+                ok = t.defined();
+                constants.push_back(t);
+            }
+        }
+        if (!ok || yInput < 0 || !c.lastUse[static_cast<std::size_t>(yInput)]) continue;
+        std::unique_ptr<OutputEpilogue> ep = cpu::makeElemwiseEpilogue(*consumer, yInput, constants);
+        if (!ep) continue;
+        s.epilogue = std::move(ep);
+        s.fusedStep = it->second;
+        c.fusedInto = static_cast<int>(i);
+        c.fusedInput = yInput;
+    }
 }
 
 std::string Executor::deviceDescription() const
@@ -264,10 +319,23 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         timings->stepUs.assign(m_steps.size(), 0.0);
         timings->stepBytes.assign(m_steps.size(), 0);
     }
+    if (timings) timings->stepFused.assign(m_steps.size(), false);
     std::vector<Tensor> ins, outs;
+    std::vector<char> fusedDone(m_steps.size(), 0);
     for (std::size_t si = 0; si < m_steps.size(); ++si) {
         ExecStep& s = m_steps[si];
         const Apply& node = *s.node;
+        if (fusedDone[si]) {
+            // applied by the kernel of step fusedInto: the (last and only) use of its output
+            // now holds this node's value
+            Tensor& t = slots[static_cast<std::size_t>(s.inSlots[static_cast<std::size_t>(s.fusedInput)])];
+            const std::string bad = typeMismatch(node.output(0)->type(), t);
+            if (!bad.empty()) throw ExecError(describeNode(node) + ": output 0 has " + bad);
+            if (!node.output(0)->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(t);
+            else t = Tensor();
+            if (timings) timings->stepFused[si] = true;
+            continue;
+        }
         if (s.kind == StepKind::Missing)
             throw ExecError(describeNode(node) + ": " + s.why + " on the " + (m_ctx->gpuBackend == Backend::Cuda ? "CUDA or CPU" : "CPU") + " backend");
         ins.clear();
@@ -295,7 +363,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         const auto t0 = timings ? Clock::now() : Clock::time_point();
         try {
             KernelCall call{node, ins, outs, s.state, *m_ctx};
+            call.epilogue = s.epilogue.get();
             (*s.fn)(call);
+            if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
             for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
                 if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost()) outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
         } catch (const ExecError&) {

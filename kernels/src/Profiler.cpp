@@ -56,7 +56,7 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
     const std::size_t ns = steps.size();
     std::vector<double> sum(ns, 0.0);
     std::vector<std::size_t> bytes(ns, 0);
-    std::vector<bool> ran(ns, false);
+    std::vector<bool> ran(ns, false), fused(ns, false);
     auto fill = [&]() {
         double total = 0;
         for (std::size_t i = 0; i < ns; ++i) {
@@ -67,7 +67,9 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
             n.op = s.node->op().str();
             n.name = s.node->name();
             n.stepKind = s.kind;
-            if (ran[i]) {
+            if (ran[i] && fused[i] && s.fusedInto >= 0) {
+                n.fusedInto = steps[static_cast<std::size_t>(s.fusedInto)].node->id();
+            } else if (ran[i]) {
                 n.timeUs = sum[i];
                 total += sum[i];
                 if (s.kind == StepKind::Transfer)
@@ -90,6 +92,7 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
             for (std::size_t k = 0; k < ns; ++k) {
                 sum[k] += tm.stepUs[k];
                 bytes[k] = tm.stepBytes[k];
+                if (k < tm.stepFused.size() && tm.stepFused[k]) fused[k] = true;
             }
         }
         rep.profiledWallUs = wall / rep.repeats;
@@ -132,7 +135,9 @@ nlohmann::json ProfileReport::toJson() const
             ns.push_back({{"node", n.node}, {"op", n.op}, {"kind", stepKindName(n.stepKind)}, {"time_us", *n.timeUs}});
         } else {
             notRun.push_back({{"node", n.node}, {"op", n.op}, {"kind", "n/a"},
-                              {"reason", n.stepKind == StepKind::Missing ? "no kernel" : "not run"}});
+                              {"reason", n.fusedInto                            ? "fused into node #" + std::to_string(*n.fusedInto)
+                                         : n.stepKind == StepKind::Missing ? std::string("no kernel")
+                                                                           : std::string("not run")}});
         }
     }
     j["nodes"] = ns;
@@ -214,7 +219,8 @@ std::string ProfileReport::text(std::size_t maxApplyRows) const
             per = fmt("%.2fus", *n->timeUs);
         }
         s += "  " + pad(pct, 6) + "  " + pad(cs, 6) + "  " + pad(t, 9) + "  " + pad(per, 11) + "  " + pad(typeLetter(n->stepKind), 4, false) + " " +
-             pad(std::to_string(repeats), 6) + " " + pad(std::to_string(n->node), 5) + "  " + n->op + (n->name.empty() ? "" : " '" + n->name + "'") + "\n";
+             pad(std::to_string(repeats), 6) + " " + pad(std::to_string(n->node), 5) + "  " + n->op + (n->name.empty() ? "" : " '" + n->name + "'") +
+             (n->fusedInto ? " (fused into #" + std::to_string(*n->fusedInto) + ")" : "") + "\n";
     }
     if (!transfers.empty()) {
         s += "\nTransfers\n---------\n<direction> <bytes> <time per call> <GB/s> <id>\n";

@@ -20,6 +20,22 @@ void sgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
             for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
         return;
     }
+    if (M == 1 || N == 1) {
+        // a row or column of C: a matrix-vector product (OpenBLAS 0.3.21's sgemm packs the
+        // whole matrix operand per call; sgemv streams it once)
+        if (beta == 0) // C is not read
+            for (std::int64_t i = 0; i < M; ++i)
+                for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.f;
+        if (M == 1) // C[0,:] = alpha * op(B)^T a + beta * C[0,:], a = op(A)[0,:]
+            cblas_sgemv(CblasRowMajor, transB ? CblasNoTrans : CblasTrans, static_cast<blasint>(transB ? N : K),
+                        static_cast<blasint>(transB ? K : N), alpha, B, static_cast<blasint>(ldb), A, static_cast<blasint>(transA ? lda : 1), beta,
+                        C, 1);
+        else // C[:,0] = alpha * op(A) b + beta * C[:,0], b = op(B)[:,0]
+            cblas_sgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, static_cast<blasint>(transA ? K : M),
+                        static_cast<blasint>(transA ? M : K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(transB ? 1 : ldb), beta,
+                        C, static_cast<blasint>(ldc));
+        return;
+    }
     // beta == 0: OpenBLAS does not read C (its beta-0 paths store, they do not scale)
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(M),
                 static_cast<blasint>(N), static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb),
@@ -33,6 +49,20 @@ void dgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
     if (K == 0) {
         for (std::int64_t i = 0; i < M; ++i)
             for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.0 : beta * C[i * ldc + j];
+        return;
+    }
+    if (M == 1 || N == 1) {
+        if (beta == 0)
+            for (std::int64_t i = 0; i < M; ++i)
+                for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0;
+        if (M == 1)
+            cblas_dgemv(CblasRowMajor, transB ? CblasNoTrans : CblasTrans, static_cast<blasint>(transB ? N : K),
+                        static_cast<blasint>(transB ? K : N), alpha, B, static_cast<blasint>(ldb), A, static_cast<blasint>(transA ? lda : 1), beta,
+                        C, 1);
+        else
+            cblas_dgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, static_cast<blasint>(transA ? K : M),
+                        static_cast<blasint>(transA ? M : K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(transB ? 1 : ldb), beta,
+                        C, static_cast<blasint>(ldc));
         return;
     }
     cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(M),

@@ -5,8 +5,14 @@
 #include "ScalarOp.h"
 #include "passlens/kernels/Tensor.h"
 
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace passlens {
+class Apply;
+class OutputEpilogue;
+} // namespace passlens
 
 namespace passlens::cpu {
 
@@ -35,6 +41,22 @@ inline bool isCompare(ScalarOp o)
     default: return false;
     }
 }
+
+/// Epilogue fusion (Executor): the inputs of a float-mode program applied in place to rows of a
+/// float32 kernel output. Input `yInput` is the row; input i != yInput is a float32 constant read
+/// as values[i][c * channelStride[i]] for row (channel) c (stride 0: a scalar).
+struct RowEpilogue {
+    int yInput = 0;
+    std::vector<const float*> values;
+    std::vector<std::int64_t> channelStride;
+};
+
+/// The epilogue of an Elemwise / GpuElemwise `node` whose input `yInput` is a kernel's float32
+/// output and whose other inputs are float32 host constants (`constants`, indexed like the
+/// node's inputs; the entry at yInput is ignored) of the same rank with size 1 on every axis but
+/// axis 1 (per-channel values or scalars), and whose program runs in float mode with a float32
+/// result; null when the node is not of that form.
+std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput, const std::vector<Tensor>& constants);
 
 /// Parses `expr` with input dtypes `inTypes`; throws passlens::Error("bad expression ...: why").
 ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inTypes);

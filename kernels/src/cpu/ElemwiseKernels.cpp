@@ -1,6 +1,7 @@
 // Elemwise / GpuElemwise (every scalar, fused composites) on the CPU.
 #include "CpuCommon.h"
 #include "ElemwiseEngine.h"
+#include "Loops.h"
 
 #include <passlens/gpu/GpuRewrites.h>
 
@@ -50,7 +51,67 @@ void elemwise(KernelCall& c)
     c.outputs[0] = std::move(result);
 }
 
+// Epilogue fusion: the element-wise node applied by the producing kernel to rows of its output.
+class ElemwiseEpilogue final : public OutputEpilogue {
+public:
+    ScalarProgram prog;
+    RowEpilogue rows;
+    std::vector<Tensor> consts; // the constant inputs (kept alive), undefined at rows.yInput
+
+    bool accepts(const Tensor& y) const override
+    {
+        if (y.dtype() != DType::Float32 || !y.onHost() || y.ndim() < 2) return false;
+        for (std::size_t i = 0; i < consts.size(); ++i)
+            if (static_cast<int>(i) != rows.yInput && consts[i].dim(1) != 1 && consts[i].dim(1) != y.dim(1)) return false;
+        return true;
+    }
+    void apply(Tensor& y, std::int64_t n, std::int64_t c0, std::int64_t c1, std::int64_t s0, std::int64_t s1) const override
+    {
+        if (c1 <= c0 || s1 <= s0) return;
+        const std::int64_t C = y.dim(1), S = y.numel() / (y.dim(0) * C);
+        loops().epilogueRows(prog, rows, y.data<float>() + (n * C + c0) * S + s0, c0, c1, S, s1 - s0);
+    }
+};
+
 } // namespace
+
+std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput, const std::vector<Tensor>& constants)
+{
+    const Variable* y = node.input(yInput);
+    const int rank = y->type().rankKnown() ? y->type().ndim() : -1;
+    if (rank < 2 || y->type().dtype() != DType::Float32 || node.nout() != 1 || node.output(0)->type().dtype() != DType::Float32) return nullptr;
+    if (static_cast<int>(constants.size()) != node.nin()) return nullptr;
+    auto e = std::make_unique<ElemwiseEpilogue>();
+    e->rows.yInput = yInput;
+    std::vector<DType> types;
+    for (int i = 0; i < node.nin(); ++i) {
+        const Tensor& t = constants[static_cast<std::size_t>(i)];
+        types.push_back(DType::Float32);
+        e->rows.values.push_back(nullptr);
+        e->rows.channelStride.push_back(0);
+        if (i == yInput) {
+            e->consts.emplace_back();
+            continue;
+        }
+        // a float32 host constant of the same rank, of size 1 on every axis but axis 1
+        if (!t.defined() || !t.onHost() || t.dtype() != DType::Float32 || t.ndim() != rank) return nullptr;
+        for (int a = 0; a < rank; ++a)
+            if (a != 1 && t.dim(a) != 1) return nullptr;
+        if (t.numel() == 0) return nullptr;
+        e->rows.values.back() = t.data<float>();
+        e->rows.channelStride.back() = t.dim(1) == 1 ? 0 : 1;
+        e->consts.push_back(t);
+    }
+    try {
+        e->prog = compileExpr(elemwiseExpr(node.op(), node.nin()), types);
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+    if (e->prog.mode != ScalarProgram::Mode::Float || e->prog.nodes.empty() || e->prog.nodes.back().op == ScalarOp::Input ||
+        e->prog.nodes.back().dtype != DType::Float32)
+        return nullptr;
+    return e;
+}
 
 void registerElemwise(KernelRegistry& r) { addHostAndGpu(r, "Elemwise", "GpuElemwise", elemwise); }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Internal: the CPU backend's hot loops (element-wise programs, im2col, depthwise convolution,
-// pooling), compiled twice: for baseline x86-64 and for x86-64-v3 (AVX2 + FMA, no FP
-// contraction, so both give the same bits). loops() picks the best one the CPU supports once.
+// pooling), compiled three times: for baseline x86-64, x86-64-v3 (AVX2 + FMA) and x86-64-v4
+// (AVX-512), no FP contraction, so all give the same bits. loops() picks the best one the CPU
+// supports once.
 #include "Conv.h"
 #include "ElemwiseEngine.h"
 
@@ -33,13 +34,19 @@ struct LoopTable {
     /// M[a*a][F][TH*TW] -> y[F,OH,OW] (+ bias[f] when not null).
     void (*winogradOutput)(const float* M, std::int64_t F, std::int64_t TH, std::int64_t TW, std::int64_t OH, std::int64_t OW, int m,
                            const float* bias, float* y);
+    /// Epilogue fusion: applies a float-mode program in place to rows c0..c1-1 of y (row c at
+    /// y + (c - c0) * ldy, len elements), input e.yInput being the row and every other input the
+    /// per-row scalar e.values[i][c * e.channelStride[i]]. Same bits as evalFloat on those rows.
+    void (*epilogueRows)(const ScalarProgram& prog, const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy,
+                         std::int64_t len);
 };
 
-/// The table for this CPU ("x86-64-v3" or "baseline"). PASSLENS_CPU_LOOPS=baseline forces the
-/// baseline build.
+/// The table for this CPU ("x86-64-v4", "x86-64-v3" or "baseline"). PASSLENS_CPU_LOOPS=baseline
+/// or v3 forces that build (when the CPU has it).
 const LoopTable& loops();
 
 namespace baseline { const LoopTable& table(); }
 namespace v3 { const LoopTable& table(); }
+namespace v4 { const LoopTable& table(); }
 
 } // namespace passlens::cpu

@@ -1,6 +1,6 @@
-// The CPU backend's hot loops, included by LoopsBaseline.cpp and LoopsV3.cpp with
-// PASSLENS_LOOPS_NS set to the namespace of that build (see Loops.h). No FP contraction in either
-// build, so both give the same bits.
+// The CPU backend's hot loops, included by LoopsBaseline.cpp, LoopsV3.cpp and LoopsV4.cpp with
+// PASSLENS_LOOPS_NS set to the namespace of that build (see Loops.h). No FP contraction in any
+// build, so all give the same bits.
 #include "Loops.h"
 
 #include <passlens/ir/Error.h>
@@ -112,7 +112,10 @@ template <class C> void applyNode(const ExprNode& n, int len, const C* const* a,
         }
         if (na == 1) for (int i = 0; i < len; ++i) r[i] = x[i];
         else if (na == 2) for (int i = 0; i < len; ++i) r[i] = x[i] + y[i];
-        else for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s += a[j][i]; r[i] = s; }
+        else if (na == 3) {
+            const C* z = a[2];
+            for (int i = 0; i < len; ++i) r[i] = (x[i] + y[i]) + z[i]; // same order as below, vectorised
+        } else for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s += a[j][i]; r[i] = s; }
         break;
     case ScalarOp::Mul:
         if constexpr (std::is_integral_v<C>) {
@@ -377,6 +380,47 @@ template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>
 }
 
 
+// A float-mode program applied in place to rows of a float32 output (epilogue fusion, see
+// ElemwiseEngine.h): the same blocks of kBlock and the same applyNode as run<float>, so the bits
+// equal those of the element-wise node run on its own.
+void epilogueRows(const ScalarProgram& prog, const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy,
+                  std::int64_t len)
+{
+    thread_local Scratch<float> S;
+    const std::size_t nn = prog.nodes.size();
+    if (S.bufStore.size() < nn * kBlock) S.bufStore.resize(nn * kBlock);
+    float* bufBase = S.bufStore.data();
+    auto buf = [&](std::size_t i) { return bufBase + i * kBlock; };
+    S.val.assign(nn, nullptr);
+    const float** val = S.val.data();
+    S.argPtrs.resize(8);
+    for (std::int64_t c = c0; c < c1; ++c) {
+        float* row = y + (c - c0) * ldy;
+        for (std::int64_t b = 0; b < len; b += kBlock) {
+            const int n = static_cast<int>(std::min<std::int64_t>(kBlock, len - b));
+            for (std::size_t ni = 0; ni < nn; ++ni) {
+                const ExprNode& nd = prog.nodes[ni];
+                if (nd.op == ScalarOp::Input) {
+                    const std::size_t in = static_cast<std::size_t>(nd.input);
+                    if (nd.input == e.yInput) {
+                        val[ni] = row + b;
+                    } else {
+                        // the row's value, filled once per row (no node writes an input's buffer)
+                        if (b == 0) std::fill(buf(ni), buf(ni) + std::min<std::int64_t>(kBlock, len), e.values[in][c * e.channelStride[in]]);
+                        val[ni] = buf(ni);
+                    }
+                    continue;
+                }
+                if (S.argPtrs.size() < nd.args.size()) S.argPtrs.resize(nd.args.size());
+                for (std::size_t j = 0; j < nd.args.size(); ++j) S.argPtrs[j] = val[static_cast<std::size_t>(nd.args[j])];
+                float* dst = ni + 1 == nn ? row + b : buf(ni);
+                applyNode<float>(nd, n, S.argPtrs.data(), dst, prog.mode);
+                val[ni] = dst;
+            }
+        }
+    }
+}
+
 // Output index range [lo, hi) for which in = o*stride + off lies in [0, n).
 inline void validRange(std::int64_t outLen, std::int64_t stride, std::int64_t off, std::int64_t n, std::int64_t& lo, std::int64_t& hi)
 {
@@ -421,10 +465,87 @@ void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int
 
 // Depthwise: one input channel per group. Each channel plane is copied into a zero-padded
 // buffer so the inner loops have no bounds checks; 3x3 kernels get an unrolled loop.
+// 3x3 undilated depthwise convolution over a flattened plane, for small outputs (stride 1) and
+// stride 2: the zero-padded input (stride 2: split into 4 planes by row and column parity, so
+// every tap is a contiguous read) is read as one array, the 9 taps are summed in the order of
+// the row-wise kernel below (w0 .. w8, same bits) for every flattened position q = oh * Wq + ow
+// of one long contiguous loop (the Wq - OW positions past a row's end are computed and dropped),
+// then the rows are copied to y. No short rows, no scalar tails per row.
+template <class T>
+void depthwise3x3Flat(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W, std::int64_t OH,
+                      std::int64_t OW, const Conv2dParams& p)
+{
+    const bool s2 = p.strideH == 2;
+    // stride 1: one plane Hq x Wq = (OH + 2) x (OW + 2); stride 2: planes [row parity][col parity]
+    // of (OH + 1) x (OW + 1), plane (rp, cp)[a][b] = padded[2a + rp][2b + cp]
+    const std::int64_t Wq = s2 ? OW + 1 : OW + 2, Hq = s2 ? OH + 1 : OH + 2, plane = Hq * Wq;
+    const std::int64_t Hp = s2 ? 2 * OH + 1 : OH + 2, Wp = s2 ? 2 * OW + 1 : OW + 2; // padded rows / cols read
+    thread_local std::vector<T> planes, out;
+    planes.assign(static_cast<std::size_t>(s2 ? 4 * plane : plane), T(0));
+    const std::int64_t L = (OH - 1) * Wq + OW;
+    if (out.size() < static_cast<std::size_t>(L)) out.resize(static_cast<std::size_t>(L));
+    T* P = planes.data();
+    T* F = out.data();
+    const std::int64_t n = std::min(W, Wp - p.padLeft);
+    for (std::int64_t ch = 0; ch < C; ++ch) {
+        const T* xc = x + ch * H * W;
+        for (std::int64_t i = 0; i < H && n > 0; ++i) {
+            const std::int64_t r = i + p.padTop;
+            if (r >= Hp) break;
+            const T* src = xc + i * W;
+            if (!s2) {
+                std::memcpy(P + r * Wq + p.padLeft, src, static_cast<std::size_t>(n) * sizeof(T));
+                continue;
+            }
+            // padded column pc = c + padLeft goes to plane column pc / 2 of parity pc % 2
+            T* rowE = P + ((r & 1) * 2) * plane + (r >> 1) * Wq;
+            T* rowO = rowE + plane;
+            const std::int64_t ce = p.padLeft % 2; // first c with an even padded column
+            T* e = rowE + (ce + p.padLeft) / 2;
+            T* o = rowO + (1 - ce + p.padLeft) / 2;
+            for (std::int64_t j = 0; ce + 2 * j < n; ++j) e[j] = src[ce + 2 * j];
+            for (std::int64_t j = 0; 1 - ce + 2 * j < n; ++j) o[j] = src[1 - ce + 2 * j];
+        }
+        for (std::int64_t m = 0; m < mult; ++m) {
+            const std::int64_t f = ch * mult + m;
+            const T* wf = w + f * 9;
+            const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6], w7 = wf[7], w8 = wf[8];
+            // few pointers (the taps are fixed offsets from them), so the loop keeps them and the
+            // nine weights in registers
+            if (s2) {
+                // tap (kh, kw) reads plane (kh % 2, kw % 2) at q + (kh / 2) * Wq + kw / 2
+                const T* ee = P;
+                const T* eo = P + plane;
+                const T* oe = P + 2 * plane;
+                const T* oo = P + 3 * plane;
+                const T* ee2 = ee + Wq;
+                const T* eo2 = eo + Wq;
+                for (std::int64_t q = 0; q < L; ++q)
+                    F[q] = w0 * ee[q] + w1 * eo[q] + w2 * ee[q + 1] + w3 * oe[q] + w4 * oo[q] + w5 * oe[q + 1] + w6 * ee2[q] + w7 * eo2[q] +
+                           w8 * ee2[q + 1];
+            } else {
+                const T* r0 = P;
+                const T* r1 = P + Wq;
+                const T* r2 = P + 2 * Wq;
+                for (std::int64_t q = 0; q < L; ++q)
+                    F[q] = w0 * r0[q] + w1 * r0[q + 1] + w2 * r0[q + 2] + w3 * r1[q] + w4 * r1[q + 1] + w5 * r1[q + 2] + w6 * r2[q] + w7 * r2[q + 1] +
+                           w8 * r2[q + 2];
+            }
+            T* yf = y + f * OH * OW;
+            for (std::int64_t oh = 0; oh < OH; ++oh) std::memcpy(yf + oh * OW, F + oh * Wq, static_cast<std::size_t>(OW) * sizeof(T));
+        }
+    }
+}
+
 template <class T>
 void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW,
                std::int64_t OH, std::int64_t OW, const Conv2dParams& p)
 {
+    if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW && (p.strideH == 2 || (p.strideH == 1 && OW <= 16)) &&
+        OH > 0 && OW > 0) {
+        depthwise3x3Flat(x, w, y, C, mult, H, W, OH, OW, p);
+        return;
+    }
     thread_local std::vector<T> padBuf;
     // rows/cols of the padded plane actually read
     const std::int64_t Hp = std::max(H + p.padTop, (OH - 1) * p.strideH + (KH - 1) * p.dilH + 1);
@@ -784,6 +905,7 @@ const LoopTable& table()
         &poolT<double>,
         &winogradInput,
         &winogradOutput,
+        &epilogueRows,
     };
     return t;
 }

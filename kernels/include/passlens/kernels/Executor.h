@@ -28,6 +28,10 @@ struct ExecOptions {
     DeviceChoice device = DeviceChoice::Auto;
     /// Tests: every buffer a kernel gets is pre-filled with NaN / -1 bytes (BufferPool::setPoison).
     bool poison = false;
+    /// Epilogue fusion on the CPU backend (see Executor): a convolution's only client, an
+    /// element-wise node over per-channel or scalar float32 constants, is applied by the
+    /// convolution kernel to its output while in cache. PASSLENS_EPILOGUE_FUSION=off turns it off.
+    bool fuseEpilogues = true;
 };
 
 /// How a node is executed.
@@ -48,6 +52,9 @@ const char* transferDirectionName(TransferDirection d);
 struct RunTimings {
     std::vector<double> stepUs;          ///< per step (Executor::steps() order), microseconds
     std::vector<std::size_t> stepBytes;  ///< bytes moved, for transfer steps (0 otherwise)
+    /// per step: the element-wise step was applied by the kernel of steps[fusedInto] (its time
+    /// is in that step's; its own stepUs is 0)
+    std::vector<bool> stepFused;
     double totalUs = 0;                  ///< wall time of the whole run
 };
 
@@ -87,6 +94,14 @@ struct ExecStep {
     std::vector<bool> uploadOutput; ///< Emulated on a CUDA context: outputs to copy to the device
     mutable std::unique_ptr<KernelState> state;
     void* timer = nullptr;      ///< DeviceBackend timer of a device-timed step
+    /// Epilogue fusion, producer side: the element-wise step the kernel may apply to output 0
+    /// (fusedStep, its index) through `epilogue`.
+    std::unique_ptr<OutputEpilogue> epilogue;
+    int fusedStep = -1;
+    /// Consumer side: the producing step (fusedInto) and which input is its output (fusedInput).
+    /// When that kernel applied the epilogue, this step passes the input through unchanged.
+    int fusedInto = -1;
+    int fusedInput = -1;
 };
 
 class Executor {
@@ -119,6 +134,7 @@ public:
 
 private:
     void plan();
+    void planEpilogueFusion();
     const FunctionGraph& m_graph;
     std::shared_ptr<ExecContext> m_ctx;
     std::vector<ExecStep> m_steps;

@@ -28,6 +28,19 @@ struct KernelState {
 
 struct ExecContext;
 
+/// Epilogue fusion (Executor.h): an element-wise node whose only non-constant input is this
+/// node's output 0, to be applied by the kernel in place to blocks of that output while they are
+/// still in cache. The output is seen as [N, C, S] (S = the dims after axis 1 flattened).
+class OutputEpilogue {
+public:
+    virtual ~OutputEpilogue() = default;
+    /// Whether it can be applied to an output `y` of this dtype and shape (result of the same
+    /// shape and dtype). A kernel that does not apply it just leaves epilogueApplied false.
+    virtual bool accepts(const Tensor& y) const = 0;
+    /// Applies it in place to y[n, c, s0:s1] for c in [c0, c1).
+    virtual void apply(Tensor& y, std::int64_t n, std::int64_t c0, std::int64_t c1, std::int64_t s0, std::int64_t s1) const = 0;
+};
+
 /// Everything a kernel sees for one execution of one node.
 struct KernelCall {
     const Apply& node;
@@ -39,6 +52,11 @@ struct KernelCall {
     std::vector<Tensor>& outputs;
     std::unique_ptr<KernelState>& state;
     ExecContext& ctx;
+    /// When not null, the kernel may apply this element-wise epilogue to its output 0 (every
+    /// element exactly once, after the output's final value is known) and then sets
+    /// epilogueApplied; the executor then skips the element-wise node.
+    const OutputEpilogue* epilogue = nullptr;
+    mutable bool epilogueApplied = false;
 
     const Op& op() const { return node.op(); }
     const Tensor& in(int i) const { return inputs[static_cast<std::size_t>(i)]; }

@@ -29,6 +29,10 @@ struct ProfileNode {
     StepKind stepKind = StepKind::Kernel;
     /// Mean time per run in microseconds; std::nullopt ("n/a") for a node with no kernel.
     std::optional<double> timeUs;
+    /// An element-wise node applied by the kernel of node `fusedInto` (epilogue fusion, see
+    /// Executor.h): its time is included in that node's; timeUs is std::nullopt and the JSON lists
+    /// it under "not_run" with the reason "fused into node #N".
+    std::optional<NodeId> fusedInto;
 };
 
 /// One transfer node (also listed in nodes).
