@@ -214,6 +214,16 @@ private slots:
                 if (before.contains(it.key())) QCOMPARE(it.value(), before.value(it.key()));
         }
         QVERIFY(diffStable >= 3);
+        // D again: side by side, both views shown, before without added and after without
+        // removed nodes
+        QTest::keyClick(&w, Qt::Key_D);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.beforeView()->isVisible());
+        QVERIFY(w.graphView()->isVisible());
+        QVERIFY(w.graphView()->width() > 100 && w.beforeView()->width() > 100);
+        QVERIFY(w.beforeScene()->nodeItemCount() > 10 && w.graphScene()->nodeItemCount() > 10);
+        for (auto* item : w.graphScene()->nodeItems()) QVERIFY(item->node().change != NodeChange::Removed);
+        for (auto* item : w.beforeScene()->nodeItems()) QVERIFY(item->node().change != NodeChange::Added);
         if (qEnvironmentVariableIsSet("PASSLENS_SHOTS")) w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") + "/stepping.png");
     }
 

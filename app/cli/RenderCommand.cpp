@@ -92,6 +92,7 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
             if (s.kind != TraceStep::Kind::Event) {
                 opt.caption.stepIndex = s.index;
                 opt.caption.stepCount = s.count;
+                opt.caption.unit = "phase";
             } else {
                 opt.caption.step += " of " + std::to_string(s.count) + " events";
             }

@@ -1,8 +1,10 @@
-// passlens [FILE] [--pipeline NAME] [--screenshot OUT.png] [--step N] [--diff]
+// passlens [FILE] [--pipeline NAME] [--screenshot OUT.png] [--phase NAME | --step N] [--diff [--side-by-side]] [--execute]
 // The debugger window. With no FILE it opens the bundled example (a real model).
 #include "MainWindow.h"
 
 #include "GuiExecution.h"
+
+#include <passlens/pipeline/Pipeline.h>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -34,6 +36,8 @@ int main(int argc, char* argv[]) {
     parser.addOption(stepOpt);
     parser.addOption(phaseOpt);
     parser.addOption(diffOpt);
+    const QCommandLineOption sideOpt(QStringLiteral("side-by-side"), QStringLiteral("With --diff: before and after side by side instead of the overlay."));
+    parser.addOption(sideOpt);
     parser.addOption(executeOpt);
     parser.process(app);
     const QStringList pos = parser.positionalArguments();
@@ -42,6 +46,18 @@ int main(int argc, char* argv[]) {
         return 2;
     }
     const QString file = pos.isEmpty() ? QStringLiteral(PASSLENS_EXAMPLE) : pos.first();
+    { // a usage error (exit 2), like an unknown --phase: a pipeline name must be built in
+        const QString pipeline = parser.value(pipelineOpt);
+        const auto names = passlens::Pipeline::builtinNames();
+        const bool builtin = std::find(names.begin(), names.end(), pipeline.toStdString()) != names.end();
+        if (!builtin && !pipeline.endsWith(QStringLiteral(".json"))) {
+            QStringList list;
+            for (const auto& n : names) list << QString::fromStdString(n);
+            std::fprintf(stderr, "passlens: --pipeline: no built-in pipeline '%s' (built in: %s; or a .pipeline.json file)\n",
+                         qPrintable(pipeline), qPrintable(list.join(QStringLiteral(", "))));
+            return 2;
+        }
+    }
     const QString shot = parser.value(screenshotOpt);
     if (!shot.isEmpty()) qputenv("PASSLENS_NO_DIALOGS", "1");
 
@@ -96,7 +112,7 @@ int main(int argc, char* argv[]) {
             s.setCurrentStep(n);
         }
         if (parser.isSet(diffOpt)) {
-            window.setDiffMode(1);
+            window.setDiffMode(parser.isSet(sideOpt) ? 2 : 1);
             moved = true;
         }
         if (parser.isSet(executeOpt)) {

@@ -477,7 +477,11 @@ void MainWindow::showLayout() {
         m_scene->setLayout(after, tips, shares);
         m_centre->setCurrentIndex(1);
         auto* split = static_cast<QSplitter*>(m_centre->widget(1));
-        if (split->count() == 1) split->addWidget(m_view);
+        if (split->count() == 1) {
+            split->addWidget(m_view); // (the stacked widget hid it as its page 0)
+            m_view->show();
+            split->setSizes({1, 1});
+        }
     } else {
         m_scene->setLayout(*layout, tips, shares, layout->stable && !first);
         if (m_centre->indexOf(m_view) < 0) m_centre->insertWidget(0, m_view);

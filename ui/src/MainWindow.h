@@ -47,6 +47,9 @@ public:
     // for tests
     GraphScene* graphScene() const { return m_scene; }
     GraphView* graphView() const { return m_view; }
+    /// The left ("before") view of the side-by-side diff.
+    GraphView* beforeView() const { return m_viewBefore; }
+    GraphScene* beforeScene() const { return m_sceneBefore; }
     PipelineModel* pipelineModel() const { return m_pipelineModel; }
     ProfileModel* profileModel() const { return m_profileNodes; }
     QTableView* profileTable() const { return m_profileTable; }

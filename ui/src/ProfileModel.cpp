@@ -2,6 +2,8 @@
 
 #include <passlens/ir/FunctionGraph.h>
 
+#include <set>
+
 namespace passlens {
 
 ProfileModel::ProfileModel(Mode mode, QObject* parent) : QAbstractTableModel(parent), m_mode(mode) {}
@@ -11,6 +13,7 @@ void ProfileModel::setProfile(const nlohmann::json& profile, const FunctionGraph
     m_rows.clear();
     m_total = 0;
     std::vector<Row> rows;
+    std::set<long long> counted;
     auto add = [&](const nlohmann::json& n, const QString& kindOverride) {
         Row r;
         r.node = n.value("node", -1LL);
@@ -21,7 +24,9 @@ void ProfileModel::setProfile(const nlohmann::json& profile, const FunctionGraph
             if (const Apply* a = graph->node(r.node)) r.op = QString::fromStdString(a->op().str());
         if (r.op.isEmpty()) r.op = QString::fromStdString(n.value("op", std::string()));
         r.calls = 1;
-        if (r.timeUs > 0) m_total += r.timeUs;
+        // each node's time counted once (a transfer node may be listed under "nodes" and under
+        // "transfers"), as the overlay's TimingProfile::totalUs does, so both show one share
+        if (r.timeUs > 0 && (r.node < 0 || counted.insert(r.node).second)) m_total += r.timeUs;
         rows.push_back(r);
     };
     if (profile.is_object()) {

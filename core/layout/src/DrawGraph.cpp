@@ -38,7 +38,7 @@ std::string Caption::text() const
     if (!pipeline.empty()) add("pipeline " + pipeline);
     std::string st = step;
     if (stepIndex >= 0 && stepCount > 0) {
-        st += (st.empty() ? "" : " ") + std::string("(step ") + std::to_string(stepIndex) + " of " +
+        st += (st.empty() ? "" : " ") + std::string("(") + unit + " " + std::to_string(stepIndex) + " of " +
               std::to_string(stepCount) + ")";
     }
     add(st);

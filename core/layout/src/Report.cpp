@@ -267,6 +267,7 @@ files.push_back((dir / sessionName).string());
                                              " (phase " + std::to_string(s.index) + " of " + std::to_string(s.count) + ")";
         opt.caption.stepIndex = s.index;
         opt.caption.stepCount = s.count;
+        opt.caption.unit = "phase";
         const std::string base = twoDigits(static_cast<int>(k)) + "_" + fileSafe(k == 0 ? std::string("source") : s.name);
         opt.focus = nodesAddedBetween(trace, k == 0 ? 0 : steps[k - 1].event, s.event);
         draw(drawGraph(*g, opt), "step_" + base + ".svg", entry, "svg", "error");

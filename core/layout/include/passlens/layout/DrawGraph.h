@@ -61,13 +61,16 @@ struct DrawEdge {
     bool collapsed = false; ///< to or from a Collapsed placeholder
 };
 
-/// Caption text: "SOURCE · pipeline NAME · STEP (step k of N)".
+/// Caption text: "SOURCE · pipeline NAME · STEP (UNIT k of N)".
 struct Caption {
     std::string source;    ///< file name shown (no folder)
     std::string pipeline;
     std::string step;      ///< "phase gpuarray_opt", "event 17 (local_cut_gpu_transfers)", "final"
     int stepIndex = -1;    ///< k, or -1 to omit "step k of N"
     int stepCount = -1;    ///< N
+    /// What k counts: "step" (the window: every applied rewrite and every phase end) or
+    /// "phase" (passlens-cli render / report: the phases of the trace).
+    std::string unit = "step";
     std::string note;      ///< an extra line (e.g. "focused view: 812 of 5,000 nodes hidden")
     /// One line of text (raw UTF-8).
     std::string text() const;
