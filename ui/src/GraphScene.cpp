@@ -79,7 +79,8 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
         f.setPointSizeF(size);
         const QString t = QString::fromStdString(text);
         const double w = QFontMetricsF(f, p->device()).horizontalAdvance(t); // the metrics of the device painted on
-        if (w > r.width() && w > 0) f.setPointSizeF(std::max(4.0, size * r.width() / w));
+        // (hinting at small sizes renders a little wider than the advance: keep 8% spare)
+        if (w > 0.92 * r.width() && w > 0) f.setPointSizeF(std::max(4.0, size * 0.92 * r.width() / w));
         p->setFont(f);
         p->drawText(QRectF(r.left(), r.top() + lh * line, r.width(), lh), Qt::AlignCenter, t);
     };
