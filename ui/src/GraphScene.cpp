@@ -72,22 +72,26 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     const std::vector<std::string> title = titleLines(m_node.title);
     const int lines = static_cast<int>(title.size()) + !m_node.subtitle.empty() + !m_node.detail.empty();
     const double lh = r.height() / lines;
-    // each line shrinks its font to fit the box Graphviz sized with its own font metrics
-    auto drawLine = [&](const std::string& text, int line, double size, bool bold) {
+    // Sizes in scene units (= Graphviz points, the DOT writer's 10 / 8 point text), turned into
+    // Qt point sizes for the device painted on (96 dpi on screen: 1 unit is not 1 Qt point).
+    // Each line shrinks its font to fit the box Graphviz sized with its own font metrics.
+    const double toPoints = 72.0 / std::max(1, p->device()->logicalDpiY());
+    auto drawLine = [&](const std::string& text, int line, double units, bool bold) {
         QFont f = p->font();
         f.setBold(bold);
-        f.setPointSizeF(size);
+        units = std::min(units, lh / 1.1);
+        f.setPointSizeF(units * toPoints);
         const QString t = QString::fromStdString(text);
         const double w = QFontMetricsF(f, p->device()).horizontalAdvance(t); // the metrics of the device painted on
         // (hinting at small sizes renders a little wider than the advance: keep 8% spare)
-        if (w > 0.92 * r.width() && w > 0) f.setPointSizeF(std::max(4.0, size * 0.92 * r.width() / w));
+        if (w > 0.92 * r.width() && w > 0) f.setPointSizeF(std::max(3.0, units * toPoints * 0.92 * r.width() / w));
         p->setFont(f);
         p->drawText(QRectF(r.left(), r.top() + lh * line, r.width(), lh), Qt::AlignCenter, t);
     };
     int line = 0;
-    for (const std::string& t : title) drawLine(t, line++, 9.5, true);
-    if (!m_node.subtitle.empty()) drawLine(m_node.subtitle, line++, 7.5, false);
-    if (!m_node.detail.empty()) drawLine(m_node.detail, line, 7.5, false);
+    for (const std::string& t : title) drawLine(t, line++, 10, true);
+    if (!m_node.subtitle.empty()) drawLine(m_node.subtitle, line++, 8, false);
+    if (!m_node.detail.empty()) drawLine(m_node.detail, line, 8, false);
 }
 
 GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
@@ -142,7 +146,9 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
         if (e.labelPos && !e.label.empty()) {
             auto* t = addSimpleText(QString::fromStdString(e.label));
             QFont f = t->font();
-            f.setPointSizeF(6.5);
+            // scene units are Graphviz points: the DOT writer's 7-point edge labels are 7 units
+            // high (a point size would be scaled by the screen's 96 dpi and overlap neighbours)
+            f.setPixelSize(7);
             t->setFont(f);
             t->setBrush(c);
             const QPointF lp = toScene(*e.labelPos, h);
