@@ -140,6 +140,7 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.graphView()->minimapVisible()); // a big drawing: the minimap is shown
         auto& s = w.session();
         QTest::keyClick(&w, Qt::Key_Home);
         QVERIFY(waitIdle(w));

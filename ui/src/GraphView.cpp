@@ -43,11 +43,15 @@ GraphView::GraphView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(sce
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setFocusPolicy(Qt::StrongFocus);
     m_minimap = new Minimap(scene, this);
-    connect(scene, &QGraphicsScene::sceneRectChanged, this, [this] {
-        m_minimap->refresh();
-        m_minimap->setVisible(this->scene()->items().size() > 40);
-    });
+    connect(scene, &QGraphicsScene::sceneRectChanged, this, [this] { updateMinimap(); });
 }
+
+void GraphView::updateMinimap() {
+    m_minimap->refresh();
+    m_minimap->setVisible(scene() != nullptr && scene()->items().size() > 40);
+}
+
+bool GraphView::minimapVisible() const { return m_minimap->isVisible(); }
 
 void GraphView::zoomBy(double factor) {
     const double z = zoom() * factor;

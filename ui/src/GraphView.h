@@ -11,6 +11,10 @@ public:
     explicit GraphView(QGraphicsScene* scene, QWidget* parent = nullptr);
     void zoomBy(double factor);
     void fit();
+    /// Re-fits the minimap to the scene and shows it for big drawings (more than 40 items);
+    /// call after the scene's items changed.
+    void updateMinimap();
+    bool minimapVisible() const;
     /// Keeps another view's transform and centre in step with this one (side by side diffs).
     void syncWith(GraphView* other);
     double zoom() const { return transform().m11(); }

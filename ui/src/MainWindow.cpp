@@ -489,9 +489,9 @@ void MainWindow::showLayout() {
     }
     if (first) {
         m_view->fit();
-        if (m_view->zoom() < 0.45) { // a tall graph: readable zoom, start at the outputs' end
+        if (m_view->zoom() < 0.75) { // a big graph: readable zoom (titles ~12 px), start at the outputs' end
             m_view->resetTransform();
-            m_view->scale(0.6, 0.6);
+            m_view->scale(0.9, 0.9);
             m_view->centerOn(m_scene->sceneRect().center().x(), m_scene->sceneRect().bottom());
         }
     }
@@ -503,6 +503,8 @@ void MainWindow::showLayout() {
         m_view->setTransform(keep);
         m_view->centerOn(centre);
     }
+    m_view->updateMinimap(); // (items were added after the scene rectangle changed)
+    m_viewBefore->updateMinimap();
     QString summary = tr("%1 · %2 Apply nodes · layout %3 ms%4").arg(m_stepLabel->text()).arg(g ? g->nodeCount() : 0).arg(layout->layoutMs, 0, 'f', 0)
                   .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason))
                        : layout->stable ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
