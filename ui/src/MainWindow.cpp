@@ -507,10 +507,12 @@ void MainWindow::showLayout() {
     m_viewBefore->updateMinimap();
     QString summary = tr("%1 · %2 Apply nodes · layout %3 ms%4").arg(m_stepLabel->text()).arg(g ? g->nodeCount() : 0).arg(layout->layoutMs, 0, 'f', 0)
                   .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason))
-                       : layout->stable ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
+                       : layout->stable && m_session->currentStep() != m_lastShownStep
+                           ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
                                         : QString());
     if (auto d = m_session->currentDiff()) summary += QStringLiteral("<br>") + QString::fromStdString(d->summary()).toHtmlEscaped();
     m_summary->setText(summary);
+    m_lastShownStep = m_session->currentStep();
     if (m_inspector->shownNode() >= 0) selectNode(m_inspector->shownNode());
     settleIdle(true, {});
 }

@@ -88,6 +88,7 @@ private:
     GraphScene* m_sceneBefore;
     GraphView* m_view;
     GraphView* m_viewBefore;
+    int m_lastShownStep = -1; ///< the step of the drawing shown before this one
     QStackedWidget* m_centre;
     PipelineModel* m_pipelineModel;
     QTreeView* m_pipelineTree;
