@@ -1004,6 +1004,78 @@ private slots:
         for (const json& n : rj.at("nodes")) QVERIFY(n.at("node") != z->owner()->id());
     }
 
+    // In-place Join: a squeezenet Fire module's concat of two convolutions (one with a fused
+    // bias + clip epilogue, one plain). Same bits as the plain path; the Join is reported in place; and
+    // the cases where it must not happen: a convolution output with a second client, the Join as
+    // a graph output, a graph input as one of the Join's inputs.
+    void joinInPlace()
+    {
+        Tensor x = randn(DType::Float32, {1, 8, 9, 9});
+        Tensor w1 = randn(DType::Float32, {6, 8, 1, 1}), w3 = randn(DType::Float32, {5, 8, 3, 3}), b = randn(DType::Float32, {1, 6, 1, 1});
+        for (int variant = 0; variant < 4; ++variant) {
+            FunctionGraph g;
+            Variable* vx = g.addInput(typeOf(x), "x");
+            auto conv = [&](const Tensor& w, int pad) {
+                return g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}, {"num_groups", 1}}),
+                               {vx, g.addConstant(w.toTensorData())});
+            };
+            Variable* c1 = conv(w1, 0);
+            Variable* e1 = g.apply(Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "clip{0,6}(add(i0,i1))"}, {"dtype", "float32"}}),
+                                   {c1, g.addConstant(b.toTensorData())});
+            Variable* c3 = conv(w3, 1);
+            Variable* second = variant == 3 ? vx : c3;
+            Variable* j = g.apply(Op::get("Join", {{"axis", 1}}), {e1, second});
+            Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "mul"}, {"dtype", "float32"}}), {j, j});
+            if (variant == 0) g.setOutputs({z});
+            else if (variant == 1) g.setOutputs({z, c3});   // c3 has a second client (the outputs)
+            else if (variant == 2) g.setOutputs({z, j});    // the Join is a graph output
+            else g.setOutputs({z, c3});                     // x (a graph input) joined
+            Executor inPlace(g, ExecOptions{DeviceChoice::Cpu, true});
+            ExecOptions off{DeviceChoice::Cpu, true};
+            off.joinInPlace = false;
+            Executor plain(g, off);
+            int joinStep = -1;
+            for (std::size_t i = 0; i < inPlace.steps().size(); ++i)
+                if (inPlace.steps()[i].node == j->owner()) joinStep = static_cast<int>(i);
+            QCOMPARE(inPlace.steps()[static_cast<std::size_t>(joinStep)].joinInPlace, variant == 0);
+            for (const ExecStep& st : inPlace.steps())
+                if (st.node == e1->owner()) QVERIFY(st.fusedInto >= 0); // the bias + clip runs inside the convolution
+            QVERIFY(!plain.steps()[static_cast<std::size_t>(joinStep)].joinInPlace);
+            RunTimings tm;
+            inPlace.run({x}); // the second run reuses pooled (re-poisoned) buffers
+            const auto a = inPlace.run({x}, &tm);
+            QCOMPARE(static_cast<bool>(tm.stepFused[static_cast<std::size_t>(joinStep)]), variant == 0);
+            plain.run({x});
+            const auto ref = plain.run({x});
+            for (std::size_t k = 0; k < a.size(); ++k) {
+                QCOMPARE(a[k].shape(), ref[k].shape());
+                QVERIFY2(std::memcmp(a[k].rawData(), ref[k].rawData(), a[k].nbytes()) == 0, qPrintable(QString::number(variant)));
+            }
+            if (variant == 0) {
+                ProfileReport rep = profileExecutor(inPlace, {x}, ProfileOptions{1, 2}, "final");
+                bool seen = false;
+                for (const ProfileNode& n : rep.nodes)
+                    if (n.node == j->owner()->id()) {
+                        seen = true;
+                        QVERIFY(!n.timeUs);
+                        QVERIFY(n.inPlace);
+                        QCOMPARE(n.inPlaceWriters, (std::vector<NodeId>{c1->owner()->id(), c3->owner()->id()}));
+                    }
+                QVERIFY(seen);
+                bool listed = false;
+                const json rj = rep.toJson();
+                for (const json& n : rj.at("not_run"))
+                    if (n.at("node") == j->owner()->id()) {
+                        listed = true;
+                        QCOMPARE(n.at("kind").get<std::string>(), std::string("n/a"));
+                        QVERIFY(n.at("reason").get<std::string>().starts_with("in place: inputs written into its output by nodes #"));
+                    }
+                QVERIFY(listed);
+                QVERIFY(rep.text().find("(in place: inputs written by nodes #") != std::string::npos);
+            }
+        }
+    }
+
     // Where fusion must not happen: a second client of the convolution's output, the output also
     // a graph output, a non-constant or non-per-channel other input, float64. Nothing is fused and
     // every output equals the reference.
@@ -1171,6 +1243,28 @@ private slots:
                     else want.push_back(s / static_cast<double>((r1 - r0) * (c1 - c0)));
                 }
         VERIFY_CLOSE(outs[0], want, 1e-5, 1e-6);
+    }
+
+    // Max pooling with 3-wide windows at column stride 2 runs a direct kernel: same bits as the
+    // separable one, NaN, infinities and signed zeros included, on odd / even sizes, ceil mode and
+    // top padding (left padding keeps the separable kernel).
+    void poolMaxDirectSameBits()
+    {
+        for (const auto& [H, W, ib, pad] : std::vector<std::tuple<int, int, bool, std::string>>{
+                 {7, 6, true, "[0,0]"}, {9, 9, false, "[0,0]"}, {111, 111, false, "[0,0]"}, {8, 13, false, "[[1,0],[0,1]]"}, {5, 5, true, "[1,1]"}}) {
+            Tensor x = randn(DType::Float32, {1, 5, H, W});
+            float* xp = x.data<float>();
+            for (std::int64_t i = 0; i < x.numel(); i += 7) xp[i] = (i / 7) % 4 == 0 ? NAN : (i / 7) % 4 == 1 ? -0.0f : (i / 7) % 4 == 2 ? 0.0f : -INFINITY;
+            Harness h;
+            Variable* y = h.g.apply(Op::get("Pool", {{"mode", "max"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", json::parse(pad)}, {"ignore_border", ib}}),
+                                    {h.input(x)});
+            const auto direct = h.run({y});
+            setenv("PASSLENS_POOL_SEPARABLE", "1", 1);
+            const auto separable = h.run({y});
+            unsetenv("PASSLENS_POOL_SEPARABLE");
+            QCOMPARE(direct[0].shape(), separable[0].shape());
+            QVERIFY2(std::memcmp(direct[0].rawData(), separable[0].rawData(), direct[0].nbytes()) == 0, qPrintable(QString::number(H) + "x" + QString::number(W)));
+        }
     }
 
     void batchNorm()

@@ -210,6 +210,7 @@ void Executor::plan()
         }
     }
     planEpilogueFusion();
+    planJoinInPlace();
 }
 
 // Epilogue fusion (CPU backend only): a convolution step whose output 0 has exactly one use, as
@@ -260,6 +261,102 @@ void Executor::planEpilogueFusion()
         s.fusedStep = it->second;
         c.fusedInto = static_cast<int>(i);
         c.fusedInput = yInput;
+    }
+}
+
+// In-place Join (CPU backend only): a Join / GpuJoin that is not a graph output, with a static
+// output shape whose dims before the axis are all 1 (so each input is one contiguous block of the
+// output), whose inputs are each read by it alone (once) and each written by a convolution
+// kernel: the convolution's own output, or the output of the element-wise node fused into it
+// (planned above; the convolution applies it in place). Before the first of them runs, the
+// executor allocates the Join's output and hands each convolution its block as output 0
+// (KernelCall::outputInto); when every input then arrives as its block, the Join passes the
+// buffer on without copying. Anything else (a kernel that declined the block, an epilogue that was
+// not applied, other shapes at run time) runs the Join's kernel as usual.
+void Executor::planJoinInPlace()
+{
+    if (m_ctx->gpu || !m_ctx->options.joinInPlace) return;
+    if (const char* e = std::getenv("PASSLENS_JOIN_IN_PLACE"); e && std::strcmp(e, "off") == 0) return;
+    std::unordered_map<const Apply*, int> stepOf;
+    for (std::size_t i = 0; i < m_steps.size(); ++i) stepOf[m_steps[i].node] = static_cast<int>(i);
+    auto isConv = [](const ExecStep& s) {
+        const std::string& k = s.node->op().kind();
+        return (k == "GpuCorrMM" || k == "AbstractConv2d" || k == "OnnxConv") && s.backend == Backend::Cpu && s.kind != StepKind::Missing &&
+               s.kind != StepKind::Transfer && s.node->nout() == 1;
+    };
+    auto isOutput = [&](int slot) { return std::find(m_outputSlots.begin(), m_outputSlots.end(), slot) != m_outputSlots.end(); };
+    auto isGraphInput = [&](int slot) { return std::find(m_inputSlots.begin(), m_inputSlots.end(), slot) != m_inputSlots.end(); };
+    auto staticShape = [](const Type& t, Shape& out) {
+        if (!t.rankKnown()) return false;
+        for (std::int64_t d : t.dims())
+            if (d < 0) return false;
+        out.assign(t.dims().begin(), t.dims().end());
+        return true;
+    };
+    // a variable read by one node (no graph output), once
+    auto soleUse = [&](const Variable* v, int slot) {
+        return v->clients().size() == 1 && v->clients()[0].node && !isOutput(slot) && !v->isConstant() && !isGraphInput(slot);
+    };
+    for (std::size_t j = 0; j < m_steps.size(); ++j) {
+        ExecStep& js = m_steps[j];
+        const std::string& kind = js.node->op().kind();
+        if ((kind != "Join" && kind != "GpuJoin") || js.backend != Backend::Cpu || js.kind == StepKind::Missing || js.outSlots.size() != 1) continue;
+        if (js.inSlots.empty() || isOutput(js.outSlots[0]) || js.fusedInto >= 0) continue;
+        const Variable* out = js.node->output(0);
+        Shape os;
+        if (!staticShape(out->type(), os) || os.empty()) continue;
+        std::int64_t axis = js.node->op().intAttr("axis");
+        if (axis < 0) axis += static_cast<std::int64_t>(os.size());
+        if (axis < 0 || axis >= static_cast<std::int64_t>(os.size())) continue;
+        bool ok = true;
+        for (std::int64_t a = 0; a < axis; ++a) ok &= os[static_cast<std::size_t>(a)] == 1;
+        const std::int64_t inner = shapeNumel(Shape(os.begin() + axis + 1, os.end()));
+        std::vector<int> writers;
+        std::vector<std::int64_t> offsets;
+        std::vector<Shape> shapes;
+        std::int64_t along = 0;
+        for (std::size_t k = 0; k < js.inSlots.size() && ok; ++k) {
+            const Variable* v = js.node->input(static_cast<int>(k));
+            Shape vs;
+            ok = soleUse(v, js.inSlots[k]) && v->owner() && v->type().dtype() == out->type().dtype() && staticShape(v->type(), vs) &&
+                 vs.size() == os.size();
+            for (std::size_t a = 0; a < vs.size() && ok; ++a) ok = static_cast<std::int64_t>(a) == axis || vs[a] == os[a];
+            if (!ok) break;
+            auto it = stepOf.find(v->owner());
+            if (it == stepOf.end()) {
+                ok = false;
+                break;
+            }
+            int w = it->second;
+            const ExecStep& p = m_steps[static_cast<std::size_t>(w)];
+            if (p.fusedInto >= 0) {
+                // an element-wise node fused into a convolution: the convolution writes the block
+                // (its output is read by that node alone, checked by the fusion) and applies it
+                w = p.fusedInto;
+                Shape cs;
+                const ExecStep& cstep = m_steps[static_cast<std::size_t>(w)];
+                ok = isConv(cstep) && staticShape(cstep.node->output(0)->type(), cs) && cs == vs &&
+                     cstep.node->output(0)->type().dtype() == v->type().dtype();
+            } else {
+                ok = isConv(p) && p.fusedStep < 0;
+            }
+            ok = ok && m_steps[static_cast<std::size_t>(w)].joinStep < 0 && std::find(writers.begin(), writers.end(), w) == writers.end();
+            writers.push_back(w);
+            offsets.push_back(along * inner);
+            shapes.push_back(vs);
+            along += vs[static_cast<std::size_t>(axis)];
+        }
+        if (!ok || along != os[static_cast<std::size_t>(axis)]) continue;
+        for (std::size_t k = 0; k < writers.size(); ++k) {
+            ExecStep& w = m_steps[static_cast<std::size_t>(writers[k])];
+            w.joinStep = static_cast<int>(j);
+            w.joinOffset = offsets[k];
+            w.joinShape = shapes[k];
+        }
+        js.joinInPlace = true;
+        js.joinDType = out->type().dtype();
+        js.joinShape = os;
+        js.joinOffsets = offsets;
     }
 }
 
@@ -322,6 +419,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
     if (timings) timings->stepFused.assign(m_steps.size(), false);
     std::vector<Tensor> ins, outs;
     std::vector<char> fusedDone(m_steps.size(), 0);
+    std::vector<Tensor> joinBuffers(m_steps.size()); // in-place Joins' outputs, from their first writer on
     for (std::size_t si = 0; si < m_steps.size(); ++si) {
         ExecStep& s = m_steps[si];
         const Apply& node = *s.node;
@@ -360,10 +458,33 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             if (!s.timer) s.timer = m_ctx->gpu->timerCreate();
             m_ctx->gpu->timerStart(s.timer);
         }
+        if (s.joinInPlace && joinBuffers[si].defined()) {
+            // every input written into its block of the buffer by its producer: nothing to do
+            Tensor& buf = joinBuffers[si];
+            const std::size_t es = dtypeSize(s.joinDType);
+            bool all = ins.size() == s.joinOffsets.size();
+            for (std::size_t k = 0; k < ins.size() && all; ++k)
+                all = ins[k].onHost() && ins[k].dtype() == s.joinDType &&
+                      ins[k].rawData() == static_cast<const char*>(buf.rawData()) + static_cast<std::size_t>(s.joinOffsets[k]) * es;
+            if (all) {
+                ins.clear();
+                if (!node.output(0)->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(buf);
+                buf = Tensor();
+                if (timings) timings->stepFused[si] = true;
+                continue;
+            }
+            buf = Tensor();
+        }
         const auto t0 = timings ? Clock::now() : Clock::time_point();
         try {
             KernelCall call{node, ins, outs, s.state, *m_ctx};
             call.epilogue = s.epilogue.get();
+            if (s.joinStep >= 0) {
+                Tensor& buf = joinBuffers[static_cast<std::size_t>(s.joinStep)];
+                const ExecStep& js = m_steps[static_cast<std::size_t>(s.joinStep)];
+                if (!buf.defined()) buf = Tensor::empty(js.joinDType, js.joinShape, m_ctx->pool.get());
+                call.outputInto = buf.sliceView(s.joinOffset, s.joinShape);
+            }
             (*s.fn)(call);
             if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
             for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)

@@ -24,6 +24,12 @@ DeviceBackendFactory& deviceBackendFactory()
 
 Tensor KernelCall::allocate(DType dtype, Shape shape) const { return Tensor::empty(dtype, std::move(shape), ctx.pool.get()); }
 
+Tensor KernelCall::allocateOutput0(DType dtype, const Shape& shape) const
+{
+    if (outputInto.defined() && outputInto.dtype() == dtype && outputInto.shape() == shape) return outputInto;
+    return allocate(dtype, shape);
+}
+
 bool KernelCall::canReuse(int i, DType dtype, std::int64_t numel) const
 {
     const Tensor& x = inputs[static_cast<std::size_t>(i)];

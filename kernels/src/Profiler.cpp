@@ -69,6 +69,10 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
             n.stepKind = s.kind;
             if (ran[i] && fused[i] && s.fusedInto >= 0) {
                 n.fusedInto = steps[static_cast<std::size_t>(s.fusedInto)].node->id();
+            } else if (ran[i] && fused[i] && s.joinInPlace) {
+                n.inPlace = true;
+                for (const ExecStep& w : steps)
+                    if (w.joinStep == static_cast<int>(i)) n.inPlaceWriters.push_back(w.node->id());
             } else if (ran[i]) {
                 n.timeUs = sum[i];
                 total += sum[i];
@@ -124,6 +128,16 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
     return rep;
 }
 
+namespace {
+// "nodes #3, #7" / "node #3"
+std::string writersText(const ProfileNode& n)
+{
+    std::string s = n.inPlaceWriters.size() == 1 ? "node " : "nodes ";
+    for (std::size_t k = 0; k < n.inPlaceWriters.size(); ++k) s += (k ? ", #" : "#") + std::to_string(n.inPlaceWriters[k]);
+    return s;
+}
+} // namespace
+
 nlohmann::json ProfileReport::toJson() const
 {
     nlohmann::json j = {{"phase", phase}, {"device", device}, {"repeats", repeats}, {"warmup", warmup},
@@ -136,6 +150,7 @@ nlohmann::json ProfileReport::toJson() const
         } else {
             notRun.push_back({{"node", n.node}, {"op", n.op}, {"kind", "n/a"},
                               {"reason", n.fusedInto                            ? "fused into node #" + std::to_string(*n.fusedInto)
+                                         : n.inPlace                        ? "in place: inputs written into its output by " + writersText(n)
                                          : n.stepKind == StepKind::Missing ? std::string("no kernel")
                                                                            : std::string("not run")}});
         }
@@ -220,7 +235,8 @@ std::string ProfileReport::text(std::size_t maxApplyRows) const
         }
         s += "  " + pad(pct, 6) + "  " + pad(cs, 6) + "  " + pad(t, 9) + "  " + pad(per, 11) + "  " + pad(typeLetter(n->stepKind), 4, false) + " " +
              pad(std::to_string(repeats), 6) + " " + pad(std::to_string(n->node), 5) + "  " + n->op + (n->name.empty() ? "" : " '" + n->name + "'") +
-             (n->fusedInto ? " (fused into #" + std::to_string(*n->fusedInto) + ")" : "") + "\n";
+             (n->fusedInto ? " (fused into #" + std::to_string(*n->fusedInto) + ")" : "") +
+             (n->inPlace ? " (in place: inputs written by " + writersText(*n) + ")" : "") + "\n";
     }
     if (!transfers.empty()) {
         s += "\nTransfers\n---------\n<direction> <bytes> <time per call> <GB/s> <id>\n";

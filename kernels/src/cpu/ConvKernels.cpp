@@ -200,7 +200,8 @@ Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2
         x.dim(3) + p.padLeft + p.padRight < p.dilW * (KW - 1) + 1)
         c.fail("kernel " + w.typeStr() + " is larger than the padded input " + x.typeStr());
     if (bias && bias->numel() != F) c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
-    Tensor y = c.allocate(x.dtype(), {x.dim(0), F, OH, OW});
+    // a fresh output, or its block of an in-place Join's output (every element is written below)
+    Tensor y = c.allocateOutput0(x.dtype(), {x.dim(0), F, OH, OW});
     if (y.numel() == 0) return y;
     if (x.dtype() == DType::Float32) {
         const int m = KH == 3 && KW == 3 && p.strideH == 1 && p.strideW == 1 && p.dilH == 1 && p.dilW == 1 && p.groups == 1

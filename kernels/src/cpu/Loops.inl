@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -780,11 +781,60 @@ void winogradOutput(const float* Mv, std::int64_t F, std::int64_t TH, std::int64
 // Pooling, separable: per input row the window maxima / sums over columns, then over rows.
 // Windows follow Theano's pool.py: in padded coordinates, clipped to the padded image; max, sum
 // and average_exc_pad use only real elements, average_inc_pad divides by the clipped window.
+// Max pooling with 3-wide windows at column stride 2 and no left padding (squeezenet's 3x3 /
+// stride 2, ceil mode), directly over the output: per output row, each window row's maximum over
+// its 3 columns (x[2q], x[2q + 1], x[2q + 2]; the third read through a second pointer so the
+// compiler vectorises the stride-2 loads) is folded into the output row, which stays in L1. No
+// column or row buffers. The separable kernel's order of comparisons is kept (per window row from
+// -inf over the columns left to right, then over the rows top to bottom), so the bits are the
+// same, NaN and signed zeros included.
+template <class T>
+void maxPoolW3S2(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW, std::int64_t kh,
+                 std::int64_t sh, std::int64_t pt, std::int64_t pb, std::int64_t pr)
+{
+    const std::int64_t rows = H + pt + pb, cols = W + pr;
+    const T init = -std::numeric_limits<T>::infinity();
+    // full windows [0, qb): columns 2q .. 2q + 2 inside the row
+    std::int64_t qb = OW;
+    while (qb > 0 && ((qb - 1) * 2 + 3 > W || (qb - 1) * 2 + 3 > cols)) --qb;
+    for (std::int64_t pl_ = 0; pl_ < planes; ++pl_) {
+        const T* xp = x + pl_ * H * W;
+        T* yp = y + pl_ * OH * OW;
+        for (std::int64_t r = 0; r < OH; ++r) {
+            const std::int64_t r0 = r * sh, r1 = std::min(r0 + kh, rows);
+            const std::int64_t i0 = std::max(r0, pt) - pt, i1 = std::max(std::min(r1, H + pt) - pt, i0);
+            T* __restrict yr = yp + r * OW;
+            for (std::int64_t q = 0; q < OW; ++q) yr[q] = init;
+            for (std::int64_t i = i0; i < i1; ++i) {
+                const T* __restrict xs = xp + i * W;
+                const T* __restrict xs2 = xs + 2;
+                for (std::int64_t q = 0; q < qb; ++q) {
+                    const T a = xs[2 * q], b = xs[2 * q + 1], c = xs2[2 * q];
+                    T h = a > init ? a : init;
+                    h = b > h ? b : h;
+                    h = c > h ? c : h;
+                    yr[q] = h > yr[q] ? h : yr[q];
+                }
+                for (std::int64_t q = qb; q < OW; ++q) {
+                    const std::int64_t j0 = std::min(q * 2, W), j1 = std::min(std::min(q * 2 + 3, cols), W);
+                    T m = init;
+                    for (std::int64_t j = j0; j < j1; ++j) m = xs[j] > m ? xs[j] : m;
+                    yr[q] = m > yr[q] ? m : yr[q];
+                }
+            }
+        }
+    }
+}
+
 template <class T>
 void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW, std::int64_t kh,
            std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb, std::int64_t pl, std::int64_t pr, PoolMode mode)
 {
     const bool isMax = mode == PoolMode::Max;
+    // PASSLENS_POOL_SEPARABLE=1: the separable kernel for every window (read per call, for tests)
+    const char* sep = std::getenv("PASSLENS_POOL_SEPARABLE");
+    const bool separableOnly = sep && *sep && std::strcmp(sep, "0") != 0;
+    if (isMax && kw == 3 && sw == 2 && pl == 0 && !separableOnly) return maxPoolW3S2(x, y, planes, H, W, OH, OW, kh, sh, pt, pb, pr);
     const std::int64_t rows = H + pt + pb, cols = W + pl + pr;
     thread_local std::vector<std::int64_t> cc0, cc1, cpad;
     thread_local std::vector<T> hbuf;

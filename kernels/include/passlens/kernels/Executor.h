@@ -32,6 +32,11 @@ struct ExecOptions {
     /// element-wise node over per-channel or scalar float32 constants, is applied by the
     /// convolution kernel to its output while in cache. PASSLENS_EPILOGUE_FUSION=off turns it off.
     bool fuseEpilogues = true;
+    /// In-place Join (CPU backend): a Join / GpuJoin whose inputs are each one contiguous block of
+    /// its output and are all written by convolution kernels (directly or through a fused
+    /// epilogue) for it alone gets its output buffer before they run; each convolution writes its
+    /// block there and the Join does nothing. PASSLENS_JOIN_IN_PLACE=off turns it off.
+    bool joinInPlace = true;
 };
 
 /// How a node is executed.
@@ -53,7 +58,8 @@ struct RunTimings {
     std::vector<double> stepUs;          ///< per step (Executor::steps() order), microseconds
     std::vector<std::size_t> stepBytes;  ///< bytes moved, for transfer steps (0 otherwise)
     /// per step: the element-wise step was applied by the kernel of steps[fusedInto] (its time
-    /// is in that step's; its own stepUs is 0)
+    /// is in that step's; its own stepUs is 0), or the in-place Join's inputs were all written
+    /// into its output by their producers (it did nothing; stepUs 0)
     std::vector<bool> stepFused;
     double totalUs = 0;                  ///< wall time of the whole run
 };
@@ -102,6 +108,16 @@ struct ExecStep {
     /// When that kernel applied the epilogue, this step passes the input through unchanged.
     int fusedInto = -1;
     int fusedInput = -1;
+    /// In-place Join, writer side: this convolution writes output 0 into block joinOffset
+    /// (elements) of the output of step joinStep, shaped joinShape (when the kernel accepts it).
+    int joinStep = -1;
+    std::int64_t joinOffset = 0;
+    Shape joinShape;
+    /// Join side: its output buffer (static shape joinShape, dtype joinDType) is handed to the
+    /// writers; when every input arrives as its block the Join passes the buffer on.
+    bool joinInPlace = false;
+    DType joinDType = DType::Float32;
+    std::vector<std::int64_t> joinOffsets; ///< per input, element offset of its block
 };
 
 class Executor {
@@ -135,6 +151,7 @@ public:
 private:
     void plan();
     void planEpilogueFusion();
+    void planJoinInPlace();
     const FunctionGraph& m_graph;
     std::shared_ptr<ExecContext> m_ctx;
     std::vector<ExecStep> m_steps;

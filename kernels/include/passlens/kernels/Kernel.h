@@ -57,6 +57,12 @@ struct KernelCall {
     /// epilogueApplied; the executor then skips the element-wise node.
     const OutputEpilogue* epilogue = nullptr;
     mutable bool epilogueApplied = false;
+    /// In-place Join (Executor.h): when defined, a block of a Join's output that output 0 may be
+    /// written into (a kernel that writes a fresh output takes it through allocateOutput0).
+    Tensor outputInto;
+
+    /// `outputInto` when it has this dtype and shape, else a new tensor (allocate).
+    Tensor allocateOutput0(DType dtype, const Shape& shape) const;
 
     const Op& op() const { return node.op(); }
     const Tensor& in(int i) const { return inputs[static_cast<std::size_t>(i)]; }

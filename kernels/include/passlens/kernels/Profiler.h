@@ -33,6 +33,11 @@ struct ProfileNode {
     /// Executor.h): its time is included in that node's; timeUs is std::nullopt and the JSON lists
     /// it under "not_run" with the reason "fused into node #N".
     std::optional<NodeId> fusedInto;
+    /// An in-place Join (Executor.h) whose inputs were all written into its output by their
+    /// producers: it did nothing (timeUs std::nullopt; "not_run" with the reason "in place: inputs
+    /// written into its output by nodes #A, #B"); inPlaceWriters are those producers.
+    bool inPlace = false;
+    std::vector<NodeId> inPlaceWriters;
 };
 
 /// One transfer node (also listed in nodes).
