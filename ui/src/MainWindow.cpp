@@ -38,6 +38,7 @@
 #include <QSlider>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -510,7 +511,12 @@ void MainWindow::showLayout() {
                        : layout->stable && m_session->currentStep() != m_lastShownStep
                            ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
                                         : QString());
-    if (auto d = m_session->currentDiff()) summary += QStringLiteral("<br>") + QString::fromStdString(d->summary()).toHtmlEscaped();
+    if (auto d = m_session->currentDiff()) // (an unbreakable arrow: "150 KiB → 81 KiB" never wraps inside "->")
+        summary += QStringLiteral("<br>") +
+                   QString::fromStdString(d->summary())
+                       .toHtmlEscaped()
+                       .replace(QStringLiteral(" -&gt; "), QStringLiteral("&nbsp;\u2192&nbsp;"))
+                       .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")), QStringLiteral("\\1&nbsp;\\2"));
     m_summary->setText(summary);
     m_lastShownStep = m_session->currentStep();
     if (m_inspector->shownNode() >= 0) selectNode(m_inspector->shownNode());
