@@ -1,5 +1,7 @@
 #include "passlens/layout/DotWriter.h"
 
+#include <passlens/diff/GraphDiff.h>
+
 #include "passlens/layout/TimingOverlay.h"
 
 #include <algorithm>
@@ -301,17 +303,6 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p)
         s.style += ",dotted";
     }
     return s;
-}
-
-std::string thousands(std::size_t v)
-{
-    const std::string d = std::to_string(v);
-    std::string out;
-    for (std::size_t i = 0; i < d.size(); ++i) {
-        if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-        out += d[i];
-    }
-    return out;
 }
 
 std::string fmtNum(double v)
@@ -616,11 +607,11 @@ std::string graphLabel(const DrawGraph& g, const DotOptions& o, const Palette& p
         if (!line.empty()) rows.push_back(font(htmlLabelText(line), 10, p.text, title.empty()));
         if (!g.caption.note.empty()) rows.push_back(font(htmlLabelText(g.caption.note), 9, p.subtleText));
         if (g.focused) {
-            rows.push_back(font(htmlLabelText("focused view: " + thousands(g.totalNodes - g.hiddenNodes) + " of " +
-                                              thousands(g.totalNodes) + " nodes, " + std::to_string(g.focusHops) +
+            rows.push_back(font(htmlLabelText("focused view: " + groupThousands(g.totalNodes - g.hiddenNodes) + " of " +
+                                              groupThousands(g.totalNodes) + " nodes, " + std::to_string(g.focusHops) +
                                               (g.focusHops == 1 ? " hop" : " hops") + " around " +
                                               (g.focusAround.empty() ? std::string("the changed region") : g.focusAround) + "; " +
-                                              thousands(g.hiddenNodes) + " folded into dashed \xE2\x80\x9C\xE2\x80\xA6 N nodes\xE2\x80\x9D boxes"),
+                                              groupThousands(g.hiddenNodes) + " folded into dashed \xE2\x80\x9C\xE2\x80\xA6 N nodes\xE2\x80\x9D boxes"),
                                 9, p.subtleText));
         }
     }

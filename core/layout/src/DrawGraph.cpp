@@ -1,5 +1,7 @@
 #include "passlens/layout/DrawGraph.h"
 
+#include <passlens/diff/GraphDiff.h>
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -109,17 +111,6 @@ OpAccent accentOf(const Op& op)
     if (k.find("Elemwise") != std::string::npos) return OpAccent::Elemwise;
     if (k.find("Alloc") != std::string::npos) return OpAccent::Alloc;
     return OpAccent::None;
-}
-
-std::string withThousands(std::size_t v)
-{
-    const std::string d = std::to_string(v);
-    std::string out;
-    for (std::size_t i = 0; i < d.size(); ++i) {
-        if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-        out += d[i];
-    }
-    return out;
 }
 
 std::string nodeKey(const Apply& n) { return "n" + std::to_string(n.id()); }
@@ -623,7 +614,7 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes)
         d.key = key;
         d.category = NodeCategory::Collapsed;
         d.hiddenCount = c.count;
-        d.title = "\xE2\x80\xA6 " + withThousands(c.count) + (more ? " more" : "") + (c.count == 1 ? " node" : " nodes");
+        d.title = "\xE2\x80\xA6 " + groupThousands(c.count) + (more ? " more" : "") + (c.count == 1 ? " node" : " nodes");
         d.subtitle = describe(c);
         return d;
     };

@@ -1,5 +1,7 @@
 #include "passlens/layout/LayoutEngine.h"
 
+#include <passlens/diff/GraphDiff.h>
+
 #include "GraphvizInternal.h"
 #include "StableRoute.h"
 
@@ -90,16 +92,6 @@ std::string seconds(double ms)
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f s", ms / 1000.0);
     return buf;
-}
-
-std::string withThousands(std::size_t v)
-{
-    std::string d = std::to_string(v), out;
-    for (std::size_t i = 0; i < d.size(); ++i) {
-        if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-        out += d[i];
-    }
-    return out;
 }
 
 // Loads the layout and text-layout plugins and the font machinery in this process, once, so a
@@ -577,7 +569,7 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
         DrawGraph focused = focusView(g, options.focusHops, options.focusMaxNodes);
         const std::string dot = writeDot(focused, options.dot);
         r = runLayout(dot, &focused, options, start + options.budget, cancel, budgetMs);
-        r.focusReason = withThousands(count) + " nodes (threshold " + withThousands(options.nodeThreshold) + ")";
+        r.focusReason = groupThousands(count) + " nodes (threshold " + groupThousands(options.nodeThreshold) + ")";
     } else {
         const bool canFall = !g.focused && count > 1;
         const auto fullDeadline =
@@ -600,21 +592,21 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
 
 namespace {
 
+// Sets a Graphviz attribute (declaring it when new); throws LayoutError(Graphviz). Lock held.
+void setAttribute(const ErrorCapture& errors, void* obj, const char* name, const char* value)
+{
+    if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
+        throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
+}
+
 // layoutStable: up to this many drawn nodes, the new nodes' arrangement comes from a dot layout
 // of the whole graph (cheap there), above it from a layout of the changed region only.
 constexpr std::size_t kStableFullLayoutNodes = 200;
 
-// A point of a cubic Bézier segment at t.
-LayoutPoint bezierAt(const LayoutPoint* c, double t)
-{
-    const double u = 1 - t;
-    const double a = u * u * u, b = 3 * u * u * t, d = 3 * u * t * t, e = t * t * t;
-    return {a * c[0].x + b * c[1].x + d * c[2].x + e * c[3].x, a * c[0].y + b * c[1].y + d * c[2].y + e * c[3].y};
-}
-
-// `dot` with every node at `pos` (points, pinned) for neato's nop2: the edges that `previous`
-// drew between two kept nodes keep their spline (and label place) unless it runs through a
-// new node's box; nop2 routes the others as splines around the boxes. Lock held.
+// `dot` with every node at `pos` (points, pinned) and every edge's spline, for neato's nop2
+// (which then only places labels and the box): the edges that `previous` drew between two kept
+// nodes keep their spline (and label place) unless it runs through a new node's box; the others
+// get stable::route. Lock held.
 std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std::vector<LayoutNode>& nodes,
                       const std::vector<LayoutPoint>& pos, const LayoutResult& previous)
 {
@@ -623,18 +615,12 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
     GraphPtr graph(agmemread(dot.c_str()));
     if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
     Agraph_t* g = graph.get();
-    auto set = [&errors](void* obj, const char* name, const char* value) {
-        if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
-            throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
-    };
+    auto set = [&errors](void* obj, const char* name, const char* value) { setAttribute(errors, obj, name, value); };
     set(g, "splines", "true");
     std::unordered_map<std::string, LayoutPoint> kept; // key -> centre, nodes of `previous`
     for (const LayoutNode& n : previous.nodes)
         if (n.category != NodeCategory::Collapsed) kept.emplace(n.key, n.center);
-    struct Rect {
-        double x0, y0, x1, y1;
-    };
-    std::vector<Rect> fresh; // boxes of the new nodes
+    std::vector<stable::Rect> fresh; // boxes of the new nodes
     std::vector<stable::Rect> boxes;
     std::unordered_map<std::string, std::size_t> boxOf;
     char buffer[96];
@@ -643,24 +629,15 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
         if (n == nullptr) continue;
         std::snprintf(buffer, sizeof buffer, "%.3f,%.3f!", pos[i].x, pos[i].y);
         set(n, "pos", buffer);
-        const Rect box{pos[i].x - nodes[i].width / 2, pos[i].y - nodes[i].height / 2, pos[i].x + nodes[i].width / 2,
-                       pos[i].y + nodes[i].height / 2};
+        const stable::Rect box{pos[i].x - nodes[i].width / 2, pos[i].y - nodes[i].height / 2, pos[i].x + nodes[i].width / 2,
+                               pos[i].y + nodes[i].height / 2};
         boxOf.emplace(nodes[i].key, boxes.size());
-        boxes.push_back({box.x0, box.y0, box.x1, box.y1});
+        boxes.push_back(box);
         if (!kept.contains(nodes[i].key)) fresh.push_back(box);
     }
     std::unordered_map<std::string, const LayoutEdge*> oldEdges; // "tail head index"
     for (const LayoutEdge& e : previous.edges)
         if (e.spline.size() >= 4) oldEdges.emplace(e.tail + ' ' + e.head + ' ' + std::to_string(e.inputIndex), &e);
-    auto crossesNew = [&fresh](const LayoutEdge& e) {
-        for (std::size_t k = 0; k + 3 < e.spline.size(); k += 3)
-            for (const double t : {0.1, 0.3, 0.5, 0.7, 0.9}) {
-                const LayoutPoint p = bezierAt(&e.spline[k], t);
-                for (const Rect& r : fresh)
-                    if (p.x > r.x0 && p.x < r.x1 && p.y > r.y0 && p.y < r.y1) return true;
-            }
-        return false;
-    };
     // where each routed edge leaves its tail and meets its head: spread by the other end's x
     // (tails) and by input index (heads), as dot's ports would
     std::unordered_map<std::string, std::vector<double>> outX;                 // tail -> heads' x
@@ -686,7 +663,7 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
             const LayoutEdge* reuse = nullptr;
             if (de != nullptr && kept.contains(tail) && kept.contains(head)) {
                 auto it = oldEdges.find(tail + ' ' + head + ' ' + std::to_string(de->inputIndex));
-                if (it != oldEdges.end() && !crossesNew(*it->second)) reuse = it->second;
+                if (it != oldEdges.end() && !stable::crosses(it->second->spline, fresh, 0)) reuse = it->second;
             }
             if (reuse == nullptr) { // a new route around the boxes (Graphviz's own router is ~1 s here)
                 auto t = boxOf.find(tail), h = boxOf.find(head);
@@ -847,10 +824,7 @@ std::string LayoutEngine::render(const LayoutResult& layout, RenderFormat format
     GraphPtr graph(agmemread(layout.positionedDot.c_str()));
     if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot read the layout", "no graph"));
     Agraph_t* g = graph.get();
-    auto set = [&errors](void* obj, const char* name, const char* value) {
-        if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
-            throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
-    };
+    auto set = [&errors](void* obj, const char* name, const char* value) { setAttribute(errors, obj, name, value); };
     if (view != DiffView::Overlay) {
         const char* hide = view == DiffView::Before ? "added" : "removed";
         for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n)) {

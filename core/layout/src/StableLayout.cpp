@@ -199,7 +199,9 @@ void bend(std::vector<LayoutPoint>& out, LayoutPoint a, LayoutPoint b)
     out.push_back(b);
 }
 
-bool clear(const std::vector<LayoutPoint>& s, const std::vector<Rect>& obstacles)
+} // namespace
+
+bool crosses(const std::vector<LayoutPoint>& s, const std::vector<Rect>& boxes, double margin)
 {
     for (std::size_t k = 0; k + 3 < s.size(); k += 3) {
         const LayoutPoint* c = &s[k];
@@ -207,14 +209,12 @@ bool clear(const std::vector<LayoutPoint>& s, const std::vector<Rect>& obstacles
             const double t = i / 16.0, u = 1 - t;
             const double x = u * u * u * c[0].x + 3 * u * u * t * c[1].x + 3 * u * t * t * c[2].x + t * t * t * c[3].x;
             const double y = u * u * u * c[0].y + 3 * u * u * t * c[1].y + 3 * u * t * t * c[2].y + t * t * t * c[3].y;
-            for (const Rect& r : obstacles)
-                if (x > r.x0 - 2 && x < r.x1 + 2 && y > r.y0 - 2 && y < r.y1 + 2) return false;
+            for (const Rect& r : boxes)
+                if (x > r.x0 - margin && x < r.x1 + margin && y > r.y0 - margin && y < r.y1 + margin) return true;
         }
     }
-    return true;
+    return false;
 }
-
-} // namespace
 
 std::vector<LayoutPoint> route(const Rect& tail, const Rect& head, const std::vector<Rect>& obstacles, LayoutPoint& tip,
                                LayoutPoint& labelAt, double labelWidth, double tailAt, double headAt)
@@ -249,7 +249,7 @@ std::vector<LayoutPoint> route(const Rect& tail, const Rect& head, const std::ve
     std::vector<LayoutPoint> best;
     for (const double x : xs) {
         auto candidate = build(x);
-        if (clear(candidate, near)) {
+        if (!crosses(candidate, near, 2)) {
             best = std::move(candidate);
             break;
         }

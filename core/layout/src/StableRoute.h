@@ -11,6 +11,10 @@ struct Rect {
     double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 };
 
+/// True when the spline (LayoutEdge::spline form) passes through one of `boxes` grown by
+/// `margin` points, sampled at 17 points per Bézier segment.
+bool crosses(const std::vector<LayoutPoint>& spline, const std::vector<Rect>& boxes, double margin);
+
 /// A route from the bottom of `tail` to the top of `head` (boxes of the two nodes) in
 /// LayoutEdge::spline form (start point, then groups of three Bézier points), ending 10 points
 /// before the head's top, where `tip` (the arrowhead's point) is set. Tries a vertical run at

@@ -22,7 +22,6 @@ std::int64_t staticBytes(const Variable& v) {
     return n * static_cast<std::int64_t>(dtypeSize(v.type().dtype()));
 }
 
-namespace {
 std::string groupThousands(std::int64_t v) {
     const std::string digits = std::to_string(v < 0 ? -v : v);
     std::string out;
@@ -33,7 +32,6 @@ std::string groupThousands(std::int64_t v) {
     }
     return v < 0 ? "-" + out : out;
 }
-} // namespace
 
 std::string formatBytes(std::int64_t bytes) {
     std::string s = groupThousands(bytes) + " B";

@@ -53,6 +53,9 @@ std::int64_t staticBytes(const Variable& v);
 /// "1,234,567 B (1.2 MiB)"; "0 B" for 0.
 std::string formatBytes(std::int64_t bytes);
 
+/// Digits in groups of three: 1234567 -> "1,234,567", -5000 -> "-5,000". Never throws.
+std::string groupThousands(std::int64_t v);
+
 /// The difference between two graphs. Node id lists are sorted ascending.
 struct GraphDiff {
     std::vector<NodeId> added, removed, rewired, unchanged;
