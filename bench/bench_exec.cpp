@@ -1,5 +1,10 @@
 // CPU latency of the executor (issue: Execution). Prints one line per model and graph:
 //   bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c] [--phase source|final]
+//              [--ab VAR=A,B]
+// --ab compares two settings of a kernel switch (an environment variable such as
+// PASSLENS_EPILOGUE_CHAIN=on,off) in one process: one executor built under each value, runs
+// alternating A, B, A, B ... with the variable set before each run, so both see the same machine
+// load; prints both medians and the median of the per-pair ratios B/A.
 // Each line also gives cpu_median_ms, the median of the runs' thread CPU time (1 thread: less
 // sensitive than wall time to other processes taking the cores on a busy machine).
 // - resnet18, mobilenet_v2, squeezenet1_1, transformer_encoder_layer, mlp: median (and min) of
@@ -15,12 +20,14 @@
 #include <passlens/trace/Trace.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -82,13 +89,49 @@ Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in,
     return {t[t.size() / 2], t.front(), cpu[cpu.size() / 2]};
 }
 
+// Alternating A/B runs of the same graph (see --ab above).
+void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor>& in, const std::string& var, const std::string& a,
+            const std::string& b, int warmup, int runs, const char* model, const char* phase)
+{
+    auto build = [&](const std::string& v) {
+        ::setenv(var.c_str(), v.c_str(), 1);
+        return std::make_unique<passlens::Executor>(g, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
+    };
+    auto exA = build(a);
+    auto exB = build(b);
+    auto once = [&](passlens::Executor& ex, const std::string& v) {
+        ::setenv(var.c_str(), v.c_str(), 1);
+        const auto t0 = std::chrono::steady_clock::now();
+        ex.run(in);
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    for (int i = 0; i < warmup; ++i) {
+        once(*exA, a);
+        once(*exB, b);
+    }
+    std::vector<double> ta, tb, ratio;
+    for (int i = 0; i < runs; ++i) {
+        ta.push_back(once(*exA, a));
+        tb.push_back(once(*exB, b));
+        ratio.push_back(tb.back() / ta.back());
+    }
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    std::printf("%s\t%s\t%s=%s median_ms=%.3f min_ms=%.3f\t%s=%s median_ms=%.3f min_ms=%.3f\tmedian_ratio_B/A=%.3f\n", model, phase, var.c_str(),
+                a.c_str(), median(ta), *std::min_element(ta.begin(), ta.end()), var.c_str(), b.c_str(), median(tb),
+                *std::min_element(tb.begin(), tb.end()), median(ratio));
+    std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     std::filesystem::path corpus = PASSLENS_CORPUS_DIR;
     int threads = 1, runs = 30, warmup = 5;
-    std::string onlyPhase;
+    std::string onlyPhase, abVar, abA, abB;
     std::vector<std::string> models = {"mlp", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2", "resnet18"};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -97,6 +140,17 @@ int main(int argc, char** argv)
         else if (a == "--runs") runs = std::max(1, std::stoi(next()));
         else if (a == "--warmup") warmup = std::max(0, std::stoi(next()));
         else if (a == "--phase") onlyPhase = next();
+        else if (a == "--ab") {
+            const std::string v = next();
+            const auto eq = v.find('='), comma = v.find(',', eq == std::string::npos ? 0 : eq);
+            if (eq == std::string::npos || comma == std::string::npos) {
+                std::fprintf(stderr, "bench_exec: --ab needs VAR=A,B, got '%s'\n", v.c_str());
+                return 2;
+            }
+            abVar = v.substr(0, eq);
+            abA = v.substr(eq + 1, comma - eq - 1);
+            abB = v.substr(comma + 1);
+        }
         else if (a == "--models") {
             models.clear();
             std::stringstream ss(next());
@@ -123,13 +177,17 @@ int main(int argc, char** argv)
             for (const char* phase : {"source", "final"}) {
                 if (!onlyPhase.empty() && onlyPhase != phase) continue;
                 const passlens::FunctionGraph& g = std::strcmp(phase, "source") == 0 ? *source : *loaded.graph;
+                if (!abVar.empty()) {
+                    abRuns(g, in, abVar, abA, abB, warmup, runs, m.c_str(), phase);
+                    continue;
+                }
                 passlens::Executor ex(g, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
                 const Timing t = timeRuns(ex, in, warmup, runs);
                 std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tcpu_median_ms=%.3f\tthreads=%d\n", m.c_str(), phase, g.nodeCount(), t.median,
                             t.min, t.cpuMedian, threads);
                 std::fflush(stdout);
             }
-            if (m == "resnet18" && onlyPhase.empty()) {
+            if (m == "resnet18" && onlyPhase.empty() && abVar.empty()) {
                 passlens::Executor ex(*source, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
                 ex.run(in);
                 ex.context().pool->trim();
