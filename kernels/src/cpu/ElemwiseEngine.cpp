@@ -222,6 +222,54 @@ ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inT
     return prog;
 }
 
+std::vector<ChainStep> compileChain(const ScalarProgram& prog, int yInput)
+{
+    const std::size_t nn = prog.nodes.size();
+    // uses of every node; the chain value must be used exactly once, by the next chain node
+    std::vector<int> uses(nn, 0);
+    for (const ExprNode& n : prog.nodes)
+        for (int a : n.args) ++uses[static_cast<std::size_t>(a)];
+    std::vector<ChainStep> steps;
+    int head = -1; // node holding the current chain value
+    for (std::size_t i = 0; i < nn; ++i) {
+        const ExprNode& n = prog.nodes[i];
+        if (n.op == ScalarOp::Input) {
+            if (n.input == yInput) {
+                if (head != -1) return {};
+                head = static_cast<int>(i);
+            }
+            continue;
+        }
+        if (head == -1 || uses[static_cast<std::size_t>(head)] != 1 || n.dtype != DType::Float32) return {};
+        ChainStep st;
+        st.op = n.op;
+        switch (n.op) {
+        case ScalarOp::Relu:
+        case ScalarOp::Clip:
+            if (n.args.size() != 1 || n.args[0] != head) return {};
+            st.lo = static_cast<float>(n.p0);
+            st.hi = static_cast<float>(n.p1);
+            break;
+        case ScalarOp::Add: case ScalarOp::Mul: case ScalarOp::Sub: case ScalarOp::TrueDiv:
+        case ScalarOp::Maximum: case ScalarOp::Minimum: {
+            if (n.args.size() != 2) return {};
+            const int other = n.args[0] == head ? n.args[1] : n.args[1] == head ? n.args[0] : -1;
+            if (other < 0 || other == head) return {};
+            const ExprNode& o = prog.nodes[static_cast<std::size_t>(other)];
+            if (o.op != ScalarOp::Input || o.input == yInput || o.dtype != DType::Float32) return {};
+            st.input = o.input;
+            st.constFirst = n.args[1] == head;
+            break;
+        }
+        default: return {};
+        }
+        steps.push_back(st);
+        head = static_cast<int>(i);
+    }
+    if (head != static_cast<int>(nn) - 1 || steps.empty()) return {};
+    return steps;
+}
+
 Shape broadcastShapes(const std::vector<Shape>& shapes)
 {
     if (shapes.empty()) return {};

@@ -42,6 +42,21 @@ inline bool isCompare(ScalarOp o)
     }
 }
 
+/// One step of a chain program: v = op(v, k) (or op(k, v) when constFirst), k the per-row value
+/// of input `input` (unused for Relu / Clip). Same float arithmetic as the program's node.
+struct ChainStep {
+    ScalarOp op = ScalarOp::Add; ///< Add, Mul, Sub, TrueDiv, Maximum, Minimum, Relu or Clip
+    int input = -1;
+    bool constFirst = false;
+    float lo = 0, hi = 0; ///< Clip bounds
+};
+
+/// The steps of `prog` when it is a chain from input `yInput`: every node but the inputs takes
+/// the previous chain value once (binary ops: and one other input), the root ends the chain,
+/// and `yInput` is read once. Empty when `prog` is not of that form (bias add, relu / clip of a
+/// bias add, batch-norm scale and shift are; x * sigmoid(x) is not).
+std::vector<ChainStep> compileChain(const ScalarProgram& prog, int yInput);
+
 /// Epilogue fusion (Executor): the inputs of a float-mode program applied in place to rows of a
 /// float32 kernel output. Input `yInput` is the row; input i != yInput is a float32 constant read
 /// as values[i][c * channelStride[i]] for row (channel) c (stride 0: a scalar).
@@ -49,6 +64,9 @@ struct RowEpilogue {
     int yInput = 0;
     std::vector<const float*> values;
     std::vector<std::int64_t> channelStride;
+    /// When not empty: the program as a chain of in-place steps on the row (compileChain), run
+    /// one step at a time over L1-sized blocks instead of interpreting the program.
+    std::vector<ChainStep> chain;
 };
 
 /// The epilogue of an Elemwise / GpuElemwise `node` whose input `yInput` is a kernel's float32

@@ -110,6 +110,8 @@ std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInp
     if (e->prog.mode != ScalarProgram::Mode::Float || e->prog.nodes.empty() || e->prog.nodes.back().op == ScalarOp::Input ||
         e->prog.nodes.back().dtype != DType::Float32)
         return nullptr;
+    if (!std::getenv("PASSLENS_EPILOGUE_CHAIN") || std::string(std::getenv("PASSLENS_EPILOGUE_CHAIN")) != "off")
+        e->rows.chain = compileChain(e->prog, yInput);
     return e;
 }
 

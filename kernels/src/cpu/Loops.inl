@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace passlens::cpu::PASSLENS_LOOPS_NS {
@@ -384,9 +385,66 @@ template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>
 // A float-mode program applied in place to rows of a float32 output (epilogue fusion, see
 // ElemwiseEngine.h): the same blocks of kBlock and the same applyNode as run<float>, so the bits
 // equal those of the element-wise node run on its own.
+// A chain program (compileChain): each step in place over blocks of a row that stay in L1, with
+// applyNode's float arithmetic (operand order kept), so the bits equal the interpreted program's.
+void epilogueChain(const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy, std::int64_t len)
+{
+    constexpr std::int64_t kRowBlock = 2048;
+    for (std::int64_t c = c0; c < c1; ++c) {
+        float* row = y + (c - c0) * ldy;
+        for (std::int64_t b = 0; b < len; b += kRowBlock) {
+            float* __restrict v = row + b;
+            const std::int64_t n = std::min(kRowBlock, len - b);
+            for (const ChainStep& st : e.chain) {
+                const float k = st.input >= 0 ? e.values[static_cast<std::size_t>(st.input)][c * e.channelStride[static_cast<std::size_t>(st.input)]] : 0.0f;
+                switch (st.op) {
+                case ScalarOp::Add:
+                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k + v[i];
+                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] + k;
+                    break;
+                case ScalarOp::Mul:
+                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k * v[i];
+                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] * k;
+                    break;
+                case ScalarOp::Sub:
+                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k - v[i];
+                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] - k;
+                    break;
+                case ScalarOp::TrueDiv:
+                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k / v[i];
+                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] / k;
+                    break;
+                case ScalarOp::Maximum: // s = x; s = s < y ? y : s
+                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k < v[i] ? v[i] : k;
+                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] < k ? k : v[i];
+                    break;
+                case ScalarOp::Minimum: // s = x; s = y < s ? y : s
+                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] < k ? v[i] : k;
+                    else for (std::int64_t i = 0; i < n; ++i) v[i] = k < v[i] ? k : v[i];
+                    break;
+                case ScalarOp::Relu: for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.0f; break;
+                case ScalarOp::Clip: {
+                    const float lo = st.lo, hi = st.hi;
+                    for (std::int64_t i = 0; i < n; ++i) {
+                        const float t = v[i] < lo ? lo : v[i];
+                        v[i] = t > hi ? hi : t;
+                    }
+                    break;
+                }
+                default: break; // compileChain admits no other op
+                }
+            }
+        }
+    }
+}
+
 void epilogueRows(const ScalarProgram& prog, const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy,
                   std::int64_t len)
 {
+    if (!e.chain.empty()) {
+        epilogueChain(e, y, c0, c1, ldy, len);
+        return;
+    }
     thread_local Scratch<float> S;
     const std::size_t nn = prog.nodes.size();
     if (S.bufStore.size() < nn * kBlock) S.bufStore.resize(nn * kBlock);
@@ -433,6 +491,25 @@ inline void validRange(std::int64_t outLen, std::int64_t stride, std::int64_t of
     if (lo > hi) lo = hi;
 }
 
+#if defined(__AVX512F__)
+#include "LoopsAvx512.inl"
+#endif
+
+// dst[j] = src[j * stride] for j < n with a vector gather where this build has one (float,
+// stride 2, AVX-512); false when the caller must copy.
+template <class T> inline bool gatherStrided(const T* src, T* dst, std::int64_t n, std::int64_t stride)
+{
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<T, float>)
+        if (stride == 2) {
+            gatherStride2Row16(src, dst, n);
+            return true;
+        }
+#endif
+    (void)src, (void)dst, (void)n, (void)stride;
+    return false;
+}
+
 template <class T>
 void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW, std::int64_t OH, std::int64_t OW,
             const Conv2dParams& p, T* cols)
@@ -456,7 +533,7 @@ void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int
                     for (std::int64_t ow = 0; ow < w0; ++ow) r[ow] = 0;
                     if (p.strideW == 1) {
                         if (w1 > w0) std::memcpy(r + w0, src + w0 + offW, static_cast<std::size_t>(w1 - w0) * sizeof(T));
-                    } else {
+                    } else if (w1 > w0 && !gatherStrided(src + w0 * p.strideW + offW, r + w0, w1 - w0, p.strideW)) {
                         for (std::int64_t ow = w0; ow < w1; ++ow) r[ow] = src[ow * p.strideW + offW];
                     }
                     for (std::int64_t ow = w1; ow < OW; ++ow) r[ow] = 0;
@@ -542,6 +619,20 @@ template <class T>
 void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW,
                std::int64_t OH, std::int64_t OW, const Conv2dParams& p)
 {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<T, float>) {
+        static const bool off = [] {
+            const char* e = std::getenv("PASSLENS_DEPTHWISE_AVX512");
+            return e && std::string(e) == "off";
+        }();
+        const char* ab = std::getenv("PASSLENS_DEPTHWISE_AVX512_AB");
+        if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW && (p.strideH == 1 || p.strideH == 2) && OH > 0 &&
+            OW > 0 && !off && !(ab && std::string(ab) == "off")) {
+            depthwise3x3Avx512(x, w, y, C, mult, H, W, OH, OW, p);
+            return;
+        }
+    }
+#endif
     if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW && (p.strideH == 2 || (p.strideH == 1 && OW <= 16)) &&
         OH > 0 && OW > 0) {
         depthwise3x3Flat(x, w, y, C, mult, H, W, OH, OW, p);
