@@ -1643,6 +1643,12 @@ private slots:
         QCOMPARE(QString::fromStdString(j["check"]["against"].get<std::string>()), QString("reference"));
         QVERIFY(j["check"]["max_rel"].get<double>() < 1e-4);
         QVERIFY(j["check"]["first_divergent_phase"].is_null());
+        // --threads sets the BLAS threads and the report says how many ran
+        QCOMPARE(cli({"run", model, "--repeat", "1", "--threads", "1", "--json"}, &out, &err), 0);
+        QCOMPARE(json::parse(out.toStdString())["cpu_threads"].get<int>(), 1);
+        QCOMPARE(cli({"run", model, "--repeat", "1", "--threads", "2"}, &out, &err), 0);
+        QVERIFY2(out.contains(", 2 threads\n"), out.constData());
+        QCOMPARE(cli({"run", model, "--threads", "-1"}, &out, &err), 2);
         // human text with the Theano-style tables, a profile file, the source phase
         const auto dir = std::filesystem::temp_directory_path() / ("passlens_tst_exec_cli_" + std::to_string(::getpid()));
         std::filesystem::create_directories(dir);

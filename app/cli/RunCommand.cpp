@@ -28,7 +28,7 @@ using json = nlohmann::json;
 
 struct RunArgs {
     std::string file, phase = "final", pipeline = "theano", device = "auto", inputs, profile, saveOutputs;
-    int repeat = 10, warmup = 3;
+    int repeat = 10, warmup = 3, threads = 0;
     bool check = false, asJson = false;
     double tolerance = 1e-4;
     std::uint64_t seed = 0;
@@ -83,6 +83,7 @@ int runRun(const RunArgs& a)
         std::cerr << "error: --device must be auto, cpu or cuda, got '" << a.device << "'\n";
         return 2;
     }
+    if (a.threads > 0) setCpuThreads(a.threads);
     // ---- the graphs
     std::optional<Trace> trace;
     std::unique_ptr<FunctionGraph> source, graph;
@@ -204,11 +205,13 @@ int runRun(const RunArgs& a)
         j["outputs"] = outputsJson(*graph, source.get(), outs);
         j["total_us"] = rep.wallUs;
         j["cpu_blas"] = cpuBackendDescription();
+        j["cpu_threads"] = cpuThreads();
         if (a.check) j["check"] = check;
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << a.file << ": phase " << a.phase << (pipelineName.empty() ? "" : " of pipeline " + pipelineName) << ", "
-                  << graph->nodeCount() << " nodes, device " << rep.device << "; CPU BLAS: " << cpuBackendDescription() << "\n";
+                  << graph->nodeCount() << " nodes, device " << rep.device << "; CPU BLAS: " << cpuBackendDescription() << ", " << cpuThreads()
+                  << (cpuThreads() == 1 ? " thread" : " threads") << "\n";
         for (std::size_t i = 0; i < outs.size(); ++i)
             std::cout << "  output " << i << " " << outputName(*graph, source.get(), i) << ": " << outs[i].typeStr() << "\n";
         std::cout << "\n" << rep.text();
@@ -239,6 +242,9 @@ RunSubcommand registerRunCommand(CLI::App& app)
     cmd->add_option("--profile", args->profile, "Write the profile (FORMAT.md section 2 profiles) to this JSON file");
     cmd->add_flag("--check", args->check, "Compare with the source graph and the reference outputs; name the first divergent phase");
     cmd->add_option("--tolerance", args->tolerance, "--check: largest accepted max_rel")->capture_default_str();
+    cmd->add_option("--threads", args->threads, "BLAS threads of the CPU backend (0: OpenBLAS's default, OPENBLAS_NUM_THREADS or every core)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1024));
     cmd->add_option("--seed", args->seed, "Seed of the random inputs (without --inputs)")->capture_default_str();
     cmd->add_option("--save-outputs", args->saveOutputs, "Write the outputs as output_N.pb (TensorProto) into this directory");
     cmd->add_flag("--json", args->asJson, "Print one JSON document on stdout");

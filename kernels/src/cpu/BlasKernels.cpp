@@ -71,6 +71,7 @@ void dgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
 }
 
 void setBlasThreads(int n) { openblas_set_num_threads(n); }
+int blasThreads() { return openblas_get_num_threads(); }
 
 } // namespace passlens::cpu
 
@@ -258,6 +259,11 @@ void setCpuThreads(int threads)
 {
     cpu::selectBlasCore();
     cpu::setBlasThreads(threads);
+}
+int cpuThreads()
+{
+    cpu::selectBlasCore();
+    return cpu::blasThreads();
 }
 std::string cpuBackendDescription() { return cpu::blasDescription(); }
 } // namespace passlens

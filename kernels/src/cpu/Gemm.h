@@ -36,6 +36,8 @@ void gemmT(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
 
 /// Sets OpenBLAS's thread count (benchmarks use 1).
 void setBlasThreads(int n);
+/// OpenBLAS's current thread count.
+int blasThreads();
 /// Once, before the first GEMM: when OpenBLAS fell back to old SSE kernels on a CPU it does not
 /// recognise, re-selects its kernels by CPU features (AVX-512: SkylakeX, AVX2+FMA: Haswell).
 /// Skipped when OPENBLAS_CORETYPE or PASSLENS_KEEP_BLAS_CORE is set.

@@ -163,8 +163,11 @@ private:
 /// "Elemwise{add} (node #12 'Add_3')".
 std::string describeNode(const Apply& node);
 
-/// Threads of the CPU backend's BLAS (OpenBLAS); benchmarks compare at 1 thread.
+/// Threads of the CPU backend's BLAS (OpenBLAS; GEMM, im2col and Winograd convolutions);
+/// benchmarks compare at 1 thread. The other CPU kernels run on the calling thread.
 void setCpuThreads(int threads);
+/// The BLAS thread count in effect (OpenBLAS's default: OPENBLAS_NUM_THREADS, else every core).
+int cpuThreads();
 /// The CPU backend's BLAS, e.g. "OpenBLAS SkylakeX".
 std::string cpuBackendDescription();
 
