@@ -85,12 +85,14 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
     };
     try {
         for (int i = 0; i < rep.warmup; ++i) exec.run(inputs);
-        const auto t0 = Clock::now();
-        for (int i = 0; i < rep.repeats; ++i) exec.run(inputs);
-        rep.wallUs = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / rep.repeats;
+        // unprofiled and profiled runs alternate, so a machine that speeds up or slows down
+        // during the measurement moves both means alike and the overhead stays their difference
         RunTimings tm;
-        double wall = 0;
+        double wall = 0, plain = 0;
         for (int i = 0; i < rep.repeats; ++i) {
+            const auto t0 = Clock::now();
+            exec.run(inputs);
+            plain += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
             exec.run(inputs, &tm);
             wall += tm.totalUs;
             for (std::size_t k = 0; k < ns; ++k) {
@@ -99,6 +101,7 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
                 if (k < tm.stepFused.size() && tm.stepFused[k]) fused[k] = true;
             }
         }
+        rep.wallUs = plain / rep.repeats;
         rep.profiledWallUs = wall / rep.repeats;
         for (std::size_t k = 0; k < ns; ++k) {
             sum[k] /= rep.repeats;
