@@ -1,6 +1,8 @@
 // CPU latency of the executor (issue: Execution). Prints one line per model and graph:
 //   bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c] [--phase source|final]
-//              [--ab VAR=A,B]
+//              [--ab VAR=A,B] [--device cpu|cuda] [--batch N]
+// --device cuda runs the graphs on CUDA device 0 (exit 3 when there is none); --batch N binds
+// dim 0 of every graph input to N before ONNX shape inference (random inputs then).
 // --ab compares two settings of a kernel switch (an environment variable such as
 // PASSLENS_EPILOGUE_CHAIN=on,off) in one process: one executor built under each value, runs
 // alternating A, B, A, B ... with the variable set before each run, so both see the same machine
@@ -14,8 +16,10 @@
 // - resnet18: peak host memory of the executor (buffer pool footprint) and of the process, against
 //   weights + the largest set of simultaneously live activations.
 #include <passlens/io/GraphLoader.h>
+#include <passlens/kernels/DeviceInfo.h>
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/TensorIO.h>
+#include <passlens/onnx/OnnxImporter.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
@@ -34,6 +38,8 @@
 
 namespace {
 
+passlens::DeviceChoice g_device = passlens::DeviceChoice::Cpu;
+
 long procStatusKb(const char* key)
 {
     std::ifstream in("/proc/self/status");
@@ -48,7 +54,9 @@ void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 std::vector<passlens::Tensor> inputsFor(const passlens::FunctionGraph& g, const std::filesystem::path& dir)
 {
     std::vector<passlens::Tensor> in = passlens::readTensorDir(dir, "input");
-    if (in.size() == g.inputs().size()) return in;
+    bool match = in.size() == g.inputs().size();
+    for (std::size_t i = 0; match && i < in.size(); ++i) match = in[i].shape() == g.inputs()[i]->type().dims();
+    if (match) return in;
     in.clear();
     for (std::size_t i = 0; i < g.inputs().size(); ++i) in.push_back(passlens::randomTensor(g.inputs()[i]->type(), i + 1));
     return in;
@@ -95,7 +103,7 @@ void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor
 {
     auto build = [&](const std::string& v) {
         ::setenv(var.c_str(), v.c_str(), 1);
-        return std::make_unique<passlens::Executor>(g, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
+        return std::make_unique<passlens::Executor>(g, passlens::ExecOptions{g_device});
     };
     auto exA = build(a);
     auto exB = build(b);
@@ -131,7 +139,8 @@ int main(int argc, char** argv)
 {
     std::filesystem::path corpus = PASSLENS_CORPUS_DIR;
     int threads = 1, runs = 30, warmup = 5;
-    std::string onlyPhase, abVar, abA, abB;
+    std::string onlyPhase, abVar, abA, abB, deviceName = "cpu";
+    std::int64_t batch = 0;
     std::vector<std::string> models = {"mlp", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2", "resnet18"};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -140,6 +149,8 @@ int main(int argc, char** argv)
         else if (a == "--runs") runs = std::max(1, std::stoi(next()));
         else if (a == "--warmup") warmup = std::max(0, std::stoi(next()));
         else if (a == "--phase") onlyPhase = next();
+        else if (a == "--device") deviceName = next();
+        else if (a == "--batch") batch = std::max<std::int64_t>(0, std::stoll(next()));
         else if (a == "--ab") {
             const std::string v = next();
             const auto eq = v.find('='), comma = v.find(',', eq == std::string::npos ? 0 : eq);
@@ -158,8 +169,21 @@ int main(int argc, char** argv)
         } else corpus = a;
     }
     passlens::setCpuThreads(threads);
-    std::printf("bench_exec: %s, %d thread(s), median of %d runs after %d warm-ups\n", passlens::cpuBackendDescription().c_str(), threads, runs,
-                warmup);
+    std::string deviceText = "cpu";
+    if (deviceName == "cuda") {
+        const passlens::DeviceInfo info = passlens::queryDevices();
+        if (info.deviceCount == 0) {
+            std::printf("bench_exec: %s\n", info.error.c_str());
+            return 3;
+        }
+        g_device = passlens::DeviceChoice::Cuda;
+        deviceText = "cuda (" + info.name + ")";
+    } else if (deviceName != "cpu") {
+        std::fprintf(stderr, "bench_exec: --device must be cpu or cuda, got '%s'\n", deviceName.c_str());
+        return 2;
+    }
+    std::printf("bench_exec: device %s, %s, %d thread(s), batch %s, median of %d runs after %d warm-ups\n", deviceText.c_str(),
+                passlens::cpuBackendDescription().c_str(), threads, batch > 0 ? std::to_string(batch).c_str() : "as in the model", runs, warmup);
     for (const std::string& m : models) {
         const auto file = corpus / (m + ".onnx");
         if (!std::filesystem::exists(file)) {
@@ -168,12 +192,21 @@ int main(int argc, char** argv)
         }
         try {
             passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
+            if (batch > 0) {
+                passlens::OnnxImportOptions o;
+                for (const passlens::Variable* v : loaded.graph->inputs()) {
+                    std::vector<std::int64_t> d = v->type().dims();
+                    if (!d.empty()) d[0] = batch;
+                    o.inputShapes[v->name()] = d;
+                }
+                loaded = passlens::importOnnxFile(file, o);
+            }
             passlens::Trace trace;
             passlens::Pipeline p = passlens::Pipeline::builtin("theano");
             const passlens::PipelineRun pr = p.run(*loaded.graph, &trace);
             trace.finish(pr, *loaded.graph, p.buildContext().caps);
             std::unique_ptr<passlens::FunctionGraph> source = trace.sourceGraph();
-            const auto in = inputsFor(*source, corpus / "testdata" / m / "test_data_set_0");
+            const auto in = inputsFor(*source, corpus / "testdata" / m / "test_data_set_0"); // random when batch differs
             for (const char* phase : {"source", "final"}) {
                 if (!onlyPhase.empty() && onlyPhase != phase) continue;
                 const passlens::FunctionGraph& g = std::strcmp(phase, "source") == 0 ? *source : *loaded.graph;
@@ -181,13 +214,14 @@ int main(int argc, char** argv)
                     abRuns(g, in, abVar, abA, abB, warmup, runs, m.c_str(), phase);
                     continue;
                 }
-                passlens::Executor ex(g, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
+                passlens::Executor ex(g, passlens::ExecOptions{g_device});
                 const Timing t = timeRuns(ex, in, warmup, runs);
-                std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tcpu_median_ms=%.3f\tthreads=%d\n", m.c_str(), phase, g.nodeCount(), t.median,
-                            t.min, t.cpuMedian, threads);
+                std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tcpu_median_ms=%.3f\tthreads=%d\tdevice=%s\tbatch=%lld\n", m.c_str(), phase,
+                            g.nodeCount(), t.median, t.min, t.cpuMedian, threads, deviceName.c_str(),
+                            static_cast<long long>(in.empty() || in[0].ndim() == 0 ? 0 : in[0].dim(0)));
                 std::fflush(stdout);
             }
-            if (m == "resnet18" && onlyPhase.empty() && abVar.empty()) {
+            if (m == "resnet18" && onlyPhase.empty() && abVar.empty() && g_device == passlens::DeviceChoice::Cpu && batch == 0) {
                 passlens::Executor ex(*source, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
                 ex.run(in);
                 ex.context().pool->trim();

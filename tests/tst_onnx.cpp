@@ -198,6 +198,32 @@ private slots:
         QVERIFY(pool->op().attrs()["ws"] == nlohmann::json({3, 3}));
     }
 
+    // OnnxImportOptions::inputShapes on a model exported at batch 1: the declared output shape
+    // [1,1000] is dropped and every type is inferred again at the new batch
+    void rebindBatch() {
+        OnnxImportOptions o;
+        o.inputShapes["input"] = {8, 3, 224, 224};
+        LoadedGraph lg = importOnnxFile(corpus("squeezenet1_1.onnx"), o);
+        const FunctionGraph& g = *lg.graph;
+        QCOMPARE(g.inputs()[0]->type().str(), std::string("float32[8,3,224,224]"));
+        QCOMPARE(g.outputs()[0]->type().str(), std::string("float32[8,1000]"));
+        int pools = 0;
+        for (const Apply* n : g.toposort()) {
+            for (const Variable* v : n->outputs()) QVERIFY2(v->type().isStatic(), v->type().str().c_str());
+            if (n->op().kind() == "AbstractConv2d" || n->op().kind() == "Pool") QCOMPARE(n->output()->type().dims()[0], std::int64_t(8));
+            if (n->op().kind() == "Pool" && pools++ == 0) QCOMPARE(n->output()->type().str(), std::string("float32[8,64,55,55]"));
+        }
+        QCOMPARE(pools, 3);
+        // inputs not named keep their declared dims; a rank that does not fit is refused by name
+        o.inputShapes = {{"input", {8, 3, 224}}};
+        try {
+            importOnnxFile(corpus("squeezenet1_1.onnx"), o);
+            QFAIL("a rank-3 input was accepted by a 2-d convolution");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("squeezenet1_1.onnx"), e.what());
+        }
+    }
+
     void transformer() {
         LoadedGraph lg = loadGraphFile(corpus("transformer_encoder_layer.onnx"));
         const auto c = lg.graph->opCounts();

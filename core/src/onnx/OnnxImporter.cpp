@@ -1128,7 +1128,9 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " + std::to_string(imp.opset) +
                                " is newer than libonnx knows (IR " + std::to_string(onnx::Version::IR_VERSION) + ", opset " + std::to_string(onnxLatestKnownOpset()) +
                                "); importing with the newest rules known");
-    // Bind input shapes.
+    // Bind input shapes. The shapes the model declares for its outputs and intermediate values
+    // described the old input shapes: they are dropped (element types kept) and inferred again.
+    bool rebound = false;
     for (auto& in : *model.mutable_graph()->mutable_input()) {
         auto it = options.inputShapes.find(in.name());
         if (it == options.inputShapes.end()) continue;
@@ -1138,6 +1140,13 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
             auto* dim = shape->add_dim();
             if (d >= 0) dim->set_dim_value(d);
         }
+        rebound = true;
+    }
+    if (rebound) {
+        for (auto& out : *model.mutable_graph()->mutable_output())
+            if (out.type().has_tensor_type() && out.type().tensor_type().has_shape())
+                for (auto& d : *out.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) d.Clear(); // rank kept
+        model.mutable_graph()->clear_value_info();
     }
     {
         // Undefined inputs of top-level nodes, named before the checker's less specific message.
