@@ -174,7 +174,13 @@ std::vector<double> naiveConv(const Tensor& x, const Tensor& w, int pt, int pb, 
 }
 
 // ---- corpus
-std::filesystem::path corpusDir() { return PASSLENS_CORPUS_DIR; }
+// PASSLENS_TEST_CORPUS overrides the configured folder (the device machine gets the models
+// through scripts/device-kit.sh, not at the configured path).
+std::filesystem::path corpusDir()
+{
+    const char* e = std::getenv("PASSLENS_TEST_CORPUS");
+    return e && *e ? std::filesystem::path(e) : std::filesystem::path(PASSLENS_CORPUS_DIR);
+}
 
 const std::vector<std::string>& corpusModels()
 {
@@ -1679,7 +1685,13 @@ private slots:
         if (!gpuTestsEnabled()) QSKIP("GPU checks run in the ctest entry tst_exec_gpu (label gpu)");
         const DeviceInfo info = queryDevices();
         if (info.deviceCount == 0) QSKIP(qPrintable(QString::fromStdString(info.error)));
-        for (const std::string m : {"mlp", "transformer_encoder_layer", "resnet18", "mobilenet_v2", "squeezenet1_1"}) {
+        // PASSLENS_GPU_MODELS=a,b: a subset (scripts/device-check.sh carries resnet18 separately)
+        std::vector<std::string> models = {"mlp", "transformer_encoder_layer", "resnet18", "mobilenet_v2", "squeezenet1_1"};
+        if (const char* sel = std::getenv("PASSLENS_GPU_MODELS")) {
+            models.clear();
+            for (const QString& m : QString(sel).split(',', Qt::SkipEmptyParts)) models.push_back(m.toStdString());
+        }
+        for (const std::string& m : models) {
             const auto file = corpusDir() / (m + ".onnx");
             const auto inputs = readTensorDir(corpusDir() / "testdata" / m / "test_data_set_0", "input");
             const auto reference = readTensorDir(corpusDir() / "testdata" / m / "test_data_set_0", "output");

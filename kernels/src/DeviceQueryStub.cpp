@@ -12,4 +12,11 @@ DeviceInfo queryDevices()
     return info;
 }
 
+CopyBandwidth measurePinnedCopyBandwidth(std::size_t, int)
+{
+    CopyBandwidth b;
+    b.error = "no CUDA device: PassLens was built without CUDA support";
+    return b;
+}
+
 } // namespace passlens

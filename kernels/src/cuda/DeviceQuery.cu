@@ -2,6 +2,7 @@
 // without a driver or without a device is a normal outcome, reported in DeviceInfo::error.
 #include "passlens/kernels/DeviceInfo.h"
 
+#include <cstring>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -51,6 +52,50 @@ DeviceInfo queryDevices()
     info.deviceCount = count;
     info.name = properties.name;
     return info;
+}
+
+CopyBandwidth measurePinnedCopyBandwidth(std::size_t bytes, int repeats)
+{
+    CopyBandwidth out;
+    const DeviceInfo info = queryDevices();
+    if (info.deviceCount == 0) {
+        out.error = info.error;
+        return out;
+    }
+    void* host = nullptr;
+    void* dev = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    auto check = [&](const char* call, cudaError_t st) {
+        if (st == cudaSuccess) return true;
+        (void)cudaGetLastError();
+        if (out.error.empty()) out.error = describe(call, st);
+        return false;
+    };
+    if (check("cudaSetDevice(0)", cudaSetDevice(0)) && check("cudaMallocHost", cudaMallocHost(&host, bytes)) &&
+        check("cudaMalloc", cudaMalloc(&dev, bytes)) && check("cudaEventCreate", cudaEventCreate(&start)) &&
+        check("cudaEventCreate", cudaEventCreate(&stop))) {
+        auto best = [&](cudaMemcpyKind kind, void* dst, const void* src) {
+            double bestMs = -1;
+            if (!check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind))) return 0.0;
+            for (int i = 0; i < repeats; ++i) {
+                float ms = 0;
+                if (!check("cudaEventRecord", cudaEventRecord(start)) || !check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind)) ||
+                    !check("cudaEventRecord", cudaEventRecord(stop)) || !check("cudaEventSynchronize", cudaEventSynchronize(stop)) ||
+                    !check("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start, stop)))
+                    return 0.0;
+                if (bestMs < 0 || ms < bestMs) bestMs = ms;
+            }
+            return bestMs > 0 ? static_cast<double>(bytes) / (bestMs * 1e-3) / 1e9 : 0.0;
+        };
+        std::memset(host, 1, bytes);
+        out.hostToDeviceGBs = best(cudaMemcpyHostToDevice, dev, host);
+        out.deviceToHostGBs = best(cudaMemcpyDeviceToHost, host, dev);
+    }
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (dev) cudaFree(dev);
+    if (host) cudaFreeHost(host);
+    return out;
 }
 
 } // namespace passlens

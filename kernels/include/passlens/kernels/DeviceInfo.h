@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace passlens {
@@ -20,5 +21,18 @@ struct DeviceInfo {
 /// Asks the CUDA runtime which devices exist. Never throws and never aborts: every failure
 /// (no driver, no device, CUDA not compiled in) is reported in DeviceInfo::error.
 DeviceInfo queryDevices();
+
+/// The copy bandwidth a plain program reaches on CUDA device 0: `bytes` copied between a pinned
+/// host buffer (cudaMallocHost) and device memory with cudaMemcpy, best of `repeats` timed with
+/// CUDA events, after one untimed copy each way. The reference for the executor's transfers
+/// (bench_transfer). GB/s = 1e9 bytes per second.
+struct CopyBandwidth {
+    double hostToDeviceGBs = 0;
+    double deviceToHostGBs = 0;
+    /// Why it could not be measured (no device, CUDA not compiled, out of memory); empty on success.
+    std::string error;
+};
+/// Never throws; failures are reported in CopyBandwidth::error.
+CopyBandwidth measurePinnedCopyBandwidth(std::size_t bytes, int repeats);
 
 } // namespace passlens

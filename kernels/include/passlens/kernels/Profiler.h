@@ -17,7 +17,7 @@ namespace passlens {
 
 struct ProfileOptions {
     int warmup = 3;  ///< unmeasured runs first
-    int repeats = 10; ///< measured runs (each mode: unprofiled, then profiled)
+    int repeats = 10; ///< measured runs of each mode (unprofiled and profiled runs alternate)
 };
 
 /// One node of the profiled graph.

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The GPU checks of the Execution issue, in one run on a machine with a CUDA GPU (the `device`
+# tool's machine), from the repository root, with the kit of scripts/device-kit.sh:
+#
+#   bash scripts/device-check.sh a     # carry core.tar.xz, tests.tar.xz, models-a: mlp,
+#                                      #   transformer_encoder_layer, squeezenet1_1, mobilenet_v2
+#   bash scripts/device-check.sh b     # carry core.tar.xz, models-b: resnet18 (no Qt tests)
+#
+# Writes into $OUT (default /tmp/passlens-device-out): device.txt (GPU, driver), gpu-tests-*.txt
+# (tst_exec cudaMatchesCpu + cudaKernels, tst_kernels, with PASSLENS_TEST_GPU=1), run-*.json
+# (passlens-cli run --device cuda --check against the reference outputs, tolerance 1e-3, per
+# model), bench-cuda-b1/b64-*.txt (bench_exec --device cuda), torch-*.txt (PyTorch eager, same GPU,
+# batch 1 and 64), transfer.txt (bench_transfer: executor copies vs pinned cudaMemcpy) and
+# summary.txt. Every step has its own time limit; a failing step is recorded and the next runs.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+part=${1:-a}
+OUT=${OUT:-/tmp/passlens-device-out}
+KIT=/tmp/passlens-kit
+MODELS=$PWD/out/device-kit/models-$part
+mkdir -p "$OUT"
+summary=$OUT/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+rm -rf "$KIT" && mkdir -p "$KIT"
+for k in core tests; do
+    f=out/device-kit/$k.tar.xz
+    if [ -f "$f" ]; then
+        tar -xJf "$f" -C "$KIT" || { note "kit: cannot unpack $f"; exit 1; }
+    elif [ $k = core ] || [ "$part" = a ]; then
+        note "kit: $f is missing (carry it; scripts/device-kit.sh makes it)"
+        exit 1
+    fi
+done
+[ -d "$MODELS" ] || { note "models: $MODELS is missing (carry out/device-kit/models-$part)"; exit 1; }
+models=$(cd "$MODELS" && ls *.onnx | sed 's/\.onnx$//' | tr '\n' ' ')
+
+# cuBLAS (opened with dlopen by the CUDA backend): the CUDA toolkit's, else PyTorch's wheel
+libpath=$KIT/lib
+for d in /usr/local/cuda/lib64 /usr/local/cuda-*/lib64 /usr/lib/x86_64-linux-gnu; do [ -d "$d" ] && libpath=$libpath:$d; done
+torchlibs=$(python3 - 2>/dev/null <<'EOF'
+import glob, os
+try:
+    import nvidia
+    print(":".join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "*", "lib")))))
+except Exception:
+    pass
+EOF
+)
+[ -n "$torchlibs" ] && libpath=$libpath:$torchlibs
+export LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# the binaries need Debian 12's glibc or newer; on an older system they run under the kit's loader
+loader=()
+if ! "$KIT/bin/passlens-cli" --help >/dev/null 2>&1; then
+    loader=("$KIT/lib/ld-linux-x86-64.so.2" --library-path "$LD_LIBRARY_PATH")
+    "${loader[@]}" "$KIT/bin/passlens-cli" --help >/dev/null 2>&1 || { note "kit: passlens-cli does not start here, not even under the kit's loader"; exit 1; }
+    note "kit: started under the kit's own glibc loader"
+fi
+step() { # step NAME SECONDS OUTFILE COMMAND... (a COMMAND named like a kit binary runs the kit's)
+    local name=$1 secs=$2 file=$3; shift 3
+    local t0=$SECONDS cmd=("$@")
+    [ -x "$KIT/bin/$1" ] && [[ $1 != *.py ]] && cmd=("${loader[@]}" "$KIT/bin/$1" "${@:2}")
+    timeout "$secs" "${cmd[@]}" >"$file" 2>&1
+    local rc=$?
+    note "$name: rc $rc, $((SECONDS - t0)) s -> $(basename "$file")"
+    return $rc
+}
+
+{
+    echo "date: $(date -u)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+    nvidia-smi -q 2>/dev/null | grep -m1 "CUDA Version"
+    python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" 2>&1
+    echo "models: $models"
+} >"$OUT/device.txt"
+note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+
+export PASSLENS_TEST_GPU=1 PASSLENS_TEST_CORPUS=$MODELS PASSLENS_GPU_MODELS=${models// /,}
+PASSLENS_GPU_MODELS=${PASSLENS_GPU_MODELS%,}
+if [ -x "$KIT/bin/tst_exec" ]; then
+    step "gpu tests (tst_exec cudaMatchesCpu cudaKernels)" 240 "$OUT/gpu-tests-exec-$part.txt" tst_exec cudaMatchesCpu cudaKernels
+    step "gpu tests (tst_kernels)" 60 "$OUT/gpu-tests-kernels.txt" tst_kernels
+fi
+
+for m in $models; do
+    step "run $m --device cuda --check" 120 "$OUT/run-$m.json" \
+        passlens-cli run "$MODELS/$m.onnx" --device cuda --inputs "$MODELS/testdata/$m/test_data_set_0" --check --tolerance 1e-3 --repeat 20 --json
+done
+for b in 1 64; do
+    step "bench_exec cuda batch $b" 240 "$OUT/bench-cuda-b$b-$part.txt" bench_exec "$MODELS" --device cuda --phase final --batch "$b" --models "${models// /,}"
+done
+step "bench_exec cpu (16 threads, for scale)" 180 "$OUT/bench-cpu-$part.txt" bench_exec "$MODELS" --phase final --threads 16 --models "${models// /,}"
+if [ "$part" = a ]; then
+    step "PyTorch eager (all five models)" 240 "$OUT/torch.txt" python3 "$KIT/bin/torch_latency.py" --batch 1,64
+    step "bench_transfer" 120 "$OUT/transfer.txt" bench_transfer
+fi
+note "done: $OUT"
