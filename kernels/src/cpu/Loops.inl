@@ -382,9 +382,6 @@ template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>
 }
 
 
-// A float-mode program applied in place to rows of a float32 output (epilogue fusion, see
-// ElemwiseEngine.h): the same blocks of kBlock and the same applyNode as run<float>, so the bits
-// equal those of the element-wise node run on its own.
 // A chain program (compileChain): each step in place over blocks of a row that stay in L1, with
 // applyNode's float arithmetic (operand order kept), so the bits equal the interpreted program's.
 void epilogueChain(const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy, std::int64_t len)
@@ -438,6 +435,10 @@ void epilogueChain(const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t
     }
 }
 
+// A float-mode program applied in place to rows of a float32 output (epilogue fusion, see
+// ElemwiseEngine.h): a chain program through epilogueChain, any other with the same blocks of
+// kBlock and the same applyNode as run<float>; either way the bits equal those of the
+// element-wise node run on its own.
 void epilogueRows(const ScalarProgram& prog, const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy,
                   std::int64_t len)
 {

@@ -8,7 +8,7 @@
 // baseline and x86-64-v3 builds. What differs is only how the data moves:
 // - the zero-padded plane (stride 2: its four row/column-parity planes, so every tap is a
 //   contiguous read) is rebuilt per channel only in its interior; the border stays zero from one
-//   fill per call;
+//   fill per geometry (PlaneCache, per thread);
 // - rows are copied (stride 2: de-interleaved with vpermt2ps) with 16-float vectors and a masked
 //   last vector, never with a per-row memcpy or a scalar tail;
 // - every output row is computed in 16-float vectors straight into y, the last one stored under
