@@ -1,20 +1,22 @@
-// CPU latency of the executor (issue: Execution). Prints one line per model and graph:
+// Latency of the executor (issue: Execution). Prints one line per model and graph:
 //   bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c] [--phase source|final]
 //              [--ab VAR=A,B] [--device cpu|cuda] [--batch N]
 // --device cuda runs the graphs on CUDA device 0 (exit 3 when there is none); --batch N binds
 // dim 0 of every graph input to N before ONNX shape inference (random inputs then).
-// --ab compares two settings of a kernel switch (an environment variable such as
-// PASSLENS_EPILOGUE_CHAIN=on,off) in one process: one executor built under each value, runs
-// alternating A, B, A, B ... with the variable set before each run, so both see the same machine
-// load; prints both medians and the median of the per-pair ratios B/A.
+// --ab compares two settings of a kernel switch in one process: one executor built under each
+// value, runs alternating A, B, A, B ... with the variable set before each run, so both see the
+// same machine load; prints both medians and median_ratio_B/A, the median of the per-pair
+// ratios (not the ratio of the two medians). Only the switches read when an executor is built
+// or per kernel call are accepted (kAbSwitches below).
 // Each line also gives cpu_median_ms, the median of the runs' thread CPU time (1 thread: less
 // sensitive than wall time to other processes taking the cores on a busy machine).
-// - resnet18, mobilenet_v2, squeezenet1_1, transformer_encoder_layer, mlp: median (and min) of
-//   30 runs after 5 warm-ups, OpenBLAS at 1 thread (same count as onnxruntime in
-//   /work/shared/bench/ort_latency.mjs), for the source graph and the final graph of the
-//   theano pipeline (GPU ops emulated on the CPU);
-// - resnet18: peak host memory of the executor (buffer pool footprint) and of the process, against
-//   weights + the largest set of simultaneously live activations.
+// - resnet18, mobilenet_v2, squeezenet1_1, transformer_encoder_layer, mlp (default): median (and
+//   min) of 30 runs after 5 warm-ups, OpenBLAS at 1 thread (same count as onnxruntime in
+//   ~/ortbench/ort_latency.mjs, docs/BENCHMARKS.md), for the source graph and the final graph of
+//   the theano pipeline (GPU ops emulated on the CPU);
+// - resnet18 without --phase, --ab, --batch or --device cuda: peak host memory of the executor
+//   (buffer pool footprint) and of the process, against weights + the largest live activations.
+// Exit status: 0, 1 when a model is missing or fails, 2 for a usage error, 3 without a CUDA device.
 #include <passlens/io/GraphLoader.h>
 #include <passlens/kernels/DeviceInfo.h>
 #include <passlens/kernels/Executor.h>
@@ -39,6 +41,20 @@
 namespace {
 
 passlens::DeviceChoice g_device = passlens::DeviceChoice::Cpu;
+
+// Kernel switches --ab can compare: read when an Executor is built or on every kernel call (not
+// PASSLENS_CPU_LOOPS, chosen once per process).
+const char* const kAbSwitches[] = {"PASSLENS_EPILOGUE_CHAIN", "PASSLENS_EPILOGUE_FUSION", "PASSLENS_JOIN_IN_PLACE",
+                                   "PASSLENS_DEPTHWISE_AVX512", "PASSLENS_CONV_WINOGRAD", "PASSLENS_POOL_SEPARABLE"};
+
+int usage(const std::string& why)
+{
+    std::fprintf(stderr,
+                 "bench_exec: %s\nusage: bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c] [--phase source|final]\n"
+                 "                  [--ab VAR=A,B] [--device cpu|cuda] [--batch N]\n",
+                 why.c_str());
+    return 2;
+}
 
 long procStatusKb(const char* key)
 {
@@ -154,11 +170,13 @@ int main(int argc, char** argv)
         else if (a == "--ab") {
             const std::string v = next();
             const auto eq = v.find('='), comma = v.find(',', eq == std::string::npos ? 0 : eq);
-            if (eq == std::string::npos || comma == std::string::npos) {
-                std::fprintf(stderr, "bench_exec: --ab needs VAR=A,B, got '%s'\n", v.c_str());
-                return 2;
-            }
+            if (eq == std::string::npos || comma == std::string::npos) return usage("--ab needs VAR=A,B, got '" + v + "'");
             abVar = v.substr(0, eq);
+            if (std::find_if(std::begin(kAbSwitches), std::end(kAbSwitches), [&](const char* k) { return abVar == k; }) == std::end(kAbSwitches)) {
+                std::string known;
+                for (const char* k : kAbSwitches) known += std::string(known.empty() ? "" : ", ") + k;
+                return usage("--ab: " + abVar + " is not a switch it can compare (" + known + ")");
+            }
             abA = v.substr(eq + 1, comma - eq - 1);
             abB = v.substr(comma + 1);
         }
@@ -166,8 +184,13 @@ int main(int argc, char** argv)
             models.clear();
             std::stringstream ss(next());
             for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
-        } else corpus = a;
+        } else if (a == "--help" || a == "-h") {
+            usage("latency of the corpus models' graphs");
+            return 0;
+        } else if (!a.empty() && a[0] == '-') return usage("unknown option '" + a + "'");
+        else corpus = a;
     }
+    if (!onlyPhase.empty() && onlyPhase != "source" && onlyPhase != "final") return usage("--phase must be source or final, got '" + onlyPhase + "'");
     passlens::setCpuThreads(threads);
     std::string deviceText = "cpu";
     if (deviceName == "cuda") {
@@ -179,15 +202,16 @@ int main(int argc, char** argv)
         g_device = passlens::DeviceChoice::Cuda;
         deviceText = "cuda (" + info.name + ")";
     } else if (deviceName != "cpu") {
-        std::fprintf(stderr, "bench_exec: --device must be cpu or cuda, got '%s'\n", deviceName.c_str());
-        return 2;
+        return usage("--device must be cpu or cuda, got '" + deviceName + "'");
     }
     std::printf("bench_exec: device %s, %s, %d thread(s), batch %s, median of %d runs after %d warm-ups\n", deviceText.c_str(),
                 passlens::cpuBackendDescription().c_str(), threads, batch > 0 ? std::to_string(batch).c_str() : "as in the model", runs, warmup);
+    bool failed = false;
     for (const std::string& m : models) {
         const auto file = corpus / (m + ".onnx");
         if (!std::filesystem::exists(file)) {
-            std::printf("%s\tmissing\n", m.c_str());
+            std::printf("%s\tmissing\t%s\n", m.c_str(), file.string().c_str());
+            failed = true;
             continue;
         }
         try {
@@ -241,7 +265,8 @@ int main(int argc, char** argv)
             }
         } catch (const std::exception& e) {
             std::printf("%s\terror\t%s\n", m.c_str(), e.what());
+            failed = true;
         }
     }
-    return 0;
+    return failed ? 1 : 0;
 }

@@ -6,12 +6,15 @@
 #                                      #   transformer_encoder_layer, squeezenet1_1, mobilenet_v2
 #   bash scripts/device-check.sh b     # carry core.tar.xz, models-b: resnet18 (no Qt tests)
 #
-# Writes into $OUT (default /tmp/passlens-device-out): device.txt (GPU, driver), gpu-tests-*.txt
-# (tst_exec cudaMatchesCpu + cudaKernels, tst_kernels, with PASSLENS_TEST_GPU=1), run-*.json
-# (passlens-cli run --device cuda --check against the reference outputs, tolerance 1e-3, per
-# model), bench-cuda-b1/b64-*.txt (bench_exec --device cuda), torch-*.txt (PyTorch eager, same GPU,
-# batch 1 and 64), transfer.txt (bench_transfer: executor copies vs pinned cudaMemcpy) and
-# summary.txt. Every step has its own time limit; a failing step is recorded and the next runs.
+# Writes into $OUT (default /tmp/passlens-device-out; every name but the per-model ones carries
+# the part, so a and b may share it): device-P.txt (GPU, driver, CUDA and torch versions),
+# gpu-tests-exec-a.txt / gpu-tests-kernels-a.txt (tst_exec cudaMatchesCpu + cudaKernels,
+# tst_kernels, with PASSLENS_TEST_GPU=1; part a only), run-MODEL.json (passlens-cli run --device
+# cuda --check against the reference outputs, tolerance 1e-3), bench-cuda-b1-P.txt /
+# bench-cuda-b64-P.txt (bench_exec --device cuda), bench-cpu-P.txt, torch.txt (PyTorch eager,
+# same GPU, batch 1 and 64; part a), transfer.txt (bench_transfer: executor copies vs pinned
+# cudaMemcpy; part a) and summary-P.txt (every step's exit status and time). Every step has its
+# own time limit; a failing step is recorded (its file says why) and the next one runs.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,19 +23,17 @@ OUT=${OUT:-/tmp/passlens-device-out}
 KIT=/tmp/passlens-kit
 MODELS=$PWD/out/device-kit/models-$part
 mkdir -p "$OUT"
-summary=$OUT/summary.txt
+summary=$OUT/summary-$part.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 
 rm -rf "$KIT" && mkdir -p "$KIT"
-for k in core tests; do
+kits=(core)
+[ "$part" = a ] && kits+=(tests) # part b runs no Qt tests (its call carries no tests.tar.xz)
+for k in "${kits[@]}"; do
     f=out/device-kit/$k.tar.xz
-    if [ -f "$f" ]; then
-        tar -xJf "$f" -C "$KIT" || { note "kit: cannot unpack $f"; exit 1; }
-    elif [ $k = core ] || [ "$part" = a ]; then
-        note "kit: $f is missing (carry it; scripts/device-kit.sh makes it)"
-        exit 1
-    fi
+    [ -f "$f" ] || { note "kit: $f is missing (carry it; scripts/device-kit.sh makes it)"; exit 1; }
+    tar -xJf "$f" -C "$KIT" || { note "kit: cannot unpack $f"; exit 1; }
 done
 [ -d "$MODELS" ] || { note "models: $MODELS is missing (carry out/device-kit/models-$part)"; exit 1; }
 models=$(cd "$MODELS" && ls *.onnx | sed 's/\.onnx$//' | tr '\n' ' ')
@@ -74,14 +75,14 @@ step() { # step NAME SECONDS OUTFILE COMMAND... (a COMMAND named like a kit bina
     nvidia-smi -q 2>/dev/null | grep -m1 "CUDA Version"
     python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" 2>&1
     echo "models: $models"
-} >"$OUT/device.txt"
+} >"$OUT/device-$part.txt"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 
 export PASSLENS_TEST_GPU=1 PASSLENS_TEST_CORPUS=$MODELS PASSLENS_GPU_MODELS=${models// /,}
 PASSLENS_GPU_MODELS=${PASSLENS_GPU_MODELS%,}
 if [ -x "$KIT/bin/tst_exec" ]; then
     step "gpu tests (tst_exec cudaMatchesCpu cudaKernels)" 240 "$OUT/gpu-tests-exec-$part.txt" tst_exec cudaMatchesCpu cudaKernels
-    step "gpu tests (tst_kernels)" 60 "$OUT/gpu-tests-kernels.txt" tst_kernels
+    step "gpu tests (tst_kernels)" 60 "$OUT/gpu-tests-kernels-$part.txt" tst_kernels
 fi
 
 for m in $models; do

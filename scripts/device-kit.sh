@@ -12,7 +12,7 @@
 #   models-a/    mlp, transformer_encoder_layer, squeezenet1_1, mobilenet_v2 with their test data
 #   models-b/    resnet18 with its test data (44.6 MiB)
 # Call a carries core + tests + models-a, call b core + models-b.
-# See docs/BENCHMARKS.md, "GPU checks", for the two `run` calls.
+# See docs/BENCHMARKS.md, "Execution on a CUDA GPU", for the two device calls.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

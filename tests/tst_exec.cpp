@@ -1645,6 +1645,8 @@ private slots:
         QCOMPARE(QString::fromStdString(j["device"].get<std::string>()).left(3), QString("cpu"));
         QVERIFY(j["outputs"][0]["shape"] == json({64, 10}));
         QVERIFY(j["total_us"].get<double>() > 0);
+        QVERIFY(j["wall_std_us"].get<double>() >= 0);
+        QVERIFY(j["overhead_us"].is_number());
         QVERIFY(!j["nodes"].empty());
         QCOMPARE(QString::fromStdString(j["check"]["against"].get<std::string>()), QString("reference"));
         QVERIFY(j["check"]["max_rel"].get<double>() < 1e-4);

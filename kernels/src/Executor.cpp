@@ -477,7 +477,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         }
         const auto t0 = timings ? Clock::now() : Clock::time_point();
         try {
-            KernelCall call{node, ins, outs, s.state, *m_ctx};
+            KernelCall call{node, ins, outs, s.state, *m_ctx, nullptr, false, Tensor()};
             call.epilogue = s.epilogue.get();
             if (s.joinStep >= 0) {
                 Tensor& buf = joinBuffers[static_cast<std::size_t>(s.joinStep)];

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -88,11 +89,13 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
         // unprofiled and profiled runs alternate, so a machine that speeds up or slows down
         // during the measurement moves both means alike and the overhead stays their difference
         RunTimings tm;
-        double wall = 0, plain = 0;
+        double wall = 0, plain = 0, plainSq = 0;
         for (int i = 0; i < rep.repeats; ++i) {
             const auto t0 = Clock::now();
             exec.run(inputs);
-            plain += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+            const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+            plain += us;
+            plainSq += us * us;
             exec.run(inputs, &tm);
             wall += tm.totalUs;
             for (std::size_t k = 0; k < ns; ++k) {
@@ -102,6 +105,7 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
             }
         }
         rep.wallUs = plain / rep.repeats;
+        rep.wallStdUs = std::sqrt(std::max(0.0, plainSq / rep.repeats - rep.wallUs * rep.wallUs));
         rep.profiledWallUs = wall / rep.repeats;
         for (std::size_t k = 0; k < ns; ++k) {
             sum[k] /= rep.repeats;
@@ -144,7 +148,7 @@ std::string writersText(const ProfileNode& n)
 nlohmann::json ProfileReport::toJson() const
 {
     nlohmann::json j = {{"phase", phase}, {"device", device}, {"repeats", repeats}, {"warmup", warmup},
-                        {"wall_us", wallUs}, {"profiled_wall_us", profiledWallUs}, {"overhead_us", overheadUs()},
+                        {"wall_us", wallUs}, {"wall_std_us", wallStdUs}, {"profiled_wall_us", profiledWallUs}, {"overhead_us", overheadUs()},
                         {"node_sum_us", nodeSumUs}};
     nlohmann::json ns = nlohmann::json::array(), notRun = nlohmann::json::array();
     for (const ProfileNode& n : nodes) {
@@ -177,7 +181,8 @@ std::string ProfileReport::text(std::size_t maxApplyRows) const
     s += "  Time in " + std::to_string(repeats) + " calls (after " + std::to_string(warmup) + " warm-up): " + fmt("%.3f", wallUs * 1e-6 * repeats) +
          "s, " + fmt("%.1f", wallUs) + "us per call\n";
     s += "  Profiled calls: " + fmt("%.1f", profiledWallUs) + "us per call; profiler overhead " + fmt("%.1f", overheadUs()) + "us per call (" +
-         fmt("%.1f", wallUs > 0 ? 100.0 * overheadUs() / wallUs : 0.0) + "%)\n";
+         fmt("%.1f", wallUs > 0 ? 100.0 * overheadUs() / wallUs : 0.0) + "%" +
+         (std::abs(overheadUs()) <= wallStdUs ? "; within the runs' own spread of +-" + fmt("%.1f", wallStdUs) + "us" : std::string()) + ")\n";
     s += "  Sum of node times: " + fmt("%.1f", nodeSumUs) + "us per call (" + fmt("%.1f", profiledWallUs > 0 ? 100.0 * nodeSumUs / profiledWallUs : 0.0) +
          "% of the profiled call; the rest is the executor's own work)\n";
     if (!error.empty()) s += "  ERROR: " + error + "\n";

@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <string>
 #include <vector>
 
 namespace passlens::cpu::PASSLENS_LOOPS_NS {
@@ -622,13 +621,10 @@ void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, 
 {
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<T, float>) {
-        static const bool off = [] {
-            const char* e = std::getenv("PASSLENS_DEPTHWISE_AVX512");
-            return e && std::string(e) == "off";
-        }();
-        const char* ab = std::getenv("PASSLENS_DEPTHWISE_AVX512_AB");
+        // read per call (a few per node), so bench_exec --ab can switch it between runs
+        const char* sw = std::getenv("PASSLENS_DEPTHWISE_AVX512");
         if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW && (p.strideH == 1 || p.strideH == 2) && OH > 0 &&
-            OW > 0 && !off && !(ab && std::string(ab) == "off")) {
+            OW > 0 && !(sw && std::strcmp(sw, "off") == 0)) {
             depthwise3x3Avx512(x, w, y, C, mult, H, W, OH, OW, p);
             return;
         }

@@ -56,6 +56,9 @@ struct ProfileReport {
     double wallUs = 0;          ///< mean wall time per run without per-node timing
     double profiledWallUs = 0;  ///< mean wall time per run with per-node timing
     double overheadUs() const { return profiledWallUs - wallUs; }
+    /// Standard deviation of the unprofiled runs' wall time (µs): an overhead smaller than this
+    /// (or negative) is run-to-run noise, not a cost of profiling.
+    double wallStdUs = 0;
     double nodeSumUs = 0;       ///< sum of the node means (profiled runs)
     std::vector<ProfileNode> nodes;          ///< in execution order
     std::vector<ProfileTransfer> transfers;  ///< in execution order
