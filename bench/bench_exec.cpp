@@ -71,7 +71,12 @@ std::vector<passlens::Tensor> inputsFor(const passlens::FunctionGraph& g, const 
 {
     std::vector<passlens::Tensor> in = passlens::readTensorDir(dir, "input");
     bool match = in.size() == g.inputs().size();
-    for (std::size_t i = 0; match && i < in.size(); ++i) match = in[i].shape() == g.inputs()[i]->type().dims();
+    for (std::size_t i = 0; match && i < in.size(); ++i) {
+        // the test data fits a declared shape; a dynamic dim (< 0) takes any size
+        const std::vector<std::int64_t>& d = g.inputs()[i]->type().dims();
+        match = in[i].shape().size() == d.size();
+        for (std::size_t k = 0; match && k < d.size(); ++k) match = d[k] < 0 || d[k] == in[i].shape()[k];
+    }
     if (match) return in;
     in.clear();
     for (std::size_t i = 0; i < g.inputs().size(); ++i) in.push_back(passlens::randomTensor(g.inputs()[i]->type(), i + 1));
@@ -158,8 +163,10 @@ int main(int argc, char** argv)
     std::string onlyPhase, abVar, abA, abB, deviceName = "cpu";
     std::int64_t batch = 0;
     std::vector<std::string> models = {"mlp", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2", "resnet18"};
-    for (int i = 1; i < argc; ++i) {
+    std::string current; // the option being read, for the message below
+    for (int i = 1; i < argc; ++i) try {
         const std::string a = argv[i];
+        current = a;
         auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
         if (a == "--threads") threads = std::stoi(next());
         else if (a == "--runs") runs = std::max(1, std::stoi(next()));
@@ -189,6 +196,8 @@ int main(int argc, char** argv)
             return 0;
         } else if (!a.empty() && a[0] == '-') return usage("unknown option '" + a + "'");
         else corpus = a;
+    } catch (const std::logic_error&) { // std::stoi / stoll: not a number
+        return usage("option " + current + " needs a number");
     }
     if (!onlyPhase.empty() && onlyPhase != "source" && onlyPhase != "final") return usage("--phase must be source or final, got '" + onlyPhase + "'");
     passlens::setCpuThreads(threads);

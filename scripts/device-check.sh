@@ -38,9 +38,11 @@ done
 [ -d "$MODELS" ] || { note "models: $MODELS is missing (carry out/device-kit/models-$part)"; exit 1; }
 models=$(cd "$MODELS" && ls *.onnx | sed 's/\.onnx$//' | tr '\n' ' ')
 
-# cuBLAS (opened with dlopen by the CUDA backend): the CUDA toolkit's, else PyTorch's wheel
-libpath=$KIT/lib
-for d in /usr/local/cuda/lib64 /usr/local/cuda-*/lib64 /usr/lib/x86_64-linux-gnu; do [ -d "$d" ] && libpath=$libpath:$d; done
+# Library path of the kit's binaries only (never exported: the device's own programs - timeout,
+# nvidia-smi, python3 - keep their libraries): the kit's libraries, then cuBLAS (opened with dlopen
+# by the CUDA backend) from the CUDA toolkit, else from PyTorch's wheels.
+kitpath=$KIT/lib
+for d in /usr/local/cuda/lib64 /usr/local/cuda-*/lib64; do [ -d "$d" ] && kitpath=$kitpath:$d; done
 torchlibs=$(python3 - 2>/dev/null <<'EOF'
 import glob, os
 try:
@@ -50,19 +52,19 @@ except Exception:
     pass
 EOF
 )
-[ -n "$torchlibs" ] && libpath=$libpath:$torchlibs
-export LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# the binaries need Debian 12's glibc or newer; on an older system they run under the kit's loader
-loader=()
-if ! "$KIT/bin/passlens-cli" --help >/dev/null 2>&1; then
-    loader=("$KIT/lib/ld-linux-x86-64.so.2" --library-path "$LD_LIBRARY_PATH")
-    "${loader[@]}" "$KIT/bin/passlens-cli" --help >/dev/null 2>&1 || { note "kit: passlens-cli does not start here, not even under the kit's loader"; exit 1; }
+[ -n "$torchlibs" ] && kitpath=$kitpath:$torchlibs
+# the binaries need Debian 12's glibc or newer; on an older system they run under the kit's
+# loader with the kit's glibc
+launch=(env "LD_LIBRARY_PATH=$kitpath")
+if ! "${launch[@]}" "$KIT/bin/passlens-cli" --help >/dev/null 2>&1; then
+    launch=("$KIT/glibc/ld-linux-x86-64.so.2" --library-path "$KIT/glibc:$kitpath")
+    "${launch[@]}" "$KIT/bin/passlens-cli" --help >/dev/null 2>&1 || { note "kit: passlens-cli does not start here, not even under the kit's loader"; exit 1; }
     note "kit: started under the kit's own glibc loader"
 fi
 step() { # step NAME SECONDS OUTFILE COMMAND... (a COMMAND named like a kit binary runs the kit's)
     local name=$1 secs=$2 file=$3; shift 3
     local t0=$SECONDS cmd=("$@")
-    [ -x "$KIT/bin/$1" ] && [[ $1 != *.py ]] && cmd=("${loader[@]}" "$KIT/bin/$1" "${@:2}")
+    [ -x "$KIT/bin/$1" ] && [[ $1 != *.py ]] && cmd=("${launch[@]}" "$KIT/bin/$1" "${@:2}")
     timeout "$secs" "${cmd[@]}" >"$file" 2>&1
     local rc=$?
     note "$name: rc $rc, $((SECONDS - t0)) s -> $(basename "$file")"

@@ -6,8 +6,8 @@
 #
 # Writes out/device-kit/ (ignored by git), for two device calls that each carry at most 64 MiB:
 #   core.tar.xz  passlens-cli, bench_exec, bench_transfer, bench/torch_latency.py and every shared
-#                library they load except the CUDA driver's (glibc and its loader included, so
-#                the binaries also start on an older distribution)
+#                library they load except the CUDA driver's (lib/), plus Debian 12's glibc and
+#                its loader (glibc/: used only where the device's glibc is older)
 #   tests.tar.xz tst_exec, tst_kernels and the libraries they add (Qt Core / Test, ICU)
 #   models-a/    mlp, transformer_encoder_layer, squeezenet1_1, mobilenet_v2 with their test data
 #   models-b/    resnet18 with its test data (44.6 MiB)
@@ -40,14 +40,18 @@ mkdir -p "$KIT"
 libs() { # the libraries binaries load, except the driver (libcuda comes with the GPU's driver)
     for b in "$@"; do ldd "$b"; done | awk '/=> \// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u | grep -v -E '/libcuda\.so'
 }
-mkdir -p "$stage/core/bin" "$stage/core/lib" "$stage/tests/bin" "$stage/tests/lib"
+# glibc (libc, libm, the loader, ...) goes to glibc/: used only when the device's own glibc is too
+# old for the binaries, through the kit's loader, never by the device's own programs
+is_glibc() { case "$(basename "$1")" in ld-linux*|libc.so*|libm.so*|libmvec.so*|libpthread.so*|libdl.so*|librt.so*|libresolv.so*|libutil.so*) return 0 ;; *) return 1 ;; esac; }
+mkdir -p "$stage/core/bin" "$stage/core/lib" "$stage/core/glibc" "$stage/tests/bin" "$stage/tests/lib"
 cp "${CORE[@]}" bench/torch_latency.py "$stage/core/bin/"
-libs "${CORE[@]}" | while read -r lib; do cp -L "$lib" "$stage/core/lib/"; done
+libs "${BINS[@]}" | while read -r lib; do if is_glibc "$lib"; then cp -L "$lib" "$stage/core/glibc/"; fi; done
+libs "${CORE[@]}" | while read -r lib; do is_glibc "$lib" || cp -L "$lib" "$stage/core/lib/"; done
 cp "${TESTS[@]}" "$stage/tests/bin/"
 libs "${TESTS[@]}" | while read -r lib; do
-    [ -e "$stage/core/lib/$(basename "$lib")" ] || cp -L "$lib" "$stage/tests/lib/"
+    is_glibc "$lib" || [ -e "$stage/core/lib/$(basename "$lib")" ] || cp -L "$lib" "$stage/tests/lib/"
 done
-tar -C "$stage/core" -cJf "$KIT/core.tar.xz" bin lib
+tar -C "$stage/core" -cJf "$KIT/core.tar.xz" bin lib glibc
 tar -C "$stage/tests" -cJf "$KIT/tests.tar.xz" bin lib
 
 copy_model() { # copy_model DEST MODEL
@@ -62,7 +66,7 @@ core=$(du -m "$KIT/core.tar.xz" | cut -f1)
 tests=$(du -m "$KIT/tests.tar.xz" | cut -f1)
 a=$(du -sm "$KIT/models-a" | cut -f1)
 b=$(du -sm "$KIT/models-b" | cut -f1)
-echo "device-kit: core.tar.xz ${core} MiB ($(ls "$stage/core/lib" | wc -l) libraries), tests.tar.xz ${tests} MiB, models-a ${a} MiB, models-b ${b} MiB"
+echo "device-kit: core.tar.xz ${core} MiB ($(ls "$stage/core/lib" | wc -l) libraries + $(ls "$stage/core/glibc" | wc -l) of glibc), tests.tar.xz ${tests} MiB, models-a ${a} MiB, models-b ${b} MiB"
 echo "device-kit: call a carries core + tests + models-a ($((core + tests + a)) MiB), call b core + models-b ($((core + b)) MiB)"
 if [ $((core + tests + a)) -gt 63 ] || [ $((core + b)) -gt 63 ]; then
     echo "device-kit: a call would carry more than 64 MiB" >&2

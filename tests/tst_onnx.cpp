@@ -214,6 +214,16 @@ private slots:
             if (n->op().kind() == "Pool" && pools++ == 0) QCOMPARE(n->output()->type().str(), std::string("float32[8,64,55,55]"));
         }
         QCOMPARE(pools, 3);
+        // a model with If subgraphs and value_info: silero bound to batch 3 imports (the dims
+        // declared inside the branches are forgotten too, else inference contradicts them);
+        // ranks and element types are kept, dims the If outputs cannot infer stay unknown
+        OnnxImportOptions so;
+        so.inputShapes = {{"input", {3, 512}}, {"h", {2, 3, 64}}, {"c", {2, 3, 64}}};
+        LoadedGraph silero = importOnnxFile(corpus("silero_vad_legacy.onnx"), so);
+        QCOMPARE(silero.graph->inputs()[0]->type().str(), std::string("float32[3,512]"));
+        QCOMPARE(silero.graph->inputs()[1]->type().str(), std::string("int64[]"));
+        QCOMPARE(silero.graph->outputs()[0]->type().str(), std::string("float32[?,?]"));
+        QCOMPARE(silero.graph->outputs()[1]->type().str(), std::string("float32[2,?,64]"));
         // inputs not named keep their declared dims; a rank that does not fit is refused by name
         o.inputShapes = {{"input", {8, 3, 224}}};
         try {

@@ -29,6 +29,24 @@
 namespace passlens {
 namespace {
 
+// The dims the graph declares for its outputs and value_info, and those of every subgraph (If /
+// Loop / Scan bodies: value_info and outputs), cleared with rank and element type kept: after an
+// input was rebound they describe the old shapes and would contradict shape inference.
+void forgetDeclaredDims(onnx::GraphProto& g)
+{
+    auto forget = [](onnx::ValueInfoProto& v) {
+        if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+            for (auto& d : *v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) d.Clear();
+    };
+    for (auto& v : *g.mutable_output()) forget(v);
+    for (auto& v : *g.mutable_value_info()) forget(v);
+    for (auto& n : *g.mutable_node())
+        for (auto& a : *n.mutable_attribute()) {
+            if (a.has_g()) forgetDeclaredDims(*a.mutable_g());
+            for (auto& sg : *a.mutable_graphs()) forgetDeclaredDims(sg);
+        }
+}
+
 using json = nlohmann::json;
 constexpr std::int64_t U = Type::kUnknownDim;
 
@@ -1128,8 +1146,8 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " + std::to_string(imp.opset) +
                                " is newer than libonnx knows (IR " + std::to_string(onnx::Version::IR_VERSION) + ", opset " + std::to_string(onnxLatestKnownOpset()) +
                                "); importing with the newest rules known");
-    // Bind input shapes. The shapes the model declares for its outputs and intermediate values
-    // described the old input shapes: they are dropped (element types kept) and inferred again.
+    // Bind input shapes. The dims the model declares for its outputs and intermediate values
+    // described the old input shapes: they are forgotten (forgetDeclaredDims) and inferred again.
     bool rebound = false;
     for (auto& in : *model.mutable_graph()->mutable_input()) {
         auto it = options.inputShapes.find(in.name());
@@ -1142,12 +1160,7 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         }
         rebound = true;
     }
-    if (rebound) {
-        for (auto& out : *model.mutable_graph()->mutable_output())
-            if (out.type().has_tensor_type() && out.type().tensor_type().has_shape())
-                for (auto& d : *out.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) d.Clear(); // rank kept
-        model.mutable_graph()->clear_value_info();
-    }
+    if (rebound) forgetDeclaredDims(*model.mutable_graph());
     {
         // Undefined inputs of top-level nodes, named before the checker's less specific message.
         const auto& gp = model.graph();

@@ -57,6 +57,10 @@ DeviceInfo queryDevices()
 CopyBandwidth measurePinnedCopyBandwidth(std::size_t bytes, int repeats)
 {
     CopyBandwidth out;
+    if (bytes == 0 || repeats < 1) {
+        out.error = "measurePinnedCopyBandwidth needs bytes >= 1 and repeats >= 1";
+        return out;
+    }
     const DeviceInfo info = queryDevices();
     if (info.deviceCount == 0) {
         out.error = info.error;
@@ -74,22 +78,26 @@ CopyBandwidth measurePinnedCopyBandwidth(std::size_t bytes, int repeats)
     if (check("cudaSetDevice(0)", cudaSetDevice(0)) && check("cudaMallocHost", cudaMallocHost(&host, bytes)) &&
         check("cudaMalloc", cudaMalloc(&dev, bytes)) && check("cudaEventCreate", cudaEventCreate(&start)) &&
         check("cudaEventCreate", cudaEventCreate(&stop))) {
-        auto best = [&](cudaMemcpyKind kind, void* dst, const void* src) {
-            double bestMs = -1;
-            if (!check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind))) return 0.0;
+        // mean and best GB/s of `repeats` timed copies
+        auto measure = [&](cudaMemcpyKind kind, void* dst, const void* src, double& meanGBs, double& bestGBs) {
+            double bestMs = -1, sumMs = 0;
+            if (!check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind))) return;
             for (int i = 0; i < repeats; ++i) {
                 float ms = 0;
                 if (!check("cudaEventRecord", cudaEventRecord(start)) || !check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind)) ||
                     !check("cudaEventRecord", cudaEventRecord(stop)) || !check("cudaEventSynchronize", cudaEventSynchronize(stop)) ||
                     !check("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start, stop)))
-                    return 0.0;
+                    return;
+                sumMs += ms;
                 if (bestMs < 0 || ms < bestMs) bestMs = ms;
             }
-            return bestMs > 0 ? static_cast<double>(bytes) / (bestMs * 1e-3) / 1e9 : 0.0;
+            const double meanMs = sumMs / repeats;
+            if (meanMs > 0) meanGBs = static_cast<double>(bytes) / (meanMs * 1e-3) / 1e9;
+            if (bestMs > 0) bestGBs = static_cast<double>(bytes) / (bestMs * 1e-3) / 1e9;
         };
         std::memset(host, 1, bytes);
-        out.hostToDeviceGBs = best(cudaMemcpyHostToDevice, dev, host);
-        out.deviceToHostGBs = best(cudaMemcpyDeviceToHost, host, dev);
+        measure(cudaMemcpyHostToDevice, dev, host, out.hostToDeviceGBs, out.hostToDeviceBestGBs);
+        measure(cudaMemcpyDeviceToHost, host, dev, out.deviceToHostGBs, out.deviceToHostBestGBs);
     }
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);

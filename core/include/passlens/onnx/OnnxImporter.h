@@ -17,8 +17,9 @@ namespace passlens {
 struct OnnxImportOptions {
     /// Binds graph inputs' dims before shape inference (name -> full shape; -1 keeps a dim
     /// dynamic). Inputs not named keep the dims the model declares. When any input is bound, the
-    /// shapes the model declares for its outputs and value_info are dropped (element types kept)
-    /// and inferred from the new input shapes (e.g. the batch size of a model exported at 1).
+    /// dims the model declares for its outputs and value_info, subgraphs included, are forgotten
+    /// (rank and element type kept) and inferred from the new input shapes (e.g. the batch size
+    /// of a model exported at 1).
     std::map<std::string, std::vector<std::int64_t>> inputShapes;
 };
 

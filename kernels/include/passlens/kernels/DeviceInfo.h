@@ -23,13 +23,16 @@ struct DeviceInfo {
 DeviceInfo queryDevices();
 
 /// The copy bandwidth a plain program reaches on CUDA device 0: `bytes` copied between a pinned
-/// host buffer (cudaMallocHost) and device memory with cudaMemcpy, best of `repeats` timed with
-/// CUDA events, after one untimed copy each way. The reference for the executor's transfers
-/// (bench_transfer). GB/s = 1e9 bytes per second.
+/// host buffer (cudaMallocHost) and device memory with cudaMemcpy, `repeats` times each way
+/// timed with CUDA events after one untimed copy. The reference for the executor's transfers
+/// (bench_transfer compares means with means). GB/s = 1e9 bytes per second.
 struct CopyBandwidth {
-    double hostToDeviceGBs = 0;
-    double deviceToHostGBs = 0;
-    /// Why it could not be measured (no device, CUDA not compiled, out of memory); empty on success.
+    double hostToDeviceGBs = 0;     ///< from the mean copy time
+    double deviceToHostGBs = 0;     ///< from the mean copy time
+    double hostToDeviceBestGBs = 0; ///< from the fastest copy
+    double deviceToHostBestGBs = 0; ///< from the fastest copy
+    /// Why it could not be measured (no device, CUDA not compiled, bytes or repeats < 1, out of
+    /// memory); empty on success.
     std::string error;
 };
 /// Never throws; failures are reported in CopyBandwidth::error.
