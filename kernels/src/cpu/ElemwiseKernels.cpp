@@ -5,6 +5,9 @@
 
 #include <passlens/gpu/GpuRewrites.h>
 
+#include <cstdlib>
+#include <cstring>
+
 namespace passlens::cpu {
 
 namespace {
@@ -110,7 +113,7 @@ std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInp
     if (e->prog.mode != ScalarProgram::Mode::Float || e->prog.nodes.empty() || e->prog.nodes.back().op == ScalarOp::Input ||
         e->prog.nodes.back().dtype != DType::Float32)
         return nullptr;
-    if (!std::getenv("PASSLENS_EPILOGUE_CHAIN") || std::string(std::getenv("PASSLENS_EPILOGUE_CHAIN")) != "off")
+    if (const char* sw = std::getenv("PASSLENS_EPILOGUE_CHAIN"); !(sw && std::strcmp(sw, "off") == 0))
         e->rows.chain = compileChain(e->prog, yInput);
     return e;
 }

@@ -1,6 +1,6 @@
 // AVX-512 versions of hot loops, included by Loops.inl in the x86-64-v4 build only (inside its
-// anonymous namespace): the stride-2 gather of im2col, and 3x3 undilated float32 depthwise
-// convolution with stride 1 or 2.
+// anonymous namespace): row copies and even / odd de-interleaving (also im2col's stride-2
+// gather), and 3x3 undilated float32 depthwise convolution with stride 1 or 2.
 //
 // Depthwise:
 // Same arithmetic as the portable kernels in Loops.inl: out = w0*t0 + w1*t1 + ... + w8*t8 in tap
@@ -28,8 +28,8 @@ inline void copyRow16(const float* src, float* dst, std::int64_t n)
     }
 }
 
-// ev[e0 + j] = src[2j] for j < ne, od[o0 + j] = src[2j + 1] for j < no (src has >= 2*max(ne, no) - 1
-// readable floats as needed: loads are masked to n = source length).
+// ev[j] = src[2j] for j < ne and od[j] = src[2j + 1] for j < no (od unused when no = 0); only
+// src[0 .. n-1] is read (loads masked to the source length n).
 inline void deinterleaveRow16(const float* src, std::int64_t n, float* ev, std::int64_t ne, float* od, std::int64_t no)
 {
     const __m512i evIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -42,25 +42,6 @@ inline void deinterleaveRow16(const float* src, std::int64_t n, float* ev, std::
         const __m512 hi = _mm512_maskz_loadu_ps(tailMask(std::max<std::int64_t>(0, std::min<std::int64_t>(16, left - 16))), src + s + 16);
         if (j < ne) _mm512_mask_storeu_ps(ev + j, tailMask(ne - j), _mm512_permutex2var_ps(lo, evIdx, hi));
         if (j < no) _mm512_mask_storeu_ps(od + j, tailMask(no - j), _mm512_permutex2var_ps(lo, odIdx, hi));
-    }
-}
-
-// dst[j] = src[2j] for j < n (reads src[0 .. 2n-2] only)
-inline void gatherStride2Row16(const float* src, float* dst, std::int64_t n)
-{
-    const __m512i evIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const std::int64_t len = 2 * n - 1; // floats that may be read
-    for (std::int64_t j = 0; j < n; j += 16) {
-        const std::int64_t left = len - 2 * j;
-        __m512 lo, hi;
-        if (left >= 32) {
-            lo = _mm512_loadu_ps(src + 2 * j);
-            hi = _mm512_loadu_ps(src + 2 * j + 16);
-        } else {
-            lo = _mm512_maskz_loadu_ps(tailMask(std::min<std::int64_t>(16, left)), src + 2 * j);
-            hi = _mm512_maskz_loadu_ps(tailMask(std::max<std::int64_t>(0, left - 16)), src + 2 * j + 16);
-        }
-        _mm512_mask_storeu_ps(dst + j, tailMask(n - j), _mm512_permutex2var_ps(lo, evIdx, hi));
     }
 }
 
