@@ -102,20 +102,30 @@ double threadCpuMs()
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Wall milliseconds of one run.
+double runMs(passlens::Executor& ex, const std::vector<passlens::Tensor>& in)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    ex.run(in);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in, int warmup, int runs)
 {
     for (int i = 0; i < warmup; ++i) ex.run(in);
     std::vector<double> t, cpu;
     for (int i = 0; i < runs; ++i) {
         const double c0 = threadCpuMs();
-        const auto a = std::chrono::steady_clock::now();
-        ex.run(in);
-        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+        t.push_back(runMs(ex, in));
         cpu.push_back(threadCpuMs() - c0);
     }
-    std::sort(t.begin(), t.end());
-    std::sort(cpu.begin(), cpu.end());
-    return {t[t.size() / 2], t.front(), cpu[cpu.size() / 2]};
+    return {median(t), *std::min_element(t.begin(), t.end()), median(cpu)};
 }
 
 // Alternating A/B runs of the same graph (see --ab above).
@@ -130,9 +140,7 @@ void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor
     auto exB = build(b);
     auto once = [&](passlens::Executor& ex, const std::string& v) {
         ::setenv(var.c_str(), v.c_str(), 1);
-        const auto t0 = std::chrono::steady_clock::now();
-        ex.run(in);
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        return runMs(ex, in);
     };
     for (int i = 0; i < warmup; ++i) {
         once(*exA, a);
@@ -144,10 +152,6 @@ void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor
         tb.push_back(once(*exB, b));
         ratio.push_back(tb.back() / ta.back());
     }
-    auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     std::printf("%s\t%s\t%s=%s median_ms=%.3f min_ms=%.3f\t%s=%s median_ms=%.3f min_ms=%.3f\tmedian_ratio_B/A=%.3f\n", model, phase, var.c_str(),
                 a.c_str(), median(ta), *std::min_element(ta.begin(), ta.end()), var.c_str(), b.c_str(), median(tb),
                 *std::min_element(tb.begin(), tb.end()), median(ratio));
