@@ -15,7 +15,6 @@
 #include <passlens/trace/Trace.h>
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -586,10 +585,8 @@ private Q_SLOTS:
         QCOMPARE(drawing.nodes.size(), std::size_t(5002));
         LayoutEngine engine;
         LayoutOptions o = quickOptions();
-        QElapsedTimer timer;
-        timer.start();
+        o.budget = std::chrono::minutes(10); // a hang guard only: speed is bench_layout's business
         const LayoutResult r = engine.layout(drawing, o);
-        QVERIFY(timer.elapsed() < o.budget.count());
         QVERIFY(r.focused);
         QVERIFY(r.nodes.size() <= o.focusMaxNodes + 2);
         QCOMPARE(r.totalNodes, std::size_t(5002));
@@ -635,28 +632,21 @@ private Q_SLOTS:
 
     void budgetFallsBackToFocusedView()
     {
+        // The full layout gets 10% of a 60 s budget, which a 5,000-node braided chain needs many
+        // times over on any machine; the focused view then has the remaining 54 s, so the
+        // outcome does not depend on how busy the machine is. The engine itself enforces the
+        // budget (TimedOut past it), so no wall clock is read here.
         auto g = chainGraph(5000);
         const DrawGraph drawing = drawGraph(*g);
         LayoutOptions o = quickOptions();
-        o.nodeThreshold = 100000; // try the full layout first: it cannot finish in 2 s
-        o.budget = std::chrono::milliseconds(4000);
-        o.fullShare = 0.5;
-        QElapsedTimer timer;
-        timer.start();
-        try {
-            const LayoutResult r = LayoutEngine().layout(drawing, o);
-            QVERIFY(r.focused);
-            QVERIFY2(q(r.focusReason).contains("ran past"), r.focusReason.c_str());
-        } catch (const LayoutError& e) {
-            // Only a sanitizer build may be too slow for the focused view in the remaining 2 s;
-            // it must still stop at the budget.
-#if !defined(__SANITIZE_ADDRESS__)
-            QFAIL(e.what());
-#endif
-            QCOMPARE(int(e.kind()), int(LayoutError::Kind::TimedOut));
-        }
-        const auto elapsed = timer.elapsed();
-        QVERIFY2(elapsed < 4000 + 700, qPrintable(QString::number(elapsed)));
+        o.nodeThreshold = 100000; // try the full layout first
+        o.budget = std::chrono::milliseconds(60000);
+        o.fullShare = 0.1;
+        const LayoutResult r = LayoutEngine().layout(drawing, o);
+        QVERIFY(r.focused);
+        QVERIFY2(q(r.focusReason).contains("ran past 6"), r.focusReason.c_str());
+        QVERIFY(r.nodes.size() <= o.focusMaxNodes + 2);
+        QCOMPARE(r.totalNodes, std::size_t(5002));
     }
 
     void cancelStopsLayout()
@@ -671,8 +661,8 @@ private Q_SLOTS:
             std::this_thread::sleep_for(std::chrono::milliseconds(150));
             token.cancel();
         });
-        QElapsedTimer timer;
-        timer.start();
+        // Cancelled (not TimedOut, not a finished layout) shows that the cancel, 150 ms in,
+        // stopped a layout that had a minute to run.
         bool cancelled = false;
         try {
             LayoutEngine().layout(drawing, o, &token);
@@ -681,7 +671,6 @@ private Q_SLOTS:
         }
         canceller.join();
         QVERIFY(cancelled);
-        QVERIFY(timer.elapsed() < 2000);
         // A token cancelled up front stops at once.
         bool early = false;
         try {
