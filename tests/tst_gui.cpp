@@ -16,6 +16,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -360,6 +361,66 @@ private slots:
         w.session().setCurrentStep(0); // stepping returns to the step's graph
         QVERIFY(waitIdle(w));
         QVERIFY(!w.session().showingNested());
+    }
+
+    void findDrawsAndRevealsAHitOutsideTheFocusedView() {
+        // A 2,400-node chain is drawn as a focused view around its outputs; the node named
+        // "first_neg" sits at the far end, so Find must draw its neighbourhood to show it.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const int n = 2400;
+        QString text = QStringLiteral(R"({"format": "passlens.graph", "version": 1, "name": "chain",
+  "inputs": [{"name": "v0", "type": "float32[8]"}], "constants": [], "nodes": [)");
+        for (int i = 0; i < n; ++i)
+            text += QStringLiteral(R"(%1{"op": "Elemwise", "name": "%2", "attrs": {"scalar": "%3"}, "inputs": ["v%4"], "outputs": ["v%5"]})")
+                        .arg(i ? ",\n" : "\n")
+                        .arg(i == 1 ? QStringLiteral("first_neg") : QStringLiteral("step%1").arg(i))
+                        .arg(i % 2 ? "neg" : "exp")
+                        .arg(i)
+                        .arg(i + 1);
+        text += QStringLiteral(R"(], "outputs": ["v%1"]})").arg(n);
+        const QString path = dir.filePath(QStringLiteral("chain.graph.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(text.toUtf8());
+        f.close();
+
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(openAndWait(w, path, QStringLiteral("none")));
+        QVERIFY(w.session().layout() && w.session().layout()->focused);
+        auto g = w.session().graphAt(w.session().currentStep());
+        NodeId target = -1;
+        for (const Apply* a : g->toposort())
+            if (a->name() == "first_neg") target = a->id();
+        QVERIFY(target >= 0);
+        QVERIFY(!w.graphScene()->nodeIds().contains(target));
+
+        w.findNext(QStringLiteral("first_neg"));
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of 1"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.graphScene()->nodeIds().contains(target));
+        QCOMPARE(w.inspector()->shownNode(), target);
+        const auto selected = w.graphScene()->selectedItems();
+        QCOMPARE(selected.size(), qsizetype(1));
+        QVERIFY(w.graphView()->viewport()->rect().contains(w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
+
+        // By id, with and without '#'; by op kind (every node), cycling with wrap-around.
+        w.findNext(QStringLiteral("#%1").arg(target));
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of 1"));
+        w.findNext(QStringLiteral("Elemwise"));
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of %1").arg(n));
+        w.findNext(QStringLiteral("Elemwise"), -1);
+        w.findNext(QStringLiteral("Elemwise"), -1);
+        QCOMPARE(w.findStatus(), QStringLiteral("match %1 of %2").arg(n - 1).arg(n));
+        // the chain's far end was not drawn around first_neg: its neighbourhood is laid out
+        QVERIFY(waitIdle(w));
+        const NodeId secondLast = g->toposort()[static_cast<std::size_t>(n - 2)]->id();
+        QVERIFY(w.graphScene()->nodeIds().contains(secondLast));
+        QCOMPARE(w.inspector()->shownNode(), secondLast);
+        w.findNext(QStringLiteral("no such thing"));
+        QCOMPARE(w.findStatus(), QStringLiteral("no match"));
     }
 
     void sessionReopensOnTheSameStep() {

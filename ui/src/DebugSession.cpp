@@ -147,6 +147,7 @@ void DebugSession::setCurrentStep(int index) {
     m_nested.reset();
     if (index == m_current) return;
     m_current = index;
+    m_extraFocus.clear();
     emit stepChanged(m_current);
 }
 
@@ -205,6 +206,11 @@ void DebugSession::setProfile(std::optional<TimingProfile> p, TimingOptions opti
     m_stepLayouts.clear(); // labels change; the next layout is pinned to the current drawing
 }
 
+void DebugSession::focusOnNodes(std::vector<NodeId> nodes) {
+    m_extraFocus = std::move(nodes);
+    requestLayout();
+}
+
 void DebugSession::relayout() {
     m_stepLayouts.clear();
     m_layoutChain.reset();
@@ -242,8 +248,13 @@ void DebugSession::requestLayout() {
         else if (m_layout && m_layoutChain == chain) anchor = m_layout;
     }
     const int current = m_current;
+    const std::vector<NodeId> extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;
+    if (!extraFocus.empty()) { // the remembered or pinned drawing may lack the seeds
+        remembered.reset();
+        anchor.reset();
+    }
     auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, chain, current] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, chain, current, extraFocus] {
         auto res = watcher->result();
         watcher->deleteLater();
         if (generation != m_layoutGeneration) return; // a newer request superseded it
@@ -252,7 +263,7 @@ void DebugSession::requestLayout() {
             return;
         }
         m_layoutChain = chain;
-        if (chain) {
+        if (chain && extraFocus.empty()) {
             m_stepLayouts[{*chain, current}] = *res.first;
             // keep it bounded: drop the drawings farthest from this step
             while (m_stepLayouts.size() > 48) {
@@ -276,6 +287,7 @@ void DebugSession::requestLayout() {
                 dg = drawDiff(*before, *after, d, opt);
             } else {
                 if (!nested) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
+                opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
                 dg = drawGraph(*after, opt);
             }
             if (profile) applyTiming(dg, *profile, topt);

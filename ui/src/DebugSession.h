@@ -79,6 +79,10 @@ public:
     /// and remembered, so stepping back shows the same drawing; the same holds for stepping with
     /// a diff from a fixed step shown. Nested graphs get their own dot layout.
     void requestLayout();
+    /// Lays the current step out again so that `nodes` are drawn even when the graph is too big
+    /// for a full drawing (they seed the focused view, with the step's own changes). The seeds
+    /// hold until the step changes. Emits layoutReady() as requestLayout() does.
+    void focusOnNodes(std::vector<NodeId> nodes);
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
     /// (after many rewrites the pinned drawing can grow untidy).
     void relayout();
@@ -130,6 +134,7 @@ private:
     std::optional<int> m_layoutChain;
     /// Drawings of this stepping chain by (chain, step): stepping back shows the same drawing.
     std::map<std::pair<int, int>, LayoutResult> m_stepLayouts;
+    std::vector<NodeId> m_extraFocus; ///< focusOnNodes() seeds, until the step changes
     std::optional<TimingProfile> m_profile;
     TimingOptions m_timingOptions;
     bool m_busy = false;

@@ -1,11 +1,14 @@
 #include "MainWindow.h"
 
+#include <passlens/ir/GraphSearch.h>
+
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
 
+#include <passlens/ir/GraphSearch.h>
 #include <passlens/layout/Export.h>
 #include <passlens/layout/Report.h>
 #include <passlens/pipeline/OptimizeReport.h>
@@ -384,32 +387,69 @@ void MainWindow::buildActions() {
     m_search->setClearButtonEnabled(true);
     m_search->setMaximumWidth(220);
     tb->addWidget(m_search);
-    auto findNext = [this](int dir) {
-        const auto hits = m_scene->find(m_search->text());
-        if (hits.isEmpty()) {
-            statusBar()->showMessage(tr("No node matches “%1”").arg(m_search->text()), 3000);
-            return;
-        }
-        m_searchHit = (m_searchHit + dir + static_cast<int>(hits.size())) % static_cast<int>(hits.size());
-        GraphNodeItem* it = hits[m_searchHit];
-        selectNode(it->node().node);
-        m_view->centerOn(it);
-        statusBar()->showMessage(tr("Match %1 of %2").arg(m_searchHit + 1).arg(hits.size()), 3000);
-    };
-    connect(m_search, &QLineEdit::returnPressed, this, [findNext] { findNext(1); });
-    connect(m_search, &QLineEdit::textChanged, this, [this] { m_searchHit = -1; });
+    m_findLabel = new QLabel;
+    m_findLabel->setMinimumWidth(90);
+    tb->addWidget(m_findLabel);
+    connect(m_search, &QLineEdit::returnPressed, this, [this] { findNext(m_search->text(), 1); });
+    connect(m_search, &QLineEdit::textChanged, this, [this] {
+        m_searchHit = -1;
+        m_findLabel->clear();
+    });
     auto* findAct = new QAction(this);
     findAct->setShortcut(QKeySequence::Find);
     connect(findAct, &QAction::triggered, this, [this] { m_search->setFocus(); m_search->selectAll(); });
     addAction(findAct);
     auto* nextHit = new QAction(this);
     nextHit->setShortcut(QKeySequence::FindNext);
-    connect(nextHit, &QAction::triggered, this, [findNext] { findNext(1); });
+    connect(nextHit, &QAction::triggered, this, [this] { findNext(m_search->text(), 1); });
     addAction(nextHit);
     auto* prevHit = new QAction(this);
     prevHit->setShortcut(QKeySequence::FindPrevious);
-    connect(prevHit, &QAction::triggered, this, [findNext] { findNext(-1); });
+    connect(prevHit, &QAction::triggered, this, [this] { findNext(m_search->text(), -1); });
     addAction(prevHit);
+}
+
+void MainWindow::findNext(const QString& text, int direction) {
+    if (m_search->text() != text) {
+        const QSignalBlocker block(m_search);
+        m_search->setText(text);
+        m_searchHit = -1;
+    }
+    QList<NodeId> hits;
+    if (m_session->showingNested()) { // nested graphs: what is drawn is the whole graph
+        for (GraphNodeItem* it : m_scene->find(text)) hits << it->node().node;
+    } else if (auto g = m_session->graphAt(m_session->currentStep())) {
+        for (const Apply* n : findNodes(*g, text.toStdString())) hits << n->id();
+    }
+    if (hits.isEmpty()) {
+        m_searchHit = -1;
+        m_findLabel->setText(text.trimmed().isEmpty() ? QString() : tr("no match"));
+        return;
+    }
+    const int n = static_cast<int>(hits.size());
+    m_searchHit = m_searchHit < 0 ? (direction >= 0 ? 0 : n - 1) : ((m_searchHit + direction) % n + n) % n;
+    const NodeId id = hits[m_searchHit];
+    m_findLabel->setText(tr("match %1 of %2").arg(m_searchHit + 1).arg(n));
+    m_pendingReveal = -1; // an earlier hit still being drawn is superseded
+    if (revealNode(id)) return;
+    // not in the drawing (a focused view of a big graph): draw its neighbourhood, then reveal
+    m_pendingReveal = id;
+    log(tr("Find: drawing the neighbourhood of node #%1").arg(id));
+    m_session->focusOnNodes({id});
+}
+
+QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
+
+bool MainWindow::revealNode(NodeId id) {
+    GraphNodeItem* item = m_scene->selectNode(id);
+    if (!item) return false;
+    selectNode(id);
+    if (m_view->zoom() < 0.75) { // readable titles (about 12 px), as a big graph opens
+        m_view->resetTransform();
+        m_view->scale(0.9, 0.9);
+    }
+    m_view->centerOn(item);
+    return true;
 }
 
 void MainWindow::openFile(const QString& path, const QString& pipeline) {
@@ -519,7 +559,12 @@ void MainWindow::showLayout() {
                        .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")), QStringLiteral("\\1&nbsp;\\2"));
     m_summary->setText(summary);
     m_lastShownStep = m_session->currentStep();
-    if (m_inspector->shownNode() >= 0) selectNode(m_inspector->shownNode());
+    if (m_pendingReveal >= 0) {
+        const NodeId id = std::exchange(m_pendingReveal, -1);
+        if (!revealNode(id)) log(tr("Find: node #%1 is not in the drawing").arg(id));
+    } else if (m_inspector->shownNode() >= 0) {
+        selectNode(m_inspector->shownNode());
+    }
     settleIdle(true, {});
 }
 

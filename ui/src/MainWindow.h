@@ -58,6 +58,13 @@ public:
     void executeCurrent(const ExecuteRequest& request = {});
     void setDiffMode(int mode); ///< 0 off, 1 overlay (phase start -> step), 2 side by side
     void selectNode(NodeId id);
+    /// Find: moves to the next (`direction` 1) or previous (-1) node of the current step that
+    /// matches `text` (findNodes: ids, op kinds, node and variable names, whole words first),
+    /// draws it when the shown drawing is a focused view without it, selects it and brings it
+    /// on screen; the "match k of n" label next to the search box says where it is.
+    void findNext(const QString& text, int direction = 1);
+    /// The label next to the search box ("match 2 of 7", "no match").
+    QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
     void openNested(NodeId id, const QString& attribute);
 
@@ -81,6 +88,8 @@ private:
     void comparePipelines();
     void runCheck();
     void settleIdle(bool ok, const QString& message);
+    /// Selects `id` and scrolls it to the centre at a readable zoom; false if it is not drawn.
+    bool revealNode(NodeId id);
 
     DebugSession* m_session;
     std::shared_ptr<ExecutionBackend> m_backend;
@@ -111,6 +120,8 @@ private:
     QMenu* m_recentMenu = nullptr;
     nlohmann::json m_profileJson;
     int m_searchHit = -1;
+    QLabel* m_findLabel = nullptr;
+    NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
     bool m_executing = false;
     std::atomic<bool> m_cancelExec{false};
     std::vector<std::function<void(bool, QString)>> m_idleWaiters;
