@@ -22,6 +22,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QTreeView>
 #include <QScrollBar>
 
 #include <time.h>
@@ -187,6 +188,56 @@ private slots:
         QTest::keyClick(&w, Qt::Key_End);
         QVERIFY(waitIdle(w));
         QCOMPARE(w.graphScene()->nodeIds(), finalIds);
+    }
+
+    // The pipeline tree follows the slider (the step's event row, or its phase row at a phase
+    // end), and moving through the tree with the keyboard moves the step.
+    void pipelineTreeFollowsTheStep() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        auto& s = w.session();
+        QTreeView* tree = w.pipelineTree();
+        auto currentRow = [&] { return tree->currentIndex(); };
+        int eventStep = -1, phaseEndStep = -1;
+        for (int k = 1; k < static_cast<int>(s.steps().size()); ++k) {
+            const StepPoint& p = s.steps()[static_cast<std::size_t>(k)];
+            if (!p.phaseEnd && eventStep < 0) eventStep = k;
+            if (p.phaseEnd && eventStep >= 0 && phaseEndStep < 0) phaseEndStep = k;
+        }
+        QVERIFY(eventStep > 0 && phaseEndStep > eventStep);
+        s.setCurrentStep(eventStep);
+        QVERIFY(waitIdle(w));
+        QVERIFY(currentRow().parent().isValid()); // an event row
+        QCOMPARE(currentRow().data(PipelineModel::EventRole).toInt(), s.steps()[static_cast<std::size_t>(eventStep)].event);
+        QCOMPARE(s.currentStep(), eventStep); // following did not move the step
+        s.setCurrentStep(phaseEndStep);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!currentRow().parent().isValid()); // a phase row
+        QCOMPARE(currentRow().data(PipelineModel::PhaseRole).toInt(), s.steps()[static_cast<std::size_t>(phaseEndStep)].phase);
+        QCOMPARE(s.currentStep(), phaseEndStep);
+        // Keys in the tree move the step: Up from the phase row is the last row above it (an
+        // event of an expanded phase or a phase row), Down comes back to the phase's end.
+        tree->setFocus();
+        const QModelIndex phaseRow = currentRow();
+        QTest::keyClick(tree, Qt::Key_Up);
+        QVERIFY(currentRow() != phaseRow);
+        QVERIFY(waitIdle(w));
+        const StepPoint& up = s.steps()[static_cast<std::size_t>(s.currentStep())];
+        if (currentRow().parent().isValid()) {
+            QCOMPARE(up.event, currentRow().data(PipelineModel::EventRole).toInt());
+            QVERIFY(!up.phaseEnd);
+        } else {
+            QVERIFY(up.phaseEnd);
+            QCOMPARE(up.phase, currentRow().data(PipelineModel::PhaseRole).toInt());
+        }
+        QVERIFY(s.currentStep() < phaseEndStep);
+        QTest::keyClick(tree, Qt::Key_Down);
+        QCOMPARE(currentRow(), phaseRow);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), phaseEndStep);
     }
 
     // Stepping rewrite by rewrite keeps every unchanged node at the same scene position and at

@@ -63,9 +63,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
     buildUi();
     buildActions();
     connect(m_session, &DebugSession::opened, this, [this] {
-        m_pipelineModel->setTrace(m_session->trace());
-        m_pipelineTree->expandToDepth(-1);
-        m_pipelineTree->collapseAll();
+        {
+            const bool wasSyncing = std::exchange(m_syncingTree, true); // a reset moves no step
+            m_pipelineModel->setTrace(m_session->trace());
+            m_pipelineTree->expandToDepth(-1);
+            m_pipelineTree->collapseAll();
+            m_syncingTree = wasSyncing;
+        }
         m_slider->setRange(0, static_cast<int>(m_session->steps().size()) - 1);
         setWindowTitle(QStringLiteral("%1 — %2 — PassLens").arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
         const int idx = m_pipelineCombo->findText(m_session->pipelineName());
@@ -161,7 +165,12 @@ void MainWindow::buildUi() {
     pv->setContentsMargins(2, 2, 2, 2);
     m_hideUnchanged = new QAction(tr("Hide phases that changed nothing"), this);
     m_hideUnchanged->setCheckable(true);
-    connect(m_hideUnchanged, &QAction::toggled, this, [filter](bool on) { filter->setFilterFixedString(on ? QStringLiteral("false") : QString()); });
+    connect(m_hideUnchanged, &QAction::toggled, this, [this, filter](bool on) {
+        const bool wasSyncing = std::exchange(m_syncingTree, true); // rows vanishing move no step
+        filter->setFilterFixedString(on ? QStringLiteral("false") : QString());
+        m_syncingTree = wasSyncing;
+        if (!m_session->steps().empty()) syncPipelineTree(m_session->steps()[static_cast<std::size_t>(m_session->currentStep())]);
+    });
     auto* hide = new QToolButton;
     hide->setDefaultAction(m_hideUnchanged);
     hide->setToolButtonStyle(Qt::ToolButtonTextOnly);
@@ -171,16 +180,20 @@ void MainWindow::buildUi() {
     pipeDock->setObjectName(QStringLiteral("pipelineDock"));
     pipeDock->setWidget(pipeBox);
     addDockWidget(Qt::LeftDockWidgetArea, pipeDock);
-    connect(m_pipelineTree, &QTreeView::activated, this, [this, filter](const QModelIndex& i) {
+    m_pipelineFilter = filter;
+    // A row made current (click, arrow keys) shows its step: an event row its event, a phase
+    // row the phase's end. The tree follows the slider in refreshStep().
+    connect(m_pipelineTree->selectionModel(), &QItemSelectionModel::currentChanged, this, [this, filter](const QModelIndex& i) {
+        if (m_syncingTree || !i.isValid()) return;
         const QModelIndex src = filter->mapToSource(i);
-        m_session->goToEvent(m_pipelineModel->data(src, PipelineModel::EventRole).toInt());
         if (!src.parent().isValid()) { // a phase row: its end step
             const int phase = src.row();
             for (int k = 0; k < static_cast<int>(m_session->steps().size()); ++k)
-                if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd && m_session->steps()[static_cast<std::size_t>(k)].phase == phase) m_session->setCurrentStep(k);
+                if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd && m_session->steps()[static_cast<std::size_t>(k)].phase == phase)
+                    return m_session->setCurrentStep(k);
         }
+        m_session->goToEvent(m_pipelineModel->data(src, PipelineModel::EventRole).toInt());
     });
-    connect(m_pipelineTree, &QTreeView::clicked, m_pipelineTree, &QTreeView::activated);
     // reorder: move a phase to another SequenceDB position; applied by the next Run
     m_pipelineTree->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_pipelineTree, &QWidget::customContextMenuRequested, this, [this, filter](const QPoint& pos) {
@@ -438,6 +451,21 @@ void MainWindow::findNext(const QString& text, int direction) {
     m_session->focusOnNodes({id});
 }
 
+void MainWindow::syncPipelineTree(const StepPoint& s) {
+    // the event's row, else (source, phase ends, a phase whose events are hidden) the phase's
+    QModelIndex src = s.phaseEnd ? QModelIndex() : m_pipelineModel->indexOfEvent(s.event);
+    if (!src.isValid() && s.phase >= 0 && s.phase < m_pipelineModel->rowCount()) src = m_pipelineModel->index(s.phase, 0);
+    const QModelIndex shown = m_pipelineFilter->mapFromSource(src);
+    const bool wasSyncing = std::exchange(m_syncingTree, true);
+    if (shown.isValid()) {
+        m_pipelineTree->selectionModel()->setCurrentIndex(shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_pipelineTree->scrollTo(shown);
+    } else {
+        m_pipelineTree->selectionModel()->clearSelection();
+    }
+    m_syncingTree = wasSyncing;
+}
+
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
 
 bool MainWindow::revealNode(NodeId id) {
@@ -467,6 +495,7 @@ void MainWindow::refreshStep() {
     }
     const StepPoint& s = steps[static_cast<std::size_t>(cur)];
     m_stepLabel->setText(tr("step %1 of %2: %3").arg(cur).arg(steps.size() - 1).arg(s.label));
+    syncPipelineTree(s);
     if (m_diffCombo->currentIndex() > 0) m_session->setDiffFrom(m_session->phaseStartStep(cur));
     m_session->requestLayout();
 }

@@ -16,6 +16,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QSlider;
+class QSortFilterProxyModel;
 class QStackedWidget;
 class QTreeView;
 class QTableView;
@@ -51,6 +52,7 @@ public:
     GraphView* beforeView() const { return m_viewBefore; }
     GraphScene* beforeScene() const { return m_sceneBefore; }
     PipelineModel* pipelineModel() const { return m_pipelineModel; }
+    QTreeView* pipelineTree() const { return m_pipelineTree; }
     ProfileModel* profileModel() const { return m_profileNodes; }
     QTableView* profileTable() const { return m_profileTable; }
     InspectorWidget* inspector() const { return m_inspector; }
@@ -88,6 +90,8 @@ private:
     void comparePipelines();
     void runCheck();
     void settleIdle(bool ok, const QString& message);
+    /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
+    void syncPipelineTree(const StepPoint& s);
     /// Selects `id` and scrolls it to the centre at a readable zoom; false if it is not drawn.
     bool revealNode(NodeId id);
 
@@ -121,6 +125,8 @@ private:
     nlohmann::json m_profileJson;
     int m_searchHit = -1;
     QLabel* m_findLabel = nullptr;
+    QSortFilterProxyModel* m_pipelineFilter = nullptr;
+    bool m_syncingTree = false; ///< the tree is being moved to the step: do not move the step
     NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
     bool m_executing = false;
     std::atomic<bool> m_cancelExec{false};
