@@ -54,6 +54,25 @@ bool waitIdle(MainWindow& w, int timeoutMs = 600000) {
     return QTest::qWaitFor([&] { return done; }, timeoutMs) && ok;
 }
 
+// Writes a chain of `n` Elemwise nodes (exp, neg, exp, ...; node 1 is named "first_neg", the
+// others "stepK") as graph JSON in `dir`; returns its path, empty on failure.
+QString writeChainGraph(const QTemporaryDir& dir, int n) {
+    QString text = QStringLiteral(R"({"format": "passlens.graph", "version": 1, "name": "chain",
+  "inputs": [{"name": "v0", "type": "float32[8]"}], "constants": [], "nodes": [)");
+    for (int i = 0; i < n; ++i)
+        text += QStringLiteral(R"(%1{"op": "Elemwise", "name": "%2", "attrs": {"scalar": "%3"}, "inputs": ["v%4"], "outputs": ["v%5"]})")
+                    .arg(i ? ",\n" : "\n")
+                    .arg(i == 1 ? QStringLiteral("first_neg") : QStringLiteral("step%1").arg(i))
+                    .arg(i % 2 ? "neg" : "exp")
+                    .arg(i)
+                    .arg(i + 1);
+    text += QStringLiteral(R"(], "outputs": ["v%1"]})").arg(n);
+    const QString path = dir.filePath(QStringLiteral("chain.graph.json"));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0) return {};
+    return path;
+}
+
 // CPU time of the calling thread in microseconds (CLOCK_THREAD_CPUTIME_ID): unlike wall time it
 // does not grow while the thread waits for a core on a busy machine.
 qint64 threadCpuMicros() {
@@ -420,21 +439,8 @@ private slots:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const int n = 2400;
-        QString text = QStringLiteral(R"({"format": "passlens.graph", "version": 1, "name": "chain",
-  "inputs": [{"name": "v0", "type": "float32[8]"}], "constants": [], "nodes": [)");
-        for (int i = 0; i < n; ++i)
-            text += QStringLiteral(R"(%1{"op": "Elemwise", "name": "%2", "attrs": {"scalar": "%3"}, "inputs": ["v%4"], "outputs": ["v%5"]})")
-                        .arg(i ? ",\n" : "\n")
-                        .arg(i == 1 ? QStringLiteral("first_neg") : QStringLiteral("step%1").arg(i))
-                        .arg(i % 2 ? "neg" : "exp")
-                        .arg(i)
-                        .arg(i + 1);
-        text += QStringLiteral(R"(], "outputs": ["v%1"]})").arg(n);
-        const QString path = dir.filePath(QStringLiteral("chain.graph.json"));
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(text.toUtf8());
-        f.close();
+        const QString path = writeChainGraph(dir, n);
+        QVERIFY(!path.isEmpty());
 
         MainWindow w;
         w.resize(1200, 800);
@@ -472,6 +478,42 @@ private slots:
         QCOMPARE(w.inspector()->shownNode(), secondLast);
         w.findNext(QStringLiteral("no such thing"));
         QCOMPARE(w.findStatus(), QStringLiteral("no match"));
+    }
+
+    // Double-clicking the "… N nodes" placeholder of a focused view draws more of what it hides.
+    void placeholderExpandsOnDoubleClick() {
+        QTemporaryDir dir;
+        const int n = 2400;
+        const QString path = writeChainGraph(dir, n);
+        QVERIFY(!path.isEmpty());
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(openAndWait(w, path, QStringLiteral("none")));
+        auto placeholder = [&]() -> GraphNodeItem* {
+            for (GraphNodeItem* it : w.graphScene()->nodeItems())
+                if (it->node().category == NodeCategory::Collapsed) return it;
+            return nullptr;
+        };
+        GraphNodeItem* c = placeholder();
+        QVERIFY(c);
+        const std::size_t hidden = c->node().hiddenCount;
+        const int drawn = w.graphScene()->nodeIds().size();
+        // one chain: one placeholder upstream, standing for the hidden Elemwise nodes and the input
+        QCOMPARE(hidden + std::size_t(drawn), std::size_t(n) + 1);
+        // a real double-click on the box
+        w.graphView()->centerOn(c);
+        QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {}, w.graphView()->mapFromScene(c->sceneBoundingRect().center()));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.graphScene()->nodeIds().size(), drawn + 60);
+        GraphNodeItem* after = placeholder();
+        QVERIFY(after);
+        QCOMPARE(after->node().hiddenCount, hidden - 60);
+        // the programmatic form, with its own batch
+        QCOMPARE(w.expandPlaceholder(QString::fromStdString(after->node().key), 100), 100);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.graphScene()->nodeIds().size(), drawn + 160);
+        QCOMPARE(w.expandPlaceholder(QStringLiteral("n1")), 0); // not a placeholder
     }
 
     void sessionReopensOnTheSameStep() {

@@ -148,6 +148,7 @@ void DebugSession::setCurrentStep(int index) {
     if (index == m_current) return;
     m_current = index;
     m_extraFocus.clear();
+    m_extraFocusHops.reset();
     emit stepChanged(m_current);
 }
 
@@ -206,8 +207,9 @@ void DebugSession::setProfile(std::optional<TimingProfile> p, TimingOptions opti
     m_stepLayouts.clear(); // labels change; the next layout is pinned to the current drawing
 }
 
-void DebugSession::focusOnNodes(std::vector<NodeId> nodes) {
+void DebugSession::focusOnNodes(std::vector<NodeId> nodes, std::optional<int> hops) {
     m_extraFocus = std::move(nodes);
+    m_extraFocusHops = hops;
     requestLayout();
 }
 
@@ -249,6 +251,11 @@ void DebugSession::requestLayout() {
     }
     const int current = m_current;
     const std::vector<NodeId> extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;
+    LayoutOptions layoutOptions;
+    if (!extraFocus.empty() && m_extraFocusHops) {
+        layoutOptions.focusHops = *m_extraFocusHops;
+        layoutOptions.focusMaxNodes = std::max(layoutOptions.focusMaxNodes, extraFocus.size() + 16);
+    }
     if (!extraFocus.empty()) { // the remembered or pinned drawing may lack the seeds
         remembered.reset();
         anchor.reset();
@@ -291,8 +298,8 @@ void DebugSession::requestLayout() {
                 dg = drawGraph(*after, opt);
             }
             if (profile) applyTiming(dg, *profile, topt);
-            if (anchor) return {engine->layoutStable(dg, *anchor, LayoutOptions{}, cancel), {}};
-            return {engine->layout(dg, LayoutOptions{}, cancel), {}};
+            if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, cancel), {}};
+            return {engine->layout(dg, layoutOptions, cancel), {}};
         } catch (const std::exception& e) {
             return {std::nullopt, QString::fromStdString(e.what())};
         }

@@ -80,9 +80,10 @@ public:
     /// a diff from a fixed step shown. Nested graphs get their own dot layout.
     void requestLayout();
     /// Lays the current step out again so that `nodes` are drawn even when the graph is too big
-    /// for a full drawing (they seed the focused view, with the step's own changes). The seeds
-    /// hold until the step changes. Emits layoutReady() as requestLayout() does.
-    void focusOnNodes(std::vector<NodeId> nodes);
+    /// for a full drawing (they seed the focused view, with the step's own changes, and `hops`
+    /// around them: the engine's default when unset; 0 draws exactly the seeds, however many).
+    /// The seeds hold until the step changes. Emits layoutReady() as requestLayout() does.
+    void focusOnNodes(std::vector<NodeId> nodes, std::optional<int> hops = std::nullopt);
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
     /// (after many rewrites the pinned drawing can grow untidy).
     void relayout();
@@ -135,6 +136,7 @@ private:
     /// Drawings of this stepping chain by (chain, step): stepping back shows the same drawing.
     std::map<std::pair<int, int>, LayoutResult> m_stepLayouts;
     std::vector<NodeId> m_extraFocus; ///< focusOnNodes() seeds, until the step changes
+    std::optional<int> m_extraFocusHops;
     std::optional<TimingProfile> m_profile;
     TimingOptions m_timingOptions;
     bool m_busy = false;

@@ -57,6 +57,11 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, d
     setZValue(1);
 }
 
+void GraphNodeItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
+    if (auto* s = qobject_cast<GraphScene*>(scene())) emit s->nodeActivated(QString::fromStdString(m_node.key));
+    QGraphicsItem::mouseDoubleClickEvent(event);
+}
+
 QRectF GraphNodeItem::boundingRect() const { return m_rect.adjusted(-3, -3, 3, 3); }
 
 void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {

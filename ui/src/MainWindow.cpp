@@ -1,7 +1,5 @@
 #include "MainWindow.h"
 
-#include <passlens/ir/GraphSearch.h>
-
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
@@ -54,6 +52,9 @@
 #include <QPointer>
 #include <QTreeView>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include <deque>
+#include <set>
 
 namespace passlens {
 
@@ -223,6 +224,9 @@ void MainWindow::buildUi() {
     connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { m_session->goToEvent(seq); });
     connect(m_inspector, &InspectorWidget::nestedActivated, this, [this](NodeId id, const QString& attribute) { openNested(id, attribute); });
     connect(m_scene, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
+    connect(m_scene, &GraphScene::nodeActivated, this, [this](const QString& key) {
+        if (key.startsWith(QLatin1Char('c'))) expandPlaceholder(key);
+    });
     connect(m_sceneBefore, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
 
     // Profile dock
@@ -464,6 +468,56 @@ void MainWindow::syncPipelineTree(const StepPoint& s) {
         m_pipelineTree->selectionModel()->clearSelection();
     }
     m_syncingTree = wasSyncing;
+}
+
+int MainWindow::expandPlaceholder(const QString& key, int batch) {
+    const auto& layout = m_session->layout();
+    auto g = m_session->graphAt(m_session->currentStep());
+    if (!layout || !g || m_session->showingNested() || m_session->diffFrom()) return 0;
+    const std::string k = key.toStdString();
+    std::set<NodeId> drawn;
+    for (const LayoutNode& n : layout->nodes)
+        if (n.node >= 0) drawn.insert(n.node);
+    // The drawn nodes next to the placeholder, and which way the hidden ones lie from them.
+    std::deque<const Apply*> frontier;
+    bool upstream = false, found = false;
+    auto drawnApply = [&](const std::string& other) -> const Apply* {
+        if (other.size() < 2 || other[0] != 'n') return nullptr;
+        return g->node(std::stoll(other.substr(1)));
+    };
+    for (const LayoutEdge& e : layout->edges) {
+        if (e.tail == k || e.head == k) found = true;
+        if (e.tail == k) upstream = true;
+        if (const Apply* a = drawnApply(e.tail == k ? e.head : e.head == k ? e.tail : std::string())) frontier.push_back(a);
+    }
+    if (!found || frontier.empty()) return 0;
+    // Breadth-first into the hidden side, nearest first.
+    std::vector<NodeId> added;
+    std::set<NodeId> seen(drawn);
+    while (!frontier.empty() && static_cast<int>(added.size()) < batch) {
+        const Apply* a = frontier.front();
+        frontier.pop_front();
+        std::vector<const Apply*> next;
+        if (upstream) {
+            for (const Variable* v : a->inputs())
+                if (v->owner()) next.push_back(v->owner());
+        } else {
+            for (const Variable* v : a->outputs())
+                for (const Client& c : v->clients())
+                    if (c.node) next.push_back(c.node);
+        }
+        for (const Apply* b : next)
+            if (seen.insert(b->id()).second && static_cast<int>(added.size()) < batch) {
+                added.push_back(b->id());
+                frontier.push_back(b);
+            }
+    }
+    if (added.empty()) return 0;
+    std::vector<NodeId> seeds(drawn.begin(), drawn.end());
+    seeds.insert(seeds.end(), added.begin(), added.end());
+    log(tr("Expanding %1: %2 more nodes drawn").arg(key).arg(added.size()));
+    m_session->focusOnNodes(std::move(seeds), 0);
+    return static_cast<int>(added.size());
 }
 
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }

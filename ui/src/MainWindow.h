@@ -65,6 +65,11 @@ public:
     /// draws it when the shown drawing is a focused view without it, selects it and brings it
     /// on screen; the "match k of n" label next to the search box says where it is.
     void findNext(const QString& text, int direction = 1);
+    /// Expands the focused view's placeholder `key` ("c3", a "… N nodes" box; double-click):
+    /// draws what is shown now plus up to `batch` of the hidden nodes it stands for, the ones
+    /// nearest the drawn nodes it connects to. Returns how many nodes it adds (0: not a
+    /// placeholder, or nothing hidden next to it).
+    int expandPlaceholder(const QString& key, int batch = 60);
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
