@@ -630,6 +630,30 @@ private Q_SLOTS:
         QVERIFY(focusView(DrawGraph{}, 2, 10).nodes.empty());
     }
 
+    void focusSeedsBringTheirValueBoxes()
+    {
+        // Seeding the last node and the first one with no hops draws exactly them and the graph
+        // output and input boxes next to them; the rest is one placeholder.
+        auto g = chainGraph(3000);
+        const auto& topo = g->toposort();
+        DrawOptions opt;
+        opt.focus = {topo.front()->id(), topo.back()->id()};
+        const DrawGraph drawing = drawGraph(*g, opt);
+        const DrawGraph f = focusView(drawing, 0, 100);
+        std::set<std::string> keys;
+        int placeholders = 0;
+        for (const DrawNode& n : f.nodes) {
+            keys.insert(n.key);
+            placeholders += n.category == NodeCategory::Collapsed;
+        }
+        QVERIFY(keys.count("n" + std::to_string(topo.back()->id())));
+        QVERIFY(keys.count("n" + std::to_string(topo.front()->id())));
+        QVERIFY(keys.count("o0"));
+        QVERIFY(keys.count("v" + std::to_string(g->inputs().front()->id())));
+        QCOMPARE(placeholders, 1);
+        QCOMPARE(f.nodes.size(), std::size_t(5));
+    }
+
     void budgetFallsBackToFocusedView()
     {
         // The full layout gets 10% of a 60 s budget, which a 5,000-node braided chain needs many
