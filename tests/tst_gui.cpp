@@ -17,6 +17,7 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QFile>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -26,6 +27,9 @@
 #include <QScrollBar>
 
 #include <time.h>
+
+#include <algorithm>
+#include <map>
 
 using namespace passlens;
 
@@ -506,6 +510,9 @@ private slots:
         QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {}, w.graphView()->mapFromScene(c->sceneBoundingRect().center()));
         QVERIFY(waitIdle(w));
         QCOMPARE(w.graphScene()->nodeIds().size(), drawn + 60);
+        int placeholders = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) placeholders += it->node().category == NodeCategory::Collapsed;
+        QCOMPARE(placeholders, 1); // still one: the output box stays drawn
         GraphNodeItem* after = placeholder();
         QVERIFY(after);
         QCOMPARE(after->node().hiddenCount, hidden - 60);
@@ -514,6 +521,57 @@ private slots:
         QVERIFY(waitIdle(w));
         QCOMPARE(w.graphScene()->nodeIds().size(), drawn + 160);
         QCOMPARE(w.expandPlaceholder(QStringLiteral("n1")), 0); // not a placeholder
+    }
+
+    // The rewrite filter keeps one rewrite's events in the tree; Ctrl+Right / Ctrl+Left step
+    // through that rewrite's applied events only.
+    void rewriteFilterAndStepping() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        // the rewrite with the most applied events
+        std::map<std::string, std::vector<int>> applied;
+        for (const RewriteEvent& e : s.trace()->events())
+            if (e.status == "applied") applied[e.rewriter].push_back(e.seq);
+        auto most = std::max_element(applied.begin(), applied.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+        QVERIFY(most != applied.end() && most->second.size() >= 3);
+        const QString name = QString::fromStdString(most->first);
+
+        w.rewriteFilter()->setText(name);
+        QTreeView* tree = w.pipelineTree();
+        int shownEvents = 0;
+        for (int p = 0; p < tree->model()->rowCount(); ++p) {
+            const QModelIndex phase = tree->model()->index(p, 0);
+            QVERIFY(tree->model()->rowCount(phase) > 0); // phases without such events are hidden
+            for (int r = 0; r < tree->model()->rowCount(phase); ++r) {
+                QVERIFY(tree->model()->index(r, 0, phase).data(PipelineModel::RewriterRole).toString().contains(name, Qt::CaseInsensitive));
+                ++shownEvents;
+            }
+        }
+        QVERIFY(shownEvents >= static_cast<int>(most->second.size()));
+
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        std::vector<int> visited;
+        while (w.stepToRewrite(1)) {
+            QVERIFY(waitIdle(w));
+            visited.push_back(s.steps()[static_cast<std::size_t>(s.currentStep())].event);
+            QVERIFY(visited.size() <= most->second.size() + 5);
+        }
+        std::vector<int> expected;
+        for (const auto& [rewriter, seqs] : applied)
+            if (QString::fromStdString(rewriter).contains(name, Qt::CaseInsensitive)) expected.insert(expected.end(), seqs.begin(), seqs.end());
+        std::sort(expected.begin(), expected.end());
+        QCOMPARE(visited, expected);
+
+        // Without a filter, Ctrl+Left goes to the previous event of the rewrite shown.
+        w.rewriteFilter()->clear();
+        QTest::keyClick(&w, Qt::Key_Left, Qt::ControlModifier);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, expected[expected.size() - 2]);
     }
 
     void sessionReopensOnTheSameStep() {

@@ -3,6 +3,7 @@
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
+#include "PipelineFilterModel.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
 
@@ -54,6 +55,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <deque>
+#include <functional>
+#include <tuple>
 #include <set>
 
 namespace passlens {
@@ -151,10 +154,8 @@ void MainWindow::buildUi() {
 
     // Pipeline dock
     m_pipelineModel = new PipelineModel(this);
-    auto* filter = new QSortFilterProxyModel(this);
+    auto* filter = new PipelineFilterModel(this);
     filter->setSourceModel(m_pipelineModel);
-    filter->setRecursiveFilteringEnabled(false);
-    filter->setFilterRole(PipelineModel::UnchangedRole);
     m_pipelineTree = new QTreeView;
     m_pipelineTree->setModel(filter);
     m_pipelineTree->setUniformRowHeights(true);
@@ -166,16 +167,28 @@ void MainWindow::buildUi() {
     pv->setContentsMargins(2, 2, 2, 2);
     m_hideUnchanged = new QAction(tr("Hide phases that changed nothing"), this);
     m_hideUnchanged->setCheckable(true);
-    connect(m_hideUnchanged, &QAction::toggled, this, [this, filter](bool on) {
-        const bool wasSyncing = std::exchange(m_syncingTree, true); // rows vanishing move no step
-        filter->setFilterFixedString(on ? QStringLiteral("false") : QString());
+    // Rows vanishing from the filter move no step; the tree then finds the step's row again.
+    auto refilter = [this](const std::function<void()>& change) {
+        const bool wasSyncing = std::exchange(m_syncingTree, true);
+        change();
         m_syncingTree = wasSyncing;
         if (!m_session->steps().empty()) syncPipelineTree(m_session->steps()[static_cast<std::size_t>(m_session->currentStep())]);
-    });
+    };
+    connect(m_hideUnchanged, &QAction::toggled, this, [filter, refilter](bool on) { refilter([&] { filter->setHideUnchanged(on); }); });
     auto* hide = new QToolButton;
     hide->setDefaultAction(m_hideUnchanged);
     hide->setToolButtonStyle(Qt::ToolButtonTextOnly);
     pv->addWidget(hide);
+    m_rewriteFilter = new QLineEdit;
+    m_rewriteFilter->setPlaceholderText(tr("Filter rewrites (name)…"));
+    m_rewriteFilter->setClearButtonEnabled(true);
+    m_rewriteFilter->setToolTip(tr("Keep the events of rewrites whose name contains this text; "
+                                   "Ctrl+Right / Ctrl+Left step to the next / previous one"));
+    connect(m_rewriteFilter, &QLineEdit::textChanged, this, [this, filter, refilter](const QString& t) {
+        refilter([&] { filter->setRewriteFilter(t); });
+        if (!t.trimmed().isEmpty()) m_pipelineTree->expandAll();
+    });
+    pv->addWidget(m_rewriteFilter);
     pv->addWidget(m_pipelineTree, 1);
     auto* pipeDock = new QDockWidget(tr("Pipeline"), this);
     pipeDock->setObjectName(QStringLiteral("pipelineDock"));
@@ -321,6 +334,13 @@ void MainWindow::buildActions() {
     add(tr("Previous rewrite"), QKeySequence(Qt::Key_Left), [this] { m_session->previousEvent(); });
     add(tr("Next rewrite"), QKeySequence(Qt::Key_Right), [this] { m_session->nextEvent(); });
     add(tr("Next phase"), QKeySequence(Qt::Key_PageDown), [this] { m_session->nextPhase(); });
+    nav->addSeparator();
+    for (const auto& [text, key, direction] : {std::tuple{tr("Previous event of this rewrite"), Qt::Key_Left, -1},
+                                               std::tuple{tr("Next event of this rewrite"), Qt::Key_Right, 1}}) {
+        auto* a = nav->addAction(text, this, [this, d = direction] { stepToRewrite(d); }); // menu only: the toolbar is full
+        a->setShortcut(QKeySequence(Qt::CTRL | key));
+        a->setShortcutContext(Qt::ApplicationShortcut);
+    }
     nav->addAction(tr("First step"), this, [this] { m_session->setCurrentStep(0); })->setShortcut(QKeySequence(Qt::Key_Home));
     nav->addAction(tr("Last step"), this, [this] { m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1); })->setShortcut(QKeySequence(Qt::Key_End));
     tb->addSeparator();
@@ -518,6 +538,38 @@ int MainWindow::expandPlaceholder(const QString& key, int batch) {
     log(tr("Expanding %1: %2 more nodes drawn").arg(key).arg(added.size()));
     m_session->focusOnNodes(std::move(seeds), 0);
     return static_cast<int>(added.size());
+}
+
+bool MainWindow::stepToRewrite(int direction) {
+    const Trace* trace = m_session->trace();
+    const auto& steps = m_session->steps();
+    if (!trace || steps.empty()) return false;
+    const StepPoint& here = steps[static_cast<std::size_t>(m_session->currentStep())];
+    // which rewrite: the filter's text, else the rewriter of the event shown
+    QString wanted = m_rewriteFilter->text().trimmed();
+    bool exact = false;
+    if (wanted.isEmpty() && !here.phaseEnd && here.event >= 1 && here.event <= static_cast<int>(trace->events().size())) {
+        wanted = QString::fromStdString(trace->events()[static_cast<std::size_t>(here.event - 1)].rewriter);
+        exact = true;
+    }
+    if (wanted.isEmpty()) {
+        statusBar()->showMessage(tr("Show a rewrite event or type a rewrite name in the filter first"), 4000);
+        return false;
+    }
+    const auto& events = trace->events();
+    const int n = static_cast<int>(events.size());
+    for (int k = 0; k < n; ++k) {
+        // events are 1-based: from the one after (before) the shown step's event
+        const int seq = direction > 0 ? here.event + 1 + k : here.event - (here.phaseEnd ? 0 : 1) - k;
+        if (seq < 1 || seq > n) break;
+        const RewriteEvent& e = events[static_cast<std::size_t>(seq - 1)];
+        const QString name = QString::fromStdString(e.rewriter);
+        if (e.status != "applied" || (exact ? name != wanted : !PipelineFilterModel::rewriterMatches(name, wanted))) continue;
+        m_session->goToEvent(seq);
+        return true;
+    }
+    statusBar()->showMessage(direction > 0 ? tr("No later event of %1").arg(wanted) : tr("No earlier event of %1").arg(wanted), 4000);
+    return false;
 }
 
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }

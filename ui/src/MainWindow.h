@@ -70,6 +70,12 @@ public:
     /// nearest the drawn nodes it connects to. Returns how many nodes it adds (0: not a
     /// placeholder, or nothing hidden next to it).
     int expandPlaceholder(const QString& key, int batch = 60);
+    /// Steps to the next (`direction` 1) or previous (-1) applied event of one rewrite: the
+    /// rewrites matching the pipeline dock's rewrite filter, else the rewriter of the event
+    /// shown. False (and a status message) when there is none.
+    bool stepToRewrite(int direction);
+    /// The pipeline dock's "filter rewrites" box.
+    QLineEdit* rewriteFilter() const { return m_rewriteFilter; }
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
@@ -131,6 +137,7 @@ private:
     int m_searchHit = -1;
     QLabel* m_findLabel = nullptr;
     QSortFilterProxyModel* m_pipelineFilter = nullptr;
+    QLineEdit* m_rewriteFilter = nullptr;
     bool m_syncingTree = false; ///< the tree is being moved to the step: do not move the step
     NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
     bool m_executing = false;
