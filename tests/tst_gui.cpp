@@ -16,6 +16,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QDialog>
 #include <QFile>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -572,6 +573,45 @@ private slots:
         QTest::keyClick(&w, Qt::Key_Left, Qt::ControlModifier);
         QVERIFY(waitIdle(w));
         QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, expected[expected.size() - 2]);
+    }
+
+    // Tools > Compare draws both pipelines' final graphs as one diff: nodes only in theano's
+    // result as removed, only in cleanup's as added, the rest shared; ids never collide.
+    void compareDrawsBothFinalGraphs() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("theano")));
+        w.compareWith(QStringLiteral("theano")); // never against itself
+        QVERIFY(!w.compareDialog());
+        w.compareWith(QStringLiteral("cleanup"));
+        QVERIFY(waitIdle(w));
+        QDialog* dlg = w.compareDialog();
+        QVERIFY(dlg);
+        auto* view = dlg->findChild<GraphView*>(QStringLiteral("compareView"));
+        QVERIFY(view);
+        auto* scene = qobject_cast<GraphScene*>(view->scene());
+        QVERIFY(scene);
+        // the same comparison computed here
+        auto mine = w.session().graphAt(static_cast<int>(w.session().steps().size()) - 1);
+        LoadedGraph other = loadGraphFile((kSource + "/resources/examples/join_alloc.graph.json").toStdString());
+        Pipeline p = Pipeline::builtin("cleanup");
+        Trace t(true);
+        const PipelineRun run = p.run(*other.graph, &t);
+        t.finish(run, *other.graph, p.buildContext().caps);
+        int removed = 0, added = 0, shared = 0;
+        for (GraphNodeItem* it : scene->nodeItems()) {
+            const LayoutNode& n = it->node();
+            if (n.node < 0) continue;
+            if (n.change == NodeChange::Removed) ++removed;
+            else if (n.change == NodeChange::Added) ++added;
+            else ++shared;
+            QVERIFY2(it->toolTip().contains("theano: ") || it->toolTip().contains("cleanup: "), qPrintable(it->toolTip()));
+        }
+        QVERIFY(removed + shared > 0 && added + shared > 0);
+        QCOMPARE(removed + shared, static_cast<int>(mine->nodeCount()));
+        QCOMPARE(added + shared, static_cast<int>(other.graph->nodeCount()));
+        QVERIFY2(removed > 0 && added > 0, "theano and cleanup differ on join_alloc");
+        dlg->close();
     }
 
     void sessionReopensOnTheSameStep() {

@@ -48,6 +48,7 @@
 #include <QStyleFactory>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QPointer>
@@ -827,41 +828,63 @@ void MainWindow::runCheck() {
 
 void MainWindow::comparePipelines() {
     if (!m_session->trace()) return;
-    bool ok = false;
+    // another pipeline than the one shown: theano against cleanup by default
     QStringList names;
-    for (const auto& n : Pipeline::builtinNames()) names << QString::fromStdString(n);
-    const QString other = QInputDialog::getItem(this, tr("Compare"), tr("Compare %1 with:").arg(m_session->pipelineName()), names, 1, false, &ok);
-    if (!ok) return;
+    for (const auto& n : Pipeline::builtinNames())
+        if (QString::fromStdString(n) != m_session->pipelineName()) names << QString::fromStdString(n);
+    if (names.isEmpty()) return;
+    const QString preferred = m_session->pipelineName() == QStringLiteral("theano") ? QStringLiteral("cleanup") : QStringLiteral("theano");
+    bool ok = false;
+    const QString other = QInputDialog::getItem(this, tr("Compare"), tr("Compare %1 with:").arg(m_session->pipelineName()), names,
+                                                std::max<int>(0, static_cast<int>(names.indexOf(preferred))), false, &ok);
+    if (ok) compareWith(other);
+}
+
+namespace {
+// What the comparison worker hands back: the other pipeline's run and the drawn diff.
+struct Comparison {
+    QString otherText, summary, error;
+    std::shared_ptr<const FunctionGraph> otherFinal;
+    std::shared_ptr<const Trace> otherTrace;
+    std::optional<LayoutResult> layout;
+};
+
+NodeId maxNodeId(const FunctionGraph& g, VarId& maxVar) {
+    NodeId maxNode = -1;
+    maxVar = -1;
+    auto seeVar = [&maxVar](const Variable* v) { maxVar = std::max(maxVar, v->id()); };
+    for (const Variable* v : g.inputs()) seeVar(v);
+    for (const Apply* n : g.toposort()) {
+        maxNode = std::max(maxNode, n->id());
+        for (const Variable* v : n->inputs()) seeVar(v);
+        for (const Variable* v : n->outputs()) seeVar(v);
+    }
+    return maxNode;
+}
+} // namespace
+
+void MainWindow::compareWith(const QString& other) {
+    if (!m_session->trace() || other == m_session->pipelineName()) return;
     auto source = m_session->graphAt(0);
     const Trace* mine = m_session->trace();
     const PipelineRun* myRun = m_session->run();
+    const QString mineName = m_session->pipelineName();
     QString myText = myRun ? QString::fromStdString(optimizeText(*myRun, *mine->graphAfterPhase("final"), *mine)) : tr("(session without a run)");
     std::shared_ptr<const FunctionGraph> myFinal(mine->graphAfterPhase("final"));
-    auto* watcher = new QFutureWatcher<std::pair<QString, QString>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, myText, other] {
-        auto [text, summary] = watcher->result();
+    Caption cap;
+    cap.source = QFileInfo(m_session->path()).fileName().toStdString();
+    cap.pipeline = mineName.toStdString() + " vs " + other.toStdString();
+    cap.step = "final graphs: " + mineName.toStdString() + " (before) .. " + other.toStdString() + " (after)";
+    LayoutEngine* engine = &m_session->layoutEngine();
+    auto* watcher = new QFutureWatcher<Comparison>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, myText, other, mineName, myFinal] {
+        Comparison c = watcher->result();
         watcher->deleteLater();
-        auto* dlg = new QDialog(this);
-        dlg->setAttribute(Qt::WA_DeleteOnClose);
-        dlg->setWindowTitle(tr("%1 vs %2").arg(m_session->pipelineName(), other));
-        auto* l = new QVBoxLayout(dlg);
-        auto* head = new QLabel(summary);
-        head->setWordWrap(true);
-        l->addWidget(head);
-        auto* split = new QSplitter;
-        for (const QString& t : {myText, text}) {
-            auto* e = new QPlainTextEdit(t);
-            e->setReadOnly(true);
-            e->setLineWrapMode(QPlainTextEdit::NoWrap);
-            e->setFont(QFont(QStringLiteral("monospace"), 8));
-            split->addWidget(e);
-        }
-        l->addWidget(split, 1);
-        dlg->resize(1300, 800);
-        dlg->show();
-        settleIdle(true, {});
+        showComparison(mineName, other, myText, myFinal, c.otherText, c.otherFinal, c.otherTrace, c.layout,
+                       c.error.isEmpty() ? c.summary : tr("Comparison failed: %1").arg(c.error));
     });
-    watcher->setFuture(QtConcurrent::run([source, other, myFinal]() -> std::pair<QString, QString> {
+    watcher->setFuture(QtConcurrent::run([source, other, myFinal, cap, engine]() -> Comparison {
+        Comparison c;
         try {
             std::unique_ptr<FunctionGraph> work;
             {
@@ -869,17 +892,98 @@ void MainWindow::comparePipelines() {
                 capture.pipelineBegin("copy", *source);
                 work = capture.sourceGraph();
             }
-            Trace t;
+            // nodes the other pipeline creates get ids above every id of this one's final graph,
+            // so the diff by stable id never takes two different new nodes for one
+            VarId maxVar = -1;
+            const NodeId maxNode = maxNodeId(*myFinal, maxVar);
+            work->hintNextIds(maxNode + 1, {maxVar + 1});
+            auto t = std::make_shared<Trace>();
             Pipeline p = Pipeline::builtin(other.toStdString());
-            const PipelineRun run = p.run(*work, &t);
-            t.finish(run, *work, p.buildContext().caps);
+            const PipelineRun run = p.run(*work, t.get());
+            t->finish(run, *work, p.buildContext().caps);
             const GraphDiff d = diff(*myFinal, *work);
-            return {QString::fromStdString(optimizeText(run, *work, t)),
-                    QObject::tr("Final graphs: %1 vs %2 nodes; %3").arg(myFinal->nodeCount()).arg(work->nodeCount()).arg(QString::fromStdString(d.summary()))};
+            c.otherText = QString::fromStdString(optimizeText(run, *work, *t));
+            c.summary = QObject::tr("Final graphs: %1 vs %2 nodes; %3").arg(myFinal->nodeCount()).arg(work->nodeCount()).arg(QString::fromStdString(d.summary()));
+            DrawOptions opt;
+            opt.caption = cap;
+            const DrawGraph dg = drawDiff(*myFinal, *work, d, opt);
+            c.layout = engine->layout(dg, LayoutOptions{});
+            c.otherFinal = std::move(work);
+            c.otherTrace = std::move(t);
         } catch (const std::exception& e) {
-            return {QString::fromStdString(e.what()), QObject::tr("failed")};
+            c.error = QString::fromStdString(e.what());
         }
+        return c;
     }));
+}
+
+QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
+
+void MainWindow::showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
+                                const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
+                                const std::optional<LayoutResult>& layout, const QString& summary) {
+    if (m_compareDialog) m_compareDialog->close();
+    auto* dlg = new QDialog(this);
+    m_compareDialog = dlg;
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    dlg->setWindowTitle(tr("%1 vs %2").arg(mineName, other));
+    auto* l = new QVBoxLayout(dlg);
+    auto* head = new QLabel(summary.toHtmlEscaped() +
+                            tr("<br><span style='color:%1'>■ only in %2</span> · <span style='color:%3'>■ only in %4</span> · "
+                               "<span style='color:%5'>■ rewired</span> · double-click a node of %2 to go to the rewrite that made it")
+                                .arg(QString::fromLatin1(defaultPalette().removedBorder), mineName.toHtmlEscaped(),
+                                     QString::fromLatin1(defaultPalette().addedBorder), other.toHtmlEscaped(),
+                                     QString::fromLatin1(defaultPalette().rewiredBorder)));
+    head->setWordWrap(true);
+    l->addWidget(head);
+    auto* tabs = new QTabWidget;
+    if (layout) {
+        auto* scene = new GraphScene(dlg);
+        scene->setDark(m_scene->dark());
+        // tooltips: in which pipeline the node is and which rewrite made it there
+        const Trace* mine = m_session->trace();
+        QHash<QString, QString> tips;
+        for (const LayoutNode& n : layout->nodes) {
+            if (n.node < 0) continue;
+            QStringList where;
+            auto made = [](const Trace* t, NodeId id, const QString& name) {
+                const int ev = t ? t->createdBy(id) : 0;
+                if (ev <= 0) return tr("%1: from the source graph").arg(name);
+                return tr("%1: created by #%2 %3").arg(name).arg(ev).arg(QString::fromStdString(t->events()[static_cast<std::size_t>(ev - 1)].rewriter));
+            };
+            if (myFinal->node(n.node) && myFinal->node(n.node)->inGraph()) where << made(mine, n.node, mineName);
+            if (otherFinal && otherFinal->node(n.node) && otherFinal->node(n.node)->inGraph()) where << made(otherTrace.get(), n.node, other);
+            tips.insert(QString::fromStdString(n.key), QString::fromStdString(n.title + "\n" + n.subtitle) + QStringLiteral("\n") + where.join(QLatin1Char('\n')));
+        }
+        scene->setLayout(*layout, tips);
+        auto* view = new GraphView(scene);
+        view->setObjectName(QStringLiteral("compareView"));
+        connect(scene, &GraphScene::nodeActivated, this, [this, myFinal](const QString& key) {
+            if (!key.startsWith(QLatin1Char('n')) || !m_session->trace()) return;
+            const NodeId id = key.mid(1).toLongLong();
+            if (!myFinal->node(id) || !myFinal->node(id)->inGraph()) return;
+            const int ev = m_session->trace()->createdBy(id);
+            m_session->goToEvent(ev > 0 ? ev : 0);
+            if (ev <= 0) m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1);
+            selectNode(id);
+            raise();
+        });
+        tabs->addTab(view, tr("Final graphs drawn"));
+        QTimer::singleShot(0, view, [view] { view->fit(); view->updateMinimap(); });
+    }
+    auto* split = new QSplitter;
+    for (const QString& t : {myText, otherText}) {
+        auto* e = new QPlainTextEdit(t);
+        e->setReadOnly(true);
+        e->setLineWrapMode(QPlainTextEdit::NoWrap);
+        e->setFont(QFont(QStringLiteral("monospace"), 8));
+        split->addWidget(e);
+    }
+    tabs->addTab(split, tr("Optimizer profiles"));
+    l->addWidget(tabs, 1);
+    dlg->resize(1300, 800);
+    dlg->show();
+    settleIdle(true, {});
 }
 
 void MainWindow::exportView() {

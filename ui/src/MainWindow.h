@@ -7,11 +7,13 @@
 #include "ExecutionBackend.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include <functional>
 
 class QAction;
 class QComboBox;
+class QDialog;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -76,6 +78,13 @@ public:
     bool stepToRewrite(int direction);
     /// The pipeline dock's "filter rewrites" box.
     QLineEdit* rewriteFilter() const { return m_rewriteFilter; }
+    /// Compares the shown pipeline with `other` (a built-in pipeline, never the same one): runs
+    /// it on the source graph (asynchronous; whenIdle waits) and opens a dialog with both final
+    /// graphs drawn as one diff (union layout; nodes only in this run as removed, only in the
+    /// other as added), the summary, and both optimizer profiles side by side.
+    void compareWith(const QString& other);
+    /// The comparison dialog opened last (null when closed).
+    QDialog* compareDialog() const;
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
@@ -99,6 +108,9 @@ private:
     void exportReport();
     void saveSession();
     void comparePipelines();
+    void showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
+                        const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
+                        const std::optional<LayoutResult>& layout, const QString& summary);
     void runCheck();
     void settleIdle(bool ok, const QString& message);
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
@@ -138,6 +150,7 @@ private:
     QLabel* m_findLabel = nullptr;
     QSortFilterProxyModel* m_pipelineFilter = nullptr;
     QLineEdit* m_rewriteFilter = nullptr;
+    QPointer<QDialog> m_compareDialog;
     bool m_syncingTree = false; ///< the tree is being moved to the step: do not move the step
     NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
     bool m_executing = false;
