@@ -654,6 +654,38 @@ private Q_SLOTS:
         QCOMPARE(f.nodes.size(), std::size_t(5));
     }
 
+    void alignIdsMatchesWhatBothPipelinesMade()
+    {
+        // theano and cleanup both lift join_alloc to the same four GPU nodes (and a 0.0 on the
+        // GPU), each with ids of its own; aligned, the diff sees them as one.
+        const std::string file = PASSLENS_SOURCE_DIR "/resources/examples/join_alloc.graph.json";
+        Optimized a = optimize(file, "theano");
+        Optimized b = optimize(file, "cleanup");
+        std::set<NodeId> idsA, idsB;
+        for (const Apply* n : a.graph->toposort()) idsA.insert(n->id());
+        for (const Apply* n : b.graph->toposort()) idsB.insert(n->id());
+        QVERIFY(idsA != idsB); // unrelated ids before aligning
+        const GraphDiff raw = diff(*a.graph, *b.graph);
+        QVERIFY(!raw.added.empty());
+        AlignedGraph aligned = alignIds(*a.graph, *b.graph);
+        QCOMPARE(aligned.matchedNodes, b.graph->nodeCount());
+        QCOMPARE(aligned.graph->fingerprint(), b.graph->fingerprint()); // the same graph
+        const GraphDiff d = diff(*a.graph, *aligned.graph);
+        QVERIFY(d.added.empty());
+        QVERIFY(d.removed.empty());
+        QVERIFY(d.rewired.empty());
+        QCOMPARE(aligned.originalNode.size(), b.graph->nodeCount());
+        for (const auto& [now, before] : aligned.originalNode) {
+            QVERIFY(idsB.count(before));
+            QCOMPARE(aligned.graph->node(now)->op().str(), b.graph->node(before)->op().str());
+        }
+        // aligned to an unrelated graph, every node keeps its structure under fresh ids
+        auto chain = chainGraph(20);
+        AlignedGraph apart = alignIds(*chain, *b.graph);
+        QCOMPARE(apart.matchedNodes, std::size_t(0));
+        QCOMPARE(apart.graph->fingerprint(), b.graph->fingerprint());
+    }
+
     void budgetFallsBackToFocusedView()
     {
         // The full layout gets 10% of a 60 s budget, which a 5,000-node braided chain needs many
