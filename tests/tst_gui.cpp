@@ -575,12 +575,14 @@ private slots:
         QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, expected[expected.size() - 2]);
     }
 
-    // Tools > Compare draws both pipelines' final graphs as one diff: nodes only in theano's
-    // result as removed, only in cleanup's as added, the rest shared; ids never collide.
+    // Tools > Compare draws both pipelines' final graphs as one diff. On alloc_guess theano
+    // lifts the Alloc special case (GpuAlloc, exp on the GPU, one more transfer back) while
+    // cleanup leaves Alloc and exp on the host; the tanh branch comes out alike from both and
+    // is drawn once, although each run gave its new nodes ids of its own.
     void compareDrawsBothFinalGraphs() {
         MainWindow w;
         w.show();
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("theano")));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json", QStringLiteral("theano")));
         w.compareWith(QStringLiteral("theano")); // never against itself
         QVERIFY(!w.compareDialog());
         w.compareWith(QStringLiteral("cleanup"));
@@ -591,26 +593,23 @@ private slots:
         QVERIFY(view);
         auto* scene = qobject_cast<GraphScene*>(view->scene());
         QVERIFY(scene);
-        // the same comparison computed here
-        auto mine = w.session().graphAt(static_cast<int>(w.session().steps().size()) - 1);
-        LoadedGraph other = loadGraphFile((kSource + "/resources/examples/join_alloc.graph.json").toStdString());
-        Pipeline p = Pipeline::builtin("cleanup");
-        Trace t(true);
-        const PipelineRun run = p.run(*other.graph, &t);
-        t.finish(run, *other.graph, p.buildContext().caps);
-        int removed = 0, added = 0, shared = 0;
+        QStringList removed, added, shared;
         for (GraphNodeItem* it : scene->nodeItems()) {
             const LayoutNode& n = it->node();
             if (n.node < 0) continue;
-            if (n.change == NodeChange::Removed) ++removed;
-            else if (n.change == NodeChange::Added) ++added;
-            else ++shared;
-            QVERIFY2(it->toolTip().contains("theano: ") || it->toolTip().contains("cleanup: "), qPrintable(it->toolTip()));
+            const QString title = QString::fromStdString(n.title);
+            if (n.change == NodeChange::Removed) removed << title;
+            else if (n.change == NodeChange::Added) added << title;
+            else shared << title;
+            if (n.change != NodeChange::Added) QVERIFY2(it->toolTip().contains("theano: "), qPrintable(it->toolTip()));
+            if (n.change != NodeChange::Removed) QVERIFY2(it->toolTip().contains("cleanup: "), qPrintable(it->toolTip()));
         }
-        QVERIFY(removed + shared > 0 && added + shared > 0);
-        QCOMPARE(removed + shared, static_cast<int>(mine->nodeCount()));
-        QCOMPARE(added + shared, static_cast<int>(other.graph->nodeCount()));
-        QVERIFY2(removed > 0 && added > 0, "theano and cleanup differ on join_alloc");
+        removed.sort();
+        added.sort();
+        shared.sort();
+        QCOMPARE(removed, (QStringList{"GpuAlloc<None>{memset_0=False}", "GpuElemwise{exp}<gpuarray>", "HostFromGpu(gpuarray)"}));
+        QCOMPARE(added, (QStringList{"Alloc", "Elemwise{exp}"}));
+        QCOMPARE(shared, (QStringList{"GpuElemwise{tanh}<gpuarray>", "GpuFromHost<None>", "HostFromGpu(gpuarray)"}));
         dlg->close();
     }
 

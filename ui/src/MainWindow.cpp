@@ -846,21 +846,10 @@ struct Comparison {
     QString otherText, summary, error;
     std::shared_ptr<const FunctionGraph> otherFinal;
     std::shared_ptr<const Trace> otherTrace;
+    std::map<NodeId, NodeId> otherIds; ///< id in otherFinal (aligned) -> id in otherTrace
     std::optional<LayoutResult> layout;
 };
 
-NodeId maxNodeId(const FunctionGraph& g, VarId& maxVar) {
-    NodeId maxNode = -1;
-    maxVar = -1;
-    auto seeVar = [&maxVar](const Variable* v) { maxVar = std::max(maxVar, v->id()); };
-    for (const Variable* v : g.inputs()) seeVar(v);
-    for (const Apply* n : g.toposort()) {
-        maxNode = std::max(maxNode, n->id());
-        for (const Variable* v : n->inputs()) seeVar(v);
-        for (const Variable* v : n->outputs()) seeVar(v);
-    }
-    return maxNode;
-}
 } // namespace
 
 void MainWindow::compareWith(const QString& other) {
@@ -880,7 +869,7 @@ void MainWindow::compareWith(const QString& other) {
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, myText, other, mineName, myFinal] {
         Comparison c = watcher->result();
         watcher->deleteLater();
-        showComparison(mineName, other, myText, myFinal, c.otherText, c.otherFinal, c.otherTrace, c.layout,
+        showComparison(mineName, other, myText, myFinal, c.otherText, c.otherFinal, c.otherTrace, c.otherIds, c.layout,
                        c.error.isEmpty() ? c.summary : tr("Comparison failed: %1").arg(c.error));
     });
     watcher->setFuture(QtConcurrent::run([source, other, myFinal, cap, engine]() -> Comparison {
@@ -892,23 +881,25 @@ void MainWindow::compareWith(const QString& other) {
                 capture.pipelineBegin("copy", *source);
                 work = capture.sourceGraph();
             }
-            // nodes the other pipeline creates get ids above every id of this one's final graph,
-            // so the diff by stable id never takes two different new nodes for one
-            VarId maxVar = -1;
-            const NodeId maxNode = maxNodeId(*myFinal, maxVar);
-            work->hintNextIds(maxNode + 1, {maxVar + 1});
             auto t = std::make_shared<Trace>();
             Pipeline p = Pipeline::builtin(other.toStdString());
             const PipelineRun run = p.run(*work, t.get());
             t->finish(run, *work, p.buildContext().caps);
-            const GraphDiff d = diff(*myFinal, *work);
             c.otherText = QString::fromStdString(optimizeText(run, *work, *t));
-            c.summary = QObject::tr("Final graphs: %1 vs %2 nodes; %3").arg(myFinal->nodeCount()).arg(work->nodeCount()).arg(QString::fromStdString(d.summary()));
+            // the nodes both pipelines made alike take one id, so the diff shows real differences
+            AlignedGraph aligned = alignIds(*myFinal, *work);
+            const GraphDiff d = diff(*myFinal, *aligned.graph);
+            c.summary = QObject::tr("Final graphs: %1 vs %2 nodes, %3 alike; %4")
+                            .arg(myFinal->nodeCount())
+                            .arg(work->nodeCount())
+                            .arg(aligned.matchedNodes)
+                            .arg(QString::fromStdString(d.summary()));
             DrawOptions opt;
             opt.caption = cap;
-            const DrawGraph dg = drawDiff(*myFinal, *work, d, opt);
+            const DrawGraph dg = drawDiff(*myFinal, *aligned.graph, d, opt);
             c.layout = engine->layout(dg, LayoutOptions{});
-            c.otherFinal = std::move(work);
+            c.otherFinal = std::shared_ptr<const FunctionGraph>(std::move(aligned.graph));
+            c.otherIds = std::move(aligned.originalNode);
             c.otherTrace = std::move(t);
         } catch (const std::exception& e) {
             c.error = QString::fromStdString(e.what());
@@ -921,7 +912,7 @@ QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
 
 void MainWindow::showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
                                 const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
-                                const std::optional<LayoutResult>& layout, const QString& summary) {
+                                const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout, const QString& summary) {
     if (m_compareDialog) m_compareDialog->close();
     auto* dlg = new QDialog(this);
     m_compareDialog = dlg;
@@ -952,7 +943,10 @@ void MainWindow::showComparison(const QString& mineName, const QString& other, c
                 return tr("%1: created by #%2 %3").arg(name).arg(ev).arg(QString::fromStdString(t->events()[static_cast<std::size_t>(ev - 1)].rewriter));
             };
             if (myFinal->node(n.node) && myFinal->node(n.node)->inGraph()) where << made(mine, n.node, mineName);
-            if (otherFinal && otherFinal->node(n.node) && otherFinal->node(n.node)->inGraph()) where << made(otherTrace.get(), n.node, other);
+            if (otherFinal && otherFinal->node(n.node) && otherFinal->node(n.node)->inGraph()) {
+                const auto original = otherIds.find(n.node);
+                where << made(otherTrace.get(), original != otherIds.end() ? original->second : n.node, other);
+            }
             tips.insert(QString::fromStdString(n.key), QString::fromStdString(n.title + "\n" + n.subtitle) + QStringLiteral("\n") + where.join(QLatin1Char('\n')));
         }
         scene->setLayout(*layout, tips);

@@ -10,6 +10,7 @@
 #include <QPointer>
 
 #include <functional>
+#include <map>
 
 class QAction;
 class QComboBox;
@@ -110,7 +111,7 @@ private:
     void comparePipelines();
     void showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
                         const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
-                        const std::optional<LayoutResult>& layout, const QString& summary);
+                        const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout, const QString& summary);
     void runCheck();
     void settleIdle(bool ok, const QString& message);
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
