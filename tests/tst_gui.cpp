@@ -613,6 +613,62 @@ private slots:
         dlg->close();
     }
 
+    // A provenance link ("created by #N") draws the node's neighbourhood first, then the whole
+    // step; the node is selected and on screen in both drawings.
+    void provenanceJumpDrawsTheNeighbourhoodFirst() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        auto g = s.graphAt(s.currentStep());
+        NodeId target = -1;
+        int created = 0;
+        for (const Apply* a : g->toposort()) {
+            const int ev = s.trace()->createdBy(a->id());
+            if (ev > created) { // the node made last
+                created = ev;
+                target = a->id();
+            }
+        }
+        QVERIFY(target >= 0 && created > 0);
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.graphScene()->nodeIds().contains(target));
+        // each drawing shown, as the window showed it (its handler runs before this one)
+        struct Shown {
+            bool focused;
+            QString reason;
+            bool hasTarget;
+            NodeId inspected;
+            bool targetSelected;
+        };
+        QList<Shown> shown;
+        connect(&s, &DebugSession::layoutReady, this, [&] {
+            const auto sel = w.graphScene()->selectedItems();
+            shown << Shown{s.layout()->focused, QString::fromStdString(s.layout()->focusReason), w.graphScene()->nodeIds().contains(target),
+                           w.inspector()->shownNode(),
+                           sel.size() == 1 && static_cast<GraphNodeItem*>(sel.front())->node().node == target};
+        });
+        w.jumpToEvent(created, target);
+        QVERIFY(s.followUpPending());
+        QVERIFY(QTest::qWaitFor([&] { return !s.followUpPending() && shown.size() >= 2; }, 600000));
+        QCOMPARE(shown.size(), qsizetype(2));
+        // first a focused view around the node, already selected and inspected
+        QVERIFY(shown[0].focused);
+        QVERIFY2(shown[0].reason.contains("neighbourhood"), qPrintable(shown[0].reason));
+        QVERIFY(shown[0].hasTarget && shown[0].targetSelected);
+        QCOMPARE(shown[0].inspected, target);
+        // then the whole step, the node still selected and on screen
+        QVERIFY(!shown[1].focused);
+        QVERIFY(shown[1].hasTarget && shown[1].targetSelected);
+        QCOMPARE(static_cast<std::size_t>(w.graphScene()->nodeIds().size()), s.graphAt(s.currentStep())->nodeCount());
+        const auto selected = w.graphScene()->selectedItems();
+        QCOMPARE(selected.size(), qsizetype(1));
+        QVERIFY(w.graphView()->viewport()->rect().contains(w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
+    }
+
     void sessionReopensOnTheSameStep() {
         QTemporaryDir dir;
         const QString path = dir.path() + "/s.passlens.json";

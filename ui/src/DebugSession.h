@@ -84,6 +84,13 @@ public:
     /// around them: the engine's default when unset; 0 draws exactly the seeds, however many).
     /// The seeds hold until the step changes. Emits layoutReady() as requestLayout() does.
     void focusOnNodes(std::vector<NodeId> nodes, std::optional<int> hops = std::nullopt);
+    /// For a jump into a big step: lays out the neighbourhood of `nodes` first (a focused view
+    /// whatever the step's size, so the target shows at once), then the whole step as
+    /// requestLayout() would; layoutReady() is emitted for each. The seeds hold until the step
+    /// changes.
+    void showNeighbourhoodFirst(std::vector<NodeId> nodes);
+    /// True while the whole-step layout that follows a neighbourhood-first one is still to come.
+    bool followUpPending() const { return m_followUp; }
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
     /// (after many rewrites the pinned drawing can grow untidy).
     void relayout();
@@ -137,6 +144,8 @@ private:
     std::map<std::pair<int, int>, LayoutResult> m_stepLayouts;
     std::vector<NodeId> m_extraFocus; ///< focusOnNodes() seeds, until the step changes
     std::optional<int> m_extraFocusHops;
+    bool m_neighbourhoodFirst = false; ///< the next layout is showNeighbourhoodFirst()'s quick one
+    bool m_followUp = false;           ///< its whole-step layout is still to come
     std::optional<TimingProfile> m_profile;
     TimingOptions m_timingOptions;
     bool m_busy = false;

@@ -235,7 +235,7 @@ void MainWindow::buildUi() {
     inspDock->setObjectName(QStringLiteral("inspectorDock"));
     inspDock->setWidget(m_inspector);
     addDockWidget(Qt::RightDockWidgetArea, inspDock);
-    connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { m_session->goToEvent(seq); });
+    connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { jumpToEvent(seq, m_inspector->shownNode()); });
     connect(m_inspector, &InspectorWidget::nestedActivated, this, [this](NodeId id, const QString& attribute) { openNested(id, attribute); });
     connect(m_scene, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
     connect(m_scene, &GraphScene::nodeActivated, this, [this](const QString& key) {
@@ -573,6 +573,21 @@ bool MainWindow::stepToRewrite(int direction) {
     return false;
 }
 
+void MainWindow::jumpToEvent(int seq, NodeId id) {
+    const Trace* trace = m_session->trace();
+    if (!trace || seq < 1 || seq > static_cast<int>(trace->events().size())) return;
+    m_session->goToEvent(seq);
+    // the node (when it is in that step) and what the rewrite added are drawn first
+    auto g = m_session->graphAt(m_session->currentStep());
+    std::vector<NodeId> seeds;
+    const bool present = id >= 0 && g && g->node(id) && g->node(id)->inGraph();
+    if (present) seeds.push_back(id);
+    for (NodeId a : trace->events()[static_cast<std::size_t>(seq - 1)].added)
+        if (g && g->node(a) && g->node(a)->inGraph()) seeds.push_back(a);
+    m_pendingReveal = present ? id : -1;
+    if (!seeds.empty()) m_session->showNeighbourhoodFirst(std::move(seeds));
+}
+
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
 
 bool MainWindow::revealNode(NodeId id) {
@@ -696,8 +711,9 @@ void MainWindow::showLayout() {
     m_summary->setText(summary);
     m_lastShownStep = m_session->currentStep();
     if (m_pendingReveal >= 0) {
-        const NodeId id = std::exchange(m_pendingReveal, -1);
-        if (!revealNode(id)) log(tr("Find: node #%1 is not in the drawing").arg(id));
+        // (kept for the whole-step drawing that follows a neighbourhood-first one)
+        const NodeId id = m_session->followUpPending() ? m_pendingReveal : std::exchange(m_pendingReveal, -1);
+        if (!revealNode(id) && !m_session->followUpPending()) log(tr("Node #%1 is not in the drawing").arg(id));
     } else if (m_inspector->shownNode() >= 0) {
         selectNode(m_inspector->shownNode());
     }

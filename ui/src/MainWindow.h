@@ -86,6 +86,10 @@ public:
     void compareWith(const QString& other);
     /// The comparison dialog opened last (null when closed).
     QDialog* compareDialog() const;
+    /// Goes to rewrite event `seq` (a provenance link: "created by #17 ...") and brings node
+    /// `id` on screen: the neighbourhood of the node and of the event's new nodes is drawn
+    /// first, the whole step after it; the node is selected in both.
+    void jumpToEvent(int seq, NodeId id = -1);
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
