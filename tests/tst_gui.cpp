@@ -400,6 +400,26 @@ private slots:
         QVERIFY2(inked > 500, qPrintable(QString("only %1 dark pixels").arg(inked)));
     }
 
+    // A big graph opens at a readable zoom on its outputs, with boxes on screen (PP-OCR opened
+    // on blank canvas with one clipped node when the view was centred on the scene's middle).
+    void bigGraphOpensOnItsOutputs() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
+        QVERIFY(w.graphView()->zoom() >= 0.75);
+        const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        int whole = 0, outputs = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) {
+            if (!visible.contains(it->sceneBoundingRect())) continue;
+            ++whole;
+            outputs += it->node().category == NodeCategory::Output;
+        }
+        QVERIFY2(whole >= 8, qPrintable(QString("%1 whole boxes on screen").arg(whole)));
+        QCOMPARE(outputs, 1);
+    }
+
     void phasesDisabledAndReordered() {
         MainWindow w;
         w.show();

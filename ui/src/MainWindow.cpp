@@ -62,6 +62,21 @@
 
 namespace passlens {
 
+namespace {
+// Where a big drawing opens: its graph outputs (the bottom-most node when none is drawn), so
+// the first picture shows real boxes, not the empty middle of a wide scene rectangle.
+QRectF outputsArea(const GraphScene& scene) {
+    QRectF area;
+    const GraphNodeItem* lowest = nullptr;
+    for (const GraphNodeItem* it : scene.nodeItems()) {
+        if (it->node().category == NodeCategory::Output) area = area.united(it->sceneBoundingRect());
+        if (!lowest || it->sceneBoundingRect().bottom() > lowest->sceneBoundingRect().bottom()) lowest = it;
+    }
+    if (area.isNull() && lowest) area = lowest->sceneBoundingRect();
+    return area.isNull() ? scene.sceneRect() : area;
+}
+} // namespace
+
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new DebugSession(this)) {
     setWindowTitle(QStringLiteral("PassLens"));
     setAcceptDrops(true);
@@ -681,10 +696,12 @@ void MainWindow::showLayout() {
     }
     if (first) {
         m_view->fit();
-        if (m_view->zoom() < 0.75) { // a big graph: readable zoom (titles ~12 px), start at the outputs' end
+        if (m_view->zoom() < 0.75) { // a big graph: readable zoom (titles ~12 px), start at the outputs
             m_view->resetTransform();
             m_view->scale(0.9, 0.9);
-            m_view->centerOn(m_scene->sceneRect().center().x(), m_scene->sceneRect().bottom());
+            // the outputs in the lower part of the view, what feeds them above
+            const double visibleHeight = m_view->mapToScene(m_view->viewport()->rect()).boundingRect().height();
+            m_view->centerOn(outputsArea(*m_scene).center() - QPointF(0, visibleHeight * 0.3));
         }
     }
     else if (layout->stable && !side) {
