@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -87,6 +88,7 @@ struct ModelBuilder {
         vi->set_name(name);
         auto* tt = vi->mutable_type()->mutable_tensor_type();
         tt->set_elem_type(type);
+        tt->mutable_shape(); // a scalar has a shape with no dims
         for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
     }
     void output(const std::string& name, std::vector<std::int64_t> dims, int type = onnx::TensorProto::FLOAT) {
@@ -94,6 +96,7 @@ struct ModelBuilder {
         vi->set_name(name);
         auto* tt = vi->mutable_type()->mutable_tensor_type();
         tt->set_elem_type(type);
+        tt->mutable_shape();
         for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(d));
     }
     onnx::TensorProto* initInt64(const std::string& name, std::vector<std::int64_t> vals) {
@@ -124,10 +127,58 @@ struct ModelBuilder {
         a->set_type(onnx::AttributeProto::FLOAT);
         a->set_f(v);
     }
+    static void intAttr(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(v);
+    }
+    // A GRAPH attribute (If branches, Loop body), named `graphName`.
+    static onnx::GraphProto* graphAttr(onnx::NodeProto* n, const std::string& name, const std::string& graphName) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        a->mutable_g()->set_name(graphName);
+        return a->mutable_g();
+    }
+    static onnx::NodeProto* addNode(onnx::GraphProto* g, const std::string& type, std::vector<std::string> ins, std::vector<std::string> outs,
+                                    const std::string& name = {}) {
+        auto* n = g->add_node();
+        n->set_op_type(type);
+        n->set_name(name);
+        for (auto& i : ins) n->add_input(i);
+        for (auto& o : outs) n->add_output(o);
+        return n;
+    }
+    // A value_info of a graph's inputs or outputs with static dims.
+    static void valueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name, std::vector<std::int64_t> dims,
+                          int type = onnx::TensorProto::FLOAT) {
+        auto* vi = list->Add();
+        vi->set_name(name);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(type);
+        tt->mutable_shape(); // a scalar has a shape with no dims
+        for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
     LoadedGraph import(const std::string& dir = ".") const {
         return importOnnxBytes(m.SerializeAsString(), "synthetic.onnx", dir);
     }
 };
+
+// x[2,3] -> Reshape(x, shape) -> y, the shape an int64 initializer whose raw_data has `bytes`
+// bytes for dims [2] (16 needed).
+ModelBuilder reshapeWithRawShape(std::size_t bytes) {
+    ModelBuilder b(13);
+    b.input("x", {2, 3});
+    auto* t = b.m.mutable_graph()->add_initializer();
+    t->set_name("shape");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(2);
+    t->set_raw_data(std::string(bytes, '\x01'));
+    b.node("Reshape", {"x", "shape"}, {"y"}, "reshape1");
+    b.output("y", {0, 1});
+    return b;
+}
 
 QString kinds(const FunctionGraph& g) {
     QStringList k;
@@ -491,6 +542,148 @@ private slots:
         QVERIFY(errorOf([] { importOnnxBytes("<!DOCTYPE html><html></html>", "page.onnx", "."); }).contains("page.onnx"));
         const QString e = errorOf([] { importOnnxBytes(std::string("\x08\x07\x12", 3), "short.onnx", "."); });
         QVERIFY2(e.contains("short.onnx"), qPrintable(e));
+    }
+
+    // Every tensor's data is checked against its dims and element type before the ONNX checker
+    // and shape inference read it (libonnx's ParseData reads a raw_data of the wrong length out
+    // of bounds): initializers, Constant and ConstantOfShape values, tensors in If branches,
+    // negative and overflowing dims; each refusal names the place, the tensor and the reason.
+    void tensorDataChecked() {
+        for (std::size_t bytes : {std::size_t(0), std::size_t(4), std::size_t(24)}) {
+            const QString e = errorOf([&] { reshapeWithRawShape(bytes).import(); });
+            QVERIFY2(e == QString("synthetic.onnx: graph initializer 0: tensor 'shape': raw_data has %1 bytes, dims [2] of INT64 need 16").arg(bytes), qPrintable(e));
+        }
+        {
+            ModelBuilder b = reshapeWithRawShape(16);
+            const std::int64_t shape[2] = {3, 2};
+            b.m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(reinterpret_cast<const char*>(shape), sizeof shape));
+            LoadedGraph lg = b.import();
+            QCOMPARE(kinds(*lg.graph), QString("Reshape"));
+            QCOMPARE(lg.graph->outputs()[0]->type().str(), std::string("float32[3,2]"));
+        }
+        auto int64Tensor = [](onnx::TensorProto* t, const std::string& name, std::vector<std::int64_t> dims, std::vector<std::int64_t> vals) {
+            t->set_name(name);
+            t->set_data_type(onnx::TensorProto::INT64);
+            for (auto d : dims) t->add_dims(d);
+            for (auto v : vals) t->add_int64_data(v);
+        };
+        auto tensorAttr = [](onnx::NodeProto* n, const std::string& name) {
+            auto* a = n->add_attribute();
+            a->set_name(name);
+            a->set_type(onnx::AttributeProto::TENSOR);
+            return a->mutable_t();
+        };
+        {   // a Constant's typed field shorter than its dims
+            ModelBuilder b(13);
+            b.input("x", {2, 3});
+            int64Tensor(tensorAttr(b.node("Constant", {}, {"shape"}, "c1"), "value"), "shape_value", {3}, {6});
+            b.node("Reshape", {"x", "shape"}, {"y"}, "r1");
+            b.output("y", {0});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e == "synthetic.onnx: node 0 'c1' (Constant) attribute 'value': tensor 'shape_value': int64_data holds 1 values, dims [3] of INT64 need 3", qPrintable(e));
+        }
+        {   // ConstantOfShape's value with a raw_data too short for one float
+            ModelBuilder b(13);
+            b.initInt64("dims", {2, 2});
+            auto* v = tensorAttr(b.node("ConstantOfShape", {"dims"}, {"y"}, "fill"), "value");
+            v->set_name("v");
+            v->set_data_type(onnx::TensorProto::FLOAT);
+            v->add_dims(1);
+            v->set_raw_data(std::string(2, '\0'));
+            b.output("y", {0, 1});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e == "synthetic.onnx: node 0 'fill' (ConstantOfShape) attribute 'value': tensor 'v': raw_data has 2 bytes, dims [1] of FLOAT need 4", qPrintable(e));
+        }
+        {   // tensors inside If branches: a Constant's value, a branch initializer
+            for (bool inInitializer : {false, true}) {
+                ModelBuilder b(13);
+                b.input("c", {}, onnx::TensorProto::BOOL);
+                b.input("x", {2, 3});
+                auto* ifNode = b.node("If", {"c"}, {"y"}, "if1");
+                auto* thenG = ModelBuilder::graphAttr(ifNode, "then_branch", "then");
+                ModelBuilder::addNode(thenG, "Relu", {"x"}, {"t"}, "relu1");
+                ModelBuilder::valueInfo(thenG->mutable_output(), "t", {2, 3});
+                auto* elseG = ModelBuilder::graphAttr(ifNode, "else_branch", "else");
+                if (inInitializer) {
+                    int64Tensor(elseG->add_initializer(), "s", {2}, {6});
+                } else {
+                    int64Tensor(tensorAttr(ModelBuilder::addNode(elseG, "Constant", {}, {"s"}, "k"), "value"), "s", {2}, {6});
+                }
+                ModelBuilder::addNode(elseG, "Reshape", {"x", "s"}, {"e"}, "reshape2");
+                ModelBuilder::valueInfo(elseG->mutable_output(), "e", {2, 3});
+                b.output("y", {0, 1});
+                const QString e = errorOf([&] { b.import(); });
+                const QString where = inInitializer ? "node 0 'if1' (If) attribute 'else_branch' initializer 0: tensor 's'"
+                                                    : "node 0 'if1' (If) attribute 'else_branch': node 0 'k' (Constant) attribute 'value': tensor 's'";
+                QVERIFY2(e == "synthetic.onnx: " + where + ": int64_data holds 1 values, dims [2] of INT64 need 2", qPrintable(e));
+            }
+        }
+        {   // negative dims, element counts and byte sizes beyond 64 bits
+            const std::vector<std::pair<std::vector<std::int64_t>, QString>> cases = {
+                {{2, -1}, "dim 1 of dims [2,-1] is negative"},
+                {{std::int64_t(1) << 32, std::int64_t(1) << 32}, "dims [4294967296,4294967296] hold more than 2^63 elements"},
+                {{std::int64_t(1) << 61}, "dims [2305843009213693952] of INT64 need more than 2^63 bytes"},
+            };
+            for (const auto& [dims, why] : cases) {
+                ModelBuilder b = reshapeWithRawShape(16);
+                auto* t = b.m.mutable_graph()->mutable_initializer(0);
+                t->clear_dims();
+                for (auto d : dims) t->add_dims(d);
+                const QString e = errorOf([&] { b.import(); });
+                QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'shape': " + why, qPrintable(e));
+            }
+        }
+    }
+
+    // External data: a missing file is named as resolved (absolute, normalised) in the warnings
+    // and the constant is marked missing; a malformed offset or a length that does not fit the
+    // dims is refused; a file too short is reported without allocating what the dims claim.
+    void externalDataChecked() {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        auto build = [&](std::vector<std::pair<std::string, std::string>> kv, std::int64_t n) {
+            ModelBuilder b(13);
+            b.input("x", {n});
+            auto* w = b.m.mutable_graph()->add_initializer();
+            w->set_name("w");
+            w->set_data_type(onnx::TensorProto::FLOAT);
+            w->add_dims(n);
+            w->set_data_location(onnx::TensorProto::EXTERNAL);
+            for (auto& [k, v] : kv) {
+                auto* e = w->add_external_data();
+                e->set_key(k);
+                e->set_value(v);
+            }
+            b.node("Add", {"x", "w"}, {"y"}, "add1");
+            b.output("y", {0});
+            return b;
+        };
+        const std::string resolved = std::filesystem::path(d + "/nothere.bin").lexically_normal().string();
+        LoadedGraph missing = build({{"location", "nothere.bin"}}, 2).import(d + "/sub/..");
+        QCOMPARE(missing.graph->nodeCount(), std::size_t(1));
+        QVERIFY(!missing.graph->toposort()[0]->input(1)->constant()->loaded());
+        QCOMPARE(missing.warnings.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(missing.warnings[0]),
+                 QString::fromStdString("synthetic.onnx: ONNX checker stopped at a missing external data file '" + resolved + "'; its per-node checks are made during the import"));
+        QCOMPARE(QString::fromStdString(missing.warnings[1]),
+                 QString::fromStdString("synthetic.onnx: external data file '" + resolved + "' of tensor 'w' cannot be read; nodes using it cannot be executed"));
+        {
+            std::ofstream f(d + "/short.bin", std::ios::binary);
+            f.write("\0\0\0\0\0\0\0\0", 8);
+        }
+        // dims of 2^40 floats in a file of 8 bytes: reported, nothing allocated
+        LoadedGraph shortFile = build({{"location", "short.bin"}}, std::int64_t(1) << 40).import(d);
+        QCOMPARE(shortFile.warnings.size(), std::size_t(1));
+        QVERIFY2(QString::fromStdString(shortFile.warnings[0]).contains("(8 bytes) is too short for tensor 'w' (4398046511104 bytes at offset 0)"), shortFile.warnings[0].c_str());
+        QString e = errorOf([&] { build({{"location", "short.bin"}, {"offset", "4x"}}, 1).import(d); });
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data offset '4x' is not a non-negative integer", qPrintable(e));
+        e = errorOf([&] { build({{"location", "short.bin"}, {"length", "4"}}, 2).import(d); });
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data length 4 bytes, dims [2] of FLOAT need 8", qPrintable(e));
+        e = errorOf([&] { build({}, 2).import(d); });
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': has external data without a location", qPrintable(e));
+        LoadedGraph ok = build({{"location", "short.bin"}, {"length", "8"}}, 2).import(d);
+        QVERIFY(ok.warnings.empty());
+        QVERIFY(ok.graph->toposort()[0]->input(1)->constant()->loaded());
     }
 
     void truncatedCorpusModel() {

@@ -2,7 +2,10 @@
 #include "passlens/onnx/OnnxImporter.h"
 #include "passlens/onnx/OnnxTypes.h"
 
+#include "OnnxModelChecks.h"
+
 #include "passlens/io/AtomicFile.h"
+#include "passlens/io/Encoding.h"
 #include "passlens/ir/Error.h"
 #include "passlens/ir/OpRegistry.h"
 
@@ -28,6 +31,8 @@
 
 namespace passlens {
 namespace {
+
+using namespace onnximport;
 
 // The dims the graph declares for its outputs and value_info, and those of every subgraph (If /
 // Loop / Scan bodies: value_info and outputs), cleared with rank and element type kept: after an
@@ -67,6 +72,8 @@ std::optional<Type> typeOf(const onnx::TypeProto& tp) {
     return Type(*dt, dims);
 }
 
+std::string firstLines(const std::string& s, int n);
+
 // Everything the per-node mapping needs.
 struct Importer;
 
@@ -98,59 +105,52 @@ struct Importer {
     int opset = 0;
     std::vector<std::string> warnings;
     int missingTensors = 0;
+    bool verifySchemas = false; // the ONNX checker stopped early: importGraph checks each node
 
     [[noreturn]] void fail(const std::string& where, const std::string& why) const {
         throw Error(label + ": " + where + ": " + why);
     }
 
     // ------------------------------------------------------------ tensors
+    // The data of a tensor (its size already checked by checkModelTensors; checked again here
+    // for the callers' sake). External data that cannot be read leaves the constant missing,
+    // with a warning naming the file as resolved.
     std::shared_ptr<TensorData> tensor(onnx::TensorProto& t, const std::string& where) {
+        if (const std::string why = tensorDataProblem(t); !why.empty()) fail(where, "tensor '" + t.name() + "' " + why);
         auto dt = dtypeOf(t.data_type());
         if (!dt) fail(where, "tensor '" + t.name() + "' has unsupported element type " + onnxTypeName(t.data_type()));
         auto d = std::make_shared<TensorData>();
         d->dtype = *dt;
-        for (auto x : t.dims()) {
-            if (x < 0) fail(where, "tensor '" + t.name() + "' has a negative dim");
-            d->shape.push_back(x);
-        }
+        d->shape.assign(t.dims().begin(), t.dims().end());
         const std::size_t need = d->byteSize();
         if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-            std::string location;
-            std::int64_t offset = 0, length = -1;
-            for (const auto& kv : t.external_data()) {
-                if (kv.key() == "location") location = kv.value();
-                else if (kv.key() == "offset") offset = std::stoll(kv.value());
-                else if (kv.key() == "length") length = std::stoll(kv.value());
-            }
-            const std::filesystem::path file = baseDir / location;
+            std::int64_t offset = 0;
+            for (const auto& kv : t.external_data())
+                if (kv.key() == "offset") offset = std::stoll(kv.value()); // checked: a non-negative integer
+            const std::filesystem::path file = externalDataPath(t, baseDir);
+            const std::string fileText = escapeInvalidUtf8(file.string());
+            auto missing = [&](const std::string& why) {
+                d->missing = why;
+                warnings.push_back(label + ": " + why + "; nodes using it cannot be executed");
+                ++missingTensors;
+                return d;
+            };
+            std::error_code ec;
+            const auto size = std::filesystem::file_size(file, ec);
             std::ifstream in(file, std::ios::binary);
-            if (location.empty() || !in) {
-                d->missing = "external data file '" + file.string() + "' of tensor '" + t.name() + "' cannot be read";
-                warnings.push_back(label + ": " + d->missing + "; nodes using it cannot be executed");
-                ++missingTensors;
-                return d;
-            }
-            if (length >= 0 && static_cast<std::size_t>(length) != need) {
-                d->missing = "external data of tensor '" + t.name() + "' has length " + std::to_string(length) + ", expected " + std::to_string(need) + " bytes";
-                warnings.push_back(label + ": " + d->missing);
-                ++missingTensors;
-                return d;
-            }
+            if (ec || !in) return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
+            // the file's size, not the dims, bounds what is allocated
+            if (static_cast<std::uintmax_t>(offset) > size || size - static_cast<std::uintmax_t>(offset) < need)
+                return missing("external data file '" + fileText + "' (" + std::to_string(size) + " bytes) is too short for tensor '" + t.name() + "' (" +
+                               std::to_string(need) + " bytes at offset " + std::to_string(offset) + ")");
             std::string bytes(need, '\0');
             in.seekg(offset);
             in.read(bytes.data(), static_cast<std::streamsize>(need));
-            if (!in) {
-                d->missing = "external data file '" + file.string() + "' is too short for tensor '" + t.name() + "'";
-                warnings.push_back(label + ": " + d->missing);
-                ++missingTensors;
-                return d;
-            }
+            if (!in) return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
             d->bytes = std::make_shared<const std::string>(std::move(bytes));
             return d;
         }
         if (t.has_raw_data()) {
-            if (t.raw_data().size() != need)
-                fail(where, "tensor '" + t.name() + "' has " + std::to_string(t.raw_data().size()) + " bytes of raw data, its shape needs " + std::to_string(need));
             d->bytes = std::make_shared<const std::string>(std::move(*t.mutable_raw_data()));
             t.clear_raw_data();
             return d;
@@ -160,26 +160,20 @@ struct Importer {
         auto copy = [&](const void* src) {
             if (need) std::memcpy(b.data(), src, need); // an empty field's data() may be null
         };
-        auto count = [&](std::size_t have) {
-            if (have != n) fail(where, "tensor '" + t.name() + "' holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
-        };
+        // the typed field's length was checked by tensorDataProblem
         switch (*dt) {
-        case DType::Float32: count(static_cast<std::size_t>(t.float_data_size())); copy(t.float_data().data()); break;
-        case DType::Float64: count(static_cast<std::size_t>(t.double_data_size())); copy(t.double_data().data()); break;
-        case DType::Int64: count(static_cast<std::size_t>(t.int64_data_size())); copy(t.int64_data().data()); break;
+        case DType::Float32: copy(t.float_data().data()); break;
+        case DType::Float64: copy(t.double_data().data()); break;
+        case DType::Int64: copy(t.int64_data().data()); break;
         case DType::UInt64: case DType::UInt32:
-            count(static_cast<std::size_t>(t.uint64_data_size()));
             for (std::size_t i = 0; i < n; ++i) {
                 const std::uint64_t v = t.uint64_data(static_cast<int>(i));
                 std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt));
             }
             break;
-        case DType::Complex64:
-            count(static_cast<std::size_t>(t.float_data_size()) / 2); copy(t.float_data().data()); break;
-        case DType::Complex128:
-            count(static_cast<std::size_t>(t.double_data_size()) / 2); copy(t.double_data().data()); break;
+        case DType::Complex64: copy(t.float_data().data()); break;
+        case DType::Complex128: copy(t.double_data().data()); break;
         default: // int32 field carries int8/16/32, uint8/16, bool and float16 bits
-            count(static_cast<std::size_t>(t.int32_data_size()));
             for (std::size_t i = 0; i < n; ++i) {
                 const std::int32_t v = t.int32_data(static_cast<int>(i));
                 std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt)); // little-endian low bytes
@@ -989,6 +983,17 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             if (!v) fail(where, "input " + std::to_string(k) + " '" + nm + "' is undefined");
             ins.push_back(v);
         }
+        if (verifySchemas && (node.domain().empty() || node.domain() == "ai.onnx")) {
+            // the ONNX checker stopped early: its per-node part (input and output counts,
+            // attribute types, required attributes) for this node
+            if (const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "")) {
+                try {
+                    schema->Verify(node);
+                } catch (const std::exception& e) {
+                    fail(where, "ONNX checker: " + firstLines(e.what(), 2));
+                }
+            }
+        }
         NodeMapper m{*this, sc, *g, node, where, ins, opset};
         std::vector<Variable*> outs;
         try {
@@ -1146,6 +1151,8 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " + std::to_string(imp.opset) +
                                " is newer than libonnx knows (IR " + std::to_string(onnx::Version::IR_VERSION) + ", opset " + std::to_string(onnxLatestKnownOpset()) +
                                "); importing with the newest rules known");
+    // Every tensor's data against its dims and type, before libonnx parses any of it.
+    const std::vector<std::string> missingFiles = checkModelTensors(model, label, baseDir);
     // Bind input shapes. The dims the model declares for its outputs and intermediate values
     // described the old input shapes: they are forgotten (forgetDeclaredDims) and inferred again.
     bool rebound = false;
@@ -1193,9 +1200,13 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
             if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, lex);
         } catch (const std::exception& e) {
             const std::string what = e.what();
-            if (what.find("should be stored in") != std::string::npos)
-                imp.warnings.push_back(label + ": ONNX checker stopped at a missing external data file; the remaining checks were skipped");
-            else
+            if (what.find("should be stored in") != std::string::npos) {
+                std::string files;
+                for (const auto& f : missingFiles) files += (files.empty() ? "'" : ", '") + escapeInvalidUtf8(f) + "'";
+                imp.warnings.push_back(label + ": ONNX checker stopped at a missing external data file " + files +
+                                       "; its per-node checks are made during the import");
+                imp.verifySchemas = true;
+            } else
                 throw Error(label + ": ONNX checker: " + firstLines(what, 2));
         }
     }
