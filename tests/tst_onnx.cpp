@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -684,6 +685,112 @@ private slots:
         LoadedGraph ok = build({{"location", "short.bin"}, {"length", "8"}}, 2).import(d);
         QVERIFY(ok.warnings.empty());
         QVERIFY(ok.graph->toposort()[0]->input(1)->constant()->loaded());
+    }
+
+    // Attributes and inputs of mapped ops are checked against the spec and the input ranks
+    // before any mapping reads them (one helper per kind of attribute: perm, axes, pads,
+    // kernel_shape / strides / dilations, split sizes, required and typed attributes, input
+    // ranks); a Transpose perm shorter than the rank read past its end. Each refusal names the
+    // file, the node and the attribute or input.
+    void attributesChecked() {
+        struct Case {
+            const char* what;
+            std::function<void(ModelBuilder&)> build;
+            int opset;
+            QString message; // after "synthetic.onnx: node 0 'n1' (Op): "
+        };
+        auto ints = [](onnx::NodeProto* n, const char* name, std::vector<std::int64_t> v) { ModelBuilder::intsAttr(n, name, v); };
+        auto conv = [](ModelBuilder& b) {
+            b.input("x", {1, 1, 5, 5});
+            auto* w = b.m.mutable_graph()->add_initializer();
+            w->set_name("w");
+            w->set_data_type(onnx::TensorProto::FLOAT);
+            for (auto d : {1, 1, 3, 3}) w->add_dims(d);
+            for (int i = 0; i < 9; ++i) w->add_float_data(1.0f);
+            return b.node("Conv", {"x", "w"}, {"y"}, "n1");
+        };
+        const std::vector<Case> cases = {
+            {"short perm", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {1, 0}); }, 13,
+             "attribute 'perm' has 2 entries, the input has rank 3"},
+            {"repeated perm", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 0, 1}); }, 13,
+             "attribute 'perm': axis 0 appears twice"},
+            {"perm out of range", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 1, 3}); }, 13,
+             "attribute 'perm': entry 3 out of range for rank 3"},
+            {"perm of another type (checker skipped)", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 ModelBuilder::intAttr(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", 1);
+             }, onnxLatestKnownOpset() + 1, "attribute 'perm' must be INTS, is INT"},
+            {"repeated unsqueeze axes", [&](ModelBuilder& b) { b.input("x", {2, 3}); ints(b.node("Unsqueeze", {"x"}, {"y"}, "n1"), "axes", {0, -4}); }, 11,
+             "axes: axis 0 is named twice"},
+            {"squeeze of a dim > 1", [&](ModelBuilder& b) { b.input("x", {2, 3, 1}); ints(b.node("Squeeze", {"x"}, {"y"}, "n1"), "axes", {1}); }, 11,
+             "axes: axis 1 of float32[2,3,1] has size 3, it cannot be squeezed"},
+            {"conv pads", [&](ModelBuilder& b) { ints(conv(b), "pads", {1, 1}); }, 13,
+             "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
+            {"conv stride 0", [&](ModelBuilder& b) { ints(conv(b), "strides", {0, 1}); }, 13,
+             "attribute 'strides' has value 0, it must be at least 1"},
+            {"conv kernel_shape", [&](ModelBuilder& b) { ints(conv(b), "kernel_shape", {2, 2}); }, 13,
+             "attribute 'kernel_shape' [2,2] does not match the kernel float32[1,1,3,3]"},
+            {"pool pads", [&](ModelBuilder& b) {
+                 b.input("x", {1, 1, 4, 4});
+                 auto* n = b.node("MaxPool", {"x"}, {"y"}, "n1");
+                 ints(n, "kernel_shape", {2, 2});
+                 ints(n, "pads", {0, 0});
+             }, 13, "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
+            {"split sizes", [&](ModelBuilder& b) {
+                 b.input("x", {2, 6});
+                 auto* n = b.node("Split", {"x"}, {"y", "z"}, "n1");
+                 ModelBuilder::intAttr(n, "axis", 1);
+                 ints(n, "split", {1, 2});
+             }, 11, "split sizes sum to 3, the axis has 6"},
+            {"gemm of a vector", [&](ModelBuilder& b) { b.input("a", {3}); b.input("c", {3, 4}); b.node("Gemm", {"a", "c"}, {"y"}, "n1"); }, 13,
+             "input 0 must have rank 2, has type float32[3]"},
+            {"slice ends shorter than starts", [&](ModelBuilder& b) {
+                 b.input("x", {4, 4});
+                 b.initInt64("starts", {0, 0});
+                 b.initInt64("ends", {1});
+                 b.node("Slice", {"x", "starts", "ends"}, {"y"}, "n1");
+             }, 13, "input 2 has type int64[1], starts has 2 entries"},
+            {"softmax axis", [&](ModelBuilder& b) { b.input("x", {2, 3}); ModelBuilder::intAttr(b.node("Softmax", {"x"}, {"y"}, "n1"), "axis", 5); }, 13,
+             "attribute 'axis': 5 out of range for rank 2"},
+            {"expand to an incompatible shape", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.initInt64("s", {4, 3});
+                 b.node("Expand", {"x", "s"}, {"y"}, "n1");
+             }, 13, "cannot expand float32[2,3] to shape [4,3]"},
+            {"gather index out of range", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.initInt64("i", {5});
+                 b.node("Gather", {"x", "i"}, {"y"}, "n1");
+             }, 13, "index 5 out of range for axis 0 of float32[2,3]"},
+            {"reshape with two -1", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.initInt64("s", {-1, -1});
+                 b.node("Reshape", {"x", "s"}, {"y"}, "n1");
+             }, 13, "shape [-1,-1] has more than one -1"},
+            {"empty name for a required input (checker skipped)", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.node("Max", {"x", ""}, {"y"}, "n1");
+             }, onnxLatestKnownOpset() + 1, "Max input 1 is required, the node gives an empty name"},
+            {"no inputs (checker skipped)", [&](ModelBuilder& b) { ModelBuilder::intAttr(b.node("Concat", {}, {"y"}, "n1"), "axis", 0); },
+             onnxLatestKnownOpset() + 1, "Concat needs 1 inputs, got 0"},
+            {"required attribute missing (checker skipped)", [&](ModelBuilder& b) { b.input("x", {2}); b.node("Cast", {"x"}, {"y"}, "n1"); },
+             onnxLatestKnownOpset() + 1, "attribute 'to' is required"},
+        };
+        for (const Case& c : cases) {
+            ModelBuilder b(c.opset);
+            c.build(b);
+            b.output("y", {});
+            const QString e = errorOf([&] { b.import(); });
+            const QString op = QString::fromStdString(b.m.graph().node(0).op_type());
+            QVERIFY2(e == "synthetic.onnx: node 0 'n1' (" + op + "): " + c.message, qPrintable(QString(c.what) + ": " + e));
+        }
+        ModelBuilder twice(onnxLatestKnownOpset() + 1);
+        twice.input("x", {2});
+        twice.input("x", {3});
+        twice.node("Relu", {"x"}, {"y"}, "n1");
+        twice.output("y", {});
+        const QString e = errorOf([&] { twice.import(); });
+        QVERIFY2(e == "synthetic.onnx: graph input 1 'x': is declared twice", qPrintable(e));
     }
 
     void truncatedCorpusModel() {

@@ -197,4 +197,28 @@ std::vector<std::string> checkModelTensors(const onnx::ModelProto& m, const std:
     return std::move(w.missing);
 }
 
+namespace {
+void checkGraphAttributes(const onnx::GraphProto& g, const std::string& label, const std::string& place) {
+    for (int i = 0; i < g.node_size(); ++i) {
+        const onnx::NodeProto& n = g.node(i);
+        const bool standard = n.domain().empty() || n.domain() == "ai.onnx";
+        for (const auto& a : n.attribute()) {
+            if (standard) {
+                std::vector<std::int64_t> values;
+                if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape") values.assign(a.ints().begin(), a.ints().end());
+                else if (a.name() == "blocksize") values.push_back(a.i());
+                for (auto v : values)
+                    if (v < 1) throw Error(label + ": " + at(place, nodePlace(i, n)) + ": attribute '" + a.name() + "' has value " + std::to_string(v) + ", it must be at least 1");
+            }
+            if (a.has_g()) checkGraphAttributes(a.g(), label, subgraphPlace(place, i, n, a.name()));
+            for (const auto& sg : a.graphs()) checkGraphAttributes(sg, label, subgraphPlace(place, i, n, a.name()));
+        }
+    }
+}
+} // namespace
+
+void checkModelAttributes(const onnx::ModelProto& m, const std::string& label) {
+    if (m.has_graph()) checkGraphAttributes(m.graph(), label, {});
+}
+
 } // namespace passlens::onnximport

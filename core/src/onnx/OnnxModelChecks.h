@@ -43,4 +43,11 @@ std::filesystem::path externalDataPath(const onnx::TensorProto& t, const std::fi
 std::vector<std::string> checkModelTensors(const onnx::ModelProto& m, const std::string& label,
                                            const std::filesystem::path& baseDir);
 
+/// Checks the attribute values that libonnx 1.12's shape inference divides by or trusts
+/// without a check, on every node of the default domain, nested graphs included: `strides`,
+/// `dilations`, `kernel_shape` and `blocksize` (Conv, ConvTranspose, the pools, DepthToSpace,
+/// SpaceToDepth, ...) must be at least 1 (a stride of 0 is a division by zero there). Throws
+/// passlens::Error("LABEL: PLACE: attribute 'NAME' has value V, it must be at least 1").
+void checkModelAttributes(const onnx::ModelProto& m, const std::string& label);
+
 } // namespace passlens::onnximport
