@@ -181,6 +181,54 @@ ModelBuilder reshapeWithRawShape(std::size_t bytes) {
     return b;
 }
 
+// c (bool scalar), x[3] -> If 'if1'(c) -> y: the then branch returns the outer value a =
+// Neg(x) as it is (no node of its own), the else branch Relu(x). With `negLast` the Neg node
+// comes after the If in the node list (the If reads `a` only as a branch output).
+ModelBuilder ifReturningOuterValue(bool negLast) {
+    ModelBuilder b(13);
+    b.input("c", {}, onnx::TensorProto::BOOL);
+    b.input("x", {3});
+    if (!negLast) b.node("Neg", {"x"}, {"a"}, "neg1");
+    auto* ifNode = b.node("If", {"c"}, {"y"}, "if1");
+    auto* thenG = ModelBuilder::graphAttr(ifNode, "then_branch", "then");
+    ModelBuilder::valueInfo(thenG->mutable_output(), "a", {3});
+    auto* elseG = ModelBuilder::graphAttr(ifNode, "else_branch", "else");
+    ModelBuilder::addNode(elseG, "Relu", {"x"}, {"e"}, "relu1");
+    ModelBuilder::valueInfo(elseG->mutable_output(), "e", {3});
+    if (negLast) b.node("Neg", {"x"}, {"a"}, "neg1");
+    b.output("y", {0});
+    return b;
+}
+
+// x[3] -> Loop 'loop1'(3 iterations, cond true, v = x) -> v_final: the body returns its own
+// input cond_in as cond_out and v_out = Relu(Add(v_in, a)) with a = Neg(x) from the outer
+// scope. `bodyOrder` lists the body's nodes ("add relu", "relu add"); `cycle` makes the Add read
+// the Relu's output instead of v_in.
+ModelBuilder loopWithOuterValue(const std::string& bodyOrder, bool cycle = false) {
+    ModelBuilder b(13);
+    b.input("x", {3});
+    b.initInt64("trips", {3});
+    b.m.mutable_graph()->mutable_initializer(0)->clear_dims();
+    auto* c = b.m.mutable_graph()->add_initializer();
+    c->set_name("cond0");
+    c->set_data_type(onnx::TensorProto::BOOL);
+    c->add_int32_data(1);
+    b.node("Neg", {"x"}, {"a"}, "neg1");
+    auto* loop = b.node("Loop", {"trips", "cond0", "x"}, {"v_final"}, "loop1");
+    auto* body = ModelBuilder::graphAttr(loop, "body", "body");
+    ModelBuilder::valueInfo(body->mutable_input(), "i", {}, onnx::TensorProto::INT64);
+    ModelBuilder::valueInfo(body->mutable_input(), "cond_in", {}, onnx::TensorProto::BOOL);
+    ModelBuilder::valueInfo(body->mutable_input(), "v_in", {3});
+    for (const QString& op : QString::fromStdString(bodyOrder).split(' ')) {
+        if (op == "add") ModelBuilder::addNode(body, "Add", {cycle ? "v_out" : "v_in", "a"}, {"t"}, "b_add");
+        else ModelBuilder::addNode(body, "Relu", {"t"}, {"v_out"}, "b_relu");
+    }
+    ModelBuilder::valueInfo(body->mutable_output(), "cond_in", {}, onnx::TensorProto::BOOL);
+    ModelBuilder::valueInfo(body->mutable_output(), "v_out", {3});
+    b.output("v_final", {0});
+    return b;
+}
+
 QString kinds(const FunctionGraph& g) {
     QStringList k;
     for (const Apply* n : g.toposort()) k << QString::fromStdString(n->op().kind());
@@ -685,6 +733,40 @@ private slots:
         LoadedGraph ok = build({{"location", "short.bin"}, {"length", "8"}}, 2).import(d);
         QVERIFY(ok.warnings.empty());
         QVERIFY(ok.graph->toposort()[0]->input(1)->constant()->loaded());
+    }
+
+    // If / Loop branches whose outputs are outer-scope values or the branch's own inputs (valid
+    // ONNX): the outer value is captured as an explicit input (core/README.md, nested graphs),
+    // also when its producer comes after the If in the node list.
+    void branchOutputsFromOuterScope() {
+        for (bool negLast : {false, true}) {
+            LoadedGraph lg = ifReturningOuterValue(negLast).import();
+            const FunctionGraph& g = *lg.graph;
+            QCOMPARE(kinds(g), QString("Elemwise OnnxIf"));
+            const Apply* ifNode = g.toposort()[1];
+            QVERIFY(ifNode->op().attrs()["outer_scope"] == nlohmann::json({"a", "x"}));
+            QCOMPARE(ifNode->nin(), 3);
+            QCOMPARE(ifNode->input(1), g.toposort()[0]->output());
+            const FunctionGraph& thenG = *ifNode->op().subgraphs()[0].graph;
+            QCOMPARE(ifNode->op().subgraphs()[0].attribute, std::string("then_branch"));
+            QCOMPARE(thenG.nodeCount(), std::size_t(0));
+            QCOMPARE(thenG.inputs().size(), std::size_t(1));
+            QCOMPARE(thenG.outputs()[0], thenG.inputs()[0]);
+            QCOMPARE(thenG.inputs()[0]->name(), std::string("a"));
+            QCOMPARE(g.outputs()[0]->type().str(), std::string("float32[3]"));
+            // the Neg is used (by the If), so nothing is reported as pruned
+            QCOMPARE(lg.warnings.size(), std::size_t(negLast ? 1 : 0));
+        }
+        LoadedGraph lg = loopWithOuterValue("add relu").import();
+        QVERIFY2(lg.warnings.empty(), lg.warnings.empty() ? "" : lg.warnings[0].c_str());
+        QCOMPARE(kinds(*lg.graph), QString("Elemwise OnnxLoop"));
+        const Apply* loop = lg.graph->toposort()[1];
+        QVERIFY(loop->op().attrs()["outer_scope"] == nlohmann::json({"a"}));
+        QCOMPARE(loop->op().attrs()["n_onnx_inputs"].get<int>(), 3);
+        const FunctionGraph& body = *loop->op().subgraphs()[0].graph;
+        QCOMPARE(body.inputs().size(), std::size_t(4)); // i, cond_in, v_in, captured a
+        QCOMPARE(body.outputs()[0], body.inputs()[1]);  // cond_out is cond_in
+        QCOMPARE(kinds(body), QString("Elemwise Elemwise"));
     }
 
     // Attributes and inputs of mapped ops are checked against the spec and the input ranks

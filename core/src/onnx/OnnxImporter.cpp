@@ -996,7 +996,9 @@ std::vector<Variable*> NodeMapper::map() {
     return {};
 }
 
-// Names a subgraph reads from enclosing scopes (ONNX outer-scope references).
+// Names a subgraph reads from enclosing scopes (ONNX outer-scope references): inputs of its
+// nodes and its own outputs (a branch may return an outer value as it is) that it does not
+// define itself.
 void freeNames(const onnx::GraphProto& sg, std::set<std::string>& out, std::set<std::string> local) {
     for (const auto& x : sg.input()) local.insert(x.name());
     for (const auto& x : sg.initializer()) local.insert(x.name());
@@ -1008,6 +1010,8 @@ void freeNames(const onnx::GraphProto& sg, std::set<std::string>& out, std::set<
         }
         for (const auto& x : n.output()) local.insert(x);
     }
+    for (const auto& o : sg.output())
+        if (!o.name().empty() && !local.count(o.name())) out.insert(o.name());
 }
 
 // Topological order of a graph's node list (which ONNX requires sorted, but real files are not
