@@ -769,6 +769,25 @@ private slots:
         QCOMPARE(kinds(body), QString("Elemwise Elemwise"));
     }
 
+    // Node lists out of topological order, in the graph or a Loop body, are sorted with a
+    // warning naming the graph or the subgraph's place; a real cycle is refused with its nodes.
+    void unsortedNodesInSubgraphs() {
+        ModelBuilder b = loopWithOuterValue("relu add");
+        std::swap(*b.m.mutable_graph()->mutable_node(0), *b.m.mutable_graph()->mutable_node(1)); // Loop before Neg
+        LoadedGraph lg = b.import();
+        QCOMPARE(kinds(*lg.graph), QString("Elemwise OnnxLoop"));
+        QCOMPARE(lg.warnings.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(lg.warnings[0]),
+                 QString("synthetic.onnx: graph 'synthetic': the node list is not topologically sorted (as ONNX requires); accepted, node numbers below refer to the sorted order"));
+        QCOMPARE(QString::fromStdString(lg.warnings[1]),
+                 QString("synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the node list is not topologically sorted (as ONNX requires); accepted, node numbers in it below refer to the sorted order"));
+        const FunctionGraph& body = *lg.graph->toposort()[1]->op().subgraphs()[0].graph;
+        QCOMPARE(body.toposort()[0]->op().str(), std::string("Elemwise{add}"));
+        QCOMPARE(body.toposort()[1]->op().str(), std::string("Elemwise{relu}"));
+        const QString e = errorOf([] { loopWithOuterValue("add relu", true).import(); });
+        QVERIFY2(e == "synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the graph has a cycle: node 0 'b_add' (Add) -> node 1 'b_relu' (Relu) -> node 0 'b_add' (Add)", qPrintable(e));
+    }
+
     // Attributes and inputs of mapped ops are checked against the spec and the input ranks
     // before any mapping reads them (one helper per kind of attribute: perm, axes, pads,
     // kernel_shape / strides / dilations, split sizes, required and typed attributes, input

@@ -184,8 +184,9 @@ struct Importer {
     }
 
     // ------------------------------------------------------------ graphs
+    // `place` names a nested graph in messages (subgraphPlace); empty for the model's graph.
     std::unique_ptr<FunctionGraph> importGraph(onnx::GraphProto& gp, Scope* parent, Scope*& outScope,
-                                               std::vector<std::unique_ptr<Scope>>& scopes, bool topLevel);
+                                               std::vector<std::unique_ptr<Scope>>& scopes, const std::string& place);
 };
 
 // The attribute `name` of a node; nullptr when absent.
@@ -1072,7 +1073,7 @@ std::vector<int> topoOrder(const onnx::GraphProto& gp, const std::function<void(
 }
 
 std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope* parent, Scope*& outScope,
-                                                     std::vector<std::unique_ptr<Scope>>& scopes, bool topLevel) {
+                                                     std::vector<std::unique_ptr<Scope>>& scopes, const std::string& place) {
     auto g = std::make_unique<FunctionGraph>();
     g->name = gp.name();
     g->sourcePath = label;
@@ -1081,7 +1082,7 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
     sc.parent = parent;
     sc.graph = g.get();
     outScope = &sc;
-    const std::string gwhere = topLevel ? std::string("graph") : "subgraph '" + gp.name() + "'";
+    const std::string gwhere = place.empty() ? std::string("graph") : place;
 
     for (const auto& vi : gp.value_info())
         if (auto t = typeOf(vi.type())) sc.types[vi.name()] = *t;
@@ -1106,19 +1107,15 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
 
     // Topological order of the ONNX nodes (the list need not be sorted).
     const int nn = gp.node_size();
+    auto nodeWhere = [&](int i) { return place.empty() ? nodePlace(i, gp.node(i)) : place + ": " + nodePlace(i, gp.node(i)); };
     std::unordered_map<std::string, int> producer;
     for (int i = 0; i < nn; ++i)
         for (const auto& o : gp.node(i).output())
             if (!o.empty()) {
                 if (producer.count(o) || sc.vars.count(o))
-                    fail(gwhere + " node " + std::to_string(i) + " '" + gp.node(i).name() + "'", "output '" + o + "' is produced twice");
+                    fail(nodeWhere(i), "output '" + o + "' is produced twice");
                 producer[o] = i;
             }
-    auto nodeWhere = [&](int i) {
-        const auto& n = gp.node(i);
-        return (topLevel ? std::string() : gwhere + ": ") + "node " + std::to_string(i) + " " +
-               (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
-    };
     const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { fail(gwhere, why); }, nodeWhere);
     for (int i : order) {
         onnx::NodeProto& node = *gp.mutable_node(i);
@@ -1184,7 +1181,7 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             for (auto& a : *node.mutable_attribute()) {
                 if (a.type() == onnx::AttributeProto::GRAPH) {
                     Scope* subScope = nullptr;
-                    auto sub = importGraph(*a.mutable_g(), &sc, subScope, scopes, false);
+                    auto sub = importGraph(*a.mutable_g(), &sc, subScope, scopes, subgraphPlace(place, i, node, a.name()));
                     for (const auto& c : subScope->captured)
                         if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
                     subs.push_back({a.name(), std::shared_ptr<const FunctionGraph>(std::move(sub))});
@@ -1287,27 +1284,31 @@ std::string firstLines(const std::string& s, int n) {
 }
 
 // Puts a graph's nodes (and its nested graphs' nodes) in topological order, in place, so that
-// the ONNX checker accepts files whose node lists are not sorted. Returns true when it moved any.
-bool sortNodesInPlace(onnx::GraphProto& gp, const std::string& label) {
-    bool moved = false;
-    for (auto& n : *gp.mutable_node())
-        for (auto& a : *n.mutable_attribute()) {
-            if (a.has_g()) moved |= sortNodesInPlace(*a.mutable_g(), label);
-            for (auto& g : *a.mutable_graphs()) moved |= sortNodesInPlace(g, label);
-        }
-    auto where = [&](int i) {
-        const auto& n = gp.node(i);
-        return "node " + std::to_string(i) + " " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
-    };
-    const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { throw Error(label + ": graph '" + gp.name() + "': " + why); }, where);
+// the ONNX checker accepts files whose node lists are not sorted (runtimes accept them too).
+// Adds a warning naming each graph whose list changed (`place`: subgraphPlace, empty for the
+// model's graph); a cycle is refused with the nodes on it.
+void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std::string& place, std::vector<std::string>& warnings) {
+    const std::string gwhere = place.empty() ? "graph '" + gp.name() + "'" : place;
+    auto where = [&](int i) { return nodePlace(i, gp.node(i)); };
+    const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { throw Error(label + ": " + gwhere + ": " + why); }, where);
     bool identity = true;
     for (std::size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int>(i);
-    if (identity) return moved;
-    const int n = gp.node_size();
-    std::vector<onnx::NodeProto*> nodes(static_cast<std::size_t>(n));
-    gp.mutable_node()->ExtractSubrange(0, n, nodes.data());
-    for (int i : order) gp.mutable_node()->AddAllocated(nodes[static_cast<std::size_t>(i)]);
-    return true;
+    if (!identity) {
+        const int n = gp.node_size();
+        std::vector<onnx::NodeProto*> nodes(static_cast<std::size_t>(n));
+        gp.mutable_node()->ExtractSubrange(0, n, nodes.data());
+        for (int i : order) gp.mutable_node()->AddAllocated(nodes[static_cast<std::size_t>(i)]);
+        warnings.push_back(label + ": " + gwhere + ": the node list is not topologically sorted (as ONNX requires); accepted, node numbers " +
+                           (place.empty() ? "" : "in it ") + "below refer to the sorted order");
+    }
+    // nested graphs after this one, so that their places number its nodes in sorted order
+    for (int i = 0; i < gp.node_size(); ++i) {
+        auto& n = *gp.mutable_node(i);
+        for (auto& a : *n.mutable_attribute()) {
+            if (a.has_g()) sortNodesInPlace(*a.mutable_g(), label, subgraphPlace(place, i, n, a.name()), warnings);
+            for (auto& g : *a.mutable_graphs()) sortNodesInPlace(g, label, subgraphPlace(place, i, n, a.name()), warnings);
+        }
+    }
 }
 
 LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const std::filesystem::path& baseDir,
@@ -1354,12 +1355,10 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
             const auto& n = gp.node(i);
             for (int k = 0; k < n.input_size(); ++k)
                 if (!n.input(k).empty() && !defined.count(n.input(k)))
-                    throw Error(label + ": node " + std::to_string(i) + " " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") +
-                                " (" + n.op_type() + "): input " + std::to_string(k) + " '" + n.input(k) + "' is undefined");
+                    throw Error(label + ": " + nodePlace(i, n) + ": input " + std::to_string(k) + " '" + n.input(k) + "' is undefined");
         }
     }
-    if (sortNodesInPlace(*model.mutable_graph(), label))
-        imp.warnings.push_back(label + ": the node list is not topologically sorted (as ONNX requires); accepted, node numbers below refer to the sorted order");
+    sortNodesInPlace(*model.mutable_graph(), label, {}, imp.warnings);
     if (!newer) {
         // onnx::checker::check_model, with the model's folder as the base for external data
         try {
@@ -1394,7 +1393,7 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
     std::vector<std::unique_ptr<Scope>> scopes;
     LoadedGraph r;
     r.format = "onnx";
-    r.graph = imp.importGraph(*model.mutable_graph(), nullptr, top, scopes, true);
+    r.graph = imp.importGraph(*model.mutable_graph(), nullptr, top, scopes, {});
     r.warnings = std::move(imp.warnings);
     return r;
 }
