@@ -894,6 +894,47 @@ private slots:
         QVERIFY2(e == "synthetic.onnx: graph input 1 'x': is declared twice", qPrintable(e));
     }
 
+    // Names that are not valid UTF-8 (node, value, graph names, string attributes) are escaped
+    // as \xNN on import, so graph JSON can be written (nlohmann's type_error 316 otherwise); an
+    // escaped value name equal to another value's name is refused.
+    void invalidUtf8NamesEscaped() {
+        ModelBuilder b(13);
+        b.m.mutable_graph()->set_name("g\xc3");
+        b.input("x\xff", {3});
+        b.node("Relu", {"x\xff"}, {"r\xfe\xfd"}, "relu\xff");
+        auto* custom = b.node("Frob", {"r\xfe\xfd"}, {"y"}, "frob");
+        custom->set_domain("example.com");
+        auto* a = custom->add_attribute();
+        a->set_name("mode");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s("fast\xe2\x82");
+        auto* os = b.m.add_opset_import();
+        os->set_domain("example.com");
+        os->set_version(1);
+        b.output("y", {0});
+        LoadedGraph lg = b.import();
+        const FunctionGraph& g = *lg.graph;
+        QCOMPARE(g.name, std::string("g\\xC3"));
+        QCOMPARE(g.inputs()[0]->name(), std::string("x\\xFF"));
+        const Apply* relu = g.toposort()[0];
+        QCOMPARE(relu->name(), std::string("relu\\xFF"));
+        QCOMPARE(relu->output()->name(), std::string("r\\xFE\\xFD"));
+        QCOMPARE(g.toposort()[1]->op().attrs()["mode"].get<std::string>(), std::string("fast\\xE2\\x82"));
+        QCOMPARE(lg.warnings.size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(lg.warnings[0]), QString("synthetic.onnx: 7 name(s) are not valid UTF-8; their invalid bytes are written as \\xNN"));
+        const std::string text = writeGraphJson(g).dump();
+        QVERIFY(text.find("relu\\\\xFF") != std::string::npos);
+        // "v\xff" escapes to the name of another value
+        ModelBuilder c(13);
+        c.input("x", {3});
+        c.node("Relu", {"x"}, {"v\\xFF"});
+        c.node("Neg", {"x"}, {"v\xff"});
+        c.node("Add", {"v\\xFF", "v\xff"}, {"y"});
+        c.output("y", {0});
+        const QString e = errorOf([&] { c.import(); });
+        QVERIFY2(e == "synthetic.onnx: value name 'v\\xFF' (bytes that are not UTF-8, escaped) is also the name of another value", qPrintable(e));
+    }
+
     void truncatedCorpusModel() {
         std::ifstream in(corpus("lstm.onnx"), std::ios::binary);
         const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1325,6 +1325,8 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " + std::to_string(imp.opset) +
                                " is newer than libonnx knows (IR " + std::to_string(onnx::Version::IR_VERSION) + ", opset " + std::to_string(onnxLatestKnownOpset()) +
                                "); importing with the newest rules known");
+    if (const int escaped = escapeInvalidNames(model, label))
+        imp.warnings.push_back(label + ": " + std::to_string(escaped) + " name(s) are not valid UTF-8; their invalid bytes are written as \\xNN");
     // Every tensor's data against its dims and type, before libonnx parses any of it.
     const std::vector<std::string> missingFiles = checkModelTensors(model, label, baseDir);
     checkModelAttributes(model, label);

@@ -1,12 +1,15 @@
 // Checks and repairs on a parsed ONNX model before libonnx reads it (see OnnxModelChecks.h).
 #include "OnnxModelChecks.h"
 
+#include "passlens/io/Encoding.h"
 #include "passlens/ir/Error.h"
 
 #include <charconv>
 #include <climits>
+#include <functional>
 #include <limits>
 #include <optional>
+#include <unordered_set>
 
 namespace passlens::onnximport {
 
@@ -117,6 +120,53 @@ struct TensorWalker {
     }
 };
 
+// Every name and string attribute of a model, in nested graphs and functions: `visit(text,
+// isValueName, set)` where `set` replaces the text.
+using Setter = std::function<void(const std::string&)>;
+template <class V> void walkTensorNames(TP& t, V& visit) {
+    visit(t.name(), false, [&](const std::string& s) { t.set_name(s); });
+}
+template <class V> void walkGraphNames(onnx::GraphProto& g, V& visit);
+template <class V> void walkNodeNames(onnx::NodeProto& n, V& visit) {
+    visit(n.name(), false, [&](const std::string& s) { n.set_name(s); });
+    visit(n.op_type(), false, [&](const std::string& s) { n.set_op_type(s); });
+    visit(n.domain(), false, [&](const std::string& s) { n.set_domain(s); });
+    for (auto& x : *n.mutable_input()) visit(x, true, [&](const std::string& s) { x = s; });
+    for (auto& x : *n.mutable_output()) visit(x, true, [&](const std::string& s) { x = s; });
+    for (auto& a : *n.mutable_attribute()) {
+        visit(a.name(), false, [&](const std::string& s) { a.set_name(s); });
+        visit(a.ref_attr_name(), false, [&](const std::string& s) { a.set_ref_attr_name(s); });
+        visit(a.s(), false, [&](const std::string& s) { a.set_s(s); });
+        for (auto& x : *a.mutable_strings()) visit(x, false, [&](const std::string& s) { x = s; });
+        if (a.has_t()) walkTensorNames(*a.mutable_t(), visit);
+        for (auto& t : *a.mutable_tensors()) walkTensorNames(t, visit);
+        if (a.has_g()) walkGraphNames(*a.mutable_g(), visit);
+        for (auto& g : *a.mutable_graphs()) walkGraphNames(g, visit);
+    }
+}
+template <class V> void walkValueInfos(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& vs, V& visit) {
+    for (auto& v : vs) visit(v.name(), true, [&](const std::string& s) { v.set_name(s); });
+}
+template <class V> void walkGraphNames(onnx::GraphProto& g, V& visit) {
+    visit(g.name(), false, [&](const std::string& s) { g.set_name(s); });
+    walkValueInfos(*g.mutable_input(), visit);
+    walkValueInfos(*g.mutable_output(), visit);
+    walkValueInfos(*g.mutable_value_info(), visit);
+    for (auto& t : *g.mutable_initializer()) visit(t.name(), true, [&](const std::string& s) { t.set_name(s); });
+    for (auto& n : *g.mutable_node()) walkNodeNames(n, visit);
+}
+template <class V> void walkModelNames(onnx::ModelProto& m, V& visit) {
+    if (m.has_graph()) walkGraphNames(*m.mutable_graph(), visit);
+    for (auto& f : *m.mutable_functions()) {
+        visit(f.name(), false, [&](const std::string& s) { f.set_name(s); });
+        visit(f.domain(), false, [&](const std::string& s) { f.set_domain(s); });
+        for (auto& x : *f.mutable_input()) visit(x, true, [&](const std::string& s) { x = s; });
+        for (auto& x : *f.mutable_output()) visit(x, true, [&](const std::string& s) { x = s; });
+        for (auto& x : *f.mutable_attribute()) visit(x, false, [&](const std::string& s) { x = s; });
+        for (auto& n : *f.mutable_node()) walkNodeNames(n, visit);
+    }
+}
+
 } // namespace
 
 std::string intsText(const std::vector<std::int64_t>& v) {
@@ -219,6 +269,26 @@ void checkGraphAttributes(const onnx::GraphProto& g, const std::string& label, c
 
 void checkModelAttributes(const onnx::ModelProto& m, const std::string& label) {
     if (m.has_graph()) checkGraphAttributes(m.graph(), label, {});
+}
+
+int escapeInvalidNames(onnx::ModelProto& m, const std::string& label) {
+    int invalid = 0;
+    std::unordered_set<std::string> values;
+    auto count = [&](const std::string& s, bool isValue, const Setter&) {
+        if (!isValidUtf8(s)) ++invalid;
+        else if (isValue) values.insert(s);
+    };
+    walkModelNames(m, count);
+    if (invalid == 0) return 0;
+    auto escape = [&](const std::string& s, bool isValue, const Setter& set) {
+        if (isValidUtf8(s)) return;
+        const std::string e = escapeInvalidUtf8(s);
+        if (isValue && values.count(e))
+            throw Error(label + ": value name '" + e + "' (bytes that are not UTF-8, escaped) is also the name of another value");
+        set(e);
+    };
+    walkModelNames(m, escape);
+    return invalid;
 }
 
 } // namespace passlens::onnximport

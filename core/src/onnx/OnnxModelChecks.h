@@ -50,4 +50,11 @@ std::vector<std::string> checkModelTensors(const onnx::ModelProto& m, const std:
 /// passlens::Error("LABEL: PLACE: attribute 'NAME' has value V, it must be at least 1").
 void checkModelAttributes(const onnx::ModelProto& m, const std::string& label);
 
+/// Rewrites every name that is not valid UTF-8 with escapeInvalidUtf8 (graph, node, value,
+/// tensor and attribute names, op types, domains and string attributes, in nested graphs and
+/// model-local functions), so that graph JSON and session writers can write them. Returns how
+/// many strings changed. Throws passlens::Error when an escaped value name equals the name of
+/// another value of the file (the two values would merge).
+int escapeInvalidNames(onnx::ModelProto& m, const std::string& label);
+
 } // namespace passlens::onnximport
