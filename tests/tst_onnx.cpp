@@ -894,6 +894,28 @@ private slots:
         QVERIFY2(e == "synthetic.onnx: graph input 1 'x': is declared twice", qPrintable(e));
     }
 
+    // Attributes whose type or presence changed across opsets keep their old forms: Concat-1
+    // without axis joins on axis 1, Cast-1 names its type as a string and Reshape-1 takes the
+    // shape as an attribute (both kept as Onnx ops).
+    void oldOpsetAttributeForms() {
+        ModelBuilder b(3, 3);
+        b.input("a", {2, 3});
+        b.input("c", {2, 4});
+        b.node("Concat", {"a", "c"}, {"j"}, "cat");
+        auto* cast = b.node("Cast", {"j"}, {"d"}, "cast");
+        auto* to = cast->add_attribute();
+        to->set_name("to");
+        to->set_type(onnx::AttributeProto::STRING);
+        to->set_s("DOUBLE");
+        auto* reshape = b.node("Reshape", {"d"}, {"y"}, "reshape");
+        ModelBuilder::intsAttr(reshape, "shape", {14});
+        b.output("y", {0});
+        LoadedGraph lg = b.import();
+        QCOMPARE(kinds(*lg.graph), QString("Join OnnxCast OnnxReshape"));
+        QCOMPARE(lg.graph->toposort()[0]->op().str(), std::string("Join{axis=1}"));
+        QCOMPARE(lg.graph->toposort()[0]->output()->type().str(), std::string("float32[2,7]"));
+    }
+
     // Names that are not valid UTF-8 (node, value, graph names, string attributes) are escaped
     // as \xNN on import, so graph JSON can be written (nlohmann's type_error 316 otherwise); an
     // escaped value name equal to another value's name is refused.

@@ -475,6 +475,7 @@ std::vector<Variable*> NodeMapper::map() {
     }
     if (t == "Cast") {
         need(1);
+        if (opset < 6) return {}; // Cast-1 names the type as a string
         if (!attr("to", onnx::AttributeProto::INT)) fail("attribute 'to' is required");
         auto dt = dtypeOf(static_cast<int>(intAttr("to", 0)));
         if (!dt) return {};
@@ -549,6 +550,7 @@ std::vector<Variable*> NodeMapper::map() {
         return {mk("DimShuffle", {{"order", order}}, {in[0]})};
     }
     if (t == "Reshape") {
+        if (opset < 5) return {}; // Reshape-1 takes the shape as an attribute
         need(2);
         if (intAttr("allowzero", 0)) return {};
         const Type& st = in[1]->type();
@@ -723,12 +725,12 @@ std::vector<Variable*> NodeMapper::map() {
         return {mk("Subtensor", {{"idx", list}}, {in[0]})};
     }
     if (t == "Concat") {
-        need(1);
         need(std::max<std::size_t>(in.size(), 1));
-        if (!attr("axis", onnx::AttributeProto::INT)) fail("attribute 'axis' is required");
+        // axis is required from Concat-4 on; Concat-1 defaults it to 1
+        if (opset >= 4 && !attr("axis", onnx::AttributeProto::INT)) fail("attribute 'axis' is required");
         for (std::size_t k = 1; k < in.size(); ++k)
             if (rank(in[k]) != rank(in[0])) fail("input " + std::to_string(k) + " has type " + in[k]->type().str() + ", input 0 has " + in[0]->type().str());
-        return {mk("Join", {{"axis", axisAttr("axis", 0, rank(in[0]))}}, in)};
+        return {mk("Join", {{"axis", axisAttr("axis", 1, rank(in[0]))}}, in)};
     }
     if (t == "Split") {
         need(1);
