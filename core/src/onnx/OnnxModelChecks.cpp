@@ -273,13 +273,14 @@ void checkModelAttributes(const onnx::ModelProto& m, const std::string& label) {
 
 int escapeInvalidNames(onnx::ModelProto& m, const std::string& label) {
     int invalid = 0;
-    std::unordered_set<std::string> values;
-    auto count = [&](const std::string& s, bool isValue, const Setter&) {
-        if (!isValidUtf8(s)) ++invalid;
-        else if (isValue) values.insert(s);
-    };
+    auto count = [&](const std::string& s, bool, const Setter&) { invalid += isValidUtf8(s) ? 0 : 1; };
     walkModelNames(m, count);
     if (invalid == 0) return 0;
+    std::unordered_set<std::string> values; // the valid value names an escaped one must not equal
+    auto collect = [&](const std::string& s, bool isValue, const Setter&) {
+        if (isValue && isValidUtf8(s)) values.insert(s);
+    };
+    walkModelNames(m, collect);
     auto escape = [&](const std::string& s, bool isValue, const Setter& set) {
         if (isValidUtf8(s)) return;
         const std::string e = escapeInvalidUtf8(s);
