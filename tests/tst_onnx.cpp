@@ -914,6 +914,20 @@ private slots:
         QCOMPARE(kinds(*lg.graph), QString("Join OnnxCast OnnxReshape"));
         QCOMPARE(lg.graph->toposort()[0]->op().str(), std::string("Join{axis=1}"));
         QCOMPARE(lg.graph->toposort()[0]->output()->type().str(), std::string("float32[2,7]"));
+        // BatchNormalization-7 with spatial=0: per-(C, H) statistics of rank 2, an Onnx op
+        ModelBuilder bn(7);
+        bn.input("x", {1, 2, 3});
+        for (const char* p : {"scale", "bias", "mean", "var"}) {
+            auto* t = bn.m.mutable_graph()->add_initializer();
+            t->set_name(p);
+            t->set_data_type(onnx::TensorProto::FLOAT);
+            t->add_dims(2);
+            t->add_dims(3);
+            for (int i = 0; i < 6; ++i) t->add_float_data(1.0f);
+        }
+        ModelBuilder::intAttr(bn.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn1"), "spatial", 0);
+        bn.output("y", {0, 1, 2});
+        QCOMPARE(kinds(*bn.import().graph), QString("OnnxBatchNormalization"));
     }
 
     // Names that are not valid UTF-8 (node, value, graph names, string attributes) are escaped

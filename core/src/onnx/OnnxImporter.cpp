@@ -984,6 +984,8 @@ std::vector<Variable*> NodeMapper::map() {
     if (t == "BatchNormalization") {
         need(5);
         if (rank(in[0]) < 2) fail("input 0 must have rank at least 2 (N, C, ...), has type " + in[0]->type().str());
+        // before opset 9, spatial=0 gives scale, B, mean and var one value per (C, D1, ...)
+        if (opset < 9 && intAttr("spatial", 1) == 0) return {};
         for (std::size_t k = 1; k < 5; ++k) needRank(k, 1);
         if (node.output_size() > 1 || intAttr("training_mode", 0)) return {};
         return {mk("BatchNormInference", {{"epsilon", floatAttr("epsilon", 1e-5f)}}, {in[0], in[1], in[2], in[3], in[4]})};
