@@ -1,6 +1,8 @@
 // TensorProto files (ONNX test-data layout) and seeded random inputs.
 #include "passlens/kernels/TensorIO.h"
 
+#include <passlens/io/AtomicFile.h>
+#include <passlens/io/Limits.h>
 #include <passlens/ir/Error.h>
 
 #include <onnx/onnx_pb.h>
@@ -27,11 +29,7 @@ std::optional<DType> dtypeOf(int t)
 
 Tensor readTensorProto(const std::filesystem::path& file, std::string* name)
 {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(file.string() + ": cannot be opened");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string bytes = ss.str();
+    const std::string bytes = readFile(file); // a regular file only
     onnx::TensorProto t;
     if (bytes.empty() || !t.ParseFromString(bytes)) throw Error(file.string() + ": not a serialized onnx.TensorProto");
     const auto dt = dtypeOf(t.data_type());
@@ -42,6 +40,7 @@ Tensor readTensorProto(const std::filesystem::path& file, std::string* name)
         shape.push_back(d);
     }
     if (name) *name = t.name();
+    checkTensorBytes(file.string() + ": tensor '" + t.name() + "'", *dt, shape); // before allocating it
     const std::int64_t n = shapeNumel(shape);
     const std::size_t need = static_cast<std::size_t>(n) * dtypeSize(*dt);
     if (t.data_location() == onnx::TensorProto::EXTERNAL) throw Error(file.string() + ": external tensor data is not supported here");
@@ -51,24 +50,31 @@ Tensor readTensorProto(const std::filesystem::path& file, std::string* name)
                         shapeStr(shape) + " needs " + std::to_string(need));
         return Tensor::fromBytes(*dt, shape, t.raw_data().data());
     }
-    Tensor r = Tensor::empty(*dt, shape);
     auto count = [&](std::int64_t have) {
         if (have != n) throw Error(file.string() + ": tensor '" + t.name() + "' holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
     };
+    // the values present are counted before the tensor is allocated
     switch (*dt) {
-    case DType::Float32: count(t.float_data_size()); if (need) std::memcpy(r.rawData(), t.float_data().data(), need); break;
-    case DType::Float64: count(t.double_data_size()); if (need) std::memcpy(r.rawData(), t.double_data().data(), need); break;
-    case DType::Int64: count(t.int64_data_size()); if (need) std::memcpy(r.rawData(), t.int64_data().data(), need); break;
+    case DType::Float32: count(t.float_data_size()); break;
+    case DType::Float64: count(t.double_data_size()); break;
+    case DType::Int64: count(t.int64_data_size()); break;
+    case DType::UInt32:
+    case DType::UInt64: count(t.uint64_data_size()); break;
+    default: count(t.int32_data_size());
+    }
+    Tensor r = Tensor::empty(*dt, shape);
+    switch (*dt) {
+    case DType::Float32: if (need) std::memcpy(r.rawData(), t.float_data().data(), need); break;
+    case DType::Float64: if (need) std::memcpy(r.rawData(), t.double_data().data(), need); break;
+    case DType::Int64: if (need) std::memcpy(r.rawData(), t.int64_data().data(), need); break;
     case DType::UInt32:
     case DType::UInt64:
-        count(t.uint64_data_size());
         for (std::int64_t i = 0; i < n; ++i) {
             const std::uint64_t v = t.uint64_data(static_cast<int>(i));
             std::memcpy(static_cast<char*>(r.rawData()) + static_cast<std::size_t>(i) * dtypeSize(*dt), &v, dtypeSize(*dt));
         }
         break;
     default:
-        count(t.int32_data_size());
         for (std::int64_t i = 0; i < n; ++i) {
             const std::int32_t v = t.int32_data(static_cast<int>(i));
             std::memcpy(static_cast<char*>(r.rawData()) + static_cast<std::size_t>(i) * dtypeSize(*dt), &v, dtypeSize(*dt));
@@ -85,8 +91,9 @@ void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, c
     t.set_data_type(onnxTypeOf(tensor.dtype()));
     for (auto d : tensor.shape()) t.add_dims(d);
     t.set_raw_data(std::string(static_cast<const char*>(tensor.rawData()), tensor.nbytes()));
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    if (!out || !t.SerializeToOstream(&out)) throw Error(file.string() + ": cannot be written");
+    std::string bytes;
+    if (!t.SerializeToString(&bytes)) throw Error(file.string() + ": cannot write: the tensor does not serialize");
+    writeFileAtomic(file, bytes);
 }
 
 std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::string& prefix)

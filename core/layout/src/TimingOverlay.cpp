@@ -1,6 +1,6 @@
 #include "passlens/layout/TimingOverlay.h"
 
-#include <passlens/io/AtomicFile.h>
+#include <passlens/io/JsonFile.h>
 #include <passlens/ir/Error.h>
 
 #include <algorithm>
@@ -46,11 +46,17 @@ NodeId nodeId(const nlohmann::json& j, const std::string& where)
     return j.at("node").get<NodeId>();
 }
 
+// A profile's phase ("final" when absent or not a string).
+std::string phaseOf(const nlohmann::json& p)
+{
+    return p.contains("phase") && p["phase"].is_string() ? p["phase"].get<std::string>() : "final";
+}
+
 TimingProfile parseOne(const nlohmann::json& p, const std::string& where)
 {
     if (!p.is_object()) throw Error(where + ": expected a profile object");
     TimingProfile t;
-    t.phase = p.contains("phase") && p["phase"].is_string() ? p["phase"].get<std::string>() : "final";
+    t.phase = phaseOf(p);
     if (p.contains("device") && p["device"].is_string()) t.device = p["device"].get<std::string>();
     if (p.contains("nodes")) {
         if (!p["nodes"].is_array()) throw Error(where + ".nodes: expected an array");
@@ -99,7 +105,7 @@ TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& l
     std::size_t pick = 0;
     if (!phase.empty())
         for (std::size_t i = 0; i < list->size(); ++i)
-            if ((*list)[i].is_object() && (*list)[i].value("phase", std::string("final")) == phase) {
+            if ((*list)[i].is_object() && phaseOf((*list)[i]) == phase) {
                 pick = i;
                 break;
             }
@@ -108,13 +114,7 @@ TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& l
 
 TimingProfile loadTimingProfile(const std::filesystem::path& path, const std::string& phase)
 {
-    const std::string text = readFile(path);
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw Error(path.string() + ": not JSON (byte " + std::to_string(e.byte) + ")");
-    }
+    const nlohmann::json doc = readJsonFile(path);
     return parseTimingProfile(doc, path.string(), phase);
 }
 

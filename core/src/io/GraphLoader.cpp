@@ -1,6 +1,7 @@
 #include "passlens/io/GraphLoader.h"
 
 #include "passlens/io/AtomicFile.h"
+#include "passlens/io/JsonFile.h"
 #include "passlens/ir/Error.h"
 #include "passlens/onnx/OnnxImporter.h"
 
@@ -12,6 +13,7 @@ namespace passlens {
 namespace {
 // First non-blank bytes of the file (at most n).
 std::string head(const std::filesystem::path& path, std::size_t n) {
+    requireRegularFile(path); // a FIFO or a device would block the read
     std::ifstream in(path, std::ios::binary);
     std::string s(n, '\0');
     in.read(s.data(), static_cast<std::streamsize>(n));
@@ -43,8 +45,7 @@ FileKind sniffFileKind(const std::filesystem::path& path) {
 LoadedGraph loadGraphFile(const std::filesystem::path& path) {
     const std::string label = path.string();
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw Error(label + ": no such file");
-    if (std::filesystem::is_directory(path, ec)) throw Error(label + ": is a directory, not a model or graph file");
+    requireRegularFile(path);
     if (std::filesystem::file_size(path, ec) == 0) throw Error(label + ": the file is empty");
     const FileKind kind = sniffFileKind(path);
     const std::filesystem::path base = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
@@ -52,15 +53,7 @@ LoadedGraph loadGraphFile(const std::filesystem::path& path) {
     case FileKind::GraphJson:
     case FileKind::Session: {
         // JSON: the "format" field decides (object keys may come in any order)
-        const std::string text = readFile(path);
-        nlohmann::json doc;
-        try {
-            doc = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error& e) {
-            std::string what = e.what();
-            auto pos = what.find("parse error");
-            throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
-        }
+        const nlohmann::json doc = readJsonFile(path);
         if (doc.is_object() && doc.value("format", "") == "passlens.session") {
             if (!doc.contains("graph")) throw Error(label + ": graph: a session file needs the source graph");
             LoadedGraph g = readGraphJson(doc["graph"], label + ": graph", base);

@@ -1,5 +1,6 @@
 #include "passlens/io/Npy.h"
 
+#include "passlens/io/Limits.h"
 #include "passlens/ir/Error.h"
 
 #include <cstring>
@@ -46,9 +47,12 @@ std::shared_ptr<TensorData> parseNpy(const std::string& b, const std::string& la
     if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)"))) throw fail("no 'shape' in .npy header");
     const std::string shape = m[1];
     const std::regex num("\\d+");
-    for (std::sregex_iterator it(shape.begin(), shape.end(), num), end; it != end; ++it)
+    for (std::sregex_iterator it(shape.begin(), shape.end(), num), end; it != end; ++it) {
+        if (it->length() > 18) throw fail("dimension " + it->str() + " in the .npy header is too large");
         t->shape.push_back(std::stoll(it->str()));
-    const std::size_t need = t->byteSize();
+    }
+    checkTensorBytes(label, t->dtype, t->shape);
+    const std::uint64_t need = tensorBytes(t->dtype, t->shape);
     if (b.size() - off - hlen != need)
         throw fail("data has " + std::to_string(b.size() - off - hlen) + " bytes, the header says " + std::to_string(need));
     t->bytes = std::make_shared<const std::string>(b.substr(off + hlen));

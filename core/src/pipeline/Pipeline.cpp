@@ -1,7 +1,7 @@
 #include "passlens/pipeline/Pipeline.h"
 
 #include "passlens/gpu/GpuRewrites.h"
-#include "passlens/io/AtomicFile.h"
+#include "passlens/io/JsonFile.h"
 #include "passlens/ir/Error.h"
 #include "passlens/rewrite/ConstantFolding.h"
 #include "passlens/rewrite/Equilibrium.h"
@@ -167,22 +167,29 @@ Pipeline Pipeline::builtin(const std::string& name) {
 
 Pipeline Pipeline::fromJson(const nlohmann::json& doc, const std::string& label) {
     auto fail = [&](const std::string& field, const std::string& why) { return Error(label + ": " + field + ": " + why); };
-    if (!doc.is_object() || doc.value("format", "") != "passlens.pipeline") throw fail("format", "not a pipeline file: expected \"format\": \"passlens.pipeline\"");
-    if (doc.value("version", 0) != 1) throw fail("version", "unsupported version (this build reads version 1)");
-    const std::string base = doc.value("base", "theano");
+    if (!doc.is_object() || !doc.contains("format") || doc["format"] != "passlens.pipeline")
+        throw fail("format", "not a pipeline file: expected \"format\": \"passlens.pipeline\"");
+    if (!doc.contains("version") || doc["version"] != 1) throw fail("version", "unsupported version (this build reads version 1)");
+    // an optional string field; a value of another type is named with its place
+    auto text = [&](const char* key, const std::string& fallback) {
+        if (!doc.contains(key)) return fallback;
+        if (!doc[key].is_string()) throw fail(key, std::string("expected a string, got ") + doc[key].type_name());
+        return doc[key].get<std::string>();
+    };
+    const std::string base = text("base", "theano");
     Pipeline p;
     try {
         p = builtin(base);
     } catch (const Error& e) {
         throw fail("base", e.what());
     }
-    p.m_name = doc.value("name", base);
+    p.m_name = text("name", base);
     auto strings = [&](const char* key) {
         std::vector<std::string> out;
         if (!doc.contains(key)) return out;
         if (!doc[key].is_array()) throw fail(key, "expected a list of names or tags");
         for (const auto& e : doc[key]) {
-            if (!e.is_string()) throw fail(key, "expected a string, got " + e.dump());
+            if (!e.is_string()) throw fail(key, std::string("expected a string, got ") + e.type_name());
             out.push_back(e.get<std::string>());
         }
         return out;
@@ -220,13 +227,7 @@ Pipeline Pipeline::fromJson(const nlohmann::json& doc, const std::string& label)
 }
 
 Pipeline Pipeline::fromFile(const std::filesystem::path& path) {
-    const std::string text = readFile(path);
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw Error(path.string() + ": byte " + std::to_string(e.byte) + ": invalid JSON");
-    }
+    const nlohmann::json doc = readJsonFile(path);
     return fromJson(doc, path.string());
 }
 

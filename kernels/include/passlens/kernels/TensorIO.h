@@ -14,9 +14,11 @@
 namespace passlens {
 
 /// Reads one serialized TensorProto (raw_data or typed fields). Throws passlens::Error naming
-/// the file for an unreadable or malformed file, an unsupported element type or a size mismatch.
+/// the file for an unreadable, non-regular or malformed file, an unsupported element type, a size
+/// mismatch or a shape over maxTensorBytes() (checked before allocating).
 Tensor readTensorProto(const std::filesystem::path& file, std::string* name = nullptr);
-/// Writes a host tensor as a TensorProto with raw_data. Throws passlens::Error.
+/// Writes a host tensor as a TensorProto with raw_data, atomically (writeFileAtomic). Throws
+/// passlens::Error naming the file.
 void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, const std::string& name = {});
 
 /// `prefix_0.pb`, `prefix_1.pb`, ... of `dir` until the first missing index (prefix "input" or
