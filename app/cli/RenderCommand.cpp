@@ -6,6 +6,7 @@
 
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/diff/TraceSteps.h>
+#include <passlens/io/Failure.h>
 #include <passlens/ir/Error.h>
 #include <passlens/layout/DrawGraph.h>
 #include <passlens/layout/Export.h>
@@ -147,11 +148,8 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
     } catch (const LayoutError& e) {
         std::cerr << "error: " << a.file << ": layout: " << e.what() << "\n";
         return 1;
-    } catch (const Error& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return 1;
-    } catch (const std::exception& e) {
-        std::cerr << "error: " << a.file << ": " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "error: " << currentExceptionMessage("render " + a.file) << "\n";
         return 1;
     }
 }

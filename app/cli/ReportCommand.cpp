@@ -6,6 +6,7 @@
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/diff/TraceSteps.h>
 #include <passlens/io/AtomicFile.h>
+#include <passlens/io/Failure.h>
 #include <passlens/ir/Error.h>
 #include <passlens/layout/DrawGraph.h>
 #include <passlens/layout/Export.h>
@@ -81,11 +82,8 @@ int runReport(const ReportArgs& a, CLI::App* cmd)
             return 1;
         }
         return 0;
-    } catch (const Error& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return 1;
-    } catch (const std::exception& e) {
-        std::cerr << "error: " << a.file << ": " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "error: " << currentExceptionMessage("report " + a.file) << "\n";
         return 1;
     }
 }

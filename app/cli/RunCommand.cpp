@@ -4,6 +4,7 @@
 #include "RunCommand.h"
 
 #include <passlens/io/AtomicFile.h>
+#include <passlens/io/Failure.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/ir/Error.h>
 #include <passlens/kernels/Check.h>
@@ -181,8 +182,8 @@ int runRun(const RunArgs& a)
                     pe["max_abs"] = r.maxAbs;
                     pe["max_rel"] = r.maxRel;
                     if (!r.within(a.tolerance) && firstDiv.is_null()) firstDiv = pr.info.name;
-                } catch (const std::exception& e) {
-                    pe["error"] = e.what();
+                } catch (...) {
+                    pe["error"] = currentExceptionMessage("run " + a.file + " --phase " + pr.info.name);
                     if (firstDiv.is_null()) firstDiv = pr.info.name;
                 }
                 phases.push_back(pe);
@@ -253,11 +254,8 @@ RunSubcommand registerRunCommand(CLI::App& app)
     sub.run = [args]() -> int {
         try {
             return runRun(*args);
-        } catch (const Error& e) {
-            std::cerr << "error: " << e.what() << "\n";
-            return 1;
-        } catch (const std::exception& e) {
-            std::cerr << "error: " << args->file << ": " << e.what() << "\n";
+        } catch (...) {
+            std::cerr << "error: " << currentExceptionMessage("run " + args->file) << "\n";
             return 1;
         }
     };

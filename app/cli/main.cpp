@@ -1,5 +1,6 @@
 // passlens-cli: the headless front end (CLI.md). Wiring only: every subcommand calls core.
 #include <passlens/io/AtomicFile.h>
+#include <passlens/io/Failure.h>
 #include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/io/Inspect.h>
@@ -84,6 +85,7 @@ int runOptimize(const std::string& file, const OptimizeArgs& a, bool asJson) {
 } // namespace
 
 int main(int argc, char** argv) {
+    const passlens::MemoryReserve reserve; // out of memory stays a message (io/Failure.h)
     CLI::App app{"passlens-cli: the headless side of PassLens, a debugger for Theano-style graph optimizers.\n"
                  "FILE is an ONNX model, a graph JSON or a session file (recognised by content)."};
     app.require_subcommand(1);
@@ -142,11 +144,9 @@ int main(int argc, char** argv) {
         if (*render.app) return render.run();
         if (*report.app) return report.run();
         if (*runCmd.app) return runCmd.run();
-    } catch (const passlens::Error& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return 1;
-    } catch (const std::exception& e) {
-        std::cerr << "error: " << file << ": " << e.what() << "\n";
+    } catch (...) {
+        const auto subs = app.get_subcommands();
+        std::cerr << "error: " << passlens::currentExceptionMessage((subs.empty() ? std::string() : subs[0]->get_name() + " ") + file) << "\n";
         return 1;
     }
     return 2;

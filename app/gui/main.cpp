@@ -4,6 +4,7 @@
 
 #include "GuiExecution.h"
 
+#include <passlens/io/Failure.h>
 #include <passlens/pipeline/Pipeline.h>
 
 #include <QApplication>
@@ -15,6 +16,7 @@
 #include <cstdio>
 
 int main(int argc, char* argv[]) {
+    const passlens::MemoryReserve reserve; // out of memory stays a message (io/Failure.h)
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("PassLens"));
     QApplication::setOrganizationName(QStringLiteral("PassLens"));

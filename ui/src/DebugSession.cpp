@@ -2,7 +2,9 @@
 
 #include <passlens/diff/TraceSteps.h>
 #include <passlens/io/AtomicFile.h>
+#include <passlens/io/Failure.h>
 #include <passlens/io/GraphLoader.h>
+#include <passlens/io/JsonFile.h>
 #include <passlens/layout/DrawGraph.h>
 
 #include <QFileInfo>
@@ -65,7 +67,7 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
         const std::filesystem::path p(path.toStdString());
         std::unique_ptr<FunctionGraph> graph;
         if (sniffFileKind(p) == FileKind::Session && !previous) {
-            const nlohmann::json doc = nlohmann::json::parse(readFile(p));
+            const nlohmann::json doc = readJsonFile(p);
             r->trace = std::make_unique<Trace>(Trace::fromSessionJson(doc, path.toStdString(), p.parent_path()));
             if (doc.contains("view") && doc["view"].is_object()) r->viewStep = doc["view"].value("step", -1);
             if (doc.contains("source") && doc["source"].is_object()) r->sourcePath = QString::fromStdString(doc["source"].value("path", std::string()));
@@ -85,8 +87,8 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
         r->trace->finish(*r->run, *graph, pipe.buildContext().caps);
         graph->toposort();
         r->finalGraph = std::shared_ptr<const FunctionGraph>(std::move(graph));
-    } catch (const std::exception& e) {
-        r->error = QString::fromStdString(e.what());
+    } catch (...) {
+        r->error = QString::fromStdString(currentExceptionMessage("open " + path.toStdString()));
     }
     return r;
 }

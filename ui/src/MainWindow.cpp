@@ -7,6 +7,7 @@
 #include "PipelineModel.h"
 #include "ProfileModel.h"
 
+#include <passlens/io/Failure.h>
 #include <passlens/ir/GraphSearch.h>
 #include <passlens/layout/Export.h>
 #include <passlens/layout/Report.h>
@@ -1022,8 +1023,8 @@ void MainWindow::exportView() {
         const auto fmt = formatFromExtension(path.toStdString()).value_or(RenderFormat::Svg);
         const std::size_t n = exportLayout(m_session->layoutEngine(), *layout, path.toStdString(), fmt);
         log(tr("Exported %1 (%2 bytes)").arg(path).arg(n));
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, tr("Export"), QString::fromStdString(e.what()));
+    } catch (...) {
+        QMessageBox::warning(this, tr("Export"), QString::fromStdString(currentExceptionMessage("export " + path.toStdString())));
     }
 }
 
@@ -1049,8 +1050,8 @@ void MainWindow::exportReport() {
             const ReportResult r = writeReport(*trace, dir.toStdString(), opt);
             return QObject::tr("Report: %1 files in %2, open %2/index.html%3").arg(r.files.size()).arg(dir)
                 .arg(r.failures ? QObject::tr(" (%1 figures failed)").arg(r.failures) : QString());
-        } catch (const std::exception& e) {
-            return QObject::tr("report failed: %1").arg(QString::fromStdString(e.what()));
+        } catch (...) {
+            return QObject::tr("report failed: %1").arg(QString::fromStdString(currentExceptionMessage("report " + dir.toStdString())));
         }
     }));
 }
@@ -1062,8 +1063,8 @@ void MainWindow::saveSession() {
     try {
         m_session->saveSession(path);
         log(tr("Saved %1").arg(path));
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, tr("Save session"), QString::fromStdString(e.what()));
+    } catch (...) {
+        QMessageBox::warning(this, tr("Save session"), QString::fromStdString(currentExceptionMessage("save session " + path.toStdString())));
     }
 }
 

@@ -2,6 +2,9 @@
 
 #include "passlens/io/AtomicFile.h"
 #include "passlens/io/Encoding.h"
+#include "passlens/io/Failure.h"
+#include "passlens/io/JsonFile.h"
+#include "passlens/io/Limits.h"
 #include "passlens/io/Npy.h"
 #include "passlens/ir/Error.h"
 #include "passlens/ir/OpRegistry.h"
@@ -68,7 +71,8 @@ void flattenValues(const Ctx& c, const json& v, std::size_t depth, const std::ve
     for (std::size_t i = 0; i < v.size(); ++i) flattenValues(c, v[i], depth + 1, shape, out, path);
 }
 
-std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, const Type& t, const std::string& path) {
+std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, const Type& t, const std::string& path,
+                                                const std::string& name) {
     if (v.is_object()) {
         if (v.contains("file")) {
             if (!v["file"].is_string()) c.fail(path + ".file", "expected a file name");
@@ -114,6 +118,7 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
             if (v.contains("seed") && !v["seed"].is_number_unsigned())
                 c.fail(path + ".seed", "expected a non-negative integer, got " + v["seed"].dump());
             const std::uint64_t seed = v.value("seed", 0ull);
+            checkTensorBytes(c.label + ": " + path + " (constant '" + name + "')", t.dtype(), t.dims()); // before building it
             std::vector<double> vals(static_cast<std::size_t>(t.numElements()));
             std::mt19937_64 rng(seed);
             if (fill == "zeros") std::fill(vals.begin(), vals.end(), 0.0);
@@ -217,7 +222,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             const std::string p = "constants[" + std::to_string(i) + "]";
             const std::string name = needString(c, cs[i], "name", p);
             const Type t = parseTypeAt(c, need(c, cs[i], "type", p), p + ".type");
-            auto data = constantValue(c, need(c, cs[i], "value", p), t, p + ".value");
+            auto data = constantValue(c, need(c, cs[i], "value", p), t, p + ".value", name);
             if (cs[i].contains("id")) hintId(c, *g, cs[i]["id"], p + ".id");
             define(name, g->addConstant(data, name, t.location()), {'c', static_cast<std::uint32_t>(i), 0});
         }
@@ -383,14 +388,7 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
 
 LoadedGraph readGraphJsonText(const std::string& text, const std::string& label,
                               const std::filesystem::path& baseDir) {
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-        std::string what = e.what();
-        auto pos = what.find("parse error");
-        throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
-    }
+    const json doc = parseJson(text, label);
     return readGraphJson(doc, label, baseDir);
 }
 
@@ -447,7 +445,7 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
         json e = {{"name", names[v]}, {"type", v->type().str()}};
         if (!v->tag.empty()) e["tag"] = v->tag;
         if (opt.withIds) e["id"] = v->id();
-        ins.push_back(e);
+        ins.push_back(std::move(e));
     }
     doc["inputs"] = ins;
     json cs = json::array();
@@ -459,7 +457,9 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
         } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && opt.npyDir.empty() && opt.base64) {
             e["value"] = {{"base64", base64Encode(*t.bytes)}};
         } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty()) {
-            std::filesystem::create_directories(opt.baseDir / opt.npyDir);
+            std::error_code ec;
+            std::filesystem::create_directories(opt.baseDir / opt.npyDir, ec);
+            if (ec) throw Error((opt.baseDir / opt.npyDir).string() + ": cannot create the folder for .npy constants: " + ec.message());
             std::string file = names[v];
             for (char& ch : file)
                 if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') ch = '_';
@@ -470,11 +470,12 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
             e["value"] = tensorValueJson(t);
         }
         if (opt.withIds) e["id"] = v->id();
-        cs.push_back(e);
+        cs.push_back(std::move(e));
     }
     doc["constants"] = cs;
     json nodes = json::array();
     for (const Apply* n : g.toposort()) {
+        MemoryReserve::throwIfSpent(); // out of memory surfaces here, not in a destructor
         json e = json::object();
         e["op"] = n->op().kind();
         if (!n->op().attrs().empty()) e["attrs"] = n->op().attrs();
@@ -499,7 +500,7 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
             }
             e["subgraphs"] = subs;
         }
-        nodes.push_back(e);
+        nodes.push_back(std::move(e));
     }
     doc["nodes"] = nodes;
     json outs = json::array();

@@ -2,7 +2,9 @@
 
 #include "passlens/io/AtomicFile.h"
 #include "passlens/io/Encoding.h"
+#include "passlens/io/Failure.h"
 #include "passlens/io/GraphJson.h"
+#include "passlens/io/JsonFile.h"
 #include "passlens/ir/OpRegistry.h"
 #include "passlens/ir/Error.h"
 #include "passlens/rewrite/RewriteEngine.h"
@@ -256,7 +258,7 @@ std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq) const {
     for (const RewriteEvent& e : m_events) {
         if (e.seq > seq) break;
         if (e.status != "applied") continue;
-        const std::string where = "session: events[" + std::to_string(e.seq - 1) + "] (" + e.rewriter + ")";
+        const std::string where = m_label + ": events[" + std::to_string(e.seq - 1) + "] (" + e.rewriter + ")";
         try {
             for (const ConstantDef& c : e.constants) {
                 if (g->variable(c.id)) continue;
@@ -303,10 +305,10 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
     json ph = json::array();
     for (const auto& p : m_phases) ph.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}});
     doc["pipeline"] = {{"name", m_pipeline}, {"phases", ph}};
-    const json graph = writeGraphJson(*sourceGraph(), sessionWriteOptions());
-    doc["graph"] = graph;
+    doc["graph"] = writeGraphJson(*sourceGraph(), sessionWriteOptions());
     json evs = json::array();
     for (const auto& e : m_events) {
+        MemoryReserve::throwIfSpent(); // out of memory surfaces here, not in a destructor
         json j = {{"seq", e.seq}, {"phase", e.phase}, {"rewriter", e.rewriter}, {"status", e.status}, {"node", e.node},
                   {"removed", e.removed}, {"added", e.added}, {"reason", e.reason}, {"time_us", e.timeUs}};
         json rep = json::array();
@@ -341,7 +343,7 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
                 cs.push_back({{"id", c.id}, {"name", c.name}, {"type", Type(c.data->dtype, c.data->shape, c.location).str()}, {"value", constantValueJson(*c.data)}});
             j["constants"] = cs;
         }
-        evs.push_back(j);
+        evs.push_back(std::move(j));
     }
     doc["events"] = evs;
     json phases = json::array();
@@ -363,12 +365,23 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
 }
 
 std::string Trace::dumpSession(const json& doc) {
-    nlohmann::ordered_json out;
-    for (const char* first : {"format", "version", "source", "pipeline"})
-        if (doc.contains(first)) out[first] = doc[first];
+    // Member by member, without a reordered copy of the document (half the peak memory).
+    static constexpr const char* kFirst[] = {"format", "version", "source", "pipeline"};
+    std::string out = "{";
+    auto put = [&](const std::string& key, const json& value) {
+        MemoryReserve::throwIfSpent();
+        if (out.size() > 1) out += ',';
+        out += json(key).dump();
+        out += ':';
+        out += value.dump();
+    };
+    for (const char* first : kFirst)
+        if (doc.contains(first)) put(first, doc[first]);
     for (auto it = doc.begin(); it != doc.end(); ++it)
-        if (!out.contains(it.key())) out[it.key()] = it.value();
-    return out.dump() + "\n";
+        if (std::find_if(std::begin(kFirst), std::end(kFirst), [&](const char* f) { return it.key() == f; }) == std::end(kFirst)) put(it.key(), it.value());
+    out += "}\n";
+    MemoryReserve::throwIfSpent();
+    return out;
 }
 
 void Trace::save(const std::filesystem::path& path, const std::filesystem::path& source, const json& profiles) const {
@@ -376,26 +389,25 @@ void Trace::save(const std::filesystem::path& path, const std::filesystem::path&
 }
 
 Trace Trace::load(const std::filesystem::path& path) {
-    const std::string text = readFile(path);
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw Error(path.string() + ": byte " + std::to_string(e.byte) + ": invalid JSON");
-    }
+    const json doc = readJsonFile(path);
     return fromSessionJson(doc, path.string(), path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
 }
 
 Trace Trace::fromSessionJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
     auto fail = [&](const std::string& where, const std::string& why) { return Error(label + ": " + where + ": " + why); };
-    if (!doc.is_object() || doc.value("format", "") != "passlens.session") throw fail("format", "not a session file: expected \"format\": \"passlens.session\"");
-    if (doc.value("version", 0) != 1) throw fail("version", "unsupported session version (this build reads version 1)");
+    if (!doc.is_object() || !doc.contains("format") || doc["format"] != "passlens.session")
+        throw fail("format", "not a session file: expected \"format\": \"passlens.session\"");
+    if (!doc.contains("version") || doc["version"] != 1) throw fail("version", "unsupported session version (this build reads version 1)");
     if (!doc.contains("graph")) throw fail("graph", "missing");
     Trace t;
+    t.m_label = label;
     t.capture(*readGraphJson(doc["graph"], label + ": graph", baseDir).graph); // names the place of any problem
-    if (doc.contains("source") && doc["source"].is_object()) t.m_sourcePath = doc["source"].value("path", "");
-    if (doc.contains("pipeline") && doc["pipeline"].is_object()) t.m_pipeline = doc["pipeline"].value("name", "");
+    // The place being read, for a message about a value of the wrong type or shape.
+    std::string at = "source";
     try {
+        if (doc.contains("source") && doc["source"].is_object()) t.m_sourcePath = doc["source"].value("path", "");
+        at = "pipeline";
+        if (doc.contains("pipeline") && doc["pipeline"].is_object()) t.m_pipeline = doc["pipeline"].value("name", "");
         static const json kEmpty = json::array();
         auto arr = [](const json& o, const char* key) -> const json& {
             auto it = o.find(key);
@@ -406,6 +418,7 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
         for (std::size_t i = 0; i < evs.size(); ++i) {
             const json& j = evs[i];
             const std::string w = "events[" + std::to_string(i) + "]";
+            at = w;
             RewriteEvent e;
             e.seq = j.at("seq").get<int>();
             if (e.seq != static_cast<int>(i) + 1) throw fail(w + ".seq", "expected " + std::to_string(i + 1));
@@ -419,9 +432,12 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             e.reason = j.value("reason", "");
             e.timeUs = j.value("time_us", 0.0);
             for (const auto& p : arr(j, "replaced")) e.replaced.push_back({p.at(0).get<VarId>(), p.at(1).get<VarId>()});
-            for (const auto& nd : arr(j, "nodes")) {
+            const json& nds = arr(j, "nodes");
+            for (std::size_t k = 0; k < nds.size(); ++k) {
+                const json& nd = nds[k];
+                at = w + ".nodes[" + std::to_string(k) + "]";
                 // [id, op, attrs|null, [inputs], [[out id, type, name?]...], name?, subgraphs?]
-                if (!nd.is_array() || nd.size() < 5) throw fail(w + ".nodes", "expected [id, op, attrs, inputs, outputs, name?]");
+                if (!nd.is_array() || nd.size() < 5) throw fail(at, "expected [id, op, attrs, inputs, outputs, name?]");
                 NodeDef d;
                 d.id = nd[0].get<NodeId>();
                 d.op = nd[1].get<std::string>();
@@ -435,12 +451,15 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
                     d.outputs.push_back({o.at(0).get<VarId>(), tc->second, o.size() > 2 ? o[2].get<std::string>() : std::string()});
                 }
                 std::vector<Subgraph> subs;
-                if (nd.size() > 6)
+                if (nd.size() > 6) {
+                    if (!nd[6].is_object()) throw fail(at, "subgraphs: expected an object");
                     for (auto it = nd[6].begin(); it != nd[6].end(); ++it)
-                        subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(readGraphJson(it.value(), label + ": " + w + ".nodes", baseDir).graph)});
+                        subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(readGraphJson(it.value(), label + ": " + at + ".subgraphs." + it.key(), baseDir).graph)});
+                }
                 d.opPtr = &Op::get(d.op, d.attrs, std::move(subs));
                 e.nodes.push_back(std::move(d));
             }
+            at = w + ".constants";
             for (const auto& c : arr(j, "constants")) {
                 const Type ty = Type::parse(c.at("type").get<std::string>());
                 e.constants.push_back(ConstantDef{c.at("id").get<VarId>(), c.value("name", ""), ty.location(), constantFromJson(c.at("value"), ty, label + ": " + w + ".constants")});
@@ -449,7 +468,10 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             for (NodeId id : e.removed) t.m_removed[id] = e.seq;
             t.m_events.push_back(std::move(e));
         }
-        for (const auto& p : arr(doc, "phases")) {
+        const json& phs = arr(doc, "phases");
+        for (std::size_t i = 0; i < phs.size(); ++i) {
+            const json& p = phs[i];
+            at = "phases[" + std::to_string(i) + "]";
             PhaseRecord r;
             r.info = PhaseInfo{p.value("name", ""), p.value("position", 0.0), p.value("kind", "")};
             r.changed = p.value("changed", false);
@@ -469,11 +491,17 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             }
             t.m_phases.push_back(std::move(r));
         }
+        at = "lifting";
         for (const auto& l : arr(doc, "lifting"))
             t.m_lifting.push_back(LiftingEntry{l.value("node", NodeId(-1)), l.value("op", ""), l.value("lifted", false), l.value("reason", "")});
+        at = "profiles";
         t.m_profiles = doc.value("profiles", json::array());
     } catch (const json::exception& e) {
-        throw Error(label + ": events: malformed session data: " + e.what());
+        throw fail(at, jsonErrorReason(e));
+    } catch (const Error& e) { // a type string, an op or base64 data of an event
+        const std::string what = e.what();
+        if (what.starts_with(label + ": ")) throw;
+        throw fail(at, what);
     }
     return t;
 }

@@ -123,8 +123,11 @@ public:
     static std::string dumpSession(const nlohmann::json& doc);
     /// Writes the session atomically. Throws passlens::Error.
     void save(const std::filesystem::path& path, const std::filesystem::path& source, const nlohmann::json& profiles = nlohmann::json::array()) const;
-    /// Reads a session file. Throws passlens::Error("FILE: PATH: reason").
+    /// Reads a session file. Throws passlens::Error("FILE: PATH: reason"), e.g.
+    /// "s.passlens.json: events[3].nodes[0]: type must be string, but is number".
     static Trace load(const std::filesystem::path& path);
+    /// As load, from a parsed document; `label` names the file in messages, also in those of
+    /// graphAfter when the events do not replay.
     static Trace fromSessionJson(const nlohmann::json& doc, const std::string& label, const std::filesystem::path& baseDir);
     const nlohmann::json& profiles() const { return m_profiles; }
     const std::string& sourcePath() const { return m_sourcePath; }
@@ -148,6 +151,7 @@ private:
     std::vector<NodeDef> m_sourceNodes;
     std::vector<VarId> m_sourceOutputs;
     std::string m_sourcePath;
+    std::string m_label = "session"; ///< the session file, in replay messages
     std::vector<RewriteEvent> m_events;
     std::vector<PhaseRecord> m_phases;
     std::vector<LiftingEntry> m_lifting;
