@@ -15,6 +15,7 @@
 #include "DrawCommands.h"
 #include "RunCommand.h"
 
+#include <csignal>
 #include <iostream>
 
 namespace {
@@ -39,8 +40,17 @@ int runConvert(const std::string& file, const std::string& out, bool asJson, std
     else if (auto q = stem.rfind('.'); q != std::string::npos && q > 0) stem.resize(q);
     opt.npyDir = stem + ".data";
     opt.inlineLimit = inlineLimit;
-    const std::string text = passlens::writeGraphJson(*loaded.graph, opt).dump(1) + "\n";
-    passlens::writeFileAtomic(outPath, text);
+    // A convert that fails (disk full, no such folder) removes the .npy folder it created.
+    const std::filesystem::path npyDir = opt.baseDir / opt.npyDir;
+    std::error_code ec;
+    const bool npyDirExisted = std::filesystem::exists(npyDir, ec);
+    try {
+        const std::string text = passlens::writeGraphJson(*loaded.graph, opt).dump(1) + "\n";
+        passlens::writeFileAtomic(outPath, text);
+    } catch (...) {
+        if (!npyDirExisted) std::filesystem::remove_all(npyDir, ec);
+        throw;
+    }
     for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
     if (asJson) std::cout << nlohmann::json{{"output", out}}.dump() << "\n";
     else std::cout << "wrote " << out << " (" << loaded.graph->nodeCount() << " nodes)\n";
@@ -86,6 +96,7 @@ int runOptimize(const std::string& file, const OptimizeArgs& a, bool asJson) {
 
 int main(int argc, char** argv) {
     const passlens::MemoryReserve reserve; // out of memory stays a message (io/Failure.h)
+    std::signal(SIGXFSZ, SIG_IGN);          // past a file-size limit a write fails with a message
     CLI::App app{"passlens-cli: the headless side of PassLens, a debugger for Theano-style graph optimizers.\n"
                  "FILE is an ONNX model, a graph JSON or a session file (recognised by content)."};
     app.require_subcommand(1);

@@ -198,19 +198,49 @@ const char* kIndexTemplate = R"HTML(<!DOCTYPE html>
 
 } // namespace
 
+namespace {
+ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro, std::vector<std::string>& written);
+} // namespace
+
 ReportResult writeReport(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro) {
     std::error_code ec;
+    // The topmost folder this call creates: removed with everything in it if the report fails.
+    std::filesystem::path created;
+    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {
+        created = p;
+        if (p == p.parent_path()) break;
+    }
     std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir)) throw Error(dir.string() + ": cannot create the report folder: " + ec.message());
+    if (ec || !std::filesystem::is_directory(dir)) {
+        if (!created.empty()) std::filesystem::remove_all(created, ec);
+        throw Error(dir.string() + ": cannot create the report folder: " + (ec ? ec.message() : std::string("a file of that name is in the way")));
+    }
+    std::vector<std::string> written;
+    try {
+        return writeReportFiles(trace, dir, ro, written);
+    } catch (...) { // nothing half-written stays: the folder made here, else the files written
+        if (!created.empty()) {
+            std::filesystem::remove_all(created, ec);
+        } else {
+            for (const auto& f : written) std::filesystem::remove(f, ec);
+        }
+        throw;
+    }
+}
+
+namespace {
+ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro, std::vector<std::string>& written) {
 ReportResult result;
 std::vector<std::string>& files = result.files;
 const std::string sessionName = "session.passlens.json";
 nlohmann::json profiles = trace.profiles();
 if (ro.profile.is_object()) {
     profiles = nlohmann::json::array({ro.profile});
+    written.push_back((dir / "profile.json").string());
     writeFileAtomic(dir / "profile.json", ro.profile.dump(1) + "\n");
     files.push_back((dir / "profile.json").string());
 }
+written.push_back((dir / sessionName).string());
 trace.save(dir / sessionName, ro.sourcePath, profiles);
 files.push_back((dir / sessionName).string());
 
@@ -232,18 +262,22 @@ files.push_back((dir / sessionName).string());
     int& failures = result.failures;
     auto draw = [&](const DrawGraph& g, const std::string& name, nlohmann::json& entry, const char* fileKey,
                     const char* errorKey) {
+        std::string svg;
         try {
             const LayoutResult layout = engine.layout(g, lo);
             for (const auto& w : layout.warnings) result.warnings.push_back(name + ": Graphviz: " + w);
-            exportLayout(engine, layout, dir / name, RenderFormat::Svg);
-            files.push_back((dir / name).string());
-            entry[fileKey] = name;
+            svg = engine.render(layout, RenderFormat::Svg);
             if (layout.focused) entry[std::string(fileKey) + "_focused"] = layout.focusReason;
-        } catch (const std::exception& e) {
+        } catch (const std::exception& e) { // a figure that cannot be drawn: reported, the report goes on
             ++failures;
             entry[errorKey] = e.what();
             result.warnings.push_back(name + ": " + e.what());
+            return;
         }
+        written.push_back((dir / name).string());
+        writeFileAtomic(dir / name, svg); // a write that fails (disk full) ends the report
+        files.push_back((dir / name).string());
+        entry[fileKey] = name;
     };
 
     nlohmann::json stepDocs = nlohmann::json::array();
@@ -316,11 +350,13 @@ files.push_back((dir / sessionName).string());
     for (std::size_t p = json.find("</"); p != std::string::npos; p = json.find("</", p + 3)) json.replace(p, 2, "<\\/");
     std::string html = kIndexTemplate;
     html.replace(html.find("@DATA@"), 6, json);
+    written.push_back((dir / "index.html").string());
     writeFileAtomic(dir / "index.html", html);
     files.push_back((dir / "index.html").string());
     result.steps = steps.size();
 
     return result;
 }
+} // namespace
 
 } // namespace passlens

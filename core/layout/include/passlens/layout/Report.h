@@ -32,7 +32,10 @@ struct ReportResult {
 };
 
 /// Writes the report into `dir` (created). Every file is written atomically. Throws
-/// passlens::Error when the folder cannot be created or written, or the trace does not replay.
+/// passlens::Error naming the output path when the folder cannot be created or written, or the
+/// trace does not replay; then the folders it created are removed (or, in a folder that was
+/// there before, the files it wrote), so no report without index.html is left. A figure that
+/// Graphviz cannot draw is a warning and a failure count, not an error.
 ReportResult writeReport(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& opt);
 
 } // namespace passlens
