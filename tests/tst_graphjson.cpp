@@ -1,6 +1,9 @@
 // Graph JSON (FORMAT.md §1): reading, writing, round trips and error reporting.
 #include <passlens/io/AtomicFile.h>
 #include <passlens/io/GraphJson.h>
+#include <passlens/io/GraphLoader.h>
+#include <passlens/io/JsonFile.h>
+#include <passlens/io/Limits.h>
 #include <passlens/io/Npy.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/FunctionGraph.h>
@@ -13,6 +16,12 @@
 #include <cmath>
 #include <limits>
 #include <fstream>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace passlens;
 using json = nlohmann::json;
@@ -112,6 +121,14 @@ QStringList namesOf(const FunctionGraph& g) {
 QStringList kinds(const FunctionGraph& g) {
     QStringList out;
     for (const Apply* n : g.toposort()) out << QString::fromStdString(n->op().kind());
+    return out;
+}
+
+// The names in a folder, sorted (hidden ones too).
+QStringList entriesOf(const std::filesystem::path& dir) {
+    QStringList out;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) out << QString::fromStdString(e.path().filename().string());
+    out.sort();
     return out;
 }
 
@@ -464,6 +481,203 @@ private slots:
         const json written = writeGraphJson(*g.graph);
         QCOMPARE(QString::fromStdString(written["constants"][0]["value"].dump()), QString("[\"nan\",\"inf\",\"-inf\"]"));
         QCOMPARE(load(written).graph->fingerprint(), g.graph->fingerprint());
+    }
+
+    // Arrays and objects nest at most kJsonMaxDepth levels in any JSON file; deeper ones are
+    // refused while parsing (no recursive copy or dump ever sees them), with the place.
+    void deepNesting() {
+        // {"format", ..., "inputs": [{"name": "x", "type": ..., "tag": {"a": {"a": ... {} }}}]}
+        auto withTag = [](int levels) {
+            std::string tag;
+            for (int i = 0; i < levels; ++i) tag += "{\"a\": ";
+            tag += "1";
+            for (int i = 0; i < levels; ++i) tag += "}";
+            return "{\"format\": \"passlens.graph\", \"version\": 1, \"inputs\": [{\"name\": \"x\", \"type\": \"float32[2]\", \"tag\": " + tag +
+                   "}], \"nodes\": [], \"outputs\": [\"x\"]}";
+        };
+        // top-level object, inputs list, input object: 3 levels, so a tag of 253 reaches 256
+        const LoadedGraph ok = load(withTag(kJsonMaxDepth - 3));
+        QCOMPARE(ok.graph->inputs().size(), std::size_t(1));
+        QVERIFY(ok.graph->inputs()[0]->tag.contains("a"));
+        CHECK_ERROR(errorOf(withTag(kJsonMaxDepth - 2)), "inputs[0].tag.a.a.a.a.a...", "nested deeper than 256 levels");
+        CHECK_ERROR(errorOf(withTag(200000)), "inputs[0].tag.a.a.a.a.a...", "nested deeper than 256 levels");
+        // lists in a node's attrs, and the top level itself
+        std::string attrs = "{\"format\": \"passlens.graph\", \"version\": 1, \"inputs\": [], \"nodes\": [{\"op\": \"Elemwise\", \"attrs\": {\"scalar\": ";
+        attrs += std::string(100000, '[') + std::string(100000, ']') + "}, \"inputs\": [], \"outputs\": [\"y\"]}], \"outputs\": [\"y\"]}";
+        CHECK_ERROR(errorOf(attrs), "nodes[0].attrs.scalar[0][0][0][0]...", "nested deeper than 256 levels");
+        CHECK_ERROR(errorOf(std::string(60000, '[')), ": [0][0][0][0][0][0][0][0]...: ", "nested deeper than 256 levels");
+        try {
+            parseJson(std::string(300, '[') + std::string(300, ']'), "p.json");
+            QFAIL("expected passlens::Error");
+        } catch (const Error& e) {
+            QCOMPARE(QString(e.what()), QString("p.json: [0][0][0][0][0][0][0][0]...: JSON nested deeper than 256 levels of arrays and objects "
+                                                "(the limit of every JSON file PassLens reads)"));
+        }
+    }
+
+    // A constant whose size comes from the file is checked against maxTensorBytes() before it
+    // is built: {"fill"} constants, .npy headers.
+    void tensorSizeLimit() {
+        auto filled = [](const std::string& type) {
+            return graphDoc({{{"name", "x"}, {"type", type}}}, {{{"name", "w"}, {"type", type}, {"value", {{"fill", "normal"}}}}},
+                            {elemwise("add", {"x", "w"}, {"y"})}, {"y"});
+        };
+        qunsetenv("PASSLENS_MAX_TENSOR_BYTES");
+        QCOMPARE(maxTensorBytes(), std::uint64_t(4) << 30);
+        CHECK_ERROR(errorOf(filled("float32[100000,100000]")), "constants[0].value (constant 'w')",
+                    "float32[100000,100000] is 40000000000 bytes (37.3 GiB), more than the limit of 4 GiB");
+        CHECK_ERROR(errorOf(filled("float64[4294967296,4294967296,4294967296]")), "constants[0].value (constant 'w')", "more than 2^64 bytes");
+        qputenv("PASSLENS_MAX_TENSOR_BYTES", "1K");
+        QCOMPARE(maxTensorBytes(), std::uint64_t(1024));
+        QCOMPARE(load(filled("float32[16,16]")).graph->constants().at(0)->constant()->byteSize(), std::size_t(1024));
+        CHECK_ERROR(errorOf(filled("float32[16,17]")), "constants[0].value (constant 'w')",
+                    "float32[16,17] is 1088 bytes (1.1 KiB), more than the limit of 1 KiB for a tensor read from a file (set PASSLENS_MAX_TENSOR_BYTES");
+        qputenv("PASSLENS_MAX_TENSOR_BYTES", "lots");
+        QCOMPARE(maxTensorBytes(), kDefaultMaxTensorBytes);
+        qunsetenv("PASSLENS_MAX_TENSOR_BYTES");
+        // a .npy header claiming 2^80 bytes on 4 bytes of data: refused, not overflowed
+        std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }";
+        while ((10 + header.size() + 1) % 64) header += ' ';
+        header += '\n';
+        std::string npy = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header + std::string(4, '\0');
+        try {
+            parseNpy(npy, "w.npy");
+            QFAIL("expected passlens::Error");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).startsWith("w.npy: float32[1099511627776,1099511627776] is more than 2^64 bytes"), e.what());
+        }
+    }
+
+    // Inputs must be regular files: a FIFO, a device or a directory is refused at once, never read.
+    void nonRegularInputs() {
+        QTemporaryDir tmp;
+        const std::string fifo = tmp.filePath("model.onnx").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        auto messageOf = [](auto&& f) {
+            try {
+                f();
+            } catch (const Error& e) {
+                return QString(e.what());
+            }
+            return QString();
+        };
+        const QString expected = QString::fromStdString(fifo) + ": is a FIFO (named pipe), not a regular file";
+        QCOMPARE(messageOf([&] { loadGraphFile(fifo); }), expected);
+        QCOMPARE(messageOf([&] { readFile(fifo); }), expected);
+        QCOMPARE(messageOf([&] { readJsonFile(fifo); }), expected);
+        QCOMPARE(messageOf([&] { sniffFileKind(fifo); }), expected);
+        QCOMPARE(messageOf([&] { loadGraphFile("/dev/zero"); }), QString("/dev/zero: is a character device, not a regular file"));
+        QCOMPARE(messageOf([&] { loadGraphFile(tmp.path().toStdString()); }), tmp.path() + ": is a directory, not a regular file");
+        QCOMPARE(messageOf([&] { loadGraphFile(tmp.filePath("none.onnx").toStdString()); }), tmp.filePath("none.onnx") + ": no such file");
+        // a .npy constant that is a FIFO
+        const std::string npy = tmp.filePath("w.npy").toStdString();
+        QCOMPARE(::mkfifo(npy.c_str(), 0600), 0);
+        const json doc = graphDoc({{{"name", "x"}, {"type", "float32[2]"}}}, {{{"name", "w"}, {"type", "float32[2]"}, {"value", {{"file", "w.npy"}}}}},
+                                  {elemwise("add", {"x", "w"}, {"y"})}, {"y"});
+        CHECK_ERROR(errorOf(doc, tmp.path().toStdString()), "constants[0].value.file", "w.npy: is a FIFO (named pipe), not a regular file");
+    }
+
+    // Writes go through what is at the output path: a symlink stays a symlink, permission bits
+    // are kept, a device is written in place, a FIFO without a reader is refused.
+    void atomicWriteKeepsWhatIsThere() {
+        QTemporaryDir tmp;
+        const std::filesystem::path dir = tmp.path().toStdString();
+        std::filesystem::create_directory(dir / "real");
+        writeFileAtomic(dir / "real" / "a.json", "old");
+        QCOMPARE(::chmod((dir / "real" / "a.json").c_str(), 0640), 0);
+        std::filesystem::create_symlink("real/a.json", dir / "link.json");
+        writeFileAtomic(dir / "link.json", "new");
+        QVERIFY(std::filesystem::is_symlink(dir / "link.json"));
+        QCOMPARE(std::filesystem::read_symlink(dir / "link.json").string(), std::string("real/a.json"));
+        QCOMPARE(readFile(dir / "real" / "a.json"), std::string("new"));
+        struct stat st {};
+        QCOMPARE(::stat((dir / "real" / "a.json").c_str(), &st), 0);
+        QCOMPARE(st.st_mode & 07777, mode_t(0640));
+        QCOMPARE(entriesOf(dir / "real"), QStringList({"a.json"})); // no temporary file left
+        QCOMPARE(entriesOf(dir), QStringList({"link.json", "real"}));
+        // a dangling symlink: its target is created, the link stays
+        std::filesystem::create_symlink("real/b.json", dir / "dangling.json");
+        writeFileAtomic(dir / "dangling.json", "b");
+        QVERIFY(std::filesystem::is_symlink(dir / "dangling.json"));
+        QCOMPARE(readFile(dir / "real" / "b.json"), std::string("b"));
+        // a character device is written in place, not replaced
+        writeFileAtomic("/dev/null", "discarded");
+        QVERIFY(std::filesystem::is_character_file("/dev/null"));
+        // a FIFO: refused without a reader, written to with one; it stays a FIFO
+        const std::filesystem::path fifo = dir / "out.fifo";
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        try {
+            writeFileAtomic(fifo, "x");
+            QFAIL("expected passlens::Error");
+        } catch (const Error& e) {
+            QCOMPARE(QString(e.what()), QString::fromStdString(fifo.string()) + ": cannot write: it is a FIFO (named pipe) that no process reads");
+        }
+        const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+        QVERIFY(reader >= 0);
+        writeFileAtomic(fifo, "through the pipe");
+        char buf[64] = {};
+        QCOMPARE(::read(reader, buf, sizeof buf), ssize_t(16));
+        ::close(reader);
+        QCOMPARE(std::string(buf), std::string("through the pipe"));
+        QVERIFY(std::filesystem::is_fifo(fifo));
+        try {
+            writeFileAtomic(dir / "real", "x");
+            QFAIL("expected passlens::Error");
+        } catch (const Error& e) {
+            QCOMPARE(QString(e.what()), QString::fromStdString((dir / "real").string()) + ": cannot write: it is a directory, not a file");
+        }
+    }
+
+    // A leftover temporary file of a killed writer (its process gone, older than ten minutes)
+    // is removed by the next write of the same file; others are left alone.
+    void staleTemporariesRemoved() {
+        QTemporaryDir tmp;
+        const std::filesystem::path dir = tmp.path().toStdString();
+        const pid_t child = ::fork();
+        if (child == 0) ::_exit(0);
+        QVERIFY(child > 0);
+        QCOMPARE(::waitpid(child, nullptr, 0), child); // a pid no process has now
+        const std::string dead = std::to_string(child);
+        auto make = [&](const std::string& name, bool old) {
+            writeFileAtomic(dir / name, "partial");
+            if (old) {
+                const struct timespec times[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
+                QCOMPARE(::utimensat(AT_FDCWD, (dir / name).c_str(), times, 0), 0);
+            }
+        };
+        make(".out.json.tmp" + dead + ".3", true);   // killed writer: removed
+        make(".out.json.tmp" + dead + ".4", false);  // recent: kept
+        make(".out.json.tmp1.5", true);              // pid 1 is alive: kept
+        make(".other.json.tmp" + dead + ".1", true); // another file's: kept
+        writeFileAtomic(dir / "out.json", "{}");
+        QStringList kept = {".other.json.tmp" + QString::fromStdString(dead) + ".1", ".out.json.tmp" + QString::fromStdString(dead) + ".4",
+                            ".out.json.tmp1.5", "out.json"};
+        kept.sort();
+        QCOMPARE(entriesOf(dir), kept);
+    }
+
+    // A signal that ends the process during a write leaves no temporary file: SIGTERM arriving
+    // in the middle of write(2) (raised from SIGXFSZ at a file-size limit) and SIGXFSZ itself.
+    void signalDuringWriteLeavesNoTemporary() {
+        QTemporaryDir tmp;
+        const std::filesystem::path dir = tmp.path().toStdString();
+        writeFileAtomic(dir / "out.json", "old");
+        for (int sig : {SIGTERM, SIGXFSZ}) {
+            const pid_t child = ::fork();
+            if (child == 0) {
+                const struct rlimit lim = {65536, 65536};
+                ::setrlimit(RLIMIT_FSIZE, &lim);
+                for (int s : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) ::signal(s, SIG_DFL); // not QTest's handlers
+                if (sig == SIGTERM) ::signal(SIGXFSZ, [](int) { ::kill(::getpid(), SIGTERM); });
+                writeFileAtomic(dir / "out.json", std::string(1 << 20, 'x'));
+                ::_exit(0);
+            }
+            int status = 0;
+            QCOMPARE(::waitpid(child, &status, 0), child);
+            QVERIFY2(WIFSIGNALED(status) && WTERMSIG(status) == sig, qPrintable(QString("status %1").arg(status)));
+            QCOMPARE(entriesOf(dir), QStringList({"out.json"}));
+            QCOMPARE(readFile(dir / "out.json"), std::string("old"));
+        }
     }
 
     void longChain() {
