@@ -6,8 +6,19 @@
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
+#include <passlens/io/Failure.h>
+
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace passlens;
 
@@ -20,7 +31,35 @@ struct PhaseFingerprints final : Instrumentation {
     std::vector<std::pair<std::string, std::uint64_t>> after;
     void phaseEnd(const PhaseInfo& p, const FunctionGraph& g, bool, double) override { after.push_back({p.name, g.fingerprint()}); }
 };
+
+// Fault injection: while g_limited, operator new fails (calling the new-handler as the
+// standard one does) once the bytes it handed out and not yet freed would pass g_budget.
+std::atomic<bool> g_limited{false};
+std::atomic<long> g_live{0};
+std::atomic<long> g_budget{0};
 } // namespace
+
+void* operator new(std::size_t n) {
+    for (;;) {
+        if (!g_limited || g_live + static_cast<long>(n) <= g_budget) {
+            if (void* p = std::malloc(n ? n : 1)) {
+                if (g_limited) g_live += static_cast<long>(malloc_usable_size(p));
+                return p;
+            }
+        }
+        std::new_handler h = std::get_new_handler();
+        if (!h) throw std::bad_alloc();
+        h();
+    }
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void operator delete(void* p) noexcept {
+    if (p && g_limited) g_live -= static_cast<long>(malloc_usable_size(p));
+    std::free(p);
+}
+void operator delete[](void* p) noexcept { ::operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
 
 class TestTrace : public QObject {
     Q_OBJECT
@@ -57,6 +96,82 @@ private slots:
             QVERIFY(by >= 0 && by <= static_cast<int>(trace.events().size()));
             if (by) QCOMPARE(trace.events()[static_cast<std::size_t>(by - 1)].status, std::string("applied"));
         }
+    }
+
+    // A session PassLens wrote always replays: for every corpus model and built-in pipeline,
+    // the graph after each phase rebuilt from the saved file has the recorded fingerprint.
+    void corpusSessionReplay_data() { corpusReplay_data(); }
+    void corpusSessionReplay() {
+        QFETCH(QString, model);
+        QFETCH(QString, pipeline);
+        const std::string file = kCorpus + "/" + model.toStdString() + ".onnx";
+        LoadedGraph lg = loadGraphFile(file);
+        Pipeline p = Pipeline::builtin(pipeline.toStdString());
+        Trace trace;
+        PhaseFingerprints fps;
+        InstrumentationList both;
+        both.add(&trace);
+        both.add(&fps);
+        const PipelineRun run = p.run(*lg.graph, &both);
+        trace.finish(run, *lg.graph, p.buildContext().caps);
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString() + "/s.passlens.json";
+        trace.save(path, file);
+        const Trace back = Trace::load(path);
+        QCOMPARE(back.events().size(), trace.events().size());
+        QCOMPARE(back.phases().size(), fps.after.size());
+        QCOMPARE(back.graphAfter(0)->fingerprint(), trace.graphAfter(0)->fingerprint());
+        // one replay, compared at each phase's last event
+        for (std::size_t i = 0; i < fps.after.size(); ++i) {
+            QCOMPARE(back.phases()[i].info.name, fps.after[i].first);
+            QVERIFY2(back.graphAfter(back.lastEventOfPhase(i))->fingerprint() == fps.after[i].second, fps.after[i].first.c_str());
+        }
+        QCOMPARE(back.graphAfterPhase("final")->fingerprint(), lg.graph->fingerprint());
+    }
+
+    // Saving a session when memory runs out ends in a message, never in std::terminate (an
+    // allocation failing in nlohmann::json's destructor while unwinding): each child process
+    // saves with an allocation budget a little larger than the last, until the save succeeds.
+    void saveUnderMemoryPressure() {
+        LoadedGraph lg = loadGraphFile(kCorpus + "/transformer_encoder_layer.onnx");
+        Pipeline p = Pipeline::builtin("theano");
+        Trace trace;
+        const PipelineRun run = p.run(*lg.graph, &trace);
+        trace.finish(run, *lg.graph, p.buildContext().caps);
+        QTemporaryDir dir;
+        const std::filesystem::path path = dir.path().toStdString() + "/s.passlens.json";
+        int outOfMemory = 0, saved = 0;
+        for (long budget = 0; budget <= (64l << 20) && !saved; budget += 16 << 10) {
+            const pid_t child = ::fork();
+            if (child == 0) {
+                const MemoryReserve reserve(std::size_t(4) << 20); // as the CLI's main holds one (64 MiB)
+                g_budget = budget;
+                g_live = 0;
+                g_limited = true;
+                try {
+                    trace.save(path, "transformer_encoder_layer.onnx");
+                } catch (...) {
+                    g_limited = false;
+                    const std::string m = currentExceptionMessage("save s.passlens.json");
+                    ::_exit(m == "save s.passlens.json: out of memory (the input needs more memory than this process may use)" ? 3 : 4);
+                }
+                ::_exit(0);
+            }
+            int status = 0;
+            QCOMPARE(::waitpid(child, &status, 0), child);
+            QVERIFY2(WIFEXITED(status), qPrintable(QString("budget %1 bytes: the child died of signal %2").arg(budget).arg(WTERMSIG(status))));
+            QVERIFY2(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3, qPrintable(QString("budget %1: exit %2").arg(budget).arg(WEXITSTATUS(status))));
+            if (WEXITSTATUS(status) == 3) {
+                ++outOfMemory;
+                QVERIFY(!std::filesystem::exists(path)); // nothing half-written
+            } else {
+                ++saved;
+            }
+        }
+        QVERIFY(outOfMemory > 10);
+        QCOMPARE(saved, 1);
+        QCOMPARE(Trace::load(path).events().size(), trace.events().size());
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList({"s.passlens.json"}));
     }
 
     void sessionRoundTrip() {
@@ -99,7 +214,27 @@ private slots:
             }
             return QString();
         }();
-        QVERIFY2(err.contains("events[0]") && err.contains("cannot replay"), qPrintable(err));
+        QVERIFY2(err.startsWith("bad.passlens.json: events[0] (") && err.contains("cannot replay: replaces unknown variable 999999"), qPrintable(err));
+        // a value of the wrong type: the file, the place and the reason, no library text
+        auto loadError = [](const nlohmann::json& d) {
+            try {
+                Trace::fromSessionJson(d, "bad.passlens.json", ".");
+            } catch (const Error& e) {
+                return QString(e.what());
+            }
+            return QString();
+        };
+        std::size_t withNodes = 0;
+        while (doc["events"][withNodes].value("nodes", nlohmann::json::array()).empty()) ++withNodes;
+        nlohmann::json typed = doc;
+        typed["events"][withNodes]["nodes"][0][1] = 5;
+        QCOMPARE(loadError(typed), QString("bad.passlens.json: events[%1].nodes[0]: type must be string, but is number").arg(withNodes));
+        typed = doc;
+        typed["phases"][1]["changed"] = "yes";
+        QCOMPARE(loadError(typed), QString("bad.passlens.json: phases[1]: type must be boolean, but is string"));
+        typed = doc;
+        typed["events"][withNodes]["nodes"][0][4][0][1] = "float99[2]";
+        QVERIFY2(loadError(typed).startsWith(QString("bad.passlens.json: events[%1].nodes[0]: bad type string 'float99[2]'").arg(withNodes)), qPrintable(loadError(typed)));
     }
 };
 
