@@ -1,6 +1,9 @@
 // passlens-cli (CLI.md): runs the real executable on the corpus, on converted graphs and on bad
 // input, and checks exit codes, stdout (one JSON document with --json) and stderr messages.
+#include <passlens/trace/Trace.h>
+
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -12,6 +15,11 @@
 #include <QTest>
 
 #include <onnx/onnx_pb.h>
+
+#include <functional>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 namespace {
 constexpr int kTimeoutMs = 600000; // a hang guard only: far above any run on a loaded machine
@@ -47,6 +55,47 @@ Run runCli(const QStringList& args) {
     r.out = p.readAllStandardOutput();
     r.err = p.readAllStandardError();
     return r;
+}
+
+// runCli with a setup step in the child before exec (resource limits) and extra environment.
+Run runCliWith(const QStringList& args, std::function<void()> childSetup, const QStringList& env = {}) {
+    QProcess p;
+    p.setProgram(QStringLiteral(PASSLENS_CLI));
+    p.setArguments(args);
+    p.setChildProcessModifier(std::move(childSetup));
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+    p.setProcessEnvironment(e);
+    p.start();
+    Run r;
+    if (!p.waitForStarted(kTimeoutMs)) return r;
+    r.finished = p.waitForFinished(kTimeoutMs);
+    if (!r.finished) {
+        p.kill();
+        p.waitForFinished(5000);
+    }
+    r.exitCode = p.exitCode();
+    r.exitStatus = p.exitStatus();
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+// A child setup that limits the size of any file written to `bytes` (RLIMIT_FSIZE).
+std::function<void()> fileSizeLimit(rlim_t bytes) {
+    return [bytes] {
+        const struct rlimit lim = {bytes, bytes};
+        ::setrlimit(RLIMIT_FSIZE, &lim);
+    };
+}
+
+// Every file under `dir`, relative, sorted (hidden ones too).
+QStringList filesUnder(const QString& dir) {
+    QStringList out;
+    QDirIterator it(dir, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+    while (it.hasNext()) out << QDir(dir).relativeFilePath(it.next());
+    out.sort();
+    return out;
 }
 
 QString corpusDir() { return QStringLiteral(PASSLENS_CORPUS_DIR); }
@@ -356,6 +405,128 @@ private slots:
             QVERIFY2(lines.size() >= 1 && lines.size() <= 2, qPrintable(ctx + r.describe()));
             QVERIFY2(QString::fromUtf8(r.err).contains("truncated.onnx"), qPrintable(ctx + r.describe()));
         }
+    }
+
+    // Inputs that are not regular files, file-sized allocations and nesting past the limit:
+    // exit 1 at once with the file, the place and the reason (never a hang or a crash).
+    void hardenedInputs() {
+        QTemporaryDir tmp;
+        const QString fifo = tmp.filePath("model.onnx");
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+        CHECK_FAILS(runCli({"inspect", fifo}), "model.onnx", "is a FIFO (named pipe), not a regular file");
+        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", fifo + ".pipeline.json"}), "model.onnx.pipeline.json", "no such file");
+        QCOMPARE(::mkfifo((fifo + ".pipeline.json").toLocal8Bit().constData(), 0600), 0);
+        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", fifo + ".pipeline.json"}), "model.onnx.pipeline.json", "is a FIFO");
+        QVERIFY(QDir(tmp.path()).mkdir("inputs"));
+        QCOMPARE(::mkfifo(tmp.filePath("inputs/input_0.pb").toLocal8Bit().constData(), 0600), 0);
+        CHECK_FAILS(runCli({"run", corpusModel("mlp.onnx"), "--inputs", tmp.filePath("inputs"), "--repeat", "1", "--warmup", "0"}), "input_0.pb",
+                    "is a FIFO");
+        // a 250-byte graph asking for a 37 GiB constant: refused before allocating
+        const QString huge = tmp.filePath("huge.graph.json");
+        QVERIFY(writeBytes(huge, "{\"format\":\"passlens.graph\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"type\":\"float32[100000,100000]\"}],"
+                                 "\"constants\":[{\"name\":\"w\",\"type\":\"float32[100000,100000]\",\"value\":{\"fill\":\"normal\"}}],\"nodes\":[{\"op\":"
+                                 "\"Elemwise\",\"attrs\":{\"scalar\":\"add\"},\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"]}],\"outputs\":[\"y\"]}"));
+        QVERIFY(QFileInfo(huge).size() < 300);
+        CHECK_FAILS(runCli({"inspect", huge}), "huge.graph.json: constants[0].value (constant 'w')",
+                    "float32[100000,100000] is 40000000000 bytes (37.3 GiB), more than the limit of 4 GiB");
+        CHECK_FAILS(runCliWith({"inspect", huge}, {}, {"PASSLENS_MAX_TENSOR_BYTES=64T"}), "huge.graph.json", "");
+        // a pipeline file whose include list nests 100,000 levels
+        const QString deep = tmp.filePath("deep.pipeline.json");
+        QVERIFY(writeBytes(deep, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"include\": " + QByteArray(100000, '[') + QByteArray(100000, ']') + "}"));
+        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", deep}), "deep.pipeline.json: include[0][0][0][0][0][0][0]...",
+                    "nested deeper than 256 levels");
+    }
+
+    // Messages name the file they concern, with the place; no library text reaches the user.
+    void messagesNameTheirFile() {
+        QTemporaryDir tmp;
+        const QString model = corpusModel("shape_ops.onnx");
+        auto noLibraryText = [](const Run& r) {
+            const QString e = QString::fromUtf8(r.err);
+            return !e.contains("json.exception") && !e.contains("std::") && !e.contains("basic_string") && !e.contains("shape_ops.onnx");
+        };
+        const QString pipe = tmp.filePath("p.pipeline.json");
+        QVERIFY(writeBytes(pipe, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"base\": 5}"));
+        Run r = runCli({"optimize", model, "--pipeline", pipe});
+        CHECK_FAILS(r, "p.pipeline.json: base: ", "expected a string, got number");
+        QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
+        QVERIFY(writeBytes(pipe, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"exclude\": [\"merge1\", {\"x\": 1}]}"));
+        r = runCli({"optimize", model, "--pipeline", pipe});
+        CHECK_FAILS(r, "p.pipeline.json: exclude: ", "expected a string, got object");
+        QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
+        // --overlay: the profile file
+        const QString prof = tmp.filePath("prof.json");
+        QVERIFY(writeBytes(prof, "{\"profiles\": [{\"phase\": 3, \"nodes\": [{\"node\": \"n1\", \"time_us\": 1}]}]}"));
+        r = runCli({"render", model, "-o", tmp.filePath("g.svg"), "--overlay", prof});
+        CHECK_FAILS(r, "prof.json: profiles[0].nodes[0].node: ", "expected an integer node id");
+        QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
+        QVERIFY(writeBytes(prof, "{\"profiles\": " + QByteArray(70000, '[') + "}"));
+        r = runCli({"render", model, "-o", tmp.filePath("g.svg"), "--overlay", prof});
+        CHECK_FAILS(r, "prof.json: profiles[0][0][0][0][0][0][0]...: ", "nested deeper than 256 levels");
+        QVERIFY(!QFileInfo::exists(tmp.filePath("g.svg")));
+        // a session: a value of the wrong type, and events that do not replay
+        const QString session = tmp.filePath("s.passlens.json");
+        QVERIFY2(runCli({"optimize", model, "--session", session}).exitCode == 0, "optimize --session");
+        QFile f(session);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        nlohmann::json doc = nlohmann::json::parse(f.readAll().toStdString());
+        f.close();
+        doc["events"][0]["replaced"] = nlohmann::json::array({nlohmann::json::array({999999, 1})});
+        const QString bad = tmp.filePath("bad.passlens.json");
+        QVERIFY(writeBytes(bad, QByteArray::fromStdString(passlens::Trace::dumpSession(doc)))); // "format" first, as PassLens writes it
+        r = runCli({"run", bad, "--repeat", "1", "--warmup", "0"});
+        CHECK_FAILS(r, "bad.passlens.json: events[0] (", "cannot replay: replaces unknown variable 999999");
+        QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
+        doc["events"][0]["seq"] = "one";
+        QVERIFY(writeBytes(bad, QByteArray::fromStdString(passlens::Trace::dumpSession(doc))));
+        r = runCli({"report", bad, "-o", tmp.filePath("rep")});
+        CHECK_FAILS(r, "bad.passlens.json: events[0]: ", "type must be number, but is string");
+        QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
+        QVERIFY(!QFileInfo::exists(tmp.filePath("rep")));
+    }
+
+    // Running out of memory is a message naming the command and the file, not std::bad_alloc.
+    void outOfMemoryIsAMessage() {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("address-space limits do not apply under AddressSanitizer");
+#else
+        QTemporaryDir tmp;
+        const QString big = tmp.filePath("big.graph.json"); // a 1 GiB constant, under the size limit
+        QVERIFY(writeBytes(big, "{\"format\":\"passlens.graph\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"type\":\"float32[262144,1024]\"}],"
+                                "\"constants\":[{\"name\":\"w\",\"type\":\"float32[262144,1024]\",\"value\":{\"fill\":\"ones\"}}],\"nodes\":[{\"op\":"
+                                "\"Elemwise\",\"attrs\":{\"scalar\":\"add\"},\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"]}],\"outputs\":[\"y\"]}"));
+        const Run r = runCliWith({"inspect", big}, [] {
+            const struct rlimit lim = {rlim_t(800) << 20, rlim_t(800) << 20};
+            ::setrlimit(RLIMIT_AS, &lim);
+        });
+        CHECK_FAILS(r, "inspect " + big + ": out of memory", "");
+#endif
+    }
+
+    // A report or a convert that fails halfway (here: past a file-size limit) removes what it
+    // created, and the message names the output path.
+    void failedWritesRemoveWhatTheyCreated() {
+        QTemporaryDir tmp;
+        // report: the session and the first figures fit under 120 KiB, a later figure does not
+        const QString rep = tmp.filePath("out/rep");
+        Run r = runCliWith({"report", corpusModel("shape_ops.onnx"), "-o", rep}, fileSizeLimit(120 << 10));
+        CHECK_FAILS(r, rep + "/", "cannot write: File too large");
+        QCOMPARE(filesUnder(tmp.path()), QStringList());
+        // convert: some .npy files fit under 1 MiB, the classifier's weights do not
+        const QString out = tmp.filePath("sq.graph.json");
+        r = runCliWith({"convert", corpusModel("squeezenet1_1.onnx"), "-o", out}, fileSizeLimit(1 << 20));
+        CHECK_FAILS(r, tmp.filePath("sq.data/"), "cannot write: File too large");
+        QCOMPARE(filesUnder(tmp.path()), QStringList());
+        // an output folder under a regular file: nothing can be created
+        QVERIFY(writeBytes(tmp.filePath("plain.txt"), "x"));
+        r = runCli({"report", corpusModel("shape_ops.onnx"), "-o", tmp.filePath("plain.txt/rep")});
+        CHECK_FAILS(r, tmp.filePath("plain.txt/rep") + ": cannot create the report folder", "");
+        r = runCli({"convert", corpusModel("squeezenet1_1.onnx"), "-o", tmp.filePath("plain.txt/sq.graph.json")});
+        CHECK_FAILS(r, tmp.filePath("plain.txt/sq.data") + ": cannot create the folder for .npy constants", "");
+        QCOMPARE(filesUnder(tmp.path()), QStringList({"plain.txt"}));
+        // the same commands without the limit write everything
+        QVERIFY(runCli({"convert", corpusModel("squeezenet1_1.onnx"), "-o", out}).exitCode == 0);
+        QVERIFY(QFileInfo::exists(tmp.filePath("sq.data/classifier.1.weight_50.npy")));
     }
 
     void usageErrors_data() {
