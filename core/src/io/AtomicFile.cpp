@@ -173,9 +173,13 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view bytes) 
     const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
     const std::string name = target.filename().string();
     removeStaleTemporaries(dir, name);
-    const std::filesystem::path tmp =
-        dir / ("." + name + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(g_counter.fetch_add(1)));
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    std::filesystem::path tmp;
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) { // a leftover may hold a name
+        tmp = dir / ("." + name + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(g_counter.fetch_add(1)));
+        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) throw Error(path.string() + ": cannot write: " + why(errno));
     InFlight registered(tmp.string());
     auto fail = [&](int err) {
