@@ -268,7 +268,7 @@ files.push_back((dir / sessionName).string());
             for (const auto& w : layout.warnings) result.warnings.push_back(name + ": Graphviz: " + w);
             svg = engine.render(layout, RenderFormat::Svg);
             if (layout.focused) entry[std::string(fileKey) + "_focused"] = layout.focusReason;
-        } catch (const std::exception& e) { // a figure that cannot be drawn: reported, the report goes on
+        } catch (const Error& e) { // a figure Graphviz cannot draw: reported, the report goes on (out of memory ends it)
             ++failures;
             entry[errorKey] = e.what();
             result.warnings.push_back(name + ": " + e.what());

@@ -450,6 +450,7 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
     doc["inputs"] = ins;
     json cs = json::array();
     for (const Variable* v : g.constants()) {
+        MemoryReserve::throwIfSpent();
         json e = {{"name", names[v]}, {"type", v->type().str()}};
         const TensorData& t = *v->constant();
         if (!t.loaded()) {

@@ -1,6 +1,9 @@
 #include "passlens/rewrite/RewriteEngine.h"
 
+#include "passlens/io/Failure.h"
 #include "passlens/ir/Error.h"
+
+#include <new>
 
 namespace passlens {
 
@@ -41,11 +44,13 @@ bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
     std::optional<Replacement> r;
     try {
         r = rw.transform(call);
-    } catch (const std::exception& e) {
+    } catch (const std::bad_alloc&) {
+        throw; // out of memory ends the run (a message naming the command), it is no rejection
+    } catch (const std::exception&) {
         auto& st = m_stats[rw.name()];
         st.timeUs += elapsedUs(t0);
         ++st.rejected;
-        if (m_instr) m_instr->rewriteRejected(rw.name(), &node, std::string("the rewrite threw: ") + e.what());
+        if (m_instr) m_instr->rewriteRejected(rw.name(), &node, "the rewrite threw: " + currentExceptionMessage(rw.name()));
         return false;
     }
     if (!r) {
