@@ -38,10 +38,18 @@ struct Run {
     }
 };
 
-Run runCli(const QStringList& args) {
+// Runs passlens-cli; `childSetup` runs in the child before exec (resource limits), `env` adds
+// NAME=VALUE entries to the environment.
+Run runCliWith(const QStringList& args, std::function<void()> childSetup, const QStringList& env = {}) {
     QProcess p;
     p.setProgram(QStringLiteral(PASSLENS_CLI));
     p.setArguments(args);
+    if (childSetup) p.setChildProcessModifier(std::move(childSetup));
+    if (!env.isEmpty()) {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+        p.setProcessEnvironment(e);
+    }
     p.start();
     Run r;
     if (!p.waitForStarted(kTimeoutMs)) return r;
@@ -57,29 +65,7 @@ Run runCli(const QStringList& args) {
     return r;
 }
 
-// runCli with a setup step in the child before exec (resource limits) and extra environment.
-Run runCliWith(const QStringList& args, std::function<void()> childSetup, const QStringList& env = {}) {
-    QProcess p;
-    p.setProgram(QStringLiteral(PASSLENS_CLI));
-    p.setArguments(args);
-    p.setChildProcessModifier(std::move(childSetup));
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
-    p.setProcessEnvironment(e);
-    p.start();
-    Run r;
-    if (!p.waitForStarted(kTimeoutMs)) return r;
-    r.finished = p.waitForFinished(kTimeoutMs);
-    if (!r.finished) {
-        p.kill();
-        p.waitForFinished(5000);
-    }
-    r.exitCode = p.exitCode();
-    r.exitStatus = p.exitStatus();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+Run runCli(const QStringList& args) { return runCliWith(args, {}); }
 
 // A child setup that limits the size of any file written to `bytes` (RLIMIT_FSIZE).
 std::function<void()> fileSizeLimit(rlim_t bytes) {
