@@ -9,9 +9,7 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include <passlens/onnx/OnnxTypes.h>
 
