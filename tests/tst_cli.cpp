@@ -262,6 +262,48 @@ private slots:
         QVERIFY2(text.contains("relu\\\\xFFA") && text.contains("r\\\\xC3"), text.left(2000).constData());
     }
 
+    void inspectDepth() {
+        // A 12,000-node chain (above the 10,000 nodes listed whole by default): the listing stops
+        // at depth 50 and says so; --depth sets it; --depth -1 is the whole graph.
+        QTemporaryDir dir;
+        QString json = R"({"format": "passlens.graph", "version": 1, "name": "chain", "inputs": [{"name": "x", "type": "float32[?,64]"}], "nodes": [)";
+        const int n = 12000;
+        for (int i = 0; i < n; ++i)
+            json += QString(R"(%1{"op": "Elemwise", "attrs": {"scalar": "%2"}, "inputs": ["%3"], "outputs": ["v%4"]})")
+                        .arg(i ? "," : "", i % 2 ? "exp" : "neg", i ? QString("v%1").arg(i - 1) : QString("x"))
+                        .arg(i);
+        json += QString(R"(], "outputs": ["v%1"]})").arg(n - 1);
+        const QString path = dir.filePath("chain.graph.json");
+        QVERIFY(writeBytes(path, json.toUtf8()));
+        auto listingLines = [](const QByteArray& out) { return QString::fromUtf8(out).count("[id "); };
+        const Run def = runCli({"inspect", path});
+        QVERIFY2(def.finished && def.exitCode == 0, qPrintable(def.describe()));
+        QCOMPARE(listingLines(def.out), 50);
+        QVERIFY2(def.out.contains("(debugprint cut at depth 50 (graph of 12000 nodes): 1 node's inputs not shown; --depth N sets the depth, "
+                                  "--depth -1 prints everything)\n"),
+                 qPrintable(def.describe()));
+        QVERIFY(def.out.size() < 20000); // 50 lines, not 12,000 lines of up to 24,000 characters
+        const Run three = runCli({"inspect", "--depth", "3", path});
+        QVERIFY2(three.finished && three.exitCode == 0, qPrintable(three.describe()));
+        QCOMPARE(listingLines(three.out), 3);
+        QVERIFY(three.out.contains("Elemwise{exp} [id A] 'v11999' 11999\n |Elemwise{neg} [id B] 'v11998' 11998\n   |Elemwise{exp} [id C] 'v11997' 11997\n"));
+        QVERIFY(three.out.contains("(debugprint cut at depth 3 (graph of 12000 nodes)"));
+        // optimize --debugprint follows the same rule
+        const Run opt = runCli({"optimize", path, "--pipeline", "none", "--debugprint", "--depth", "2"});
+        QVERIFY2(opt.finished && opt.exitCode == 0, qPrintable(opt.describe()));
+        QVERIFY2(opt.out.contains("Elemwise{exp} [id A] 'v11999' 11999\n |Elemwise{neg} [id B] 'v11998' 11998\n(debugprint cut at depth 2"),
+                 qPrintable(opt.describe()));
+        // a small graph is listed whole, the same with --depth -1, and without a note
+        const QString small = QDir(QStringLiteral(PASSLENS_SOURCE_DIR)).filePath("resources/examples/transformer_encoder_layer.onnx");
+        const Run whole = runCli({"inspect", small});
+        const Run all = runCli({"inspect", "--depth", "-1", small});
+        QVERIFY2(whole.exitCode == 0 && all.exitCode == 0, qPrintable(whole.describe() + all.describe()));
+        QCOMPARE(whole.out, all.out);
+        QVERIFY(!whole.out.contains("debugprint cut"));
+        const Run bad = runCli({"inspect", "--depth", "deep", small});
+        QCOMPARE(bad.exitCode, 2);
+    }
+
     void convertMlp() {
         const QString model = corpusModel("mlp.onnx");
         if (!QFileInfo::exists(model)) QFAIL("mlp.onnx is not in the corpus (PASSLENS_CORPUS_DIR)");

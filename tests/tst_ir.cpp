@@ -7,6 +7,7 @@
 
 #include <QTest>
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -352,12 +353,112 @@ private slots:
             " | |Elemwise{add} [id E] 'z' 1\n"
             " |   |x [id F]\n"
             " |   |y [id G]\n"
-            " |Elemwise{add} [id E]\n";
+            " |Elemwise{add} [id E] 'z' 1\n"; // printed again, as Theano does, without its inputs
         QCOMPARE(QString::fromStdString(debugprint(g)), expected);
+        // depth 2: the outputs and their inputs; the two inputs' own inputs are cut
+        DebugPrintOptions depth2;
+        depth2.depth = 2;
+        DebugPrintSummary s;
+        QCOMPARE(QString::fromStdString(debugprint(g, depth2, &s)),
+                 QString("Elemwise{sub} [id A] '' 3\n |Elemwise{mul} [id B] '' 2\n |Elemwise{add} [id C] 'z' 1\n"));
+        QCOMPARE(s.lines, std::size_t(3));
+        QCOMPARE(s.cutNodes, std::size_t(2));
+        QCOMPARE(s.depth, 2);
+        QCOMPARE(QString::fromStdString(debugprintCutNote(s, g.nodeCount())),
+                 QString("debugprint cut at depth 2 (graph of 4 nodes): 2 nodes' inputs not shown; --depth N sets the depth, "
+                         "--depth -1 prints everything"));
+        // a whole listing has no note
+        DebugPrintSummary whole;
+        debugprint(g, {}, &whole);
+        QCOMPARE(whole.cutNodes, std::size_t(0));
+        QCOMPARE(whole.lines, std::size_t(8));
+        QVERIFY(debugprintCutNote(whole, g.nodeCount()).empty());
         DebugPrintOptions o;
         o.printType = true;
         o.printToposort = false;
         QVERIFY(QString::fromStdString(debugprint(g, o)).contains("x [id F] <float32[?,?]>"));
+    }
+
+    void debugprintExpandsANodeCutEarlier() {
+        // out = sub(exp(neg(x)), neg(x)) at depth 3: neg is met first at the limit (cut), then
+        // one level higher, where its input is printed; nothing is left cut.
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {x});
+        Variable* e = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {n});
+        g.setOutputs({g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {e, n})});
+        DebugPrintOptions o;
+        o.depth = 3;
+        o.printToposort = false;
+        DebugPrintSummary s;
+        QCOMPARE(QString::fromStdString(debugprint(g, o, &s)), QString("Elemwise{sub} [id A] ''\n"
+                                                                       " |Elemwise{exp} [id B] ''\n"
+                                                                       " | |Elemwise{neg} [id C] ''\n"
+                                                                       " |Elemwise{neg} [id C] ''\n"
+                                                                       "   |x [id D]\n"));
+        QCOMPARE(s.cutNodes, std::size_t(0));
+    }
+
+    void debugprintIsLinearOnLargeGraphs() {
+        // A 20,000-node chain: the default depth (kAutoDepth) applies above 10,000 nodes, so the
+        // listing is 50 lines whose prefixes are at most 98 characters, and says it was cut.
+        FunctionGraph chain;
+        Variable* v = chain.addInput(Type::parse("float32[8]"), "x");
+        for (int i = 0; i < 20000; ++i) v = chain.apply(Op::get("Elemwise", {{"scalar", i % 2 ? "exp" : "neg"}}), {v});
+        chain.setOutputs({v});
+        QCOMPARE(debugprintDepth(chain, DebugPrintOptions::kAutoDepth), kDebugPrintLargeDepth);
+        QCOMPARE(debugprintDepth(chain, 7), 7);
+        QCOMPARE(debugprintDepth(chain, -1), -1);
+        DebugPrintOptions autoDepth;
+        autoDepth.depth = DebugPrintOptions::kAutoDepth;
+        DebugPrintSummary s;
+        const std::string dp = debugprint(chain, autoDepth, &s);
+        QCOMPARE(s.depth, 50);
+        QCOMPARE(s.lines, std::size_t(50));
+        QCOMPARE(s.cutNodes, std::size_t(1));
+        QCOMPARE(std::count(dp.begin(), dp.end(), '\n'), 50L);
+        QVERIFY(dp.find("\n" + std::string(96, ' ') + " |Elemwise{") != std::string::npos); // level 49: 48 x "  " + " |"
+        QVERIFY(dp.find(std::string(98, ' ')) == std::string::npos);
+        const std::string listing = debugprintListing(chain, autoDepth);
+        QVERIFY(listing.size() > dp.size());
+        QCOMPARE(QString::fromStdString(listing.substr(dp.size())),
+                 QString("(debugprint cut at depth 50 (graph of 20000 nodes): 1 node's inputs not shown; --depth N sets the depth, "
+                         "--depth -1 prints everything)\n"));
+        // A 100,000-node graph of adds of earlier values (shared inputs everywhere): each node's
+        // inputs are listed once, so at most one line per output and per edge.
+        FunctionGraph big;
+        Variable* x = big.addInput(Type::parse("float32[8]"), "x");
+        std::vector<Variable*> layer{x};
+        for (int i = 0; i < 100000; ++i) {
+            Variable* a = layer[static_cast<std::size_t>(i) % layer.size()];
+            Variable* b = layer[(static_cast<std::size_t>(i) * 7 + 3) % layer.size()];
+            layer.push_back(big.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b}));
+        }
+        big.setOutputs({layer.back()});
+        DebugPrintSummary bs;
+        const std::string bdp = debugprint(big, autoDepth, &bs);
+        QCOMPARE(bs.depth, 50);
+        QVERIFY(bs.lines <= 1 + 2 * big.nodeCount());
+        QCOMPARE(static_cast<std::size_t>(std::count(bdp.begin(), bdp.end(), '\n')), bs.lines);
+        QVERIFY(bdp.size() <= bs.lines * (2 * 50 + 48)); // prefix + "Elemwise{add} [id XXXX] '' 100000"
+        // every Apply printed with its inputs appears exactly once with a subtree: no id is
+        // followed by a deeper line more than once
+        std::map<std::string, int> expandedIds;
+        std::size_t pos = 0;
+        std::vector<std::string> lines;
+        while (pos < bdp.size()) {
+            const std::size_t end = bdp.find('\n', pos);
+            lines.push_back(bdp.substr(pos, end - pos));
+            pos = end + 1;
+        }
+        auto indent = [](const std::string& l) { return l.find_first_not_of(" |"); };
+        for (std::size_t i = 0; i + 1 < lines.size(); ++i)
+            if (indent(lines[i + 1]) > indent(lines[i])) {
+                const std::size_t at = lines[i].find("[id ");
+                ++expandedIds[lines[i].substr(at, lines[i].find(']', at) - at)];
+            }
+        QVERIFY(!expandedIds.empty());
+        for (const auto& [id, count] : expandedIds) QVERIFY2(count == 1, id.c_str());
     }
 
     void longChainIsIterative() {

@@ -20,12 +20,12 @@
 
 namespace {
 
-int runInspect(const std::string& file, bool asJson, bool types) {
+int runInspect(const std::string& file, bool asJson, bool types, int depth) {
     const passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
     if (asJson) {
         std::cout << passlens::inspectJson(loaded, file).dump(2) << "\n";
     } else {
-        std::cout << passlens::inspectText(loaded, file, types);
+        std::cout << passlens::inspectText(loaded, file, types, depth);
     }
     return 0;
 }
@@ -62,6 +62,7 @@ struct OptimizeArgs {
     std::vector<std::string> include, exclude;
     std::string session, emit;
     bool reasons = false, validate = false, debugprint = false;
+    int depth = passlens::DebugPrintOptions::kAutoDepth;
 };
 
 passlens::Pipeline makePipeline(const OptimizeArgs& a) {
@@ -86,7 +87,11 @@ int runOptimize(const std::string& file, const OptimizeArgs& a, bool asJson) {
         std::cout << passlens::optimizeJson(run, g, trace).dump(2) << "\n";
     } else {
         std::cout << passlens::optimizeText(run, g, trace);
-        if (a.debugprint) std::cout << "\n" << passlens::debugprint(g);
+        if (a.debugprint) {
+            passlens::DebugPrintOptions dp;
+            dp.depth = a.depth;
+            std::cout << "\n" << passlens::debugprintListing(g, dp);
+        }
         if (!a.session.empty()) std::cout << "\nsession: " << a.session << "\n";
     }
     return 0;
@@ -105,11 +110,16 @@ int main(int argc, char** argv) {
     std::string file, out;
     bool asJson = false, types = false;
     std::size_t inlineLimit = 64;
+    int depth = passlens::DebugPrintOptions::kAutoDepth;
+    const std::string depthHelp = "Listing depth: levels below and including each output, -1 for all (default: all up to " +
+                                  std::to_string(passlens::kDebugPrintFullNodes) + " nodes, " +
+                                  std::to_string(passlens::kDebugPrintLargeDepth) + " above)";
 
     auto* inspect = app.add_subcommand("inspect", "Load and validate FILE; print a debugprint-style listing and statistics");
     inspect->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
     inspect->add_flag("--json", asJson, "Print one JSON document on stdout");
     inspect->add_flag("--types", types, "Show each variable's type in the listing");
+    inspect->add_option("--depth", depth, depthHelp)->check(CLI::Range(-1, 1000000));
 
     auto* convert = app.add_subcommand("convert", "Write FILE as graph JSON (large constants go to .npy files beside it)");
     convert->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
@@ -128,6 +138,7 @@ int main(int argc, char** argv) {
     optimize->add_flag("--reasons", oa.reasons, "Record why rewrites declined (bigger session files)");
     optimize->add_flag("--validate", oa.validate, "Validate the whole graph after every phase");
     optimize->add_flag("--debugprint", oa.debugprint, "Print the final graph's debugprint");
+    optimize->add_option("--depth", oa.depth, depthHelp + "; with --debugprint")->check(CLI::Range(-1, 1000000));
     optimize->add_flag("--json", asJson, "Print one JSON document on stdout");
 
     const auto render = passlens::cli::registerRenderCommand(app);
@@ -149,7 +160,7 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : 2;
     }
     try {
-        if (*inspect) return runInspect(file, asJson, types);
+        if (*inspect) return runInspect(file, asJson, types, depth);
         if (*convert) return runConvert(file, out, asJson, inlineLimit);
         if (*optimize) return runOptimize(file, oa, asJson);
         if (*render.app) return render.run();

@@ -21,6 +21,21 @@ std::string hex(std::uint64_t v) {
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
     return buf;
 }
+
+// The counts shared by the JSON and the text listing, in one pass over the graph.
+struct Stats {
+    std::size_t constants = 0, constantBytes = 0, subgraphNodes = 0;
+    int subgraphs = 0;
+};
+
+Stats statsOf(const FunctionGraph& g) {
+    Stats s;
+    const auto consts = g.constants();
+    s.constants = consts.size();
+    for (const Variable* c : consts) s.constantBytes += c->constant()->byteSize();
+    forEachSubgraph(g, [&](const Apply&, const Subgraph& sg, int) { ++s.subgraphs; s.subgraphNodes += sg.graph->nodeCount(); });
+    return s;
+}
 } // namespace
 
 nlohmann::json inspectJson(const LoadedGraph& loaded, const std::string& file) {
@@ -37,11 +52,9 @@ nlohmann::json inspectJson(const LoadedGraph& loaded, const std::string& file) {
     };
     j["inputs"] = vars(g.inputs());
     j["outputs"] = vars(g.outputs());
-    std::size_t bytes = 0;
-    const auto consts = g.constants();
-    for (const Variable* c : consts) bytes += c->constant()->byteSize();
-    j["constants"] = consts.size();
-    j["constant_bytes"] = bytes;
+    const Stats st = statsOf(g);
+    j["constants"] = st.constants;
+    j["constant_bytes"] = st.constantBytes;
     j["op_counts"] = g.opCounts();
     nlohmann::json topo = nlohmann::json::array();
     int transfers = 0;
@@ -51,26 +64,23 @@ nlohmann::json inspectJson(const LoadedGraph& loaded, const std::string& file) {
     }
     j["toposort"] = topo;
     j["transfers"] = transfers;
-    int subgraphs = 0;
-    std::size_t subNodes = 0;
-    forEachSubgraph(g, [&](const Apply&, const Subgraph& s, int) { ++subgraphs; subNodes += s.graph->nodeCount(); });
-    j["subgraphs"] = subgraphs;
-    j["subgraph_nodes"] = subNodes;
+    j["subgraphs"] = st.subgraphs;
+    j["subgraph_nodes"] = st.subgraphNodes;
     j["fingerprint"] = hex(g.fingerprint());
     j["warnings"] = loaded.warnings;
     return j;
 }
 
-std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool printTypes) {
+std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool printTypes, int depth) {
     const FunctionGraph& g = *loaded.graph;
-    const nlohmann::json j = inspectJson(loaded, file);
+    const Stats st = statsOf(g);
     std::ostringstream os;
     os << file << " (" << loaded.format << (g.name.empty() ? "" : ", graph '" + g.name + "'") << ")\n";
     os << "  " << g.nodeCount() << " Apply nodes, " << g.inputs().size() << " inputs, "
-       << g.outputs().size() << " outputs, " << j["constants"].get<std::size_t>() << " constants ("
-       << j["constant_bytes"].get<std::size_t>() << " bytes)";
-    if (j["subgraphs"].get<int>() > 0)
-        os << ", " << j["subgraphs"].get<int>() << " nested graphs with " << j["subgraph_nodes"].get<std::size_t>() << " nodes";
+       << g.outputs().size() << " outputs, " << st.constants << " constants ("
+       << st.constantBytes << " bytes)";
+    if (st.subgraphs > 0)
+        os << ", " << st.subgraphs << " nested graphs with " << st.subgraphNodes << " nodes";
     os << "\n";
     for (const Variable* v : g.inputs()) os << "  input  " << v->displayName() << " : " << v->type().str() << "\n";
     for (const Variable* v : g.outputs()) os << "  output " << v->displayName() << " : " << v->type().str() << "\n";
@@ -78,12 +88,13 @@ std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool
     os << "\n";
     DebugPrintOptions opt;
     opt.printType = printTypes;
-    os << debugprint(g, opt);
+    opt.depth = depth;
+    os << debugprintListing(g, opt);
     forEachSubgraph(g, [&](const Apply& n, const Subgraph& s, int depth) {
         os << "\nInner graph " << s.attribute << " of " << n.op().str() << " #" << n.id()
            << (n.name().empty() ? "" : " '" + n.name() + "'") << " (depth " << depth << ", "
            << s.graph->nodeCount() << " nodes):\n";
-        os << debugprint(*s.graph, opt);
+        os << debugprintListing(*s.graph, opt);
     });
     os << "\nOp kinds:\n";
     for (const auto& [k, n] : g.opCounts()) {

@@ -2,6 +2,7 @@
 /// @file Inspect.h
 /// The listing and statistics of `passlens-cli inspect` (CLI.md), shared by the CLI and the GUI.
 #include "passlens/io/GraphJson.h"
+#include "passlens/ir/DebugPrint.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,10 @@ namespace passlens {
 nlohmann::json inspectJson(const LoadedGraph& loaded, const std::string& file);
 
 /// Human listing: a header with counts, the debugprint of the graph (and of nested graphs
-/// after it, as Theano prints inner graphs), and the op-kind histogram.
-std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool printTypes);
+/// after it, as Theano prints inner graphs) to `depth` (DebugPrintOptions::depth; by default
+/// the whole graph up to kDebugPrintFullNodes nodes, depth kDebugPrintLargeDepth above, with a
+/// note under a listing that was cut), and the op-kind histogram. Linear in the graph.
+std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool printTypes,
+                        int depth = DebugPrintOptions::kAutoDepth);
 
 } // namespace passlens
