@@ -47,9 +47,9 @@ passlens::DeviceChoice g_device = passlens::DeviceChoice::Cpu;
 const char* const kAbSwitches[] = {"PASSLENS_EPILOGUE_CHAIN", "PASSLENS_EPILOGUE_FUSION", "PASSLENS_JOIN_IN_PLACE",
                                    "PASSLENS_DEPTHWISE_AVX512", "PASSLENS_CONV_WINOGRAD", "PASSLENS_POOL_SEPARABLE"};
 
-int usage(const std::string& why)
+int usage(const std::string& why, FILE* to = stderr)
 {
-    std::fprintf(stderr,
+    std::fprintf(to,
                  "bench_exec: %s\nusage: bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c] [--phase source|final]\n"
                  "                  [--ab VAR=A,B] [--device cpu|cuda] [--batch N]\n",
                  why.c_str());
@@ -196,7 +196,7 @@ int main(int argc, char** argv)
             std::stringstream ss(next());
             for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
         } else if (a == "--help" || a == "-h") {
-            usage("latency of the corpus models' graphs");
+            usage("latency of the corpus models' graphs", stdout);
             return 0;
         } else if (!a.empty() && a[0] == '-') return usage("unknown option '" + a + "'");
         else corpus = a;

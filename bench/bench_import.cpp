@@ -4,6 +4,8 @@
 // - resnet18.onnx: peak resident memory of the first import above the process baseline, against
 //   the file size (target <= 2x);
 // - a generated 100,000-node graph JSON: median load time of 3 (target <= 1 s).
+#include "BenchCli.h"
+
 #include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
 
@@ -61,7 +63,12 @@ std::string chainJson(int n) {
 } // namespace
 
 int main(int argc, char** argv) {
-    const std::filesystem::path dir = argc > 1 ? argv[1] : PASSLENS_CORPUS_DIR;
+    std::string corpus = PASSLENS_CORPUS_DIR;
+    CLI::App app{"bench_import: ONNX import time of every corpus model, resnet18's peak memory, and the load time of a "
+                 "generated 100,000-node graph JSON"};
+    app.add_option("CORPUS_DIR", corpus, "Folder of the corpus's .onnx models")->check(CLI::ExistingDirectory)->capture_default_str();
+    if (const auto rc = passlens::bench::parseCommandLine(app, argc, argv)) return *rc;
+    const std::filesystem::path dir = corpus;
     // resnet18 first, in a fresh process state, for the memory figure.
     const auto resnet = dir / "resnet18.onnx";
     if (std::filesystem::exists(resnet)) {

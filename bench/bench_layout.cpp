@@ -6,6 +6,8 @@
 // - a generated 5,000-node graph: layout with the default options (node threshold 1,500, budget
 //   10 s) must come back within the budget with the focused view; and the same graph with the
 //   threshold lifted, so the full layout runs past 70% of a 10 s budget and falls back.
+#include "BenchCli.h"
+
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/layout/DrawGraph.h>
@@ -83,7 +85,12 @@ std::unique_ptr<FunctionGraph> chainGraph(int n)
 
 int main(int argc, char** argv)
 {
-    const std::filesystem::path corpus = argc > 1 ? argv[1] : PASSLENS_CORPUS_DIR;
+    std::string corpusDir = PASSLENS_CORPUS_DIR;
+    CLI::App app{"bench_layout: layout + SVG of the corpus models' final graphs and diffs, stepping with stable layouts, "
+                 "and the 5,000-node focused view and budget"};
+    app.add_option("CORPUS_DIR", corpusDir, "Folder of the corpus's .onnx models")->check(CLI::ExistingDirectory)->capture_default_str();
+    if (const auto rc = bench::parseCommandLine(app, argc, argv)) return *rc;
+    const std::filesystem::path corpus = corpusDir;
     const char* models[] = {"mlp.onnx",           "lstm.onnx",     "shape_ops.onnx",    "transformer_encoder_layer.onnx",
                             "squeezenet1_1.onnx", "resnet18.onnx", "mobilenet_v2.onnx", "silero_vad_legacy.onnx",
                             "ch_PP-OCRv4_det_infer.onnx"};

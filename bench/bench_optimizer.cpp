@@ -3,6 +3,9 @@
 // DimShuffle), the session file of the largest run reopened, and the rewrite attempts that tracks
 // dispatch saves.
 //   bench_optimizer [max_nodes]        (default 100000)
+#include "BenchCli.h"
+#include "BenchGraphs.h"
+
 #include <passlens/ir/OpRegistry.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
@@ -18,28 +21,6 @@ using json = nlohmann::json;
 namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// 9 nodes per block.
-std::unique_ptr<FunctionGraph> blocks(int nodes) {
-    auto g = std::make_unique<FunctionGraph>();
-    Variable* h = g->addInput(Type::parse("float32[64,64]"), "x");
-    Variable* w = g->addInput(Type::parse("float32[64,64]"), "w");
-    Variable* zero = g->addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0}), "zero");
-    Variable* c64 = g->addConstant(TensorData::fromInts(DType::Int64, {}, {64}), "c64");
-    for (int i = 0; i < nodes / 9; ++i) {
-        Variable* d = g->apply(Op::get("Dot"), {h, w});
-        Variable* e = g->apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {d});
-        Variable* s = g->apply(Op::get("Shape_i", {{"i", 0}}), {e});
-        Variable* a = g->apply(Op::get("Alloc"), {zero, s, c64});
-        Variable* j = g->apply(Op::get("Join", {{"axis", 0}}), {e, a});
-        Variable* sub = g->apply(Op::get("Subtensor", {{"idx", {json{{"stop", 64}}}}}), {j});
-        Variable* r = g->apply(Op::get("CAReduce", {{"scalar", "add"}, {"axis", {1}}}), {sub});
-        Variable* ds = g->apply(Op::get("DimShuffle", {{"order", {0, "x"}}}), {r});
-        h = g->apply(Op::get("Elemwise", {{"scalar", "add"}}), {sub, ds});
-    }
-    g->setOutputs({h});
-    return g;
-}
-
 struct Result {
     double seconds;
     std::size_t before, after;
@@ -47,7 +28,7 @@ struct Result {
 };
 
 Result run(int nodes, Trace* trace, bool dispatch = true) {
-    auto g = blocks(nodes);
+    auto g = bench::blockGraph(nodes);
     Pipeline p = Pipeline::builtin("theano");
     p.buildContext().dispatch = dispatch;
     p.buildContext().localGroupDispatch = dispatch;
@@ -62,7 +43,11 @@ Result run(int nodes, Trace* trace, bool dispatch = true) {
 } // namespace
 
 int main(int argc, char** argv) {
-    const int maxNodes = argc > 1 ? std::atoi(argv[1]) : 100000;
+    int maxNodes = 100000;
+    CLI::App app{"bench_optimizer: the theano pipeline on synthetic block graphs of 1,000, 10,000, ... nodes up to MAX_NODES, "
+                 "recording on and off; the 100k run's session saved and reopened; tracks dispatch on 10k nodes"};
+    app.add_option("MAX_NODES", maxNodes, "Largest graph, in nodes")->check(CLI::Range(1000, 100000000))->capture_default_str();
+    if (const auto rc = bench::parseCommandLine(app, argc, argv)) return *rc;
     std::printf("theano pipeline on synthetic blocks, one core (recording on / off):\n");
     double t10k = 0, t100k = 0;
     for (int n = 1000; n <= maxNodes; n *= 10) {

@@ -6,6 +6,8 @@
 // measurePinnedCopyBandwidth (cudaMallocHost buffer, cudaMemcpy, N timed copies) on the same
 // device. Prints one line per size and direction: both means, their ratio (the target: >= 0.8),
 // and the pinned copy's best; exit 3 without a CUDA device (the message says why).
+#include "BenchCli.h"
+
 #include <passlens/ir/FunctionGraph.h>
 #include <passlens/ir/OpRegistry.h>
 #include <passlens/kernels/DeviceInfo.h>
@@ -15,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,19 +24,11 @@ int main(int argc, char** argv)
 {
     std::vector<long> sizesMib = {1, 16, 64, 256};
     int repeats = 20;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (a == "--repeats") repeats = std::max(1, std::stoi(next()));
-        else if (a == "--mib") {
-            sizesMib.clear();
-            std::stringstream ss(next());
-            for (std::string m; std::getline(ss, m, ',');) sizesMib.push_back(std::stol(m));
-        } else {
-            std::fprintf(stderr, "usage: bench_transfer [--mib 1,16,64,256] [--repeats N]\n");
-            return 2;
-        }
-    }
+    CLI::App app{"bench_transfer: the executor's GpuFromHost / HostFromGpu bandwidth against cudaMemcpy from pinned memory "
+                 "on CUDA device 0 (exit 3 without one)"};
+    app.add_option("--mib", sizesMib, "Sizes in MiB, comma-separated")->delimiter(',')->check(CLI::Range(1L, 65536L))->capture_default_str();
+    app.add_option("--repeats", repeats, "Timed copies per size")->check(CLI::Range(1, 100000))->capture_default_str();
+    if (const auto rc = passlens::bench::parseCommandLine(app, argc, argv)) return *rc;
     const passlens::DeviceInfo info = passlens::queryDevices();
     if (info.deviceCount == 0) {
         std::printf("bench_transfer: %s\n", info.error.c_str());
