@@ -705,6 +705,96 @@ private Q_SLOTS:
         QCOMPARE(r.totalNodes, std::size_t(5002));
     }
 
+    // A budget that is already spent (0) stops before Graphviz starts, so these fallbacks are
+    // deterministic: no timing race.
+    void budgetZeroDrawsSimpleLayout()
+    {
+        // A small graph has no smaller view: the simple layered layout of the whole graph.
+        const DrawGraph drawing = drawGraph(*transferGraph());
+        LayoutOptions o = quickOptions();
+        o.cache = true;
+        o.budget = std::chrono::milliseconds(0);
+        LayoutEngine engine;
+        const LayoutResult r = engine.layout(drawing, o);
+        QVERIFY(r.simple);
+        QVERIFY(!r.focused);
+        QCOMPARE(q(r.budgetNote), QString("the full layout ran past 0.0 s: simple layout drawn instead"));
+        QCOMPARE(r.nodes.size(), drawing.nodes.size());
+        QCOMPARE(r.edges.size(), drawing.edges.size());
+        // ranks go down: every edge's head lies below its tail, and no two boxes overlap
+        std::map<std::string, const LayoutNode*> at;
+        for (const LayoutNode& n : r.nodes) {
+            QVERIFY(n.width > 0 && n.height > 0);
+            at[n.key] = &n;
+        }
+        for (const LayoutEdge& e : r.edges) {
+            QVERIFY2(at[e.head]->center.y < at[e.tail]->center.y, (e.tail + " -> " + e.head).c_str());
+            QVERIFY(e.spline.size() >= 4);
+        }
+        for (std::size_t i = 0; i < r.nodes.size(); ++i)
+            for (std::size_t j = i + 1; j < r.nodes.size(); ++j) {
+                const LayoutNode& a = r.nodes[i];
+                const LayoutNode& b = r.nodes[j];
+                const bool apart = std::abs(a.center.x - b.center.x) >= (a.width + b.width) / 2 ||
+                                   std::abs(a.center.y - b.center.y) >= (a.height + b.height) / 2;
+                QVERIFY2(apart, (a.key + " overlaps " + b.key).c_str());
+            }
+        // the note is in the caption of what is written
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("simple.svg").toStdString();
+        QVERIFY(exportLayout(engine, r, path, RenderFormat::Svg) > 0);
+        QFile f(QString::fromStdString(path));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString texts = svgTexts(f.readAll().toStdString()).join(' ');
+        QVERIFY2(texts.contains("the full layout ran past 0.0 s: simple layout drawn instead"), qPrintable(texts));
+        QVERIFY(texts.contains("GpuElemwise{exp}"));
+        // not cached: a later call with time left gets a real layout
+        engine.layout(drawing, o);
+        QCOMPARE(engine.cacheHits(), std::size_t(0));
+        o.budget = std::chrono::milliseconds(60000);
+        const LayoutResult full = engine.layout(drawing, o);
+        QVERIFY(!full.simple);
+        QVERIFY(full.budgetNote.empty());
+    }
+
+    void fullLayoutPastBudgetDrawsFocusedView()
+    {
+        auto g = chainGraph(3000);
+        const DrawGraph drawing = drawGraph(*g);
+        LayoutOptions o = quickOptions();
+        o.nodeThreshold = 100000; // the full layout is tried first ...
+        o.fullShare = 0;          // ... with none of the budget: past it at once
+        o.budget = std::chrono::milliseconds(120000);
+        LayoutEngine engine;
+        const LayoutResult r = engine.layout(drawing, o);
+        QVERIFY(r.focused);
+        QVERIFY(!r.simple);
+        QCOMPARE(r.totalNodes, std::size_t(3002));
+        QVERIFY(r.hiddenNodes > 2000);
+        QCOMPARE(q(r.budgetNote), QString("the full layout ran past 0.0 s (3,002 nodes): focused view drawn instead"));
+        QCOMPARE(q(r.focusReason), QString("the full layout ran past 0.0 s"));
+        const QString texts = svgTexts(engine.render(r, RenderFormat::Svg)).join(' ');
+        QVERIFY2(texts.contains("the full layout ran past 0.0 s (3,002 nodes): focused view drawn instead"), qPrintable(texts));
+        QVERIFY(texts.contains("focused view:"));
+
+        // No budget at all: the focused view gets the simple layout.
+        o.budget = std::chrono::milliseconds(0);
+        o.fullShare = 0.7;
+        const LayoutResult s = engine.layout(drawing, o);
+        QVERIFY(s.focused && s.simple);
+        QCOMPARE(s.nodes.size(), r.nodes.size());
+        QCOMPARE(q(s.budgetNote), QString("the full layout ran past 0.0 s and the focused view's past the 0.0 s budget: "
+                                          "simple layout of the focused view drawn instead"));
+        QVERIFY(svgTexts(engine.render(s, RenderFormat::Svg)).join(' ').contains("simple layout of the focused view drawn instead"));
+
+        // Above the node threshold the focused view is laid out directly; past the budget, simply.
+        o.nodeThreshold = 1500;
+        const LayoutResult t = engine.layout(drawing, o);
+        QVERIFY(t.focused && t.simple);
+        QCOMPARE(q(t.focusReason), QString("3,002 nodes (threshold 1,500)"));
+        QCOMPARE(q(t.budgetNote), QString("Graphviz's layout of the focused view ran past the 0.0 s budget: simple layout drawn instead"));
+    }
+
     void cancelStopsLayout()
     {
         auto g = chainGraph(2500);
@@ -1048,6 +1138,35 @@ private Q_SLOTS:
         r = cli({"render", model, "--overlay", dir.filePath("final.svg"), "-o", dir.filePath("x.svg")});
         QCOMPARE(r.code, 1);
         QVERIFY(!QFile::exists(dir.filePath("x.svg")));
+    }
+
+    void cliRenderPastBudget()
+    {
+        // --budget 0: no time for Graphviz's dot; the simple layout is written, with the note in
+        // the caption and on stderr, instead of nothing.
+        QTemporaryDir dir;
+        const QString model = corpus("resnet18.onnx");
+        const QString out = dir.filePath("r.svg");
+        const Cli r = cli({"render", model, "--budget", "0", "-o", out, "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString note = "the full layout ran past 0.0 s: simple layout drawn instead";
+        QVERIFY2(r.err.contains(("note: " + out + ": " + note).toUtf8()), r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["simple_layout"].toBool(), true);
+        QCOMPARE(j["budget_note"].toString(), note);
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QString error;
+        const QStringList texts = svgTexts(f.readAll().toStdString(), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(texts.join(' ').contains(note));
+        QVERIFY(texts.filter(QRegularExpression("^Gpu")).size() > 20); // the drawn graph, not just the caption
+        // report: the same note as a warning per figure
+        const Cli rep = cli({"report", corpus("mlp.onnx"), "-o", dir.filePath("rep"), "--budget", "0"});
+        QVERIFY2(rep.code == 0, qPrintable(rep.err));
+        QVERIFY2(rep.err.contains("warning: step_00_source.svg: the full layout ran past 0.0 s: simple layout drawn instead"),
+                 rep.err.constData());
+        QVERIFY(QFile::exists(dir.filePath("rep/step_00_source.svg")));
     }
 
     void cliReport()

@@ -120,6 +120,7 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
         LayoutEngine engine;
         const LayoutResult layout = engine.layout(drawing, lo);
         for (const auto& w : layout.warnings) std::cerr << "warning: " << a.out << ": Graphviz: " << w << "\n";
+        if (!layout.budgetNote.empty()) std::cerr << "note: " << a.out << ": " << layout.budgetNote << "\n";
         exportLayout(engine, layout, a.out, format, view, a.dpi);
 
         if (a.json) {
@@ -135,6 +136,8 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
                 j["hidden_nodes"] = layout.hiddenNodes;
                 j["focus_reason"] = layout.focusReason;
             }
+            if (layout.simple) j["simple_layout"] = true;
+            if (!layout.budgetNote.empty()) j["budget_note"] = layout.budgetNote;
             if (!diffJson.is_null()) j["diff"] = diffJson;
             std::cout << j.dump(2) << "\n";
         } else {
@@ -175,8 +178,9 @@ DrawSubcommand registerRenderCommand(CLI::App& app)
         ->check(CLI::IsMember({"overlay", "before", "after"}))
         ->capture_default_str();
     cmd->add_option("--dpi", args->dpi, "PNG resolution, dots per inch (150 for print)")->check(CLI::Range(1.0, 2400.0))->capture_default_str();
-    cmd->add_option("--budget", args->budget, "Layout time budget in seconds (past it: focused view, then failure)")
-        ->check(CLI::Range(0.1, 3600.0))
+    cmd->add_option("--budget", args->budget,
+                    "Layout time budget in seconds (past 70% of it: the focused view; past all of it, or 0: a simple layered layout)")
+        ->check(CLI::Range(0.0, 3600.0))
         ->capture_default_str();
     cmd->add_option("--focus-threshold", args->threshold, "Above this many drawn nodes, draw the focused view")->capture_default_str();
     cmd->add_option("--rankdir", args->rankdir, "TB (top to bottom) or LR")->check(CLI::IsMember({"TB", "LR"}))->capture_default_str();

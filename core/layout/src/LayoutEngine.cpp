@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -509,6 +510,9 @@ LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const Lay
 {
     if (cancel != nullptr && cancel->cancelled()) throw LayoutError(LayoutError::Kind::Cancelled, "layout cancelled");
     const auto start = Clock::now();
+    // A budget already spent (0, or used up by an earlier attempt) stops before Graphviz starts,
+    // in process too, where a running layout cannot be interrupted.
+    if (start >= deadline) throw LayoutError(LayoutError::Kind::TimedOut, "layout past its budget of " + seconds(budgetMs));
     std::lock_guard lock(graphvizMutex());
     GVC_s* gvc = gvinternal::sharedContext();
     std::optional<Positioned> positioned;
@@ -553,6 +557,184 @@ LayoutResult LayoutEngine::layoutDot(const std::string& dot, const LayoutOptions
     return r;
 }
 
+namespace {
+
+// Sets a Graphviz attribute (declaring it when new); throws LayoutError(Graphviz). Lock held.
+void setAttribute(const ErrorCapture& errors, void* obj, const char* name, const char* value)
+{
+    if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
+        throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
+}
+
+// `g` written back as DOT text. Lock held.
+std::string dotText(Agraph_t* g, const ErrorCapture& errors, const char* what)
+{
+    char* text = nullptr;
+    std::size_t size = 0;
+    FILE* out = ::open_memstream(&text, &size);
+    if (out == nullptr) throw LayoutError(LayoutError::Kind::Graphviz, std::string("cannot write ") + what + ": open_memstream failed");
+    const int rc = agwrite(g, out);
+    std::fclose(out);
+    std::string result(text != nullptr ? text : "", size);
+    std::free(text);
+    if (rc != 0) throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot write ") + what));
+    return result;
+}
+
+// `dot` with every node pinned at `pos` (points, in agnode order; nullopt: side by side on one
+// row) and straight edges, for nop2. Lock held.
+std::string pinnedStraight(const std::string& dot, const std::unordered_map<std::string, LayoutPoint>* pos)
+{
+    ErrorCapture errors;
+    errors.begin();
+    GraphPtr graph(agmemread(dot.c_str()));
+    if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
+    Agraph_t* g = graph.get();
+    setAttribute(errors, g, "splines", "line");
+    char buffer[64];
+    double x = 0;
+    for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n)) {
+        LayoutPoint p{x, 0};
+        x += 200;
+        if (pos != nullptr)
+            if (auto it = pos->find(agnameof(n)); it != pos->end()) p = it->second;
+        std::snprintf(buffer, sizeof buffer, "%.3f,%.3f!", p.x, p.y);
+        setAttribute(errors, n, "pos", buffer);
+    }
+    return dotText(g, errors, "the pinned DOT");
+}
+
+// Node centres of the simple layout: ranks by the longest path from the sources (nodes on a
+// cycle after the rest, in draw order; a source one rank above its first consumer), one row per rank ordered by the mean position of each
+// node's predecessors in the rows above, boxes `size` (points) apart by dot's default node and
+// rank separations. TB: ranks go down; LR: ranks go right.
+std::unordered_map<std::string, LayoutPoint> simplePositions(const DrawGraph& g, const std::unordered_map<std::string, LayoutPoint>& size,
+                                                             bool leftToRight)
+{
+    const std::size_t n = g.nodes.size();
+    std::unordered_map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
+    std::vector<std::vector<std::size_t>> pred(n), succ(n);
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end() || t->second == h->second) continue;
+        succ[t->second].push_back(h->second);
+        pred[h->second].push_back(t->second);
+    }
+    std::vector<std::size_t> indeg(n), order, rank(n, 0);
+    for (std::size_t i = 0; i < n; ++i) indeg[i] = pred[i].size();
+    std::set<std::size_t> ready;
+    for (std::size_t i = 0; i < n; ++i)
+        if (indeg[i] == 0) ready.insert(i);
+    std::vector<bool> done(n, false);
+    while (order.size() < n) {
+        if (ready.empty()) // a cycle: take the first node left
+            for (std::size_t i = 0; i < n; ++i)
+                if (!done[i]) {
+                    ready.insert(i);
+                    break;
+                }
+        const std::size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        if (done[i]) continue;
+        done[i] = true;
+        order.push_back(i);
+        for (std::size_t j : succ[i]) {
+            rank[j] = std::max(rank[j], rank[i] + 1);
+            if (indeg[j] > 0 && --indeg[j] == 0 && !done[j]) ready.insert(j);
+        }
+    }
+    // Sources (inputs, constants, upstream placeholders) one rank above their first consumer,
+    // not all on the top row.
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!pred[i].empty() || succ[i].empty()) continue;
+        std::size_t first = rank[succ[i].front()];
+        for (std::size_t j : succ[i]) first = std::min(first, rank[j]);
+        rank[i] = first > 0 ? first - 1 : 0;
+    }
+    std::size_t ranks = 0;
+    for (std::size_t r : rank) ranks = std::max(ranks, r + 1);
+    std::vector<std::vector<std::size_t>> rows(ranks);
+    for (std::size_t i : order) rows[rank[i]].push_back(i);
+
+    constexpr double kNodeSep = 0.22 * 72, kRankSep = 0.5 * 72; // DotWriter's nodesep; a wider ranksep for straight edges
+    auto extent = [&](std::size_t i) {
+        auto it = size.find(g.nodes[i].key);
+        const LayoutPoint s = it != size.end() ? it->second : LayoutPoint{54, 22};
+        return leftToRight ? LayoutPoint{s.y, s.x} : s; // {along the row, across it}
+    };
+    std::vector<double> along(n, 0); // centre along the row
+    std::unordered_map<std::string, LayoutPoint> pos;
+    double across = 0; // top of the row
+    for (auto& row : rows) {
+        std::vector<double> key(n, 0);
+        for (std::size_t i : row) {
+            double sum = 0;
+            std::size_t k = 0;
+            for (std::size_t p : pred[i])
+                if (rank[p] < rank[i]) {
+                    sum += along[p];
+                    ++k;
+                }
+            key[i] = k > 0 ? sum / static_cast<double>(k) : 0;
+        }
+        std::stable_sort(row.begin(), row.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+        double width = 0, thickness = 0;
+        for (std::size_t i : row) {
+            width += extent(i).x + kNodeSep;
+            thickness = std::max(thickness, extent(i).y);
+        }
+        double x = -width / 2;
+        for (std::size_t i : row) {
+            const LayoutPoint e = extent(i);
+            along[i] = x + e.x / 2;
+            x += e.x + kNodeSep;
+            const double mid = across + thickness / 2;
+            pos[g.nodes[i].key] = leftToRight ? LayoutPoint{mid, -along[i]} : LayoutPoint{along[i], -mid};
+        }
+        across += thickness + kRankSep;
+    }
+    return pos;
+}
+
+// The layout of last resort, when dot ran past the budget: simplePositions with the boxes
+// Graphviz gives the labels (a first nop2 pass with every node on one row), then nop2 with
+// straight edges. In process and not budgeted: a few hundred milliseconds for a focused view.
+// Lock taken here.
+LayoutResult simpleLayout(const DrawGraph& drawn, const LayoutOptions& o)
+{
+    const auto start = Clock::now();
+    const std::string dot = writeDot(drawn, o.dot);
+    std::lock_guard lock(graphvizMutex());
+    GVC_s* gvc = gvinternal::sharedContext();
+    LayoutResult sized;
+    readGeometry(layoutHere(gvc, pinnedStraight(dot, nullptr), "nop2").dot, nullptr, sized);
+    std::unordered_map<std::string, LayoutPoint> size;
+    for (const LayoutNode& n : sized.nodes) size.emplace(n.key, LayoutPoint{n.width, n.height});
+    const auto pos = simplePositions(drawn, size, o.dot.rankdir == "LR");
+    Positioned positioned = layoutHere(gvc, pinnedStraight(dot, &pos), "nop2");
+    LayoutResult r;
+    r.dot = dot;
+    r.positionedDot = std::move(positioned.dot);
+    r.warnings = splitLines(positioned.warnings);
+    readGeometry(r.positionedDot, &drawn, r);
+    r.focused = drawn.focused;
+    r.hiddenNodes = drawn.hiddenNodes;
+    r.totalNodes = drawn.totalNodes != 0 ? drawn.totalNodes : drawn.nodes.size();
+    r.simple = true;
+    r.layoutMs = msSince(start);
+    return r;
+}
+
+// `g` with `note` added to its caption's note line.
+DrawGraph withNote(DrawGraph g, const std::string& note)
+{
+    g.caption.note += (g.caption.note.empty() ? "" : " \xC2\xB7 ") + note;
+    return g;
+}
+
+} // namespace
+
 LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& options, const CancelToken* cancel)
 {
     const auto start = Clock::now();
@@ -567,40 +749,57 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
         if (auto hit = cached(hash, key)) return *hit;
 
     const std::size_t count = g.nodes.size();
+    const std::string budgetText = "the " + seconds(budgetMs) + " budget";
+    // Lays out `d` with what is left of the budget; past it, the simple layout of `d` with
+    // `simpleNote` in its caption. Cancel and Graphviz errors go through.
+    auto layoutOrSimple = [&](const DrawGraph& d, const std::string& simpleNote) {
+        try {
+            return runLayout(writeDot(d, options.dot), &d, options, start + options.budget, cancel, budgetMs);
+        } catch (const LayoutError& e) {
+            if (e.kind() != LayoutError::Kind::TimedOut) throw;
+            LayoutResult s = simpleLayout(withNote(d, simpleNote), options);
+            s.budgetNote = simpleNote;
+            return s;
+        }
+    };
     LayoutResult r;
     if (count > options.nodeThreshold && !g.focused) {
-        DrawGraph focused = focusView(g, options.focusHops, options.focusMaxNodes);
-        const std::string dot = writeDot(focused, options.dot);
-        r = runLayout(dot, &focused, options, start + options.budget, cancel, budgetMs);
+        const DrawGraph focused = focusView(g, options.focusHops, options.focusMaxNodes);
+        r = layoutOrSimple(focused, "Graphviz's layout of the focused view ran past " + budgetText + ": simple layout drawn instead");
         r.focusReason = groupThousands(count) + " nodes (threshold " + groupThousands(options.nodeThreshold) + ")";
     } else {
         const bool canFall = !g.focused && count > 1;
-        const auto fullDeadline =
-            start + std::chrono::duration_cast<Clock::duration>(options.budget * (canFall ? std::clamp(options.fullShare, 0.1, 1.0) : 1.0));
+        const double share = canFall ? std::clamp(options.fullShare, 0.0, 1.0) : 1.0;
+        const auto fullDeadline = start + std::chrono::duration_cast<Clock::duration>(options.budget * share);
         try {
-            r = runLayout(fullDot, &g, options, fullDeadline, cancel,
-                          budgetMs * (canFall ? std::clamp(options.fullShare, 0.1, 1.0) : 1.0));
+            r = runLayout(fullDot, &g, options, fullDeadline, cancel, budgetMs * share);
         } catch (const LayoutError& e) {
-            if (e.kind() != LayoutError::Kind::TimedOut || !canFall) throw;
-            DrawGraph focused = focusView(g, options.focusHops, options.focusMaxNodes);
-            const std::string dot = writeDot(focused, options.dot);
-            r = runLayout(dot, &focused, options, start + options.budget, cancel, budgetMs);
-            r.focusReason = "the full layout ran past " + seconds(budgetMs * options.fullShare);
+            if (e.kind() != LayoutError::Kind::TimedOut) throw;
+            if (!canFall) {
+                r = layoutOrSimple(g, "Graphviz's layout ran past " + budgetText + ": simple layout drawn instead");
+            } else {
+                const std::string past = "the full layout ran past " + seconds(budgetMs * share);
+                const DrawGraph focused = focusView(g, options.focusHops, options.focusMaxNodes);
+                if (focused.hiddenNodes == 0) { // the focused view is the whole graph: dot already gave up on it
+                    const std::string note = past + ": simple layout drawn instead";
+                    r = simpleLayout(withNote(g, note), options);
+                    r.budgetNote = note;
+                } else {
+                    const std::string note = past + " (" + groupThousands(count) + " nodes): focused view drawn instead";
+                    r = layoutOrSimple(withNote(focused, note), past + " and the focused view's past " + budgetText +
+                                                                    ": simple layout of the focused view drawn instead");
+                    if (r.budgetNote.empty()) r.budgetNote = note;
+                    r.focusReason = past;
+                }
+            }
         }
     }
     r.layoutMs = msSince(start);
-    if (options.cache) store(hash, key, r);
+    if (options.cache && !r.simple) store(hash, key, r);
     return r;
 }
 
 namespace {
-
-// Sets a Graphviz attribute (declaring it when new); throws LayoutError(Graphviz). Lock held.
-void setAttribute(const ErrorCapture& errors, void* obj, const char* name, const char* value)
-{
-    if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
-        throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
-}
 
 // layoutStable: up to this many drawn nodes, the new nodes' arrangement comes from a dot layout
 // of the whole graph (cheap there), above it from a layout of the changed region only.
@@ -702,16 +901,7 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
                 set(e, "xlp", buffer);
             }
         }
-    char* text = nullptr;
-    std::size_t size = 0;
-    FILE* out = ::open_memstream(&text, &size);
-    if (out == nullptr) throw LayoutError(LayoutError::Kind::Graphviz, "cannot write the pinned DOT: open_memstream failed");
-    const int rc = agwrite(g, out);
-    std::fclose(out);
-    std::string result(text != nullptr ? text : "", size);
-    std::free(text);
-    if (rc != 0) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot write the pinned DOT"));
-    return result;
+    return dotText(g, errors, "the pinned DOT");
 }
 
 } // namespace

@@ -268,6 +268,7 @@ files.push_back((dir / sessionName).string());
             for (const auto& w : layout.warnings) result.warnings.push_back(name + ": Graphviz: " + w);
             svg = engine.render(layout, RenderFormat::Svg);
             if (layout.focused) entry[std::string(fileKey) + "_focused"] = layout.focusReason;
+            if (!layout.budgetNote.empty()) result.warnings.push_back(name + ": " + layout.budgetNote);
         } catch (const Error& e) { // a figure Graphviz cannot draw: reported, the report goes on (out of memory ends it)
             ++failures;
             entry[errorKey] = e.what();

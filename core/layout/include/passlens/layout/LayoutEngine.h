@@ -85,6 +85,13 @@ struct LayoutResult {
     /// layoutStable: nodes kept where the previous layout had them (0 for a fresh dot layout).
     std::size_t pinnedNodes = 0;
     bool stable = false;           ///< positions continue a previous layout (layoutStable)
+    /// Graphviz's dot ran past the budget: the drawing (the focused view, or the graph when it
+    /// has no smaller view) was placed by the simple layered layout, with straight edges.
+    bool simple = false;
+    /// What the budget changed, as the drawing's caption says it ("the full layout ran past
+    /// 7.0 s (5,002 nodes): focused view drawn instead"); empty when the layout asked for (or the
+    /// focused view above nodeThreshold) was drawn. passlens-cli prints it on stderr.
+    std::string budgetNote;
     /// Graphviz's warnings for this layout (e.g. a label it could not parse), one per line.
     std::vector<std::string> warnings;
     std::string dot;               ///< the DOT that was laid out
@@ -123,7 +130,8 @@ struct LayoutOptions {
     /// Focused view: hops around the changed region and its maximum node count.
     int focusHops = 2;
     std::size_t focusMaxNodes = 400;
-    /// Share of the budget the full layout may use before it is abandoned for the focused view.
+    /// Share of the budget the full layout may use before it is abandoned for the focused view
+    /// (0: straight to the focused view, e.g. to test the fallback without a timing race).
     double fullShare = 0.7;
     /// Run the dot layout in a forked child (POSIX): hard budget, cancel, crash isolation.
     bool isolate = true;
@@ -169,11 +177,15 @@ public:
     LayoutEngine& operator=(const LayoutEngine&) = delete;
 
     /// Lays out `g`. Above `options.nodeThreshold` nodes, or when the full layout runs past
-    /// `budget * fullShare`, lays out focusView(g, ...) instead (result.focused). Results are
-    /// cached by (fingerprint of the drawn graph, i.e. its DOT text, and the layout options),
-    /// so stepping back to a graph is instant. Throws LayoutError: Cancelled when `cancel` is
-    /// set, TimedOut past the whole budget, Crashed when Graphviz died in the child, Graphviz
-    /// for Graphviz's own errors (its message included).
+    /// `budget * fullShare`, lays out focusView(g, ...) instead (result.focused; after a
+    /// timeout with a caption note saying so, result.budgetNote). When that too runs past the
+    /// budget (or a budget of 0), the focused view (or `g` when it has none) gets the simple
+    /// layered layout (result.simple: ranks by longest path, straight edges, not budgeted,
+    /// linear in the drawing), so a drawing always comes back. Results are cached by
+    /// (fingerprint of the drawn graph, i.e. its DOT text, and the layout options), simple
+    /// layouts excepted, so stepping back to a graph is instant. Throws LayoutError: Cancelled
+    /// when `cancel` is set, Crashed when Graphviz died in the child, Graphviz for Graphviz's
+    /// own errors (its message included).
     LayoutResult layout(const DrawGraph& g, const LayoutOptions& options = {},
                         const CancelToken* cancel = nullptr);
 
