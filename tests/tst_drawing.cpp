@@ -27,6 +27,7 @@
 #include <QXmlStreamReader>
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <map>
 #include <set>
@@ -575,6 +576,138 @@ private Q_SLOTS:
             }
             QVERIFY2(threw, bad.dump().c_str());
         }
+    }
+
+    // ---------------------------------------------------------------- nested graphs
+    void nestedGraphsAsClusters()
+    {
+        // silero_vad_legacy: one OnnxIf whose two branches hold four OnnxIf each (18 nested
+        // graphs, 266 nested Apply nodes, as `inspect` counts them).
+        const LoadedGraph loaded = loadGraphFile(corpus("silero_vad_legacy.onnx").toStdString());
+        const FunctionGraph& g = *loaded.graph;
+        // every nested graph, depth first as drawGraph numbers them: (title, graph, parent)
+        struct Nested {
+            std::string title;
+            const FunctionGraph* graph;
+            int parent;
+        };
+        std::vector<Nested> nested;
+        std::function<void(const FunctionGraph&, int)> walk = [&](const FunctionGraph& fg, int parent) {
+            for (const Apply* n : fg.toposort())
+                for (const Subgraph& sg : n->op().subgraphs()) {
+                    nested.push_back({sg.attribute + " of " + n->op().str() + " #" + std::to_string(n->id()) + " \xC2\xB7 " + n->name() +
+                                          " (" + std::to_string(sg.graph->nodeCount()) + (sg.graph->nodeCount() == 1 ? " node)" : " nodes)"),
+                                      sg.graph.get(), parent});
+                    walk(*sg.graph, static_cast<int>(nested.size()) - 1);
+                }
+        };
+        walk(g, -1);
+        QCOMPARE(nested.size(), std::size_t(18));
+        std::size_t nestedApply = 0;
+        for (const Nested& n : nested) nestedApply += n.graph->nodeCount();
+        QCOMPARE(nestedApply, std::size_t(266));
+
+        DrawOptions opt;
+        const DrawGraph plain = drawGraph(g, opt); // the window's drawing: no clusters
+        QVERIFY(plain.clusters.empty());
+        opt.nestedGraphs = true;
+        const DrawGraph drawing = drawGraph(g, opt);
+        QCOMPARE(drawing.clusters.size(), nested.size());
+        std::vector<std::size_t> applyPerCluster(nested.size(), 0);
+        for (const DrawNode& d : drawing.nodes) {
+            if (d.cluster < 0) continue;
+            QCOMPARE(d.node, NodeId(-1)); // nested ids are their graph's own
+            QVERIFY2(d.key.rfind("s" + std::to_string(d.cluster) + "_", 0) == 0, d.key.c_str());
+            if (d.category == NodeCategory::OnnxHostOp || d.category == NodeCategory::HostOp) ++applyPerCluster[static_cast<std::size_t>(d.cluster)];
+        }
+        for (std::size_t k = 0; k < nested.size(); ++k) {
+            QCOMPARE(q(drawing.clusters[k].title), q(nested[k].title));
+            QCOMPARE(drawing.clusters[k].parent, nested[k].parent);
+            QCOMPARE(applyPerCluster[k], nested[k].graph->nodeCount());
+            QCOMPARE(std::count_if(drawing.edges.begin(), drawing.edges.end(), [&](const DrawEdge& e) { return e.headCluster == int(k); }), 1L);
+        }
+        QCOMPARE(q(drawing.clusters[0].title).left(24), QString("else_branch of OnnxIf #1"));
+        QCOMPARE(drawing.nodes.size() - plain.nodes.size(),
+                 std::size_t(std::count_if(drawing.nodes.begin(), drawing.nodes.end(), [](const DrawNode& d) { return d.cluster >= 0; })));
+
+        // dot lays the clusters out; every nested node's "#id · name" line and every cluster
+        // title is in the SVG, inside one SVG cluster group per nested graph
+        LayoutOptions lo = quickOptions();
+        lo.budget = std::chrono::milliseconds(120000);
+        LayoutEngine engine;
+        const LayoutResult r = engine.layout(drawing, lo);
+        QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
+        QVERIFY(!r.focused && !r.simple);
+        QCOMPARE(r.nodes.size(), drawing.nodes.size());
+        const std::string svg = engine.render(r, RenderFormat::Svg);
+        QString error;
+        const QStringList texts = svgTexts(svg, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QString all = texts.join('\n');
+        for (const Nested& n : nested) QVERIFY2(texts.contains(shown(n.title)), n.title.c_str());
+        std::size_t names = 0;
+        for (const Nested& n : nested)
+            for (const Apply* a : n.graph->toposort()) {
+                QVERIFY2(all.contains(shown("#" + std::to_string(a->id()) + " \xC2\xB7 " + a->name())), a->name().c_str());
+                ++names;
+            }
+        QCOMPARE(names, std::size_t(266));
+        QCOMPARE(QString::fromStdString(svg).count("class=\"cluster\""), 18);
+    }
+
+    void nestedLoopBodyAsCluster()
+    {
+        // a Loop whose body holds an If: clusters nest (parent indices) and the body's nodes
+        // are drawn; DOT keeps the If's branches inside the body's cluster
+        auto branch = [](const char* scalar) {
+            auto b = std::make_shared<FunctionGraph>();
+            Variable* v = b->addInput(Type::parse("float32[4]"), "v");
+            b->setOutputs({b->apply(elemwise(scalar), {v}, std::string("branch_") + scalar)});
+            return b;
+        };
+        auto body = std::make_shared<FunctionGraph>();
+        Variable* i = body->addInput(Type::parse("int64[]"), "i");
+        Variable* cond = body->addInput(Type::parse("bool[]"), "cond");
+        Variable* acc = body->addInput(Type::parse("float32[4]"), "acc");
+        Variable* c = body->makeApply(Op::get("OnnxIdentity"), {cond}, std::vector<Type>{Type::parse("bool[]")}, "cond_out")->output(0);
+        Variable* chosen = body->makeApply(Op::get("OnnxIf", {}, {{"then_branch", branch("exp")}, {"else_branch", branch("neg")}}), {cond},
+                                           std::vector<Type>{Type::parse("float32[4]")}, "pick")
+                               ->output(0);
+        Variable* sum = body->apply(elemwise("add"), {acc, chosen}, "acc_next");
+        (void)i;
+        body->setOutputs({c, sum});
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* n = g.addInput(Type::parse("int64[]"), "n");
+        Variable* t = g.addInput(Type::parse("bool[]"), "t");
+        g.setOutputs({g.makeApply(Op::get("OnnxLoop", {}, {{"body", body}}), {n, t, x}, std::vector<Type>{Type::parse("float32[4]")}, "loop")
+                          ->output(0)});
+        DrawOptions opt;
+        opt.nestedGraphs = true;
+        const DrawGraph drawing = drawGraph(g, opt);
+        QCOMPARE(drawing.clusters.size(), std::size_t(3));
+        QCOMPARE(drawing.clusters[0].parent, -1);
+        QCOMPARE(drawing.clusters[1].parent, 0);
+        QCOMPARE(drawing.clusters[2].parent, 0);
+        QVERIFY2(q(drawing.clusters[0].title).startsWith("body of OnnxLoop #"), drawing.clusters[0].title.c_str());
+        QVERIFY2(q(drawing.clusters[1].title).startsWith("then_branch of OnnxIf #"), drawing.clusters[1].title.c_str());
+        const std::string dot = writeDot(drawing);
+        const auto body0 = dot.find("subgraph cluster_0 {"), then1 = dot.find("subgraph cluster_1 {"), else2 = dot.find("subgraph cluster_2 {");
+        QVERIFY(body0 != std::string::npos && then1 > body0 && else2 > then1);
+        QVERIFY(dot.find("compound=true") != std::string::npos);
+        QVERIFY(dot.find("lhead=cluster_1") != std::string::npos);
+        const LayoutResult r = LayoutEngine().layout(drawing, quickOptions());
+        QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
+        const QStringList texts = svgTexts(LayoutEngine().render(r, RenderFormat::Svg));
+        const QString all = texts.join('\n');
+        for (const char* name : {"branch_exp", "branch_neg", "acc_next", "pick"}) QVERIFY2(all.contains(name), name);
+        // a focused view keeps the clusters of the nodes it shows and drops the others
+        DrawGraph f = drawing;
+        f.focused = true;
+        f.nodes.erase(std::remove_if(f.nodes.begin(), f.nodes.end(), [](const DrawNode& d) { return d.cluster == 2; }), f.nodes.end());
+        const std::string fdot = writeDot(f);
+        QVERIFY(fdot.find("subgraph cluster_1 {") != std::string::npos);
+        QVERIFY(fdot.find("subgraph cluster_2 {") == std::string::npos);
     }
 
     // ---------------------------------------------------------------- large graphs
@@ -1138,6 +1271,29 @@ private Q_SLOTS:
         r = cli({"render", model, "--overlay", dir.filePath("final.svg"), "-o", dir.filePath("x.svg")});
         QCOMPARE(r.code, 1);
         QVERIFY(!QFile::exists(dir.filePath("x.svg")));
+    }
+
+    void cliRenderNestedGraphs()
+    {
+        // render draws If branches as clusters with their nodes, in SVG and PNG (the final graph:
+        // the top If is #8 there)
+        QTemporaryDir dir;
+        const QString model = corpus("silero_vad_legacy.onnx");
+        const Cli r = cli({"render", model, "-o", dir.filePath("s.svg"), "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(!r.err.contains("warning"), r.err.constData());
+        QFile f(dir.filePath("s.svg"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray svg = f.readAll();
+        QCOMPARE(svg.count("class=\"cluster\""), 18);
+        const QString all = svgTexts(svg.toStdString()).join('\n');
+        QVERIFY2(all.contains(QString::fromUtf8("then_branch of OnnxIf #8 \u00B7 If_25 (92 nodes)")), qPrintable(all.left(3000)));
+        QVERIFY(all.contains(QString::fromUtf8("else_branch of OnnxIf #77 \u00B7 If_651 (25 nodes)")));
+        for (const char* name : {"Gather_501", "Concat_511", "Pad_537", "If_543"}) QVERIFY2(all.contains(name), name); // nested nodes
+        QCOMPARE(QJsonDocument::fromJson(r.out).object()["nodes"].toInt(), 519);
+        const Cli png = cli({"render", model, "--dpi", "24", "-o", dir.filePath("s.png")});
+        QVERIFY2(png.code == 0, qPrintable(png.err));
+        QVERIFY(QFile(dir.filePath("s.png")).size() > 10000);
     }
 
     void cliRenderPastBudget()

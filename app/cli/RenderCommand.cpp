@@ -67,6 +67,7 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
         for (const auto& w : in.warnings) std::cerr << "warning: " << w << "\n";
 
         DrawOptions opt;
+        opt.nestedGraphs = true; // If branches, Loop bodies as clusters
         opt.caption.source = in.sourceLabel;
         opt.caption.pipeline = in.pipeline;
         DrawGraph drawing;

@@ -639,6 +639,11 @@ std::string edgeAttrs(const DrawEdge& e, const DrawGraph& g, const Palette& p, s
     std::string colour = e.gpu ? p.gpuEdge : p.hostEdge;
     double pen = e.gpu ? 1.5 : 0.9;
     std::string style;
+    if (e.headCluster >= 0 && static_cast<std::size_t>(e.headCluster) < g.clusters.size()) {
+        // a node to its nested graph: ends at the cluster's border
+        return "color=\"#9A9A9A\", penwidth=0.9, style=dashed, lhead=" + g.clusters[static_cast<std::size_t>(e.headCluster)].key +
+               ", pl_edge=" + std::to_string(index);
+    }
     if (e.collapsed) {
         colour = "#9A9A9A";
         style = "dashed";
@@ -679,6 +684,7 @@ std::string writeDot(const DrawGraph& g, const DotOptions& o)
            ", fontname=\"" + p.font + "\", bgcolor=\"#FFFFFF\", pad=0.15, nodesep=0.22, ranksep=0.32, forcelabels=false, "
            "labelloc=t, labeljust=l";
     if (n > o.fastAbove) out += ", nslimit=4, nslimit1=4, mclimit=0.5, searchsize=20, remincross=false";
+    if (!g.clusters.empty()) out += ", compound=true";
     const std::string label = graphLabel(g, o, p);
     if (!label.empty()) out += ",\n    label=<" + label + ">";
     out += "];\n";
@@ -687,9 +693,9 @@ std::string writeDot(const DrawGraph& g, const DotOptions& o)
            p.hostFill + "\", fontcolor=\"" + p.text + "\"];\n";
     out += "  edge [fontname=\"" + std::string(p.font) + "\", fontsize=7, fontcolor=\"" + p.subtleText +
            "\", arrowsize=0.55, penwidth=0.9, color=\"" + p.hostEdge + "\"];\n";
-    for (const DrawNode& node : g.nodes) {
+    auto writeNode = [&](const DrawNode& node, const std::string& indent) {
         const NodeStyle s = styleOf(node, g, p);
-        out += "  " + node.key + " [label=<" + nodeLabel(node, s, g, p) + ">";
+        out += indent + node.key + " [label=<" + nodeLabel(node, s, g, p) + ">";
         if (s.shape != "box") out += ", shape=" + s.shape;
         if (s.style != "rounded,filled") out += ", style=\"" + s.style + "\"";
         if (s.fill != p.hostFill) out += ", fillcolor=\"" + s.fill + "\"";
@@ -699,6 +705,53 @@ std::string writeDot(const DrawGraph& g, const DotOptions& o)
         if (node.category == NodeCategory::Constant) out += ", margin=\"0.03,0.01\", height=0.2";
         if (g.isDiff) out += ", pl_change=" + std::string(nodeChangeName(node.change));
         out += "];\n";
+    };
+    const std::size_t clusterCount = g.clusters.size();
+    auto clusterOf = [&](const DrawNode& node) {
+        return node.cluster >= 0 && static_cast<std::size_t>(node.cluster) < clusterCount ? node.cluster : -1;
+    };
+    for (const DrawNode& node : g.nodes)
+        if (clusterOf(node) < 0) writeNode(node, "  ");
+    if (clusterCount > 0) {
+        // Nested graphs: one cluster each, inside its parent's; clusters left without nodes (a
+        // focused view hid them) are not written.
+        std::vector<std::vector<std::size_t>> members(clusterCount), children(clusterCount);
+        std::vector<std::size_t> roots;
+        for (std::size_t i = 0; i < g.nodes.size(); ++i)
+            if (const int c = clusterOf(g.nodes[i]); c >= 0) members[static_cast<std::size_t>(c)].push_back(i);
+        for (std::size_t c = 0; c < clusterCount; ++c) {
+            const int parent = g.clusters[c].parent;
+            if (parent >= 0 && static_cast<std::size_t>(parent) < c) children[static_cast<std::size_t>(parent)].push_back(c);
+            else roots.push_back(c);
+        }
+        std::vector<bool> used(clusterCount, false); // has nodes, itself or below
+        for (std::size_t c = clusterCount; c-- > 0;) {
+            used[c] = used[c] || !members[c].empty();
+            const int parent = g.clusters[c].parent;
+            if (used[c] && parent >= 0 && static_cast<std::size_t>(parent) < c) used[static_cast<std::size_t>(parent)] = true;
+        }
+        // iterative, so that deep nesting cannot overflow the stack
+        std::vector<std::pair<std::size_t, bool>> stack; // cluster, closing
+        for (auto it = roots.rbegin(); it != roots.rend(); ++it) stack.push_back({*it, false});
+        int depth = 0;
+        while (!stack.empty()) {
+            const auto [c, closing] = stack.back();
+            stack.pop_back();
+            if (closing) {
+                --depth;
+                out += std::string(static_cast<std::size_t>(2 + 2 * depth), ' ') + "}\n";
+                continue;
+            }
+            if (!used[c]) continue;
+            const std::string indent(static_cast<std::size_t>(2 + 2 * depth), ' ');
+            out += indent + "subgraph " + g.clusters[c].key + " {\n" + indent + "  graph [label=<" +
+                   font(htmlLabelText(g.clusters[c].title), 9, p.subtleText) +
+                   ">, labeljust=l, labelloc=t, style=\"rounded,dashed\", color=\"#9A9A9A\", penwidth=1, bgcolor=\"#FBFBFB\"];\n";
+            for (std::size_t i : members[c]) writeNode(g.nodes[i], indent + "  ");
+            ++depth;
+            stack.push_back({c, true});
+            for (auto it = children[c].rbegin(); it != children[c].rend(); ++it) stack.push_back({*it, false});
+        }
     }
     for (std::size_t i = 0; i < g.edges.size(); ++i) {
         const DrawEdge& e = g.edges[i];

@@ -370,6 +370,51 @@ void orderTopologically(DrawGraph& g)
     g.nodes = std::move(sorted);
 }
 
+// The nested graphs of `graph`'s nodes as clusters of `out`, recursively; `prefix` is the key
+// prefix of `graph`'s own nodes, `parent` its cluster (-1: the drawn graph).
+void addNestedGraphs(DrawGraph& out, const FunctionGraph& graph, const std::string& prefix, int parent, const DrawOptions& o,
+                     int depth)
+{
+    if (depth >= kMaxNestedDepth) return;
+    for (const Apply* n : graph.toposort())
+        for (const Subgraph& sg : n->op().subgraphs()) {
+            if (!sg.graph) continue;
+            const int k = static_cast<int>(out.clusters.size());
+            DrawCluster c;
+            c.key = "cluster_" + std::to_string(k);
+            c.parent = parent;
+            c.owner = prefix + nodeKey(*n);
+            c.title = cutText(sg.attribute, 32) + " of " + cutText(n->op().str(), 40) + " #" + std::to_string(n->id()) +
+                      (n->name().empty() ? std::string() : " \xC2\xB7 " + cutText(n->name(), o.maxNameChars)) + " (" +
+                      std::to_string(sg.graph->nodeCount()) + (sg.graph->nodeCount() == 1 ? " node)" : " nodes)");
+            out.clusters.push_back(c);
+            const std::string inner = "s" + std::to_string(k) + "_";
+            Parts p = collect(*sg.graph, o, wantConstantNodes(o, sg.graph->nodeCount()));
+            const std::string first = p.nodes.empty() ? std::string() : inner + p.nodes.front().key;
+            for (DrawNode& d : p.nodes) {
+                d.key = inner + d.key;
+                d.cluster = k;
+                d.node = -1;
+                d.var = -1;
+                out.nodes.push_back(std::move(d));
+            }
+            for (DrawEdge& e : p.edges) {
+                e.tail = inner + e.tail;
+                e.head = inner + e.head;
+                out.edges.push_back(std::move(e));
+            }
+            if (!first.empty()) {
+                DrawEdge e;
+                e.tail = c.owner;
+                e.head = first;
+                e.inputIndex = -1;
+                e.headCluster = k;
+                out.edges.push_back(std::move(e));
+            }
+            addNestedGraphs(out, *sg.graph, inner, k, o, depth + 1);
+        }
+}
+
 } // namespace
 
 DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options)
@@ -378,6 +423,7 @@ DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options)
     Parts p = collect(graph, options, wantConstantNodes(options, graph.nodeCount()));
     g.nodes = std::move(p.nodes);
     g.edges = std::move(p.edges);
+    if (options.nestedGraphs) addNestedGraphs(g, graph, "", -1, options, 0);
     g.caption = options.caption;
     g.totalNodes = g.nodes.size();
     const std::set<NodeId> focus(options.focus.begin(), options.focus.end());
@@ -577,6 +623,7 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes)
 
     DrawGraph out;
     out.caption = g.caption;
+    out.clusters = g.clusters;
     out.isDiff = g.isDiff;
     out.diff = g.diff;
     out.nodesBefore = g.nodesBefore;

@@ -699,11 +699,19 @@ std::unordered_map<std::string, LayoutPoint> simplePositions(const DrawGraph& g,
 
 // The layout of last resort, when dot ran past the budget: simplePositions with the boxes
 // Graphviz gives the labels (a first nop2 pass with every node on one row), then nop2 with
-// straight edges. In process and not budgeted: a few hundred milliseconds for a focused view.
-// Lock taken here.
-LayoutResult simpleLayout(const DrawGraph& drawn, const LayoutOptions& o)
+// straight edges; nested graphs' clusters are left out (their nodes stay). In process and not
+// budgeted: a few hundred milliseconds for a focused view. Lock taken here.
+LayoutResult simpleLayout(const DrawGraph& drawing, const LayoutOptions& o)
 {
     const auto start = Clock::now();
+    // nop2 draws clusters from the boxes dot computed for them, which this layout has not:
+    // nested graphs' nodes are laid out with the rest.
+    DrawGraph flat;
+    if (!drawing.clusters.empty()) {
+        flat = drawing;
+        flat.clusters.clear();
+    }
+    const DrawGraph& drawn = drawing.clusters.empty() ? drawing : flat;
     const std::string dot = writeDot(drawn, o.dot);
     std::lock_guard lock(graphvizMutex());
     GVC_s* gvc = gvinternal::sharedContext();

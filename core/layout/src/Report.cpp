@@ -293,6 +293,7 @@ files.push_back((dir / sessionName).string());
                                 {"transfers", tb.transfers},
                                 {"bytes", transferBytesJson(tb)}};
         DrawOptions opt;
+        opt.nestedGraphs = true; // If branches, Loop bodies as clusters
         opt.caption.source = ro.sourceLabel;
         opt.caption.pipeline = ro.pipeline;
         opt.caption.step = s.label();
@@ -321,6 +322,7 @@ files.push_back((dir / sessionName).string());
     }
     if (ro.profile.is_object() && previous) { // the measured timings painted onto the final graph
         DrawOptions topt;
+        topt.nestedGraphs = true;
         topt.caption.source = ro.sourceLabel;
         topt.caption.pipeline = ro.pipeline;
         topt.caption.step = "final, timings " + ro.profile.value("device", std::string());

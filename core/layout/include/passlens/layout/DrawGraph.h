@@ -50,6 +50,9 @@ struct DrawNode {
     double timeUs = -1;    ///< timing overlay: measured time in microseconds; -1 = none
     std::size_t hiddenCount = 0; ///< Collapsed: how many nodes it stands for
     bool seed = false;     ///< part of the changed region (focused views keep it)
+    /// Index in DrawGraph::clusters of the nested graph the node belongs to; -1 for the drawn
+    /// graph itself. Nested nodes have `node` and `var` -1 (their ids are their graph's own).
+    int cluster = -1;
 };
 
 struct DrawEdge {
@@ -59,6 +62,18 @@ struct DrawEdge {
     bool gpu = false;       ///< the value lives on a GPU
     NodeChange change = NodeChange::Unchanged; ///< Added: only after; Removed: only before
     bool collapsed = false; ///< to or from a Collapsed placeholder
+    /// The dashed edge from a node to one of its nested graphs: the cluster's index (the edge
+    /// ends at the cluster's border, Graphviz's `lhead`); -1 for every other edge.
+    int headCluster = -1;
+};
+
+/// A nested graph (an OnnxIf branch, an OnnxLoop or Scan body) drawn as a Graphviz cluster
+/// beside the node that owns it (DrawOptions::nestedGraphs).
+struct DrawCluster {
+    std::string key;    ///< DOT subgraph id: "cluster_<index>"
+    std::string title;  ///< "then_branch of OnnxIf #12 · name (31 nodes)" (raw UTF-8)
+    int parent = -1;    ///< index of the enclosing cluster, -1 at the top level
+    std::string owner;  ///< key of the node whose nested graph this is
 };
 
 /// Caption text: "SOURCE · pipeline NAME · STEP (UNIT k of N)".
@@ -91,6 +106,7 @@ struct TimingLegend {
 struct DrawGraph {
     std::vector<DrawNode> nodes;
     std::vector<DrawEdge> edges;
+    std::vector<DrawCluster> clusters; ///< nested graphs, parents before children
     Caption caption;
     bool isDiff = false;
     std::optional<GraphDiff> diff;   ///< set for diffs: the summary table
@@ -121,11 +137,20 @@ struct DrawOptions {
     /// Nodes of the step's changed region (e.g. added by the phase's events): seeds of the
     /// focused view. Diffs use their added / removed / rewired nodes.
     std::vector<NodeId> focus;
+    /// drawGraph: draw the nested graphs of the nodes (recursively, up to kMaxNestedDepth
+    /// levels) as clusters with their own nodes, keys prefixed "s<cluster>_", each tied to its
+    /// node by a dashed edge, as the window shows them when opened. Exports (passlens-cli render,
+    /// report) set it; the window opens one nested graph at a time instead. Diffs ignore it.
+    bool nestedGraphs = false;
 };
+
+/// Nested graphs deeper than this are not drawn (their owner still names them).
+inline constexpr int kMaxNestedDepth = 16;
 
 /// One graph (one step of a trace): inputs, constants (own boxes; a node with more than 6
 /// constants used by it alone gets one "N constants" box), Apply nodes in topological order,
-/// outputs. Cost linear in the graph; never throws for a well-formed graph.
+/// outputs; then, with DrawOptions::nestedGraphs, each nested graph's nodes as a cluster.
+/// Cost linear in the graph; never throws for a well-formed graph.
 DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options = {});
 
 /// The union of `before` and `after` (the diff `d`, normally diff(before, after)) with every
