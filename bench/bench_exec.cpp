@@ -17,6 +17,8 @@
 // - resnet18 without --phase, --ab, --batch or --device cuda: peak host memory of the executor
 //   (buffer pool footprint) and of the process, against weights + the largest live activations.
 // Exit status: 0, 1 when a model is missing or fails, 2 for a usage error, 3 without a CUDA device.
+#include "BenchMemory.h"
+
 #include <passlens/io/GraphLoader.h>
 #include <passlens/kernels/DeviceInfo.h>
 #include <passlens/kernels/Executor.h>
@@ -32,7 +34,6 @@
 #include <ctime>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -56,16 +57,8 @@ int usage(const std::string& why, FILE* to = stderr)
     return 2;
 }
 
-long procStatusKb(const char* key)
-{
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(key, 0) == 0) return std::stol(line.substr(std::string(key).size()));
-    return -1;
-}
-
-void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+using passlens::bench::procStatusKb;
+using passlens::bench::resetPeakRss;
 
 std::vector<passlens::Tensor> inputsFor(const passlens::FunctionGraph& g, const std::filesystem::path& dir)
 {

@@ -5,6 +5,7 @@
 //   the file size (target <= 2x);
 // - a generated 100,000-node graph JSON: median load time of 3 (target <= 1 s).
 #include "BenchCli.h"
+#include "BenchMemory.h"
 
 #include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
@@ -13,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,19 +21,6 @@
 namespace {
 double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
-}
-
-// Resident set high-water mark and current size in KiB, from /proc/self/status.
-long procStatus(const char* key) {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(key, 0) == 0) return std::stol(line.substr(std::string(key).size()));
-    return -1;
-}
-
-void resetPeak() {
-    std::ofstream("/proc/self/clear_refs") << "5"; // resets VmHWM to the current RSS
 }
 
 template <class F> double median(int n, F&& f) {
@@ -72,12 +59,12 @@ int main(int argc, char** argv) {
     // resnet18 first, in a fresh process state, for the memory figure.
     const auto resnet = dir / "resnet18.onnx";
     if (std::filesystem::exists(resnet)) {
-        const long base = procStatus("VmRSS:");
-        resetPeak();
+        const long base = passlens::bench::procStatusKb("VmRSS:");
+        passlens::bench::resetPeakRss();
         auto t0 = std::chrono::steady_clock::now();
         auto g = passlens::loadGraphFile(resnet);
         const double first = seconds(t0, std::chrono::steady_clock::now());
-        const long peak = procStatus("VmHWM:");
+        const long peak = passlens::bench::procStatusKb("VmHWM:");
         const double fileMiB = std::filesystem::file_size(resnet) / 1048576.0;
         std::printf("resnet18.onnx first import: %.3f s, peak RSS %.1f MiB above baseline (file %.1f MiB, ratio %.2fx, target <= 2x)\n",
                     first, (peak - base) / 1024.0, fileMiB, (peak - base) / 1024.0 / fileMiB);

@@ -9,6 +9,7 @@
 // --emit-json FILE writes the first size's graph JSON to FILE (to time passlens-cli itself).
 #include "BenchCli.h"
 #include "BenchGraphs.h"
+#include "BenchMemory.h"
 
 #include <passlens/io/AtomicFile.h>
 #include <passlens/io/GraphJson.h>
@@ -19,7 +20,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,17 +28,8 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
 
-// VmHWM / VmRSS of this process in KiB, from /proc/self/status.
-long procStatusKb(const char* key)
-{
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(key, 0) == 0) return std::stol(line.substr(std::string(key).size()));
-    return -1;
-}
-
-void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+using passlens::bench::procStatusKb;
+using passlens::bench::resetPeakRss;
 
 struct Listing {
     double seconds = 0;

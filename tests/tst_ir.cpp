@@ -41,6 +41,18 @@ struct Recorder : GraphObserver {
         log << QString("change %1:%2 %3").arg(n ? n->id() : -1).arg(i).arg(QString::fromUtf8(r.data(), int(r.size())));
     }
 };
+
+// `n` Elemwise{add} nodes, each of two earlier values (shared inputs everywhere), after an input
+// x; the last is the output.
+void addsOfEarlierValues(FunctionGraph& g, int n) {
+    std::vector<Variable*> layer{g.addInput(Type::parse("float32[8]"), "x")};
+    for (int i = 0; i < n; ++i) {
+        Variable* a = layer[static_cast<std::size_t>(i) % layer.size()];
+        Variable* b = layer[(static_cast<std::size_t>(i) * 7 + 3) % layer.size()];
+        layer.push_back(g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b}));
+    }
+    g.setOutputs({layer.back()});
+}
 } // namespace
 
 class TestIr : public QObject {
@@ -400,13 +412,25 @@ private slots:
     }
 
     void debugprintIsLinearOnLargeGraphs() {
-        // A 20,000-node chain: the default depth (kAutoDepth) applies above 10,000 nodes, so the
-        // listing is 50 lines whose prefixes are at most 98 characters, and says it was cut.
+        // A 20,000-node chain, whose whole listing would take 400 MB (more than
+        // kDebugPrintFullBytes): the default depth (kAutoDepth) is 50, so the listing is 50 lines
+        // whose prefixes are at most 98 characters, and says it was cut.
         FunctionGraph chain;
         Variable* v = chain.addInput(Type::parse("float32[8]"), "x");
         for (int i = 0; i < 20000; ++i) v = chain.apply(Op::get("Elemwise", {{"scalar", i % 2 ? "exp" : "neg"}}), {v});
         chain.setOutputs({v});
         QCOMPARE(debugprintDepth(chain, DebugPrintOptions::kAutoDepth), kDebugPrintLargeDepth);
+        // the rule is the listing's size, not the node count: a 3,000-node chain (9 MB whole)
+        // is cut too, 1,000 nodes (1 MB) are listed whole
+        FunctionGraph c3k, c1k;
+        for (auto [graph, n] : {std::pair{&c3k, 3000}, std::pair{&c1k, 1000}}) {
+            Variable* u = graph->addInput(Type::parse("float32[8]"), "x");
+            for (int i = 0; i < n; ++i) u = graph->apply(Op::get("Elemwise", {{"scalar", "exp"}}), {u});
+            graph->setOutputs({u});
+        }
+        QCOMPARE(debugprintDepth(c3k, DebugPrintOptions::kAutoDepth), 50);
+        QCOMPARE(debugprintDepth(c1k, DebugPrintOptions::kAutoDepth), -1);
+        QCOMPARE(debugprintDepth(c1k, -7), -1);
         QCOMPARE(debugprintDepth(chain, 7), 7);
         QCOMPARE(debugprintDepth(chain, -1), -1);
         DebugPrintOptions autoDepth;
@@ -427,14 +451,7 @@ private slots:
         // A 100,000-node graph of adds of earlier values (shared inputs everywhere): each node's
         // inputs are listed once, so at most one line per output and per edge.
         FunctionGraph big;
-        Variable* x = big.addInput(Type::parse("float32[8]"), "x");
-        std::vector<Variable*> layer{x};
-        for (int i = 0; i < 100000; ++i) {
-            Variable* a = layer[static_cast<std::size_t>(i) % layer.size()];
-            Variable* b = layer[(static_cast<std::size_t>(i) * 7 + 3) % layer.size()];
-            layer.push_back(big.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b}));
-        }
-        big.setOutputs({layer.back()});
+        addsOfEarlierValues(big, 100000);
         DebugPrintSummary bs;
         const std::string bdp = debugprint(big, autoDepth, &bs);
         QCOMPARE(bs.depth, 50);
@@ -475,14 +492,7 @@ private slots:
         QCOMPARE(std::count(dp.begin(), dp.end(), '\n'), 20001L);
         g.validate();
         FunctionGraph big;
-        Variable* x = big.addInput(Type::parse("float32[8]"), "x");
-        std::vector<Variable*> layer{x};
-        for (int i = 0; i < 100000; ++i) {
-            Variable* a = layer[static_cast<std::size_t>(i) % layer.size()];
-            Variable* b = layer[(static_cast<std::size_t>(i) * 7 + 3) % layer.size()];
-            layer.push_back(big.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b}));
-        }
-        big.setOutputs({layer.back()});
+        addsOfEarlierValues(big, 100000);
         QVERIFY(big.nodeCount() > 1000);
         QCOMPARE(big.toposort().size(), big.nodeCount());
     }

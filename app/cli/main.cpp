@@ -111,9 +111,9 @@ int main(int argc, char** argv) {
     bool asJson = false, types = false;
     std::size_t inlineLimit = 64;
     int depth = passlens::DebugPrintOptions::kAutoDepth;
-    const std::string depthHelp = "Listing depth: levels below and including each output, -1 for all (default: all up to " +
-                                  std::to_string(passlens::kDebugPrintFullNodes) + " nodes, " +
-                                  std::to_string(passlens::kDebugPrintLargeDepth) + " above)";
+    const std::string depthHelp = "Listing depth: levels below and including each output, -1 for all (default: all while the listing "
+                                  "stays under " + std::to_string(passlens::kDebugPrintFullBytes >> 20) + " MiB, else " +
+                                  std::to_string(passlens::kDebugPrintLargeDepth) + ")";
 
     auto* inspect = app.add_subcommand("inspect", "Load and validate FILE; print a debugprint-style listing and statistics");
     inspect->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();

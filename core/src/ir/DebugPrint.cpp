@@ -18,11 +18,75 @@ std::string charFromNumber(std::size_t n) {
     }
     return s;
 }
+
+// The depth-first walk of a debugprint to `depth` (-1: all): `line(v, prefix)` is called for
+// every line in order and returns false to stop the walk. Theano's `done` set is `expanded`:
+// an Apply whose inputs were listed once is not expanded again. Iterative, with one prefix
+// string grown and shrunk by two characters per level (Theano's prefix_child).
+struct Walk {
+    std::unordered_set<const Apply*> expanded;
+    std::unordered_set<const Apply*> cut; // met at the depth limit, inputs not listed there
+    std::size_t lines = 0;
+
+    template <class Line> void run(const FunctionGraph& g, int depth, Line&& line) {
+        // Lists `v`; true when its inputs are to be listed below it.
+        auto visit = [&](const Variable* v, const std::string& prefix, int level, bool& stop) {
+            ++lines;
+            if (!line(v, prefix)) {
+                stop = true;
+                return false;
+            }
+            const Apply* a = v->owner();
+            if (!a || expanded.count(a) || a->inputs().empty()) return false;
+            if (depth >= 0 && level + 1 >= depth) {
+                cut.insert(a);
+                return false;
+            }
+            expanded.insert(a);
+            return true;
+        };
+        struct Frame {
+            const Apply* node;
+            std::size_t next; // the input listed next
+        };
+        std::vector<Frame> stack;
+        std::string prefixChild, prefix;
+        bool stop = false;
+        for (const Variable* root : g.outputs()) {
+            if (depth == 0 || stop) return;
+            if (!visit(root, "", 0, stop)) continue;
+            stack.push_back({root->owner(), 0});
+            while (!stack.empty() && !stop) {
+                Frame& f = stack.back();
+                const auto& ins = f.node->inputs();
+                if (f.next == ins.size()) {
+                    stack.pop_back();
+                    if (!stack.empty()) prefixChild.resize(prefixChild.size() - 2);
+                    continue;
+                }
+                const std::size_t i = f.next++;
+                const bool last = i + 1 == ins.size();
+                prefix.assign(prefixChild).append(" |");
+                if (visit(ins[i], prefix, static_cast<int>(stack.size()), stop)) {
+                    prefixChild += last ? "  " : " |";
+                    stack.push_back({ins[i]->owner(), 0});
+                }
+            }
+        }
+    }
+};
 } // namespace
 
 int debugprintDepth(const FunctionGraph& graph, int requested) {
     if (requested != DebugPrintOptions::kAutoDepth) return requested < 0 ? -1 : requested;
-    return graph.nodeCount() > kDebugPrintFullNodes ? kDebugPrintLargeDepth : -1;
+    // A dry run of the whole listing, stopped once it is past the limit: O(limit) at most.
+    std::size_t bytes = 0;
+    Walk w;
+    w.run(graph, -1, [&](const Variable* v, const std::string& prefix) {
+        bytes += prefix.size() + 24 + (v->owner() ? v->owner()->op().str().size() + v->name().size() : v->displayName().size());
+        return bytes <= kDebugPrintFullBytes;
+    });
+    return bytes > kDebugPrintFullBytes ? kDebugPrintLargeDepth : -1;
 }
 
 std::string debugprint(const FunctionGraph& g, const DebugPrintOptions& opt, DebugPrintSummary* summary) {
@@ -33,28 +97,22 @@ std::string debugprint(const FunctionGraph& g, const DebugPrintOptions& opt, Deb
         topoIndex.reserve(topo.size());
         for (std::size_t i = 0; i < topo.size(); ++i) topoIndex[topo[i]] = i;
     }
-
     std::unordered_map<const void*, std::string> ids; // Apply* for owned vars, Variable* else
-    std::unordered_set<const Apply*> expanded;         // Theano's `done`: inputs already printed
     auto idOf = [&](const void* key) -> const std::string& {
         auto it = ids.find(key);
         if (it != ids.end()) return it->second;
         return ids.emplace(key, charFromNumber(ids.size())).first->second;
     };
-
     std::string out;
-    std::size_t lines = 0;
-    std::unordered_set<const Apply*> cut; // printed at the depth limit without their inputs
-    // One line for `v` after `prefix`; true when its inputs are to be printed below it.
-    auto printLine = [&](const Variable* v, const std::string& prefix, int level) {
-        ++lines;
+    Walk w;
+    w.run(g, depth, [&](const Variable* v, const std::string& prefix) {
         out += prefix;
         const Apply* a = v->owner();
         if (!a) {
             out += v->displayName() + " [id " + idOf(v) + "]";
             if (opt.printType) out += " <" + v->type().str() + ">";
             out += "\n";
-            return false;
+            return true;
         }
         out += a->op().str();
         if (a->nout() > 1) out += "." + std::to_string(v->index());
@@ -63,48 +121,12 @@ std::string debugprint(const FunctionGraph& g, const DebugPrintOptions& opt, Deb
         out += " '" + v->name() + "'";
         if (opt.printToposort) out += " " + std::to_string(topoIndex[a]);
         out += "\n";
-        if (expanded.count(a) || a->inputs().empty()) return false;
-        if (depth >= 0 && level + 1 >= depth) {
-            cut.insert(a);
-            return false;
-        }
-        expanded.insert(a);
         return true;
-    };
-
-    // Depth-first with an explicit stack; `prefixChild` is the prefix of the children of the
-    // node on top of the stack (Theano's prefix_child), grown and shrunk by two characters.
-    struct Frame {
-        const Apply* node;
-        std::size_t next; // the input printed next
-    };
-    std::vector<Frame> stack;
-    std::string prefixChild, line;
-    for (const Variable* root : g.outputs()) {
-        if (depth == 0) break;
-        if (!printLine(root, "", 0)) continue;
-        stack.push_back({root->owner(), 0});
-        while (!stack.empty()) {
-            Frame& f = stack.back();
-            const auto& ins = f.node->inputs();
-            if (f.next == ins.size()) {
-                stack.pop_back();
-                if (!stack.empty()) prefixChild.resize(prefixChild.size() - 2);
-                continue;
-            }
-            const std::size_t i = f.next++;
-            const bool last = i + 1 == ins.size();
-            line.assign(prefixChild).append(" |");
-            if (printLine(ins[i], line, static_cast<int>(stack.size()))) {
-                prefixChild += last ? "  " : " |";
-                stack.push_back({ins[i]->owner(), 0});
-            }
-        }
-    }
+    });
     if (summary) {
         std::size_t cutNodes = 0;
-        for (const Apply* a : cut) cutNodes += !expanded.count(a);
-        *summary = {lines, cutNodes, depth};
+        for (const Apply* a : w.cut) cutNodes += !w.expanded.count(a);
+        *summary = {w.lines, cutNodes, depth};
     }
     return out;
 }

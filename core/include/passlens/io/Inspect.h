@@ -18,8 +18,9 @@ nlohmann::json inspectJson(const LoadedGraph& loaded, const std::string& file);
 
 /// Human listing: a header with counts, the debugprint of the graph (and of nested graphs
 /// after it, as Theano prints inner graphs) to `depth` (DebugPrintOptions::depth; by default
-/// the whole graph up to kDebugPrintFullNodes nodes, depth kDebugPrintLargeDepth above, with a
-/// note under a listing that was cut), and the op-kind histogram. Linear in the graph.
+/// the whole graph while that takes at most kDebugPrintFullBytes, else depth
+/// kDebugPrintLargeDepth, with a note under a listing that was cut), and the op-kind histogram.
+/// Linear in the graph.
 std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool printTypes,
                         int depth = DebugPrintOptions::kAutoDepth);
 

@@ -9,7 +9,8 @@ namespace passlens {
 class FunctionGraph;
 
 struct DebugPrintOptions {
-    /// `depth` value: unlimited up to kDebugPrintFullNodes Apply nodes, kDebugPrintLargeDepth above.
+    /// `depth` value: the whole graph while its listing takes at most kDebugPrintFullBytes,
+    /// else kDebugPrintLargeDepth (debugprintDepth).
     static constexpr int kAutoDepth = -2;
     bool printType = false;    ///< append the type after the id: `[id A] <float32[?,4]>`
     bool printToposort = true; ///< append the node's toposort index
@@ -18,14 +19,18 @@ struct DebugPrintOptions {
     int depth = -1;
 };
 
-/// Graphs up to this many Apply nodes are listed whole by default (kAutoDepth).
-inline constexpr std::size_t kDebugPrintFullNodes = 10000;
-/// The default depth of a listing of a larger graph: every line's prefix is then at most
-/// 2 x this many characters, so the listing is linear in the graph.
+/// Graphs whose whole listing takes at most this many bytes are listed whole by default
+/// (kAutoDepth): every corpus model, for instance (PP-OCR's 656 nodes: about 150 KB).
+inline constexpr std::size_t kDebugPrintFullBytes = std::size_t(4) << 20;
+/// The default depth of a listing of a larger graph (a deep graph's whole listing grows as
+/// nodes x depth): every line's prefix is then at most 2 x this many characters, so the
+/// listing is linear in the graph.
 inline constexpr int kDebugPrintLargeDepth = 50;
 
-/// The depth a listing of `graph` uses: `requested` as is unless it is kAutoDepth, which is -1
-/// (unlimited) up to kDebugPrintFullNodes Apply nodes and kDebugPrintLargeDepth above.
+/// The depth a listing of `graph` uses: `requested` as is (below -1: -1) unless it is
+/// kAutoDepth, which is -1 (unlimited) when the whole listing takes at most
+/// kDebugPrintFullBytes and kDebugPrintLargeDepth otherwise. The whole listing's size comes
+/// from a dry run of it that stops past the limit, so this costs O(kDebugPrintFullBytes) at most.
 int debugprintDepth(const FunctionGraph& graph, int requested);
 
 /// What a debugprint printed.
