@@ -420,6 +420,40 @@ private slots:
         QCOMPARE(outputs, 1);
     }
 
+    // The minimap shows only while the drawing does not fit, never over a quarter of the view;
+    // Export offers a file name from the model and the step; the canvas leaves drops to the
+    // window (which opens the file).
+    void minimapExportNameAndDrops() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QVERIFY(!w.graphView()->minimapVisible()); // four boxes: all on screen
+        QCOMPARE(w.suggestedExportName(), QStringLiteral("join_alloc-step%1.svg").arg(w.session().currentStep()));
+        w.setDiffMode(1);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.suggestedExportName(QStringLiteral("pdf")), QStringLiteral("join_alloc-step%1-diff.pdf").arg(w.session().currentStep()));
+        w.setDiffMode(0);
+        QVERIFY(waitIdle(w));
+
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.graphView()->minimapVisible()); // opened at a readable zoom: it does not fit
+        const QSize pane = w.graphView()->size();
+        QVERIFY(w.graphView()->minimapSize().width() * 2 <= pane.width());
+        QVERIFY(w.graphView()->minimapSize().height() * 2 <= pane.height());
+        w.graphView()->fit();
+        QVERIFY(!w.graphView()->minimapVisible()); // fitted: nothing to find on a map
+        w.graphView()->zoomBy(2.0);
+        QVERIFY(w.graphView()->minimapVisible());
+        w.resize(500, 400); // a small pane: the minimap shrinks with it
+        QTest::qWait(50);
+        QVERIFY(w.graphView()->minimapSize().width() * 2 <= w.graphView()->width());
+        QVERIFY(w.graphView()->minimapSize().height() * 2 <= w.graphView()->height());
+        QVERIFY(!w.graphView()->viewport()->acceptDrops() && !w.graphView()->acceptDrops());
+        QVERIFY(w.acceptDrops());
+    }
+
     void phasesDisabledAndReordered() {
         MainWindow w;
         w.show();

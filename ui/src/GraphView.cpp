@@ -5,6 +5,8 @@
 #include <QScrollBar>
 #include <QWheelEvent>
 
+#include <algorithm>
+
 namespace passlens {
 
 // A small overview of the whole scene with the visible rectangle; click to move there.
@@ -18,6 +20,8 @@ public:
         setRenderHint(QPainter::Antialiasing);
         setFixedSize(180, 130);
     }
+    /// At most 180 x 130 and half the view's width and height (a quarter of its area).
+    void fitTo(const QSize& view) { setFixedSize(std::min(180, view.width() / 2), std::min(130, view.height() / 2)); }
     void refresh() {
         fitInView(sceneRect(), Qt::KeepAspectRatio);
         viewport()->update();
@@ -48,16 +52,30 @@ GraphView::GraphView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(sce
 
 void GraphView::updateMinimap() {
     m_minimap->refresh();
-    m_minimap->setVisible(scene() != nullptr && scene()->items().size() > 40);
+    updateMinimapVisibility();
+}
+
+void GraphView::updateMinimapVisibility() {
+    // only when the drawing does not fit: a map of what is all on screen hides part of it
+    bool show = scene() != nullptr && !scene()->items().isEmpty();
+    if (show) {
+        const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+        const QRectF drawn = scene()->itemsBoundingRect();
+        show = !visible.adjusted(-1, -1, 1, 1).contains(drawn);
+    }
+    m_minimap->setVisible(show);
 }
 
 bool GraphView::minimapVisible() const { return m_minimap->isVisible(); }
+
+QSize GraphView::minimapSize() const { return m_minimap->size(); }
 
 void GraphView::zoomBy(double factor) {
     const double z = zoom() * factor;
     if (z < 0.02 || z > 8) return;
     scale(factor, factor);
     m_minimap->viewport()->update();
+    updateMinimapVisibility();
     emit viewChanged();
 }
 
@@ -69,6 +87,7 @@ void GraphView::fit() {
         scale(1.5, 1.5);
     }
     m_minimap->refresh();
+    updateMinimapVisibility();
     emit viewChanged();
 }
 
@@ -100,7 +119,10 @@ void GraphView::keyPressEvent(QKeyEvent* e) {
 
 void GraphView::resizeEvent(QResizeEvent* e) {
     QGraphicsView::resizeEvent(e);
+    m_minimap->fitTo(size());
+    m_minimap->refresh();
     m_minimap->move(width() - m_minimap->width() - 18, height() - m_minimap->height() - 18);
+    updateMinimapVisibility();
 }
 
 void GraphView::scrollContentsBy(int dx, int dy) {

@@ -11,10 +11,12 @@ public:
     explicit GraphView(QGraphicsScene* scene, QWidget* parent = nullptr);
     void zoomBy(double factor);
     void fit();
-    /// Re-fits the minimap to the scene and shows it for big drawings (more than 40 items);
-    /// call after the scene's items changed.
+    /// Re-fits the minimap to the scene; call after the scene's items changed. The minimap shows
+    /// only while the drawing does not fit in the view, and covers at most a quarter of it.
     void updateMinimap();
     bool minimapVisible() const;
+    /// The minimap's size (at most 180 x 130 and half the view's width and height).
+    QSize minimapSize() const;
     /// Keeps another view's transform and centre in step with this one (side by side diffs).
     void syncWith(GraphView* other);
     double zoom() const { return transform().m11(); }
@@ -29,6 +31,7 @@ protected:
     void scrollContentsBy(int dx, int dy) override;
 
 private:
+    void updateMinimapVisibility();
     class Minimap;
     Minimap* m_minimap = nullptr;
     bool m_syncing = false;

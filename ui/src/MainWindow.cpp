@@ -140,6 +140,10 @@ void MainWindow::buildUi() {
     m_sceneBefore = new GraphScene(this);
     m_view = new GraphView(m_scene);
     m_viewBefore = new GraphView(m_sceneBefore);
+    for (GraphView* v : {m_view, m_viewBefore}) { // a file dropped on the canvas reaches dropEvent
+        v->setAcceptDrops(false);
+        v->viewport()->setAcceptDrops(false);
+    }
     m_view->syncWith(m_viewBefore);
     m_viewBefore->syncWith(m_view);
     auto* split = new QSplitter;
@@ -1014,10 +1018,24 @@ void MainWindow::showComparison(const QString& mineName, const QString& other, c
     settleIdle(true, {});
 }
 
+QString MainWindow::suggestedExportName(const QString& extension) const {
+    QString base = QFileInfo(m_session->path()).fileName();
+    for (const char* ext : {".passlens.json", ".graph.json", ".onnx", ".json"})
+        if (base.endsWith(QLatin1String(ext), Qt::CaseInsensitive)) {
+            base.chop(static_cast<int>(qstrlen(ext)));
+            break;
+        }
+    if (base.isEmpty()) base = QStringLiteral("graph");
+    QString name = QStringLiteral("%1-step%2").arg(base).arg(m_session->currentStep());
+    if (m_session->showingNested()) name += QStringLiteral("-nested");
+    else if (m_session->diffFrom()) name += QStringLiteral("-diff");
+    return name + QLatin1Char('.') + extension;
+}
+
 void MainWindow::exportView() {
     const auto& layout = m_session->layout();
     if (!layout) return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), QStringLiteral("graph.svg"), tr("SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;DOT (*.dot)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), suggestedExportName(), tr("SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;DOT (*.dot)"));
     if (path.isEmpty()) return;
     try {
         const auto fmt = formatFromExtension(path.toStdString()).value_or(RenderFormat::Svg);

@@ -90,6 +90,8 @@ public:
     /// `id` on screen: the neighbourhood of the node and of the event's new nodes is drawn
     /// first, the whole step after it; the node is selected in both.
     void jumpToEvent(int seq, NodeId id = -1);
+    /// The file name Export offers: model, step and view, e.g. `lstm-step40-diff.svg`.
+    QString suggestedExportName(const QString& extension = QStringLiteral("svg")) const;
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
