@@ -1,11 +1,14 @@
 // The rewrite framework on Theano's own framework cases (THEANO_SEMANTICS §4.1, from
 // theano/gof/tests/test_opt.py): MergeOptimizer, EquilibriumOptimizer, TopoOptimizer.
+#include <passlens/io/GraphJson.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/OpRegistry.h>
+#include <passlens/pipeline/Pipeline.h>
 #include <passlens/rewrite/Equilibrium.h>
 #include <passlens/rewrite/Merge.h>
 #include <passlens/rewrite/Walker.h>
 
+#include <QFile>
 #include <QTest>
 
 using namespace passlens;
@@ -73,9 +76,69 @@ struct Fixture {
     Variable* a(const char* k, std::vector<Variable*> in) { return g.apply(op(k), std::move(in)); }
 };
 
+
+// Every graph edit and every driver event as one canonical line (no times, no tries): the
+// golden event log of a pipeline run. Variables print as v<id>, nodes as #id Op{attrs}.
+struct EventLog final : Instrumentation {
+    QStringList lines;
+    static QString node(const Apply& n) { return QString("#%1 %2").arg(n.id()).arg(QString::fromStdString(n.op().str())); }
+    static QString var(const Variable& v) { return QString("v%1").arg(v.id()); }
+    static QString text(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+    void pipelineBegin(std::string_view n, const FunctionGraph&) override { lines << "pipeline " + text(n); }
+    void pipelineEnd(std::string_view n, const FunctionGraph& g) override {
+        lines << QString("end %1 nodes=%2").arg(text(n)).arg(g.nodeCount());
+    }
+    void phaseBegin(const PhaseInfo& p, const FunctionGraph&) override { lines << "phase " + QString::fromStdString(p.name); }
+    void phaseEnd(const PhaseInfo& p, const FunctionGraph&, bool changed, double) override {
+        lines << QString("phase-end %1 changed=%2").arg(QString::fromStdString(p.name)).arg(changed);
+    }
+    void rewriteApplied(std::string_view r, const Apply* n, const Replacement&, double) override {
+        lines << "applied " + text(r) + (n ? " at #" + QString::number(n->id()) : QString());
+    }
+    void rewriteRejected(std::string_view r, const Apply* n, const std::string&) override {
+        lines << "rejected " + text(r) + (n ? " at #" + QString::number(n->id()) : QString());
+    }
+    void message(std::string_view t) override { lines << "message " + text(t); }
+    void onImport(const FunctionGraph&, const Apply& n, std::string_view) override {
+        QStringList ins;
+        for (const Variable* v : n.inputs()) ins << var(*v);
+        lines << "  import " + node(n) + "(" + ins.join(",") + ") -> " + var(*n.output());
+    }
+    void onPrune(const FunctionGraph&, const Apply& n, std::string_view) override { lines << "  prune " + node(n); }
+    void onChangeInput(const FunctionGraph&, const Apply* n, int i, const Variable& a, const Variable& b, std::string_view) override {
+        lines << QString("  change %1[%2] %3 -> %4").arg(n ? "#" + QString::number(n->id()) : QString("output")).arg(i).arg(var(a), var(b));
+    }
+    void onReplace(const FunctionGraph&, const Variable& a, const Variable& b, std::string_view) override {
+        lines << "  replace " + var(a) + " -> " + var(b);
+    }
+};
+
+// A rewrite on Op1 whose replacement edits the graph (Op2(x) -> Op3(x)) and then fails
+// validation (Op1's output replaced by a float64 constant): replaceAllValidate rejects it after
+// the first edit.
+NodeRewriter rejectedAfterEdits() {
+    return NodeRewriter("half_bad", Tracks::of({"Op1"}), [](RewriteCall& c) -> std::optional<Replacement> {
+        Variable* inner = c.node.input(0);
+        Replacement r;
+        r.pairs.push_back({inner, c.graph.apply(Op::get("Op3"), inner->owner()->inputs())});
+        r.pairs.push_back({c.node.output(), c.graph.addConstant(TensorData::fromDoubles(DType::Float64, {2}, {0, 0}))});
+        return r;
+    });
+}
+
+// Expected event log of goldenEventLogs (see there for the graph): tests/golden/events_P.log,
+// one line per event. Reviewed by hand; a change to it is a change of the event contract.
+QStringList goldenLog(const std::string& pipeline) {
+    QFile f(QString::fromStdString(std::string(PASSLENS_SOURCE_DIR) + "/tests/golden/events_" + pipeline + ".log"));
+    if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {"cannot read " + f.fileName()};
+    QStringList lines = QString::fromUtf8(f.readAll()).split('\n');
+    while (!lines.isEmpty() && lines.back().isEmpty()) lines.removeLast();
+    return lines;
+}
+
 bool run(Phase& p, FunctionGraph& g) {
     RewriteEngine e(g, nullptr);
-    return p.apply(e);
+    return p.apply(e).changed;
 }
 } // namespace
 
@@ -280,6 +343,86 @@ private slots:
         }
     }
 
+    // Issue 12 part 3: a replacement rejected after it made edits leaves no trace: same
+    // fingerprint, no change reported, no edit delivered, and an equilibrium converges in one
+    // pass instead of running to its pass limit.
+    void rejectedAfterEditsLeavesFingerprintAndChangedFlagUnchanged() {
+        Fixture f;
+        f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x}), f.y})});
+        const auto before = f.g.fingerprint();
+        EventLog log;
+        {
+            RewriteEngine e(f.g, &log);
+            Equilibrium eq("eq", {rejectedAfterEdits()}, EquilibriumConfig{8.0, false, true, 50});
+            const PhaseResult r = eq.apply(e);
+            QVERIFY(!r.changed);
+            QVERIFY(r.converged);
+            QCOMPARE(eq.passes(), 1);
+            QVERIFY(eq.abortMessage().empty());
+            QCOMPARE(e.editCount(), std::int64_t(0));
+            QCOMPARE(e.stats().at("half_bad").rejected, 1);
+            QCOMPARE(e.stats().at("half_bad").applied, 0);
+        }
+        QCOMPARE(f.g.fingerprint(), before);
+        QCOMPARE(outputs(f.g), QString("[Op1(Op2(x), y)]"));
+        QCOMPARE(log.lines, QStringList{"rejected half_bad at #1"}); // no edit, no revert
+        {   // the same through a walker and a local group
+            RewriteEngine e(f.g, &log);
+            Walker w("w", {makeLocalGroup("group", {rejectedAfterEdits()})});
+            QVERIFY(!w.apply(e).changed);
+            QCOMPARE(e.editCount(), std::int64_t(0));
+        }
+        QCOMPARE(f.g.fingerprint(), before);
+    }
+
+    // Observers see a transaction's edits only once it has committed, in the order made.
+    void observersSeeEditsAtCommit() {
+        Fixture f;
+        Variable* out = f.a("Op1", {f.a("Op2", {f.x}), f.y});
+        f.g.setOutputs({out});
+        struct AtCommit final : GraphObserver {
+            QStringList seen;
+            void onImport(const FunctionGraph& g, const Apply& n, std::string_view) override {
+                seen << QString("import %1 output-is-new=%2").arg(QString::fromStdString(n.op().kind())).arg(g.outputs()[0]->owner()->op().kind() == "Op4");
+            }
+            void onPrune(const FunctionGraph&, const Apply& n, std::string_view) override { seen << "prune " + QString::fromStdString(n.op().kind()); }
+        } obs;
+        f.g.addObserver(&obs);
+        Variable* repl = f.a("Op4", {f.a("Op5", {f.x}), f.y});
+        f.g.replaceAllValidate({{out, repl}}, "test");
+        QCOMPARE(obs.seen, (QStringList{"import Op5 output-is-new=1", "import Op4 output-is-new=1", "prune Op1", "prune Op2"}));
+        f.g.removeObserver(&obs);
+    }
+
+    // The exact sequence of events of one small graph per built-in pipeline (canonical text).
+    void goldenEventLogs_data() {
+        QTest::addColumn<QString>("pipeline");
+        QTest::addColumn<QStringList>("expected");
+        for (const char* p : {"theano", "cleanup", "legacy", "fast_compile"})
+            QTest::newRow(p) << QString(p) << goldenLog(p);
+    }
+    void goldenEventLogs() {
+        QFETCH(QString, pipeline);
+        QFETCH(QStringList, expected);
+        const char* doc = R"({"format": "passlens.graph", "version": 1, "name": "golden",
+          "inputs": [{"name": "x", "type": "float32[4]"}],
+          "constants": [{"name": "half", "type": "float32[]", "value": 0.5}, {"name": "four", "type": "int64[]", "value": 4}],
+          "nodes": [
+            {"op": "Alloc", "inputs": ["half", "four"], "outputs": ["h"]},
+            {"op": "Elemwise", "attrs": {"scalar": "exp"}, "inputs": ["x"], "outputs": ["e"]},
+            {"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["e", "h"], "outputs": ["m"]},
+            {"op": "Elemwise", "attrs": {"scalar": "exp"}, "inputs": ["x"], "outputs": ["e2"]},
+            {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["m", "e2"], "outputs": ["y"]}],
+          "outputs": ["y"]})";
+        LoadedGraph lg = readGraphJsonText(doc, "golden.graph.json", {});
+        EventLog log;
+        const PipelineRun run = Pipeline::builtin(pipeline.toStdString()).run(*lg.graph, &log, true);
+        QVERIFY(run.messages.empty());
+        for (const PhaseRun& p : run.phases) QVERIFY2(p.converged, p.info.name.c_str());
+        if (log.lines != expected) qWarning().noquote() << log.lines.join("\n");
+        QCOMPARE(log.lines, expected);
+    }
+
     void faultyRewritesAreRejected() {
         Fixture f;
         Variable* o = f.a("Op1", {f.a("Op2", {f.x, f.y})});
@@ -299,7 +442,7 @@ private slots:
             return Replacement{{{c.node.output(), c.graph.apply(Op::get("Op5"), {cl.node->output()})}}, {}};
         });
         Walker w("w", {thrower, retype, cyc}, {WalkerConfig::Order::InToOut, false, false});
-        QVERIFY(!w.apply(e));
+        QVERIFY(!w.apply(e).changed);
         QCOMPARE(f.g.fingerprint(), before);
         QCOMPARE(e.stats().at("thrower").rejected, 1);
         QCOMPARE(e.stats().at("retype").rejected, 1);

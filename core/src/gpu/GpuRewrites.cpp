@@ -195,7 +195,7 @@ NodeRewriter localGpuGemmOutputMerge() {
     }, kGpuTags);
 }
 
-bool InputToGpu::apply(RewriteEngine& engine) {
+PhaseResult InputToGpu::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     bool changed = false;
     const std::vector<Variable*> inputs = g.inputs();
@@ -214,7 +214,7 @@ bool InputToGpu::apply(RewriteEngine& engine) {
         r.pairs.push_back({x, wave});
         changed |= engine.applyReplacement("InputToGpuOptimizer", nullptr, r, elapsedUs(t0));
     }
-    return changed;
+    return {changed};
 }
 
 std::vector<NodeRewriter> backwardLifters(const GpuCapabilities& caps) {
@@ -293,7 +293,7 @@ std::string renumber(const std::string& expr, const std::vector<int>& map) {
 }
 } // namespace
 
-bool GpuElemwiseFusion::apply(RewriteEngine& engine) {
+PhaseResult GpuElemwiseFusion::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     bool any = false;
     for (int round = 0; round < 100; ++round) {
@@ -358,7 +358,7 @@ bool GpuElemwiseFusion::apply(RewriteEngine& engine) {
         }
         if (!changed) break;
     }
-    return any;
+    return {any};
 }
 
 } // namespace passlens

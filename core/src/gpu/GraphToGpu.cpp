@@ -35,7 +35,7 @@ std::int64_t countNew(const std::vector<Variable*>& outs, const std::vector<Vari
 }
 } // namespace
 
-bool GraphToGpu::apply(RewriteEngine& engine) {
+PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     const auto t0 = std::chrono::steady_clock::now();
     m_decisions.clear();
@@ -182,8 +182,8 @@ bool GraphToGpu::apply(RewriteEngine& engine) {
         if (n != o) r.pairs.push_back({o, n});
     }
     m_totalUs = elapsedUs(t0);
-    if (r.pairs.empty()) return false;
-    return engine.applyReplacement("GraphToGPU", nullptr, r, m_totalUs);
+    if (r.pairs.empty()) return {};
+    return {engine.applyReplacement("GraphToGPU", nullptr, r, m_totalUs)};
 }
 
 std::string GraphToGpu::profile(const RewriteEngine&, int indent) const {

@@ -19,6 +19,32 @@ struct FunctionGraph::UndoEntry {
     Variable* old = nullptr;
 };
 
+struct FunctionGraph::PendingEvent {
+    enum class Kind { Import, Prune, ChangeInput, Replace } kind;
+    const Apply* node = nullptr; // imported / pruned node, or the client (nullptr: graph output)
+    int index = 0;
+    const Variable* a = nullptr; // old variable (ChangeInput, Replace)
+    const Variable* b = nullptr; // new variable
+    std::string_view reason;     // outlives the transaction: the caller's argument
+};
+
+void FunctionGraph::deliver(const PendingEvent& e) {
+    for (auto* o : m_observers) {
+        switch (e.kind) {
+        case PendingEvent::Kind::Import: o->onImport(*this, *e.node, e.reason); break;
+        case PendingEvent::Kind::Prune: o->onPrune(*this, *e.node, e.reason); break;
+        case PendingEvent::Kind::ChangeInput: o->onChangeInput(*this, e.node, e.index, *e.a, *e.b, e.reason); break;
+        case PendingEvent::Kind::Replace: o->onReplace(*this, *e.a, *e.b, e.reason); break;
+        }
+    }
+}
+
+void FunctionGraph::notify(PendingEvent e) {
+    if (m_observers.empty()) return;
+    if (m_recording) m_pending.push_back(e);
+    else deliver(e);
+}
+
 namespace {
 void removeClient(Variable* v, Client c) {
     auto& cl = v->clients();
@@ -233,7 +259,7 @@ void FunctionGraph::importVar(Variable* v, std::string_view reason) {
         ++m_liveNodes;
         m_undo.push_back({UndoEntry::Kind::Import, done, 0, nullptr});
         invalidate();
-        for (auto* o : m_observers) o->onImport(*this, *done, reason);
+        notify({PendingEvent::Kind::Import, done, 0, nullptr, nullptr, reason});
     }
 }
 
@@ -252,7 +278,7 @@ void FunctionGraph::changeInput(Apply* node, int index, Variable* newVar, std::s
     removeClient(old, {node, index});
     m_undo.push_back({UndoEntry::Kind::ChangeInput, node, index, old});
     invalidate();
-    for (auto* o : m_observers) o->onChangeInput(*this, node, index, *old, *newVar, reason);
+    notify({PendingEvent::Kind::ChangeInput, node, index, old, newVar, reason});
     if (old->m_owner) pruneIfUnused(old->m_owner, reason);
 }
 
@@ -272,7 +298,7 @@ void FunctionGraph::pruneIfUnused(Apply* start, std::string_view reason) {
             removeClient(n->m_inputs[i], {n, static_cast<int>(i)});
         m_undo.push_back({UndoEntry::Kind::Prune, n, 0, nullptr});
         invalidate();
-        for (auto* o : m_observers) o->onPrune(*this, *n, reason);
+        notify({PendingEvent::Kind::Prune, n, 0, nullptr, nullptr, reason});
         for (auto* in : n->m_inputs)
             if (in->m_owner && in->m_owner->m_inGraph) work.push_back(in->m_owner);
     }
@@ -327,32 +353,44 @@ void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
 }
 
 // One undoable edit session: rolls back to where it started unless committed; the outermost
-// session clears the undo log (nested replace calls inside replaceAllValidate share it).
+// session clears the undo log (nested replace calls inside replaceAllValidate share it) and, on
+// commit, delivers the session's edits to the observers. A rolled-back session delivers nothing.
 class FunctionGraph::Transaction {
 public:
-    Transaction(FunctionGraph& g, std::string_view reason)
-        : m_g(g), m_reason(reason), m_mark(g.m_undo.size()), m_outer(!g.m_recording) {
+    explicit Transaction(FunctionGraph& g)
+        : m_g(g), m_mark(g.m_undo.size()), m_eventMark(g.m_pending.size()), m_outer(!g.m_recording) {
         g.m_recording = true;
     }
-    void commit() { m_committed = true; }
+    void commit() {
+        m_committed = true;
+        if (!m_outer) return;
+        m_g.m_recording = false;
+        m_g.m_undo.clear();
+        std::vector<PendingEvent> events;
+        events.swap(m_g.m_pending);
+        for (const PendingEvent& e : events) m_g.deliver(e);
+    }
     ~Transaction() {
-        if (!m_committed) m_g.rollback(m_mark, m_reason);
+        if (m_committed) return;
+        m_g.rollback(m_mark);
+        m_g.m_pending.resize(m_eventMark);
         if (m_outer) {
             m_g.m_recording = false;
             m_g.m_undo.clear();
+            m_g.m_pending.clear();
         }
     }
 
 private:
     FunctionGraph& m_g;
-    std::string_view m_reason;
     std::size_t m_mark;
+    std::size_t m_eventMark;
     bool m_outer;
     bool m_committed = false;
 };
 
 void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view reason) {
-    Transaction tx(*this, reason);
+    Transaction tx(*this);
     if (var == newVar || (!var->m_owner && !var->isInput() && var->m_clients.empty())) { // nothing to do
         tx.commit();
         return;
@@ -363,7 +401,7 @@ void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view re
     checkNoCycle(var, newVar);
     if (m_ranksValid && newVar->m_owner && newVar->m_owner->m_inGraph && rankOf(newVar) >= m_pendingUpper)
         m_ranksValid = false; // an existing node now feeds lower-ranked clients
-    for (auto* o : m_observers) o->onReplace(*this, *var, *newVar, reason);
+    notify({PendingEvent::Kind::Replace, nullptr, 0, var, newVar, reason});
     const std::vector<Client> clients = var->m_clients; // imports add no redirections
     for (const Client& c : clients) changeInput(c.node, c.index, newVar, reason);
     tx.commit();
@@ -372,7 +410,7 @@ void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view re
 void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
                                        std::string_view reason,
                                        const std::vector<const Apply*>& mustRemove) {
-    Transaction tx(*this, reason);
+    Transaction tx(*this);
     try {
         // Acyclicity and types are checked by each replace (checkNoCycle, changeInput); one
         // producer per variable holds by construction. No full-graph walk per replacement.
@@ -389,8 +427,7 @@ void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Va
     tx.commit();
 }
 
-void FunctionGraph::rollback(std::size_t mark, std::string_view reason) {
-    const std::string why = "revert: " + std::string(reason);
+void FunctionGraph::rollback(std::size_t mark) {
     while (m_undo.size() > mark) {
         UndoEntry e = m_undo.back();
         m_undo.pop_back();
@@ -400,14 +437,12 @@ void FunctionGraph::rollback(std::size_t mark, std::string_view reason) {
             --m_liveNodes;
             for (std::size_t i = 0; i < e.node->m_inputs.size(); ++i)
                 removeClient(e.node->m_inputs[i], {e.node, static_cast<int>(i)});
-            for (auto* o : m_observers) o->onPrune(*this, *e.node, why);
             break;
         case UndoEntry::Kind::Prune:
             e.node->m_inGraph = true;
             ++m_liveNodes;
             for (std::size_t i = 0; i < e.node->m_inputs.size(); ++i)
                 e.node->m_inputs[i]->m_clients.push_back({e.node, static_cast<int>(i)});
-            for (auto* o : m_observers) o->onImport(*this, *e.node, why);
             break;
         case UndoEntry::Kind::ChangeInput: {
             Variable*& slot = e.node ? e.node->m_inputs[static_cast<std::size_t>(e.index)]
@@ -416,7 +451,6 @@ void FunctionGraph::rollback(std::size_t mark, std::string_view reason) {
             removeClient(cur, {e.node, e.index});
             slot = e.old;
             e.old->m_clients.push_back({e.node, e.index});
-            for (auto* o : m_observers) o->onChangeInput(*this, e.node, e.index, *cur, *e.old, why);
             break;
         }
         }

@@ -297,7 +297,9 @@ PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool val
         list.phaseBegin(e.info, graph);
         const auto tp = std::chrono::steady_clock::now();
         try {
-            pr.changed = phase->apply(engine);
+            const PhaseResult res = phase->apply(engine);
+            pr.changed = res.changed;
+            pr.converged = res.converged;
         } catch (const Error& err) {
             out.messages.push_back("phase " + e.info.name + " failed: " + err.what());
         }

@@ -24,11 +24,11 @@ Equilibrium::Equilibrium(std::string phaseName, std::vector<NodeRewriter> locals
 
 bool Equilibrium::runCleanups(RewriteEngine& engine) {
     bool changed = false;
-    for (auto& c : m_cleanups) changed |= c->apply(engine);
+    for (auto& c : m_cleanups) changed |= c->apply(engine).changed;
     return changed;
 }
 
-bool Equilibrium::apply(RewriteEngine& engine) {
+PhaseResult Equilibrium::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     m_abort.clear();
     m_passNodes.clear();
@@ -38,6 +38,7 @@ bool Equilibrium::apply(RewriteEngine& engine) {
     std::map<std::string, std::int64_t> processCount; // Theano's global_process_count
     std::size_t maxNbNodes = 0;
     bool aborted = false;
+    bool fixedPoint = false; // a whole pass committed no edit
     for (int pass = 0; pass < m_config.maxPasses && !aborted; ++pass) {
         const std::int64_t passStart = engine.editCount();
         m_passNodes.push_back(g.nodeCount());
@@ -96,10 +97,17 @@ bool Equilibrium::apply(RewriteEngine& engine) {
             }
             if (engine.editCount() != beforeFinal) runCleanups(engine);
         }
-        if (engine.editCount() == passStart) break;
+        if (engine.editCount() == passStart) {
+            fixedPoint = true;
+            break;
+        }
     }
     m_nodesEnd = g.nodeCount();
-    return engine.editCount() != editsAtStart;
+    if (!fixedPoint && !aborted) {
+        m_abort = "Equilibrium '" + name + "' stopped after " + std::to_string(m_config.maxPasses) + " passes without converging";
+        if (engine.instrumentation()) engine.instrumentation()->message(m_abort);
+    }
+    return {engine.editCount() != editsAtStart, fixedPoint};
 }
 
 std::string Equilibrium::profile(const RewriteEngine& engine, int indent) const {

@@ -23,7 +23,7 @@ struct KeyHash {
 };
 } // namespace
 
-bool Merge::apply(RewriteEngine& engine) {
+PhaseResult Merge::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     m_merged = m_constants = m_failed = 0;
     // Constants first: equal type and bytes.
@@ -70,7 +70,7 @@ bool Merge::apply(RewriteEngine& engine) {
             ++m_failed;
         }
     }
-    return m_merged + m_constants > 0;
+    return {m_merged + m_constants > 0};
 }
 
 std::string Merge::profile(const RewriteEngine&, int indent) const {

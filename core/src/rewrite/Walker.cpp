@@ -24,7 +24,7 @@ Walker::Walker(std::string phaseName, std::vector<NodeRewriter> rewriters, Walke
     name = std::move(phaseName);
 }
 
-bool Walker::apply(RewriteEngine& engine) {
+PhaseResult Walker::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     const auto t0 = std::chrono::steady_clock::now();
     m_nodesStart = g.nodeCount();
@@ -61,7 +61,7 @@ bool Walker::apply(RewriteEngine& engine) {
     g.removeObserver(&imp);
     m_nodesEnd = g.nodeCount();
     m_loopUs = elapsedUs(t0);
-    return m_changed > 0;
+    return {m_changed > 0};
 }
 
 std::string Walker::profile(const RewriteEngine& engine, int indent) const {

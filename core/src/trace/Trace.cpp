@@ -10,6 +10,7 @@
 #include "passlens/rewrite/RewriteEngine.h"
 
 #include <algorithm>
+#include <map>
 
 namespace passlens {
 
@@ -46,6 +47,44 @@ std::shared_ptr<TensorData> constantFromJson(const json& j, const Type& t, const
 } // namespace
 
 namespace {
+// Orders an event's node definitions so that each comes after the definitions of its inputs
+// (stable: an ordered list is unchanged). The graph delivers a replacement's imports at its
+// commit, so a node imported early whose input a later pair of the same replacement changed
+// reads its final inputs, which a node imported later may define.
+void definitionsFirst(std::vector<NodeDef>& nodes) {
+    std::map<VarId, std::size_t> producer;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        for (const auto& o : nodes[i].outputs) producer[o.id] = i;
+    bool ordered = true;
+    for (std::size_t i = 0; i < nodes.size() && ordered; ++i)
+        for (VarId v : nodes[i].inputs)
+            if (auto it = producer.find(v); it != producer.end() && it->second > i) ordered = false;
+    if (ordered) return;
+    std::vector<std::uint8_t> state(nodes.size(), 0); // 0 new, 1 on stack, 2 placed
+    std::vector<NodeDef> out;
+    out.reserve(nodes.size());
+    for (std::size_t root = 0; root < nodes.size(); ++root) {
+        if (state[root]) continue;
+        std::vector<std::pair<std::size_t, std::size_t>> stack{{root, 0}};
+        state[root] = 1;
+        while (!stack.empty()) {
+            auto& [i, next] = stack.back();
+            if (next < nodes[i].inputs.size()) {
+                auto it = producer.find(nodes[i].inputs[next++]);
+                if (it != producer.end() && state[it->second] == 0) {
+                    state[it->second] = 1;
+                    stack.push_back({it->second, 0});
+                }
+                continue;
+            }
+            state[i] = 2;
+            out.push_back(std::move(nodes[i]));
+            stack.pop_back();
+        }
+    }
+    nodes = std::move(out);
+}
+
 // Recreates a recorded node with its ids. Throws passlens::Error for an undefined input.
 void recreateNode(FunctionGraph& g, const NodeDef& d) {
     std::vector<Variable*> ins;
@@ -126,8 +165,7 @@ void Trace::defineConstant(const Variable& v, RewriteEvent& e) {
     e.constants.push_back(ConstantDef{v.id(), v.name(), v.type().location(), v.constant()});
 }
 
-void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view reason) {
-    if (reason.starts_with("revert: ")) return;
+void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view) {
     NodeDef d;
     d.id = n.id();
     d.opPtr = &n.op();
@@ -142,8 +180,7 @@ void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view reas
     m_pending.nodes.push_back(std::move(d));
 }
 
-void Trace::onPrune(const FunctionGraph&, const Apply& n, std::string_view reason) {
-    if (reason.starts_with("revert: ")) return;
+void Trace::onPrune(const FunctionGraph&, const Apply& n, std::string_view) {
     m_pending.removed.push_back(n.id());
 }
 
@@ -161,6 +198,7 @@ void Trace::rewriteApplied(std::string_view rewriter, const Apply* node, const R
     e.status = "applied";
     e.node = node ? node->id() : -1;
     e.timeUs = timeUs;
+    definitionsFirst(e.nodes);
     for (const auto& c : e.constants) m_known.insert(c.id);
     for (const auto& d : e.nodes)
         for (const auto& o : d.outputs) m_known.insert(o.id);

@@ -30,7 +30,7 @@ NodeRewriter localGpuGemmOutputMerge();
 class InputToGpu final : public Phase {
 public:
     explicit InputToGpu(std::string phaseName = "InputToGpuArrayOptimizer") { name = std::move(phaseName); }
-    bool apply(RewriteEngine& engine) override;
+    PhaseResult apply(RewriteEngine& engine) override;
     std::string kind() const override { return "InputToGpu"; }
 };
 
@@ -45,7 +45,7 @@ std::vector<NodeRewriter> backwardLifters(const GpuCapabilities& caps);
 class GpuElemwiseFusion final : public Phase {
 public:
     explicit GpuElemwiseFusion(std::string phaseName = "gpua_elemwise_fusion") { name = std::move(phaseName); }
-    bool apply(RewriteEngine& engine) override;
+    PhaseResult apply(RewriteEngine& engine) override;
     std::string kind() const override { return "Fusion"; }
 };
 

@@ -21,7 +21,7 @@ public:
     /// `allocSpecialCase`: Theano's guess that moves an Alloc/AllocEmpty with no GPU input when
     /// a client's op has a lifter (the `theano` pipeline has it, `cleanup` does not).
     GraphToGpu(GpuCapabilities caps, bool allocSpecialCase, std::string phaseName = "gpuarray_graph_optimization");
-    bool apply(RewriteEngine& engine) override;
+    PhaseResult apply(RewriteEngine& engine) override;
     std::string kind() const override { return "GraphToGpu"; }
     std::string profile(const RewriteEngine& engine, int indent) const override;
     const std::vector<LiftDecision>& decisions() const { return m_decisions; }

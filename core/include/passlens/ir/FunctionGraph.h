@@ -88,7 +88,9 @@ private:
 };
 
 /// Listener of graph edits (Theano's Feature callbacks, gof/toolbox.py). `reason` is the rewrite
-/// or pass that caused the edit ("GraphToGPU", "local_cut_gpu_transfers", "revert: ...").
+/// or pass that caused the edit ("GraphToGPU", "local_cut_gpu_transfers", "init").
+/// The edits of a replace / replaceAllValidate are delivered when it commits, in the order they
+/// were made; a replacement that is rolled back delivers nothing (it left no trace).
 class GraphObserver {
 public:
     virtual ~GraphObserver() = default;
@@ -184,14 +186,18 @@ public:
 
 private:
     struct UndoEntry;
+    struct PendingEvent;
     class Transaction;
+    /// Delivers `e` to the observers now (outside a transaction) or at the commit.
+    void notify(PendingEvent e);
+    void deliver(const PendingEvent& e);
     void importVar(Variable* v, std::string_view reason);
     void changeInput(Apply* node, int index, Variable* newVar, std::string_view reason);
     void pruneIfUnused(Apply* node, std::string_view reason);
     void checkNoCycle(Variable* var, Variable* newVar) const;
     void computeRanks() const;
     double rankOf(const Variable* v) const;
-    void rollback(std::size_t mark, std::string_view reason);
+    void rollback(std::size_t mark);
     void invalidate() { m_topoValid = false; }
     NodeId allocNodeId();
     VarId allocVarId();
@@ -205,6 +211,7 @@ private:
     std::vector<Variable*> m_outputs;
     std::vector<GraphObserver*> m_observers;
     std::vector<UndoEntry> m_undo;
+    std::vector<PendingEvent> m_pending; // edits of the open transaction, delivered at commit
     bool m_recording = false;
     std::size_t m_liveNodes = 0;
     // Topological ranks of in-graph nodes (by node id), kept valid across replacements so the

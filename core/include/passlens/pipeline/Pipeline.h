@@ -39,7 +39,8 @@ struct PhaseEntry {
 /// Per phase of a run.
 struct PhaseRun {
     PhaseInfo info;
-    bool changed = false;
+    bool changed = false;   ///< a replacement was committed (rejected ones count as no change)
+    bool converged = true;  ///< false when an Equilibrium stopped before its fixed point
     double timeUs = 0;
     std::size_t nodesBefore = 0, nodesAfter = 0;
     std::int64_t applied = 0, rejected = 0;

@@ -23,11 +23,12 @@ public:
     void addFinal(PhasePtr p) { m_finals.push_back(std::move(p)); }
     void addCleanup(PhasePtr p) { m_cleanups.push_back(std::move(p)); }
 
-    bool apply(RewriteEngine& engine) override;
+    PhaseResult apply(RewriteEngine& engine) override;
     std::string kind() const override { return "Equilibrium"; }
     std::string profile(const RewriteEngine& engine, int indent) const override;
 
-    /// Non-empty when the last apply stopped on max_use: names the rewrite that maxed out.
+    /// Non-empty when the last apply stopped before its fixed point: on max_use (names the
+    /// rewrite that maxed out) or on maxPasses.
     const std::string& abortMessage() const { return m_abort; }
     int passes() const { return static_cast<int>(m_passNodes.size()); }
     const std::vector<NodeRewriter>& locals() const { return m_locals; }

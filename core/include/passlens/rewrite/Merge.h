@@ -11,7 +11,7 @@ namespace passlens {
 class Merge final : public Phase {
 public:
     explicit Merge(std::string phaseName = "merge") { name = std::move(phaseName); }
-    bool apply(RewriteEngine& engine) override;
+    PhaseResult apply(RewriteEngine& engine) override;
     std::string kind() const override { return "Merge"; }
     std::string profile(const RewriteEngine& engine, int indent) const override;
 

@@ -9,12 +9,19 @@
 
 namespace passlens {
 
+/// What one run of a phase did. A rejected replacement counts as no change (it left no trace).
+struct PhaseResult {
+    bool changed = false;  ///< a replacement was applied (committed)
+    bool converged = true; ///< reached its fixed point; false for an Equilibrium stopped by
+                           ///< max_use or its pass limit while the graph was still changing
+};
+
 class Phase {
 public:
     virtual ~Phase() = default;
-    /// Runs once over the graph. Returns true when it changed the graph. Must not throw for a
-    /// failing rewrite (the engine records it); may throw passlens::Error for a broken graph.
-    virtual bool apply(RewriteEngine& engine) = 0;
+    /// Runs once over the graph. Must not throw for a failing rewrite (the engine records it);
+    /// may throw passlens::Error for a broken graph.
+    virtual PhaseResult apply(RewriteEngine& engine) = 0;
     /// "Merge", "Walker", "Equilibrium", "GraphToGpu", ... (FORMAT.md §2 `kind`).
     virtual std::string kind() const = 0;
     /// Theano-style profile text of the last apply (THEANO_SEMANTICS §3.9), indented by `indent`.

@@ -51,7 +51,8 @@ public:
     /// Statistics per rewriter name, since construction.
     const std::map<std::string, RewriterStats>& stats() const { return m_stats; }
     RewriterStats& stats(const std::string& name) { return m_stats[name]; }
-    /// Graph edits seen (imports + input changes), for change detection by the drivers.
+    /// Committed graph edits seen (imports + input changes; a rolled-back replacement delivers
+    /// none), for change detection by the drivers.
     std::int64_t editCount() const { return m_edits; }
     /// Total transform calls (the figure tracks dispatch saves).
     std::int64_t attempts() const { return m_attempts; }

@@ -19,7 +19,7 @@ struct WalkerConfig {
 class Walker final : public Phase {
 public:
     Walker(std::string name, std::vector<NodeRewriter> rewriters, WalkerConfig config = {});
-    bool apply(RewriteEngine& engine) override;
+    PhaseResult apply(RewriteEngine& engine) override;
     std::string kind() const override { return "Walker"; }
     std::string profile(const RewriteEngine& engine, int indent) const override;
 
