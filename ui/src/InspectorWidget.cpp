@@ -54,7 +54,11 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
         h += QStringLiteral("%1. %2 : <code>%3</code><br>").arg(i).arg(esc(n->output(i)->displayName()), esc(n->output(i)->type().str()));
     h += QStringLiteral("</p>");
     if (trace) {
-        h += tr("<p><b>Created by</b> %1<br>").arg(eventLink(trace, trace->createdBy(id)));
+        const int created = trace->createdBy(id);
+        QString by = eventLink(trace, created);
+        if (!created && n->tag.value("provenance", std::string()) == "make_node")
+            by += tr(", inserted by make_node (Theano's constructor converts its inputs)");
+        h += tr("<p><b>Created by</b> %1<br>").arg(by);
         const int removed = trace->removedBy(id);
         h += tr("<b>Removed by</b> %1</p>").arg(removed ? eventLink(trace, removed) : tr("— (in the final graph)"));
         for (const auto& l : trace->lifting())

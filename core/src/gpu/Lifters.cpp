@@ -208,12 +208,15 @@ bool hasLifter(const std::string& hostKind) { return lifterTable().count(hostKin
 
 Variable* asGpu(FunctionGraph& g, Variable* v, const std::string& context) {
     const Location want = Location::gpu(context);
-    if (v->type().isGpu()) {
-        if (v->type().location() == want) return v;
-        return g.apply(transferOp("GpuToGpu", context), {v});
+    Variable* x = v;
+    while (true) { // dig through transfers (HostFromGpu, GpuFromHost, GpuToGpu) to a value on `want`
+        if (x->type().location() == want) return x;
+        const Apply* o = x->owner();
+        if (!o || !o->op().isTransfer()) break;
+        x = o->input(0);
     }
-    if (const Apply* o = v->owner(); o && o->op().kind() == "HostFromGpu") return asGpu(g, o->input(0), context);
-    return g.apply(transferOp("GpuFromHost", context), {v});
+    if (x->type().isGpu()) return g.apply(transferOp("GpuToGpu", context), {x});
+    return g.apply(transferOp("GpuFromHost", context), {x});
 }
 
 Variable* asHost(FunctionGraph& g, Variable* v) {

@@ -7,6 +7,7 @@
 #include "passlens/io/Limits.h"
 #include "passlens/io/Npy.h"
 #include "passlens/ir/Error.h"
+#include "passlens/ir/MakeNode.h"
 #include "passlens/ir/OpRegistry.h"
 
 #include <cmath>
@@ -264,7 +265,8 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             if (next < ins.size()) {
                 const std::size_t k = next++;
                 const std::string ip = "nodes[" + std::to_string(n) + "].inputs[" + std::to_string(k) + "]";
-                if (!ins[k].is_string()) c.fail(ip, "expected a variable name");
+                if (isLiteral(ins[k])) continue; // a value, converted as Theano's make_node does
+                if (!ins[k].is_string()) c.fail(ip, "expected a variable name or a literal value");
                 const std::string name = ins[k].get<std::string>();
                 auto pit = producer.find(name);
                 if (pit == producer.end()) {
@@ -312,8 +314,15 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         } catch (const Error& e) {
             c.fail(p + (std::string(e.what()).starts_with("unknown op kind") ? ".op" : ".attrs"), e.what());
         }
+        // Inputs as Theano's make_node converts them (MakeNode.h): literals, transfers, rank padding.
+        std::vector<NodeInput> given;
+        for (const auto& in : n["inputs"]) given.push_back(in.is_string() ? NodeInput{vars.at(in.get<std::string>()), {}} : NodeInput{nullptr, in});
         std::vector<Variable*> ins;
-        for (const auto& in : n["inputs"]) ins.push_back(vars.at(in.get<std::string>()));
+        try {
+            ins = makeNodeInputs(*g, *op, given);
+        } catch (const Error& e) {
+            c.fail(p + ".inputs", e.what());
+        }
         const json& outs = n["outputs"];
         std::optional<std::vector<Type>> declared;
         bool anyTyped = false;
@@ -350,6 +359,10 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             node = g->makeApply(*op, ins, declared, n.value("name", std::string()));
         } catch (const Error& e) {
             c.fail(p, e.what());
+        }
+        if (n.contains("tag")) {
+            if (!n["tag"].is_object()) c.fail(p + ".tag", "expected an object");
+            node->tag = n["tag"];
         }
         if (static_cast<std::size_t>(node->nout()) != outs.size())
             c.fail(p + ".outputs", op->str() + " has " + std::to_string(node->nout()) + " output(s), " + std::to_string(outs.size()) + " listed");
@@ -481,6 +494,7 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
         e["op"] = n->op().kind();
         if (!n->op().attrs().empty()) e["attrs"] = n->op().attrs();
         if (!n->name().empty()) e["name"] = n->name();
+        if (!n->tag.empty()) e["tag"] = n->tag;
         if (opt.withIds) e["id"] = n->id();
         json in = json::array();
         for (const Variable* v : n->inputs()) in.push_back(names[v]);

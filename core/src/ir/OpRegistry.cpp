@@ -193,9 +193,12 @@ std::vector<Type> allocRule(const Op& op, Vars in) {
         fail(op, "the value " + v.str() + " has more dimensions than the " + std::to_string(n) + " given");
     std::vector<std::int64_t> dims(n, U);
     for (std::size_t i = 0; i < n; ++i) {
-        needInt(op, in, i + 1);
+        if (!isInteger(ty(in, i + 1).dtype()))
+            fail(op, "shape input " + std::to_string(i + 1) + " is " + ty(in, i + 1).str() +
+                         " (Theano's alloc_validate_shape: shape arguments to Alloc must be integers)");
         if (ty(in, i + 1).rankKnown() && ty(in, i + 1).ndim() != 0)
-            fail(op, "shape input " + std::to_string(i + 1) + " must be a scalar, got " + ty(in, i + 1).str());
+            fail(op, "shape input " + std::to_string(i + 1) + " must be a scalar, got " + ty(in, i + 1).str() +
+                         " (Theano's alloc_validate_shape: each shape dimension to Alloc must be a scalar)");
         if (auto k = knownIntScalar(in[i + 1])) dims[i] = *k;
     }
     return {Type(v.dtype(), dims)};
@@ -508,6 +511,11 @@ TypeRule hostRule(TypeRule r, std::set<int> anyLocation = {}) {
     };
 }
 
+bool hostParamAt(const std::set<int>& hostParams, std::size_t i) {
+    return hostParams.count(static_cast<int>(i)) || hostParams.count(-1) || (hostParams.count(-2) && i >= 1) ||
+           (hostParams.count(-3) && i >= 2);
+}
+
 // GPU kinds: data inputs on one GPU context, `hostParams` inputs on the host (shapes, scalars).
 TypeRule gpuRule(TypeRule r, std::set<int> hostParams = {}) {
     return [r = std::move(r), hostParams](const Op& op, Vars in) {
@@ -515,8 +523,7 @@ TypeRule gpuRule(TypeRule r, std::set<int> hostParams = {}) {
         if (op.has("context")) ctx = Location::gpu(op.str("context"));
         for (std::size_t i = 0; i < in.size(); ++i) {
             const Location& l = in[i]->type().location();
-            const bool hostParam = hostParams.count(static_cast<int>(i)) || hostParams.count(-1);
-            if (hostParam) {
+            if (hostParamAt(hostParams, i)) {
                 if (l.isGpu()) fail(op, "input " + std::to_string(i) + " must be on the host, got " + in[i]->type().str());
                 continue;
             }
@@ -660,7 +667,8 @@ std::vector<std::int64_t> broadcastDims(std::span<Variable* const> in) {
         if (nd < 0) nd = v->type().ndim();
         else if (v->type().ndim() != nd)
             throw Error("inputs have different ranks (" + in[0]->type().str() + " and " + v->type().str() +
-                        "); Theano's Elemwise needs a DimShuffle to add broadcastable axes");
+                        "); Theano's Elemwise.make_node left-pads the lower rank with a DimShuffle{x,...}, "
+                        "which makeNode (MakeNode.h) inserts and makeApply does not");
     }
     if (nd < 0) return {};
     std::vector<std::int64_t> dims(static_cast<std::size_t>(nd), 1);
@@ -674,7 +682,8 @@ std::vector<std::int64_t> broadcastDims(std::span<Variable* const> in) {
             if (d == 1) continue;
             if (cur != 1 && cur != d)
                 throw Error("incompatible static shapes at axis " + std::to_string(a) + ": " +
-                            in[0]->type().str() + " and " + v->type().str());
+                            in[0]->type().str() + " and " + v->type().str() +
+                            " (Theano's Elemwise: dims that are not broadcastable must be equal)");
             cur = d;
         }
         if (unknown[static_cast<std::size_t>(a)] && dims[static_cast<std::size_t>(a)] == 1)
@@ -723,6 +732,8 @@ std::optional<std::vector<std::int64_t>> knownIntVector(const Variable* v) {
     }
     return std::nullopt;
 }
+
+bool OpKindInfo::isGpuHostParam(int i) const { return gpu && !transfer && hostParamAt(gpuHostParams, static_cast<std::size_t>(i)); }
 
 // ---------------------------------------------------------------- Op
 std::string Op::str(const char* attr) const {
@@ -813,6 +824,7 @@ OpRegistry::OpRegistry() {
         h.maxInputs = d.maxIn;
         h.infer = hostRule(d.rule, d.hostAnyLocation);
         h.gpuCounterpart = d.gpu;
+        h.anyLocation = d.hostAnyLocation;
         add(h);
         if (d.gpu.empty()) continue;
         OpKindInfo g;
@@ -821,37 +833,27 @@ OpRegistry::OpRegistry() {
         g.attrs.insert(g.attrs.end(), d.gpuExtraAttrs.begin(), d.gpuExtraAttrs.end());
         g.minInputs = d.minIn;
         g.maxInputs = d.maxIn;
-        std::set<int> hp = d.gpuHostParams;
-        if (hp.count(-2) || hp.count(-3)) { // every input after the first (-2) or second (-3)
-            const std::size_t from = hp.count(-2) ? 1 : 2;
-            hp.clear();
-            g.infer = [rule = d.rule, from](const Op& op, Vars in) {
-                std::set<int> p;
-                for (std::size_t i = from; i < in.size(); ++i) p.insert(static_cast<int>(i));
-                return gpuRule(rule, p)(op, in);
-            };
-        } else {
-            g.infer = gpuRule(d.rule, hp);
-        }
+        g.infer = gpuRule(d.rule, d.gpuHostParams);
+        g.gpuHostParams = d.gpuHostParams;
         g.gpu = true;
         g.hostCounterpart = d.host;
         add(g);
     }
     // The GpuCAReduceCuda may fold an elemwise in as pre_scalar_op; the host kind has no such attr.
     // Transfers (gpuarray/basic_ops.py).
-    OpKindInfo g2h{"HostFromGpu", {}, 1, 1, nullptr, false, true, false, "", ""};
+    OpKindInfo g2h{"HostFromGpu", {}, 1, 1, nullptr, false, true, false, "", "", {}, {}};
     g2h.infer = [](const Op& op, Vars in) -> std::vector<Type> {
         if (!in[0]->type().isGpu()) fail(op, "input " + in[0]->displayName() + " is already on the host");
         return {in[0]->type().withLocation(Location::host())};
     };
     add(g2h);
-    OpKindInfo h2g{"GpuFromHost", {{"context", K::String, false, ""}}, 1, 1, nullptr, true, true, false, "", ""};
+    OpKindInfo h2g{"GpuFromHost", {{"context", K::String, false, ""}}, 1, 1, nullptr, true, true, false, "", "", {}, {}};
     h2g.infer = [](const Op& op, Vars in) -> std::vector<Type> {
         if (in[0]->type().isGpu()) fail(op, "input " + in[0]->displayName() + " is already on " + in[0]->type().location().str());
         return {in[0]->type().withLocation(Location::gpu(op.str("context")))};
     };
     add(h2g);
-    OpKindInfo g2g{"GpuToGpu", {{"context", K::String, false, ""}}, 1, 1, nullptr, true, true, false, "", ""};
+    OpKindInfo g2g{"GpuToGpu", {{"context", K::String, false, ""}}, 1, 1, nullptr, true, true, false, "", "", {}, {}};
     g2g.infer = [](const Op& op, Vars in) -> std::vector<Type> {
         if (!in[0]->type().isGpu()) fail(op, "input " + in[0]->displayName() + " is on the host");
         return {in[0]->type().withLocation(Location::gpu(op.str("context")))};

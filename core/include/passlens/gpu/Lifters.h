@@ -42,8 +42,9 @@ const std::map<std::string, std::vector<Lifter>>& lifterTable();
 /// True when `hostKind` has at least one lifter (GraphToGpu's Alloc special case asks this).
 bool hasLifter(const std::string& hostKind);
 
-/// Theano's as_gpuarray_variable: `v` itself when on the GPU in `context`; the input of a
-/// HostFromGpu it comes from; a GpuToGpu for another context; else GpuFromHost<context>(v).
+/// Theano's as_gpuarray_variable (gpuarray/basic_ops.py): transfers (HostFromGpu, GpuFromHost,
+/// GpuToGpu) are dug through to a value already on `context`; otherwise GpuToGpu<context> of the
+/// GPU value reached, or GpuFromHost<context> of the host value reached.
 Variable* asGpu(FunctionGraph& g, Variable* v, const std::string& context);
 /// The host value of `v`: v itself, the input of a GpuFromHost, or HostFromGpu(v).
 Variable* asHost(FunctionGraph& g, Variable* v);

@@ -76,6 +76,9 @@ public:
     const std::string& name() const { return m_name; }
     /// True while the node is part of its graph (imported and not pruned).
     bool inGraph() const { return m_inGraph; }
+    /// Free-form tags (Theano's node.tag), e.g. {"provenance": "make_node"} on a node that
+    /// building another node inserted (see MakeNode.h).
+    nlohmann::json tag = nlohmann::json::object();
 
 private:
     friend class FunctionGraph;

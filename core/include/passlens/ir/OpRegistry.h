@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +47,13 @@ struct OpKindInfo {
     bool allowUnknownAttrs = false;
     std::string gpuCounterpart;  ///< host kind -> GPU kind of its lifter (OPS.md), or ""
     std::string hostCounterpart; ///< GPU kind -> host kind it mirrors, or ""
+    /// GPU kinds: inputs that stay on the host (shapes, alpha / beta scalars): indices, or -1
+    /// for every input, -2 for every input after the first, -3 for every input after the second.
+    std::set<int> gpuHostParams;
+    /// Host kinds: inputs that may be on either side (Shape of a GPU value).
+    std::set<int> anyLocation;
+    /// True when input `i` of a GPU kind is a host parameter (see gpuHostParams).
+    bool isGpuHostParam(int i) const;
 };
 
 /// Registry of op kinds and the op interning table. Thread-safe.
@@ -73,8 +81,9 @@ private:
 };
 
 /// Theano's broadcasting of input shapes (a static dim of 1 broadcasts; unknown dims stay unknown
-/// unless another input fixes them). Ranks must be equal (Theano does not add leading dims; the
-/// ONNX importer inserts DimShuffles). Throws passlens::Error naming the axis and shapes.
+/// unless another input fixes them). Ranks must be equal: Theano's Elemwise.make_node pads lower
+/// ranks with DimShuffle first, which makeNode (MakeNode.h) and the ONNX importer insert. Throws
+/// passlens::Error naming the axis and shapes.
 std::vector<std::int64_t> broadcastDims(std::span<Variable* const> inputs);
 
 /// Marks an entry of knownIntVector whose value is not known (distinct from a literal -1).
