@@ -137,13 +137,14 @@ NodeRewriter localGpuAllocMemset0() {
 }
 
 NodeRewriter localGpuElemwiseCAReduce() {
+    // As Theano's (gpuarray/opt.py): any reduction without pre_scalar_op over a GpuElemwise{sqr}
+    // or {abs}, whatever the elemwise's other clients (they keep it).
     return NodeRewriter("local_gpu_elemwise_careduce", Tracks::of({"GpuCAReduceCuda"}), [](RewriteCall& c) -> std::optional<Replacement> {
         Apply& n = c.node;
-        if (n.op().str("scalar") != "add" || !n.op().attrs().value("pre_scalar_op", json()).is_null())
-            return c.decline([] { return std::string("not an add reduction without pre_scalar_op"); });
+        if (!n.op().attrs().value("pre_scalar_op", json()).is_null())
+            return c.decline([] { return std::string("the reduction already has a pre_scalar_op"); });
         const Apply* e = n.input(0)->owner();
-        if (!e || e->op().kind() != "GpuElemwise" || n.input(0)->clients().size() != 1)
-            return c.decline([] { return std::string("the input is not a single-client GpuElemwise"); });
+        if (!e || e->op().kind() != "GpuElemwise") return c.decline([] { return std::string("the input is not a GpuElemwise"); });
         const std::string s = e->op().str("scalar");
         if (s != "sqr" && s != "abs") return c.decline([&] { return "GpuElemwise{" + s + "} is not sqr or abs"; });
         json a = n.op().attrs();

@@ -17,7 +17,7 @@ std::vector<NodeRewriter> opLifters(const GpuCapabilities& caps);
 NodeRewriter localCutGpuTransfers(const std::string& name = "local_cut_gpu_transfers");
 /// local_gpualloc_memset_0: GpuAlloc of a constant 0 -> GpuAlloc{memset_0=True}.
 NodeRewriter localGpuAllocMemset0();
-/// local_gpu_elemwise_careduce: GpuCAReduceCuda{add}(GpuElemwise{sqr|abs}(x)) -> pre_scalar_op.
+/// local_gpu_elemwise_careduce: GpuCAReduceCuda{any}(GpuElemwise{sqr|abs}(x)) -> pre_scalar_op.
 NodeRewriter localGpuElemwiseCAReduce();
 /// local_gpu_contiguous_gpu_contiguous.
 NodeRewriter localGpuContiguousContiguous();
