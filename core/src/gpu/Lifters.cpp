@@ -121,6 +121,26 @@ std::vector<Variable*> liftSubtensor(LiftContext& c) {
             return {};
         }
     }
+    // The op_lifter variant (local_gpua_subtensor, run by gpuarray_local_optimizations): x is
+    // HostFromGpu(GpuFromHost(graph input)) with one client. Stay on the host when a client of
+    // the slice is a graph output or touches the GPU; otherwise transfer only the slice.
+    if (const Apply* h = x->owner(); h && h->op().kind() == "HostFromGpu" && x->clients().size() == 1) {
+        const Apply* up = h->input(0)->owner();
+        if (up && up->op().kind() == "GpuFromHost" && !up->input(0)->owner()) {
+            for (const Client& cl : c.node.output()->clients()) {
+                bool gpu = !cl.node;
+                if (cl.node) {
+                    for (const Variable* v : cl.node->inputs()) gpu |= v->type().isGpu();
+                    for (const Variable* v : cl.node->outputs()) gpu |= v->type().isGpu();
+                }
+                if (gpu) {
+                    c.reason = "Subtensor heuristic (op_lifter): x is a graph input used only here and a client of the slice is a graph output or on the GPU";
+                    return {};
+                }
+            }
+            return {c.graph.apply(up->op(), {c.node.output()})};
+        }
+    }
     std::vector<Variable*> ins{asGpu(c.graph, x, c.context)};
     for (std::size_t i = 1; i < c.inputs.size(); ++i) ins.push_back(asHost(c.graph, c.inputs[i]));
     return {mk(c.graph, "GpuSubtensor", attrsOf(c.node), ins, c.node)};
