@@ -50,9 +50,31 @@ NodeRewriter localJoin1(const std::string& kind, const std::string& name) {
 
 NodeRewriter localUselessReshape() {
     return NodeRewriter("local_useless_reshape", Tracks::of({"Reshape"}), [](RewriteCall& c) -> std::optional<Replacement> {
-        const Type &i = c.node.input(0)->type(), &o = c.node.output()->type();
-        if (i.isStatic() && i == o) return one(c.node.output(), c.node.input(0));
-        if (i.ndim() == 1 && o.ndim() == 1 && i.dtype() == o.dtype()) return one(c.node.output(), c.node.input(0));
+        Variable* x = c.node.input(0);
+        const Type &i = x->type(), &o = c.node.output()->type();
+        if (i.isStatic() && i == o) return one(c.node.output(), x);
+        if (i.ndim() == 1 && o.ndim() == 1 && i.dtype() == o.dtype()) return one(c.node.output(), x);
+        if (i.rankKnown() && i.ndim() == o.ndim() && i.dtype() == o.dtype()) {
+            // Theano's symbolic cases (tensor/opt.py): Reshape(x, Shape(x)), and Reshape(x,
+            // MakeVector(...)) where each entry is Shape_i{d}(x), a constant equal to x's static
+            // dim d (1 for a broadcastable dim), or -1 (at most once).
+            const Apply* s = c.node.input(1)->owner();
+            if (s && s->op().kind() == "Shape" && s->input(0) == x) return one(c.node.output(), x);
+            if (s && s->op().kind() == "MakeVector" && s->nin() == i.ndim()) {
+                int minusOne = 0;
+                bool all = true;
+                for (int d = 0; d < i.ndim() && all; ++d) {
+                    const Variable* e = s->input(d);
+                    const Apply* eo = e->owner();
+                    if (eo && eo->op().kind() == "Shape_i" && eo->op().intAttr("i") == d && eo->input(0) == x) continue;
+                    const auto k = e->isConstant() ? knownIntScalar(e) : std::nullopt;
+                    if (k && *k == -1) { ++minusOne; continue; }
+                    if (k && *k == i.dims()[static_cast<std::size_t>(d)]) continue;
+                    all = false;
+                }
+                if (all && minusOne <= 1) return one(c.node.output(), x);
+            }
+        }
         return c.decline([&] { return "reshapes " + i.str() + " to " + o.str(); });
     }, kUseless);
 }

@@ -15,7 +15,8 @@ NodeRewriter localUselessAlloc();
 NodeRewriter localMergeAlloc();
 /// local_join_1: Join of one tensor -> the tensor (and GpuJoin: local_gpua_join_1).
 NodeRewriter localJoin1(const std::string& kind = "Join", const std::string& name = "local_join_1");
-/// local_useless_reshape: Reshape to the input's own static shape -> the input.
+/// local_useless_reshape: Reshape to the input's own static shape, of a rank-1 input to rank 1,
+/// to Shape(x), or to MakeVector(Shape_i{0}(x), ..., -1 once, static dims) -> the input.
 NodeRewriter localUselessReshape();
 /// local_useless_elemwise: identity, a cast to the same dtype, single-input add/mul/max/min -> the input.
 NodeRewriter localUselessElemwise(const std::string& kind = "Elemwise", const std::string& name = "local_useless_elemwise");
