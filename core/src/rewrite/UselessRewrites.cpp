@@ -2,6 +2,8 @@
 
 #include "passlens/ir/OpRegistry.h"
 
+#include <algorithm>
+
 namespace passlens {
 
 namespace {
@@ -23,19 +25,25 @@ NodeRewriter localUselessAlloc() {
 }
 
 NodeRewriter localMergeAlloc() {
+    // As Theano's local_merge_alloc (tensor/opt.py): the shapes are matched from the right; an
+    // inner dim that is the outer one (the same variable or the same known value) or a constant 1
+    // merges as is, any other outer dim is wrapped in Assert(dim, eq(dim, inner dim)).
     return NodeRewriter("local_merge_alloc", Tracks::of({"Alloc"}), [](RewriteCall& c) -> std::optional<Replacement> {
         const Apply* inner = c.node.input(0)->owner();
         if (!inner || inner->op().kind() != "Alloc") return c.decline([] { return std::string("the value is not an Alloc"); });
-        const Type& it = inner->output()->type();
-        const Type& ot = c.node.output()->type();
-        const int off = ot.ndim() - it.ndim();
-        for (int a = 0; a < it.ndim(); ++a) {
-            const std::int64_t d = it.dims()[static_cast<std::size_t>(a)], e = ot.dims()[static_cast<std::size_t>(a + off)];
-            if (d != 1 && (d < 0 || e < 0 || d != e))
-                return c.decline([&] { return "inner dim " + std::to_string(a) + " may not broadcast to the outer shape"; });
+        std::vector<Variable*> outer(c.node.inputs().begin() + 1, c.node.inputs().end());
+        const int ni = inner->nin() - 1, no = static_cast<int>(outer.size());
+        for (int k = 0; k < std::min(ni, no); ++k) {
+            Variable* di = inner->input(ni - k);
+            Variable*& dout = outer[static_cast<std::size_t>(no - 1 - k)];
+            if (di == dout) continue;
+            const auto ki = knownIntScalar(di), ko = knownIntScalar(dout);
+            if ((ki && ko && *ki == *ko) || (di->isConstant() && ki && *ki == 1)) continue;
+            Variable* eq = c.graph.apply(Op::get("Elemwise", {{"scalar", "eq"}}), {dout, di});
+            dout = c.graph.apply(Op::get("Assert", {{"msg", "You have a shape error in your graph. To see a better error message and a stack trace of where in your code the error is created, use the Theano flags optimizer=None or optimizer=fast_compile."}}), {dout, eq});
         }
         std::vector<Variable*> ins{inner->input(0)};
-        for (int i = 1; i < c.node.nin(); ++i) ins.push_back(c.node.input(i));
+        ins.insert(ins.end(), outer.begin(), outer.end());
         return one(c.node.output(), c.graph.apply(c.node.op(), ins));
     }, kUseless);
 }

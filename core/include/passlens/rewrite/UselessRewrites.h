@@ -10,8 +10,9 @@ namespace passlens {
 
 /// local_useless_alloc: Alloc whose output type equals its value's type -> the value.
 NodeRewriter localUselessAlloc();
-/// local_merge_alloc: Alloc(Alloc(v, s...), t...) -> Alloc(v, t...) when the inner shape
-/// broadcasts to the outer one (static check; Theano adds an Assert instead).
+/// local_merge_alloc: Alloc(Alloc(v, s...), t...) -> Alloc(v, t'...), where each outer dim that
+/// is not the inner one (same variable or value) nor over an inner constant 1 becomes
+/// Assert(t, eq(t, s)), as Theano's.
 NodeRewriter localMergeAlloc();
 /// local_join_1: Join of one tensor -> the tensor (and GpuJoin: local_gpua_join_1).
 NodeRewriter localJoin1(const std::string& kind = "Join", const std::string& name = "local_join_1");
