@@ -1,20 +1,627 @@
-// Theano 1.0.5's behaviour, ported: nodes built as Theano's make_node builds them (issue 12).
+// Theano 1.0.5's own optimizer tests, ported (issue 12 part 2). Each case names the Theano test
+// function it comes from, builds the same graph in graph JSON, runs the same mode and asserts what
+// the Theano test asserts. Modes: mode_with_gpu = the `theano` pipeline (no cuDNN: the GPU
+// backend has none), mode_without_gpu = `theano` without the phases tagged `gpuarray`,
+// FAST_COMPILE = `fast_compile`. Where PassLens differs on purpose, or Theano's result depends on
+// something PassLens does not model, the case says so (and docs/THEANO_NOTES.md lists it).
+#include <passlens/gpu/Lifters.h>
 #include <passlens/io/GraphJson.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/OpRegistry.h>
+#include <passlens/kernels/Executor.h>
+#include <passlens/pipeline/Pipeline.h>
 
 #include <QTest>
 
+#include <cmath>
+
 using namespace passlens;
+using json = nlohmann::json;
 
 namespace {
+
+// A compiled function: the graph after the pipeline, as theano.function's fgraph.
+struct Compiled {
+    std::unique_ptr<FunctionGraph> g;
+    PipelineRun run;
+    std::vector<const Apply*> topo() const { return {g->toposort().begin(), g->toposort().end()}; }
+};
+
 // graph JSON with the header filled in: `body` holds "inputs", "constants", "nodes", "outputs".
 std::string doc(const std::string& body) { return R"({"format": "passlens.graph", "version": 1, )" + body + "}"; }
+
+Compiled compile(const std::string& body, const std::string& pipeline = "theano", const std::vector<std::string>& exclude = {},
+                 const std::vector<std::string>& include = {}) {
+    LoadedGraph lg = readGraphJsonText(doc(body), "port.graph.json", {});
+    Pipeline p = Pipeline::builtin(pipeline);
+    for (const auto& e : exclude) p.exclude(e);
+    for (const auto& i : include) p.include(i);
+    Compiled c;
+    c.run = p.run(*lg.graph, nullptr, true);
+    c.g = std::move(lg.graph);
+    return c;
+}
+
+// mode_without_gpu: FAST_RUN without the GPU phases.
+Compiled compileCpu(const std::string& body, const std::vector<std::string>& exclude = {}) {
+    std::vector<std::string> ex = exclude;
+    ex.push_back("gpuarray");
+    return compile(body, "theano", ex);
+}
+
+QString kinds(const Compiled& c) {
+    QStringList k;
+    for (const Apply* n : c.g->toposort()) k << QString::fromStdString(n->op().kind());
+    return k.join(' ');
+}
+int count(const Compiled& c, const char* kind) {
+    int n = 0;
+    for (const Apply* a : c.g->toposort()) n += a->op().kind() == kind;
+    return n;
+}
+std::vector<const Apply*> nodesOf(const Compiled& c, const char* kind) {
+    std::vector<const Apply*> out;
+    for (const Apply* a : c.g->toposort())
+        if (a->op().kind() == kind) out.push_back(a);
+    return out;
+}
+
+// Runs the compiled graph on the CPU executor (GPU kinds emulated).
+std::vector<passlens::Tensor> eval(const Compiled& c, const std::vector<passlens::Tensor>& inputs) {
+    Executor ex(*c.g, ExecOptions{DeviceChoice::Cpu});
+    return ex.run(inputs);
+}
+passlens::Tensor values(DType dt, std::vector<std::int64_t> shape, std::uint32_t seed = 1) {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    std::vector<double> v(static_cast<std::size_t>(n));
+    std::uint32_t s = seed;
+    for (auto& x : v) {
+        s = s * 1664525u + 1013904223u;
+        x = static_cast<double>(s >> 8) / double(1u << 24) * 10.0; // [0, 10), as rand()*10
+        if (!isFloat(dt)) x = std::floor(x);
+    }
+    return passlens::Tensor::fromDoubles(dt, passlens::Shape(shape.begin(), shape.end()), v);
+}
+passlens::Tensor scalarOf(DType dt, double v) { return passlens::Tensor::scalar(dt, v); }
+std::vector<double> asVector(const passlens::Tensor& t) {
+    std::vector<double> v;
+    for (std::int64_t i = 0; i < t.numel(); ++i) v.push_back(t.at(i));
+    return v;
+}
+bool allClose(const std::vector<double>& a, const std::vector<double>& b, double tol = 1e-4) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::abs(a[i] - b[i]) > tol * (1 + std::abs(b[i]))) return false;
+    return true;
+}
+
 } // namespace
 
 class TestTheanoPort : public QObject {
     Q_OBJECT
 private slots:
+    // ------------------------------------------------------------ gpuarray/tests/test_opt.py
+
+    // test_local_assert: Assert(x, cond) keeps one Assert whose input 0 is on the GPU.
+    // Difference: the condition is an int8 scalar input; Theano's eq(x, 0).any() needs an
+    // `or` CAReduce, which PassLens does not model.
+    void test_local_assert() {
+        Compiled f = compile(R"("inputs": [{"name": "x", "type": "float32[?,?]"}, {"name": "c", "type": "int8[]"}],
+            "nodes": [{"op": "Assert", "inputs": ["x", "c"], "outputs": ["a"]}], "outputs": ["a"])");
+        const auto a = nodesOf(f, "Assert");
+        QCOMPARE(int(a.size()), 1);
+        QVERIFY(a[0]->input(0)->type().isGpu());
+    }
+
+    // test_local_gpu_contiguous_gpu_contiguous: one GpuContiguous for o1 and for o2. The
+    // hand-written GpuContiguous takes a host matrix: make_node inserts GpuFromHost.
+    void test_local_gpu_contiguous_gpu_contiguous() {
+        const char* in = R"("inputs": [{"name": "a", "type": "float32[?,?]"}],)";
+        Compiled f1 = compile(std::string(in) + R"("nodes": [{"op": "GpuContiguous", "inputs": ["a"], "outputs": ["o1"]}], "outputs": ["o1"])");
+        Compiled f2 = compile(std::string(in) + R"("nodes": [{"op": "GpuContiguous", "inputs": ["a"], "outputs": ["o1"]},
+            {"op": "GpuContiguous", "inputs": ["o1"], "outputs": ["o2"]}], "outputs": ["o2"])");
+        QCOMPARE(count(f1, "GpuContiguous"), 1);
+        QCOMPARE(count(f2, "GpuContiguous"), 1);
+        QCOMPARE(kinds(f2), QString("GpuFromHost GpuContiguous"));
+    }
+
+    // test_local_gpu_contiguous: cpu_contiguous(a) -> one GpuContiguous; f([[2.]]) runs.
+    void test_local_gpu_contiguous() {
+        Compiled f = compile(R"("inputs": [{"name": "a", "type": "float32[?,?]"}],
+            "nodes": [{"op": "CpuContiguous", "inputs": ["a"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(f, "GpuContiguous"), 1);
+        const auto out = eval(f, {passlens::Tensor::fromDoubles(DType::Float32, {1, 1}, {2.0})});
+        QCOMPARE(asVector(out[0]), std::vector<double>{2.0});
+    }
+
+    // test_flatten: m.flatten() -> GpuReshape, values; flatten(ndim=2) of a matrix excluding
+    // local_useless_reshape -> GpuReshape; flatten(ndim=2) of a tensor3 -> GpuReshape.
+    void test_flatten() {
+        Compiled f = compile(R"("inputs": [{"name": "m", "type": "float32[?,?]"}],
+            "nodes": [{"op": "Flatten", "attrs": {"outdim": 1}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])");
+        QVERIFY(count(f, "GpuReshape") == 1);
+        const passlens::Tensor val = values(DType::Float32, {10, 11});
+        const auto res = eval(f, {val});
+        QCOMPARE(res[0].shape().size(), std::size_t(1));
+        QCOMPARE(res[0].numel(), std::int64_t(110));
+        QVERIFY(allClose(asVector(res[0]), asVector(val)));
+        Compiled f2 = compile(R"("inputs": [{"name": "m", "type": "float32[?,?]"}],
+            "nodes": [{"op": "Flatten", "attrs": {"outdim": 2}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])", "theano", {"local_useless_reshape"});
+        QCOMPARE(count(f2, "GpuReshape"), 1);
+        QVERIFY(allClose(asVector(eval(f2, {val})[0]), asVector(val)));
+        Compiled f3 = compile(R"("inputs": [{"name": "m", "type": "float32[?,?,?]"}],
+            "nodes": [{"op": "Flatten", "attrs": {"outdim": 2}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(f3, "GpuReshape"), 1);
+        const auto r3 = eval(f3, {values(DType::Float32, {10, 11, 12})});
+        QCOMPARE(r3[0].shape(), (passlens::Shape{10, 132}));
+    }
+
+    // test_reduce: sum / prod / max / min over axis 0 of a float32 matrix reduce on the GPU
+    // (GpuCAReduceCuda), with the numpy values and shape (11,).
+    void test_reduce_data() {
+        QTest::addColumn<QString>("scalar");
+        for (const char* s : {"add", "mul", "maximum", "minimum"}) QTest::newRow(s) << QString(s);
+    }
+    void test_reduce() {
+        QFETCH(QString, scalar);
+        Compiled f = compile(R"("inputs": [{"name": "m", "type": "float32[?,?]"}],
+            "nodes": [{"op": "CAReduce", "attrs": {"scalar": ")" + scalar.toStdString() + R"(", "axis": [0]}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(f, "GpuCAReduceCuda"), 1);
+        const passlens::Tensor val = values(DType::Float32, {10, 11});
+        const auto res = eval(f, {val});
+        QCOMPARE(res[0].shape(), (passlens::Shape{11}));
+        const auto v = asVector(val);
+        std::vector<double> want(11);
+        for (int j = 0; j < 11; ++j) {
+            double acc = v[static_cast<std::size_t>(j)];
+            for (int i = 1; i < 10; ++i) {
+                const double x = v[static_cast<std::size_t>(i * 11 + j)];
+                acc = scalar == "add" ? acc + x : scalar == "mul" ? acc * x : scalar == "maximum" ? std::max(acc, x) : std::min(acc, x);
+            }
+            want[static_cast<std::size_t>(j)] = acc;
+        }
+        QVERIFY(allClose(asVector(res[0]), want));
+    }
+
+    // test_local_gpualloc_memset_0, five parts.
+    void test_local_gpualloc_memset_0() {
+        const std::string head = R"("inputs": [{"name": "i", "type": "int32[]"}],
+            "constants": [{"name": "z", "type": "float32[1]", "value": [0.0]}, {"name": "o", "type": "float32[1]", "value": [1.0]},
+                          {"name": "ones", "type": "float32[2]", "value": [1.0, 1.0]}],)";
+        // 0 from a CPU op, only client the output: not transferred
+        Compiled a = compile(head + R"("nodes": [{"op": "Alloc", "inputs": ["z", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        QCOMPARE(kinds(a), QString("Alloc"));
+        QCOMPARE(asVector(eval(a, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 0.0));
+        // 0 from a CPU op used by another op (cumsum): transferred
+        Compiled b = compile(head + R"("nodes": [{"op": "Alloc", "inputs": ["z", "i"], "outputs": ["a"]},
+            {"op": "CumOp", "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])");
+        QCOMPARE(int(b.topo().size()), 3);
+        QCOMPARE(QString::fromStdString(b.topo()[0]->op().kind()), QString("GpuAlloc"));
+        QCOMPARE(asVector(eval(b, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 0.0));
+        // Difference (deliberate): PassLens's `cleanup` pipeline has no Alloc special case and
+        // its backward pass lifts a node only below GpuFromHost clients. Here nothing is on the
+        // GPU to start from (the only input is a scalar), so Alloc and CumOp stay on the host;
+        // Theano moves both on the special case's guess that the CumOp will move.
+        QCOMPARE(kinds(compile(head + R"("nodes": [{"op": "Alloc", "inputs": ["z", "i"], "outputs": ["a"]},
+            {"op": "CumOp", "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])", "cleanup")), QString("Alloc CumOp"));
+        // GpuAlloc(ctx)(z, i) written by hand: memset_0
+        Compiled c = compile(head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["z", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        QCOMPARE(kinds(c), QString("GpuAlloc"));
+        QVERIFY(c.topo()[0]->op().boolAttr("memset_0"));
+        QCOMPARE(asVector(eval(c, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 0.0));
+        // with 1: no memset_0
+        Compiled d = compile(head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["o", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        QCOMPARE(kinds(d), QString("GpuAlloc"));
+        QVERIFY(!d.topo()[0]->op().boolAttr("memset_0"));
+        QCOMPARE(asVector(eval(d, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 1.0));
+        // with [1, 1]
+        Compiled e = compile(head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["ones", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        QCOMPARE(kinds(e), QString("GpuAlloc"));
+        QVERIFY(!e.topo()[0]->op().boolAttr("memset_0"));
+        QCOMPARE(asVector(eval(e, {scalarOf(DType::Int32, 2)})[0]), std::vector<double>(2, 1.0));
+    }
+
+    // test_local_gpualloc_empty: AllocEmpty only feeding the output stays on the host; with a
+    // cumsum it moves (3 nodes, GpuAllocEmpty first), for a vector and a matrix.
+    void test_local_gpualloc_empty() {
+        const std::string head = R"("inputs": [{"name": "i", "type": "int32[]"}, {"name": "ii", "type": "int32[]"}],)";
+        Compiled a = compile(head + R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i"], "outputs": ["a"]}], "outputs": ["a"])");
+        QCOMPARE(kinds(a), QString("AllocEmpty"));
+        QCOMPARE(eval(a, {scalarOf(DType::Int32, 3), scalarOf(DType::Int32, 1)})[0].shape(), (passlens::Shape{3}));
+        Compiled b = compile(head + R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i"], "outputs": ["a"]},
+            {"op": "CumOp", "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])");
+        QCOMPARE(int(b.topo().size()), 3);
+        QCOMPARE(QString::fromStdString(b.topo()[0]->op().kind()), QString("GpuAllocEmpty"));
+        Compiled c = compile(head + R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i", "ii"], "outputs": ["a"]},
+            {"op": "CumOp", "attrs": {"axis": 0}, "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])");
+        QCOMPARE(int(c.topo().size()), 3);
+        QCOMPARE(QString::fromStdString(c.topo()[0]->op().kind()), QString("GpuAllocEmpty"));
+        QCOMPARE(eval(c, {scalarOf(DType::Int32, 3), scalarOf(DType::Int32, 4)})[0].shape(), (passlens::Shape{3, 4}));
+    }
+
+    // test_local_gpu_elemwise_careduce: sum(sqr(x)), sum(abs(x)), max(abs(x)) for axis None, 0,
+    // 1: three nodes, the middle one a GpuCAReduceCuda with pre_scalar_op sqr / abs; values.
+    // Difference: Theano writes x * x and reaches sqr through specialize's local_mul_to_sqr,
+    // which PassLens does not model: the graph uses Elemwise{sqr} directly.
+    void test_local_gpu_elemwise_careduce_data() {
+        QTest::addColumn<QString>("pre");
+        QTest::addColumn<QString>("red");
+        QTest::addColumn<QString>("axis");
+        for (auto [pre, red] : {std::pair{"sqr", "add"}, {"abs", "add"}, {"abs", "maximum"}})
+            for (const char* axis : {"null", "[0]", "[1]"})
+                QTest::newRow(qPrintable(QString("%1-%2-%3").arg(pre, red, axis))) << QString(pre) << QString(red) << QString(axis);
+    }
+    void test_local_gpu_elemwise_careduce() {
+        QFETCH(QString, pre);
+        QFETCH(QString, red);
+        QFETCH(QString, axis);
+        Compiled f = compile(R"("inputs": [{"name": "x", "type": "float32[?,?]"}],
+            "nodes": [{"op": "Elemwise", "attrs": {"scalar": ")" + pre.toStdString() + R"("}, "inputs": ["x"], "outputs": ["e"]},
+                      {"op": "CAReduce", "attrs": {"scalar": ")" + red.toStdString() + R"(", "axis": )" + axis.toStdString() + R"(}, "inputs": ["e"], "outputs": ["o"]}],
+            "outputs": ["o"])");
+        const auto topo = f.topo();
+        QCOMPARE(int(topo.size()), 3);
+        QCOMPARE(QString::fromStdString(topo[1]->op().kind()), QString("GpuCAReduceCuda"));
+        QCOMPARE(QString::fromStdString(topo[1]->op().str("pre_scalar_op")), pre);
+        const passlens::Tensor data = values(DType::Float32, {3, 4});
+        const auto v = asVector(data);
+        auto preOf = [&](double x) { return pre == "sqr" ? x * x : std::abs(x); };
+        auto combine = [&](double a, double b) { return red == "add" ? a + b : std::max(a, b); };
+        std::vector<double> want;
+        if (axis == "null") {
+            double acc = preOf(v[0]);
+            for (std::size_t i = 1; i < v.size(); ++i) acc = combine(acc, preOf(v[i]));
+            want = {acc};
+        } else {
+            const int ax = axis == "[0]" ? 0 : 1;
+            const int n = ax == 0 ? 4 : 3, m = ax == 0 ? 3 : 4;
+            for (int j = 0; j < n; ++j) {
+                auto at = [&](int k) { return preOf(ax == 0 ? v[static_cast<std::size_t>(k * 4 + j)] : v[static_cast<std::size_t>(j * 4 + k)]); };
+                double acc = at(0);
+                for (int k = 1; k < m; ++k) acc = combine(acc, at(k));
+                want.push_back(acc);
+            }
+        }
+        QVERIFY(allClose(asVector(eval(f, {data})[0]), want));
+    }
+
+    // test_local_gpu_subtensor: the GraphToGpu Subtensor heuristic, four cases of graph inputs
+    // (Theano's first and last cases use a CPU shared variable; PassLens has no shared
+    // variables, and an input with tag target cpu is the closest: it is never moved).
+    void test_local_gpu_subtensor() {
+        const std::string slice = R"({"op": "Subtensor", "attrs": {"idx": [{"start": 3, "stop": 4}]}, "inputs": ["t"], "outputs": ["s"]})";
+        const std::string plus1 = R"({"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["t", 1.0], "outputs": ["p"]})";
+        // shared forced on CPU
+        Compiled a = compile(R"("inputs": [{"name": "t", "type": "float32[20]", "tag": {"target": "cpu"}}], "nodes": [)" + slice + R"(], "outputs": ["s"])");
+        QCOMPARE(count(a, "Subtensor"), 1);
+        QCOMPARE(count(a, "GpuSubtensor"), 0);
+        // graph input
+        Compiled b = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + R"(], "outputs": ["s"])");
+        QCOMPARE(count(b, "Subtensor"), 1);
+        QCOMPARE(count(b, "GpuSubtensor"), 0);
+        // multiple use of the input: on the GPU to prevent several transfers
+        Compiled c = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + "," + plus1 + R"(], "outputs": ["s", "p"])");
+        QCOMPARE(count(c, "Subtensor"), 0);
+        QCOMPARE(count(c, "GpuSubtensor"), 1);
+        // multiple use of the input + the input as an output
+        Compiled d = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + "," + plus1 + R"(], "outputs": ["s", "p", "t"])");
+        QCOMPARE(count(d, "Subtensor"), 0);
+        QCOMPARE(count(d, "GpuSubtensor"), 1);
+        // shared forced on CPU, computation on the slice: the Elemwise stays on the host too
+        Compiled e = compile(R"("inputs": [{"name": "t", "type": "float32[20]", "tag": {"target": "cpu"}}], "nodes": [)" + slice +
+                             R"(, {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["s", 1.0], "outputs": ["p"]}], "outputs": ["p"])");
+        QCOMPARE(count(e, "Subtensor"), 1);
+        QCOMPARE(count(e, "GpuSubtensor"), 0);
+        QCOMPARE(count(e, "Elemwise"), 1);
+    }
+
+    // test_local_gpu_elemwise: a (int8) + b + c (float32) -> one GpuElemwise and no Elemwise;
+    // the same with the Composite already built on the CPU; values.
+    void test_local_gpu_elemwise() {
+        const std::string in = R"("inputs": [{"name": "a", "type": "int8[4,5]"}, {"name": "b", "type": "float32[4,5]"}, {"name": "c", "type": "float32[4,5]"}],)";
+        Compiled f = compile(in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["a", "b"], "outputs": ["ab"]},
+            {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["ab", "c"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(f, "GpuElemwise"), 1);
+        QCOMPARE(count(f, "Elemwise"), 0);
+        const passlens::Tensor av = values(DType::Int8, {4, 5}, 1), bv = values(DType::Float32, {4, 5}, 2), cv = values(DType::Float32, {4, 5}, 3);
+        std::vector<double> want;
+        for (std::int64_t i = 0; i < 20; ++i) want.push_back(av.at(i) + bv.at(i) + cv.at(i));
+        QVERIFY(allClose(asVector(eval(f, {av, bv, cv})[0]), want));
+        Compiled g = compile(in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "composite", "expr": ")" + std::string("add(add(i0,i1),i2)") +
+                             R"(", "dtype": "float32"}, "inputs": ["a", "b", "c"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(g, "GpuElemwise"), 1);
+        QCOMPARE(count(g, "Elemwise"), 0);
+        QVERIFY(allClose(asVector(eval(g, {av, bv, cv})[0]), want));
+    }
+
+    // test_many_arg_elemwise: add / mul of 64 inputs at rank 2 and 8 run on the GPU (no host
+    // Elemwise left), with the values of mode_without_gpu; 64 fits the budget at rank 2 and
+    // overflows it at rank 8, where the lifter splits the node into a tree of GpuElemwise
+    // each within the kernel-argument budget.
+    void test_many_arg_elemwise_data() {
+        QTest::addColumn<QString>("scalar");
+        QTest::addColumn<int>("ndim");
+        for (const char* s : {"add", "mul"})
+            for (int nd : {2, 8}) QTest::newRow(qPrintable(QString("%1-%2").arg(s).arg(nd))) << QString(s) << nd;
+    }
+    void test_many_arg_elemwise() {
+        QFETCH(QString, scalar);
+        QFETCH(int, ndim);
+        const int numArgs = 64;
+        std::vector<std::int64_t> shape;
+        std::uint32_t s = 7;
+        for (int d = 0; d < ndim; ++d) {
+            s = s * 1664525u + 1013904223u;
+            shape.push_back(1 + (s >> 16) % 4);
+        }
+        json ins = json::array(), names = json::array();
+        std::string type = "float32[";
+        for (int d = 0; d < ndim; ++d) type += (d ? "," : "") + std::to_string(shape[static_cast<std::size_t>(d)]);
+        type += "]";
+        for (int k = 0; k < numArgs; ++k) {
+            ins.push_back({{"name", "x" + std::to_string(k)}, {"type", type}});
+            names.push_back("x" + std::to_string(k));
+        }
+        const json node = {{"op", "Elemwise"}, {"attrs", {{"scalar", scalar.toStdString()}}}, {"inputs", names}, {"outputs", {"o"}}};
+        const std::string body = "\"inputs\": " + ins.dump() + ", \"nodes\": [" + node.dump() + "], \"outputs\": [\"o\"]";
+        QCOMPARE(maxInputsToGpuElemwise(ndim) - numArgs >= 0, ndim == 2); // 126 at rank 2, 49 at rank 8
+        Compiled gpu = compile(body);
+        Compiled cpu = compileCpu(body);
+        QVERIFY(count(gpu, "GpuElemwise") >= 1);
+        QCOMPARE(count(gpu, "Elemwise"), 0);
+        for (const Apply* n : nodesOf(gpu, "GpuElemwise")) QVERIFY(n->nin() <= maxInputsToGpuElemwise(ndim));
+        QCOMPARE(count(gpu, "GpuElemwise"), ndim == 2 ? 1 : 3); // 64 inputs at rank 8: 49 + 15, then 2
+        std::vector<passlens::Tensor> args;
+        for (int k = 0; k < numArgs; ++k) {
+            passlens::Tensor t = values(DType::Float32, shape, static_cast<std::uint32_t>(k + 1));
+            std::vector<double> v = asVector(t);
+            for (double& x : v) x = x / 10.0 + 0.5; // keep the product of 64 finite
+            args.push_back(passlens::Tensor::fromDoubles(DType::Float32, passlens::Shape(shape.begin(), shape.end()), v));
+        }
+        QVERIFY(allClose(asVector(eval(gpu, args)[0]), asVector(eval(cpu, args)[0]), 1e-3));
+    }
+
+    // ------------------------------------------------------------ gpuarray/tests/test_basic_ops.py
+
+    // test_transfer_cpu_gpu: GpuFromHost(a) and host_from_gpu(g) return the values.
+    void test_transfer_cpu_gpu() {
+        Compiled f = compile(R"("inputs": [{"name": "a", "type": "float32[5,4]"}], "nodes": [{"op": "GpuFromHost", "inputs": ["a"], "outputs": ["g"]}], "outputs": ["g"])");
+        const passlens::Tensor av = values(DType::Float32, {5, 4});
+        QVERIFY(allClose(asVector(eval(f, {av})[0]), asVector(av)));
+        Compiled h = compile(R"("inputs": [{"name": "g", "type": "float32[5,4]@gpu"}], "nodes": [{"op": "HostFromGpu", "inputs": ["g"], "outputs": ["a"]}], "outputs": ["a"])");
+        QVERIFY(allClose(asVector(eval(h, {av})[0]), asVector(av)));
+    }
+
+    // test_transfer_gpu_gpu: GpuToGpu(g) survives when both transfer cutters are excluded.
+    void test_transfer_gpu_gpu() {
+        Compiled f = compile(R"("inputs": [{"name": "g", "type": "float32[?,?]@gpu"}], "nodes": [{"op": "GpuToGpu", "inputs": ["g"], "outputs": ["o"]}], "outputs": ["o"])",
+                             "theano", {"local_cut_gpu_transfers", "local_cut_gpua_host_gpua"});
+        QCOMPARE(kinds(f), QString("GpuToGpu"));
+        const passlens::Tensor gv = values(DType::Float32, {5, 4});
+        QVERIFY(allClose(asVector(eval(f, {gv})[0]), asVector(gv)));
+    }
+
+    // test_alloc_empty: GpuAllocEmpty(dt)(2, 3) with Python int shapes (make_node's
+    // as_tensor_variable: int8 constants) is one node of that dtype and shape; two equal
+    // uint64 GpuAllocEmpty merge into one.
+    void test_alloc_empty() {
+        for (const char* dt : {"float32", "int8"}) {
+            const json node = {{"op", "GpuAllocEmpty"}, {"attrs", {{"dtype", dt}}}, {"inputs", {2, 3}}, {"outputs", {"o"}}};
+            Compiled f = compile("\"nodes\": [" + node.dump() + "], \"outputs\": [\"o\"]", "none");
+            QCOMPARE(int(f.g->nodeCount()), 1);
+            QCOMPARE(f.g->outputs()[0]->type().str(), std::string(dt) + "[2,3]@gpu");
+            QCOMPARE(f.topo()[0]->input(0)->type().dtype(), DType::Int8);
+            const auto out = eval(f, {});
+            QCOMPARE(out[0].shape(), (passlens::Shape{2, 3}));
+            QCOMPARE(out[0].dtype(), *parseDType(dt));
+        }
+        Compiled f = compile(R"("nodes": [{"op": "GpuAllocEmpty", "attrs": {"dtype": "uint64"}, "inputs": [3, 2], "outputs": ["o1"]},
+            {"op": "GpuAllocEmpty", "attrs": {"dtype": "uint64"}, "inputs": [3, 2], "outputs": ["o2"]}], "outputs": ["o1", "o2"])");
+        QCOMPARE(count(f, "GpuAllocEmpty"), 1);
+        const auto out = eval(f, {});
+        QCOMPARE(out[1].shape(), (passlens::Shape{3, 2}));
+        QCOMPARE(out[1].dtype(), DType::UInt64);
+    }
+
+    // test_shape: x.shape of a GPU tensor3 excluding local_shape_to_shape_i is one Shape node
+    // with the values (3, 4, 5). Difference: the first half (Shape_i x3 + MakeVector in
+    // FAST_RUN) needs local_shape_to_shape_i, which PassLens does not model; Shape stays.
+    void test_shape() {
+        Compiled f = compile(R"("inputs": [{"name": "x", "type": "float32[?,?,?]@gpu"}], "nodes": [{"op": "Shape", "inputs": ["x"], "outputs": ["s"]}], "outputs": ["s"])");
+        QCOMPARE(kinds(f), QString("Shape"));
+        QCOMPARE(asVector(eval(f, {values(DType::Float32, {3, 4, 5})})[0]), (std::vector<double>{3, 4, 5}));
+    }
+
+    // test_gpu_contiguous: gpu_contiguous(a.reshape((5, 4))[::i]) has a GpuSubtensor and a
+    // GpuContiguous. The reshape takes a literal shape [5, 4] and the hand-written GpuContiguous
+    // a host value: both converted as make_node does.
+    void test_gpu_contiguous() {
+        Compiled f = compile(R"("inputs": [{"name": "a", "type": "float32[?,?]"}, {"name": "i", "type": "int32[]"}],
+            "nodes": [{"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["a", [5, 4]], "outputs": ["r"]},
+                      {"op": "Subtensor", "attrs": {"idx": [{"step": "?"}]}, "inputs": ["r", "i"], "outputs": ["s"]},
+                      {"op": "GpuContiguous", "inputs": ["s"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(f, "GpuSubtensor"), 1);
+        QCOMPARE(count(f, "GpuContiguous"), 1);
+        const passlens::Tensor av = values(DType::Float32, {4, 5});
+        const auto r2 = eval(f, {av, scalarOf(DType::Int32, 2)});
+        QCOMPARE(r2[0].shape(), (passlens::Shape{3, 4}));
+        QVERIFY(allClose(asVector(r2[0]), {av.at(0), av.at(1), av.at(2), av.at(3), av.at(8), av.at(9), av.at(10), av.at(11), av.at(16), av.at(17), av.at(18), av.at(19)}));
+    }
+
+    // G_Join_and_Split.test_gpusplit_opt: Split(2)(m, 0, [2, 2]) moves to the GPU (GpuSplit);
+    // values. Difference: float32 instead of float16 shared data; axis is an attribute.
+    void test_gpusplit_opt() {
+        Compiled f = compile(R"("inputs": [{"name": "m", "type": "float32[4,6]"}],
+            "nodes": [{"op": "Split", "attrs": {"axis": 0, "n_splits": 2}, "inputs": ["m", [2, 2]], "outputs": ["o1", "o2"]}], "outputs": ["o1", "o2"])");
+        QCOMPARE(count(f, "GpuSplit"), 1);
+        const passlens::Tensor mv = values(DType::Float32, {4, 6});
+        const auto out = eval(f, {mv});
+        const auto v = asVector(mv);
+        QVERIFY(allClose(asVector(out[0]), std::vector<double>(v.begin(), v.begin() + 12)));
+        QVERIFY(allClose(asVector(out[1]), std::vector<double>(v.begin() + 12, v.end())));
+    }
+
+    // test_gpujoin_gpualloc: join(0, zeros_like(a), ones_like(b)) (+ 4): two Alloc and one Join
+    // without the GPU; two GpuAlloc and one GpuJoin with it; equal values. Difference:
+    // zeros_like / ones_like are written as Alloc(0 / 1, Shape_i...) (Theano reaches that form
+    // through fill and local_fill_to_alloc, which PassLens does not model).
+    void test_gpujoin_gpualloc() {
+        const std::string in = R"("inputs": [{"name": "a", "type": "float32[?,?]"}, {"name": "b", "type": "float32[?,?]"}],
+            "nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["a"], "outputs": ["a0"]}, {"op": "Shape_i", "attrs": {"i": 1}, "inputs": ["a"], "outputs": ["a1"]},
+                      {"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["b"], "outputs": ["b0"]}, {"op": "Shape_i", "attrs": {"i": 1}, "inputs": ["b"], "outputs": ["b1"]},
+                      {"op": "Alloc", "inputs": [0.0, "a0", "a1"], "outputs": ["za"]}, {"op": "Alloc", "inputs": [1.0, "b0", "b1"], "outputs": ["ob"]},
+                      {"op": "Join", "attrs": {"axis": 0}, "inputs": ["za", "ob"], "outputs": ["j"]})";
+        const std::string plus4 = in + R"(, {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["j", 4.0], "outputs": ["o"]}], "outputs": ["o"])";
+        Compiled f = compileCpu(plus4);
+        Compiled fGpu = compile(in + R"(], "outputs": ["j"])");
+        Compiled fGpu2 = compile(plus4);
+        QCOMPARE(count(f, "Alloc"), 2);
+        QCOMPARE(count(f, "Join"), 1);
+        QCOMPARE(count(fGpu, "GpuAlloc"), 2);
+        QCOMPARE(count(fGpu, "GpuJoin"), 1);
+        QCOMPARE(count(fGpu2, "GpuAlloc"), 2);
+        QCOMPARE(count(fGpu2, "GpuJoin"), 1);
+        const std::vector<passlens::Tensor> args{values(DType::Float32, {4, 5}), values(DType::Float32, {3, 5})};
+        const auto want = asVector(eval(f, args)[0]);
+        QCOMPARE(want.size(), std::size_t(35));
+        QCOMPARE(want[0], 4.0);
+        QCOMPARE(want[34], 5.0);
+        QCOMPARE(asVector(eval(fGpu2, args)[0]), want);
+    }
+
+    // ------------------------------------------------------------ tensor/tests/test_opt.py
+
+    // test_local_join_1: join of one tensor disappears (vector stack, matrix join(0, a),
+    // join(1, a)) keeping floatX; join(1, a, a) keeps its Join. Run without the GPU phases.
+    // Difference: stack([a]) is written as join(0, DimShuffle{x,0}(a)).
+    void test_local_join_1() {
+        Compiled v = compileCpu(R"("inputs": [{"name": "a", "type": "float32[?]"}],
+            "nodes": [{"op": "DimShuffle", "attrs": {"order": ["x", 0]}, "inputs": ["a"], "outputs": ["d"]},
+                      {"op": "Join", "attrs": {"axis": 0}, "inputs": ["d"], "outputs": ["s"]}], "outputs": ["s"])");
+        QCOMPARE(count(v, "Join"), 0);
+        QCOMPARE(v.g->outputs()[0]->type().dtype(), DType::Float32);
+        QCOMPARE(asVector(eval(v, {passlens::Tensor::fromDoubles(DType::Float32, {1}, {1})})[0]), std::vector<double>{1});
+        for (int axis : {0, 1}) {
+            Compiled m = compileCpu(R"("inputs": [{"name": "a", "type": "float32[?,?]"}],
+                "nodes": [{"op": "Join", "attrs": {"axis": )" + std::to_string(axis) + R"(}, "inputs": ["a"], "outputs": ["s"]}], "outputs": ["s"])");
+            QCOMPARE(count(m, "Join"), 0);
+            QCOMPARE(m.g->outputs()[0]->type().dtype(), DType::Float32);
+        }
+        Compiled two = compileCpu(R"("inputs": [{"name": "a", "type": "float32[?,?]"}],
+            "nodes": [{"op": "Join", "attrs": {"axis": 1}, "inputs": ["a", "a"], "outputs": ["s"]}], "outputs": ["s"])");
+        QCOMPARE(count(two, "Join"), 1);
+        QCOMPARE(asVector(eval(two, {passlens::Tensor::fromDoubles(DType::Float32, {1, 1}, {1})})[0]), (std::vector<double>{1, 1}));
+    }
+
+    // test_local_useless_split: split into one piece is removed; into three kept (one Split).
+    // Difference: Theano leaves a DeepCopyOp for the output and an Assert on the split sizes;
+    // PassLens has neither (the output is the input).
+    void test_local_useless_split() {
+        const std::string in = R"("inputs": [{"name": "x", "type": "float32[?,?]"}, {"name": "splits", "type": "int32[?]"}],)";
+        Compiled opt = compileCpu(in + R"("nodes": [{"op": "Split", "attrs": {"axis": 0, "n_splits": 1}, "inputs": ["x", "splits"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(opt, "Split"), 0);
+        QCOMPARE(opt.g->outputs()[0], opt.g->inputs()[0]);
+        Compiled nonopt = compileCpu(in + R"("nodes": [{"op": "Split", "attrs": {"axis": 0, "n_splits": 3}, "inputs": ["x", "splits"], "outputs": ["o1", "o2", "o3"]}],
+            "outputs": ["o1", "o2", "o3"])");
+        QCOMPARE(kinds(nonopt), QString("Split"));
+    }
+
+    // Test_local_useless_reshape.test_1 / test_2 / test_m1: x.reshape(x.shape),
+    // x.reshape([Shape_i(0)(x), Shape_i(1)(x)]) and x.reshape((x.shape[0], -1)) lose their
+    // Reshape. x.shape[0] is Shape_i{0}(x) in PassLens (core/README.md).
+    void test_local_useless_reshape() {
+        const std::string in = R"("inputs": [{"name": "x", "type": "float32[?,?]"}],)";
+        Compiled t1 = compileCpu(in + R"("nodes": [{"op": "Shape", "inputs": ["x"], "outputs": ["s"]},
+            {"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", "s"], "outputs": ["r"]}], "outputs": ["r"])");
+        QCOMPARE(count(t1, "Reshape"), 0);
+        Compiled t2 = compileCpu(in + R"("nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["x"], "outputs": ["s0"]},
+            {"op": "Shape_i", "attrs": {"i": 1}, "inputs": ["x"], "outputs": ["s1"]},
+            {"op": "MakeVector", "inputs": ["s0", "s1"], "outputs": ["s"]},
+            {"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", "s"], "outputs": ["r"]}], "outputs": ["r"])");
+        QCOMPARE(count(t2, "Reshape"), 0);
+        Compiled m1 = compileCpu(in + R"("nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["x"], "outputs": ["s0"]},
+            {"op": "MakeVector", "inputs": ["s0", -1], "outputs": ["s"]},
+            {"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", "s"], "outputs": ["r"]}], "outputs": ["r"])");
+        QCOMPARE(count(m1, "Reshape"), 0);
+        // two -1 entries are not useless (Theano: nb_m1 <= 1)
+        Compiled two = compileCpu(in + R"("nodes": [{"op": "MakeVector", "inputs": [-1, -1], "outputs": ["s"]},
+            {"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", "s"], "outputs": ["r"]}], "outputs": ["r"])");
+        QCOMPARE(count(two, "Reshape"), 1);
+    }
+
+    // Test_local_canonicalize_alloc.test0: alloc(x, 6, 7) of a (3, 7) float64 value.
+    // Difference (deliberate): Theano's types carry only broadcast flags, so the Alloc's type
+    // equals x's and local_canonicalize_alloc (PassLens: local_useless_alloc) returns x, hiding
+    // the shape mismatch (the test notes DebugMode catches it). PassLens types carry static
+    // dims: float64[6,7] differs from float64[3,7] and the Alloc stays. With unknown dims the
+    // Alloc is removed as in Theano.
+    void test_local_canonicalize_alloc() {
+        Compiled st = compileCpu(R"("inputs": [{"name": "x", "type": "float64[3,7]"}],
+            "nodes": [{"op": "Alloc", "inputs": ["x", 6, 7], "outputs": ["a"]}], "outputs": ["a"])");
+        QCOMPARE(kinds(st), QString("Alloc"));
+        Compiled dyn = compileCpu(R"("inputs": [{"name": "x", "type": "float64[?,?]"}, {"name": "m", "type": "int64[]"}, {"name": "n", "type": "int64[]"}],
+            "nodes": [{"op": "Alloc", "inputs": ["x", "m", "n"], "outputs": ["a"]}], "outputs": ["a"])");
+        QCOMPARE(kinds(dyn), QString(""));
+    }
+
+    // test_local_merge_alloc: Alloc(Alloc(m, 1, y, 1, 1), x, y, z, w) and Alloc(Alloc(m, y, 1, 1),
+    // x, y, z, w) become one Alloc; Alloc(Alloc(m, y, 1, 1), x, y2, z, w) becomes
+    // Alloc(m, x, Assert(y2, eq(y2, y)), z, w) (3 nodes, Assert then Alloc last), which fails
+    // at run time when y != y2. Values of shape (1, 2, 3, 4).
+    void test_local_merge_alloc() {
+        const std::string in = R"("inputs": [{"name": "m", "type": "float32[]"}, {"name": "x", "type": "int32[]"}, {"name": "y", "type": "int32[]"},
+            {"name": "y2", "type": "int32[]"}, {"name": "z", "type": "int32[]"}, {"name": "w", "type": "int32[]"}],)";
+        auto args = [](int y2) {
+            return std::vector<passlens::Tensor>{scalarOf(DType::Float32, 0), scalarOf(DType::Int32, 1), scalarOf(DType::Int32, 2),
+                                                 scalarOf(DType::Int32, y2), scalarOf(DType::Int32, 3), scalarOf(DType::Int32, 4)};
+        };
+        Compiled c1 = compileCpu(in + R"("nodes": [{"op": "Alloc", "inputs": ["m", 1, "y", 1, 1], "outputs": ["i"]},
+            {"op": "Alloc", "inputs": ["i", "x", "y", "z", "w"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(kinds(c1), QString("Alloc"));
+        QCOMPARE(eval(c1, args(2))[0].shape(), (passlens::Shape{1, 2, 3, 4}));
+        Compiled c2 = compileCpu(in + R"("nodes": [{"op": "Alloc", "inputs": ["m", "y", 1, 1], "outputs": ["i"]},
+            {"op": "Alloc", "inputs": ["i", "x", "y", "z", "w"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(kinds(c2), QString("Alloc"));
+        QCOMPARE(eval(c2, args(2))[0].shape(), (passlens::Shape{1, 2, 3, 4}));
+        Compiled c3 = compileCpu(in + R"("nodes": [{"op": "Alloc", "inputs": ["m", "y", 1, 1], "outputs": ["i"]},
+            {"op": "Alloc", "inputs": ["i", "x", "y2", "z", "w"], "outputs": ["o"]}], "outputs": ["o"])");
+        const auto topo = c3.topo();
+        QCOMPARE(int(topo.size()), 3);
+        QCOMPARE(QString::fromStdString(topo[1]->op().kind()), QString("Assert"));
+        QCOMPARE(QString::fromStdString(topo[2]->op().kind()), QString("Alloc"));
+        QCOMPARE(eval(c3, args(2))[0].shape(), (passlens::Shape{1, 2, 3, 4}));
+        bool failed = false;
+        try {
+            eval(c3, args(5));
+        } catch (const std::exception& e) {
+            failed = QString(e.what()).contains("shape error");
+        }
+        QVERIFY(failed);
+    }
+
+    // T_useless_elemwise.test_mul / test_add / test_identity: mul(x), add(x) and
+    // tensor_copy(x) (Elemwise{identity}) leave no node (Theano: only the output's
+    // DeepCopyOp, which PassLens does not model); mul(x, y), add(x, y) stay one Elemwise, values.
+    void test_useless_elemwise() {
+        for (const char* s : {"mul", "add", "identity"}) {
+            const json node = {{"op", "Elemwise"}, {"attrs", {{"scalar", s}}}, {"inputs", {"x"}}, {"outputs", {"o"}}};
+            Compiled f = compileCpu(R"("inputs": [{"name": "x", "type": "float64[?,?]"}], "nodes": [)" + node.dump() + R"(], "outputs": ["o"])");
+            QCOMPARE(kinds(f), QString(""));
+        }
+        for (const char* s : {"mul", "add"}) {
+            const json node = {{"op", "Elemwise"}, {"attrs", {{"scalar", s}}}, {"inputs", {"x", "y"}}, {"outputs", {"o"}}};
+            Compiled f = compileCpu(R"("inputs": [{"name": "x", "type": "float64[5,4]"}, {"name": "y", "type": "float64[5,4]"}], "nodes": [)" + node.dump() +
+                                    R"(], "outputs": ["o"])");
+            QCOMPARE(kinds(f), QString("Elemwise"));
+            QCOMPARE(f.topo()[0]->op().str("scalar"), std::string(s));
+            const passlens::Tensor vx = values(DType::Float64, {5, 4}, 1), vy = values(DType::Float64, {5, 4}, 2);
+            std::vector<double> want;
+            for (std::int64_t i = 0; i < 20; ++i) want.push_back(std::string(s) == "mul" ? vx.at(i) * vy.at(i) : vx.at(i) + vy.at(i));
+            QCOMPARE(asVector(eval(f, {vx, vy})[0]), want);
+        }
+    }
+
     // ------------------------------------------------------------ make_node (issue 12 part 1)
 
     // Elemwise.make_node pads lower ranks with DimShuffle{x,...} (provenance make_node): the
