@@ -622,6 +622,50 @@ private slots:
         }
     }
 
+    // ------------------------------------------------------------ tensor/tests/test_basic.py
+
+    // TestAlloc.test_alloc_output (and the GPU TestAlloc of gpuarray/tests/test_basic_ops.py,
+    // whose allocs are GpuAlloc, GpuAlloc, Alloc): an Alloc of a constant that is the output is
+    // not constant-folded: one alloc node, the output.
+    void test_alloc_output() {
+        const std::string val = R"("constants": [{"name": "val", "type": "float32[1,1]", "value": [[0.5]]}],)";
+        Compiled cpu = compileCpu(val + R"("nodes": [{"op": "Alloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(kinds(cpu), QString("Alloc"));
+        Compiled gpu = compile(val + R"("nodes": [{"op": "GpuAlloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(kinds(gpu), QString("GpuAlloc"));
+        QCOMPARE(gpu.g->outputs()[0]->type().str(), std::string("float32[50,60]@gpu"));
+        const auto out = eval(gpu, {});
+        QCOMPARE(out[0].shape(), (passlens::Shape{50, 60}));
+        QCOMPARE(asVector(out[0]), std::vector<double>(3000, 0.5));
+        Compiled host = compile(val + R"("nodes": [{"op": "Alloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(kinds(host), QString("Alloc")); // its only client is the output: not moved
+    }
+
+    // TestAlloc.test_ones / test_zeros: tensor.ones(shp) / zeros(shp) = alloc(1.0 / 0.0, *shp)
+    // for shp [], [1], [1, 2], [1, 2, 3] (Python int shapes), and ones(x.shape) of a matrix.
+    void test_ones_zeros() {
+        for (double fill : {1.0, 0.0}) {
+            for (const json& shp : {json::array(), json{1}, json{1, 2}, json{1, 2, 3}}) {
+                json ins = json::array({fill});
+                std::int64_t n = 1;
+                for (const auto& d : shp) {
+                    ins.push_back(d);
+                    n *= d.get<std::int64_t>();
+                }
+                const json node = {{"op", "Alloc"}, {"inputs", ins}, {"outputs", {"o"}}};
+                Compiled f = compileCpu("\"nodes\": [" + node.dump() + "], \"outputs\": [\"o\"]");
+                const auto out = eval(f, {});
+                QCOMPARE(out[0].ndim(), int(shp.size()));
+                QCOMPARE(out[0].dtype(), DType::Float32); // floatX
+                QCOMPARE(asVector(out[0]), std::vector<double>(static_cast<std::size_t>(n), fill));
+            }
+        }
+        Compiled t = compileCpu(R"("inputs": [{"name": "x", "type": "float32[?,?]"}],
+            "nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["x"], "outputs": ["s0"]}, {"op": "Shape_i", "attrs": {"i": 1}, "inputs": ["x"], "outputs": ["s1"]},
+                      {"op": "Alloc", "inputs": [1.0, "s0", "s1"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(asVector(eval(t, {values(DType::Float32, {3, 4})})[0]), std::vector<double>(12, 1.0));
+    }
+
     // ------------------------------------------------------------ make_node (issue 12 part 1)
 
     // Elemwise.make_node pads lower ranks with DimShuffle{x,...} (provenance make_node): the
