@@ -737,6 +737,15 @@ private slots:
         } catch (const Error& e) {
             QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("rectangular"), e.what());
         }
+        // nesting beyond numpy's 32 dimensions is refused before it is walked
+        const std::string deep = std::string(40, '[') + "1" + std::string(40, ']');
+        try {
+            readGraphJsonText(doc(R"("inputs": [{"name": "x", "type": "float32[?]"}],
+                "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["x", )" + deep + R"(], "outputs": ["y"]}], "outputs": ["y"])"), "p.graph.json", {});
+            QFAIL("accepted");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("more than 32 levels"), e.what());
+        }
     }
 };
 

@@ -12,20 +12,23 @@ namespace passlens {
 namespace {
 using json = nlohmann::json;
 
-// Shape and flattened entries of a (nested) list literal; throws for a ragged list.
+constexpr std::size_t kMaxLiteralRank = 32; // numpy's NPY_MAXDIMS
+const char* const kRagged = "a list literal must be rectangular (numpy.asarray: setting an array element with a sequence)";
+
+// Shape and flattened entries of a (nested) list literal; throws for a ragged list or more
+// than kMaxLiteralRank levels (checked before recursing deeper).
 void flatten(const json& v, std::size_t depth, std::vector<std::int64_t>& shape, std::vector<const json*>& out) {
     if (!v.is_array()) {
-        if (depth != shape.size())
-            throw Error("a list literal must be rectangular (numpy.asarray: setting an array element with a sequence)");
+        if (depth != shape.size()) throw Error(kRagged);
         out.push_back(&v);
         return;
     }
+    if (depth >= kMaxLiteralRank) throw Error("a list literal nests more than " + std::to_string(kMaxLiteralRank) + " levels (numpy's limit)");
     if (depth == shape.size()) {
-        if (!out.empty())
-            throw Error("a list literal must be rectangular (numpy.asarray: setting an array element with a sequence)");
+        if (!out.empty()) throw Error(kRagged);
         shape.push_back(static_cast<std::int64_t>(v.size()));
     } else if (shape[depth] != static_cast<std::int64_t>(v.size())) {
-        throw Error("a list literal must be rectangular (numpy.asarray: setting an array element with a sequence)");
+        throw Error(kRagged);
     }
     for (const json& e : v) flatten(e, depth + 1, shape, out);
 }

@@ -29,7 +29,8 @@ enum class LiteralRule {
 };
 
 /// The constant data of a literal. Throws passlens::Error naming the Theano rule for true /
-/// false under as_tensor_variable, a ragged list, or an entry that is not a number.
+/// false under as_tensor_variable, a ragged list, a list nested more than 32 levels (numpy's
+/// limit), or an entry that is not a number.
 std::shared_ptr<TensorData> literalTensor(const nlohmann::json& value, LiteralRule rule);
 
 /// True when `value` is written as a literal (a number, a boolean or a list) rather than a
