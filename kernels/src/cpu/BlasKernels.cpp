@@ -215,7 +215,17 @@ void gemv(KernelCall& c)
 void batchedDot(KernelCall& c)
 {
     const DType dt = outDType(c);
-    const Tensor a = asDType(c, c.in(0), dt), b = asDType(c, c.in(1), dt);
+    Tensor a = asDType(c, c.in(0), dt), b = asDType(c, c.in(1), dt);
+    // Theano's rank-2 operands, (B,K) as (B,1,K) on the left and (B,K,1) on the right; the
+    // result drops those axes again.
+    Shape mixOut;
+    if ((a.ndim() == 2 || a.ndim() == 3) && (b.ndim() == 2 || b.ndim() == 3) && (a.ndim() == 2 || b.ndim() == 2)) {
+        mixOut.push_back(a.dim(0));
+        if (a.ndim() == 3) mixOut.push_back(a.dim(1));
+        if (b.ndim() == 3) mixOut.push_back(b.dim(2));
+        if (a.ndim() == 2) a = a.reshaped({a.dim(0), 1, a.dim(1)});
+        if (b.ndim() == 2) b = b.reshaped({b.dim(0), b.dim(1), 1});
+    }
     const int nd = a.ndim();
     if (nd < 3 || b.ndim() != nd) c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
     const std::int64_t M = a.dim(nd - 2), K = a.dim(nd - 1), N = b.dim(nd - 1);
@@ -247,7 +257,7 @@ void batchedDot(KernelCall& c)
             }
         }
     });
-    c.outputs[0] = std::move(y);
+    c.outputs[0] = mixOut.empty() ? std::move(y) : y.reshaped(mixOut);
 }
 
 } // namespace
