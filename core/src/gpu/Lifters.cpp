@@ -161,11 +161,26 @@ std::vector<Variable*> liftDot(LiftContext& c) {
 }
 
 std::vector<Variable*> liftBatchedDot(LiftContext& c) {
-    if (c.inputs[0]->type().ndim() != 3) {
-        c.reason = "GpuGemmBatch takes 3-D operands, got rank " + std::to_string(c.inputs[0]->type().ndim());
+    // local_gpua_gemmbatch (gpuarray/opt.py): GpuGemmBatch takes 3-D operands of the output
+    // dtype, so rank-2 operands get a broadcastable axis (and lose it again on the result) and
+    // other dtypes a cast.
+    const int na = c.inputs[0]->type().ndim(), nb = c.inputs[1]->type().ndim();
+    if (!((na == 3 && nb == 3) || ((na == 2 || na == 3) && (nb == 2 || nb == 3)))) {
+        c.reason = "GpuGemmBatch takes 3-D operands (or Theano's rank-2 ones), got ranks " + std::to_string(na) + " and " + std::to_string(nb);
         return {};
     }
-    return {mk(c.graph, "GpuGemmBatch", json::object(), gpuAll(c, c.inputs), c.node)};
+    const DType out = c.node.output()->type().dtype();
+    std::vector<Variable*> ins = gpuAll(c, c.inputs);
+    if (na == 2) ins[0] = mk(c.graph, "GpuDimShuffle", {{"order", {0, "x", 1}}}, {ins[0]}, c.node);
+    if (nb == 2) ins[1] = mk(c.graph, "GpuDimShuffle", {{"order", {0, 1, "x"}}}, {ins[1]}, c.node);
+    for (auto*& v : ins)
+        if (v->type().dtype() != out) v = mk(c.graph, "GpuElemwise", {{"scalar", "cast"}, {"dtype", std::string(dtypeName(out))}}, {v}, c.node);
+    Variable* r = mk(c.graph, "GpuGemmBatch", json::object(), ins, c.node);
+    if (na == 3 && nb == 3) return {r};
+    json keep = json::array({0});
+    if (na == 3) keep.push_back(1);
+    if (nb == 3) keep.push_back(2);
+    return {mk(c.graph, "GpuDimShuffle", {{"order", keep}}, {r}, c.node)};
 }
 
 std::vector<Variable*> liftCAReduce(LiftContext& c) {

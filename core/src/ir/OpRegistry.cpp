@@ -408,8 +408,16 @@ std::vector<Type> gemvRule(const Op& op, Vars in) {
 
 std::vector<Type> batchedDotRule(const Op& op, Vars in) {
     const Type &a = ty(in, 0), &b = ty(in, 1);
+    const bool mix = (a.ndim() == 2 || a.ndim() == 3) && (b.ndim() == 2 || b.ndim() == 3) && (a.ndim() == 2 || b.ndim() == 2);
+    if (mix) { // Theano's BatchedDot: (B,N,K)x(B,K) -> (B,N), (B,K)x(B,K,M) -> (B,M), (B,K)x(B,K) -> (B)
+        std::vector<std::int64_t> dims{agree(op, a.dims()[0], b.dims()[0], "batch axis 0")};
+        agree(op, a.dims().back(), b.dims()[1], "inner dimensions of " + a.str() + " and " + b.str());
+        if (a.ndim() == 3) dims.push_back(a.dims()[1]);
+        if (b.ndim() == 3) dims.push_back(b.dims()[2]);
+        return {Type(upcast(a.dtype(), b.dtype()), dims)};
+    }
     if (a.ndim() < 3 || b.ndim() != a.ndim())
-        fail(op, "takes two tensors of equal rank >= 3, got " + a.str() + " and " + b.str());
+        fail(op, "takes two tensors of equal rank >= 3, or of rank 2 and 3 as Theano's BatchedDot, got " + a.str() + " and " + b.str());
     std::vector<std::int64_t> dims;
     for (int i = 0; i < a.ndim() - 2; ++i)
         dims.push_back(agree(op, a.dims()[static_cast<std::size_t>(i)], b.dims()[static_cast<std::size_t>(i)], "batch axis " + std::to_string(i)));
