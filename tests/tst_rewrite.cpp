@@ -3,7 +3,9 @@
 #include <passlens/io/GraphJson.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/OpRegistry.h>
+#include <passlens/pipeline/OptimizeReport.h>
 #include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
 #include <passlens/rewrite/Equilibrium.h>
 #include <passlens/rewrite/Merge.h>
 #include <passlens/rewrite/Walker.h>
@@ -421,6 +423,28 @@ private slots:
         for (const PhaseRun& p : run.phases) QVERIFY2(p.converged, p.info.name.c_str());
         if (log.lines != expected) qWarning().noquote() << log.lines.join("\n");
         QCOMPARE(log.lines, expected);
+    }
+
+    // A pipeline whose canonicalize stops on max_use reports the phase as not converged (and
+    // the optimize report says so); the other phases converged.
+    void notConvergedIsReported() {
+        const char* doc = R"({"format": "passlens.graph", "version": 1, "inputs": [{"name": "x", "type": "float32[4]"}],
+          "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["x", "x"], "outputs": ["a"]},
+                    {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["a", "x"], "outputs": ["b"]},
+                    {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["b", "x"], "outputs": ["c"]}], "outputs": ["c"]})";
+        LoadedGraph lg = readGraphJsonText(doc, "g.graph.json", {});
+        Pipeline p = Pipeline::fromJson(nlohmann::json::parse(R"({"format": "passlens.pipeline", "version": 1, "base": "theano", "max_use_ratio": 0.1})"), "p.json");
+        Trace t;
+        const PipelineRun run = p.run(*lg.graph, &t, true);
+        QStringList notConverged;
+        for (const PhaseRun& ph : run.phases)
+            if (!ph.converged) notConverged << QString::fromStdString(ph.info.name);
+        QCOMPARE(notConverged, QStringList{"canonicalize"});
+        t.finish(run, *lg.graph, p.buildContext().caps);
+        const nlohmann::json j = optimizeJson(run, *lg.graph, t);
+        for (const auto& ph : j["phases"])
+            QCOMPARE(ph.contains("converged"), ph["name"] == "canonicalize");
+        QVERIFY(QString::fromStdString(j["messages"].dump()).contains("max'ed out by 'local_add_mul_fusion'"));
     }
 
     void faultyRewritesAreRejected() {

@@ -18,9 +18,11 @@ nlohmann::json optimizeJson(const PipelineRun& run, const FunctionGraph& g, cons
     json j;
     j["pipeline"] = run.pipeline;
     json phases = json::array();
-    for (const auto& p : run.phases)
+    for (const auto& p : run.phases) {
         phases.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}, {"changed", p.changed}, {"applied", p.applied},
                           {"rejected", p.rejected}, {"nodes_before", p.nodesBefore}, {"nodes_after", p.nodesAfter}, {"time_us", p.timeUs}});
+        if (!p.converged) phases.back()["converged"] = false; // an Equilibrium stopped before its fixed point
+    }
     j["phases"] = phases;
     json topo = json::array();
     for (const Apply* a : g.toposort()) topo.push_back(a->op().kind());

@@ -10,7 +10,8 @@
 namespace passlens {
 
 /// `{"pipeline", "phases": [...], "final": {"nodes", "op_counts", "toposort", "transfers"},
-/// "rewriters": [...], "lifting": [...], "events", "messages"}`.
+/// "rewriters": [...], "lifting": [...], "events", "messages"}`. A phase that stopped before
+/// its fixed point (an Equilibrium on max_use) carries `"converged": false`.
 nlohmann::json optimizeJson(const PipelineRun& run, const FunctionGraph& finalGraph, const Trace& trace);
 /// Phase table, the optimizer profile, the nodes left on the host with their reasons, the final
 /// graph's op counts and transfers.
