@@ -447,6 +447,31 @@ private slots:
         QVERIFY(QString::fromStdString(j["messages"].dump()).contains("max'ed out by 'local_add_mul_fusion'"));
     }
 
+    // A replacement whose second pair rewires a node its first pair imported: the edits arrive
+    // at the commit, so the recorded node reads its final input; the session still replays
+    // (the event lists the definition of that input first).
+    void recordedEventReplaysWhenPairsChain() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}, "c");
+        Variable* a = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {c}, "a");
+        g.setOutputs({a, c});
+        Trace t;
+        RewriteEngine e(g, &t);
+        t.pipelineBegin("test", g);
+        Variable* n1 = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {c}, "n1"); // imported by pair 1, rewired by pair 2
+        Variable* d = g.apply(Op::get("Elemwise", {{"scalar", "sqrt"}}), {x}, "d");
+        Replacement r;
+        r.pairs = {{a, n1}, {c, d}};
+        QVERIFY(e.applyReplacement("chain", nullptr, r, 0));
+        QCOMPARE(n1->owner()->input(0), d);
+        QCOMPARE(int(t.events().size()), 1);
+        const auto& nodes = t.events()[0].nodes;
+        QCOMPARE(int(nodes.size()), 2);
+        QCOMPARE(nodes[0].id, d->owner()->id()); // the definition of n1's input comes first
+        QCOMPARE(t.graphAfter(1)->fingerprint(), g.fingerprint());
+    }
+
     void faultyRewritesAreRejected() {
         Fixture f;
         Variable* o = f.a("Op1", {f.a("Op2", {f.x, f.y})});

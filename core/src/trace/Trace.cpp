@@ -52,6 +52,7 @@ namespace {
 // commit, so a node imported early whose input a later pair of the same replacement changed
 // reads its final inputs, which a node imported later may define.
 void definitionsFirst(std::vector<NodeDef>& nodes) {
+    if (nodes.size() < 2) return;
     std::map<VarId, std::size_t> producer;
     for (std::size_t i = 0; i < nodes.size(); ++i)
         for (const auto& o : nodes[i].outputs) producer[o.id] = i;
