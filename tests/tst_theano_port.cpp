@@ -662,6 +662,23 @@ private slots:
         }
     }
 
+    // test_constant_folding: FAST_COMPILE (excluding fusion; the tensor tests run without a
+    // GPU, so also without the gpuarray phases): [x * 2, x + x] of a float64 vector keeps its
+    // two nodes; of the constant 3 both fold to constants. Difference: Theano's two remaining
+    // nodes are the outputs' DeepCopyOps, PassLens has none: no node, constant outputs 6 and 6.
+    void test_constant_folding() {
+        const std::string nodes = R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["x", 2], "outputs": ["a"]},
+            {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["x", "x"], "outputs": ["b"]}], "outputs": ["a", "b"])";
+        Compiled f = compile(R"("inputs": [{"name": "x", "type": "float64[?]"}],)" + nodes, "fast_compile", {"fusion", "gpuarray"});
+        QCOMPARE(int(f.g->nodeCount()), 2);
+        Compiled c = compile(R"("constants": [{"name": "x", "type": "int8[]", "value": 3}],)" + nodes, "fast_compile", {"fusion", "gpuarray"});
+        QCOMPARE(int(c.g->nodeCount()), 0);
+        QVERIFY(c.g->outputs()[0]->isConstant() && c.g->outputs()[1]->isConstant());
+        const auto out = eval(c, {});
+        QCOMPARE(out[0].at(0), 6.0);
+        QCOMPARE(out[1].at(0), 6.0);
+    }
+
     // ------------------------------------------------------------ tensor/tests/test_basic.py
 
     // TestAlloc.test_alloc_output (and the GPU TestAlloc of gpuarray/tests/test_basic_ops.py,
