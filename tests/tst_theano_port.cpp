@@ -422,6 +422,26 @@ private slots:
         QVERIFY(allClose(asVector(z), want));
     }
 
+    // test_no_complex: exp(width * freq) * signal with a complex64 scalar compiles in
+    // mode_with_gpu without an error, and nothing complex goes to the GPU (Theano's complex
+    // guard in GraphToGPU and op_lifter). Also with vectors, which would otherwise move.
+    void test_no_complex() {
+        for (const char* shape : {"[]", "[4]"}) {
+            const json ins = {{{"name", "w"}, {"type", std::string("complex64") + shape}}, {{"name", "f"}, {"type", std::string("float32") + shape}},
+                              {{"name", "s"}, {"type", std::string("float32") + shape}}};
+            const std::string in = "\"inputs\": " + ins.dump() + ",";
+            Compiled c = compile(in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["w", "f"], "outputs": ["wf"]},
+                {"op": "Elemwise", "attrs": {"scalar": "exp"}, "inputs": ["wf"], "outputs": ["e"]},
+                {"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["e", "s"], "outputs": ["o"]}], "outputs": ["o"])");
+            QVERIFY(c.run.messages.empty());
+            QCOMPARE(c.g->outputs()[0]->type().dtype(), DType::Complex64);
+            for (const Apply* n : c.g->toposort())
+                for (const Variable* v : n->outputs())
+                    QVERIFY2(!(v->type().isGpu() && isComplex(v->type().dtype())), n->op().str().c_str());
+            QCOMPARE(kinds(c), QString("Elemwise Elemwise Elemwise")); // all on the host, no transfer left
+        }
+    }
+
     // ------------------------------------------------------------ gpuarray/tests/test_basic_ops.py
 
     // test_transfer_cpu_gpu: GpuFromHost(a) and host_from_gpu(g) return the values.
