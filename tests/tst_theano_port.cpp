@@ -453,7 +453,9 @@ private slots:
         QVERIFY(allClose(asVector(eval(h, {av})[0]), asVector(av)));
     }
 
-    // test_transfer_gpu_gpu: GpuToGpu(g) survives when both transfer cutters are excluded.
+    // test_transfer_gpu_gpu: GpuToGpu(g) survives when both transfer cutters are excluded
+    // (Theano's cut_gpua_host_transfers is PassLens's local_cut_gpu_transfers in
+    // gpuarray_cut_transfers; local_cut_gpua_host_gpua is the same rewrite in canonicalize).
     void test_transfer_gpu_gpu() {
         Compiled f = compile(R"("inputs": [{"name": "g", "type": "float32[?,?]@gpu"}], "nodes": [{"op": "GpuToGpu", "inputs": ["g"], "outputs": ["o"]}], "outputs": ["o"])",
                              "theano", {"local_cut_gpu_transfers", "local_cut_gpua_host_gpua"});
