@@ -10,6 +10,7 @@
 #include <passlens/ir/OpRegistry.h>
 #include <passlens/kernels/Executor.h>
 #include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
 
 #include <QTest>
 
@@ -760,6 +761,13 @@ private slots:
         QCOMPARE(topo[2]->input(2)->owner(), topo[1]);
         QCOMPARE(topo[1]->input(0)->type().str(), std::string("float32[]")); // 2.0: floatX
         QCOMPARE(lg.graph->outputs()[0]->type().str(), std::string("float32[?,4]"));
+        // the provenance survives a session file
+        Trace t;
+        t.pipelineBegin("none", *lg.graph);
+        const Trace back = Trace::fromSessionJson(t.toSessionJson({}), "s.passlens.json", {});
+        const auto src = back.sourceGraph();
+        QCOMPARE(src->toposort()[0]->tag.value("provenance", ""), std::string("make_node"));
+        QVERIFY(src->toposort()[2]->tag.empty());
         // what Theano refuses: non-broadcastable static dims that differ
         try {
             readGraphJsonText(doc(R"("inputs": [{"name": "m", "type": "float32[?,4]"}, {"name": "v", "type": "float32[3]"}],

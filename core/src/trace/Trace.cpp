@@ -102,6 +102,7 @@ void recreateNode(FunctionGraph& g, const NodeDef& d) {
     }
     g.hintNextIds(d.id, outIds);
     Apply* a = g.makeApply(d.opPtr ? *d.opPtr : Op::get(d.op, d.attrs), ins, types, d.name);
+    a->tag = d.tag;
     for (std::size_t k = 0; k < d.outputs.size(); ++k) a->output(static_cast<int>(k))->setName(d.outputs[k].name);
 }
 } // namespace
@@ -136,6 +137,7 @@ void Trace::capture(const FunctionGraph& g) {
         d.opPtr = &n->op();
         d.op = n->op().kind();
         d.name = n->name();
+        d.tag = n->tag;
         d.inputs.reserve(n->inputs().size());
         for (const Variable* in : n->inputs()) d.inputs.push_back(in->id());
         for (const Variable* o : n->outputs()) d.outputs.push_back({o->id(), o->type(), o->name()});

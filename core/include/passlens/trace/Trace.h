@@ -33,6 +33,7 @@ struct NodeDef {
     };
     std::vector<Out> outputs;
     std::string name;
+    nlohmann::json tag = nlohmann::json::object(); ///< the node's tag (source nodes: make_node provenance)
 };
 
 /// A constant created by a rewrite (constant folding, gemm merges).
