@@ -3,6 +3,7 @@
 // pooling and batch normalisation. Semantics follow the CPU backend (kernels/src/cpu).
 #include "../cpu/ScalarOp.h"
 #include "CudaOps.h"
+#include "Launch.h"
 
 #include <cuda_runtime_api.h>
 
@@ -510,9 +511,9 @@ void elementwise(const ElemProgram& prog, const ElemOperand* inputs, int nin, vo
     a.outDtype = outDtype;
     cudaStream_t s = streamOf(device);
     const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
-    if (prog.mode == 0) elemKernel<float><<<blocks, kThreads, 0, s>>>(a, total);
-    else if (prog.mode == 1) elemKernel<double><<<blocks, kThreads, 0, s>>>(a, total);
-    else elemKernel<long long><<<blocks, kThreads, 0, s>>>(a, total);
+    if (prog.mode == 0) launch("elemKernel", elemKernel<float>, blocks, kThreads, s, a, total);
+    else if (prog.mode == 1) launch("elemKernel", elemKernel<double>, blocks, kThreads, s, a, total);
+    else launch("elemKernel", elemKernel<long long>, blocks, kThreads, s, a, total);
     checkLaunch("GpuElemwise kernel launch");
 }
 
@@ -530,10 +531,10 @@ void stridedCopy(void* dst, const long long* dstStrides, const void* src, const 
     cudaStream_t s = streamOf(device);
     const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
     switch (elemSize) {
-    case 1: copyKernel<unsigned char><<<blocks, kThreads, 0, s>>>(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), a, total); break;
-    case 2: copyKernel<unsigned short><<<blocks, kThreads, 0, s>>>(static_cast<unsigned short*>(dst), static_cast<const unsigned short*>(src), a, total); break;
-    case 4: copyKernel<unsigned int><<<blocks, kThreads, 0, s>>>(static_cast<unsigned int*>(dst), static_cast<const unsigned int*>(src), a, total); break;
-    case 8: copyKernel<unsigned long long><<<blocks, kThreads, 0, s>>>(static_cast<unsigned long long*>(dst), static_cast<const unsigned long long*>(src), a, total); break;
+    case 1: launch("copyKernel", copyKernel<unsigned char>, blocks, kThreads, s, static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), a, total); break;
+    case 2: launch("copyKernel", copyKernel<unsigned short>, blocks, kThreads, s, static_cast<unsigned short*>(dst), static_cast<const unsigned short*>(src), a, total); break;
+    case 4: launch("copyKernel", copyKernel<unsigned int>, blocks, kThreads, s, static_cast<unsigned int*>(dst), static_cast<const unsigned int*>(src), a, total); break;
+    case 8: launch("copyKernel", copyKernel<unsigned long long>, blocks, kThreads, s, static_cast<unsigned long long*>(dst), static_cast<const unsigned long long*>(src), a, total); break;
     default: throw std::runtime_error("strided copy: element size " + std::to_string(elemSize) + " is not supported");
     }
     checkLaunch("strided copy kernel launch");
@@ -553,10 +554,10 @@ void stridedAdd(void* dst, const long long* dstStrides, const void* src, const l
     cudaStream_t s = streamOf(device);
     const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
     switch (dtype) {
-    case F32: addKernel<float><<<blocks, kThreads, 0, s>>>(static_cast<float*>(dst), static_cast<const float*>(src), a, total); break;
-    case F64: addKernel<double><<<blocks, kThreads, 0, s>>>(static_cast<double*>(dst), static_cast<const double*>(src), a, total); break;
-    case I64: addKernel<long long><<<blocks, kThreads, 0, s>>>(static_cast<long long*>(dst), static_cast<const long long*>(src), a, total); break;
-    case I32: addKernel<int><<<blocks, kThreads, 0, s>>>(static_cast<int*>(dst), static_cast<const int*>(src), a, total); break;
+    case F32: launch("addKernel", addKernel<float>, blocks, kThreads, s, static_cast<float*>(dst), static_cast<const float*>(src), a, total); break;
+    case F64: launch("addKernel", addKernel<double>, blocks, kThreads, s, static_cast<double*>(dst), static_cast<const double*>(src), a, total); break;
+    case I64: launch("addKernel", addKernel<long long>, blocks, kThreads, s, static_cast<long long*>(dst), static_cast<const long long*>(src), a, total); break;
+    case I32: launch("addKernel", addKernel<int>, blocks, kThreads, s, static_cast<int*>(dst), static_cast<const int*>(src), a, total); break;
     default: throw std::runtime_error("GpuIncSubtensor: dtype code " + std::to_string(dtype) + " is not supported");
     }
     checkLaunch("strided add kernel launch");
@@ -567,7 +568,7 @@ void gatherRows(void* out, const void* x, const long long* idxDevice, long long 
     const long long total = nIdx * rowBytes;
     if (total == 0) return;
     const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
-    gatherKernel<<<blocks, kThreads, 0, streamOf(device)>>>(static_cast<char*>(out), static_cast<const char*>(x), idxDevice, nIdx, rowBytes);
+    launch("gatherKernel", gatherKernel, blocks, kThreads, streamOf(device), static_cast<char*>(out), static_cast<const char*>(x), idxDevice, nIdx, rowBytes);
     checkLaunch("gather kernel launch");
 }
 
@@ -575,7 +576,7 @@ void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n
 {
     if (n == 0) return;
     const unsigned blocks = blocksFor(n) > 65535u * 32u ? 65535u * 32u : blocksFor(n);
-    convertKernel<<<blocks, kThreads, 0, streamOf(device)>>>(dst, dstDtype, src, srcDtype, n);
+    launch("convertKernel", convertKernel, blocks, kThreads, streamOf(device), dst, dstDtype, src, srcDtype, n);
     checkLaunch("convert kernel launch");
 }
 
@@ -606,9 +607,9 @@ void reduce(const void* x, int dtype, const long long* shape, const int* reduced
     const long long threads = outTotal * 32;
     const unsigned blocks = blocksFor(threads);
     cudaStream_t s = streamOf(device);
-    if (dtype == F64 || outDtype == F64) reduceKernel<double><<<blocks, kThreads, 0, s>>>(x, dtype, a, op, pre, out, outDtype, outTotal);
-    else if (dtype == F32) reduceKernel<float><<<blocks, kThreads, 0, s>>>(x, dtype, a, op, pre, out, outDtype, outTotal);
-    else reduceKernel<long long><<<blocks, kThreads, 0, s>>>(x, dtype, a, op, pre, out, outDtype, outTotal);
+    if (dtype == F64 || outDtype == F64) launch("reduceKernel", reduceKernel<double>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    else if (dtype == F32) launch("reduceKernel", reduceKernel<float>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    else launch("reduceKernel", reduceKernel<long long>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
     checkLaunch("reduce kernel launch");
 }
 
@@ -617,8 +618,8 @@ void softmax(const void* x, void* y, int dtype, long long outer, long long len, 
     const long long lines = outer * inner;
     if (lines == 0 || len == 0) return;
     cudaStream_t s = streamOf(device);
-    if (dtype == F32) softmaxKernel<float><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, logSoftmax);
-    else softmaxKernel<double><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, logSoftmax);
+    if (dtype == F32) launch("softmaxKernel", softmaxKernel<float>, blocksFor(lines), kThreads, s, static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, logSoftmax);
+    else launch("softmaxKernel", softmaxKernel<double>, blocksFor(lines), kThreads, s, static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, logSoftmax);
     checkLaunch("softmax kernel launch");
 }
 
@@ -627,9 +628,9 @@ void cumulative(const void* x, void* y, int dtype, long long outer, long long le
     const long long lines = outer * inner;
     if (lines == 0 || len == 0) return;
     cudaStream_t s = streamOf(device);
-    if (dtype == F32) cumKernel<float><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, mul);
-    else if (dtype == F64) cumKernel<double><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, mul);
-    else if (dtype == I64) cumKernel<long long><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const long long*>(x), static_cast<long long*>(y), outer, len, inner, mul);
+    if (dtype == F32) launch("cumKernel", cumKernel<float>, blocksFor(lines), kThreads, s, static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, mul);
+    else if (dtype == F64) launch("cumKernel", cumKernel<double>, blocksFor(lines), kThreads, s, static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, mul);
+    else if (dtype == I64) launch("cumKernel", cumKernel<long long>, blocksFor(lines), kThreads, s, static_cast<const long long*>(x), static_cast<long long*>(y), outer, len, inner, mul);
     else throw std::runtime_error("GpuCumOp: dtype code " + std::to_string(dtype) + " is not supported");
     checkLaunch("cumulative kernel launch");
 }
@@ -644,7 +645,7 @@ void conv2d(const float* x, const float* w, float* y, const ConvShape& s, float*
     const long long Fg = s.F / s.groups;
     if (s.Cg == 1 && s.groups == s.C && s.groups > 1) {
         const long long total = s.N * s.F * spatial;
-        depthwiseKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, st>>>(x, w, y, s, Fg);
+        launch("depthwiseKernel", depthwiseKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, st, x, w, y, s, Fg);
         checkLaunch("depthwise convolution kernel launch");
         return;
     }
@@ -656,7 +657,7 @@ void conv2d(const float* x, const float* w, float* y, const ConvShape& s, float*
             const float* B = xg;
             if (!pointwise) {
                 const long long total = K * spatial;
-                im2colKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, st>>>(xg, workspace, s);
+                launch("im2colKernel", im2colKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, st, xg, workspace, s);
                 checkLaunch("im2col kernel launch");
                 B = workspace;
             }
@@ -669,8 +670,7 @@ void pool2d(const float* x, float* y, long long planes, long long H, long long W
 {
     const long long total = planes * OH * OW;
     if (total == 0) return;
-    poolKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, streamOf(device)>>>(x, y, planes, H, W, OH, OW, kh, kw, sh, sw,
-                                                                                                                 pt, pb, pl, pr, mode);
+    launch("poolKernel", poolKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, streamOf(device), x, y, planes, H, W, OH, OW, kh, kw, sh, sw, pt, pb, pl, pr, mode);
     checkLaunch("pool kernel launch");
 }
 
@@ -679,8 +679,7 @@ void batchNorm(const float* x, float* y, const float* scale, const float* bias, 
 {
     const long long total = N * C * inner;
     if (total == 0) return;
-    batchNormKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, streamOf(device)>>>(x, y, scale, bias, mean, var, eps, N,
-                                                                                                                      C, inner);
+    launch("batchNormKernel", batchNormKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, streamOf(device), x, y, scale, bias, mean, var, eps, N, C, inner);
     checkLaunch("batch norm kernel launch");
 }
 
