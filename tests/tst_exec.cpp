@@ -1873,6 +1873,47 @@ private slots:
         }
     }
 
+    // Reductions as the CPU: NaN propagates through max / min, integer identities, the output's
+    // accumulator, refusals (empty max axis, float16, unknown pre_scalar_op).
+    void cudaReductions()
+    {
+        NEED_CUDA();
+        GpuHarness h;
+        Variable* f = h.input(ints(DType::Float32, {3, 4}, {1, 2, 3, 4, 5, NAN, -7, 8, -1, -2, -3, -4}));
+        Variable* i = h.input(ints(DType::Int64, {2, 3}, {-5, -9, -1, 7, 3, 5}));
+        Tensor ut = Tensor::empty(DType::UInt64, {3});
+        ut.data<std::uint64_t>()[0] = 1;
+        ut.data<std::uint64_t>()[1] = (std::uint64_t(1) << 63) + 5; // negative as int64
+        ut.data<std::uint64_t>()[2] = 4;
+        Variable* u = h.input(ut);
+        Variable* e = h.input(ints(DType::Float32, {3, 0}, {}));
+        auto red = [&](const std::string& s, json axis, Variable* x) { return h.host(h.op("GpuCAReduceCuda", {{"scalar", s}, {"axis", axis}}, {x})); };
+        const auto [cpu, gpu] = h.both({red("maximum", {1}, f), red("minimum", {1}, f), red("maximum", nullptr, f), red("minimum", {1}, i), red("maximum", {0}, i),
+                                        red("maximum", nullptr, u), red("add", {1}, e), red("mul", {1}, e), red("maximum", {0}, e)});
+        for (std::size_t k = 0; k < cpu.size(); ++k) VERIFY_SAME(gpu[k], cpu[k]);
+        QVERIFY(std::isnan(gpu[0].at(1)) && std::isnan(gpu[1].at(1)) && std::isnan(gpu[2].at(0)));
+        QCOMPARE(gpu[0].at(2), -1.0);
+        QCOMPARE(gpu[3].intAt(0), -9);
+        QCOMPARE(gpu[5].data<std::uint64_t>()[0], (std::uint64_t(1) << 63) + 5);
+        QCOMPARE(gpu[6].numel(), 3);
+        QCOMPARE(gpu[6].at(0), 0.0);
+        QCOMPARE(gpu[7].at(2), 1.0);
+        QCOMPARE(gpu[8].numel(), 0);
+        // refusals
+        auto refused = [&](const Tensor& x, json attrs) {
+            GpuHarness r;
+            Variable* v = r.input(x);
+            r.g.setOutputs({r.host(r.op("GpuCAReduceCuda", std::move(attrs), {v}))});
+            return errorOf([&] { (void)r.run(DeviceChoice::Cuda); });
+        };
+        const QString empty = refused(ints(DType::Float32, {3, 0}, {}), {{"scalar", "minimum"}, {"axis", {1}}});
+        QVERIFY2(empty.contains("GpuCAReduceCuda") && empty.contains("cannot take the minimum of an empty axis of float32[3,0]"), qPrintable(empty));
+        const QString pre = refused(randn(DType::Float32, {2, 2}), {{"scalar", "add"}, {"axis", {1}}, {"pre_scalar_op", "exp"}});
+        QVERIFY2(pre.contains("unsupported pre_scalar_op 'exp'"), qPrintable(pre));
+        const QString half = refused(Tensor::zeros(DType::Float16, {2, 2}), {{"scalar", "add"}, {"axis", {1}}});
+        QVERIFY2(half.contains("dtype float16 is not supported by the CUDA backend"), qPrintable(half));
+    }
+
 };
 
 QTEST_GUILESS_MAIN(TestExec)

@@ -123,6 +123,23 @@ const Tensor& needDevice(const KernelCall& c, int i)
 
 std::vector<long long> ll(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
 
+// The dtypes the CUDA kernels load and store (float16 and complex are refused, as on the CPU).
+void needSupported(const KernelCall& c, DType d)
+{
+    if (d == DType::Float16 || isComplex(d)) c.fail("dtype " + std::string(dtypeName(d)) + " is not supported by the CUDA backend");
+}
+
+// t in dtype d on the device (converted as the CPU's convertElements when it differs)
+Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d)
+{
+    if (t.dtype() == d) return t;
+    needSupported(c, t.dtype());
+    needSupported(c, d);
+    Tensor conv = devAlloc(c, d, t.shape());
+    cuda::convert(conv.rawData(), dt(d), t.rawData(), dt(t.dtype()), t.numel(), c.ctx.device);
+    return conv;
+}
+
 // ------------------------------------------------------------------ transfers
 void gpuFromHost(KernelCall& c)
 {
@@ -283,11 +300,7 @@ void gpuIncSubtensor(KernelCall& c)
     Tensor out = devAlloc(c, x.dtype(), x.shape());
     cuda::copyDtoD(out.rawData(), out.device(), x.rawData(), x.device(), x.nbytes());
     const cpu::SubtensorRegion r = cpu::subtensorRegion(c, x, 2);
-    if (y.dtype() != x.dtype()) {
-        Tensor conv = devAlloc(c, x.dtype(), y.shape());
-        cuda::convert(conv.rawData(), dt(x.dtype()), y.rawData(), dt(y.dtype()), y.numel(), c.ctx.device);
-        y = conv;
-    }
+    y = asDeviceDType(c, y, x.dtype());
     const int rr = static_cast<int>(r.dims.size());
     if (y.ndim() > rr) c.fail("cannot broadcast " + y.typeStr() + " into " + shapeStr(r.dims));
     const auto yst = cpu::stridesOf(y.shape());
@@ -346,12 +359,7 @@ void gpuJoin(KernelCall& c)
     const std::size_t es = dtypeSize(d);
     std::int64_t start = 0;
     for (int i = 0; i < c.nin(); ++i) {
-        Tensor t = c.in(i);
-        if (t.dtype() != d) {
-            Tensor conv = devAlloc(c, d, t.shape());
-            cuda::convert(conv.rawData(), dt(d), t.rawData(), dt(t.dtype()), t.numel(), c.ctx.device);
-            t = conv;
-        }
+        const Tensor t = asDeviceDType(c, c.in(i), d);
         if (t.numel() > 0)
             cuda::stridedCopy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(start * ys[static_cast<std::size_t>(axis)]) * es, ll(ys).data(),
                               t.rawData(), ll(cpu::stridesOf(t.shape())).data(), ll(t.shape()).data(), t.ndim(), es, c.ctx.device);
@@ -399,11 +407,7 @@ void gpuAlloc(KernelCall& c)
     }
     Tensor v = c.in(0);
     if (v.onHost()) v = c.ctx.gpu->upload(v, *c.ctx.pool);
-    if (v.dtype() != d) {
-        Tensor conv = devAlloc(c, d, v.shape());
-        cuda::convert(conv.rawData(), dt(d), v.rawData(), dt(v.dtype()), v.numel(), c.ctx.device);
-        v = conv;
-    }
+    v = asDeviceDType(c, v, d);
     const int r = static_cast<int>(out.size());
     if (v.ndim() > r) c.fail("the value has more dimensions than the shape");
     const auto vs = cpu::stridesOf(v.shape());
@@ -435,7 +439,12 @@ void gpuCAReduce(KernelCall& c)
     const std::string s = c.op().str("scalar");
     const int op = s == "add" ? 0 : s == "mul" ? 1 : s == "maximum" ? 2 : 3;
     int pre = 0;
-    if (c.op().has("pre_scalar_op") && c.op().attrs()["pre_scalar_op"].is_string()) pre = c.op().str("pre_scalar_op") == "sqr" ? 1 : 2;
+    if (c.op().has("pre_scalar_op") && c.op().attrs()["pre_scalar_op"].is_string()) {
+        const std::string ps = c.op().str("pre_scalar_op");
+        if (ps == "sqr") pre = 1;
+        else if (ps == "abs") pre = 2;
+        else c.fail("unsupported pre_scalar_op '" + ps + "'");
+    }
     std::vector<int> red(static_cast<std::size_t>(x.ndim()), c.op().attrs().at("axis").is_null() ? 1 : 0);
     if (!c.op().attrs().at("axis").is_null())
         for (const auto& a : c.op().attrs().at("axis")) red[static_cast<std::size_t>(cpu::normAxis(c, a.get<std::int64_t>(), x.ndim()))] = 1;
@@ -443,6 +452,9 @@ void gpuCAReduce(KernelCall& c)
     for (int a = 0; a < x.ndim(); ++a)
         if (!red[static_cast<std::size_t>(a)]) out.push_back(x.dim(a));
     if (x.ndim() > cuda::kMaxDims) c.fail("more than 8 dimensions");
+    if (op >= 2 && x.numel() == 0 && shapeNumel(out) > 0) c.fail("cannot take the " + s + " of an empty axis of " + x.typeStr());
+    needSupported(c, x.dtype());
+    needSupported(c, outDType(c));
     Tensor y = devAlloc(c, outDType(c), out);
     cuda::reduce(x.rawData(), dt(x.dtype()), ll(x.shape()).data(), red.data(), x.ndim(), op, pre, y.rawData(), dt(y.dtype()), c.ctx.device);
     c.outputs[0] = std::move(y);

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <climits>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -336,14 +337,28 @@ template <class A> __device__ A reduceIdentity(int op)
     switch (op) {
     case 0: return A(0);
     case 1: return A(1);
-    case 2: return -INFINITY;
-    default: return INFINITY;
+    default: break;
+    }
+    // max: -inf or the lowest value; min: +inf or the highest (as the CPU's identityOf)
+    if constexpr (std::is_floating_point<A>::value) return op == 2 ? A(-INFINITY) : A(INFINITY);
+    else if constexpr (std::is_same<A, unsigned long long>::value) return op == 2 ? 0ull : ULLONG_MAX;
+    else return op == 2 ? LLONG_MIN : LLONG_MAX;
+}
+
+// as the CPU's combine (ReduceKernels.cpp): max / min keep a NaN once seen
+template <class A> __device__ A reduceCombine(int op, A acc, A v)
+{
+    switch (op) {
+    case 0: return acc + v;
+    case 1: return acc * v;
+    case 2: return v > acc || v != v ? v : acc;
+    default: return v < acc || v != v ? v : acc;
     }
 }
 
 template <class A> __global__ void reduceKernel(const void* x, int xdt, const ReduceArgs a, int op, int pre, void* out, int odt, long long outTotal)
 {
-    // one warp per output element
+    // one warp per output element (blockDim is a multiple of 32, so a warp is all in or all out)
     const long long warp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
     const int lane = threadIdx.x % 32;
     if (warp >= outTotal) return;
@@ -364,18 +379,9 @@ template <class A> __global__ void reduceKernel(const void* x, int xdt, const Re
         A v = load<A>(x, xdt, off);
         if (pre == 1) v = v * v;
         else if (pre == 2) v = v < 0 ? -v : v;
-        if (op == 0) acc += v;
-        else if (op == 1) acc *= v;
-        else if (op == 2) acc = v > acc ? v : acc;
-        else acc = v < acc ? v : acc;
+        acc = reduceCombine<A>(op, acc, v);
     }
-    for (int s = 16; s > 0; s /= 2) {
-        const A o = __shfl_down_sync(0xffffffffu, acc, s);
-        if (op == 0) acc += o;
-        else if (op == 1) acc *= o;
-        else if (op == 2) acc = o > acc ? o : acc;
-        else acc = o < acc ? o : acc;
-    }
+    for (int s = 16; s > 0; s /= 2) acc = reduceCombine<A>(op, acc, __shfl_down_sync(0xffffffffu, acc, s));
     if (lane == 0) store<A>(out, odt, warp, acc);
 }
 
@@ -607,8 +613,10 @@ void reduce(const void* x, int dtype, const long long* shape, const int* reduced
     const long long threads = outTotal * 32;
     const unsigned blocks = blocksFor(threads);
     cudaStream_t s = streamOf(device);
-    if (dtype == F64 || outDtype == F64) launch("reduceKernel", reduceKernel<double>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
-    else if (dtype == F32) launch("reduceKernel", reduceKernel<float>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    // the accumulator follows the output dtype, as on the CPU
+    if (outDtype == F32) launch("reduceKernel", reduceKernel<float>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    else if (outDtype == F64) launch("reduceKernel", reduceKernel<double>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    else if (outDtype == U64) launch("reduceKernel", reduceKernel<unsigned long long>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
     else launch("reduceKernel", reduceKernel<long long>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
     checkLaunch("reduce kernel launch");
 }

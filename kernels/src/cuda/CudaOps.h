@@ -78,11 +78,15 @@ void stridedAdd(void* dst, const long long* dstStrides, const void* src, const l
                 int dtype, int device);
 /// out[k, :] = x[idx[k], :] (idx int64 on the device, already range-checked on the host).
 void gatherRows(void* out, const void* x, const long long* idxDevice, long long nIdx, long long rowBytes, int device);
-/// Converts n elements between dtypes.
+/// Converts n elements between dtypes as the CPU's convertElements (float -> integer truncates,
+/// NaN / inf / beyond int64 give 0). float16 is not supported (the caller refuses it).
 void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n, int device);
 
 // ---- reductions and scans (float32 / float64)
-/// Reduces x over the dims flagged in `reduced` (0 add, 1 mul, 2 max, 3 min; pre 0 none, 1 sqr, 2 abs).
+/// Reduces x over the dims flagged in `reduced` (0 add, 1 mul, 2 max, 3 min; pre 0 none, 1 sqr, 2 abs)
+/// as the CPU's reduceTensor: accumulates in the output's arithmetic (float32 -> float, float64 ->
+/// double, uint64 -> uint64, other integers -> int64), max / min propagate NaN. float16 is not
+/// supported (the caller refuses it), nor max / min over an empty axis.
 void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out, int outDtype, int device);
 void softmax(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool logSoftmax, int device);
 void cumulative(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool mul, int device);
