@@ -1914,6 +1914,39 @@ private slots:
         QVERIFY2(half.contains("dtype float16 is not supported by the CUDA backend"), qPrintable(half));
     }
 
+    // GEMMs as the CPU: batch 0, K = 0, mixed dtypes (read in the output dtype), broadcast batches.
+    void cudaGemmShapes()
+    {
+        NEED_CUDA();
+        GpuHarness h;
+        Variable* zb = h.op("GpuGemmBatch", json::object(), {h.input(randn(DType::Float32, {0, 2, 3})), h.input(randn(DType::Float32, {0, 3, 4}))});
+        Variable* k0 = h.op("GpuDot22", json::object(), {h.input(randn(DType::Float32, {2, 0})), h.input(randn(DType::Float32, {0, 3}))});
+        Variable* half = h.g.addConstant(ints(DType::Float64, {}, {0.5}).toTensorData());
+        Variable* gk0 = h.op("GpuGemm", json::object(), {h.input(randn(DType::Float64, {2, 3})), half, h.input(randn(DType::Float64, {2, 0})),
+                                                        h.input(randn(DType::Float64, {0, 3})), half});
+        // mixed: float64 z with float32 x (read as float64), float32 z with a float64 matrix
+        Variable* mixed = h.op("GpuGemm", json::object(), {h.input(randn(DType::Float64, {2, 3})), half, h.input(randn(DType::Float32, {2, 4})),
+                                                          h.input(randn(DType::Float64, {4, 3})), half});
+        Variable* mixedv = h.op("GpuGemv", json::object(), {h.input(randn(DType::Float32, {3})), half, h.input(randn(DType::Float64, {3, 4})),
+                                                           h.input(randn(DType::Float32, {4})), half});
+        // broadcast batches: one shared operand (stride 0) and a mixed broadcast (one GEMM per batch)
+        Variable* bc1 = h.op("GpuGemmBatch", json::object(), {h.input(randn(DType::Float32, {1, 2, 3}), Type::parse("float32[?,2,3]")),
+                                                             h.input(randn(DType::Float32, {4, 3, 5}), Type::parse("float32[?,3,5]"))});
+        Variable* bc2 = h.op("GpuGemmBatch", json::object(), {h.input(randn(DType::Float32, {2, 1, 2, 3}), Type::parse("float32[?,?,2,3]")),
+                                                             h.input(randn(DType::Float32, {1, 3, 3, 4}), Type::parse("float32[?,?,3,4]"))});
+        const auto [cpu, gpu] = h.both({h.host(zb), h.host(k0), h.host(gk0), h.host(mixed), h.host(mixedv), h.host(bc1), h.host(bc2)});
+        QCOMPARE(gpu[0].shape(), (Shape{0, 2, 4}));
+        VERIFY_SAME(gpu[1], cpu[1]); // zeros
+        QCOMPARE(gpu[1].at(5), 0.0);
+        VERIFY_SAME(gpu[2], cpu[2]); // 0.5 * z
+        QCOMPARE(gpu[5].shape(), (Shape{4, 2, 5}));
+        QCOMPARE(gpu[6].shape(), (Shape{2, 3, 2, 4}));
+        for (std::size_t k = 3; k < cpu.size(); ++k) {
+            QCOMPARE(gpu[k].dtype(), cpu[k].dtype());
+            QVERIFY2(compareOutputs({gpu[k]}, {cpu[k]}).within(1e-6), qPrintable(QString("output %1").arg(k)));
+        }
+    }
+
 };
 
 QTEST_GUILESS_MAIN(TestExec)

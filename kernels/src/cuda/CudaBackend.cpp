@@ -489,62 +489,115 @@ void gpuCumOp(KernelCall& c)
 }
 
 // ------------------------------------------------------------------ BLAS
+// GEMM operands and results in the node's output dtype, as the CPU's BlasKernels (asDType).
 void gpuDot22(KernelCall& c)
 {
-    const Tensor& a = needDevice(c, 0);
-    const Tensor& b = needDevice(c, 1);
-    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0) || a.dtype() != b.dtype()) c.fail("needs matching matrices of one dtype");
-    Tensor y = devAlloc(c, a.dtype(), {a.dim(0), b.dim(1)});
-    cuda::gemm(dt(a.dtype()), false, false, a.dim(0), b.dim(1), a.dim(1), 1.0, a.rawData(), a.dim(1), b.rawData(), b.dim(1), 0.0, y.rawData(), b.dim(1),
-               1, 0, 0, 0, c.ctx.device);
+    const DType d = outDType(c);
+    const Tensor a = asDeviceDType(c, needDevice(c, 0), d), b = asDeviceDType(c, needDevice(c, 1), d);
+    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0)) c.fail("needs matching matrices, got " + a.typeStr() + " and " + b.typeStr());
+    Tensor y = devAlloc(c, d, {a.dim(0), b.dim(1)});
+    cuda::gemm(dt(d), false, false, a.dim(0), b.dim(1), a.dim(1), 1.0, a.rawData(), a.dim(1), b.rawData(), b.dim(1), 0.0, y.rawData(), b.dim(1), 1, 0,
+               0, 0, c.ctx.device);
     c.outputs[0] = std::move(y);
+}
+
+// the output of gemm / gemv: z in dtype d when beta is not 0 (else left for the GEMM to write)
+Tensor gemmOutput(const KernelCall& c, const Tensor& z, DType d, double beta)
+{
+    Tensor out = devAlloc(c, d, z.shape());
+    if (beta == 0) return out;
+    if (z.dtype() == d) cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
+    else {
+        needSupported(c, z.dtype());
+        cuda::convert(out.rawData(), dt(d), z.rawData(), dt(z.dtype()), z.numel(), c.ctx.device);
+    }
+    return out;
 }
 
 void gpuGemm(KernelCall& c)
 {
+    const DType d = outDType(c);
     const Tensor& z = needDevice(c, 0);
-    const Tensor& x = needDevice(c, 2);
-    const Tensor& yv = needDevice(c, 3);
+    const Tensor x = asDeviceDType(c, needDevice(c, 2), d), yv = asDeviceDType(c, needDevice(c, 3), d);
     const double alpha = c.in(1).at(0), beta = c.in(4).at(0);
     if (z.ndim() != 2 || x.ndim() != 2 || yv.ndim() != 2 || x.dim(1) != yv.dim(0) || z.dim(0) != x.dim(0) || z.dim(1) != yv.dim(1))
         c.fail("shapes " + z.typeStr() + ", " + x.typeStr() + ", " + yv.typeStr() + " do not match");
-    Tensor out = devAlloc(c, z.dtype(), z.shape());
-    if (beta != 0) cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
-    cuda::gemm(dt(z.dtype()), false, false, x.dim(0), yv.dim(1), x.dim(1), alpha, x.rawData(), x.dim(1), yv.rawData(), yv.dim(1), beta, out.rawData(),
-               yv.dim(1), 1, 0, 0, 0, c.ctx.device);
+    Tensor out = gemmOutput(c, z, d, beta);
+    cuda::gemm(dt(d), false, false, x.dim(0), yv.dim(1), x.dim(1), alpha, x.rawData(), x.dim(1), yv.rawData(), yv.dim(1), beta, out.rawData(), yv.dim(1),
+               1, 0, 0, 0, c.ctx.device);
     c.outputs[0] = std::move(out);
 }
 
 void gpuGemv(KernelCall& c)
 {
+    const DType d = outDType(c);
     const Tensor& z = needDevice(c, 0);
-    const Tensor& A = needDevice(c, 2);
-    const Tensor& x = needDevice(c, 3);
+    const Tensor A = asDeviceDType(c, needDevice(c, 2), d), x = asDeviceDType(c, needDevice(c, 3), d);
     const double alpha = c.in(1).at(0), beta = c.in(4).at(0);
-    if (z.ndim() != 1 || A.ndim() != 2 || x.ndim() != 1 || A.dim(1) != x.dim(0) || z.dim(0) != A.dim(0)) c.fail("shapes do not match");
-    Tensor out = devAlloc(c, z.dtype(), z.shape());
-    if (beta != 0) cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
-    cuda::gemm(dt(z.dtype()), false, false, A.dim(0), 1, A.dim(1), alpha, A.rawData(), A.dim(1), x.rawData(), 1, beta, out.rawData(), 1, 1, 0, 0, 0,
-               c.ctx.device);
+    if (z.ndim() != 1 || A.ndim() != 2 || x.ndim() != 1 || A.dim(1) != x.dim(0) || z.dim(0) != A.dim(0))
+        c.fail("shapes " + z.typeStr() + ", " + A.typeStr() + ", " + x.typeStr() + " do not match");
+    Tensor out = gemmOutput(c, z, d, beta);
+    cuda::gemm(dt(d), false, false, A.dim(0), 1, A.dim(1), alpha, A.rawData(), A.dim(1), x.rawData(), 1, beta, out.rawData(), 1, 1, 0, 0, 0, c.ctx.device);
     c.outputs[0] = std::move(out);
 }
 
+// Batch axes broadcast as the CPU's batchedDot: a batch axis of 1 is shared. One strided batched
+// GEMM when each operand's batches are evenly spaced (stride 0 for a shared operand), else one
+// GEMM per batch.
 void gpuGemmBatch(KernelCall& c)
 {
-    const Tensor& a = needDevice(c, 0);
-    const Tensor& b = needDevice(c, 1);
+    const DType d = outDType(c);
+    const Tensor a = asDeviceDType(c, needDevice(c, 0), d), b = asDeviceDType(c, needDevice(c, 1), d);
     const int nd = a.ndim();
-    if (nd < 3 || b.ndim() != nd || a.dtype() != b.dtype()) c.fail("takes two tensors of equal rank >= 3");
-    for (int i = 0; i < nd - 2; ++i)
-        if (a.dim(i) != b.dim(i)) c.fail("batch axes of " + a.typeStr() + " and " + b.typeStr() + " differ (broadcast batches run on the CPU)");
+    if (nd < 3 || b.ndim() != nd) c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
     const std::int64_t M = a.dim(nd - 2), K = a.dim(nd - 1), N = b.dim(nd - 1);
-    if (b.dim(nd - 2) != K) c.fail("inner dimensions differ");
-    Shape out(a.shape().begin(), a.shape().end() - 2);
-    const std::int64_t batch = shapeNumel(out);
+    if (b.dim(nd - 2) != K) c.fail("inner dimensions of " + a.typeStr() + " and " + b.typeStr() + " differ");
+    Shape out;
+    for (int i = 0; i < nd - 2; ++i) {
+        const std::int64_t da = a.dim(i), db = b.dim(i);
+        if (da != db && da != 1 && db != 1) c.fail("batch axis " + std::to_string(i) + " of " + a.typeStr() + " and " + b.typeStr() + " differ");
+        out.push_back(da == 1 ? db : da);
+    }
+    const Shape bshape = out;
+    const std::int64_t batch = shapeNumel(bshape);
     out.push_back(M);
     out.push_back(N);
-    Tensor y = devAlloc(c, a.dtype(), out);
-    cuda::gemm(dt(a.dtype()), false, false, M, N, K, 1.0, a.rawData(), K, b.rawData(), N, 0.0, y.rawData(), N, batch, M * K, K * N, M * N, c.ctx.device);
+    Tensor y = devAlloc(c, d, out);
+    if (batch == 0) {
+        c.outputs[0] = std::move(y);
+        return;
+    }
+    // element offsets of each batch's operands
+    std::vector<std::int64_t> oa(static_cast<std::size_t>(batch)), ob(static_cast<std::size_t>(batch)), idx(bshape.size(), 0);
+    for (std::int64_t bi = 0; bi < batch; ++bi) {
+        std::int64_t ia = 0, ib = 0;
+        for (std::size_t k = 0; k < bshape.size(); ++k) {
+            ia = ia * a.dim(static_cast<int>(k)) + (a.dim(static_cast<int>(k)) == 1 ? 0 : idx[k]);
+            ib = ib * b.dim(static_cast<int>(k)) + (b.dim(static_cast<int>(k)) == 1 ? 0 : idx[k]);
+        }
+        oa[static_cast<std::size_t>(bi)] = ia * M * K;
+        ob[static_cast<std::size_t>(bi)] = ib * K * N;
+        for (std::size_t k = bshape.size(); k-- > 0;) {
+            if (++idx[k] < bshape[k]) break;
+            idx[k] = 0;
+        }
+    }
+    auto evenStride = [&](const std::vector<std::int64_t>& o) {
+        const std::int64_t st = batch > 1 ? o[1] - o[0] : 0;
+        for (std::int64_t bi = 0; bi < batch; ++bi)
+            if (o[static_cast<std::size_t>(bi)] != bi * st) return std::int64_t(-1);
+        return st;
+    };
+    const std::int64_t sa = evenStride(oa), sb = evenStride(ob);
+    const std::size_t es = dtypeSize(d);
+    if (sa >= 0 && sb >= 0) {
+        cuda::gemm(dt(d), false, false, M, N, K, 1.0, a.rawData(), K, b.rawData(), N, 0.0, y.rawData(), N, batch, sa, sb, M * N, c.ctx.device);
+    } else {
+        for (std::int64_t bi = 0; bi < batch; ++bi)
+            cuda::gemm(dt(d), false, false, M, N, K, 1.0, static_cast<const char*>(a.rawData()) + static_cast<std::size_t>(oa[static_cast<std::size_t>(bi)]) * es,
+                       K, static_cast<const char*>(b.rawData()) + static_cast<std::size_t>(ob[static_cast<std::size_t>(bi)]) * es, N, 0.0,
+                       static_cast<char*>(y.rawData()) + static_cast<std::size_t>(bi * M * N) * es, N, 1, 0, 0, 0, c.ctx.device);
+    }
     c.outputs[0] = std::move(y);
 }
 

@@ -107,8 +107,9 @@ void batchNorm(const float* x, float* y, const float* scale, const float* bias, 
                long long N, long long C, long long inner, int device);
 
 // ---- cuBLAS (row-major)
-/// C[M,N] = alpha*op(A)*op(B) + beta*C for float32 (dtype F32) or float64 (F64); batched with
-/// strides in elements when batch > 1.
+/// C[M,N] = alpha*op(A)*op(B) + beta*C for float32 (dtype F32) or float64 (F64); `batch` products
+/// with strides in elements (0: the operand is shared by every product). batch 0, M 0 or N 0:
+/// nothing; K 0: C = beta*C (beta 0: zeros), as the CPU.
 void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A, long long lda,
           const void* B, long long ldb, double beta, void* C, long long ldc, long long batch, long long strideA, long long strideB,
           long long strideC, int device);

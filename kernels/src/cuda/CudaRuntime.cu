@@ -266,7 +266,12 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
           const void* B, long long ldb, double beta, void* C, long long ldc, long long batch, long long strideA, long long strideB,
           long long strideC, int device)
 {
-    if (M == 0 || N == 0) return;
+    if (M == 0 || N == 0 || batch == 0) return;
+    if (K == 0) {
+        // C = beta*C without reading A or B; cuBLAS still wants leading dimensions >= 1
+        lda = lda < 1 ? 1 : lda;
+        ldb = ldb < 1 ? 1 : ldb;
+    }
     Blas& lib = needBlas();
     DeviceState& ds = state(device);
     PL_CK(cudaSetDevice(device));
@@ -280,7 +285,7 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
     const cublasOperation_t tb = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (dtype == F32) {
         const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
-        if (batch <= 1)
+        if (batch == 1)
             PL_CB(lib.sgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &a, static_cast<const float*>(B),
                               static_cast<int>(ldb), static_cast<const float*>(A), static_cast<int>(lda), &b, static_cast<float*>(C),
                               static_cast<int>(ldc)));
@@ -290,7 +295,7 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
                                             static_cast<int>(lda), strideA, &b, static_cast<float*>(C), static_cast<int>(ldc), strideC,
                                             static_cast<int>(batch)));
     } else if (dtype == F64) {
-        if (batch <= 1)
+        if (batch == 1)
             PL_CB(lib.dgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, static_cast<const double*>(B),
                               static_cast<int>(ldb), static_cast<const double*>(A), static_cast<int>(lda), &beta, static_cast<double*>(C),
                               static_cast<int>(ldc)));
