@@ -1947,6 +1947,28 @@ private slots:
         }
     }
 
+    // Element-wise parameters in double, as the CPU: clip bounds of float64 and large int64
+    // values, leaky_relu and hard_sigmoid parameters.
+    void cudaElemwiseParameters()
+    {
+        NEED_CUDA();
+        GpuHarness h;
+        Variable* d = h.input(ints(DType::Float64, {6}, {0.1, 0.1000000001, 0.7, 0.69999999999, -1, 2}));
+        Variable* i = h.input(ints(DType::Int64, {3}, {2199023255552.0, -5, 7}));
+        auto comp = [&](const std::string& expr, Variable* x, const std::string& dtype) {
+            return h.host(h.op("GpuElemwise", {{"scalar", "composite"}, {"expr", expr}, {"dtype", dtype}}, {x}));
+        };
+        const auto [cpu, gpu] = h.both({comp("clip{0.1,0.7}(i0)", d, "float64"), comp("clip{-3,1099511627777}(i0)", i, "int64"),
+                                        comp("leaky_relu{0.1}(i0)", d, "float64"), comp("hard_sigmoid{0.3,0.1}(i0)", d, "float64")});
+        for (std::size_t k = 0; k < cpu.size(); ++k) VERIFY_SAME(gpu[k], cpu[k]);
+        QCOMPARE(gpu[0].at(0), 0.1);
+        QCOMPARE(gpu[0].at(1), 0.1000000001);
+        QCOMPARE(gpu[0].at(3), 0.69999999999);
+        QCOMPARE(gpu[1].intAt(0), 1099511627777);
+        QCOMPARE(gpu[1].intAt(1), -3);
+        QCOMPARE(gpu[2].at(4), -1 * 0.1);
+    }
+
 };
 
 QTEST_GUILESS_MAIN(TestExec)

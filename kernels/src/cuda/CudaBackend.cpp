@@ -193,8 +193,8 @@ void gpuElemwise(KernelCall& c)
             e.op = static_cast<int>(n.op);
             e.input = n.input;
             e.dtype = dt(n.dtype);
-            e.p0 = static_cast<float>(n.p0);
-            e.p1 = static_cast<float>(n.p1);
+            e.p0 = n.p0;
+            e.p1 = n.p1;
             e.argStart = argPos;
             e.nargs = static_cast<int>(n.args.size());
             for (int a : n.args) {

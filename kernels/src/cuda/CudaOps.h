@@ -52,7 +52,7 @@ struct ElemNode {
     int argStart = 0; ///< first argument in ElemProgram::args
     int nargs = 0;
     int dtype = F32;  ///< the node's dtype (values are rounded to it)
-    float p0 = 0, p1 = 0;
+    double p0 = 0, p1 = 0; ///< clip bounds, leaky_relu / hard_sigmoid parameters (as the CPU's ExprNode)
 };
 struct ElemProgram {
     int nNodes = 0;
