@@ -1969,6 +1969,34 @@ private slots:
         QCOMPARE(gpu[2].at(4), -1 * 0.1);
     }
 
+    // Host-side validation as on the CPU: stride or dilation 0, a kernel larger than the padded
+    // input, AdvancedSubtensor1 of a 0-d tensor: a message naming the node, no crash.
+    void cudaValidation()
+    {
+        NEED_CUDA();
+        // (a zero stride is refused when the node is made; the kernel refuses it too)
+        auto convError = [&](Shape xs, Shape ws, json pad, json sub, json dil) {
+            return errorOf([&] {
+                GpuHarness h;
+                Variable* x = h.input(randn(DType::Float32, xs));
+                Variable* w = h.input(randn(DType::Float32, ws));
+                h.g.setOutputs({h.host(h.op("GpuCorrMM", {{"border_mode", pad}, {"subsample", sub}, {"filter_dilation", dil}, {"num_groups", 1}}, {x, w}))});
+                (void)h.run(DeviceChoice::Cuda);
+            });
+        };
+        const QString st = convError({1, 1, 5, 5}, {1, 1, 3, 3}, "valid", {0, 1}, {1, 1});
+        QVERIFY2(st.contains("GpuCorrMM") && st.contains("must be >= 1"), qPrintable(st));
+        const QString di = convError({1, 1, 5, 5}, {1, 1, 3, 3}, "valid", {1, 1}, {1, 0});
+        QVERIFY2(di.contains("GpuCorrMM") && di.contains("must be >= 1"), qPrintable(di));
+        const QString big = convError({1, 1, 2, 2}, {1, 1, 3, 3}, "valid", {2, 2}, {1, 1});
+        QVERIFY2(big.contains("is larger than the padded input float32[1,1,2,2]"), qPrintable(big));
+        GpuHarness h;
+        Variable* x = h.input(ints(DType::Float32, {}, {3}), Type::parse("float32[*]"));
+        h.g.setOutputs({h.host(h.op("GpuAdvancedSubtensor1", json::object(), {x, h.g.addConstant(ints(DType::Int64, {1}, {0}).toTensorData())}))});
+        const QString sc = errorOf([&] { (void)h.run(DeviceChoice::Cuda); });
+        QVERIFY2(sc.contains("GpuAdvancedSubtensor1") && sc.contains("cannot index a scalar"), qPrintable(sc));
+    }
+
 };
 
 QTEST_GUILESS_MAIN(TestExec)

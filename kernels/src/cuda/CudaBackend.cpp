@@ -322,6 +322,7 @@ void gpuIncSubtensor(KernelCall& c)
 void gpuAdvancedSubtensor1(KernelCall& c)
 {
     const Tensor& x = needDevice(c, 0);
+    if (x.ndim() < 1) c.fail("cannot index a scalar");
     const std::vector<std::int64_t> idx = cpu::intVector(c, 1);
     std::vector<long long> fixed;
     for (auto i : idx) {
@@ -625,10 +626,9 @@ void gpuCorrMM(KernelCall& c)
     s.dilH = p.dilH;
     s.dilW = p.dilW;
     s.groups = p.groups;
-    if (s.groups < 1 || s.C != s.Cg * s.groups || s.F % s.groups) c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match");
-    s.OH = (s.H + p.padTop + p.padBottom - p.dilH * (s.KH - 1) - 1) / p.strideH + 1;
-    s.OW = (s.W + p.padLeft + p.padRight - p.dilW * (s.KW - 1) - 1) / p.strideW + 1;
-    if (s.OH < 0 || s.OW < 0) c.fail("kernel larger than the padded input");
+    const auto [OH, OW] = cpu::conv2dOutputSize(c, x, w, p); // the CPU's checks (strides, dilations, sizes)
+    s.OH = OH;
+    s.OW = OW;
     Tensor y = devAlloc(c, DType::Float32, {s.N, s.F, s.OH, s.OW});
     Tensor ws = devAlloc(c, DType::Float32, {std::max<std::int64_t>(1, cuda::convWorkspaceFloats(s))});
     cuda::conv2d(x.data<float>(), w.data<float>(), y.data<float>(), s, ws.data<float>(), c.ctx.device);
