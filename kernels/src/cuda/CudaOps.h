@@ -26,10 +26,13 @@ int deviceCount();
 std::string deviceName(int device);
 /// nullptr when the device is out of memory (the caller names the node and the bytes).
 void* deviceAlloc(std::size_t bytes, int device);
-void deviceFree(void* p, int device);
+/// Never throws (called from destructors): a failure is printed once and kept (freeError()).
+void deviceFree(void* p, int device) noexcept;
+/// The first failure of deviceFree / pinnedFree ("" if none).
+std::string freeError();
 /// Page-locked host memory (transfers from and to it are truly asynchronous); nullptr on failure.
 void* pinnedAlloc(std::size_t bytes);
-void pinnedFree(void* p);
+void pinnedFree(void* p) noexcept; ///< never throws, as deviceFree
 void copyHtoD(void* dst, const void* src, std::size_t bytes, int device);  ///< async on the stream
 void copyDtoH(void* dst, const void* src, std::size_t bytes, int device);  ///< async, then waits
 void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes);

@@ -7,6 +7,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -174,13 +176,50 @@ void* deviceAlloc(std::size_t bytes, int device)
     return p;
 }
 
-void deviceFree(void* p, int device)
+// Free paths run in destructors (~Storage, ~BufferPool, the in-flight list): they never throw.
+// A failure (a sticky error after a kernel fault) is printed once and kept for freeError(); the
+// error itself is reported by the next checked call, against the node that makes it.
+namespace {
+std::mutex g_freeMutex;
+std::string g_freeError;
+
+void freeFailed(const char* call, cudaError_t e) noexcept
+{
+    (void)cudaGetLastError();
+    try {
+        std::lock_guard<std::mutex> lock(g_freeMutex);
+        if (!g_freeError.empty()) return;
+        g_freeError = std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+        std::fprintf(stderr, "passlens: %s (further free errors are not printed)\n", g_freeError.c_str());
+    } catch (...) {
+    }
+}
+} // namespace
+
+std::string freeError()
+{
+    std::lock_guard<std::mutex> lock(g_freeMutex);
+    return g_freeError;
+}
+
+void deviceFree(void* p, int device) noexcept
 {
     if (!p) return;
     // waits for work still using the buffer on the stream
-    PL_CK(cudaSetDevice(device));
-    PL_CK(cudaStreamSynchronize(state(device).stream));
-    PL_CK(cudaFree(p));
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) {
+        cudaStream_t s = nullptr;
+        try {
+            s = state(device).stream;
+        } catch (...) {
+            freeFailed("cudaStreamSynchronize", cudaErrorInvalidDevice);
+            return;
+        }
+        e = cudaStreamSynchronize(s);
+    }
+    if (e != cudaSuccess) freeFailed("cudaStreamSynchronize", e);
+    e = cudaFree(p); // freed even after a fault, so the memory is not lost while the process lives
+    if (e != cudaSuccess) freeFailed("cudaFree", e);
 }
 
 void* pinnedAlloc(std::size_t bytes)
@@ -193,9 +232,11 @@ void* pinnedAlloc(std::size_t bytes)
     return p;
 }
 
-void pinnedFree(void* p)
+void pinnedFree(void* p) noexcept
 {
-    if (p) PL_CK(cudaFreeHost(p));
+    if (!p) return;
+    const cudaError_t e = cudaFreeHost(p);
+    if (e != cudaSuccess) freeFailed("cudaFreeHost", e);
 }
 
 void copyHtoD(void* dst, const void* src, std::size_t bytes, int device)
