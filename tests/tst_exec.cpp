@@ -19,6 +19,9 @@
 #include "cpu/Conv.h"
 #include "cpu/ElemwiseEngine.h"
 #include "cpu/Loops.h"
+#if PASSLENS_CUDA_EMULATED
+#include "cuda/emu/EmuControl.h"
+#endif
 
 #include <QProcess>
 #include <QTest>
@@ -1997,6 +2000,48 @@ private slots:
         QVERIFY2(sc.contains("GpuAdvancedSubtensor1") && sc.contains("cannot index a scalar"), qPrintable(sc));
     }
 
+#if PASSLENS_CUDA_EMULATED
+    // Emulated device only (faults are injected): a kernel fault is reported against the node
+    // that launched it when steps are synchronised (PASSLENS_CUDA_SYNC=1), the executor's device
+    // buffers are then released without terminating the process, and out of device memory names
+    // the node and the bytes.
+    void cudaFaults()
+    {
+        NEED_CUDA();
+        auto graph = [](GpuHarness& h) {
+            Variable* x = h.input(randn(DType::Float32, {64}));
+            Variable* e = h.op("GpuElemwise", {{"scalar", "exp"}}, {x});
+            Variable* n = h.op("GpuElemwise", {{"scalar", "neg"}}, {e});
+            h.g.setOutputs({h.host(h.op("GpuElemwise", {{"scalar", "abs"}}, {n}))});
+        };
+        {
+            GpuHarness h;
+            graph(h);
+            ExecOptions o{DeviceChoice::Cuda, true};
+            o.cudaSyncEachStep = true;
+            QString msg;
+            {
+                Executor ex(h.g, o);
+                cuda::emu::faultKernel(1); // the second kernel: neg
+                msg = errorOf([&] { (void)ex.run(h.values); });
+            } // the executor's buffers are freed after the fault: no exception leaves a destructor
+            QVERIFY2(msg.contains("GpuElemwise{neg}") && msg.contains("cudaErrorIllegalAddress"), qPrintable(msg));
+            QVERIFY(QString::fromStdString(cuda::emu::lastFault()).contains("injected fault in kernel elemKernel"));
+            cuda::emu::reset();
+        }
+        {
+            GpuHarness h;
+            graph(h);
+            Executor ex(h.g, ExecOptions{DeviceChoice::Cuda, true});
+            cuda::emu::failAllocation(1); // the upload's buffer, then exp's output
+            const QString msg = errorOf([&] { (void)ex.run(h.values); });
+            cuda::emu::reset();
+            QVERIFY2(msg.contains("GpuElemwise{exp}") && msg.contains("out of device memory: cannot allocate 256 bytes"), qPrintable(msg));
+            const auto outs = ex.run(h.values); // the same executor runs once memory is back
+            QCOMPARE(outs[0].numel(), 64);
+        }
+    }
+#endif
 };
 
 QTEST_GUILESS_MAIN(TestExec)

@@ -76,6 +76,7 @@ Executor::Executor(const FunctionGraph& graph, ExecOptions options) : m_graph(gr
     m_ctx->pool = std::make_shared<BufferPool>();
     m_ctx->pool->setPoison(options.poison);
     m_ctx->options = options;
+    if (const char* e = std::getenv("PASSLENS_CUDA_SYNC"); e && std::strcmp(e, "1") == 0) m_ctx->options.cudaSyncEachStep = true;
     m_ctx->deviceName = "cpu";
     if (options.device != DeviceChoice::Cpu) {
         const DeviceInfo info = queryDevices();
@@ -489,6 +490,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
             for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
                 if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost()) outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
+            // a kernel fault surfaces here, named after this node, instead of at a later sync
+            if (m_ctx->gpu && m_ctx->options.cudaSyncEachStep) m_ctx->gpu->synchronize();
         } catch (const ExecError&) {
             throw;
         } catch (const Error& e) {

@@ -37,6 +37,10 @@ struct ExecOptions {
     /// epilogue) for it alone gets its output buffer before they run; each convolution writes its
     /// block there and the Join does nothing. PASSLENS_JOIN_IN_PLACE=off turns it off.
     bool joinInPlace = true;
+    /// With a CUDA device: synchronise the stream and check for errors after every CUDA step, so
+    /// a fault inside a kernel (reported by CUDA at the next synchronising call) is reported
+    /// against the node that launched it. Slower. PASSLENS_CUDA_SYNC=1 turns it on.
+    bool cudaSyncEachStep = false;
 };
 
 /// How a node is executed.

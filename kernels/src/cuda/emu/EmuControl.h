@@ -7,7 +7,8 @@
 
 namespace passlens::cuda::emu {
 
-/// The (n+1)-th cudaMalloc from now fails with cudaErrorMemoryAllocation (n < 0: none).
+/// From the (n+1)-th cudaMalloc from now on, every cudaMalloc fails with
+/// cudaErrorMemoryAllocation until reset() (the device is full; n < 0: none).
 void failAllocation(int n);
 /// The (n+1)-th kernel launched from now faults when it runs (at the next synchronisation):
 /// sticky cudaErrorIllegalAddress, as a real out-of-bounds access would (n < 0: none).

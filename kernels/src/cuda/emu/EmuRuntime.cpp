@@ -378,7 +378,8 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
     if (!ptr) return setLast(cudaErrorInvalidValue);
     *ptr = nullptr;
     Runtime& r = rt();
-    if (r.failAllocAfter >= 0 && r.failAllocAfter-- == 0) return setLast(cudaErrorMemoryAllocation);
+    if (r.failAllocAfter == 0) return setLast(cudaErrorMemoryAllocation);
+    if (r.failAllocAfter > 0) --r.failAllocAfter;
     if (bytes == 0) return cudaSuccess;
     if (bytes > r.limit || r.live > r.limit - bytes) return setLast(cudaErrorMemoryAllocation);
     Allocation a;
