@@ -2041,6 +2041,33 @@ private slots:
             QCOMPARE(outs[0].numel(), 64);
         }
     }
+
+    // Several devices (emulated): a context naming another existing device is refused with a
+    // message (every kernel runs on device 0); names of missing devices mean device 0.
+    void cudaSeveralDevices()
+    {
+        NEED_CUDA();
+        cuda::emu::setDeviceCount(2);
+        auto runContext = [](const std::string& ctx) {
+            FunctionGraph g;
+            Variable* x = g.addInput(Type::parse("float32[3]"), "x");
+            Variable* gx = g.apply(Op::get("GpuFromHost", {{"context", ctx}}), {x});
+            g.setOutputs({g.apply(Op::get("HostFromGpu"), {g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {gx})})});
+            Executor ex(g, ExecOptions{DeviceChoice::Cuda});
+            std::vector<Tensor> out;
+            const QString err = errorOf([&] { out = ex.run({ints(DType::Float32, {3}, {1, 2, 3})}); });
+            return std::make_pair(err, out);
+        };
+        const auto [err1, out1] = runContext("dev1");
+        const auto [err7, out7] = runContext("dev7");
+        const auto [err0, out0] = runContext("dev0");
+        cuda::emu::reset();
+        QVERIFY2(err1.contains("GpuFromHost") && err1.contains("context 'dev1' is CUDA device 1, but PassLens runs every CUDA kernel on device 0"),
+                 qPrintable(err1));
+        QVERIFY2(err7.isEmpty() && err0.isEmpty(), qPrintable(err7 + err0));
+        QCOMPARE(out7[0].at(2), -3.0);
+        QCOMPARE(out0[0].at(0), -1.0);
+    }
 #endif
 };
 

@@ -94,14 +94,18 @@ std::unique_ptr<DeviceBackend> openDevice(int index)
 }
 
 // Named contexts: "" is device 0; a name ending in digits ("dev1", "gpu2") is that device when it
-// exists; anything else is device 0.
-int deviceOfContext(const std::string& ctx)
+// exists; anything else is device 0. Every kernel runs on the executor's device (0), so a context
+// that names another existing device is refused rather than read across devices.
+int deviceOfContext(const KernelCall& c)
 {
+    const std::string ctx = c.op().str("context");
     std::size_t i = ctx.size();
     while (i > 0 && std::isdigit(static_cast<unsigned char>(ctx[i - 1]))) --i;
-    if (i == ctx.size()) return 0;
+    if (i == ctx.size()) return c.ctx.device;
     const int d = std::stoi(ctx.substr(i));
-    return d < cuda::deviceCount() ? d : 0;
+    if (d >= cuda::deviceCount() || d == c.ctx.device) return c.ctx.device;
+    c.fail("context '" + ctx + "' is CUDA device " + std::to_string(d) + ", but PassLens runs every CUDA kernel on device " +
+           std::to_string(c.ctx.device) + " (several devices are not supported)");
 }
 
 Tensor devAlloc(const KernelCall& c, DType d, Shape s, int device = -1)
@@ -144,7 +148,7 @@ Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d)
 void gpuFromHost(KernelCall& c)
 {
     const Tensor& x = c.in(0);
-    const int dev = deviceOfContext(c.op().str("context"));
+    const int dev = deviceOfContext(c);
     if (!x.onHost()) c.fail("input is already in device memory");
     Tensor d = devAlloc(c, x.dtype(), x.shape(), dev);
     copyIn(d.rawData(), x, dev);
@@ -162,7 +166,7 @@ void hostFromGpu(KernelCall& c)
 void gpuToGpu(KernelCall& c)
 {
     const Tensor& x = needDevice(c, 0);
-    const int dev = deviceOfContext(c.op().str("context"));
+    const int dev = deviceOfContext(c);
     Tensor d = devAlloc(c, x.dtype(), x.shape(), dev);
     cuda::copyDtoD(d.rawData(), dev, x.rawData(), x.device(), x.nbytes());
     c.outputs[0] = std::move(d);

@@ -15,8 +15,11 @@ void failAllocation(int n);
 void faultKernel(int n);
 /// Device memory the emulated device has (cudaMalloc beyond it fails); default 16 GiB.
 void setMemoryLimit(std::size_t bytes);
+/// Number of emulated devices cudaGetDeviceCount reports (1..8; default 1). They share one
+/// memory and one queue per stream: enough to check how the backend maps contexts to devices.
+void setDeviceCount(int n);
 /// Emulation only (a real process must restart after a sticky error): drops queued work, clears
-/// the sticky and last errors and the injections. Allocations stay.
+/// the sticky and last errors and the injections, and goes back to one device. Allocations stay.
 void reset();
 /// The message of the last fault (kernel fault, guard bytes overwritten, injected), "" if none.
 std::string lastFault();

@@ -191,6 +191,11 @@ void setMemoryLimit(std::size_t bytes)
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     rt().limit = bytes;
 }
+void setDeviceCount(int n)
+{
+    std::lock_guard<std::recursive_mutex> lock(rt().mutex);
+    rt().deviceCount = std::clamp(n, 1, 8);
+}
 void reset()
 {
     Runtime& r = rt();
@@ -198,6 +203,8 @@ void reset()
     for (CUstream_st* s : r.streams) s->queue.clear();
     r.sticky = r.last = cudaSuccess;
     r.failAllocAfter = r.faultLaunchAfter = -1;
+    r.deviceCount = 1;
+    r.device = 0;
 }
 std::string lastFault()
 {
