@@ -1,14 +1,17 @@
 // The emulated CUDA device itself (kernels/src/cuda/emu, label gpu-emulated): kernels written
 // as for nvcc and launched through passlens::cuda::launch see their own indices, warp collectives
 // exchange values in lockstep, __syncthreads is a barrier, misuse is a kernel fault; the runtime
-// queues stream work until a synchronisation, poisons and guards allocations, reports injected
-// out-of-memory and sticky faults; the reference cuBLAS checks its arguments as cuBLAS does.
+// queues stream work until a synchronisation, poisons and guards allocations, faults host code
+// that reads device memory, reports injected out-of-memory and sticky faults; the reference
+// cuBLAS checks its arguments as cuBLAS does.
 #include "cuda/Launch.h"
 #include "cuda/emu/EmuControl.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <QCoreApplication>
+#include <QProcess>
 #include <QTest>
 
 #include <cmath>
@@ -248,6 +251,31 @@ private slots:
         QCOMPARE(cudaGetLastError(), cudaErrorInvalidValue);
         QCOMPARE(cudaGetLastError(), cudaSuccess); // not sticky
         QCOMPARE(cudaFree(c), cudaSuccess);
+    }
+
+    // host code dereferencing a device pointer faults with a message, as on a GPU (checked in
+    // a child process, which the fault ends)
+    void hostAccessFaults()
+    {
+        if (qEnvironmentVariableIsSet("PASSLENS_EMU_CHILD")) {
+            float* d = deviceVector<float>(4);
+            volatile float v = d[1];
+            (void)v;
+            QFAIL("reading device memory from host code did not fault");
+        }
+        QProcess child;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("PASSLENS_EMU_CHILD", "1");
+        child.setProcessEnvironment(env);
+        child.start(QCoreApplication::applicationFilePath(), {"hostAccessFaults"});
+        QVERIFY(child.waitForFinished(60000));
+        const QString err = QString::fromLocal8Bit(child.readAllStandardError() + child.readAllStandardOutput());
+        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+        QVERIFY2(err.contains("passlens emulated device: host code accessed device memory outside kernels and copies"), qPrintable(err));
+        // the same memory is readable through a copy
+        float* d = deviceVector<float>(4);
+        QVERIFY(std::isnan(download(d, 4)[1]));
+        QCOMPARE(cudaFree(d), cudaSuccess);
     }
 
     void injectedFaults()

@@ -3,6 +3,11 @@
 #include "EmuInternal.h"
 #include "EmuControl.h"
 
+#include <execinfo.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,8 +30,122 @@ namespace {
 constexpr std::size_t kGuard = 256;        // guard bytes before and after each allocation
 constexpr unsigned char kGuardByte = 0xA5; // distinct from the poison 0xFF
 constexpr unsigned char kPoisonByte = 0xFF;
-constexpr std::size_t kQuarantineBytes = std::size_t(256) << 20;
-constexpr std::size_t kQuarantineEntries = 4096;
+constexpr std::size_t kQuarantineBytes = std::size_t(64) << 20;
+constexpr std::size_t kQuarantineEntries = 1024;
+
+constexpr std::size_t kArenaBytes = std::size_t(1) << 40; // address space reserved for device memory
+constexpr std::size_t kPage = 4096;
+
+// Device memory lives in one reserved range that is inaccessible (PROT_NONE) except while the
+// emulated device works (queued operations, the runtime's own poisoning and guard checks): host
+// code that dereferences a device pointer faults, as it would on a GPU. Blocks leaving the
+// quarantine are reused for blocks of the same size, so the range stays near the peak in use
+// (each access switch changes the protection of all of it).
+struct Arena {
+    char* base = nullptr;
+    std::size_t used = 0;
+    int open = 0;
+    bool tried = false;
+    std::map<std::size_t, std::vector<char*>> reusable; // by block size
+};
+Arena g_arena; // read by the SIGSEGV handler
+struct sigaction g_previousSegv;
+
+std::size_t pageUp(std::size_t n) { return (n + kPage - 1) / kPage * kPage; }
+
+void onSegv(int, siginfo_t* info, void*)
+{
+    const char* a = static_cast<const char*>(info->si_addr);
+    if (g_arena.base && a >= g_arena.base && a < g_arena.base + kArenaBytes) {
+        const char* msg = g_arena.open ? "passlens emulated device: a kernel or copy accessed device memory outside every allocation\n"
+                                       : "passlens emulated device: host code accessed device memory outside kernels and copies "
+                                         "(a GPU would fault or read another address space)\n";
+        (void)!write(2, msg, std::strlen(msg));
+        void* frames[48];
+        backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
+    }
+    sigaction(SIGSEGV, &g_previousSegv, nullptr); // the fault repeats under the previous handler
+}
+
+void arenaInit()
+{
+    g_arena.tried = true;
+    void* p = mmap(nullptr, kArenaBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return; // then plain heap blocks, without the access check
+    g_arena.base = static_cast<char*>(p);
+    struct sigaction sa {};
+    sa.sa_sigaction = onSegv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_previousSegv);
+}
+
+// Device memory is accessible while an AccessScope lives (nested scopes are counted).
+struct AccessScope {
+    AccessScope()
+    {
+        if (!g_arena.tried) arenaInit();
+        if (g_arena.base && g_arena.open++ == 0 && g_arena.used) mprotect(g_arena.base, pageUp(g_arena.used), PROT_READ | PROT_WRITE);
+    }
+    ~AccessScope()
+    {
+        if (g_arena.base && --g_arena.open == 0 && g_arena.used) mprotect(g_arena.base, pageUp(g_arena.used), PROT_NONE);
+    }
+    AccessScope(const AccessScope&) = delete;
+    AccessScope& operator=(const AccessScope&) = delete;
+};
+
+// Only the pages of one block accessible (when no AccessScope is open), for the runtime's own
+// poisoning and guard checks on allocation and free.
+struct BlockAccess {
+    char* first = nullptr;
+    std::size_t len = 0;
+    BlockAccess(char* block, std::size_t bytes)
+    {
+        if (!g_arena.base || g_arena.open) return;
+        const std::size_t off = static_cast<std::size_t>(block - g_arena.base);
+        first = g_arena.base + off / kPage * kPage;
+        len = pageUp(off + bytes) - off / kPage * kPage;
+        mprotect(first, len, PROT_READ | PROT_WRITE);
+    }
+    ~BlockAccess()
+    {
+        if (first) mprotect(first, len, PROT_NONE);
+    }
+    BlockAccess(const BlockAccess&) = delete;
+    BlockAccess& operator=(const BlockAccess&) = delete;
+};
+
+// A block of at least `bytes` (256-aligned; `bytes` becomes its size): a reusable block of up
+// to twice the size, else new address space.
+char* blockAlloc(std::size_t& bytes)
+{
+    if (!g_arena.tried) arenaInit();
+    if (!g_arena.base) return static_cast<char*>(std::aligned_alloc(256, bytes));
+    auto it = g_arena.reusable.lower_bound(bytes);
+    if (it != g_arena.reusable.end() && it->first <= 2 * bytes) {
+        char* p = it->second.back();
+        bytes = it->first;
+        it->second.pop_back();
+        if (it->second.empty()) g_arena.reusable.erase(it);
+        return p;
+    }
+    if (bytes > kArenaBytes - g_arena.used) return nullptr;
+    char* p = g_arena.base + g_arena.used;
+    const std::size_t before = pageUp(g_arena.used);
+    g_arena.used += bytes;
+    if (g_arena.open && pageUp(g_arena.used) > before) mprotect(g_arena.base + before, pageUp(g_arena.used) - before, PROT_READ | PROT_WRITE);
+    return p;
+}
+
+void blockRelease(char* block, std::size_t bytes)
+{
+    if (!g_arena.base) {
+        std::free(block);
+        return;
+    }
+    g_arena.reusable[bytes].push_back(block); // still poisoned
+}
 
 struct Allocation {
     std::size_t bytes = 0;
@@ -110,6 +229,8 @@ void checkGuards(const std::string& opName)
 void drainUntil(CUstream_st* s, const EventState* until)
 {
     Runtime& r = rt();
+    if (s->queue.empty()) return;
+    AccessScope access;
     while (!s->queue.empty()) {
         Op op = std::move(s->queue.front());
         s->queue.pop_front();
@@ -392,8 +513,9 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
     Allocation a;
     a.bytes = bytes;
     a.blockBytes = (kGuard + bytes + kGuard + kGuard - 1) / kGuard * kGuard;
-    a.block = static_cast<char*>(std::aligned_alloc(kGuard, a.blockBytes));
+    a.block = blockAlloc(a.blockBytes);
     if (!a.block) return setLast(cudaErrorMemoryAllocation);
+    BlockAccess access(a.block, a.blockBytes);
     char* user = a.block + kGuard;
     std::memset(a.block, kGuardByte, a.blockBytes);
     std::memset(user, kPoisonByte, bytes); // cudaMalloc memory is not initialised
@@ -412,6 +534,7 @@ cudaError_t cudaFree(void* ptr)
     if (it == r.device_.end()) return r.sticky != cudaSuccess ? r.sticky : setLast(cudaErrorInvalidValue);
     drainAll(); // cudaFree synchronises the device
     Allocation a = it->second;
+    BlockAccess access(a.block, a.blockBytes);
     r.device_.erase(it);
     r.live -= a.bytes;
     if (r.sticky == cudaSuccess && !guardsIntact(static_cast<char*>(ptr), a))
@@ -421,7 +544,7 @@ cudaError_t cudaFree(void* ptr)
     r.quarantine.emplace_back(a.block, a.blockBytes);
     r.quarantineBytes += a.blockBytes;
     while (r.quarantine.size() > kQuarantineEntries || r.quarantineBytes > kQuarantineBytes) {
-        std::free(r.quarantine.front().first);
+        blockRelease(r.quarantine.front().first, r.quarantine.front().second);
         r.quarantineBytes -= r.quarantine.front().second;
         r.quarantine.pop_front();
     }

@@ -9,8 +9,10 @@
 // queued and runs only at a synchronising call, so a missing synchronisation shows as a wrong
 // value; device allocations are poisoned (0xFF bytes, NaN in floats) when allocated and freed, and
 // freed ones are kept in a quarantine so stale pointers read poison; writes past either end of an
-// allocation are detected (guard bytes checked after every operation); out-of-memory and kernel
-// faults (sticky errors) can be injected (EmuControl.h). Error codes and names are CUDA's.
+// allocation are detected (guard bytes checked after every operation); device memory is
+// inaccessible to host code outside the emulated device's work (a dereference faults with a
+// message); out-of-memory and kernel faults (sticky errors) can be injected (EmuControl.h).
+// Error codes and names are CUDA's.
 //
 // Kernels (Launch.h, EmuGrid.cpp): each emulated thread sees its own threadIdx / blockIdx; threads
 // run one after another on fibers and switch only at warp collectives (__shfl*_sync, __ballot_sync,
