@@ -96,7 +96,8 @@ note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 export PASSLENS_TEST_GPU=1 PASSLENS_CUDA_SYNC=1 PASSLENS_TEST_CORPUS=$MODELS PASSLENS_GPU_MODELS=${models// /,}
 PASSLENS_GPU_MODELS=${PASSLENS_GPU_MODELS%,}
 # the functions of tst_exec_gpu (tests/CMakeLists.txt, PASSLENS_EXEC_GPU_TESTS)
-gpu_tests=(cudaMatchesCpu cudaKernels cudaKernelsEach cudaReductions cudaGemmShapes cudaElemwiseParameters cudaValidation)
+gpu_tests=(cudaMatchesCpu cudaKernels cudaKernelsEach cudaReductions cudaGemmShapes cudaElemwiseParameters cudaValidation
+    cudaProfileAfterFailure)
 if [ -x "$KIT/bin/tst_exec" ]; then
     step "gpu tests (tst_exec ${gpu_tests[*]})" 90 "$OUT/gpu-tests-exec-$part.txt" tst_exec "${gpu_tests[@]}"
     step "gpu tests (tst_kernels)" 20 "$OUT/gpu-tests-kernels-$part.txt" tst_kernels

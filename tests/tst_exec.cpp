@@ -2000,6 +2000,34 @@ private slots:
         QVERIFY2(sc.contains("GpuAdvancedSubtensor1") && sc.contains("cannot index a scalar"), qPrintable(sc));
     }
 
+    // A profile whose run fails at a later node keeps the event times of the CUDA steps that
+    // completed (they read 0 us before) and leaves the failing node and those after it n/a.
+    void cudaProfileAfterFailure()
+    {
+        NEED_CUDA();
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[256,64]"), "x");
+        Variable* idx = g.addInput(Type::parse("int64[2]"), "idx");
+        Variable* e = g.apply(Op::get("GpuElemwise", {{"scalar", "exp"}}), {g.apply(Op::get("GpuFromHost"), {x})});
+        Variable* sel = g.apply(Op::get("GpuAdvancedSubtensor1"), {e, idx});
+        g.setOutputs({g.apply(Op::get("HostFromGpu"), {sel})});
+        Executor ex(g, ExecOptions{DeviceChoice::Cuda});
+        const ProfileReport rep = profileExecutor(ex, {randn(DType::Float32, {256, 64}), ints(DType::Int64, {2}, {1, 300})}, ProfileOptions{1, 2}, "final");
+        QVERIFY2(QString::fromStdString(rep.error).contains("index 300 out of bounds"), rep.error.c_str());
+        bool sawExp = false, sawSel = false;
+        for (const ProfileNode& n : rep.nodes) {
+            if (n.kind == "GpuElemwise") {
+                sawExp = true;
+                QVERIFY2(n.timeUs && *n.timeUs > 0, "the completed CUDA step has its event time");
+            }
+            if (n.kind == "GpuAdvancedSubtensor1" || n.kind == "HostFromGpu") {
+                sawSel = sawSel || n.kind == "GpuAdvancedSubtensor1";
+                QVERIFY(!n.timeUs);
+            }
+        }
+        QVERIFY(sawExp && sawSel);
+    }
+
 #if PASSLENS_CUDA_EMULATED
     // Emulated device only (faults are injected): a kernel fault is reported against the node
     // that launched it when steps are synchronised (PASSLENS_CUDA_SYNC=1), the executor's device

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 
 namespace passlens {
@@ -421,7 +422,36 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
     std::vector<Tensor> ins, outs;
     std::vector<char> fusedDone(m_steps.size(), 0);
     std::vector<Tensor> joinBuffers(m_steps.size()); // in-place Joins' outputs, from their first writer on
-    for (std::size_t si = 0; si < m_steps.size(); ++si) {
+    std::size_t si = 0;
+    // When the run fails, the device steps that completed before the failure keep their event
+    // times; the others (all of them when the device cannot report, e.g. after a fault) are NaN.
+    struct FailureTimes {
+        Executor& ex;
+        RunTimings* timings;
+        const std::size_t& failed;
+        const int exceptions = std::uncaught_exceptions();
+        ~FailureTimes()
+        {
+            if (std::uncaught_exceptions() == exceptions || !timings || !ex.m_ctx->gpu) return;
+            bool synced = true;
+            try {
+                ex.m_ctx->gpu->synchronize();
+            } catch (...) {
+                synced = false;
+            }
+            for (std::size_t k = 0; k < ex.m_steps.size(); ++k) {
+                const ExecStep& st = ex.m_steps[k];
+                if (!st.deviceTimed) continue;
+                double us = std::numeric_limits<double>::quiet_NaN();
+                try {
+                    if (synced && k < failed && st.timer) us = ex.m_ctx->gpu->timerElapsedUs(st.timer);
+                } catch (...) {
+                }
+                timings->stepUs[k] = us;
+            }
+        }
+    } failureTimes{*this, timings, si};
+    for (; si < m_steps.size(); ++si) {
         ExecStep& s = m_steps[si];
         const Apply& node = *s.node;
         if (fusedDone[si]) {
