@@ -270,7 +270,8 @@ private slots:
         child.start(QCoreApplication::applicationFilePath(), {"hostAccessFaults"});
         QVERIFY(child.waitForFinished(60000));
         const QString err = QString::fromLocal8Bit(child.readAllStandardError() + child.readAllStandardOutput());
-        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+        // a crash, or under AddressSanitizer its report and exit status 1
+        QVERIFY(child.exitStatus() == QProcess::CrashExit || child.exitCode() != 0);
         QVERIFY2(err.contains("passlens emulated device: host code accessed device memory outside kernels and copies"), qPrintable(err));
         // the same memory is readable through a copy
         float* d = deviceVector<float>(4);

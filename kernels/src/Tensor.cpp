@@ -274,6 +274,7 @@ template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n)
 
 void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n)
 {
+    if (n <= 0) return; // empty tensors may have no buffer
     if (srcType == dstType) {
         std::memcpy(dst, src, static_cast<std::size_t>(n) * dtypeSize(srcType));
         return;

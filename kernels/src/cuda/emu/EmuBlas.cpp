@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <deque>
 #include <vector>
 
 struct cublasContext {
@@ -82,17 +83,26 @@ cublasStatus_t gemv(const char* name, cublasHandle_t h, cublasOperation_t t, int
 
 } // namespace
 
+// Handles live in a static list (the backend keeps one per device for the whole process, as with
+// the real cuBLAS, so they are reachable at exit rather than leaked).
+std::deque<cublasContext>& handles()
+{
+    static std::deque<cublasContext> h;
+    return h;
+}
+
 cublasStatus_t cublasCreate_v2(cublasHandle_t* handle)
 {
     if (!handle) return CUBLAS_STATUS_INVALID_VALUE;
-    *handle = new cublasContext;
+    std::lock_guard<std::recursive_mutex> lock(passlens::cuda::emu::runtimeMutex());
+    *handle = &handles().emplace_back();
     return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)
 {
     if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
-    delete handle;
+    handle->stream = nullptr; // its slot stays (pointers into the list must stay valid)
     return CUBLAS_STATUS_SUCCESS;
 }
 
