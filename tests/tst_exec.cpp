@@ -1837,6 +1837,12 @@ private slots:
             h.op("GpuLogSoftmax", {{"axis", -1}}, {a}),
             h.op("GpuCumOp", {{"axis", 1}, {"mode", "add"}}, {a}),
             h.op("GpuCumOp", {{"axis", nullptr}, {"mode", "mul"}}, {d}),
+            h.op("GpuCumOp", {{"axis", 0}, {"mode", "add"}}, {h.input(ints(DType::Int64, {3, 2}, {1, -2, 3, 4, -5, 6}))}),
+            h.op("GpuSoftmax", {{"axis", 1}}, {d}),
+            h.op("GpuContiguous", json::object(), {h.op("GpuDimShuffle", {{"order", {1, 0, 2}}}, {a})}),
+            h.op("GpuIncSubtensor", {{"idx", json::array({json{{"start", 1}}})}}, {n, h.input(ints(DType::Int32, {5}, {1, 2, 3, 4, 5}))}), // int32 add
+            h.op("GpuAllocEmpty", {{"dtype", "float32"}}, {h.g.addConstant(ints(DType::Int64, {}, {2}).toTensorData()), h.g.addConstant(ints(DType::Int64, {}, {3}).toTensorData())}),
+            h.op("GpuAlloc", {{"memset_0", true}}, {h.input(ints(DType::Float32, {}, {0})), h.g.addConstant(ints(DType::Int64, {}, {4}).toTensorData())}),
         };
         Apply* sp = h.g.makeApply(Op::get("GpuSplit", {{"axis", 2}, {"n_splits", 3}}), {a, h.g.addConstant(ints(DType::Int64, {3}, {2, 0, 3}).toTensorData())});
         for (int k = 0; k < 3; ++k) outs.push_back(sp->output(k));
@@ -1862,6 +1868,8 @@ private slots:
         outs.push_back(conv(h.input(randn(DType::Float32, {3, 4, 1, 1})), "valid", 1, 1, 1));
         outs.push_back(h.op("GpuPool", {{"mode", "average_exc_pad"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}, {"ignore_border", true}}, {img}));
         outs.push_back(h.op("GpuPool", {{"mode", "max"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {0, 0}}, {"ignore_border", false}}, {img}));
+        outs.push_back(h.op("GpuPool", {{"mode", "sum"}, {"ws", {2, 3}}, {"stride", {1, 2}}, {"pad", {0, 0}}, {"ignore_border", true}}, {img}));
+        outs.push_back(h.op("GpuPool", {{"mode", "average_inc_pad"}, {"ws", {3, 3}}, {"stride", {3, 3}}, {"pad", {1, 1}}, {"ignore_border", true}}, {img}));
         Variable* scale = h.input(randn(DType::Float32, {4}));
         Variable* var = h.input(randn(DType::Float32, {4}, 0.5, 2));
         outs.push_back(h.op("GpuDnnBatchNormInference", {{"epsilon", 1e-3}}, {img, scale, scale, scale, var}));

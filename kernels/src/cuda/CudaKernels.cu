@@ -31,6 +31,13 @@ inline unsigned blocksFor(long long n)
     return static_cast<unsigned>(b < 1 ? 1 : (b > 2147483647LL ? 2147483647LL : b));
 }
 
+// blocks of a grid-stride kernel over n elements (capped: each thread then covers several)
+inline unsigned strideBlocksFor(long long n)
+{
+    const unsigned b = blocksFor(n);
+    return b > 65535u * 32u ? 65535u * 32u : b;
+}
+
 struct Dims {
     long long shape[kMaxDims];
     int ndim;
@@ -378,7 +385,9 @@ template <class A> __global__ void reduceKernel(const void* x, int xdt, const Re
         }
         A v = load<A>(x, xdt, off);
         if (pre == 1) v = v * v;
-        else if (pre == 2) v = v < 0 ? -v : v;
+        else if (pre == 2) {
+            if constexpr (!std::is_unsigned<A>::value) v = v < 0 ? -v : v;
+        }
         acc = reduceCombine<A>(op, acc, v);
     }
     for (int s = 16; s > 0; s /= 2) acc = reduceCombine<A>(op, acc, __shfl_down_sync(0xffffffffu, acc, s));
@@ -516,7 +525,7 @@ void elementwise(const ElemProgram& prog, const ElemOperand* inputs, int nin, vo
     a.out = out;
     a.outDtype = outDtype;
     cudaStream_t s = streamOf(device);
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
+    const unsigned blocks = strideBlocksFor(total);
     if (prog.mode == 0) launch("elemKernel", elemKernel<float>, blocks, kThreads, s, a, total);
     else if (prog.mode == 1) launch("elemKernel", elemKernel<double>, blocks, kThreads, s, a, total);
     else launch("elemKernel", elemKernel<long long>, blocks, kThreads, s, a, total);
@@ -535,7 +544,7 @@ void stridedCopy(void* dst, const long long* dstStrides, const void* src, const 
         a.srcStrides[i] = srcStrides[i];
     }
     cudaStream_t s = streamOf(device);
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
+    const unsigned blocks = strideBlocksFor(total);
     switch (elemSize) {
     case 1: launch("copyKernel", copyKernel<unsigned char>, blocks, kThreads, s, static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), a, total); break;
     case 2: launch("copyKernel", copyKernel<unsigned short>, blocks, kThreads, s, static_cast<unsigned short*>(dst), static_cast<const unsigned short*>(src), a, total); break;
@@ -558,7 +567,7 @@ void stridedAdd(void* dst, const long long* dstStrides, const void* src, const l
         a.srcStrides[i] = srcStrides[i];
     }
     cudaStream_t s = streamOf(device);
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
+    const unsigned blocks = strideBlocksFor(total);
     switch (dtype) {
     case F32: launch("addKernel", addKernel<float>, blocks, kThreads, s, static_cast<float*>(dst), static_cast<const float*>(src), a, total); break;
     case F64: launch("addKernel", addKernel<double>, blocks, kThreads, s, static_cast<double*>(dst), static_cast<const double*>(src), a, total); break;
@@ -573,7 +582,7 @@ void gatherRows(void* out, const void* x, const long long* idxDevice, long long 
 {
     const long long total = nIdx * rowBytes;
     if (total == 0) return;
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
+    const unsigned blocks = strideBlocksFor(total);
     launch("gatherKernel", gatherKernel, blocks, kThreads, streamOf(device), static_cast<char*>(out), static_cast<const char*>(x), idxDevice, nIdx, rowBytes);
     checkLaunch("gather kernel launch");
 }
@@ -581,7 +590,7 @@ void gatherRows(void* out, const void* x, const long long* idxDevice, long long 
 void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n, int device)
 {
     if (n == 0) return;
-    const unsigned blocks = blocksFor(n) > 65535u * 32u ? 65535u * 32u : blocksFor(n);
+    const unsigned blocks = strideBlocksFor(n);
     launch("convertKernel", convertKernel, blocks, kThreads, streamOf(device), dst, dstDtype, src, srcDtype, n);
     checkLaunch("convert kernel launch");
 }
@@ -653,7 +662,7 @@ void conv2d(const float* x, const float* w, float* y, const ConvShape& s, float*
     const long long Fg = s.F / s.groups;
     if (s.Cg == 1 && s.groups == s.C && s.groups > 1) {
         const long long total = s.N * s.F * spatial;
-        launch("depthwiseKernel", depthwiseKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, st, x, w, y, s, Fg);
+        launch("depthwiseKernel", depthwiseKernel, strideBlocksFor(total), kThreads, st, x, w, y, s, Fg);
         checkLaunch("depthwise convolution kernel launch");
         return;
     }
@@ -665,7 +674,7 @@ void conv2d(const float* x, const float* w, float* y, const ConvShape& s, float*
             const float* B = xg;
             if (!pointwise) {
                 const long long total = K * spatial;
-                launch("im2colKernel", im2colKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, st, xg, workspace, s);
+                launch("im2colKernel", im2colKernel, strideBlocksFor(total), kThreads, st, xg, workspace, s);
                 checkLaunch("im2col kernel launch");
                 B = workspace;
             }
@@ -678,7 +687,7 @@ void pool2d(const float* x, float* y, long long planes, long long H, long long W
 {
     const long long total = planes * OH * OW;
     if (total == 0) return;
-    launch("poolKernel", poolKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, streamOf(device), x, y, planes, H, W, OH, OW, kh, kw, sh, sw, pt, pb, pl, pr, mode);
+    launch("poolKernel", poolKernel, strideBlocksFor(total), kThreads, streamOf(device), x, y, planes, H, W, OH, OW, kh, kw, sh, sw, pt, pb, pl, pr, mode);
     checkLaunch("pool kernel launch");
 }
 
@@ -687,7 +696,7 @@ void batchNorm(const float* x, float* y, const float* scale, const float* bias, 
 {
     const long long total = N * C * inner;
     if (total == 0) return;
-    launch("batchNormKernel", batchNormKernel, blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, streamOf(device), x, y, scale, bias, mean, var, eps, N, C, inner);
+    launch("batchNormKernel", batchNormKernel, strideBlocksFor(total), kThreads, streamOf(device), x, y, scale, bias, mean, var, eps, N, C, inner);
     checkLaunch("batch norm kernel launch");
 }
 
