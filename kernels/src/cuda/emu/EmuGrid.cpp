@@ -9,11 +9,11 @@
 // exits while others wait at __syncthreads) is a kernel fault: sticky cudaErrorLaunchFailure.
 #include "../Launch.h"
 #include "EmuInternal.h"
-#include "EmuControl.h"
 
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
