@@ -2078,6 +2078,28 @@ private slots:
         }
     }
 
+    // Without page-locked memory (injected), host buffers fall back to pageable memory, and
+    // those fallbacks are reused by later runs instead of growing the pool run after run.
+    void cudaPageableFallbackReused()
+    {
+        NEED_CUDA();
+        GpuHarness h;
+        Variable* x = h.input(randn(DType::Float32, {1000}));
+        h.g.setOutputs({h.host(h.op("GpuElemwise", {{"scalar", "exp"}}, {x}))});
+        Executor ex(h.g, ExecOptions{DeviceChoice::Cuda});
+        cuda::emu::failPinnedAllocation(true);
+        const auto first = ex.run(h.values);
+        const double want = std::exp(h.values[0].at(7));
+        QCOMPARE(first[0].at(7), static_cast<double>(static_cast<float>(want)));
+        QVERIFY(!first[0].storage()->pinned());
+        (void)ex.run(h.values); // `first` is still held: this run's output is a second buffer
+        const std::size_t footprint = ex.context().pool->peakFootprintBytes();
+        for (int i = 0; i < 4; ++i) (void)ex.run(h.values);
+        const std::size_t after = ex.context().pool->peakFootprintBytes();
+        cuda::emu::reset();
+        QCOMPARE(after, footprint);
+    }
+
     // Several devices (emulated): a context naming another existing device is refused with a
     // message (every kernel runs on device 0); names of missing devices mean device 0.
     void cudaSeveralDevices()

@@ -10,6 +10,8 @@ namespace passlens::cuda::emu {
 /// From the (n+1)-th cudaMalloc from now on, every cudaMalloc fails with
 /// cudaErrorMemoryAllocation until reset() (the device is full; n < 0: none).
 void failAllocation(int n);
+/// While on, cudaMallocHost fails with cudaErrorMemoryAllocation (no page-locked memory left).
+void failPinnedAllocation(bool on);
 /// The (n+1)-th kernel launched from now faults when it runs (at the next synchronisation):
 /// sticky cudaErrorIllegalAddress, as a real out-of-bounds access would (n < 0: none).
 void faultKernel(int n);

@@ -164,6 +164,7 @@ struct Runtime {
     std::size_t live = 0;
     int failAllocAfter = -1;
     int faultLaunchAfter = -1;
+    bool failPinned = false;
     long long kernelsRun = 0;
     std::map<const char*, Allocation, std::less<>> device_;
     std::set<void*> pinned;
@@ -302,6 +303,11 @@ void failAllocation(int n)
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     rt().failAllocAfter = n;
 }
+void failPinnedAllocation(bool on)
+{
+    std::lock_guard<std::recursive_mutex> lock(rt().mutex);
+    rt().failPinned = on;
+}
 void faultKernel(int n)
 {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
@@ -324,6 +330,7 @@ void reset()
     for (CUstream_st* s : r.streams) s->queue.clear();
     r.sticky = r.last = cudaSuccess;
     r.failAllocAfter = r.faultLaunchAfter = -1;
+    r.failPinned = false;
     r.deviceCount = 1;
     r.device = 0;
 }
@@ -555,6 +562,8 @@ cudaError_t cudaMallocHost(void** ptr, std::size_t bytes)
 {
     EMU_ENTER();
     if (!ptr) return setLast(cudaErrorInvalidValue);
+    *ptr = nullptr;
+    if (rt().failPinned) return setLast(cudaErrorMemoryAllocation);
     *ptr = std::aligned_alloc(64, std::max<std::size_t>(64, (bytes + 63) / 64 * 64));
     if (!*ptr) return setLast(cudaErrorMemoryAllocation);
     rt().pinned.insert(*ptr);
