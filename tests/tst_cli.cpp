@@ -11,8 +11,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <onnx/onnx_pb.h>
+
 namespace {
-constexpr int kTimeoutMs = 120000;
+constexpr int kTimeoutMs = 600000; // a hang guard only: far above any run on a loaded machine
 
 struct Run {
     int exitCode = -1;
@@ -163,6 +165,66 @@ private slots:
         QVERIFY2(out.contains("\nOp kinds:\n"), qPrintable(out.right(2000)));
         QVERIFY(out.contains("transformer_encoder_layer.onnx"));
         QVERIFY2(nonEmptyLines(r.out).size() > 50, qPrintable(out.left(2000)));
+    }
+
+    // ONNX names that are not valid UTF-8 are escaped (\xNN) on import: convert writes the graph
+    // JSON and optimize --session the session file (nlohmann's type_error 316 before), both
+    // holding the escaped names.
+    void invalidUtf8OnnxNames() {
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        g->set_name("names\xff");
+        auto valueInfo = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name) {
+            auto* vi = list->Add();
+            vi->set_name(name);
+            auto* tt = vi->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(onnx::TensorProto::FLOAT);
+            for (auto d : {2, 3}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+        };
+        valueInfo(g->mutable_input(), "x\xfe");
+        auto* relu = g->add_node();
+        relu->set_op_type("Relu");
+        relu->set_name("relu\xff\x41");
+        relu->add_input("x\xfe");
+        relu->add_output("r\xc3");
+        auto* exp = g->add_node();
+        exp->set_op_type("Exp");
+        exp->set_name("exp1");
+        exp->add_input("r\xc3");
+        exp->add_output("y");
+        valueInfo(g->mutable_output(), "y");
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString model = tmp.filePath("names.onnx");
+        {
+            QFile f(model);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            const std::string bytes = m.SerializeAsString();
+            QCOMPARE(f.write(bytes.data(), static_cast<qint64>(bytes.size())), static_cast<qint64>(bytes.size()));
+        }
+        const QString graphOut = tmp.filePath("names.graph.json");
+        const Run c = runCli({"convert", model, "-o", graphOut});
+        QVERIFY2(c.finished && c.exitStatus == QProcess::NormalExit && c.exitCode == 0, qPrintable(c.describe()));
+        QFile gf(graphOut);
+        QVERIFY(gf.open(QIODevice::ReadOnly));
+        const QJsonDocument doc = QJsonDocument::fromJson(gf.readAll());
+        QCOMPARE(doc["name"].toString(), QString("names\\xFF"));
+        QCOMPARE(doc["inputs"][0]["name"].toString(), QString("x\\xFE"));
+        QStringList nodeNames;
+        for (const auto& n : doc["nodes"].toArray()) nodeNames << n.toObject()["name"].toString();
+        QCOMPARE(nodeNames, QStringList({"relu\\xFFA", "exp1"}));
+        const QString session = tmp.filePath("names.passlens.json");
+        const Run o = runCli({"optimize", model, "--session", session});
+        QVERIFY2(o.finished && o.exitStatus == QProcess::NormalExit && o.exitCode == 0, qPrintable(o.describe()));
+        QFile sf(session);
+        QVERIFY(sf.open(QIODevice::ReadOnly));
+        const QByteArray text = sf.readAll();
+        QJsonParseError err;
+        QVERIFY(QJsonDocument::fromJson(text, &err).isObject());
+        QCOMPARE(err.error, QJsonParseError::NoError);
+        QVERIFY2(text.contains("relu\\\\xFFA") && text.contains("r\\\\xC3"), text.left(2000).constData());
     }
 
     void convertMlp() {

@@ -15,7 +15,6 @@
 #include <passlens/trace/Trace.h>
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -586,10 +585,8 @@ private Q_SLOTS:
         QCOMPARE(drawing.nodes.size(), std::size_t(5002));
         LayoutEngine engine;
         LayoutOptions o = quickOptions();
-        QElapsedTimer timer;
-        timer.start();
+        o.budget = std::chrono::minutes(10); // a hang guard only: speed is bench_layout's business
         const LayoutResult r = engine.layout(drawing, o);
-        QVERIFY(timer.elapsed() < o.budget.count());
         QVERIFY(r.focused);
         QVERIFY(r.nodes.size() <= o.focusMaxNodes + 2);
         QCOMPARE(r.totalNodes, std::size_t(5002));
@@ -633,30 +630,79 @@ private Q_SLOTS:
         QVERIFY(focusView(DrawGraph{}, 2, 10).nodes.empty());
     }
 
+    void focusSeedsBringTheirValueBoxes()
+    {
+        // Seeding the last node and the first one with no hops draws exactly them and the graph
+        // output and input boxes next to them; the rest is one placeholder.
+        auto g = chainGraph(3000);
+        const auto& topo = g->toposort();
+        DrawOptions opt;
+        opt.focus = {topo.front()->id(), topo.back()->id()};
+        const DrawGraph drawing = drawGraph(*g, opt);
+        const DrawGraph f = focusView(drawing, 0, 100);
+        std::set<std::string> keys;
+        int placeholders = 0;
+        for (const DrawNode& n : f.nodes) {
+            keys.insert(n.key);
+            placeholders += n.category == NodeCategory::Collapsed;
+        }
+        QVERIFY(keys.count("n" + std::to_string(topo.back()->id())));
+        QVERIFY(keys.count("n" + std::to_string(topo.front()->id())));
+        QVERIFY(keys.count("o0"));
+        QVERIFY(keys.count("v" + std::to_string(g->inputs().front()->id())));
+        QCOMPARE(placeholders, 1);
+        QCOMPARE(f.nodes.size(), std::size_t(5));
+    }
+
+    void alignIdsMatchesWhatBothPipelinesMade()
+    {
+        // theano and cleanup both lift join_alloc to the same four GPU nodes (and a 0.0 on the
+        // GPU), each with ids of its own; aligned, the diff sees them as one.
+        const std::string file = PASSLENS_SOURCE_DIR "/resources/examples/join_alloc.graph.json";
+        Optimized a = optimize(file, "theano");
+        Optimized b = optimize(file, "cleanup");
+        std::set<NodeId> idsA, idsB;
+        for (const Apply* n : a.graph->toposort()) idsA.insert(n->id());
+        for (const Apply* n : b.graph->toposort()) idsB.insert(n->id());
+        QVERIFY(idsA != idsB); // unrelated ids before aligning
+        const GraphDiff raw = diff(*a.graph, *b.graph);
+        QVERIFY(!raw.added.empty());
+        AlignedGraph aligned = alignIds(*a.graph, *b.graph);
+        QCOMPARE(aligned.matchedNodes, b.graph->nodeCount());
+        QCOMPARE(aligned.graph->fingerprint(), b.graph->fingerprint()); // the same graph
+        const GraphDiff d = diff(*a.graph, *aligned.graph);
+        QVERIFY(d.added.empty());
+        QVERIFY(d.removed.empty());
+        QVERIFY(d.rewired.empty());
+        QCOMPARE(aligned.originalNode.size(), b.graph->nodeCount());
+        for (const auto& [now, before] : aligned.originalNode) {
+            QVERIFY(idsB.count(before));
+            QCOMPARE(aligned.graph->node(now)->op().str(), b.graph->node(before)->op().str());
+        }
+        // aligned to an unrelated graph, every node keeps its structure under fresh ids
+        auto chain = chainGraph(20);
+        AlignedGraph apart = alignIds(*chain, *b.graph);
+        QCOMPARE(apart.matchedNodes, std::size_t(0));
+        QCOMPARE(apart.graph->fingerprint(), b.graph->fingerprint());
+    }
+
     void budgetFallsBackToFocusedView()
     {
+        // The full layout gets 10% of a 60 s budget, which a 5,000-node braided chain needs many
+        // times over on any machine; the focused view then has the remaining 54 s, so the
+        // outcome does not depend on how busy the machine is. The engine itself enforces the
+        // budget (TimedOut past it), so no wall clock is read here.
         auto g = chainGraph(5000);
         const DrawGraph drawing = drawGraph(*g);
         LayoutOptions o = quickOptions();
-        o.nodeThreshold = 100000; // try the full layout first: it cannot finish in 2 s
-        o.budget = std::chrono::milliseconds(4000);
-        o.fullShare = 0.5;
-        QElapsedTimer timer;
-        timer.start();
-        try {
-            const LayoutResult r = LayoutEngine().layout(drawing, o);
-            QVERIFY(r.focused);
-            QVERIFY2(q(r.focusReason).contains("ran past"), r.focusReason.c_str());
-        } catch (const LayoutError& e) {
-            // Only a sanitizer build may be too slow for the focused view in the remaining 2 s;
-            // it must still stop at the budget.
-#if !defined(__SANITIZE_ADDRESS__)
-            QFAIL(e.what());
-#endif
-            QCOMPARE(int(e.kind()), int(LayoutError::Kind::TimedOut));
-        }
-        const auto elapsed = timer.elapsed();
-        QVERIFY2(elapsed < 4000 + 700, qPrintable(QString::number(elapsed)));
+        o.nodeThreshold = 100000; // try the full layout first
+        o.budget = std::chrono::milliseconds(60000);
+        o.fullShare = 0.1;
+        const LayoutResult r = LayoutEngine().layout(drawing, o);
+        QVERIFY(r.focused);
+        QVERIFY2(q(r.focusReason).contains("ran past 6"), r.focusReason.c_str());
+        QVERIFY(r.nodes.size() <= o.focusMaxNodes + 2);
+        QCOMPARE(r.totalNodes, std::size_t(5002));
     }
 
     void cancelStopsLayout()
@@ -671,8 +717,8 @@ private Q_SLOTS:
             std::this_thread::sleep_for(std::chrono::milliseconds(150));
             token.cancel();
         });
-        QElapsedTimer timer;
-        timer.start();
+        // Cancelled (not TimedOut, not a finished layout) shows that the cancel, 150 ms in,
+        // stopped a layout that had a minute to run.
         bool cancelled = false;
         try {
             LayoutEngine().layout(drawing, o, &token);
@@ -681,7 +727,6 @@ private Q_SLOTS:
         }
         canceller.join();
         QVERIFY(cancelled);
-        QVERIFY(timer.elapsed() < 2000);
         // A token cancelled up front stops at once.
         bool early = false;
         try {

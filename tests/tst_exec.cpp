@@ -13,6 +13,7 @@
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/Profiler.h>
 #include <passlens/kernels/TensorIO.h>
+#include <passlens/onnx/OnnxImporter.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
@@ -22,6 +23,8 @@
 #if PASSLENS_CUDA_EMULATED
 #include "cuda/emu/EmuControl.h"
 #endif
+
+#include <onnx/onnx_pb.h>
 
 #include <QProcess>
 #include <QTest>
@@ -1615,6 +1618,63 @@ private slots:
     }
 
     // ------------------------------------------------------------------ corpus
+    // An ONNX If whose then branch returns an outer-scope value as it is (no node of its own,
+    // valid ONNX), its producer listed after the If: imported (the value captured as an explicit
+    // input, core/README.md) and run on both branches, before and after the theano pipeline.
+    void onnxIfReturningOuterValue()
+    {
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        g->set_name("if_outer");
+        auto valueInfo = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type, std::vector<std::int64_t> dims) {
+            auto* vi = list->Add();
+            vi->set_name(name);
+            auto* tt = vi->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(type);
+            tt->mutable_shape();
+            for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+        };
+        auto node = [](onnx::GraphProto* gp, const char* op, std::vector<std::string> ins, const char* out, const char* name) {
+            auto* n = gp->add_node();
+            n->set_op_type(op);
+            n->set_name(name);
+            for (auto& i : ins) n->add_input(i);
+            n->add_output(out);
+            return n;
+        };
+        valueInfo(g->mutable_input(), "c", onnx::TensorProto::BOOL, {});
+        valueInfo(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {3});
+        auto* ifNode = node(g, "If", {"c"}, "y", "if1");
+        auto branch = [&](const char* attr) {
+            auto* a = ifNode->add_attribute();
+            a->set_name(attr);
+            a->set_type(onnx::AttributeProto::GRAPH);
+            a->mutable_g()->set_name(attr);
+            return a->mutable_g();
+        };
+        valueInfo(branch("then_branch")->mutable_output(), "a", onnx::TensorProto::FLOAT, {3});
+        auto* elseG = branch("else_branch");
+        node(elseG, "Relu", {"x"}, "e", "relu1");
+        valueInfo(elseG->mutable_output(), "e", onnx::TensorProto::FLOAT, {3});
+        node(g, "Neg", {"x"}, "a", "neg1");
+        valueInfo(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {3});
+        const Tensor x = Tensor::fromDoubles(DType::Float32, {3}, {-1.5, 0.0, 2.0});
+        for (const std::string pipeline : {"none", "theano"}) {
+            LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "if_outer.onnx", ".");
+            Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+            Executor ex(*lg.graph, ExecOptions{DeviceChoice::Cpu});
+            for (bool c : {true, false}) {
+                const auto outs = ex.run({Tensor::fromDoubles(DType::Bool, {}, {c ? 1.0 : 0.0}), x});
+                QCOMPARE(outs.size(), std::size_t(1));
+                const std::vector<double> want = c ? std::vector<double>{1.5, -0.0, -2.0} : std::vector<double>{0.0, 0.0, 2.0};
+                QCOMPARE(outs[0].shape(), Shape({3}));
+                for (std::int64_t i = 0; i < 3; ++i) QCOMPARE(outs[0].at(i), want[static_cast<std::size_t>(i)]);
+            }
+        }
+    }
+
     void corpus_data()
     {
         QTest::addColumn<QString>("model");

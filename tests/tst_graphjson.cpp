@@ -5,7 +5,6 @@
 #include <passlens/ir/Error.h>
 #include <passlens/ir/FunctionGraph.h>
 
-#include <QElapsedTimer>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -478,8 +477,6 @@ private slots:
             text += i + 1 < n ? ",\n" : "\n";
         }
         text += "], \"outputs\": [\"v" + std::to_string(n) + "\"]}\n";
-        QElapsedTimer t;
-        t.start();
         const LoadedGraph l = load(text);
         QCOMPARE(l.graph->nodeCount(), std::size_t(n));
         QCOMPARE(l.graph->toposort().size(), std::size_t(n));
@@ -490,7 +487,6 @@ private slots:
         const LoadedGraph r = load(doc);
         QCOMPARE(r.graph->fingerprint(), l.graph->fingerprint());
         QCOMPARE(writeGraphJson(*r.graph)["nodes"].size(), std::size_t(n));
-        QVERIFY2(t.elapsed() < 30000, qPrintable(QString("took %1 ms").arg(t.elapsed())));
     }
 };
 

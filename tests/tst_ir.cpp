@@ -2,6 +2,7 @@
 #include <passlens/ir/DebugPrint.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/FunctionGraph.h>
+#include <passlens/ir/GraphSearch.h>
 #include <passlens/ir/OpRegistry.h>
 
 #include <QTest>
@@ -383,6 +384,37 @@ private slots:
         big.setOutputs({layer.back()});
         QVERIFY(big.nodeCount() > 1000);
         QCOMPARE(big.toposort().size(), big.nodeCount());
+    }
+
+    void findNodesRanksWholeWordsFirst() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* a = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}, "/encoder/attn/Exp");
+        a->setName("attn_out");
+        Variable* b = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {a}, "/encoder/attn_norm/Neg");
+        Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {b, a}, "sum");
+        g.setOutputs({c});
+        const auto topo = g.toposort();
+        QCOMPARE(topo.size(), std::size_t(3));
+        auto ids = [](const std::vector<const Apply*>& hits) {
+            QList<NodeId> out;
+            for (const Apply* h : hits) out << h->id();
+            return out;
+        };
+        const NodeId exp = a->owner()->id(), neg = b->owner()->id(), add = c->owner()->id();
+        // 'attn' is a whole scope part of the first name, a substring of the second
+        QCOMPARE(ids(findNodes(g, "attn")), (QList<NodeId>{exp, neg}));
+        // case-insensitive op kinds and display strings; ids with or without '#'
+        QCOMPARE(ids(findNodes(g, "elemwise")), (QList<NodeId>{exp, neg, add}));
+        QCOMPARE(ids(findNodes(g, "Elemwise{neg}")), (QList<NodeId>{neg}));
+        QCOMPARE(ids(findNodes(g, "#" + std::to_string(add))), (QList<NodeId>{add}));
+        QCOMPARE(ids(findNodes(g, " " + std::to_string(neg) + " ")), (QList<NodeId>{neg}));
+        // a variable's producer first, then its consumers
+        QCOMPARE(ids(findNodes(g, "attn_out")), (QList<NodeId>{exp, neg, add}));
+        QCOMPARE(ids(findNodes(g, "SUM")), (QList<NodeId>{add}));
+        QVERIFY(findNodes(g, "").empty());
+        QVERIFY(findNodes(g, "   ").empty());
+        QVERIFY(findNodes(g, "matmul").empty());
     }
 };
 

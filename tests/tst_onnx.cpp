@@ -9,7 +9,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -87,6 +89,7 @@ struct ModelBuilder {
         vi->set_name(name);
         auto* tt = vi->mutable_type()->mutable_tensor_type();
         tt->set_elem_type(type);
+        tt->mutable_shape(); // a scalar has a shape with no dims
         for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
     }
     void output(const std::string& name, std::vector<std::int64_t> dims, int type = onnx::TensorProto::FLOAT) {
@@ -94,6 +97,7 @@ struct ModelBuilder {
         vi->set_name(name);
         auto* tt = vi->mutable_type()->mutable_tensor_type();
         tt->set_elem_type(type);
+        tt->mutable_shape();
         for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(d));
     }
     onnx::TensorProto* initInt64(const std::string& name, std::vector<std::int64_t> vals) {
@@ -124,10 +128,106 @@ struct ModelBuilder {
         a->set_type(onnx::AttributeProto::FLOAT);
         a->set_f(v);
     }
+    static void intAttr(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(v);
+    }
+    // A GRAPH attribute (If branches, Loop body), named `graphName`.
+    static onnx::GraphProto* graphAttr(onnx::NodeProto* n, const std::string& name, const std::string& graphName) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        a->mutable_g()->set_name(graphName);
+        return a->mutable_g();
+    }
+    static onnx::NodeProto* addNode(onnx::GraphProto* g, const std::string& type, std::vector<std::string> ins, std::vector<std::string> outs,
+                                    const std::string& name = {}) {
+        auto* n = g->add_node();
+        n->set_op_type(type);
+        n->set_name(name);
+        for (auto& i : ins) n->add_input(i);
+        for (auto& o : outs) n->add_output(o);
+        return n;
+    }
+    // A value_info of a graph's inputs or outputs with static dims.
+    static void valueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name, std::vector<std::int64_t> dims,
+                          int type = onnx::TensorProto::FLOAT) {
+        auto* vi = list->Add();
+        vi->set_name(name);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(type);
+        tt->mutable_shape(); // a scalar has a shape with no dims
+        for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
     LoadedGraph import(const std::string& dir = ".") const {
         return importOnnxBytes(m.SerializeAsString(), "synthetic.onnx", dir);
     }
 };
+
+// x[2,3] -> Reshape(x, shape) -> y, the shape an int64 initializer whose raw_data has `bytes`
+// bytes for dims [2] (16 needed).
+ModelBuilder reshapeWithRawShape(std::size_t bytes) {
+    ModelBuilder b(13);
+    b.input("x", {2, 3});
+    auto* t = b.m.mutable_graph()->add_initializer();
+    t->set_name("shape");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(2);
+    t->set_raw_data(std::string(bytes, '\x01'));
+    b.node("Reshape", {"x", "shape"}, {"y"}, "reshape1");
+    b.output("y", {0, 1});
+    return b;
+}
+
+// c (bool scalar), x[3] -> If 'if1'(c) -> y: the then branch returns the outer value a =
+// Neg(x) as it is (no node of its own), the else branch Relu(x). With `negLast` the Neg node
+// comes after the If in the node list (the If reads `a` only as a branch output).
+ModelBuilder ifReturningOuterValue(bool negLast) {
+    ModelBuilder b(13);
+    b.input("c", {}, onnx::TensorProto::BOOL);
+    b.input("x", {3});
+    if (!negLast) b.node("Neg", {"x"}, {"a"}, "neg1");
+    auto* ifNode = b.node("If", {"c"}, {"y"}, "if1");
+    auto* thenG = ModelBuilder::graphAttr(ifNode, "then_branch", "then");
+    ModelBuilder::valueInfo(thenG->mutable_output(), "a", {3});
+    auto* elseG = ModelBuilder::graphAttr(ifNode, "else_branch", "else");
+    ModelBuilder::addNode(elseG, "Relu", {"x"}, {"e"}, "relu1");
+    ModelBuilder::valueInfo(elseG->mutable_output(), "e", {3});
+    if (negLast) b.node("Neg", {"x"}, {"a"}, "neg1");
+    b.output("y", {0});
+    return b;
+}
+
+// x[3] -> Loop 'loop1'(3 iterations, cond true, v = x) -> v_final: the body returns its own
+// input cond_in as cond_out and v_out = Relu(Add(v_in, a)) with a = Neg(x) from the outer
+// scope. `bodyOrder` lists the body's nodes ("add relu", "relu add"); `cycle` makes the Add read
+// the Relu's output instead of v_in.
+ModelBuilder loopWithOuterValue(const std::string& bodyOrder, bool cycle = false) {
+    ModelBuilder b(13);
+    b.input("x", {3});
+    b.initInt64("trips", {3});
+    b.m.mutable_graph()->mutable_initializer(0)->clear_dims();
+    auto* c = b.m.mutable_graph()->add_initializer();
+    c->set_name("cond0");
+    c->set_data_type(onnx::TensorProto::BOOL);
+    c->add_int32_data(1);
+    b.node("Neg", {"x"}, {"a"}, "neg1");
+    auto* loop = b.node("Loop", {"trips", "cond0", "x"}, {"v_final"}, "loop1");
+    auto* body = ModelBuilder::graphAttr(loop, "body", "body");
+    ModelBuilder::valueInfo(body->mutable_input(), "i", {}, onnx::TensorProto::INT64);
+    ModelBuilder::valueInfo(body->mutable_input(), "cond_in", {}, onnx::TensorProto::BOOL);
+    ModelBuilder::valueInfo(body->mutable_input(), "v_in", {3});
+    for (const QString& op : QString::fromStdString(bodyOrder).split(' ')) {
+        if (op == "add") ModelBuilder::addNode(body, "Add", {cycle ? "v_out" : "v_in", "a"}, {"t"}, "b_add");
+        else ModelBuilder::addNode(body, "Relu", {"t"}, {"v_out"}, "b_relu");
+    }
+    ModelBuilder::valueInfo(body->mutable_output(), "cond_in", {}, onnx::TensorProto::BOOL);
+    ModelBuilder::valueInfo(body->mutable_output(), "v_out", {3});
+    b.output("v_final", {0});
+    return b;
+}
 
 QString kinds(const FunctionGraph& g) {
     QStringList k;
@@ -491,6 +591,384 @@ private slots:
         QVERIFY(errorOf([] { importOnnxBytes("<!DOCTYPE html><html></html>", "page.onnx", "."); }).contains("page.onnx"));
         const QString e = errorOf([] { importOnnxBytes(std::string("\x08\x07\x12", 3), "short.onnx", "."); });
         QVERIFY2(e.contains("short.onnx"), qPrintable(e));
+    }
+
+    // Every tensor's data is checked against its dims and element type before the ONNX checker
+    // and shape inference read it (libonnx's ParseData reads a raw_data of the wrong length out
+    // of bounds): initializers, Constant and ConstantOfShape values, tensors in If branches,
+    // negative and overflowing dims; each refusal names the place, the tensor and the reason.
+    void tensorDataChecked() {
+        for (std::size_t bytes : {std::size_t(0), std::size_t(4), std::size_t(24)}) {
+            const QString e = errorOf([&] { reshapeWithRawShape(bytes).import(); });
+            QVERIFY2(e == QString("synthetic.onnx: graph initializer 0: tensor 'shape': raw_data has %1 bytes, dims [2] of INT64 need 16").arg(bytes), qPrintable(e));
+        }
+        {
+            ModelBuilder b = reshapeWithRawShape(16);
+            const std::int64_t shape[2] = {3, 2};
+            b.m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(reinterpret_cast<const char*>(shape), sizeof shape));
+            LoadedGraph lg = b.import();
+            QCOMPARE(kinds(*lg.graph), QString("Reshape"));
+            QCOMPARE(lg.graph->outputs()[0]->type().str(), std::string("float32[3,2]"));
+        }
+        auto int64Tensor = [](onnx::TensorProto* t, const std::string& name, std::vector<std::int64_t> dims, std::vector<std::int64_t> vals) {
+            t->set_name(name);
+            t->set_data_type(onnx::TensorProto::INT64);
+            for (auto d : dims) t->add_dims(d);
+            for (auto v : vals) t->add_int64_data(v);
+        };
+        auto tensorAttr = [](onnx::NodeProto* n, const std::string& name) {
+            auto* a = n->add_attribute();
+            a->set_name(name);
+            a->set_type(onnx::AttributeProto::TENSOR);
+            return a->mutable_t();
+        };
+        {   // a Constant's typed field shorter than its dims
+            ModelBuilder b(13);
+            b.input("x", {2, 3});
+            int64Tensor(tensorAttr(b.node("Constant", {}, {"shape"}, "c1"), "value"), "shape_value", {3}, {6});
+            b.node("Reshape", {"x", "shape"}, {"y"}, "r1");
+            b.output("y", {0});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e == "synthetic.onnx: node 0 'c1' (Constant) attribute 'value': tensor 'shape_value': int64_data holds 1 values, dims [3] of INT64 need 3", qPrintable(e));
+        }
+        {   // ConstantOfShape's value with a raw_data too short for one float
+            ModelBuilder b(13);
+            b.initInt64("dims", {2, 2});
+            auto* v = tensorAttr(b.node("ConstantOfShape", {"dims"}, {"y"}, "fill"), "value");
+            v->set_name("v");
+            v->set_data_type(onnx::TensorProto::FLOAT);
+            v->add_dims(1);
+            v->set_raw_data(std::string(2, '\0'));
+            b.output("y", {0, 1});
+            const QString e = errorOf([&] { b.import(); });
+            QVERIFY2(e == "synthetic.onnx: node 0 'fill' (ConstantOfShape) attribute 'value': tensor 'v': raw_data has 2 bytes, dims [1] of FLOAT need 4", qPrintable(e));
+        }
+        {   // tensors inside If branches: a Constant's value, a branch initializer
+            for (bool inInitializer : {false, true}) {
+                ModelBuilder b(13);
+                b.input("c", {}, onnx::TensorProto::BOOL);
+                b.input("x", {2, 3});
+                auto* ifNode = b.node("If", {"c"}, {"y"}, "if1");
+                auto* thenG = ModelBuilder::graphAttr(ifNode, "then_branch", "then");
+                ModelBuilder::addNode(thenG, "Relu", {"x"}, {"t"}, "relu1");
+                ModelBuilder::valueInfo(thenG->mutable_output(), "t", {2, 3});
+                auto* elseG = ModelBuilder::graphAttr(ifNode, "else_branch", "else");
+                if (inInitializer) {
+                    int64Tensor(elseG->add_initializer(), "s", {2}, {6});
+                } else {
+                    int64Tensor(tensorAttr(ModelBuilder::addNode(elseG, "Constant", {}, {"s"}, "k"), "value"), "s", {2}, {6});
+                }
+                ModelBuilder::addNode(elseG, "Reshape", {"x", "s"}, {"e"}, "reshape2");
+                ModelBuilder::valueInfo(elseG->mutable_output(), "e", {2, 3});
+                b.output("y", {0, 1});
+                const QString e = errorOf([&] { b.import(); });
+                const QString where = inInitializer ? "node 0 'if1' (If) attribute 'else_branch' initializer 0: tensor 's'"
+                                                    : "node 0 'if1' (If) attribute 'else_branch': node 0 'k' (Constant) attribute 'value': tensor 's'";
+                QVERIFY2(e == "synthetic.onnx: " + where + ": int64_data holds 1 values, dims [2] of INT64 need 2", qPrintable(e));
+            }
+        }
+        {   // negative dims, element counts and byte sizes beyond 64 bits
+            const std::vector<std::pair<std::vector<std::int64_t>, QString>> cases = {
+                {{2, -1}, "dim 1 of dims [2,-1] is negative"},
+                {{std::int64_t(1) << 32, std::int64_t(1) << 32}, "dims [4294967296,4294967296] hold more than 2^63 elements"},
+                {{std::int64_t(1) << 61}, "dims [2305843009213693952] of INT64 need more than 2^63 bytes"},
+            };
+            for (const auto& [dims, why] : cases) {
+                ModelBuilder b = reshapeWithRawShape(16);
+                auto* t = b.m.mutable_graph()->mutable_initializer(0);
+                t->clear_dims();
+                for (auto d : dims) t->add_dims(d);
+                const QString e = errorOf([&] { b.import(); });
+                QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'shape': " + why, qPrintable(e));
+            }
+        }
+    }
+
+    // External data: a missing file is named as resolved (absolute, normalised) in the warnings
+    // and the constant is marked missing; a malformed offset or a length that does not fit the
+    // dims is refused; a file too short is reported without allocating what the dims claim.
+    void externalDataChecked() {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        auto build = [&](std::vector<std::pair<std::string, std::string>> kv, std::int64_t n) {
+            ModelBuilder b(13);
+            b.input("x", {n});
+            auto* w = b.m.mutable_graph()->add_initializer();
+            w->set_name("w");
+            w->set_data_type(onnx::TensorProto::FLOAT);
+            w->add_dims(n);
+            w->set_data_location(onnx::TensorProto::EXTERNAL);
+            for (auto& [k, v] : kv) {
+                auto* e = w->add_external_data();
+                e->set_key(k);
+                e->set_value(v);
+            }
+            b.node("Add", {"x", "w"}, {"y"}, "add1");
+            b.output("y", {0});
+            return b;
+        };
+        const std::string resolved = std::filesystem::path(d + "/nothere.bin").lexically_normal().string();
+        LoadedGraph missing = build({{"location", "nothere.bin"}}, 2).import(d + "/sub/..");
+        QCOMPARE(missing.graph->nodeCount(), std::size_t(1));
+        QVERIFY(!missing.graph->toposort()[0]->input(1)->constant()->loaded());
+        QCOMPARE(missing.warnings.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(missing.warnings[0]),
+                 QString::fromStdString("synthetic.onnx: ONNX checker stopped at a missing external data file '" + resolved + "'; its per-node checks are made during the import"));
+        QCOMPARE(QString::fromStdString(missing.warnings[1]),
+                 QString::fromStdString("synthetic.onnx: external data file '" + resolved + "' of tensor 'w' cannot be read; nodes using it cannot be executed"));
+        {
+            std::ofstream f(d + "/short.bin", std::ios::binary);
+            f.write("\0\0\0\0\0\0\0\0", 8);
+        }
+        // dims of 2^40 floats in a file of 8 bytes: reported, nothing allocated
+        LoadedGraph shortFile = build({{"location", "short.bin"}}, std::int64_t(1) << 40).import(d);
+        QCOMPARE(shortFile.warnings.size(), std::size_t(1));
+        QVERIFY2(QString::fromStdString(shortFile.warnings[0]).contains("(8 bytes) is too short for tensor 'w' (4398046511104 bytes at offset 0)"), shortFile.warnings[0].c_str());
+        QString e = errorOf([&] { build({{"location", "short.bin"}, {"offset", "4x"}}, 1).import(d); });
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data offset '4x' is not a non-negative integer", qPrintable(e));
+        e = errorOf([&] { build({{"location", "short.bin"}, {"length", "4"}}, 2).import(d); });
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data length 4 bytes, dims [2] of FLOAT need 8", qPrintable(e));
+        e = errorOf([&] { build({}, 2).import(d); });
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': has external data without a location", qPrintable(e));
+        LoadedGraph ok = build({{"location", "short.bin"}, {"length", "8"}}, 2).import(d);
+        QVERIFY(ok.warnings.empty());
+        QVERIFY(ok.graph->toposort()[0]->input(1)->constant()->loaded());
+    }
+
+    // If / Loop branches whose outputs are outer-scope values or the branch's own inputs (valid
+    // ONNX): the outer value is captured as an explicit input (core/README.md, nested graphs),
+    // also when its producer comes after the If in the node list.
+    void branchOutputsFromOuterScope() {
+        for (bool negLast : {false, true}) {
+            LoadedGraph lg = ifReturningOuterValue(negLast).import();
+            const FunctionGraph& g = *lg.graph;
+            QCOMPARE(kinds(g), QString("Elemwise OnnxIf"));
+            const Apply* ifNode = g.toposort()[1];
+            QVERIFY(ifNode->op().attrs()["outer_scope"] == nlohmann::json({"a", "x"}));
+            QCOMPARE(ifNode->nin(), 3);
+            QCOMPARE(ifNode->input(1), g.toposort()[0]->output());
+            const FunctionGraph& thenG = *ifNode->op().subgraphs()[0].graph;
+            QCOMPARE(ifNode->op().subgraphs()[0].attribute, std::string("then_branch"));
+            QCOMPARE(thenG.nodeCount(), std::size_t(0));
+            QCOMPARE(thenG.inputs().size(), std::size_t(1));
+            QCOMPARE(thenG.outputs()[0], thenG.inputs()[0]);
+            QCOMPARE(thenG.inputs()[0]->name(), std::string("a"));
+            QCOMPARE(g.outputs()[0]->type().str(), std::string("float32[3]"));
+            // the Neg is used (by the If), so nothing is reported as pruned
+            QCOMPARE(lg.warnings.size(), std::size_t(negLast ? 1 : 0));
+        }
+        LoadedGraph lg = loopWithOuterValue("add relu").import();
+        QVERIFY2(lg.warnings.empty(), lg.warnings.empty() ? "" : lg.warnings[0].c_str());
+        QCOMPARE(kinds(*lg.graph), QString("Elemwise OnnxLoop"));
+        const Apply* loop = lg.graph->toposort()[1];
+        QVERIFY(loop->op().attrs()["outer_scope"] == nlohmann::json({"a"}));
+        QCOMPARE(loop->op().attrs()["n_onnx_inputs"].get<int>(), 3);
+        const FunctionGraph& body = *loop->op().subgraphs()[0].graph;
+        QCOMPARE(body.inputs().size(), std::size_t(4)); // i, cond_in, v_in, captured a
+        QCOMPARE(body.outputs()[0], body.inputs()[1]);  // cond_out is cond_in
+        QCOMPARE(kinds(body), QString("Elemwise Elemwise"));
+    }
+
+    // Node lists out of topological order, in the graph or a Loop body, are sorted with a
+    // warning naming the graph or the subgraph's place; a real cycle is refused with its nodes.
+    void unsortedNodesInSubgraphs() {
+        ModelBuilder b = loopWithOuterValue("relu add");
+        std::swap(*b.m.mutable_graph()->mutable_node(0), *b.m.mutable_graph()->mutable_node(1)); // Loop before Neg
+        LoadedGraph lg = b.import();
+        QCOMPARE(kinds(*lg.graph), QString("Elemwise OnnxLoop"));
+        QCOMPARE(lg.warnings.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(lg.warnings[0]),
+                 QString("synthetic.onnx: graph 'synthetic': the node list is not topologically sorted (as ONNX requires); accepted, node numbers below refer to the sorted order"));
+        QCOMPARE(QString::fromStdString(lg.warnings[1]),
+                 QString("synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the node list is not topologically sorted (as ONNX requires); accepted, node numbers in it below refer to the sorted order"));
+        const FunctionGraph& body = *lg.graph->toposort()[1]->op().subgraphs()[0].graph;
+        QCOMPARE(body.toposort()[0]->op().str(), std::string("Elemwise{add}"));
+        QCOMPARE(body.toposort()[1]->op().str(), std::string("Elemwise{relu}"));
+        const QString e = errorOf([] { loopWithOuterValue("add relu", true).import(); });
+        QVERIFY2(e == "synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the graph has a cycle: node 0 'b_add' (Add) -> node 1 'b_relu' (Relu) -> node 0 'b_add' (Add)", qPrintable(e));
+    }
+
+    // Attributes and inputs of mapped ops are checked against the spec and the input ranks
+    // before any mapping reads them (one helper per kind of attribute: perm, axes, pads,
+    // kernel_shape / strides / dilations, split sizes, required and typed attributes, input
+    // ranks); a Transpose perm shorter than the rank read past its end. Each refusal names the
+    // file, the node and the attribute or input.
+    void attributesChecked() {
+        struct Case {
+            const char* what;
+            std::function<void(ModelBuilder&)> build;
+            int opset;
+            QString message; // after "synthetic.onnx: node 0 'n1' (Op): "
+        };
+        auto ints = [](onnx::NodeProto* n, const char* name, std::vector<std::int64_t> v) { ModelBuilder::intsAttr(n, name, v); };
+        auto conv = [](ModelBuilder& b) {
+            b.input("x", {1, 1, 5, 5});
+            auto* w = b.m.mutable_graph()->add_initializer();
+            w->set_name("w");
+            w->set_data_type(onnx::TensorProto::FLOAT);
+            for (auto d : {1, 1, 3, 3}) w->add_dims(d);
+            for (int i = 0; i < 9; ++i) w->add_float_data(1.0f);
+            return b.node("Conv", {"x", "w"}, {"y"}, "n1");
+        };
+        const std::vector<Case> cases = {
+            {"short perm", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {1, 0}); }, 13,
+             "attribute 'perm' has 2 entries, the input has rank 3"},
+            {"repeated perm", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 0, 1}); }, 13,
+             "attribute 'perm': axis 0 appears twice"},
+            {"perm out of range", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 1, 3}); }, 13,
+             "attribute 'perm': entry 3 out of range for rank 3"},
+            {"perm of another type (checker skipped)", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 ModelBuilder::intAttr(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", 1);
+             }, onnxLatestKnownOpset() + 1, "attribute 'perm' must be INTS, is INT"},
+            {"repeated unsqueeze axes", [&](ModelBuilder& b) { b.input("x", {2, 3}); ints(b.node("Unsqueeze", {"x"}, {"y"}, "n1"), "axes", {0, -4}); }, 11,
+             "axes: axis 0 is named twice"},
+            {"squeeze of a dim > 1", [&](ModelBuilder& b) { b.input("x", {2, 3, 1}); ints(b.node("Squeeze", {"x"}, {"y"}, "n1"), "axes", {1}); }, 11,
+             "axes: axis 1 of float32[2,3,1] has size 3, it cannot be squeezed"},
+            {"conv pads", [&](ModelBuilder& b) { ints(conv(b), "pads", {1, 1}); }, 13,
+             "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
+            {"conv stride 0", [&](ModelBuilder& b) { ints(conv(b), "strides", {0, 1}); }, 13,
+             "attribute 'strides' has value 0, it must be at least 1"},
+            {"conv kernel_shape", [&](ModelBuilder& b) { ints(conv(b), "kernel_shape", {2, 2}); }, 13,
+             "attribute 'kernel_shape' [2,2] does not match the kernel float32[1,1,3,3]"},
+            {"pool pads", [&](ModelBuilder& b) {
+                 b.input("x", {1, 1, 4, 4});
+                 auto* n = b.node("MaxPool", {"x"}, {"y"}, "n1");
+                 ints(n, "kernel_shape", {2, 2});
+                 ints(n, "pads", {0, 0});
+             }, 13, "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
+            {"split sizes", [&](ModelBuilder& b) {
+                 b.input("x", {2, 6});
+                 auto* n = b.node("Split", {"x"}, {"y", "z"}, "n1");
+                 ModelBuilder::intAttr(n, "axis", 1);
+                 ints(n, "split", {1, 2});
+             }, 11, "split sizes sum to 3, the axis has 6"},
+            {"gemm of a vector", [&](ModelBuilder& b) { b.input("a", {3}); b.input("c", {3, 4}); b.node("Gemm", {"a", "c"}, {"y"}, "n1"); }, 13,
+             "input 0 must have rank 2, has type float32[3]"},
+            {"slice ends shorter than starts", [&](ModelBuilder& b) {
+                 b.input("x", {4, 4});
+                 b.initInt64("starts", {0, 0});
+                 b.initInt64("ends", {1});
+                 b.node("Slice", {"x", "starts", "ends"}, {"y"}, "n1");
+             }, 13, "input 2 has type int64[1], starts has 2 entries"},
+            {"softmax axis", [&](ModelBuilder& b) { b.input("x", {2, 3}); ModelBuilder::intAttr(b.node("Softmax", {"x"}, {"y"}, "n1"), "axis", 5); }, 13,
+             "attribute 'axis': 5 out of range for rank 2"},
+            {"expand to an incompatible shape", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.initInt64("s", {4, 3});
+                 b.node("Expand", {"x", "s"}, {"y"}, "n1");
+             }, 13, "cannot expand float32[2,3] to shape [4,3]"},
+            {"gather index out of range", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.initInt64("i", {5});
+                 b.node("Gather", {"x", "i"}, {"y"}, "n1");
+             }, 13, "index 5 out of range for axis 0 of float32[2,3]"},
+            {"reshape with two -1", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.initInt64("s", {-1, -1});
+                 b.node("Reshape", {"x", "s"}, {"y"}, "n1");
+             }, 13, "shape [-1,-1] has more than one -1"},
+            {"empty name for a required input (checker skipped)", [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 b.node("Max", {"x", ""}, {"y"}, "n1");
+             }, onnxLatestKnownOpset() + 1, "Max input 1 is required, the node gives an empty name"},
+            {"no inputs (checker skipped)", [&](ModelBuilder& b) { ModelBuilder::intAttr(b.node("Concat", {}, {"y"}, "n1"), "axis", 0); },
+             onnxLatestKnownOpset() + 1, "Concat needs 1 inputs, got 0"},
+            {"required attribute missing (checker skipped)", [&](ModelBuilder& b) { b.input("x", {2}); b.node("Cast", {"x"}, {"y"}, "n1"); },
+             onnxLatestKnownOpset() + 1, "attribute 'to' is required"},
+        };
+        for (const Case& c : cases) {
+            ModelBuilder b(c.opset);
+            c.build(b);
+            b.output("y", {});
+            const QString e = errorOf([&] { b.import(); });
+            const QString op = QString::fromStdString(b.m.graph().node(0).op_type());
+            QVERIFY2(e == "synthetic.onnx: node 0 'n1' (" + op + "): " + c.message, qPrintable(QString(c.what) + ": " + e));
+        }
+        ModelBuilder twice(onnxLatestKnownOpset() + 1);
+        twice.input("x", {2});
+        twice.input("x", {3});
+        twice.node("Relu", {"x"}, {"y"}, "n1");
+        twice.output("y", {});
+        const QString e = errorOf([&] { twice.import(); });
+        QVERIFY2(e == "synthetic.onnx: graph input 1 'x': is declared twice", qPrintable(e));
+    }
+
+    // Attributes whose type or presence changed across opsets keep their old forms: Concat-1
+    // without axis joins on axis 1, Cast-1 names its type as a string and Reshape-1 takes the
+    // shape as an attribute (both kept as Onnx ops).
+    void oldOpsetAttributeForms() {
+        ModelBuilder b(3, 3);
+        b.input("a", {2, 3});
+        b.input("c", {2, 4});
+        b.node("Concat", {"a", "c"}, {"j"}, "cat");
+        auto* cast = b.node("Cast", {"j"}, {"d"}, "cast");
+        auto* to = cast->add_attribute();
+        to->set_name("to");
+        to->set_type(onnx::AttributeProto::STRING);
+        to->set_s("DOUBLE");
+        auto* reshape = b.node("Reshape", {"d"}, {"y"}, "reshape");
+        ModelBuilder::intsAttr(reshape, "shape", {14});
+        b.output("y", {0});
+        LoadedGraph lg = b.import();
+        QCOMPARE(kinds(*lg.graph), QString("Join OnnxCast OnnxReshape"));
+        QCOMPARE(lg.graph->toposort()[0]->op().str(), std::string("Join{axis=1}"));
+        QCOMPARE(lg.graph->toposort()[0]->output()->type().str(), std::string("float32[2,7]"));
+        // BatchNormalization-7 with spatial=0: per-(C, H) statistics of rank 2, an Onnx op
+        ModelBuilder bn(7);
+        bn.input("x", {1, 2, 3});
+        for (const char* p : {"scale", "bias", "mean", "var"}) {
+            auto* t = bn.m.mutable_graph()->add_initializer();
+            t->set_name(p);
+            t->set_data_type(onnx::TensorProto::FLOAT);
+            t->add_dims(2);
+            t->add_dims(3);
+            for (int i = 0; i < 6; ++i) t->add_float_data(1.0f);
+        }
+        ModelBuilder::intAttr(bn.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn1"), "spatial", 0);
+        bn.output("y", {0, 1, 2});
+        QCOMPARE(kinds(*bn.import().graph), QString("OnnxBatchNormalization"));
+    }
+
+    // Names that are not valid UTF-8 (node, value, graph names, string attributes) are escaped
+    // as \xNN on import, so graph JSON can be written (nlohmann's type_error 316 otherwise); an
+    // escaped value name equal to another value's name is refused.
+    void invalidUtf8NamesEscaped() {
+        ModelBuilder b(13);
+        b.m.mutable_graph()->set_name("g\xc3");
+        b.input("x\xff", {3});
+        b.node("Relu", {"x\xff"}, {"r\xfe\xfd"}, "relu\xff");
+        auto* custom = b.node("Frob", {"r\xfe\xfd"}, {"y"}, "frob");
+        custom->set_domain("example.com");
+        auto* a = custom->add_attribute();
+        a->set_name("mode");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s("fast\xe2\x82");
+        auto* os = b.m.add_opset_import();
+        os->set_domain("example.com");
+        os->set_version(1);
+        b.output("y", {0});
+        LoadedGraph lg = b.import();
+        const FunctionGraph& g = *lg.graph;
+        QCOMPARE(g.name, std::string("g\\xC3"));
+        QCOMPARE(g.inputs()[0]->name(), std::string("x\\xFF"));
+        const Apply* relu = g.toposort()[0];
+        QCOMPARE(relu->name(), std::string("relu\\xFF"));
+        QCOMPARE(relu->output()->name(), std::string("r\\xFE\\xFD"));
+        QCOMPARE(g.toposort()[1]->op().attrs()["mode"].get<std::string>(), std::string("fast\\xE2\\x82"));
+        QCOMPARE(lg.warnings.size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(lg.warnings[0]), QString("synthetic.onnx: 7 name(s) are not valid UTF-8; their invalid bytes are written as \\xNN"));
+        const std::string text = writeGraphJson(g).dump();
+        QVERIFY(text.find("relu\\\\xFF") != std::string::npos);
+        // "v\xff" escapes to the name of another value
+        ModelBuilder c(13);
+        c.input("x", {3});
+        c.node("Relu", {"x"}, {"v\\xFF"});
+        c.node("Neg", {"x"}, {"v\xff"});
+        c.node("Add", {"v\\xFF", "v\xff"}, {"y"});
+        c.output("y", {0});
+        const QString e = errorOf([&] { c.import(); });
+        QVERIFY2(e == "synthetic.onnx: value name 'v\\xFF' (bytes that are not UTF-8, escaped) is also the name of another value", qPrintable(e));
     }
 
     void truncatedCorpusModel() {

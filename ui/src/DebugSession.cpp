@@ -147,6 +147,9 @@ void DebugSession::setCurrentStep(int index) {
     m_nested.reset();
     if (index == m_current) return;
     m_current = index;
+    m_extraFocus.clear();
+    m_extraFocusHops.reset();
+    m_neighbourhoodFirst = m_followUp = false;
     emit stepChanged(m_current);
 }
 
@@ -205,6 +208,20 @@ void DebugSession::setProfile(std::optional<TimingProfile> p, TimingOptions opti
     m_stepLayouts.clear(); // labels change; the next layout is pinned to the current drawing
 }
 
+void DebugSession::focusOnNodes(std::vector<NodeId> nodes, std::optional<int> hops) {
+    m_extraFocus = std::move(nodes);
+    m_extraFocusHops = hops;
+    requestLayout();
+}
+
+void DebugSession::showNeighbourhoodFirst(std::vector<NodeId> nodes) {
+    m_extraFocus = std::move(nodes);
+    m_extraFocusHops.reset();
+    m_neighbourhoodFirst = !m_extraFocus.empty();
+    m_followUp = m_neighbourhoodFirst;
+    requestLayout();
+}
+
 void DebugSession::relayout() {
     m_stepLayouts.clear();
     m_layoutChain.reset();
@@ -242,17 +259,44 @@ void DebugSession::requestLayout() {
         else if (m_layout && m_layoutChain == chain) anchor = m_layout;
     }
     const int current = m_current;
+    const std::vector<NodeId> extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;
+    LayoutOptions layoutOptions;
+    if (!extraFocus.empty() && m_extraFocusHops) {
+        layoutOptions.focusHops = *m_extraFocusHops;
+        layoutOptions.focusMaxNodes = std::max(layoutOptions.focusMaxNodes, extraFocus.size() + 16);
+    }
+    const bool quick = m_neighbourhoodFirst && !extraFocus.empty() && !m_nested && !m_diffFrom;
+    m_neighbourhoodFirst = false;
+    if (quick) layoutOptions.nodeThreshold = 0; // the focused view, whatever the size
+    if (!extraFocus.empty()) { // the remembered or pinned drawing may lack the seeds
+        remembered.reset();
+        anchor.reset();
+    }
     auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, chain, current] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, chain, current, extraFocus, quick] {
         auto res = watcher->result();
         watcher->deleteLater();
         if (generation != m_layoutGeneration) return; // a newer request superseded it
         if (!res.first) {
+            m_followUp = false;
             emit layoutFailed(res.second);
             return;
         }
+        if (quick) {
+            // shown now; the whole step follows, laid out afresh (not pinned to this excerpt)
+            res.first->focusReason = "the neighbourhood of the target first; the whole step follows";
+            m_layout = std::move(res.first);
+            m_layoutChain.reset();
+            const bool whole = m_layout->hiddenNodes > 0;
+            m_extraFocus.clear();
+            m_followUp = whole;
+            emit layoutReady();
+            if (whole) requestLayout();
+            return;
+        }
+        m_followUp = false;
         m_layoutChain = chain;
-        if (chain) {
+        if (chain && extraFocus.empty()) {
             m_stepLayouts[{*chain, current}] = *res.first;
             // keep it bounded: drop the drawings farthest from this step
             while (m_stepLayouts.size() > 48) {
@@ -275,12 +319,14 @@ void DebugSession::requestLayout() {
                 const GraphDiff d = diff(*before, *after);
                 dg = drawDiff(*before, *after, d, opt);
             } else {
-                if (!nested) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
+                // a quick drawing centres on its targets alone; a step on its changes too
+                if (!nested && !quick) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
+                opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
                 dg = drawGraph(*after, opt);
             }
             if (profile) applyTiming(dg, *profile, topt);
-            if (anchor) return {engine->layoutStable(dg, *anchor, LayoutOptions{}, cancel), {}};
-            return {engine->layout(dg, LayoutOptions{}, cancel), {}};
+            if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, cancel), {}};
+            return {engine->layout(dg, layoutOptions, cancel), {}};
         } catch (const std::exception& e) {
             return {std::nullopt, QString::fromStdString(e.what())};
         }

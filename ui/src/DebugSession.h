@@ -79,6 +79,18 @@ public:
     /// and remembered, so stepping back shows the same drawing; the same holds for stepping with
     /// a diff from a fixed step shown. Nested graphs get their own dot layout.
     void requestLayout();
+    /// Lays the current step out again so that `nodes` are drawn even when the graph is too big
+    /// for a full drawing (they seed the focused view, with the step's own changes, and `hops`
+    /// around them: the engine's default when unset; 0 draws exactly the seeds, however many).
+    /// The seeds hold until the step changes. Emits layoutReady() as requestLayout() does.
+    void focusOnNodes(std::vector<NodeId> nodes, std::optional<int> hops = std::nullopt);
+    /// For a jump into a big step: lays out the neighbourhood of `nodes` first (a focused view
+    /// whatever the step's size, so the target shows at once), then the whole step as
+    /// requestLayout() would; layoutReady() is emitted for each. The seeds hold until the step
+    /// changes.
+    void showNeighbourhoodFirst(std::vector<NodeId> nodes);
+    /// True while the whole-step layout that follows a neighbourhood-first one is still to come.
+    bool followUpPending() const { return m_followUp; }
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
     /// (after many rewrites the pinned drawing can grow untidy).
     void relayout();
@@ -130,6 +142,10 @@ private:
     std::optional<int> m_layoutChain;
     /// Drawings of this stepping chain by (chain, step): stepping back shows the same drawing.
     std::map<std::pair<int, int>, LayoutResult> m_stepLayouts;
+    std::vector<NodeId> m_extraFocus; ///< focusOnNodes() seeds, until the step changes
+    std::optional<int> m_extraFocusHops;
+    bool m_neighbourhoodFirst = false; ///< the next layout is showNeighbourhoodFirst()'s quick one
+    bool m_followUp = false;           ///< its whole-step layout is still to come
     std::optional<TimingProfile> m_profile;
     TimingOptions m_timingOptions;
     bool m_busy = false;

@@ -16,32 +16,35 @@ namespace {
 // position from one step to the next
 QPointF toScene(const LayoutPoint& p, double /*height*/) { return {p.x, -p.y}; }
 
+// Colours come from the DOT writer's palette, so the window and the exports agree.
+QColor hex(const std::string& rgb) { return QColor(QString::fromStdString(rgb)); }
+
 QColor changeColor(NodeChange c) {
+    const Palette& p = defaultPalette();
     switch (c) {
-    case NodeChange::Added: return QColor(0x2e, 0x7d, 0x32);
-    case NodeChange::Removed: return QColor(0xc6, 0x28, 0x28);
-    case NodeChange::Rewired: return QColor(0xef, 0x6c, 0x00);
+    case NodeChange::Added: return hex(p.addedBorder);
+    case NodeChange::Removed: return hex(p.removedBorder);
+    case NodeChange::Rewired: return hex(p.rewiredBorder);
+    default: return {};
+    }
+}
+
+QColor changeFill(NodeChange c) {
+    const Palette& p = defaultPalette();
+    switch (c) {
+    case NodeChange::Added: return hex(p.addedFill);
+    case NodeChange::Removed: return hex(p.removedFill);
+    case NodeChange::Rewired: return hex(p.rewiredFill);
     default: return {};
     }
 }
 } // namespace
 
 QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, double timeShare) {
-    if (timeShare >= 0) { // yellow -> red by share of time
-        const double t = std::clamp(timeShare, 0.0, 1.0);
-        return QColor::fromHsvF(static_cast<float>((1.0 - t) * 50.0 / 360.0), static_cast<float>(0.25 + 0.65 * t), dark ? 0.75f : 1.0f);
-    }
-    QColor c;
-    switch (n.category) {
-    case NodeCategory::HostOp: c = QColor(0xe3, 0xea, 0xf2); break;
-    case NodeCategory::GpuOp: c = QColor(0xc8, 0xe6, 0xc9); break;
-    case NodeCategory::Transfer: c = QColor(0xff, 0xcd, 0xd2); break;
-    case NodeCategory::OnnxHostOp: c = QColor(0xe1, 0xbe, 0xe7); break;
-    case NodeCategory::Input: c = QColor(0xdc, 0xed, 0xc8); break;
-    case NodeCategory::Constant: c = QColor(0xf5, 0xf5, 0xf5); break;
-    case NodeCategory::Output: c = QColor(0xbb, 0xde, 0xfb); break;
-    case NodeCategory::Collapsed: c = QColor(0xee, 0xee, 0xee); break;
-    }
+    // heat by share of time as in exports (heatColour), then the diff class, then the category
+    const QColor c = timeShare >= 0                        ? hex(heatColour(timeShare))
+                     : n.change != NodeChange::Unchanged ? changeFill(n.change)
+                                                         : hex(categoryFill(n.category));
     return dark ? c.darker(260) : c;
 }
 
@@ -54,12 +57,18 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, d
     setZValue(1);
 }
 
+void GraphNodeItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
+    if (auto* s = qobject_cast<GraphScene*>(scene())) emit s->nodeActivated(QString::fromStdString(m_node.key));
+    QGraphicsItem::mouseDoubleClickEvent(event);
+}
+
 QRectF GraphNodeItem::boundingRect() const { return m_rect.adjusted(-3, -3, 3, 3); }
 
 void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
     p->setRenderHint(QPainter::Antialiasing);
     const QColor fg = m_dark ? QColor(0xee, 0xee, 0xee) : QColor(0x21, 0x21, 0x21);
-    QPen pen(m_node.change == NodeChange::Unchanged ? fg : changeColor(m_node.change), m_node.change == NodeChange::Unchanged ? 1.0 : 2.6);
+    const QColor border = m_dark ? fg : hex(categoryBorder(m_node.category));
+    QPen pen(m_node.change == NodeChange::Unchanged ? border : changeColor(m_node.change), m_node.change == NodeChange::Unchanged ? 1.0 : 2.6);
     if (m_node.change == NodeChange::Removed) pen.setStyle(Qt::DashLine);
     if (option->state & QStyle::State_Selected) pen = QPen(QColor(0x19, 0x76, 0xd2), 3.2);
     p->setPen(pen);
@@ -118,8 +127,8 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
     const QRectF rect(left, top, up(layout.x0 + layout.width + 20) - left, up(-layout.y0 + 20) - top);
     const QRectF grown = growOnly && !old.isEmpty() ? old.united(rect) : rect;
     if (grown != old) setSceneRect(grown);
-    const QColor edgeHost = m_dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x55, 0x55, 0x55);
-    const QColor edgeGpu = QColor(0x2e, 0x7d, 0x32);
+    const QColor edgeHost = m_dark ? QColor(0xb0, 0xb0, 0xb0) : hex(defaultPalette().hostEdge);
+    const QColor edgeGpu = m_dark ? hex(defaultPalette().gpuEdge).lighter(170) : hex(defaultPalette().gpuEdge);
     for (const LayoutEdge& e : layout.edges) {
         if (e.spline.empty()) continue;
         QPainterPath path(toScene(e.spline[0], h));

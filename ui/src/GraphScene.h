@@ -37,6 +37,8 @@ public:
 
 Q_SIGNALS:
     void nodeSelected(NodeId id);
+    /// A node was double-clicked (`key` is its DrawNode key: "n42", "c3" for a placeholder).
+    void nodeActivated(const QString& key);
 
 private:
     QHash<QString, GraphNodeItem*> m_nodes;
@@ -50,6 +52,11 @@ public:
     QRectF boundingRect() const override;
     void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     const LayoutNode& node() const { return m_node; }
+
+protected:
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
+
+public:
     /// Fill colour by category, diff change and timing share.
     static QColor fillFor(const LayoutNode& n, bool dark, double timeShare = -1);
 

@@ -3,9 +3,11 @@
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
+#include "PipelineFilterModel.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
 
+#include <passlens/ir/GraphSearch.h>
 #include <passlens/layout/Export.h>
 #include <passlens/layout/Report.h>
 #include <passlens/pipeline/OptimizeReport.h>
@@ -46,13 +48,34 @@
 #include <QStyleFactory>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QPointer>
 #include <QTreeView>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <deque>
+#include <functional>
+#include <tuple>
+#include <set>
+
 namespace passlens {
+
+namespace {
+// Where a big drawing opens: its graph outputs (the bottom-most node when none is drawn), so
+// the first picture shows real boxes, not the empty middle of a wide scene rectangle.
+QRectF outputsArea(const GraphScene& scene) {
+    QRectF area;
+    const GraphNodeItem* lowest = nullptr;
+    for (const GraphNodeItem* it : scene.nodeItems()) {
+        if (it->node().category == NodeCategory::Output) area = area.united(it->sceneBoundingRect());
+        if (!lowest || it->sceneBoundingRect().bottom() > lowest->sceneBoundingRect().bottom()) lowest = it;
+    }
+    if (area.isNull() && lowest) area = lowest->sceneBoundingRect();
+    return area.isNull() ? scene.sceneRect() : area;
+}
+} // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new DebugSession(this)) {
     setWindowTitle(QStringLiteral("PassLens"));
@@ -60,9 +83,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
     buildUi();
     buildActions();
     connect(m_session, &DebugSession::opened, this, [this] {
-        m_pipelineModel->setTrace(m_session->trace());
-        m_pipelineTree->expandToDepth(-1);
-        m_pipelineTree->collapseAll();
+        {
+            const bool wasSyncing = std::exchange(m_syncingTree, true); // a reset moves no step
+            m_pipelineModel->setTrace(m_session->trace());
+            m_pipelineTree->expandToDepth(-1);
+            m_pipelineTree->collapseAll();
+            m_syncingTree = wasSyncing;
+        }
         m_slider->setRange(0, static_cast<int>(m_session->steps().size()) - 1);
         setWindowTitle(QStringLiteral("%1 — %2 — PassLens").arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
         const int idx = m_pipelineCombo->findText(m_session->pipelineName());
@@ -143,10 +170,8 @@ void MainWindow::buildUi() {
 
     // Pipeline dock
     m_pipelineModel = new PipelineModel(this);
-    auto* filter = new QSortFilterProxyModel(this);
+    auto* filter = new PipelineFilterModel(this);
     filter->setSourceModel(m_pipelineModel);
-    filter->setRecursiveFilteringEnabled(false);
-    filter->setFilterRole(PipelineModel::UnchangedRole);
     m_pipelineTree = new QTreeView;
     m_pipelineTree->setModel(filter);
     m_pipelineTree->setUniformRowHeights(true);
@@ -158,26 +183,47 @@ void MainWindow::buildUi() {
     pv->setContentsMargins(2, 2, 2, 2);
     m_hideUnchanged = new QAction(tr("Hide phases that changed nothing"), this);
     m_hideUnchanged->setCheckable(true);
-    connect(m_hideUnchanged, &QAction::toggled, this, [filter](bool on) { filter->setFilterFixedString(on ? QStringLiteral("false") : QString()); });
+    // Rows vanishing from the filter move no step; the tree then finds the step's row again.
+    auto refilter = [this](const std::function<void()>& change) {
+        const bool wasSyncing = std::exchange(m_syncingTree, true);
+        change();
+        m_syncingTree = wasSyncing;
+        if (!m_session->steps().empty()) syncPipelineTree(m_session->steps()[static_cast<std::size_t>(m_session->currentStep())]);
+    };
+    connect(m_hideUnchanged, &QAction::toggled, this, [filter, refilter](bool on) { refilter([&] { filter->setHideUnchanged(on); }); });
     auto* hide = new QToolButton;
     hide->setDefaultAction(m_hideUnchanged);
     hide->setToolButtonStyle(Qt::ToolButtonTextOnly);
     pv->addWidget(hide);
+    m_rewriteFilter = new QLineEdit;
+    m_rewriteFilter->setPlaceholderText(tr("Filter rewrites (name)…"));
+    m_rewriteFilter->setClearButtonEnabled(true);
+    m_rewriteFilter->setToolTip(tr("Keep the events of rewrites whose name contains this text; "
+                                   "Ctrl+Right / Ctrl+Left step to the next / previous one"));
+    connect(m_rewriteFilter, &QLineEdit::textChanged, this, [this, filter, refilter](const QString& t) {
+        refilter([&] { filter->setRewriteFilter(t); });
+        if (!t.trimmed().isEmpty()) m_pipelineTree->expandAll();
+    });
+    pv->addWidget(m_rewriteFilter);
     pv->addWidget(m_pipelineTree, 1);
     auto* pipeDock = new QDockWidget(tr("Pipeline"), this);
     pipeDock->setObjectName(QStringLiteral("pipelineDock"));
     pipeDock->setWidget(pipeBox);
     addDockWidget(Qt::LeftDockWidgetArea, pipeDock);
-    connect(m_pipelineTree, &QTreeView::activated, this, [this, filter](const QModelIndex& i) {
+    m_pipelineFilter = filter;
+    // A row made current (click, arrow keys) shows its step: an event row its event, a phase
+    // row the phase's end. The tree follows the slider in refreshStep().
+    connect(m_pipelineTree->selectionModel(), &QItemSelectionModel::currentChanged, this, [this, filter](const QModelIndex& i) {
+        if (m_syncingTree || !i.isValid()) return;
         const QModelIndex src = filter->mapToSource(i);
-        m_session->goToEvent(m_pipelineModel->data(src, PipelineModel::EventRole).toInt());
         if (!src.parent().isValid()) { // a phase row: its end step
             const int phase = src.row();
             for (int k = 0; k < static_cast<int>(m_session->steps().size()); ++k)
-                if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd && m_session->steps()[static_cast<std::size_t>(k)].phase == phase) m_session->setCurrentStep(k);
+                if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd && m_session->steps()[static_cast<std::size_t>(k)].phase == phase)
+                    return m_session->setCurrentStep(k);
         }
+        m_session->goToEvent(m_pipelineModel->data(src, PipelineModel::EventRole).toInt());
     });
-    connect(m_pipelineTree, &QTreeView::clicked, m_pipelineTree, &QTreeView::activated);
     // reorder: move a phase to another SequenceDB position; applied by the next Run
     m_pipelineTree->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_pipelineTree, &QWidget::customContextMenuRequested, this, [this, filter](const QPoint& pos) {
@@ -204,9 +250,12 @@ void MainWindow::buildUi() {
     inspDock->setObjectName(QStringLiteral("inspectorDock"));
     inspDock->setWidget(m_inspector);
     addDockWidget(Qt::RightDockWidgetArea, inspDock);
-    connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { m_session->goToEvent(seq); });
+    connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { jumpToEvent(seq, m_inspector->shownNode()); });
     connect(m_inspector, &InspectorWidget::nestedActivated, this, [this](NodeId id, const QString& attribute) { openNested(id, attribute); });
     connect(m_scene, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
+    connect(m_scene, &GraphScene::nodeActivated, this, [this](const QString& key) {
+        if (key.startsWith(QLatin1Char('c'))) expandPlaceholder(key);
+    });
     connect(m_sceneBefore, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
 
     // Profile dock
@@ -301,6 +350,13 @@ void MainWindow::buildActions() {
     add(tr("Previous rewrite"), QKeySequence(Qt::Key_Left), [this] { m_session->previousEvent(); });
     add(tr("Next rewrite"), QKeySequence(Qt::Key_Right), [this] { m_session->nextEvent(); });
     add(tr("Next phase"), QKeySequence(Qt::Key_PageDown), [this] { m_session->nextPhase(); });
+    nav->addSeparator();
+    for (const auto& [text, key, direction] : {std::tuple{tr("Previous event of this rewrite"), Qt::Key_Left, -1},
+                                               std::tuple{tr("Next event of this rewrite"), Qt::Key_Right, 1}}) {
+        auto* a = nav->addAction(text, this, [this, d = direction] { stepToRewrite(d); }); // menu only: the toolbar is full
+        a->setShortcut(QKeySequence(Qt::CTRL | key));
+        a->setShortcutContext(Qt::ApplicationShortcut);
+    }
     nav->addAction(tr("First step"), this, [this] { m_session->setCurrentStep(0); })->setShortcut(QKeySequence(Qt::Key_Home));
     nav->addAction(tr("Last step"), this, [this] { m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1); })->setShortcut(QKeySequence(Qt::Key_End));
     tb->addSeparator();
@@ -384,32 +440,181 @@ void MainWindow::buildActions() {
     m_search->setClearButtonEnabled(true);
     m_search->setMaximumWidth(220);
     tb->addWidget(m_search);
-    auto findNext = [this](int dir) {
-        const auto hits = m_scene->find(m_search->text());
-        if (hits.isEmpty()) {
-            statusBar()->showMessage(tr("No node matches “%1”").arg(m_search->text()), 3000);
-            return;
-        }
-        m_searchHit = (m_searchHit + dir + static_cast<int>(hits.size())) % static_cast<int>(hits.size());
-        GraphNodeItem* it = hits[m_searchHit];
-        selectNode(it->node().node);
-        m_view->centerOn(it);
-        statusBar()->showMessage(tr("Match %1 of %2").arg(m_searchHit + 1).arg(hits.size()), 3000);
-    };
-    connect(m_search, &QLineEdit::returnPressed, this, [findNext] { findNext(1); });
-    connect(m_search, &QLineEdit::textChanged, this, [this] { m_searchHit = -1; });
+    m_findLabel = new QLabel;
+    m_findLabel->setMinimumWidth(90);
+    tb->addWidget(m_findLabel);
+    connect(m_search, &QLineEdit::returnPressed, this, [this] { findNext(m_search->text(), 1); });
+    connect(m_search, &QLineEdit::textChanged, this, [this] {
+        m_searchHit = -1;
+        m_findLabel->clear();
+    });
     auto* findAct = new QAction(this);
     findAct->setShortcut(QKeySequence::Find);
     connect(findAct, &QAction::triggered, this, [this] { m_search->setFocus(); m_search->selectAll(); });
     addAction(findAct);
     auto* nextHit = new QAction(this);
     nextHit->setShortcut(QKeySequence::FindNext);
-    connect(nextHit, &QAction::triggered, this, [findNext] { findNext(1); });
+    connect(nextHit, &QAction::triggered, this, [this] { findNext(m_search->text(), 1); });
     addAction(nextHit);
     auto* prevHit = new QAction(this);
     prevHit->setShortcut(QKeySequence::FindPrevious);
-    connect(prevHit, &QAction::triggered, this, [findNext] { findNext(-1); });
+    connect(prevHit, &QAction::triggered, this, [this] { findNext(m_search->text(), -1); });
     addAction(prevHit);
+}
+
+void MainWindow::findNext(const QString& text, int direction) {
+    if (m_search->text() != text) {
+        const QSignalBlocker block(m_search);
+        m_search->setText(text);
+        m_searchHit = -1;
+    }
+    QList<NodeId> hits;
+    if (m_session->showingNested()) { // nested graphs: what is drawn is the whole graph
+        for (GraphNodeItem* it : m_scene->find(text)) hits << it->node().node;
+    } else if (auto g = m_session->graphAt(m_session->currentStep())) {
+        for (const Apply* n : findNodes(*g, text.toStdString())) hits << n->id();
+    }
+    if (hits.isEmpty()) {
+        m_searchHit = -1;
+        m_findLabel->setText(text.trimmed().isEmpty() ? QString() : tr("no match"));
+        return;
+    }
+    const int n = static_cast<int>(hits.size());
+    m_searchHit = m_searchHit < 0 ? (direction >= 0 ? 0 : n - 1) : ((m_searchHit + direction) % n + n) % n;
+    const NodeId id = hits[m_searchHit];
+    m_findLabel->setText(tr("match %1 of %2").arg(m_searchHit + 1).arg(n));
+    m_pendingReveal = -1; // an earlier hit still being drawn is superseded
+    if (revealNode(id)) return;
+    // not in the drawing (a focused view of a big graph): draw its neighbourhood, then reveal
+    m_pendingReveal = id;
+    log(tr("Find: drawing the neighbourhood of node #%1").arg(id));
+    m_session->focusOnNodes({id});
+}
+
+void MainWindow::syncPipelineTree(const StepPoint& s) {
+    // the event's row, else (source, phase ends, a phase whose events are hidden) the phase's
+    QModelIndex src = s.phaseEnd ? QModelIndex() : m_pipelineModel->indexOfEvent(s.event);
+    if (!src.isValid() && s.phase >= 0 && s.phase < m_pipelineModel->rowCount()) src = m_pipelineModel->index(s.phase, 0);
+    const QModelIndex shown = m_pipelineFilter->mapFromSource(src);
+    const bool wasSyncing = std::exchange(m_syncingTree, true);
+    if (shown.isValid()) {
+        m_pipelineTree->selectionModel()->setCurrentIndex(shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_pipelineTree->scrollTo(shown);
+    } else {
+        m_pipelineTree->selectionModel()->clearSelection();
+    }
+    m_syncingTree = wasSyncing;
+}
+
+int MainWindow::expandPlaceholder(const QString& key, int batch) {
+    const auto& layout = m_session->layout();
+    auto g = m_session->graphAt(m_session->currentStep());
+    if (!layout || !g || m_session->showingNested() || m_session->diffFrom()) return 0;
+    const std::string k = key.toStdString();
+    std::set<NodeId> drawn;
+    for (const LayoutNode& n : layout->nodes)
+        if (n.node >= 0) drawn.insert(n.node);
+    // The drawn nodes next to the placeholder, and which way the hidden ones lie from them.
+    std::deque<const Apply*> frontier;
+    bool upstream = false, found = false;
+    auto drawnApply = [&](const std::string& other) -> const Apply* {
+        if (other.size() < 2 || other[0] != 'n') return nullptr;
+        return g->node(std::stoll(other.substr(1)));
+    };
+    for (const LayoutEdge& e : layout->edges) {
+        if (e.tail == k || e.head == k) found = true;
+        if (e.tail == k) upstream = true;
+        if (const Apply* a = drawnApply(e.tail == k ? e.head : e.head == k ? e.tail : std::string())) frontier.push_back(a);
+    }
+    if (!found || frontier.empty()) return 0;
+    // Breadth-first into the hidden side, nearest first.
+    std::vector<NodeId> added;
+    std::set<NodeId> seen(drawn);
+    while (!frontier.empty() && static_cast<int>(added.size()) < batch) {
+        const Apply* a = frontier.front();
+        frontier.pop_front();
+        std::vector<const Apply*> next;
+        if (upstream) {
+            for (const Variable* v : a->inputs())
+                if (v->owner()) next.push_back(v->owner());
+        } else {
+            for (const Variable* v : a->outputs())
+                for (const Client& c : v->clients())
+                    if (c.node) next.push_back(c.node);
+        }
+        for (const Apply* b : next)
+            if (seen.insert(b->id()).second && static_cast<int>(added.size()) < batch) {
+                added.push_back(b->id());
+                frontier.push_back(b);
+            }
+    }
+    if (added.empty()) return 0;
+    std::vector<NodeId> seeds(drawn.begin(), drawn.end());
+    seeds.insert(seeds.end(), added.begin(), added.end());
+    log(tr("Expanding %1: %2 more nodes drawn").arg(key).arg(added.size()));
+    m_session->focusOnNodes(std::move(seeds), 0);
+    return static_cast<int>(added.size());
+}
+
+bool MainWindow::stepToRewrite(int direction) {
+    const Trace* trace = m_session->trace();
+    const auto& steps = m_session->steps();
+    if (!trace || steps.empty()) return false;
+    const StepPoint& here = steps[static_cast<std::size_t>(m_session->currentStep())];
+    // which rewrite: the filter's text, else the rewriter of the event shown
+    QString wanted = m_rewriteFilter->text().trimmed();
+    bool exact = false;
+    if (wanted.isEmpty() && !here.phaseEnd && here.event >= 1 && here.event <= static_cast<int>(trace->events().size())) {
+        wanted = QString::fromStdString(trace->events()[static_cast<std::size_t>(here.event - 1)].rewriter);
+        exact = true;
+    }
+    if (wanted.isEmpty()) {
+        statusBar()->showMessage(tr("Show a rewrite event or type a rewrite name in the filter first"), 4000);
+        return false;
+    }
+    const auto& events = trace->events();
+    const int n = static_cast<int>(events.size());
+    for (int k = 0; k < n; ++k) {
+        // events are 1-based: from the one after (before) the shown step's event
+        const int seq = direction > 0 ? here.event + 1 + k : here.event - (here.phaseEnd ? 0 : 1) - k;
+        if (seq < 1 || seq > n) break;
+        const RewriteEvent& e = events[static_cast<std::size_t>(seq - 1)];
+        const QString name = QString::fromStdString(e.rewriter);
+        if (e.status != "applied" || (exact ? name != wanted : !PipelineFilterModel::rewriterMatches(name, wanted))) continue;
+        m_session->goToEvent(seq);
+        return true;
+    }
+    statusBar()->showMessage(direction > 0 ? tr("No later event of %1").arg(wanted) : tr("No earlier event of %1").arg(wanted), 4000);
+    return false;
+}
+
+void MainWindow::jumpToEvent(int seq, NodeId id) {
+    const Trace* trace = m_session->trace();
+    if (!trace || seq < 1 || seq > static_cast<int>(trace->events().size())) return;
+    m_session->goToEvent(seq);
+    // the node (when it is in that step) and what the rewrite added are drawn first
+    auto g = m_session->graphAt(m_session->currentStep());
+    std::vector<NodeId> seeds;
+    const bool present = id >= 0 && g && g->node(id) && g->node(id)->inGraph();
+    if (present) seeds.push_back(id);
+    for (NodeId a : trace->events()[static_cast<std::size_t>(seq - 1)].added)
+        if (g && g->node(a) && g->node(a)->inGraph()) seeds.push_back(a);
+    m_pendingReveal = present ? id : -1;
+    if (!seeds.empty()) m_session->showNeighbourhoodFirst(std::move(seeds));
+}
+
+QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
+
+bool MainWindow::revealNode(NodeId id) {
+    GraphNodeItem* item = m_scene->selectNode(id);
+    if (!item) return false;
+    selectNode(id);
+    if (m_view->zoom() < 0.75) { // readable titles (about 12 px), as a big graph opens
+        m_view->resetTransform();
+        m_view->scale(0.9, 0.9);
+    }
+    m_view->centerOn(item);
+    return true;
 }
 
 void MainWindow::openFile(const QString& path, const QString& pipeline) {
@@ -427,6 +632,7 @@ void MainWindow::refreshStep() {
     }
     const StepPoint& s = steps[static_cast<std::size_t>(cur)];
     m_stepLabel->setText(tr("step %1 of %2: %3").arg(cur).arg(steps.size() - 1).arg(s.label));
+    syncPipelineTree(s);
     if (m_diffCombo->currentIndex() > 0) m_session->setDiffFrom(m_session->phaseStartStep(cur));
     m_session->requestLayout();
 }
@@ -490,10 +696,12 @@ void MainWindow::showLayout() {
     }
     if (first) {
         m_view->fit();
-        if (m_view->zoom() < 0.75) { // a big graph: readable zoom (titles ~12 px), start at the outputs' end
+        if (m_view->zoom() < 0.75) { // a big graph: readable zoom (titles ~12 px), start at the outputs
             m_view->resetTransform();
             m_view->scale(0.9, 0.9);
-            m_view->centerOn(m_scene->sceneRect().center().x(), m_scene->sceneRect().bottom());
+            // the outputs in the lower part of the view, what feeds them above
+            const double visibleHeight = m_view->mapToScene(m_view->viewport()->rect()).boundingRect().height();
+            m_view->centerOn(outputsArea(*m_scene).center() - QPointF(0, visibleHeight * 0.3));
         }
     }
     else if (layout->stable && !side) {
@@ -519,7 +727,13 @@ void MainWindow::showLayout() {
                        .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")), QStringLiteral("\\1&nbsp;\\2"));
     m_summary->setText(summary);
     m_lastShownStep = m_session->currentStep();
-    if (m_inspector->shownNode() >= 0) selectNode(m_inspector->shownNode());
+    if (m_pendingReveal >= 0) {
+        // (kept for the whole-step drawing that follows a neighbourhood-first one)
+        const NodeId id = m_session->followUpPending() ? m_pendingReveal : std::exchange(m_pendingReveal, -1);
+        if (!revealNode(id) && !m_session->followUpPending()) log(tr("Node #%1 is not in the drawing").arg(id));
+    } else if (m_inspector->shownNode() >= 0) {
+        selectNode(m_inspector->shownNode());
+    }
     settleIdle(true, {});
 }
 
@@ -647,41 +861,52 @@ void MainWindow::runCheck() {
 
 void MainWindow::comparePipelines() {
     if (!m_session->trace()) return;
-    bool ok = false;
+    // another pipeline than the one shown: theano against cleanup by default
     QStringList names;
-    for (const auto& n : Pipeline::builtinNames()) names << QString::fromStdString(n);
-    const QString other = QInputDialog::getItem(this, tr("Compare"), tr("Compare %1 with:").arg(m_session->pipelineName()), names, 1, false, &ok);
-    if (!ok) return;
+    for (const auto& n : Pipeline::builtinNames())
+        if (QString::fromStdString(n) != m_session->pipelineName()) names << QString::fromStdString(n);
+    if (names.isEmpty()) return;
+    const QString preferred = m_session->pipelineName() == QStringLiteral("theano") ? QStringLiteral("cleanup") : QStringLiteral("theano");
+    bool ok = false;
+    const QString other = QInputDialog::getItem(this, tr("Compare"), tr("Compare %1 with:").arg(m_session->pipelineName()), names,
+                                                std::max<int>(0, static_cast<int>(names.indexOf(preferred))), false, &ok);
+    if (ok) compareWith(other);
+}
+
+namespace {
+// What the comparison worker hands back: the other pipeline's run and the drawn diff.
+struct Comparison {
+    QString otherText, summary, error;
+    std::shared_ptr<const FunctionGraph> otherFinal;
+    std::shared_ptr<const Trace> otherTrace;
+    std::map<NodeId, NodeId> otherIds; ///< id in otherFinal (aligned) -> id in otherTrace
+    std::optional<LayoutResult> layout;
+};
+
+} // namespace
+
+void MainWindow::compareWith(const QString& other) {
+    if (!m_session->trace() || other == m_session->pipelineName()) return;
     auto source = m_session->graphAt(0);
     const Trace* mine = m_session->trace();
     const PipelineRun* myRun = m_session->run();
+    const QString mineName = m_session->pipelineName();
     QString myText = myRun ? QString::fromStdString(optimizeText(*myRun, *mine->graphAfterPhase("final"), *mine)) : tr("(session without a run)");
     std::shared_ptr<const FunctionGraph> myFinal(mine->graphAfterPhase("final"));
-    auto* watcher = new QFutureWatcher<std::pair<QString, QString>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, myText, other] {
-        auto [text, summary] = watcher->result();
+    Caption cap;
+    cap.source = QFileInfo(m_session->path()).fileName().toStdString();
+    cap.pipeline = mineName.toStdString() + " vs " + other.toStdString();
+    cap.step = "final graphs: " + mineName.toStdString() + " (before) .. " + other.toStdString() + " (after)";
+    LayoutEngine* engine = &m_session->layoutEngine();
+    auto* watcher = new QFutureWatcher<Comparison>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, myText, other, mineName, myFinal] {
+        Comparison c = watcher->result();
         watcher->deleteLater();
-        auto* dlg = new QDialog(this);
-        dlg->setAttribute(Qt::WA_DeleteOnClose);
-        dlg->setWindowTitle(tr("%1 vs %2").arg(m_session->pipelineName(), other));
-        auto* l = new QVBoxLayout(dlg);
-        auto* head = new QLabel(summary);
-        head->setWordWrap(true);
-        l->addWidget(head);
-        auto* split = new QSplitter;
-        for (const QString& t : {myText, text}) {
-            auto* e = new QPlainTextEdit(t);
-            e->setReadOnly(true);
-            e->setLineWrapMode(QPlainTextEdit::NoWrap);
-            e->setFont(QFont(QStringLiteral("monospace"), 8));
-            split->addWidget(e);
-        }
-        l->addWidget(split, 1);
-        dlg->resize(1300, 800);
-        dlg->show();
-        settleIdle(true, {});
+        showComparison(mineName, other, myText, myFinal, c.otherText, c.otherFinal, c.otherTrace, c.otherIds, c.layout,
+                       c.error.isEmpty() ? c.summary : tr("Comparison failed: %1").arg(c.error));
     });
-    watcher->setFuture(QtConcurrent::run([source, other, myFinal]() -> std::pair<QString, QString> {
+    watcher->setFuture(QtConcurrent::run([source, other, myFinal, cap, engine]() -> Comparison {
+        Comparison c;
         try {
             std::unique_ptr<FunctionGraph> work;
             {
@@ -689,17 +914,103 @@ void MainWindow::comparePipelines() {
                 capture.pipelineBegin("copy", *source);
                 work = capture.sourceGraph();
             }
-            Trace t;
+            auto t = std::make_shared<Trace>();
             Pipeline p = Pipeline::builtin(other.toStdString());
-            const PipelineRun run = p.run(*work, &t);
-            t.finish(run, *work, p.buildContext().caps);
-            const GraphDiff d = diff(*myFinal, *work);
-            return {QString::fromStdString(optimizeText(run, *work, t)),
-                    QObject::tr("Final graphs: %1 vs %2 nodes; %3").arg(myFinal->nodeCount()).arg(work->nodeCount()).arg(QString::fromStdString(d.summary()))};
+            const PipelineRun run = p.run(*work, t.get());
+            t->finish(run, *work, p.buildContext().caps);
+            c.otherText = QString::fromStdString(optimizeText(run, *work, *t));
+            // the nodes both pipelines made alike take one id, so the diff shows real differences
+            AlignedGraph aligned = alignIds(*myFinal, *work);
+            const GraphDiff d = diff(*myFinal, *aligned.graph);
+            c.summary = QObject::tr("Final graphs: %1 vs %2 nodes, %3 alike; %4")
+                            .arg(myFinal->nodeCount())
+                            .arg(work->nodeCount())
+                            .arg(aligned.matchedNodes)
+                            .arg(QString::fromStdString(d.summary()));
+            DrawOptions opt;
+            opt.caption = cap;
+            const DrawGraph dg = drawDiff(*myFinal, *aligned.graph, d, opt);
+            c.layout = engine->layout(dg, LayoutOptions{});
+            c.otherFinal = std::shared_ptr<const FunctionGraph>(std::move(aligned.graph));
+            c.otherIds = std::move(aligned.originalNode);
+            c.otherTrace = std::move(t);
         } catch (const std::exception& e) {
-            return {QString::fromStdString(e.what()), QObject::tr("failed")};
+            c.error = QString::fromStdString(e.what());
         }
+        return c;
     }));
+}
+
+QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
+
+void MainWindow::showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
+                                const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
+                                const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout, const QString& summary) {
+    if (m_compareDialog) m_compareDialog->close();
+    auto* dlg = new QDialog(this);
+    m_compareDialog = dlg;
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    dlg->setWindowTitle(tr("%1 vs %2").arg(mineName, other));
+    auto* l = new QVBoxLayout(dlg);
+    auto* head = new QLabel(summary.toHtmlEscaped() +
+                            tr("<br><span style='color:%1'>■ only in %2</span> · <span style='color:%3'>■ only in %4</span> · "
+                               "<span style='color:%5'>■ rewired</span> · double-click a node of %2 to go to the rewrite that made it")
+                                .arg(QString::fromLatin1(defaultPalette().removedBorder), mineName.toHtmlEscaped(),
+                                     QString::fromLatin1(defaultPalette().addedBorder), other.toHtmlEscaped(),
+                                     QString::fromLatin1(defaultPalette().rewiredBorder)));
+    head->setWordWrap(true);
+    l->addWidget(head);
+    auto* tabs = new QTabWidget;
+    if (layout) {
+        auto* scene = new GraphScene(dlg);
+        scene->setDark(m_scene->dark());
+        // tooltips: in which pipeline the node is and which rewrite made it there
+        const Trace* mine = m_session->trace();
+        QHash<QString, QString> tips;
+        for (const LayoutNode& n : layout->nodes) {
+            if (n.node < 0) continue;
+            QStringList where;
+            auto made = [](const Trace* t, NodeId id, const QString& name) {
+                const int ev = t ? t->createdBy(id) : 0;
+                if (ev <= 0) return tr("%1: from the source graph").arg(name);
+                return tr("%1: created by #%2 %3").arg(name).arg(ev).arg(QString::fromStdString(t->events()[static_cast<std::size_t>(ev - 1)].rewriter));
+            };
+            if (myFinal->node(n.node) && myFinal->node(n.node)->inGraph()) where << made(mine, n.node, mineName);
+            if (otherFinal && otherFinal->node(n.node) && otherFinal->node(n.node)->inGraph()) {
+                const auto original = otherIds.find(n.node);
+                where << made(otherTrace.get(), original != otherIds.end() ? original->second : n.node, other);
+            }
+            tips.insert(QString::fromStdString(n.key), QString::fromStdString(n.title + "\n" + n.subtitle) + QStringLiteral("\n") + where.join(QLatin1Char('\n')));
+        }
+        scene->setLayout(*layout, tips);
+        auto* view = new GraphView(scene);
+        view->setObjectName(QStringLiteral("compareView"));
+        connect(scene, &GraphScene::nodeActivated, this, [this, myFinal](const QString& key) {
+            if (!key.startsWith(QLatin1Char('n')) || !m_session->trace()) return;
+            const NodeId id = key.mid(1).toLongLong();
+            if (!myFinal->node(id) || !myFinal->node(id)->inGraph()) return;
+            const int ev = m_session->trace()->createdBy(id);
+            m_session->goToEvent(ev > 0 ? ev : 0);
+            if (ev <= 0) m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1);
+            selectNode(id);
+            raise();
+        });
+        tabs->addTab(view, tr("Final graphs drawn"));
+        QTimer::singleShot(0, view, [view] { view->fit(); view->updateMinimap(); });
+    }
+    auto* split = new QSplitter;
+    for (const QString& t : {myText, otherText}) {
+        auto* e = new QPlainTextEdit(t);
+        e->setReadOnly(true);
+        e->setLineWrapMode(QPlainTextEdit::NoWrap);
+        e->setFont(QFont(QStringLiteral("monospace"), 8));
+        split->addWidget(e);
+    }
+    tabs->addTab(split, tr("Optimizer profiles"));
+    l->addWidget(tabs, 1);
+    dlg->resize(1300, 800);
+    dlg->show();
+    settleIdle(true, {});
 }
 
 void MainWindow::exportView() {

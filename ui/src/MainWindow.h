@@ -7,15 +7,19 @@
 #include "ExecutionBackend.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include <functional>
+#include <map>
 
 class QAction;
 class QComboBox;
+class QDialog;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QSlider;
+class QSortFilterProxyModel;
 class QStackedWidget;
 class QTreeView;
 class QTableView;
@@ -51,6 +55,7 @@ public:
     GraphView* beforeView() const { return m_viewBefore; }
     GraphScene* beforeScene() const { return m_sceneBefore; }
     PipelineModel* pipelineModel() const { return m_pipelineModel; }
+    QTreeView* pipelineTree() const { return m_pipelineTree; }
     ProfileModel* profileModel() const { return m_profileNodes; }
     QTableView* profileTable() const { return m_profileTable; }
     InspectorWidget* inspector() const { return m_inspector; }
@@ -58,6 +63,35 @@ public:
     void executeCurrent(const ExecuteRequest& request = {});
     void setDiffMode(int mode); ///< 0 off, 1 overlay (phase start -> step), 2 side by side
     void selectNode(NodeId id);
+    /// Find: moves to the next (`direction` 1) or previous (-1) node of the current step that
+    /// matches `text` (findNodes: ids, op kinds, node and variable names, whole words first),
+    /// draws it when the shown drawing is a focused view without it, selects it and brings it
+    /// on screen; the "match k of n" label next to the search box says where it is.
+    void findNext(const QString& text, int direction = 1);
+    /// Expands the focused view's placeholder `key` ("c3", a "… N nodes" box; double-click):
+    /// draws what is shown now plus up to `batch` of the hidden nodes it stands for, the ones
+    /// nearest the drawn nodes it connects to. Returns how many nodes it adds (0: not a
+    /// placeholder, or nothing hidden next to it).
+    int expandPlaceholder(const QString& key, int batch = 60);
+    /// Steps to the next (`direction` 1) or previous (-1) applied event of one rewrite: the
+    /// rewrites matching the pipeline dock's rewrite filter, else the rewriter of the event
+    /// shown. False (and a status message) when there is none.
+    bool stepToRewrite(int direction);
+    /// The pipeline dock's "filter rewrites" box.
+    QLineEdit* rewriteFilter() const { return m_rewriteFilter; }
+    /// Compares the shown pipeline with `other` (a built-in pipeline, never the same one): runs
+    /// it on the source graph (asynchronous; whenIdle waits) and opens a dialog with both final
+    /// graphs drawn as one diff (union layout; nodes only in this run as removed, only in the
+    /// other as added), the summary, and both optimizer profiles side by side.
+    void compareWith(const QString& other);
+    /// The comparison dialog opened last (null when closed).
+    QDialog* compareDialog() const;
+    /// Goes to rewrite event `seq` (a provenance link: "created by #17 ...") and brings node
+    /// `id` on screen: the neighbourhood of the node and of the event's new nodes is drawn
+    /// first, the whole step after it; the node is selected in both.
+    void jumpToEvent(int seq, NodeId id = -1);
+    /// The label next to the search box ("match 2 of 7", "no match").
+    QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
     void openNested(NodeId id, const QString& attribute);
 
@@ -79,8 +113,15 @@ private:
     void exportReport();
     void saveSession();
     void comparePipelines();
+    void showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
+                        const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
+                        const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout, const QString& summary);
     void runCheck();
     void settleIdle(bool ok, const QString& message);
+    /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
+    void syncPipelineTree(const StepPoint& s);
+    /// Selects `id` and scrolls it to the centre at a readable zoom; false if it is not drawn.
+    bool revealNode(NodeId id);
 
     DebugSession* m_session;
     std::shared_ptr<ExecutionBackend> m_backend;
@@ -111,6 +152,12 @@ private:
     QMenu* m_recentMenu = nullptr;
     nlohmann::json m_profileJson;
     int m_searchHit = -1;
+    QLabel* m_findLabel = nullptr;
+    QSortFilterProxyModel* m_pipelineFilter = nullptr;
+    QLineEdit* m_rewriteFilter = nullptr;
+    QPointer<QDialog> m_compareDialog;
+    bool m_syncingTree = false; ///< the tree is being moved to the step: do not move the step
+    NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
     bool m_executing = false;
     std::atomic<bool> m_cancelExec{false};
     std::vector<std::function<void(bool, QString)>> m_idleWaiters;

@@ -100,6 +100,7 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
     case EventRole: return seq;
     case PhaseRole: return static_cast<int>(phase);
     case UnchangedRole: return false;
+    case RewriterRole: return QString::fromStdString(e.rewriter);
     }
     return {};
 }

@@ -18,6 +18,8 @@ public:
     static constexpr int PhaseRole = Qt::UserRole + 2;
     /// Role: true for phases that changed nothing.
     static constexpr int UnchangedRole = Qt::UserRole + 3;
+    /// Role carrying the rewriter name of an event row (empty for phase rows).
+    static constexpr int RewriterRole = Qt::UserRole + 4;
 
     explicit PipelineModel(QObject* parent = nullptr);
     /// Shows `trace` (not owned; may be null). Resets the model.

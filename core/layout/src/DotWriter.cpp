@@ -124,6 +124,36 @@ const Palette& defaultPalette()
     return palette;
 }
 
+const char* categoryFill(NodeCategory c, const Palette& p)
+{
+    switch (c) {
+    case NodeCategory::HostOp: return p.hostFill;
+    case NodeCategory::GpuOp: return p.gpuFill;
+    case NodeCategory::Transfer: return p.transferFill;
+    case NodeCategory::OnnxHostOp: return p.onnxFill;
+    case NodeCategory::Input: return p.inputFill;
+    case NodeCategory::Constant: return p.constantFill;
+    case NodeCategory::Output: return p.outputFill;
+    case NodeCategory::Collapsed: return p.collapsedFill;
+    }
+    return p.hostFill;
+}
+
+const char* categoryBorder(NodeCategory c, const Palette& p)
+{
+    switch (c) {
+    case NodeCategory::GpuOp: return p.gpuBorder;
+    case NodeCategory::Transfer: return p.transferBorder;
+    case NodeCategory::OnnxHostOp: return p.onnxBorder;
+    case NodeCategory::Constant: return p.constantBorder;
+    case NodeCategory::Collapsed: return p.constantBorder;
+    case NodeCategory::Input:
+    case NodeCategory::Output: return p.text;
+    case NodeCategory::HostOp: return p.hostBorder;
+    }
+    return p.hostBorder;
+}
+
 namespace {
 
 // ColorBrewer YlOrRd (5 classes): lightness falls monotonically, so it reads in grayscale.
@@ -182,36 +212,6 @@ struct NodeStyle {
     bool darkText = true;
     int titleSize = 10;
 };
-
-const char* categoryFill(NodeCategory c, const Palette& p)
-{
-    switch (c) {
-    case NodeCategory::HostOp: return p.hostFill;
-    case NodeCategory::GpuOp: return p.gpuFill;
-    case NodeCategory::Transfer: return p.transferFill;
-    case NodeCategory::OnnxHostOp: return p.onnxFill;
-    case NodeCategory::Input: return p.inputFill;
-    case NodeCategory::Constant: return p.constantFill;
-    case NodeCategory::Output: return p.outputFill;
-    case NodeCategory::Collapsed: return p.collapsedFill;
-    }
-    return p.hostFill;
-}
-
-const char* categoryBorder(NodeCategory c, const Palette& p)
-{
-    switch (c) {
-    case NodeCategory::GpuOp: return p.gpuBorder;
-    case NodeCategory::Transfer: return p.transferBorder;
-    case NodeCategory::OnnxHostOp: return p.onnxBorder;
-    case NodeCategory::Constant: return p.constantBorder;
-    case NodeCategory::Collapsed: return p.constantBorder;
-    case NodeCategory::Input:
-    case NodeCategory::Output: return p.text;
-    case NodeCategory::HostOp: return p.hostBorder;
-    }
-    return p.hostBorder;
-}
 
 // The location stripe: light gray on the host, dark on a GPU, so it also reads in grayscale.
 const char* categoryStripe(NodeCategory c, const Palette& p)

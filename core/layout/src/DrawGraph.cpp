@@ -381,8 +381,24 @@ DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options)
     g.caption = options.caption;
     g.totalNodes = g.nodes.size();
     const std::set<NodeId> focus(options.focus.begin(), options.focus.end());
-    for (DrawNode& d : g.nodes)
-        if (d.node >= 0 && focus.count(d.node)) d.seed = true;
+    if (!focus.empty()) {
+        std::unordered_map<std::string, DrawNode*> byKey;
+        for (DrawNode& d : g.nodes) {
+            if (d.node >= 0 && focus.count(d.node)) d.seed = true;
+            byKey.emplace(d.key, &d);
+        }
+        // the input, constant and output boxes of a seed node come with it (a focused view
+        // never hides a graph output behind a "… 1 node" box next to the node that makes it)
+        auto isValueBox = [](const DrawNode* d) {
+            return d->category == NodeCategory::Input || d->category == NodeCategory::Constant || d->category == NodeCategory::Output;
+        };
+        for (const DrawEdge& e : g.edges) {
+            auto t = byKey.find(e.tail), h = byKey.find(e.head);
+            if (t == byKey.end() || h == byKey.end()) continue;
+            if (t->second->seed && t->second->node >= 0 && isValueBox(h->second)) h->second->seed = true;
+            if (h->second->seed && h->second->node >= 0 && isValueBox(t->second)) t->second->seed = true;
+        }
+    }
     finishEdgeLabels(g, options);
     return g;
 }

@@ -558,7 +558,10 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
     const auto start = Clock::now();
     const double budgetMs = static_cast<double>(options.budget.count());
     const std::string fullDot = writeDot(g, options.dot);
-    const std::string key = fullDot + optionsKey(options);
+    // the seeds are not in the DOT but choose the focused view
+    std::string key = fullDot + optionsKey(options) + "|seeds";
+    for (const DrawNode& n : g.nodes)
+        if (n.seed) key += " " + n.key;
     const std::uint64_t hash = fnv1a(key);
     if (options.cache)
         if (auto hit = cached(hash, key)) return *hit;

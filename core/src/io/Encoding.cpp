@@ -50,4 +50,51 @@ std::string base64Decode(std::string_view text) {
     return out;
 }
 
+namespace {
+// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629 table 3-7), 0 if none.
+std::size_t utf8SequenceAt(std::string_view s, std::size_t i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    const unsigned char c = b(0);
+    if (c < 0x80) return 1;
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF; // range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    if (len == 0 || i + len > s.size()) return 0;
+    if (b(1) < lo || b(1) > hi) return 0;
+    for (std::size_t k = 2; k < len; ++k)
+        if ((b(k) & 0xC0u) != 0x80u) return 0;
+    return len;
+}
+} // namespace
+
+bool isValidUtf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = utf8SequenceAt(s, i);
+        if (!n) return false;
+        i += n;
+    }
+    return true;
+}
+
+std::string escapeInvalidUtf8(std::string_view s) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = utf8SequenceAt(s, i);
+        if (n) {
+            out.append(s.substr(i, n));
+            i += n;
+            continue;
+        }
+        const auto c = static_cast<unsigned char>(s[i++]);
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+    return out;
+}
+
 } // namespace passlens

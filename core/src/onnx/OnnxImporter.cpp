@@ -2,7 +2,10 @@
 #include "passlens/onnx/OnnxImporter.h"
 #include "passlens/onnx/OnnxTypes.h"
 
+#include "OnnxModelChecks.h"
+
 #include "passlens/io/AtomicFile.h"
+#include "passlens/io/Encoding.h"
 #include "passlens/ir/Error.h"
 #include "passlens/ir/OpRegistry.h"
 
@@ -28,6 +31,8 @@
 
 namespace passlens {
 namespace {
+
+using namespace onnximport;
 
 // The dims the graph declares for its outputs and value_info, and those of every subgraph (If /
 // Loop / Scan bodies: value_info and outputs), cleared with rank and element type kept: after an
@@ -67,6 +72,8 @@ std::optional<Type> typeOf(const onnx::TypeProto& tp) {
     return Type(*dt, dims);
 }
 
+std::string firstLines(const std::string& s, int n);
+
 // Everything the per-node mapping needs.
 struct Importer;
 
@@ -98,59 +105,52 @@ struct Importer {
     int opset = 0;
     std::vector<std::string> warnings;
     int missingTensors = 0;
+    bool verifySchemas = false; // the ONNX checker stopped early: importGraph checks each node
 
     [[noreturn]] void fail(const std::string& where, const std::string& why) const {
         throw Error(label + ": " + where + ": " + why);
     }
 
     // ------------------------------------------------------------ tensors
+    // The data of a tensor (its size already checked by checkModelTensors; checked again here
+    // for the callers' sake). External data that cannot be read leaves the constant missing,
+    // with a warning naming the file as resolved.
     std::shared_ptr<TensorData> tensor(onnx::TensorProto& t, const std::string& where) {
+        if (const std::string why = tensorDataProblem(t); !why.empty()) fail(where, "tensor '" + t.name() + "' " + why);
         auto dt = dtypeOf(t.data_type());
         if (!dt) fail(where, "tensor '" + t.name() + "' has unsupported element type " + onnxTypeName(t.data_type()));
         auto d = std::make_shared<TensorData>();
         d->dtype = *dt;
-        for (auto x : t.dims()) {
-            if (x < 0) fail(where, "tensor '" + t.name() + "' has a negative dim");
-            d->shape.push_back(x);
-        }
+        d->shape.assign(t.dims().begin(), t.dims().end());
         const std::size_t need = d->byteSize();
         if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-            std::string location;
-            std::int64_t offset = 0, length = -1;
-            for (const auto& kv : t.external_data()) {
-                if (kv.key() == "location") location = kv.value();
-                else if (kv.key() == "offset") offset = std::stoll(kv.value());
-                else if (kv.key() == "length") length = std::stoll(kv.value());
-            }
-            const std::filesystem::path file = baseDir / location;
+            std::int64_t offset = 0;
+            for (const auto& kv : t.external_data())
+                if (kv.key() == "offset") offset = std::stoll(kv.value()); // checked: a non-negative integer
+            const std::filesystem::path file = externalDataPath(t, baseDir);
+            const std::string fileText = escapeInvalidUtf8(file.string());
+            auto missing = [&](const std::string& why) {
+                d->missing = why;
+                warnings.push_back(label + ": " + why + "; nodes using it cannot be executed");
+                ++missingTensors;
+                return d;
+            };
+            std::error_code ec;
+            const auto size = std::filesystem::file_size(file, ec);
             std::ifstream in(file, std::ios::binary);
-            if (location.empty() || !in) {
-                d->missing = "external data file '" + file.string() + "' of tensor '" + t.name() + "' cannot be read";
-                warnings.push_back(label + ": " + d->missing + "; nodes using it cannot be executed");
-                ++missingTensors;
-                return d;
-            }
-            if (length >= 0 && static_cast<std::size_t>(length) != need) {
-                d->missing = "external data of tensor '" + t.name() + "' has length " + std::to_string(length) + ", expected " + std::to_string(need) + " bytes";
-                warnings.push_back(label + ": " + d->missing);
-                ++missingTensors;
-                return d;
-            }
+            if (ec || !in) return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
+            // the file's size, not the dims, bounds what is allocated
+            if (static_cast<std::uintmax_t>(offset) > size || size - static_cast<std::uintmax_t>(offset) < need)
+                return missing("external data file '" + fileText + "' (" + std::to_string(size) + " bytes) is too short for tensor '" + t.name() + "' (" +
+                               std::to_string(need) + " bytes at offset " + std::to_string(offset) + ")");
             std::string bytes(need, '\0');
             in.seekg(offset);
             in.read(bytes.data(), static_cast<std::streamsize>(need));
-            if (!in) {
-                d->missing = "external data file '" + file.string() + "' is too short for tensor '" + t.name() + "'";
-                warnings.push_back(label + ": " + d->missing);
-                ++missingTensors;
-                return d;
-            }
+            if (!in) return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
             d->bytes = std::make_shared<const std::string>(std::move(bytes));
             return d;
         }
         if (t.has_raw_data()) {
-            if (t.raw_data().size() != need)
-                fail(where, "tensor '" + t.name() + "' has " + std::to_string(t.raw_data().size()) + " bytes of raw data, its shape needs " + std::to_string(need));
             d->bytes = std::make_shared<const std::string>(std::move(*t.mutable_raw_data()));
             t.clear_raw_data();
             return d;
@@ -160,26 +160,20 @@ struct Importer {
         auto copy = [&](const void* src) {
             if (need) std::memcpy(b.data(), src, need); // an empty field's data() may be null
         };
-        auto count = [&](std::size_t have) {
-            if (have != n) fail(where, "tensor '" + t.name() + "' holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
-        };
+        // the typed field's length was checked by tensorDataProblem
         switch (*dt) {
-        case DType::Float32: count(static_cast<std::size_t>(t.float_data_size())); copy(t.float_data().data()); break;
-        case DType::Float64: count(static_cast<std::size_t>(t.double_data_size())); copy(t.double_data().data()); break;
-        case DType::Int64: count(static_cast<std::size_t>(t.int64_data_size())); copy(t.int64_data().data()); break;
+        case DType::Float32: copy(t.float_data().data()); break;
+        case DType::Float64: copy(t.double_data().data()); break;
+        case DType::Int64: copy(t.int64_data().data()); break;
         case DType::UInt64: case DType::UInt32:
-            count(static_cast<std::size_t>(t.uint64_data_size()));
             for (std::size_t i = 0; i < n; ++i) {
                 const std::uint64_t v = t.uint64_data(static_cast<int>(i));
                 std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt));
             }
             break;
-        case DType::Complex64:
-            count(static_cast<std::size_t>(t.float_data_size()) / 2); copy(t.float_data().data()); break;
-        case DType::Complex128:
-            count(static_cast<std::size_t>(t.double_data_size()) / 2); copy(t.double_data().data()); break;
+        case DType::Complex64: copy(t.float_data().data()); break;
+        case DType::Complex128: copy(t.double_data().data()); break;
         default: // int32 field carries int8/16/32, uint8/16, bool and float16 bits
-            count(static_cast<std::size_t>(t.int32_data_size()));
             for (std::size_t i = 0; i < n; ++i) {
                 const std::int32_t v = t.int32_data(static_cast<int>(i));
                 std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt)); // little-endian low bytes
@@ -190,32 +184,26 @@ struct Importer {
     }
 
     // ------------------------------------------------------------ graphs
+    // `place` names a nested graph in messages (subgraphPlace); empty for the model's graph.
     std::unique_ptr<FunctionGraph> importGraph(onnx::GraphProto& gp, Scope* parent, Scope*& outScope,
-                                               std::vector<std::unique_ptr<Scope>>& scopes, bool topLevel);
+                                               std::vector<std::unique_ptr<Scope>>& scopes, const std::string& place);
 };
 
-// Attribute helpers on a NodeProto.
+// The attribute `name` of a node; nullptr when absent.
 const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name) {
     for (const auto& a : n.attribute())
         if (a.name() == name) return &a;
     return nullptr;
 }
-std::int64_t attrInt(const onnx::NodeProto& n, const std::string& name, std::int64_t dflt) {
+
+// The attribute `name` of a node, of the type the ONNX schema gives it (files of IR version 1
+// leave the type unset, which is accepted); nullptr when absent; `fail` when of another type.
+const onnx::AttributeProto* findAttrOfType(const onnx::NodeProto& n, const std::string& name, onnx::AttributeProto::AttributeType type,
+                                           const std::function<void(const std::string&)>& fail) {
     const auto* a = findAttr(n, name);
-    return a ? a->i() : dflt;
-}
-float attrFloat(const onnx::NodeProto& n, const std::string& name, float dflt) {
-    const auto* a = findAttr(n, name);
-    return a ? a->f() : dflt;
-}
-std::string attrString(const onnx::NodeProto& n, const std::string& name, const std::string& dflt) {
-    const auto* a = findAttr(n, name);
-    return a ? a->s() : dflt;
-}
-std::optional<std::vector<std::int64_t>> attrInts(const onnx::NodeProto& n, const std::string& name) {
-    const auto* a = findAttr(n, name);
-    if (!a) return std::nullopt;
-    return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
+    if (a && a->type() != type && a->type() != onnx::AttributeProto::UNDEFINED)
+        fail("attribute '" + name + "' must be " + onnx::AttributeProto::AttributeType_Name(type) + ", is " + onnx::AttributeProto::AttributeType_Name(a->type()));
+    return a;
 }
 
 json attrToJson(const onnx::AttributeProto& a) {
@@ -246,6 +234,111 @@ struct NodeMapper {
 
     Variable* input(std::size_t i) const { return i < in.size() ? in[i] : nullptr; }
     [[noreturn]] void fail(const std::string& why) const { imp.fail(where, why); }
+
+    // Attributes, checked against the type the ONNX schema gives them (findAttrOfType), and
+    // their values against the ranks of the inputs, one helper per kind of attribute, before
+    // any mapping uses them. Each refusal names the attribute and the reason.
+    const onnx::AttributeProto* attr(const std::string& name, onnx::AttributeProto::AttributeType type) const {
+        return findAttrOfType(node, name, type, [this](const std::string& why) { fail(why); });
+    }
+    std::int64_t intAttr(const std::string& name, std::int64_t dflt) const {
+        const auto* a = attr(name, onnx::AttributeProto::INT);
+        return a ? a->i() : dflt;
+    }
+    float floatAttr(const std::string& name, float dflt) const {
+        const auto* a = attr(name, onnx::AttributeProto::FLOAT);
+        return a ? a->f() : dflt;
+    }
+    std::string stringAttr(const std::string& name, const std::string& dflt) const {
+        const auto* a = attr(name, onnx::AttributeProto::STRING);
+        return a ? a->s() : dflt;
+    }
+    std::optional<std::vector<std::int64_t>> intsAttr(const std::string& name) const {
+        const auto* a = attr(name, onnx::AttributeProto::INTS);
+        if (!a) return std::nullopt;
+        return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
+    }
+    // An axis in [-nd, nd) (ONNX counts negative axes from the end), as a non-negative one.
+    std::int64_t normAxis(std::int64_t a, int nd, const std::string& what = "axis") const {
+        const std::int64_t r = a < 0 ? a + nd : a;
+        if (r < 0 || r >= nd) fail(what + " " + std::to_string(a) + " out of range for rank " + std::to_string(nd));
+        return r;
+    }
+    std::int64_t axisAttr(const std::string& name, std::int64_t dflt, int nd) const {
+        return normAxis(intAttr(name, dflt), nd, "attribute '" + name + "':");
+    }
+    // A list of axes (attribute or constant input `what`), each normalised; with `unique`, an
+    // axis named twice is refused (Unsqueeze, Squeeze).
+    std::vector<std::int64_t> normAxes(const std::vector<std::int64_t>& axes, int nd, const std::string& what, bool unique) const {
+        std::vector<std::int64_t> out;
+        for (auto a : axes) {
+            const std::int64_t r = normAxis(a, nd, what + ":");
+            if (unique && std::find(out.begin(), out.end(), r) != out.end()) fail(what + ": axis " + std::to_string(r) + " is named twice");
+            out.push_back(r);
+        }
+        return out;
+    }
+    // Transpose's perm: a permutation of 0..nd-1 (default: the axes reversed).
+    std::vector<std::int64_t> permAttr(int nd) const {
+        auto perm = intsAttr("perm");
+        std::vector<std::int64_t> out;
+        if (!perm) {
+            for (int i = nd - 1; i >= 0; --i) out.push_back(i);
+            return out;
+        }
+        if (static_cast<int>(perm->size()) != nd)
+            fail("attribute 'perm' has " + std::to_string(perm->size()) + " entries, the input has rank " + std::to_string(nd));
+        std::vector<bool> seen(static_cast<std::size_t>(nd), false);
+        for (auto p : *perm) {
+            if (p < 0 || p >= nd) fail("attribute 'perm': entry " + std::to_string(p) + " out of range for rank " + std::to_string(nd));
+            if (seen[static_cast<std::size_t>(p)]) fail("attribute 'perm': axis " + std::to_string(p) + " appears twice");
+            seen[static_cast<std::size_t>(p)] = true;
+        }
+        return *perm;
+    }
+    // kernel_shape / strides / dilations: one value per spatial axis (default `dflt` on every
+    // axis); checkModelAttributes made sure each is at least 1.
+    std::vector<std::int64_t> spatialAttr(const std::string& name, int spatial, std::int64_t dflt) const {
+        auto v = intsAttr(name);
+        if (!v) return std::vector<std::int64_t>(static_cast<std::size_t>(spatial), dflt);
+        if (static_cast<int>(v->size()) != spatial)
+            fail("attribute '" + name + "' has " + std::to_string(v->size()) + " values, the input has " + std::to_string(spatial) + " spatial axes");
+        return *v;
+    }
+    // pads: begin values for each spatial axis, then end values, all non-negative (default 0).
+    std::vector<std::int64_t> padsAttr(int spatial) const {
+        auto v = intsAttr("pads");
+        if (!v) return std::vector<std::int64_t>(static_cast<std::size_t>(2 * spatial), 0);
+        if (static_cast<int>(v->size()) != 2 * spatial)
+            fail("attribute 'pads' has " + std::to_string(v->size()) + " values, " + std::to_string(2 * spatial) + " needed (begin and end of " +
+                 std::to_string(spatial) + " spatial axes)");
+        for (auto x : *v)
+            if (x < 0) fail("attribute 'pads' has value " + std::to_string(x) + ", it must be at least 0");
+        return *v;
+    }
+    // auto_pad: one of the four values the spec names.
+    std::string autoPadAttr() const {
+        const std::string p = stringAttr("auto_pad", "NOTSET");
+        if (p != "NOTSET" && p != "VALID" && p != "SAME_UPPER" && p != "SAME_LOWER")
+            fail("attribute 'auto_pad' is '" + p + "', not NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+        return p;
+    }
+    // Split sizes (attribute or constant input): one per output, non-negative, summing to the
+    // split dim when it is known.
+    void checkSplitSizes(const std::vector<std::int64_t>& sizes, std::int64_t n, std::int64_t dim) const {
+        if (static_cast<std::int64_t>(sizes.size()) != n)
+            fail("split has " + std::to_string(sizes.size()) + " sizes for " + std::to_string(n) + " outputs");
+        std::int64_t sum = 0;
+        for (auto x : sizes) {
+            if (x < 0) fail("split size " + std::to_string(x) + " is negative");
+            sum += x;
+        }
+        if (dim >= 0 && sum != dim) fail("split sizes sum to " + std::to_string(sum) + ", the axis has " + std::to_string(dim));
+    }
+    // Input k must have rank nd (the spec's requirement where a mapping indexes its dims).
+    void needRank(std::size_t k, int nd) const {
+        if (rank(in[k]) != nd) fail("input " + std::to_string(k) + " must have rank " + std::to_string(nd) + ", has type " + in[k]->type().str());
+    }
 
     Variable* mk(const std::string& kind, json attrs, std::vector<Variable*> ins) {
         return g.apply(Op::get(kind, std::move(attrs)), std::move(ins), node.name());
@@ -291,7 +384,7 @@ struct NodeMapper {
     // and `dynamic` set when the input is not a constant.
     std::optional<std::vector<std::int64_t>> axes(std::size_t inputIndex, int sinceOpset, bool& dynamic) {
         dynamic = false;
-        if (opset < sinceOpset) return attrInts(node, "axes");
+        if (opset < sinceOpset) return intsAttr("axes");
         Variable* v = input(inputIndex);
         if (!v) return std::nullopt;
         auto c = constInts(v);
@@ -321,11 +414,6 @@ struct NodeMapper {
         Variable* p = dyn.size() == 1 ? dyn[0] : elem("mul", dyn);
         return elem("cast", {p}, {{"dtype", std::string(dtypeName(dt))}});
     }
-    std::int64_t normAxis(std::int64_t a, int nd) const {
-        const std::int64_t r = a < 0 ? a + nd : a;
-        if (r < 0 || r >= nd) fail("axis " + std::to_string(a) + " out of range for rank " + std::to_string(nd));
-        return r;
-    }
     // Returns the outputs for the node, or an empty vector to fall back to an Onnx op.
     std::vector<Variable*> map();
 };
@@ -345,13 +433,15 @@ std::vector<Variable*> NodeMapper::map() {
         {"Tanh", "tanh"}, {"Sigmoid", "sigmoid"}, {"Relu", "relu"}, {"Erf", "erf"},
         {"Sin", "sin"}, {"Cos", "cos"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
         {"Sign", "sgn"}, {"Not", "not"}};
+    // The first n inputs are required: present and not the empty name of an absent optional.
     auto need = [&](std::size_t n) {
-        if (in.size() < n || std::any_of(in.begin(), in.begin() + static_cast<long>(n), [](Variable* v) { return !v; }))
-            fail(t + " needs " + std::to_string(n) + " inputs, got " + std::to_string(in.size()));
+        if (in.size() < n) fail(t + " needs " + std::to_string(n) + " inputs, got " + std::to_string(in.size()));
+        for (std::size_t k = 0; k < n; ++k)
+            if (!in[k]) fail(t + " input " + std::to_string(k) + " is required, the node gives an empty name");
     };
     if (auto it = binary.find(t); it != binary.end()) {
         need(2);
-        if (t == "Mod" && attrInt(node, "fmod", 0)) return {};
+        if (t == "Mod" && intAttr("fmod", 0)) return {};
         Variable* out = elem(it->second, {in[0], in[1]});
         if (t == "Pow" && out->type().dtype() != in[0]->type().dtype())
             out = elem("cast", {out}, {{"dtype", std::string(dtypeName(in[0]->type().dtype()))}});
@@ -367,7 +457,7 @@ std::vector<Variable*> NodeMapper::map() {
         return {elem(it->second, {in[0]})};
     }
     if (t == "Max" || t == "Min" || t == "Sum") {
-        need(1);
+        need(in.size() ? in.size() : 1);
         std::vector<Variable*> ins(in.begin(), in.end());
         return {elem(t == "Max" ? "maximum" : t == "Min" ? "minimum" : "add", ins)};
     }
@@ -385,7 +475,9 @@ std::vector<Variable*> NodeMapper::map() {
     }
     if (t == "Cast") {
         need(1);
-        auto dt = dtypeOf(static_cast<int>(attrInt(node, "to", 0)));
+        if (opset < 6) return {}; // Cast-1 names the type as a string
+        if (!attr("to", onnx::AttributeProto::INT)) fail("attribute 'to' is required");
+        auto dt = dtypeOf(static_cast<int>(intAttr("to", 0)));
         if (!dt) return {};
         if (*dt == in[0]->type().dtype()) return {in[0]};
         return {elem("cast", {in[0]}, {{"dtype", std::string(dtypeName(*dt))}})};
@@ -394,8 +486,8 @@ std::vector<Variable*> NodeMapper::map() {
         need(1);
         std::optional<double> lo, hi;
         if (opset < 11) {
-            lo = attrFloat(node, "min", -3.4028234663852886e38f);
-            hi = attrFloat(node, "max", 3.4028234663852886e38f);
+            lo = floatAttr("min", -3.4028234663852886e38f);
+            hi = floatAttr("max", 3.4028234663852886e38f);
         } else {
             if (input(1)) { lo = constScalarValue(input(1)); if (!lo) return {}; }
             if (input(2)) { hi = constScalarValue(input(2)); if (!hi) return {}; }
@@ -407,19 +499,15 @@ std::vector<Variable*> NodeMapper::map() {
     }
     if (t == "LeakyRelu") {
         need(1);
-        return {elem("leaky_relu", {in[0]}, {{"alpha", attrFloat(node, "alpha", 0.01f)}})};
+        return {elem("leaky_relu", {in[0]}, {{"alpha", floatAttr("alpha", 0.01f)}})};
     }
     if (t == "HardSigmoid") {
         need(1);
-        return {elem("hard_sigmoid", {in[0]}, {{"alpha", attrFloat(node, "alpha", 0.2f)}, {"beta", attrFloat(node, "beta", 0.5f)}})};
+        return {elem("hard_sigmoid", {in[0]}, {{"alpha", floatAttr("alpha", 0.2f)}, {"beta", floatAttr("beta", 0.5f)}})};
     }
     if (t == "Transpose") {
         need(1);
-        const int nd = rank(in[0]);
-        auto perm = attrInts(node, "perm");
-        json order = json::array();
-        for (int i = 0; i < nd; ++i) order.push_back(perm ? (*perm)[static_cast<std::size_t>(i)] : nd - 1 - i);
-        return {mk("DimShuffle", {{"order", order}}, {in[0]})};
+        return {mk("DimShuffle", {{"order", permAttr(rank(in[0]))}}, {in[0]})};
     }
     if (t == "Unsqueeze") {
         need(1);
@@ -427,8 +515,8 @@ std::vector<Variable*> NodeMapper::map() {
         auto ax = axes(1, 13, dyn);
         if (!ax || dyn) return {};
         const int nd = rank(in[0]) + static_cast<int>(ax->size());
-        std::set<std::int64_t> newAxes;
-        for (auto a : *ax) newAxes.insert(normAxis(a, nd));
+        const auto normed = normAxes(*ax, nd, "axes", true);
+        const std::set<std::int64_t> newAxes(normed.begin(), normed.end());
         json order = json::array();
         int src = 0;
         for (int i = 0; i < nd; ++i) {
@@ -445,7 +533,11 @@ std::vector<Variable*> NodeMapper::map() {
         const Type& ty = in[0]->type();
         std::set<std::int64_t> drop;
         if (ax) {
-            for (auto a : *ax) drop.insert(normAxis(a, ty.ndim()));
+            for (auto a : normAxes(*ax, ty.ndim(), "axes", true)) {
+                const std::int64_t d = ty.dims()[static_cast<std::size_t>(a)];
+                if (d >= 0 && d != 1) fail("axes: axis " + std::to_string(a) + " of " + ty.str() + " has size " + std::to_string(d) + ", it cannot be squeezed");
+                drop.insert(a);
+            }
         } else {
             for (int i = 0; i < ty.ndim(); ++i) {
                 if (ty.dims()[static_cast<std::size_t>(i)] < 0) return {};
@@ -458,8 +550,9 @@ std::vector<Variable*> NodeMapper::map() {
         return {mk("DimShuffle", {{"order", order}}, {in[0]})};
     }
     if (t == "Reshape") {
+        if (opset < 5) return {}; // Reshape-1 takes the shape as an attribute
         need(2);
-        if (attrInt(node, "allowzero", 0)) return {};
+        if (intAttr("allowzero", 0)) return {};
         const Type& st = in[1]->type();
         if (!st.rankKnown() || st.ndim() != 1 || st.dims()[0] < 0) return {};
         const std::int64_t nd = st.dims()[0];
@@ -468,7 +561,9 @@ std::vector<Variable*> NodeMapper::map() {
             // ONNX's 0 copies the input dim; Theano's Reshape has no such rule.
             bool hasZero = false;
             std::vector<std::int64_t> s = *c;
+            if (std::count(s.begin(), s.end(), -1) > 1) fail("shape " + intsText(s) + " has more than one -1");
             for (std::size_t i = 0; i < s.size(); ++i) {
+                if (s[i] < -1) fail("shape " + intsText(s) + " has entry " + std::to_string(s[i]) + ", entries must be at least -1");
                 if (s[i] != 0) continue;
                 hasZero = true;
                 if (static_cast<int>(i) >= rank(in[0])) fail("Reshape copies dim " + std::to_string(i) + " that the input does not have");
@@ -482,8 +577,9 @@ std::vector<Variable*> NodeMapper::map() {
     if (t == "Flatten") {
         need(1);
         const Type& ty = in[0]->type();
-        std::int64_t axis = attrInt(node, "axis", 1);
+        std::int64_t axis = intAttr("axis", 1);
         if (!ty.rankKnown()) return {};
+        if (axis < -ty.ndim() || axis > ty.ndim()) fail("attribute 'axis': " + std::to_string(axis) + " out of range for rank " + std::to_string(ty.ndim()) + " (Flatten allows [-r, r])");
         if (axis < 0) axis += ty.ndim();
         if (axis == 1) return {mk("Flatten", {{"outdim", 2}}, {in[0]})};
         if (!ty.isStatic()) return {};
@@ -494,11 +590,14 @@ std::vector<Variable*> NodeMapper::map() {
     if (t == "Shape") {
         need(1);
         const int nd = rank(in[0]);
-        std::int64_t start = attrInt(node, "start", 0), end = attrInt(node, "end", nd);
+        std::int64_t start = intAttr("start", 0), end = intAttr("end", nd);
         Variable* s = mk("Shape", json::object(), {in[0]});
-        if (start == 0 && end >= nd) return {s};
+        // negative values count from the end; both are clamped to [0, rank] (Shape-15)
         if (start < 0) start += nd;
         if (end < 0) end += nd;
+        start = std::clamp<std::int64_t>(start, 0, nd);
+        end = std::clamp<std::int64_t>(end, 0, nd);
+        if (start == 0 && end == nd) return {s};
         return {mk("Subtensor", {{"idx", json::array({json{{"start", start}, {"stop", end}}})}}, {s})};
     }
     if (t == "Size") {
@@ -508,8 +607,14 @@ std::vector<Variable*> NodeMapper::map() {
     if (t == "Gather") {
         need(2);
         const int nd = rank(in[0]);
-        const std::int64_t axis = normAxis(attrInt(node, "axis", 0), nd);
+        const std::int64_t axis = axisAttr("axis", 0, nd);
         auto idx = constInts(in[1]);
+        if (!isInteger(in[1]->type().dtype())) fail("indices must be integers, got " + in[1]->type().str());
+        if (idx) {
+            const std::int64_t d = in[0]->type().dims()[static_cast<std::size_t>(axis)];
+            for (auto i : *idx)
+                if (d >= 0 && (i < -d || i >= d)) fail("index " + std::to_string(i) + " out of range for axis " + std::to_string(axis) + " of " + in[0]->type().str());
+        }
         if (!idx && in[1]->type().ndim() == 0 && isInteger(in[1]->type().dtype())) {
             json list = json::array();
             for (std::int64_t a = 0; a < axis; ++a) list.push_back(json::object());
@@ -521,8 +626,7 @@ std::vector<Variable*> NodeMapper::map() {
         if (idx && in[1]->type().ndim() == 0) {
             // x.shape[i] is Shape_i{i}(x) (Theano's shape graph after local_shape_to_shape_i)
             if (Apply* o = in[0]->owner(); o && o->op().kind() == "Shape" && axis == 0) {
-                std::int64_t i = (*idx)[0];
-                if (i < 0) i += rank(o->input(0));
+                const std::int64_t i = normAxis((*idx)[0], rank(o->input(0)), "index into the shape:");
                 return {mk("Shape_i", {{"i", i}}, {o->input(0)})};
             }
             json list = json::array();
@@ -548,12 +652,30 @@ std::vector<Variable*> NodeMapper::map() {
         return {};
     }
     if (t == "Slice") {
-        need(1);
-        if (opset < 10) return {};
+        if (opset < 10) {
+            need(1);
+            return {};
+        }
+        need(3);
+        // starts, ends, axes and steps: one entry per sliced axis, axes distinct, steps not 0
+        const int nd = rank(in[0]);
+        auto checkLists = [&](std::size_t k, const std::vector<std::int64_t>& ax, const std::vector<std::int64_t>& steps) {
+            for (std::size_t i = 2; i < std::min<std::size_t>(in.size(), 5); ++i) {
+                if (!input(i)) continue;
+                const Type& ti = input(i)->type();
+                if (ti.ndim() != 1 || (ti.dims()[0] >= 0 && static_cast<std::size_t>(ti.dims()[0]) != k))
+                    fail("input " + std::to_string(i) + " has type " + ti.str() + ", starts has " + std::to_string(k) + " entries");
+            }
+            if (ax.size() != k || steps.size() != k) fail("axes and steps must have one entry per start");
+            normAxes(ax, nd, "axes", true);
+            for (auto st : steps)
+                if (st == 0) fail("Slice step cannot be 0");
+        };
+        for (std::size_t i = 1; i < std::min<std::size_t>(in.size(), 5); ++i)
+            if (input(i) && !isInteger(input(i)->type().dtype())) fail("input " + std::to_string(i) + " must be integers, got " + input(i)->type().str());
         auto starts = constInts(input(1)), ends = constInts(input(2));
         if (!starts || !ends) {
             // symbolic bounds: Subtensor{int64:int64:} with scalar inputs (Theano's x[a:b])
-            if (!input(1) || !input(2)) return {};
             const Type& st = input(1)->type();
             if (st.ndim() != 1 || st.dims()[0] < 0) return {};
             const std::int64_t k = st.dims()[0];
@@ -561,7 +683,8 @@ std::vector<Variable*> NodeMapper::map() {
             std::iota(ax.begin(), ax.end(), 0);
             if (input(3)) { auto a = constInts(input(3)); if (!a) return {}; ax = *a; }
             if (input(4)) { auto sp = constInts(input(4)); if (!sp) return {}; steps = *sp; }
-            const int nd = rank(in[0]);
+            checkLists(static_cast<std::size_t>(k), ax, steps);
+            if (k == 0) return {in[0]};
             std::vector<json> idx(static_cast<std::size_t>(nd), json::object());
             std::vector<std::pair<std::int64_t, std::pair<Variable*, Variable*>>> bounds;
             for (std::int64_t j = 0; j < k; ++j) {
@@ -583,7 +706,7 @@ std::vector<Variable*> NodeMapper::map() {
         else { ax.resize(starts->size()); std::iota(ax.begin(), ax.end(), 0); }
         if (input(4)) { auto s = constInts(input(4)); if (!s) return {}; steps = *s; }
         else steps.assign(starts->size(), 1);
-        const int nd = rank(in[0]);
+        checkLists(starts->size(), ax, steps);
         std::vector<json> idx(static_cast<std::size_t>(nd), json::object());
         int last = -1;
         for (std::size_t k = 0; k < ax.size(); ++k) {
@@ -594,7 +717,6 @@ std::vector<Variable*> NodeMapper::map() {
             if ((*ends)[k] < big && (*ends)[k] > -big) s["stop"] = (*ends)[k];
             else if ((*ends)[k] <= -big && steps[k] > 0) s["stop"] = 0;
             if (steps[k] != 1) s["step"] = steps[k];
-            if (steps[k] == 0) fail("Slice step cannot be 0");
             idx[static_cast<std::size_t>(a)] = s;
             last = std::max(last, static_cast<int>(a));
         }
@@ -603,26 +725,30 @@ std::vector<Variable*> NodeMapper::map() {
         return {mk("Subtensor", {{"idx", list}}, {in[0]})};
     }
     if (t == "Concat") {
-        need(1);
-        std::vector<Variable*> ins;
-        for (auto* v : in) if (v) ins.push_back(v);
-        return {mk("Join", {{"axis", normAxis(attrInt(node, "axis", 0), rank(ins[0]))}}, ins)};
+        need(std::max<std::size_t>(in.size(), 1));
+        // axis is required from Concat-4 on; Concat-1 defaults it to 1
+        if (opset >= 4 && !attr("axis", onnx::AttributeProto::INT)) fail("attribute 'axis' is required");
+        for (std::size_t k = 1; k < in.size(); ++k)
+            if (rank(in[k]) != rank(in[0])) fail("input " + std::to_string(k) + " has type " + in[k]->type().str() + ", input 0 has " + in[0]->type().str());
+        return {mk("Join", {{"axis", axisAttr("axis", 1, rank(in[0]))}}, in)};
     }
     if (t == "Split") {
         need(1);
         const int nd = rank(in[0]);
-        const std::int64_t axis = normAxis(attrInt(node, "axis", 0), nd);
+        const std::int64_t axis = axisAttr("axis", 0, nd);
         const std::int64_t n = node.output_size();
+        if (n < 1) fail("Split has no outputs");
+        const std::int64_t d = in[0]->type().dims()[static_cast<std::size_t>(axis)];
         std::vector<std::int64_t> sizes;
         if (opset < 13) {
-            if (auto s = attrInts(node, "split")) sizes = *s;
+            if (auto s = intsAttr("split")) sizes = *s;
         } else if (input(1)) {
             auto s = constInts(input(1));
             if (!s) return {};
             sizes = *s;
         }
+        if (!sizes.empty()) checkSplitSizes(sizes, n, d);
         if (sizes.empty()) {
-            const std::int64_t d = in[0]->type().dims()[static_cast<std::size_t>(axis)];
             if (d < 0 || d % n) return {};
             sizes.assign(static_cast<std::size_t>(n), d / n);
         }
@@ -635,34 +761,52 @@ std::vector<Variable*> NodeMapper::map() {
         if (!st.rankKnown() || st.ndim() != 1 || st.dims()[0] < 0) return {};
         const std::int64_t n = st.dims()[0];
         const int r = rank(in[0]);
+        if (!isInteger(st.dtype())) fail("shape must be integers, got " + st.str());
         auto c = constInts(in[1]);
         std::vector<Variable*> ins{in[0]};
         const int outRank = static_cast<int>(std::max<std::int64_t>(n, r));
+        // Each output dim: the input's where the shape has no entry or the input's dim is > 1,
+        // the shape's entry where the input's is 1 or absent; both broadcast (one is 1 or equal).
         for (int i = 0; i < outRank; ++i) {
             const int xi = i - (outRank - r), si = i - (outRank - static_cast<int>(n));
             const std::int64_t xd = xi >= 0 ? in[0]->type().dims()[static_cast<std::size_t>(xi)] : 1;
-            if (si < 0) { ins.push_back(constInt64({xd}, true)); continue; }
-            if (c) { ins.push_back(constInt64({std::max(xd, (*c)[static_cast<std::size_t>(si)])}, true)); continue; }
-            if (xd > 1) { ins.push_back(constInt64({xd}, true)); continue; }
-            ins.push_back(mk("Subtensor", {{"idx", json::array({si})}}, {in[1]}));
+            auto xDim = [&] { return xd >= 0 ? constInt64({xd}, true) : mk("Shape_i", {{"i", xi}}, {in[0]}); };
+            if (si < 0) { ins.push_back(xDim()); continue; }
+            if (c) {
+                const std::int64_t cd = (*c)[static_cast<std::size_t>(si)];
+                if (cd < 0 || (xd >= 0 && xd != 1 && cd != 1 && cd != xd))
+                    fail("cannot expand " + in[0]->type().str() + " to shape " + intsText(*c));
+                if (xd < 0 && cd == 1) { ins.push_back(xDim()); continue; }
+                ins.push_back(constInt64({std::max(xd, cd)}, true));
+                continue;
+            }
+            if (xd > 1) { ins.push_back(xDim()); continue; }
+            Variable* sd = mk("Subtensor", {{"idx", json::array({si})}}, {in[1]});
+            if (sd->type().dtype() != DType::Int64) sd = elem("cast", {sd}, {{"dtype", "int64"}});
+            ins.push_back(xd < 0 ? elem("maximum", {xDim(), sd}) : sd);
         }
         return {mk("Alloc", json::object(), ins)};
     }
     if (t == "ConstantOfShape") {
         need(1);
         Variable* value;
-        if (const auto* a = findAttr(node, "value")) {
+        if (const auto* a = attr("value", onnx::AttributeProto::TENSOR)) {
             onnx::TensorProto tp = a->t();
             auto d = imp.tensor(tp, where);
+            if (d->numElements() != 1) fail("attribute 'value' must hold one element, has dims " + intsText(d->shape));
             d->shape.clear();
             value = g.addConstant(d);
         } else {
             value = constScalar(DType::Float32, 0.0);
         }
         const Type& st = in[0]->type();
-        if (!st.rankKnown() || st.ndim() != 1 || st.dims()[0] < 0) return {};
+        if (!isInteger(st.dtype()) || st.ndim() != 1) fail("input must be a vector of integers, got " + st.str());
+        if (st.dims()[0] < 0) return {};
         std::vector<Variable*> ins{value};
         auto c = constInts(in[0]);
+        if (c)
+            for (auto x : *c)
+                if (x < 0) fail("shape " + intsText(*c) + " has a negative entry");
         for (std::int64_t i = 0; i < st.dims()[0]; ++i)
             ins.push_back(c ? constInt64({(*c)[static_cast<std::size_t>(i)]}, true)
                             : mk("Subtensor", {{"idx", json::array({i})}}, {in[0]}));
@@ -693,14 +837,16 @@ std::vector<Variable*> NodeMapper::map() {
     }
     if (t == "Gemm") {
         need(2);
+        needRank(0, 2);
+        needRank(1, 2);
         Variable* a = in[0];
         Variable* b = in[1];
-        if (attrInt(node, "transA", 0)) a = mk("DimShuffle", {{"order", {1, 0}}}, {a});
-        if (attrInt(node, "transB", 0)) b = mk("DimShuffle", {{"order", {1, 0}}}, {b});
+        if (intAttr("transA", 0)) a = mk("DimShuffle", {{"order", {1, 0}}}, {a});
+        if (intAttr("transB", 0)) b = mk("DimShuffle", {{"order", {1, 0}}}, {b});
         const std::int64_t m = a->type().dims()[0], n = b->type().dims()[1];
         const DType dt = upcast(a->type().dtype(), b->type().dtype());
-        double beta = attrFloat(node, "beta", 1.0f);
-        const double alpha = attrFloat(node, "alpha", 1.0f);
+        double beta = floatAttr("beta", 1.0f);
+        const double alpha = floatAttr("alpha", 1.0f);
         Variable* c = input(2);
         if (!c) { c = constScalar(dt, 0.0); beta = 0.0; }
         Variable* rows = m >= 0 ? constInt64({m}, true) : mk("Shape_i", {{"i", 0}}, {a});
@@ -711,7 +857,7 @@ std::vector<Variable*> NodeMapper::map() {
     if (t == "Softmax" || t == "LogSoftmax") {
         need(1);
         const int nd = rank(in[0]);
-        const std::int64_t axis = normAxis(attrInt(node, "axis", opset < 13 ? 1 : -1), nd);
+        const std::int64_t axis = axisAttr("axis", opset < 13 ? 1 : -1, nd);
         if (opset < 13 && axis != nd - 1) return {};
         return {mk(t, {{"axis", axis}}, {in[0]})};
     }
@@ -721,10 +867,10 @@ std::vector<Variable*> NodeMapper::map() {
         auto ax = axes(1, t == "ReduceSum" ? 13 : 18, dyn);
         if (dyn) return {};
         const int nd = rank(in[0]);
-        const bool keep = attrInt(node, "keepdims", 1) != 0;
+        const bool keep = intAttr("keepdims", 1) != 0;
         std::set<std::int64_t> red;
-        if (ax && !ax->empty()) for (auto a : *ax) red.insert(normAxis(a, nd));
-        else if (attrInt(node, "noop_with_empty_axes", 0)) return {in[0]};
+        if (ax && !ax->empty()) for (auto a : normAxes(*ax, nd, "axes", false)) red.insert(a);
+        else if (intAttr("noop_with_empty_axes", 0)) return {in[0]};
         else for (int i = 0; i < nd; ++i) red.insert(i);
         const std::string scalar = t == "ReduceMax" ? "maximum" : t == "ReduceMin" ? "minimum" : t == "ReduceProd" ? "mul" : "add";
         json axisList = json::array();
@@ -761,25 +907,32 @@ std::vector<Variable*> NodeMapper::map() {
     if (t == "Conv") {
         need(2);
         const int nd = rank(in[0]);
+        if (nd < 3) fail("input 0 must have rank at least 3 (N, C, spatial axes), has type " + in[0]->type().str());
+        needRank(1, nd);
+        const int spatial = nd - 2;
+        const std::int64_t group = intAttr("group", 1);
+        if (group < 1) fail("attribute 'group' is " + std::to_string(group) + ", it must be at least 1");
+        const std::int64_t m = in[1]->type().dims()[0];
+        if (m >= 0 && m % group) fail("the kernel " + in[1]->type().str() + " has " + std::to_string(m) + " output channels, not a multiple of group " + std::to_string(group));
+        const auto ks = spatialAttr("kernel_shape", spatial, 1);
+        if (attr("kernel_shape", onnx::AttributeProto::INTS))
+            for (int a = 0; a < spatial; ++a) {
+                const std::int64_t k = in[1]->type().dims()[static_cast<std::size_t>(2 + a)];
+                if (k >= 0 && k != ks[static_cast<std::size_t>(a)])
+                    fail("attribute 'kernel_shape' " + intsText(ks) + " does not match the kernel " + in[1]->type().str());
+            }
+        std::vector<std::int64_t> strides = spatialAttr("strides", spatial, 1), dil = spatialAttr("dilations", spatial, 1);
+        std::vector<std::int64_t> pads = padsAttr(spatial);
+        const std::string autoPad = autoPadAttr();
+        if (input(2)) needRank(2, 1);
         if (nd != 3 && nd != 4) return {};
         Variable* x = in[0];
         Variable* w = in[1];
-        auto get2 = [&](const std::string& name, std::int64_t dflt) {
-            auto v = attrInts(node, name);
-            std::vector<std::int64_t> r = v ? *v : std::vector<std::int64_t>(static_cast<std::size_t>(nd - 2), dflt);
-            if (nd == 3) r.insert(r.begin(), dflt); // conv1d as conv2d over a height of 1
-            return r;
-        };
-        std::vector<std::int64_t> strides = get2("strides", 1), dil = get2("dilations", 1);
-        std::vector<std::int64_t> pads;
-        if (auto p = attrInts(node, "pads")) {
-            pads = *p;
-            if (nd == 3) pads = {0, pads[0], 0, pads[1]};
-        } else {
-            pads.assign(4, 0);
-        }
-        const std::string autoPad = attrString(node, "auto_pad", "NOTSET");
         if (nd == 3) {
+            // conv1d as conv2d over a height of 1
+            strides.insert(strides.begin(), 1);
+            dil.insert(dil.begin(), 1);
+            pads = {0, pads[0], 0, pads[1]};
             x = mk("DimShuffle", {{"order", {0, 1, "x", 2}}}, {x});
             w = mk("DimShuffle", {{"order", {0, 1, "x", 2}}}, {w});
         }
@@ -800,38 +953,47 @@ std::vector<Variable*> NodeMapper::map() {
         if (pads[0] == pads[2] && pads[1] == pads[3]) bm = json::array({pads[0], pads[1]});
         else bm = json::array({json::array({pads[0], pads[2]}), json::array({pads[1], pads[3]})});
         if (pads == std::vector<std::int64_t>{0, 0, 0, 0}) bm = "valid";
-        Variable* y = mk("AbstractConv2d", {{"border_mode", bm}, {"subsample", strides}, {"filter_dilation", dil}, {"num_groups", attrInt(node, "group", 1)}}, {x, w});
+        Variable* y = mk("AbstractConv2d", {{"border_mode", bm}, {"subsample", strides}, {"filter_dilation", dil}, {"num_groups", group}}, {x, w});
         if (Variable* b = input(2)) y = elem("add", {y, mk("DimShuffle", {{"order", {"x", 0, "x", "x"}}}, {b})});
         if (nd == 3) y = mk("DimShuffle", {{"order", {0, 1, 3}}}, {y});
         return {y};
     }
     if (t == "MaxPool" || t == "AveragePool") {
         need(1);
-        if (node.output_size() > 1) return {};
-        auto ks = attrInts(node, "kernel_shape");
-        if (!ks || ks->size() != 2 || rank(in[0]) != 4) return {};
-        if (auto d = attrInts(node, "dilations"); d && std::any_of(d->begin(), d->end(), [](auto x) { return x != 1; })) return {};
-        const std::string autoPad = attrString(node, "auto_pad", "NOTSET");
+        const int spatial = rank(in[0]) - 2;
+        if (spatial < 1) fail("input 0 must have rank at least 3 (N, C, spatial axes), has type " + in[0]->type().str());
+        if (!attr("kernel_shape", onnx::AttributeProto::INTS)) fail("attribute 'kernel_shape' is required");
+        const auto ks = spatialAttr("kernel_shape", spatial, 1);
+        const auto strides = spatialAttr("strides", spatial, 1), dil = spatialAttr("dilations", spatial, 1);
+        auto p = padsAttr(spatial);
+        const std::string autoPad = autoPadAttr();
+        const std::int64_t ceil = intAttr("ceil_mode", 0), includePad = intAttr("count_include_pad", 0);
+        if (node.output_size() > 1 || spatial != 2) return {};
+        if (std::any_of(dil.begin(), dil.end(), [](auto x) { return x != 1; })) return {};
         if (autoPad != "NOTSET" && autoPad != "VALID") return {};
-        std::vector<std::int64_t> strides = attrInts(node, "strides").value_or(std::vector<std::int64_t>{1, 1});
-        std::vector<std::int64_t> p = attrInts(node, "pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+        if (autoPad == "VALID") p.assign(4, 0);
         json pad = json::array();
         for (int a = 0; a < 2; ++a) {
             if (p[static_cast<std::size_t>(a)] == p[static_cast<std::size_t>(a + 2)]) pad.push_back(p[static_cast<std::size_t>(a)]);
             else pad.push_back(json::array({p[static_cast<std::size_t>(a)], p[static_cast<std::size_t>(a + 2)]}));
         }
         std::string mode = "max";
-        if (t == "AveragePool") mode = attrInt(node, "count_include_pad", 0) ? "average_inc_pad" : "average_exc_pad";
-        return {mk("Pool", {{"mode", mode}, {"ws", *ks}, {"stride", strides}, {"pad", pad}, {"ignore_border", attrInt(node, "ceil_mode", 0) == 0}}, {in[0]})};
+        if (t == "AveragePool") mode = includePad ? "average_inc_pad" : "average_exc_pad";
+        return {mk("Pool", {{"mode", mode}, {"ws", ks}, {"stride", strides}, {"pad", pad}, {"ignore_border", ceil == 0}}, {in[0]})};
     }
     if (t == "BatchNormalization") {
         need(5);
-        if (node.output_size() > 1 || attrInt(node, "training_mode", 0)) return {};
-        return {mk("BatchNormInference", {{"epsilon", attrFloat(node, "epsilon", 1e-5f)}}, {in[0], in[1], in[2], in[3], in[4]})};
+        if (rank(in[0]) < 2) fail("input 0 must have rank at least 2 (N, C, ...), has type " + in[0]->type().str());
+        // before opset 9, spatial=0 gives scale, B, mean and var one value per (C, D1, ...)
+        if (opset < 9 && intAttr("spatial", 1) == 0) return {};
+        for (std::size_t k = 1; k < 5; ++k) needRank(k, 1);
+        if (node.output_size() > 1 || intAttr("training_mode", 0)) return {};
+        return {mk("BatchNormInference", {{"epsilon", floatAttr("epsilon", 1e-5f)}}, {in[0], in[1], in[2], in[3], in[4]})};
     }
     if (t == "CumSum") {
         need(2);
-        if (attrInt(node, "exclusive", 0) || attrInt(node, "reverse", 0)) return {};
+        if (in[1]->type().ndim() > 1 || !isInteger(in[1]->type().dtype())) fail("axis must be an integer scalar, got " + in[1]->type().str());
+        if (intAttr("exclusive", 0) || intAttr("reverse", 0)) return {};
         auto ax = constInts(in[1]);
         if (!ax || ax->size() != 1) return {};
         return {mk("CumOp", {{"axis", normAxis((*ax)[0], rank(in[0]))}, {"mode", "add"}}, {in[0]})};
@@ -839,7 +1001,9 @@ std::vector<Variable*> NodeMapper::map() {
     return {};
 }
 
-// Names a subgraph reads from enclosing scopes (ONNX outer-scope references).
+// Names a subgraph reads from enclosing scopes (ONNX outer-scope references): inputs of its
+// nodes and its own outputs (a branch may return an outer value as it is) that it does not
+// define itself.
 void freeNames(const onnx::GraphProto& sg, std::set<std::string>& out, std::set<std::string> local) {
     for (const auto& x : sg.input()) local.insert(x.name());
     for (const auto& x : sg.initializer()) local.insert(x.name());
@@ -851,6 +1015,8 @@ void freeNames(const onnx::GraphProto& sg, std::set<std::string>& out, std::set<
         }
         for (const auto& x : n.output()) local.insert(x);
     }
+    for (const auto& o : sg.output())
+        if (!o.name().empty() && !local.count(o.name())) out.insert(o.name());
 }
 
 // Topological order of a graph's node list (which ONNX requires sorted, but real files are not
@@ -911,7 +1077,7 @@ std::vector<int> topoOrder(const onnx::GraphProto& gp, const std::function<void(
 }
 
 std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope* parent, Scope*& outScope,
-                                                     std::vector<std::unique_ptr<Scope>>& scopes, bool topLevel) {
+                                                     std::vector<std::unique_ptr<Scope>>& scopes, const std::string& place) {
     auto g = std::make_unique<FunctionGraph>();
     g->name = gp.name();
     g->sourcePath = label;
@@ -920,7 +1086,7 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
     sc.parent = parent;
     sc.graph = g.get();
     outScope = &sc;
-    const std::string gwhere = topLevel ? std::string("graph") : "subgraph '" + gp.name() + "'";
+    const std::string gwhere = place.empty() ? std::string("graph") : place;
 
     for (const auto& vi : gp.value_info())
         if (auto t = typeOf(vi.type())) sc.types[vi.name()] = *t;
@@ -939,24 +1105,21 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
         if (initNames.count(vi.name())) continue; // an initializer listed as input (IR < 4)
         auto t = typeOf(vi.type());
         if (!t) fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "only tensor inputs are supported");
+        if (sc.vars.count(vi.name())) fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "is declared twice");
         sc.vars[vi.name()] = g->addInput(*t, vi.name());
     }
 
     // Topological order of the ONNX nodes (the list need not be sorted).
     const int nn = gp.node_size();
+    auto nodeWhere = [&](int i) { return place.empty() ? nodePlace(i, gp.node(i)) : place + ": " + nodePlace(i, gp.node(i)); };
     std::unordered_map<std::string, int> producer;
     for (int i = 0; i < nn; ++i)
         for (const auto& o : gp.node(i).output())
             if (!o.empty()) {
                 if (producer.count(o) || sc.vars.count(o))
-                    fail(gwhere + " node " + std::to_string(i) + " '" + gp.node(i).name() + "'", "output '" + o + "' is produced twice");
+                    fail(nodeWhere(i), "output '" + o + "' is produced twice");
                 producer[o] = i;
             }
-    auto nodeWhere = [&](int i) {
-        const auto& n = gp.node(i);
-        return (topLevel ? std::string() : gwhere + ": ") + "node " + std::to_string(i) + " " +
-               (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
-    };
     const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { fail(gwhere, why); }, nodeWhere);
     for (int i : order) {
         onnx::NodeProto& node = *gp.mutable_node(i);
@@ -964,16 +1127,19 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
         if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx")) {
             if (node.output_size() != 1) fail(where, "Constant must have one output");
             std::shared_ptr<TensorData> d;
-            if (const auto* a = findAttr(node, "value")) {
+            auto valueAttr = [&](const std::string& name, onnx::AttributeProto::AttributeType type) {
+                return findAttrOfType(node, name, type, [&](const std::string& why) { fail(where, why); });
+            };
+            if (const auto* a = valueAttr("value", onnx::AttributeProto::TENSOR)) {
                 onnx::TensorProto tp = a->t();
                 d = tensor(tp, where);
-            } else if (const auto* a = findAttr(node, "value_float")) {
+            } else if (const auto* a = valueAttr("value_float", onnx::AttributeProto::FLOAT)) {
                 d = TensorData::fromDoubles(DType::Float32, {}, {a->f()});
-            } else if (const auto* a = findAttr(node, "value_int")) {
+            } else if (const auto* a = valueAttr("value_int", onnx::AttributeProto::INT)) {
                 d = TensorData::fromInts(DType::Int64, {}, {a->i()});
-            } else if (const auto* a = findAttr(node, "value_floats")) {
+            } else if (const auto* a = valueAttr("value_floats", onnx::AttributeProto::FLOATS)) {
                 d = TensorData::fromDoubles(DType::Float32, {a->floats_size()}, std::vector<double>(a->floats().begin(), a->floats().end()));
-            } else if (const auto* a = findAttr(node, "value_ints")) {
+            } else if (const auto* a = valueAttr("value_ints", onnx::AttributeProto::INTS)) {
                 d = TensorData::fromInts(DType::Int64, {a->ints_size()}, std::vector<std::int64_t>(a->ints().begin(), a->ints().end()));
             } else {
                 fail(where, "Constant has no supported value attribute (value, value_float(s), value_int(s))");
@@ -989,6 +1155,17 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             if (!v) fail(where, "input " + std::to_string(k) + " '" + nm + "' is undefined");
             ins.push_back(v);
         }
+        if (verifySchemas && (node.domain().empty() || node.domain() == "ai.onnx")) {
+            // the ONNX checker stopped early: its per-node part (input and output counts,
+            // attribute types, required attributes) for this node
+            if (const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "")) {
+                try {
+                    schema->Verify(node);
+                } catch (const std::exception& e) {
+                    fail(where, "ONNX checker: " + firstLines(e.what(), 2));
+                }
+            }
+        }
         NodeMapper m{*this, sc, *g, node, where, ins, opset};
         std::vector<Variable*> outs;
         try {
@@ -997,6 +1174,8 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             const std::string msg = e.what();
             if (msg.starts_with(label + ": ")) throw;
             fail(where, msg);
+        } catch (const std::exception& e) {
+            fail(where, std::string("cannot be mapped: ") + e.what());
         }
         if (outs.empty()) {
             // No Theano counterpart: an Onnx<Type> host op keeping every attribute.
@@ -1006,7 +1185,7 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             for (auto& a : *node.mutable_attribute()) {
                 if (a.type() == onnx::AttributeProto::GRAPH) {
                     Scope* subScope = nullptr;
-                    auto sub = importGraph(*a.mutable_g(), &sc, subScope, scopes, false);
+                    auto sub = importGraph(*a.mutable_g(), &sc, subScope, scopes, subgraphPlace(place, i, node, a.name()));
                     for (const auto& c : subScope->captured)
                         if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
                     subs.push_back({a.name(), std::shared_ptr<const FunctionGraph>(std::move(sub))});
@@ -1109,27 +1288,31 @@ std::string firstLines(const std::string& s, int n) {
 }
 
 // Puts a graph's nodes (and its nested graphs' nodes) in topological order, in place, so that
-// the ONNX checker accepts files whose node lists are not sorted. Returns true when it moved any.
-bool sortNodesInPlace(onnx::GraphProto& gp, const std::string& label) {
-    bool moved = false;
-    for (auto& n : *gp.mutable_node())
-        for (auto& a : *n.mutable_attribute()) {
-            if (a.has_g()) moved |= sortNodesInPlace(*a.mutable_g(), label);
-            for (auto& g : *a.mutable_graphs()) moved |= sortNodesInPlace(g, label);
-        }
-    auto where = [&](int i) {
-        const auto& n = gp.node(i);
-        return "node " + std::to_string(i) + " " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
-    };
-    const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { throw Error(label + ": graph '" + gp.name() + "': " + why); }, where);
+// the ONNX checker accepts files whose node lists are not sorted (runtimes accept them too).
+// Adds a warning naming each graph whose list changed (`place`: subgraphPlace, empty for the
+// model's graph); a cycle is refused with the nodes on it.
+void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std::string& place, std::vector<std::string>& warnings) {
+    const std::string gwhere = place.empty() ? "graph '" + gp.name() + "'" : place;
+    auto where = [&](int i) { return nodePlace(i, gp.node(i)); };
+    const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { throw Error(label + ": " + gwhere + ": " + why); }, where);
     bool identity = true;
     for (std::size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int>(i);
-    if (identity) return moved;
-    const int n = gp.node_size();
-    std::vector<onnx::NodeProto*> nodes(static_cast<std::size_t>(n));
-    gp.mutable_node()->ExtractSubrange(0, n, nodes.data());
-    for (int i : order) gp.mutable_node()->AddAllocated(nodes[static_cast<std::size_t>(i)]);
-    return true;
+    if (!identity) {
+        const int n = gp.node_size();
+        std::vector<onnx::NodeProto*> nodes(static_cast<std::size_t>(n));
+        gp.mutable_node()->ExtractSubrange(0, n, nodes.data());
+        for (int i : order) gp.mutable_node()->AddAllocated(nodes[static_cast<std::size_t>(i)]);
+        warnings.push_back(label + ": " + gwhere + ": the node list is not topologically sorted (as ONNX requires); accepted, node numbers " +
+                           (place.empty() ? "" : "in it ") + "below refer to the sorted order");
+    }
+    // nested graphs after this one, so that their places number its nodes in sorted order
+    for (int i = 0; i < gp.node_size(); ++i) {
+        auto& n = *gp.mutable_node(i);
+        for (auto& a : *n.mutable_attribute()) {
+            if (a.has_g()) sortNodesInPlace(*a.mutable_g(), label, subgraphPlace(place, i, n, a.name()), warnings);
+            for (auto& g : *a.mutable_graphs()) sortNodesInPlace(g, label, subgraphPlace(place, i, n, a.name()), warnings);
+        }
+    }
 }
 
 LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const std::filesystem::path& baseDir,
@@ -1146,6 +1329,11 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " + std::to_string(imp.opset) +
                                " is newer than libonnx knows (IR " + std::to_string(onnx::Version::IR_VERSION) + ", opset " + std::to_string(onnxLatestKnownOpset()) +
                                "); importing with the newest rules known");
+    if (const int escaped = escapeInvalidNames(model, label))
+        imp.warnings.push_back(label + ": " + std::to_string(escaped) + " name(s) are not valid UTF-8; their invalid bytes are written as \\xNN");
+    // Every tensor's data against its dims and type, before libonnx parses any of it.
+    const std::vector<std::string> missingFiles = checkModelTensors(model, label, baseDir);
+    checkModelAttributes(model, label);
     // Bind input shapes. The dims the model declares for its outputs and intermediate values
     // described the old input shapes: they are forgotten (forgetDeclaredDims) and inferred again.
     bool rebound = false;
@@ -1173,12 +1361,10 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
             const auto& n = gp.node(i);
             for (int k = 0; k < n.input_size(); ++k)
                 if (!n.input(k).empty() && !defined.count(n.input(k)))
-                    throw Error(label + ": node " + std::to_string(i) + " " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") +
-                                " (" + n.op_type() + "): input " + std::to_string(k) + " '" + n.input(k) + "' is undefined");
+                    throw Error(label + ": " + nodePlace(i, n) + ": input " + std::to_string(k) + " '" + n.input(k) + "' is undefined");
         }
     }
-    if (sortNodesInPlace(*model.mutable_graph(), label))
-        imp.warnings.push_back(label + ": the node list is not topologically sorted (as ONNX requires); accepted, node numbers below refer to the sorted order");
+    sortNodesInPlace(*model.mutable_graph(), label, {}, imp.warnings);
     if (!newer) {
         // onnx::checker::check_model, with the model's folder as the base for external data
         try {
@@ -1193,9 +1379,13 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
             if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, lex);
         } catch (const std::exception& e) {
             const std::string what = e.what();
-            if (what.find("should be stored in") != std::string::npos)
-                imp.warnings.push_back(label + ": ONNX checker stopped at a missing external data file; the remaining checks were skipped");
-            else
+            if (what.find("should be stored in") != std::string::npos) {
+                std::string files;
+                for (const auto& f : missingFiles) files += (files.empty() ? "'" : ", '") + escapeInvalidUtf8(f) + "'";
+                imp.warnings.push_back(label + ": ONNX checker stopped at a missing external data file " + files +
+                                       "; its per-node checks are made during the import");
+                imp.verifySchemas = true;
+            } else
                 throw Error(label + ": ONNX checker: " + firstLines(what, 2));
         }
     }
@@ -1209,7 +1399,7 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
     std::vector<std::unique_ptr<Scope>> scopes;
     LoadedGraph r;
     r.format = "onnx";
-    r.graph = imp.importGraph(*model.mutable_graph(), nullptr, top, scopes, true);
+    r.graph = imp.importGraph(*model.mutable_graph(), nullptr, top, scopes, {});
     r.warnings = std::move(imp.warnings);
     return r;
 }
@@ -1248,6 +1438,8 @@ int onnxLatestKnownOpset() {
 
 LoadedGraph importOnnxBytes(const std::string& bytes, const std::string& label,
                             const std::filesystem::path& baseDir, const OnnxImportOptions& options) {
+    if (bytes.size() > static_cast<std::size_t>(INT_MAX))
+        throw Error(label + ": " + std::to_string(bytes.size()) + " bytes: larger than the 2 GiB protobuf allows for an ONNX model");
     onnx::ModelProto model;
     google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
     google::protobuf::io::CodedInputStream coded(&raw);

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,22 @@ struct GraphDiff {
 /// JSON of a TransferBytes: {"host_to_gpu", "gpu_to_host", "gpu_to_gpu", "crossing",
 /// "transfers", "unknown_host_gpu", "unknown_gpu_gpu", "exact"}.
 nlohmann::json transferBytesJson(const TransferBytes& t);
+
+/// A copy of a graph whose ids line up with another graph's (see alignIds).
+struct AlignedGraph {
+    std::unique_ptr<FunctionGraph> graph;
+    std::map<NodeId, NodeId> originalNode; ///< id in `graph` -> id in the graph it copies
+    std::size_t matchedNodes = 0;          ///< nodes that took the reference's ids
+};
+
+/// A copy of `g` in which every node that equals a node of `reference` structurally (the same
+/// interned op applied to the same variables, matched bottom-up from shared graph inputs and
+/// constants) carries that node's id and output variable ids; every other node and variable
+/// gets an id above all ids of both graphs. Two pipelines run on copies of one source graph
+/// create their new nodes with unrelated ids; aligning one to the other makes diff() see the
+/// nodes both created alike as unchanged (Tools > Compare). Throws passlens::Error only when
+/// `g` itself cannot be rebuilt (never for a well-formed graph). Linear in the graph size.
+AlignedGraph alignIds(const FunctionGraph& reference, const FunctionGraph& g);
 
 /// Compares the nodes in `before` with the nodes in `after` by stable id (the two graphs are
 /// meant to come from one trace, e.g. Trace::graphAfter(a) and graphAfter(b)). Never throws for

@@ -1,7 +1,7 @@
 #pragma once
 /// @file Encoding.h
 /// SHA-256 and base64 through OpenSSL's libcrypto (session files: the source's digest, large
-/// constants embedded as base64).
+/// constants embedded as base64); UTF-8 validity of names read from binary formats.
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -13,5 +13,13 @@ std::string sha256File(const std::filesystem::path& path);
 std::string base64Encode(std::string_view bytes);
 /// Throws passlens::Error("invalid base64") for malformed text.
 std::string base64Decode(std::string_view text);
+
+/// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points above
+/// U+10FFFF), the only text nlohmann::json can write (else it throws type_error 316).
+bool isValidUtf8(std::string_view s);
+/// `s` with each byte that does not start a well-formed UTF-8 sequence written as `\xNN`
+/// (two upper-case hex digits); valid text is returned unchanged. Used for names read from ONNX
+/// files, whose protobuf strings are not checked.
+std::string escapeInvalidUtf8(std::string_view s);
 
 } // namespace passlens

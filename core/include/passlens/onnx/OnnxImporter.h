@@ -24,11 +24,15 @@ struct OnnxImportOptions {
 };
 
 /// Imports an ONNX model file. External tensor data is resolved relative to the model's folder;
-/// a missing data file is reported per tensor in `warnings` and the constant is marked missing
-/// (the graph still loads). Throws passlens::Error("FILE: PLACE: reason") for anything that
-/// prevents a complete import (not protobuf, truncated, checker failure, a node whose inputs are
-/// undefined, a cycle). Peak memory stays near the size of the tensors: raw data is moved, not
-/// copied, out of the protobuf message.
+/// a missing or too short data file is reported per tensor in `warnings`, naming the file as
+/// resolved, and the constant is marked missing (the graph still loads). Throws
+/// passlens::Error("FILE: PLACE: reason") for anything that prevents a complete import (not
+/// protobuf, truncated, a tensor whose data does not fit its dims and type, an attribute of the
+/// wrong type or with a value the spec or the input ranks refuse, a missing required input,
+/// checker failure, a node whose inputs are undefined, a cycle). Names that are not valid UTF-8
+/// are escaped as `\xNN`, node lists out of order are sorted (both with a warning). Peak memory
+/// stays near the size of the tensors: raw data is moved, not copied, out of the protobuf
+/// message.
 LoadedGraph importOnnxFile(const std::filesystem::path& path, const OnnxImportOptions& options = {});
 
 /// Imports an ONNX model from memory; `label` names it in messages, `baseDir` resolves external

@@ -72,6 +72,12 @@ struct Palette {
 /// The default palette.
 const Palette& defaultPalette();
 
+/// Fill of a node of category `c` (RGB hex from `p`): the DOT writer's and the window's.
+const char* categoryFill(NodeCategory c, const Palette& p = defaultPalette());
+
+/// Border of a node of category `c` (RGB hex from `p`): the DOT writer's and the window's.
+const char* categoryBorder(NodeCategory c, const Palette& p = defaultPalette());
+
 /// The sequential heat colour (white -> yellow -> orange -> dark red, lightness decreasing
 /// monotonically so it reads in grayscale) of a share in [0, 1].
 std::string heatColour(double share);
