@@ -14,7 +14,11 @@
 # bench-cuda-b64-P.txt (bench_exec --device cuda), bench-cpu-P.txt, torch.txt (PyTorch eager,
 # same GPU, batch 1 and 64; part a), transfer.txt (bench_transfer: executor copies vs pinned
 # cudaMemcpy; part a) and summary-P.txt (every step's exit status and time). Every step has its
-# own time limit; a failing step is recorded (its file says why) and the next one runs.
+# own time limit, all of them together within one device call (part a ~400 s, part b ~160 s); a
+# failing step is recorded (its file says why) and the next one runs. The script exits 1 when a
+# step failed, and when nvidia-smi sees a GPU but the CUDA runtime found no device or a GPU test
+# skipped (a driver older than the kit's CUDA makes every GPU test skip): the summary's last line
+# says which.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,6 +30,7 @@ mkdir -p "$OUT"
 summary=$OUT/summary-$part.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+failed=0
 
 rm -rf "$KIT" && mkdir -p "$KIT"
 kits=(core)
@@ -67,7 +72,8 @@ step() { # step NAME SECONDS OUTFILE COMMAND... (a COMMAND named like a kit bina
     [ -x "$KIT/bin/$1" ] && [[ $1 != *.py ]] && cmd=("${launch[@]}" "$KIT/bin/$1" "${@:2}")
     timeout "$secs" "${cmd[@]}" >"$file" 2>&1
     local rc=$?
-    note "$name: rc $rc, $((SECONDS - t0)) s -> $(basename "$file")"
+    note "$name: rc $rc, $((SECONDS - t0)) s (limit $secs s) -> $(basename "$file")"
+    [ $rc -eq 0 ] || failed=$((failed + 1))
     return $rc
 }
 
@@ -77,26 +83,51 @@ step() { # step NAME SECONDS OUTFILE COMMAND... (a COMMAND named like a kit bina
     nvidia-smi -q 2>/dev/null | grep -m1 "CUDA Version"
     python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" 2>&1
     echo "models: $models"
+    # cuBLAS is opened with dlopen (ldd of the kit cannot show it): the first the search finds
+    blas=
+    for d in ${kitpath//:/ }; do
+        for n in libcublas.so.13 libcublas.so.12 libcublas.so; do [ -z "$blas" ] && [ -e "$d/$n" ] && blas=$(readlink -f "$d/$n"); done
+    done
+    echo "libcublas: ${blas:-none in $kitpath, the ld.so cache decides}"
 } >"$OUT/device-$part.txt"
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 
-export PASSLENS_TEST_GPU=1 PASSLENS_TEST_CORPUS=$MODELS PASSLENS_GPU_MODELS=${models// /,}
+# the GPU tests synchronise after every step, so a kernel fault names its node
+export PASSLENS_TEST_GPU=1 PASSLENS_CUDA_SYNC=1 PASSLENS_TEST_CORPUS=$MODELS PASSLENS_GPU_MODELS=${models// /,}
 PASSLENS_GPU_MODELS=${PASSLENS_GPU_MODELS%,}
+# the functions of tst_exec_gpu (tests/CMakeLists.txt, PASSLENS_EXEC_GPU_TESTS)
+gpu_tests=(cudaMatchesCpu cudaKernels cudaKernelsEach cudaReductions cudaGemmShapes cudaElemwiseParameters cudaValidation
+    cudaProfileAfterFailure)
 if [ -x "$KIT/bin/tst_exec" ]; then
-    step "gpu tests (tst_exec cudaMatchesCpu cudaKernels)" 240 "$OUT/gpu-tests-exec-$part.txt" tst_exec cudaMatchesCpu cudaKernels
-    step "gpu tests (tst_kernels)" 60 "$OUT/gpu-tests-kernels-$part.txt" tst_kernels
+    step "gpu tests (tst_exec ${gpu_tests[*]})" 90 "$OUT/gpu-tests-exec-$part.txt" tst_exec "${gpu_tests[@]}"
+    step "gpu tests (tst_kernels)" 20 "$OUT/gpu-tests-kernels-$part.txt" tst_kernels
 fi
+unset PASSLENS_CUDA_SYNC # the runs and benchmarks measure the normal path
 
 for m in $models; do
-    step "run $m --device cuda --check" 120 "$OUT/run-$m.json" \
+    step "run $m --device cuda --check" 20 "$OUT/run-$m.json" \
         passlens-cli run "$MODELS/$m.onnx" --device cuda --inputs "$MODELS/testdata/$m/test_data_set_0" --check --tolerance 1e-3 --repeat 20 --json
 done
-for b in 1 64; do
-    step "bench_exec cuda batch $b" 240 "$OUT/bench-cuda-b$b-$part.txt" bench_exec "$MODELS" --device cuda --phase final --batch "$b" --models "${models// /,}"
-done
-step "bench_exec cpu (16 threads, for scale)" 180 "$OUT/bench-cpu-$part.txt" bench_exec "$MODELS" --phase final --threads 16 --models "${models// /,}"
+step "bench_exec cuda batch 1" 45 "$OUT/bench-cuda-b1-$part.txt" bench_exec "$MODELS" --device cuda --phase final --batch 1 --models "${models// /,}"
+step "bench_exec cuda batch 64" 60 "$OUT/bench-cuda-b64-$part.txt" bench_exec "$MODELS" --device cuda --phase final --batch 64 --models "${models// /,}"
+step "bench_exec cpu (16 threads, for scale)" 30 "$OUT/bench-cpu-$part.txt" bench_exec "$MODELS" --phase final --threads 16 --models "${models// /,}"
 if [ "$part" = a ]; then
-    step "PyTorch eager (all five models)" 240 "$OUT/torch.txt" python3 "$KIT/bin/torch_latency.py" --batch 1,64
-    step "bench_transfer" 120 "$OUT/transfer.txt" bench_transfer
+    step "PyTorch eager (all five models)" 60 "$OUT/torch.txt" python3 "$KIT/bin/torch_latency.py" --batch 1,64
+    step "bench_transfer" 15 "$OUT/transfer.txt" bench_transfer
+fi
+
+# A GPU the driver shows must be used: no skipped GPU test, no "no CUDA device" from the runtime.
+if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    for f in "$OUT/gpu-tests-exec-$part.txt" "$OUT/gpu-tests-kernels-$part.txt" "$OUT"/run-*.json; do
+        [ -f "$f" ] || continue
+        if grep -qE '^SKIP |no CUDA device' "$f"; then
+            note "FAIL: nvidia-smi sees a GPU but $(basename "$f") skipped or found no CUDA device: $(grep -m1 -E '^SKIP |no CUDA device' "$f")"
+            failed=$((failed + 1))
+        fi
+    done
+fi
+if [ $failed -gt 0 ]; then
+    note "FAILED: $failed problem(s); done: $OUT"
+    exit 1
 fi
 note "done: $OUT"

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 
 namespace passlens {
@@ -76,6 +77,7 @@ Executor::Executor(const FunctionGraph& graph, ExecOptions options) : m_graph(gr
     m_ctx->pool = std::make_shared<BufferPool>();
     m_ctx->pool->setPoison(options.poison);
     m_ctx->options = options;
+    if (const char* e = std::getenv("PASSLENS_CUDA_SYNC"); e && std::strcmp(e, "1") == 0) m_ctx->options.cudaSyncEachStep = true;
     m_ctx->deviceName = "cpu";
     if (options.device != DeviceChoice::Cpu) {
         const DeviceInfo info = queryDevices();
@@ -420,7 +422,36 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
     std::vector<Tensor> ins, outs;
     std::vector<char> fusedDone(m_steps.size(), 0);
     std::vector<Tensor> joinBuffers(m_steps.size()); // in-place Joins' outputs, from their first writer on
-    for (std::size_t si = 0; si < m_steps.size(); ++si) {
+    std::size_t si = 0;
+    // When the run fails, the device steps that completed before the failure keep their event
+    // times; the others (all of them when the device cannot report, e.g. after a fault) are NaN.
+    struct FailureTimes {
+        Executor& ex;
+        RunTimings* timings;
+        const std::size_t& failed;
+        const int exceptions = std::uncaught_exceptions();
+        ~FailureTimes()
+        {
+            if (std::uncaught_exceptions() == exceptions || !timings || !ex.m_ctx->gpu) return;
+            bool synced = true;
+            try {
+                ex.m_ctx->gpu->synchronize();
+            } catch (...) {
+                synced = false;
+            }
+            for (std::size_t k = 0; k < ex.m_steps.size(); ++k) {
+                const ExecStep& st = ex.m_steps[k];
+                if (!st.deviceTimed) continue;
+                double us = std::numeric_limits<double>::quiet_NaN();
+                try {
+                    if (synced && k < failed && st.timer) us = ex.m_ctx->gpu->timerElapsedUs(st.timer);
+                } catch (...) {
+                }
+                timings->stepUs[k] = us;
+            }
+        }
+    } failureTimes{*this, timings, si};
+    for (; si < m_steps.size(); ++si) {
         ExecStep& s = m_steps[si];
         const Apply& node = *s.node;
         if (fusedDone[si]) {
@@ -489,6 +520,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
             for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
                 if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost()) outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
+            // a kernel fault surfaces here, named after this node, instead of at a later sync
+            if (m_ctx->gpu && m_ctx->options.cudaSyncEachStep) m_ctx->gpu->synchronize();
         } catch (const ExecError&) {
             throw;
         } catch (const Error& e) {

@@ -127,7 +127,7 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
         // steps up to (not including) the failing one ran
         for (std::size_t k = 0; k < ns; ++k) {
             if (steps[k].kind == StepKind::Missing || rep.error.find(describeNode(*steps[k].node)) != std::string::npos) break;
-            ran[k] = k < tm.stepUs.size();
+            ran[k] = k < tm.stepUs.size() && !std::isnan(tm.stepUs[k]); // NaN: a device time that was not recorded
         }
         rep.repeats = 0;
     }

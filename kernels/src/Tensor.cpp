@@ -73,16 +73,25 @@ std::shared_ptr<Storage> BufferPool::allocate(std::size_t bytes, MemoryKind kind
 {
     const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
     const bool wantPinned = kind == MemoryKind::Host && m_pinnedHost && cudaHooks().allocatePinned;
+    // a cached buffer of the same kind; when pinned memory is wanted, a pageable one (left by a
+    // failed page-locked allocation) serves too, rather than failing again and growing the pool
+    std::size_t found = m_free.size();
     for (std::size_t i = m_free.size(); i-- > 0;) {
         const Entry& e = m_free[i];
-        if (e.bytes == rounded && e.kind == kind && e.device == device && e.pinned == wantPinned) {
-            void* p = e.ptr;
-            m_cachedBytes -= e.bytes;
-            m_free.erase(m_free.begin() + static_cast<std::ptrdiff_t>(i));
-            noteAllocated(rounded);
-            if (m_poison && kind == MemoryKind::Host) std::memset(p, 0xFF, rounded);
-            return std::make_shared<Storage>(p, rounded, kind, false, nullptr, weak_from_this(), device, wantPinned);
+        if (e.bytes != rounded || e.kind != kind || e.device != device) continue;
+        if (e.pinned == wantPinned) {
+            found = i;
+            break;
         }
+        if (wantPinned && found == m_free.size()) found = i;
+    }
+    if (found < m_free.size()) {
+        const Entry e = m_free[found];
+        m_cachedBytes -= e.bytes;
+        m_free.erase(m_free.begin() + static_cast<std::ptrdiff_t>(found));
+        noteAllocated(rounded);
+        if (m_poison && kind == MemoryKind::Host) std::memset(e.ptr, 0xFF, rounded);
+        return std::make_shared<Storage>(e.ptr, rounded, kind, false, nullptr, weak_from_this(), device, e.pinned);
     }
     bool pinned = false;
     void* p = nullptr;
@@ -274,6 +283,7 @@ template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n)
 
 void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n)
 {
+    if (n <= 0) return; // empty tensors may have no buffer
     if (srcType == dstType) {
         std::memcpy(dst, src, static_cast<std::size_t>(n) * dtypeSize(srcType));
         return;

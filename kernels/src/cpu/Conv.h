@@ -29,6 +29,11 @@ struct PoolParams {
 };
 PoolParams poolParams(const KernelCall& c, const Tensor& x);
 
+/// Output height and width of conv(x[N,C,H,W], w[F,C/groups,KH,KW]) with p. Fails naming the node
+/// on groups that do not divide C and F, strides or dilations below 1, or a dilated kernel larger
+/// than the padded input (used by the CPU and CUDA backends alike).
+std::pair<std::int64_t, std::int64_t> conv2dOutputSize(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p);
+
 /// y[N,F,OH,OW] = conv(x[N,C,H,W], w[F,C/groups,KH,KW]) (+ bias[F] when given). Float32 or
 /// float64. Fails naming the node on inconsistent shapes.
 Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias);

@@ -186,10 +186,8 @@ void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Co
 
 } // namespace
 
-Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias)
+std::pair<std::int64_t, std::int64_t> conv2dOutputSize(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p)
 {
-    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
-    if (x.dtype() != w.dtype()) c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " have different dtypes");
     const std::int64_t C = x.dim(1), F = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
     if (p.groups < 1 || C != Cg * p.groups || F % p.groups)
         c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match with " + std::to_string(p.groups) + " groups");
@@ -199,6 +197,15 @@ Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2
     if (OH < 0 || OW < 0 || x.dim(2) + p.padTop + p.padBottom < p.dilH * (KH - 1) + 1 ||
         x.dim(3) + p.padLeft + p.padRight < p.dilW * (KW - 1) + 1)
         c.fail("kernel " + w.typeStr() + " is larger than the padded input " + x.typeStr());
+    return {OH, OW};
+}
+
+Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias)
+{
+    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
+    if (x.dtype() != w.dtype()) c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " have different dtypes");
+    const std::int64_t C = x.dim(1), F = w.dim(0), KH = w.dim(2), KW = w.dim(3);
+    const auto [OH, OW] = conv2dOutputSize(c, x, w, p);
     if (bias && bias->numel() != F) c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
     // a fresh output, or its block of an in-place Join's output (every element is written below)
     Tensor y = c.allocateOutput0(x.dtype(), {x.dim(0), F, OH, OW});

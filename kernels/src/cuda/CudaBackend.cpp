@@ -94,14 +94,18 @@ std::unique_ptr<DeviceBackend> openDevice(int index)
 }
 
 // Named contexts: "" is device 0; a name ending in digits ("dev1", "gpu2") is that device when it
-// exists; anything else is device 0.
-int deviceOfContext(const std::string& ctx)
+// exists; anything else is device 0. Every kernel runs on the executor's device (0), so a context
+// that names another existing device is refused rather than read across devices.
+int deviceOfContext(const KernelCall& c)
 {
+    const std::string ctx = c.op().str("context");
     std::size_t i = ctx.size();
     while (i > 0 && std::isdigit(static_cast<unsigned char>(ctx[i - 1]))) --i;
-    if (i == ctx.size()) return 0;
+    if (i == ctx.size()) return c.ctx.device;
     const int d = std::stoi(ctx.substr(i));
-    return d < cuda::deviceCount() ? d : 0;
+    if (d >= cuda::deviceCount() || d == c.ctx.device) return c.ctx.device;
+    c.fail("context '" + ctx + "' is CUDA device " + std::to_string(d) + ", but PassLens runs every CUDA kernel on device " +
+           std::to_string(c.ctx.device) + " (several devices are not supported)");
 }
 
 Tensor devAlloc(const KernelCall& c, DType d, Shape s, int device = -1)
@@ -123,11 +127,28 @@ const Tensor& needDevice(const KernelCall& c, int i)
 
 std::vector<long long> ll(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
 
+// The dtypes the CUDA kernels load and store (float16 and complex are refused, as on the CPU).
+void needSupported(const KernelCall& c, DType d)
+{
+    if (d == DType::Float16 || isComplex(d)) c.fail("dtype " + std::string(dtypeName(d)) + " is not supported by the CUDA backend");
+}
+
+// t in dtype d on the device (converted as the CPU's convertElements when it differs)
+Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d)
+{
+    if (t.dtype() == d) return t;
+    needSupported(c, t.dtype());
+    needSupported(c, d);
+    Tensor conv = devAlloc(c, d, t.shape());
+    cuda::convert(conv.rawData(), dt(d), t.rawData(), dt(t.dtype()), t.numel(), c.ctx.device);
+    return conv;
+}
+
 // ------------------------------------------------------------------ transfers
 void gpuFromHost(KernelCall& c)
 {
     const Tensor& x = c.in(0);
-    const int dev = deviceOfContext(c.op().str("context"));
+    const int dev = deviceOfContext(c);
     if (!x.onHost()) c.fail("input is already in device memory");
     Tensor d = devAlloc(c, x.dtype(), x.shape(), dev);
     copyIn(d.rawData(), x, dev);
@@ -145,7 +166,7 @@ void hostFromGpu(KernelCall& c)
 void gpuToGpu(KernelCall& c)
 {
     const Tensor& x = needDevice(c, 0);
-    const int dev = deviceOfContext(c.op().str("context"));
+    const int dev = deviceOfContext(c);
     Tensor d = devAlloc(c, x.dtype(), x.shape(), dev);
     cuda::copyDtoD(d.rawData(), dev, x.rawData(), x.device(), x.nbytes());
     c.outputs[0] = std::move(d);
@@ -176,8 +197,8 @@ void gpuElemwise(KernelCall& c)
             e.op = static_cast<int>(n.op);
             e.input = n.input;
             e.dtype = dt(n.dtype);
-            e.p0 = static_cast<float>(n.p0);
-            e.p1 = static_cast<float>(n.p1);
+            e.p0 = n.p0;
+            e.p1 = n.p1;
             e.argStart = argPos;
             e.nargs = static_cast<int>(n.args.size());
             for (int a : n.args) {
@@ -283,11 +304,7 @@ void gpuIncSubtensor(KernelCall& c)
     Tensor out = devAlloc(c, x.dtype(), x.shape());
     cuda::copyDtoD(out.rawData(), out.device(), x.rawData(), x.device(), x.nbytes());
     const cpu::SubtensorRegion r = cpu::subtensorRegion(c, x, 2);
-    if (y.dtype() != x.dtype()) {
-        Tensor conv = devAlloc(c, x.dtype(), y.shape());
-        cuda::convert(conv.rawData(), dt(x.dtype()), y.rawData(), dt(y.dtype()), y.numel(), c.ctx.device);
-        y = conv;
-    }
+    y = asDeviceDType(c, y, x.dtype());
     const int rr = static_cast<int>(r.dims.size());
     if (y.ndim() > rr) c.fail("cannot broadcast " + y.typeStr() + " into " + shapeStr(r.dims));
     const auto yst = cpu::stridesOf(y.shape());
@@ -309,6 +326,7 @@ void gpuIncSubtensor(KernelCall& c)
 void gpuAdvancedSubtensor1(KernelCall& c)
 {
     const Tensor& x = needDevice(c, 0);
+    if (x.ndim() < 1) c.fail("cannot index a scalar");
     const std::vector<std::int64_t> idx = cpu::intVector(c, 1);
     std::vector<long long> fixed;
     for (auto i : idx) {
@@ -346,12 +364,7 @@ void gpuJoin(KernelCall& c)
     const std::size_t es = dtypeSize(d);
     std::int64_t start = 0;
     for (int i = 0; i < c.nin(); ++i) {
-        Tensor t = c.in(i);
-        if (t.dtype() != d) {
-            Tensor conv = devAlloc(c, d, t.shape());
-            cuda::convert(conv.rawData(), dt(d), t.rawData(), dt(t.dtype()), t.numel(), c.ctx.device);
-            t = conv;
-        }
+        const Tensor t = asDeviceDType(c, c.in(i), d);
         if (t.numel() > 0)
             cuda::stridedCopy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(start * ys[static_cast<std::size_t>(axis)]) * es, ll(ys).data(),
                               t.rawData(), ll(cpu::stridesOf(t.shape())).data(), ll(t.shape()).data(), t.ndim(), es, c.ctx.device);
@@ -399,11 +412,7 @@ void gpuAlloc(KernelCall& c)
     }
     Tensor v = c.in(0);
     if (v.onHost()) v = c.ctx.gpu->upload(v, *c.ctx.pool);
-    if (v.dtype() != d) {
-        Tensor conv = devAlloc(c, d, v.shape());
-        cuda::convert(conv.rawData(), dt(d), v.rawData(), dt(v.dtype()), v.numel(), c.ctx.device);
-        v = conv;
-    }
+    v = asDeviceDType(c, v, d);
     const int r = static_cast<int>(out.size());
     if (v.ndim() > r) c.fail("the value has more dimensions than the shape");
     const auto vs = cpu::stridesOf(v.shape());
@@ -435,7 +444,12 @@ void gpuCAReduce(KernelCall& c)
     const std::string s = c.op().str("scalar");
     const int op = s == "add" ? 0 : s == "mul" ? 1 : s == "maximum" ? 2 : 3;
     int pre = 0;
-    if (c.op().has("pre_scalar_op") && c.op().attrs()["pre_scalar_op"].is_string()) pre = c.op().str("pre_scalar_op") == "sqr" ? 1 : 2;
+    if (c.op().has("pre_scalar_op") && c.op().attrs()["pre_scalar_op"].is_string()) {
+        const std::string ps = c.op().str("pre_scalar_op");
+        if (ps == "sqr") pre = 1;
+        else if (ps == "abs") pre = 2;
+        else c.fail("unsupported pre_scalar_op '" + ps + "'");
+    }
     std::vector<int> red(static_cast<std::size_t>(x.ndim()), c.op().attrs().at("axis").is_null() ? 1 : 0);
     if (!c.op().attrs().at("axis").is_null())
         for (const auto& a : c.op().attrs().at("axis")) red[static_cast<std::size_t>(cpu::normAxis(c, a.get<std::int64_t>(), x.ndim()))] = 1;
@@ -443,6 +457,9 @@ void gpuCAReduce(KernelCall& c)
     for (int a = 0; a < x.ndim(); ++a)
         if (!red[static_cast<std::size_t>(a)]) out.push_back(x.dim(a));
     if (x.ndim() > cuda::kMaxDims) c.fail("more than 8 dimensions");
+    if (op >= 2 && x.numel() == 0 && shapeNumel(out) > 0) c.fail("cannot take the " + s + " of an empty axis of " + x.typeStr());
+    needSupported(c, x.dtype());
+    needSupported(c, outDType(c));
     Tensor y = devAlloc(c, outDType(c), out);
     cuda::reduce(x.rawData(), dt(x.dtype()), ll(x.shape()).data(), red.data(), x.ndim(), op, pre, y.rawData(), dt(y.dtype()), c.ctx.device);
     c.outputs[0] = std::move(y);
@@ -477,62 +494,115 @@ void gpuCumOp(KernelCall& c)
 }
 
 // ------------------------------------------------------------------ BLAS
+// GEMM operands and results in the node's output dtype, as the CPU's BlasKernels (asDType).
 void gpuDot22(KernelCall& c)
 {
-    const Tensor& a = needDevice(c, 0);
-    const Tensor& b = needDevice(c, 1);
-    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0) || a.dtype() != b.dtype()) c.fail("needs matching matrices of one dtype");
-    Tensor y = devAlloc(c, a.dtype(), {a.dim(0), b.dim(1)});
-    cuda::gemm(dt(a.dtype()), false, false, a.dim(0), b.dim(1), a.dim(1), 1.0, a.rawData(), a.dim(1), b.rawData(), b.dim(1), 0.0, y.rawData(), b.dim(1),
-               1, 0, 0, 0, c.ctx.device);
+    const DType d = outDType(c);
+    const Tensor a = asDeviceDType(c, needDevice(c, 0), d), b = asDeviceDType(c, needDevice(c, 1), d);
+    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0)) c.fail("needs matching matrices, got " + a.typeStr() + " and " + b.typeStr());
+    Tensor y = devAlloc(c, d, {a.dim(0), b.dim(1)});
+    cuda::gemm(dt(d), false, false, a.dim(0), b.dim(1), a.dim(1), 1.0, a.rawData(), a.dim(1), b.rawData(), b.dim(1), 0.0, y.rawData(), b.dim(1), 1, 0,
+               0, 0, c.ctx.device);
     c.outputs[0] = std::move(y);
+}
+
+// the output of gemm / gemv: z in dtype d when beta is not 0 (else left for the GEMM to write)
+Tensor gemmOutput(const KernelCall& c, const Tensor& z, DType d, double beta)
+{
+    Tensor out = devAlloc(c, d, z.shape());
+    if (beta == 0) return out;
+    if (z.dtype() == d) cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
+    else {
+        needSupported(c, z.dtype());
+        cuda::convert(out.rawData(), dt(d), z.rawData(), dt(z.dtype()), z.numel(), c.ctx.device);
+    }
+    return out;
 }
 
 void gpuGemm(KernelCall& c)
 {
+    const DType d = outDType(c);
     const Tensor& z = needDevice(c, 0);
-    const Tensor& x = needDevice(c, 2);
-    const Tensor& yv = needDevice(c, 3);
+    const Tensor x = asDeviceDType(c, needDevice(c, 2), d), yv = asDeviceDType(c, needDevice(c, 3), d);
     const double alpha = c.in(1).at(0), beta = c.in(4).at(0);
     if (z.ndim() != 2 || x.ndim() != 2 || yv.ndim() != 2 || x.dim(1) != yv.dim(0) || z.dim(0) != x.dim(0) || z.dim(1) != yv.dim(1))
         c.fail("shapes " + z.typeStr() + ", " + x.typeStr() + ", " + yv.typeStr() + " do not match");
-    Tensor out = devAlloc(c, z.dtype(), z.shape());
-    if (beta != 0) cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
-    cuda::gemm(dt(z.dtype()), false, false, x.dim(0), yv.dim(1), x.dim(1), alpha, x.rawData(), x.dim(1), yv.rawData(), yv.dim(1), beta, out.rawData(),
-               yv.dim(1), 1, 0, 0, 0, c.ctx.device);
+    Tensor out = gemmOutput(c, z, d, beta);
+    cuda::gemm(dt(d), false, false, x.dim(0), yv.dim(1), x.dim(1), alpha, x.rawData(), x.dim(1), yv.rawData(), yv.dim(1), beta, out.rawData(), yv.dim(1),
+               1, 0, 0, 0, c.ctx.device);
     c.outputs[0] = std::move(out);
 }
 
 void gpuGemv(KernelCall& c)
 {
+    const DType d = outDType(c);
     const Tensor& z = needDevice(c, 0);
-    const Tensor& A = needDevice(c, 2);
-    const Tensor& x = needDevice(c, 3);
+    const Tensor A = asDeviceDType(c, needDevice(c, 2), d), x = asDeviceDType(c, needDevice(c, 3), d);
     const double alpha = c.in(1).at(0), beta = c.in(4).at(0);
-    if (z.ndim() != 1 || A.ndim() != 2 || x.ndim() != 1 || A.dim(1) != x.dim(0) || z.dim(0) != A.dim(0)) c.fail("shapes do not match");
-    Tensor out = devAlloc(c, z.dtype(), z.shape());
-    if (beta != 0) cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
-    cuda::gemm(dt(z.dtype()), false, false, A.dim(0), 1, A.dim(1), alpha, A.rawData(), A.dim(1), x.rawData(), 1, beta, out.rawData(), 1, 1, 0, 0, 0,
-               c.ctx.device);
+    if (z.ndim() != 1 || A.ndim() != 2 || x.ndim() != 1 || A.dim(1) != x.dim(0) || z.dim(0) != A.dim(0))
+        c.fail("shapes " + z.typeStr() + ", " + A.typeStr() + ", " + x.typeStr() + " do not match");
+    Tensor out = gemmOutput(c, z, d, beta);
+    cuda::gemm(dt(d), false, false, A.dim(0), 1, A.dim(1), alpha, A.rawData(), A.dim(1), x.rawData(), 1, beta, out.rawData(), 1, 1, 0, 0, 0, c.ctx.device);
     c.outputs[0] = std::move(out);
 }
 
+// Batch axes broadcast as the CPU's batchedDot: a batch axis of 1 is shared. One strided batched
+// GEMM when each operand's batches are evenly spaced (stride 0 for a shared operand), else one
+// GEMM per batch.
 void gpuGemmBatch(KernelCall& c)
 {
-    const Tensor& a = needDevice(c, 0);
-    const Tensor& b = needDevice(c, 1);
+    const DType d = outDType(c);
+    const Tensor a = asDeviceDType(c, needDevice(c, 0), d), b = asDeviceDType(c, needDevice(c, 1), d);
     const int nd = a.ndim();
-    if (nd < 3 || b.ndim() != nd || a.dtype() != b.dtype()) c.fail("takes two tensors of equal rank >= 3");
-    for (int i = 0; i < nd - 2; ++i)
-        if (a.dim(i) != b.dim(i)) c.fail("batch axes of " + a.typeStr() + " and " + b.typeStr() + " differ (broadcast batches run on the CPU)");
+    if (nd < 3 || b.ndim() != nd) c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
     const std::int64_t M = a.dim(nd - 2), K = a.dim(nd - 1), N = b.dim(nd - 1);
-    if (b.dim(nd - 2) != K) c.fail("inner dimensions differ");
-    Shape out(a.shape().begin(), a.shape().end() - 2);
-    const std::int64_t batch = shapeNumel(out);
+    if (b.dim(nd - 2) != K) c.fail("inner dimensions of " + a.typeStr() + " and " + b.typeStr() + " differ");
+    Shape out;
+    for (int i = 0; i < nd - 2; ++i) {
+        const std::int64_t da = a.dim(i), db = b.dim(i);
+        if (da != db && da != 1 && db != 1) c.fail("batch axis " + std::to_string(i) + " of " + a.typeStr() + " and " + b.typeStr() + " differ");
+        out.push_back(da == 1 ? db : da);
+    }
+    const Shape bshape = out;
+    const std::int64_t batch = shapeNumel(bshape);
     out.push_back(M);
     out.push_back(N);
-    Tensor y = devAlloc(c, a.dtype(), out);
-    cuda::gemm(dt(a.dtype()), false, false, M, N, K, 1.0, a.rawData(), K, b.rawData(), N, 0.0, y.rawData(), N, batch, M * K, K * N, M * N, c.ctx.device);
+    Tensor y = devAlloc(c, d, out);
+    if (batch == 0) {
+        c.outputs[0] = std::move(y);
+        return;
+    }
+    // element offsets of each batch's operands
+    std::vector<std::int64_t> oa(static_cast<std::size_t>(batch)), ob(static_cast<std::size_t>(batch)), idx(bshape.size(), 0);
+    for (std::int64_t bi = 0; bi < batch; ++bi) {
+        std::int64_t ia = 0, ib = 0;
+        for (std::size_t k = 0; k < bshape.size(); ++k) {
+            ia = ia * a.dim(static_cast<int>(k)) + (a.dim(static_cast<int>(k)) == 1 ? 0 : idx[k]);
+            ib = ib * b.dim(static_cast<int>(k)) + (b.dim(static_cast<int>(k)) == 1 ? 0 : idx[k]);
+        }
+        oa[static_cast<std::size_t>(bi)] = ia * M * K;
+        ob[static_cast<std::size_t>(bi)] = ib * K * N;
+        for (std::size_t k = bshape.size(); k-- > 0;) {
+            if (++idx[k] < bshape[k]) break;
+            idx[k] = 0;
+        }
+    }
+    auto evenStride = [&](const std::vector<std::int64_t>& o) {
+        const std::int64_t st = batch > 1 ? o[1] - o[0] : 0;
+        for (std::int64_t bi = 0; bi < batch; ++bi)
+            if (o[static_cast<std::size_t>(bi)] != bi * st) return std::int64_t(-1);
+        return st;
+    };
+    const std::int64_t sa = evenStride(oa), sb = evenStride(ob);
+    const std::size_t es = dtypeSize(d);
+    if (sa >= 0 && sb >= 0) {
+        cuda::gemm(dt(d), false, false, M, N, K, 1.0, a.rawData(), K, b.rawData(), N, 0.0, y.rawData(), N, batch, sa, sb, M * N, c.ctx.device);
+    } else {
+        for (std::int64_t bi = 0; bi < batch; ++bi)
+            cuda::gemm(dt(d), false, false, M, N, K, 1.0, static_cast<const char*>(a.rawData()) + static_cast<std::size_t>(oa[static_cast<std::size_t>(bi)]) * es,
+                       K, static_cast<const char*>(b.rawData()) + static_cast<std::size_t>(ob[static_cast<std::size_t>(bi)]) * es, N, 0.0,
+                       static_cast<char*>(y.rawData()) + static_cast<std::size_t>(bi * M * N) * es, N, 1, 0, 0, 0, c.ctx.device);
+    }
     c.outputs[0] = std::move(y);
 }
 
@@ -560,10 +630,9 @@ void gpuCorrMM(KernelCall& c)
     s.dilH = p.dilH;
     s.dilW = p.dilW;
     s.groups = p.groups;
-    if (s.groups < 1 || s.C != s.Cg * s.groups || s.F % s.groups) c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match");
-    s.OH = (s.H + p.padTop + p.padBottom - p.dilH * (s.KH - 1) - 1) / p.strideH + 1;
-    s.OW = (s.W + p.padLeft + p.padRight - p.dilW * (s.KW - 1) - 1) / p.strideW + 1;
-    if (s.OH < 0 || s.OW < 0) c.fail("kernel larger than the padded input");
+    const auto [OH, OW] = cpu::conv2dOutputSize(c, x, w, p); // the CPU's checks (strides, dilations, sizes)
+    s.OH = OH;
+    s.OW = OW;
     Tensor y = devAlloc(c, DType::Float32, {s.N, s.F, s.OH, s.OW});
     Tensor ws = devAlloc(c, DType::Float32, {std::max<std::int64_t>(1, cuda::convWorkspaceFloats(s))});
     cuda::conv2d(x.data<float>(), w.data<float>(), y.data<float>(), s, ws.data<float>(), c.ctx.device);

@@ -3,10 +3,12 @@
 // pooling and batch normalisation. Semantics follow the CPU backend (kernels/src/cpu).
 #include "../cpu/ScalarOp.h"
 #include "CudaOps.h"
+#include "Launch.h"
 
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <climits>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -27,6 +29,13 @@ inline unsigned blocksFor(long long n)
 {
     const long long b = (n + kThreads - 1) / kThreads;
     return static_cast<unsigned>(b < 1 ? 1 : (b > 2147483647LL ? 2147483647LL : b));
+}
+
+// blocks of a grid-stride kernel over n elements (capped: each thread then covers several)
+inline unsigned strideBlocksFor(long long n)
+{
+    const unsigned b = blocksFor(n);
+    return b > 65535u * 32u ? 65535u * 32u : b;
 }
 
 struct Dims {
@@ -335,14 +344,28 @@ template <class A> __device__ A reduceIdentity(int op)
     switch (op) {
     case 0: return A(0);
     case 1: return A(1);
-    case 2: return -INFINITY;
-    default: return INFINITY;
+    default: break;
+    }
+    // max: -inf or the lowest value; min: +inf or the highest (as the CPU's identityOf)
+    if constexpr (std::is_floating_point<A>::value) return op == 2 ? A(-INFINITY) : A(INFINITY);
+    else if constexpr (std::is_same<A, unsigned long long>::value) return op == 2 ? 0ull : ULLONG_MAX;
+    else return op == 2 ? LLONG_MIN : LLONG_MAX;
+}
+
+// as the CPU's combine (ReduceKernels.cpp): max / min keep a NaN once seen
+template <class A> __device__ A reduceCombine(int op, A acc, A v)
+{
+    switch (op) {
+    case 0: return acc + v;
+    case 1: return acc * v;
+    case 2: return v > acc || v != v ? v : acc;
+    default: return v < acc || v != v ? v : acc;
     }
 }
 
 template <class A> __global__ void reduceKernel(const void* x, int xdt, const ReduceArgs a, int op, int pre, void* out, int odt, long long outTotal)
 {
-    // one warp per output element
+    // one warp per output element (blockDim is a multiple of 32, so a warp is all in or all out)
     const long long warp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
     const int lane = threadIdx.x % 32;
     if (warp >= outTotal) return;
@@ -362,19 +385,12 @@ template <class A> __global__ void reduceKernel(const void* x, int xdt, const Re
         }
         A v = load<A>(x, xdt, off);
         if (pre == 1) v = v * v;
-        else if (pre == 2) v = v < 0 ? -v : v;
-        if (op == 0) acc += v;
-        else if (op == 1) acc *= v;
-        else if (op == 2) acc = v > acc ? v : acc;
-        else acc = v < acc ? v : acc;
+        else if (pre == 2) {
+            if constexpr (!std::is_unsigned<A>::value) v = v < 0 ? -v : v;
+        }
+        acc = reduceCombine<A>(op, acc, v);
     }
-    for (int s = 16; s > 0; s /= 2) {
-        const A o = __shfl_down_sync(0xffffffffu, acc, s);
-        if (op == 0) acc += o;
-        else if (op == 1) acc *= o;
-        else if (op == 2) acc = o > acc ? o : acc;
-        else acc = o < acc ? o : acc;
-    }
+    for (int s = 16; s > 0; s /= 2) acc = reduceCombine<A>(op, acc, __shfl_down_sync(0xffffffffu, acc, s));
     if (lane == 0) store<A>(out, odt, warp, acc);
 }
 
@@ -509,10 +525,10 @@ void elementwise(const ElemProgram& prog, const ElemOperand* inputs, int nin, vo
     a.out = out;
     a.outDtype = outDtype;
     cudaStream_t s = streamOf(device);
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
-    if (prog.mode == 0) elemKernel<float><<<blocks, kThreads, 0, s>>>(a, total);
-    else if (prog.mode == 1) elemKernel<double><<<blocks, kThreads, 0, s>>>(a, total);
-    else elemKernel<long long><<<blocks, kThreads, 0, s>>>(a, total);
+    const unsigned blocks = strideBlocksFor(total);
+    if (prog.mode == 0) launch("elemKernel", elemKernel<float>, blocks, kThreads, s, a, total);
+    else if (prog.mode == 1) launch("elemKernel", elemKernel<double>, blocks, kThreads, s, a, total);
+    else launch("elemKernel", elemKernel<long long>, blocks, kThreads, s, a, total);
     checkLaunch("GpuElemwise kernel launch");
 }
 
@@ -528,12 +544,12 @@ void stridedCopy(void* dst, const long long* dstStrides, const void* src, const 
         a.srcStrides[i] = srcStrides[i];
     }
     cudaStream_t s = streamOf(device);
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
+    const unsigned blocks = strideBlocksFor(total);
     switch (elemSize) {
-    case 1: copyKernel<unsigned char><<<blocks, kThreads, 0, s>>>(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), a, total); break;
-    case 2: copyKernel<unsigned short><<<blocks, kThreads, 0, s>>>(static_cast<unsigned short*>(dst), static_cast<const unsigned short*>(src), a, total); break;
-    case 4: copyKernel<unsigned int><<<blocks, kThreads, 0, s>>>(static_cast<unsigned int*>(dst), static_cast<const unsigned int*>(src), a, total); break;
-    case 8: copyKernel<unsigned long long><<<blocks, kThreads, 0, s>>>(static_cast<unsigned long long*>(dst), static_cast<const unsigned long long*>(src), a, total); break;
+    case 1: launch("copyKernel", copyKernel<unsigned char>, blocks, kThreads, s, static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), a, total); break;
+    case 2: launch("copyKernel", copyKernel<unsigned short>, blocks, kThreads, s, static_cast<unsigned short*>(dst), static_cast<const unsigned short*>(src), a, total); break;
+    case 4: launch("copyKernel", copyKernel<unsigned int>, blocks, kThreads, s, static_cast<unsigned int*>(dst), static_cast<const unsigned int*>(src), a, total); break;
+    case 8: launch("copyKernel", copyKernel<unsigned long long>, blocks, kThreads, s, static_cast<unsigned long long*>(dst), static_cast<const unsigned long long*>(src), a, total); break;
     default: throw std::runtime_error("strided copy: element size " + std::to_string(elemSize) + " is not supported");
     }
     checkLaunch("strided copy kernel launch");
@@ -551,12 +567,12 @@ void stridedAdd(void* dst, const long long* dstStrides, const void* src, const l
         a.srcStrides[i] = srcStrides[i];
     }
     cudaStream_t s = streamOf(device);
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
+    const unsigned blocks = strideBlocksFor(total);
     switch (dtype) {
-    case F32: addKernel<float><<<blocks, kThreads, 0, s>>>(static_cast<float*>(dst), static_cast<const float*>(src), a, total); break;
-    case F64: addKernel<double><<<blocks, kThreads, 0, s>>>(static_cast<double*>(dst), static_cast<const double*>(src), a, total); break;
-    case I64: addKernel<long long><<<blocks, kThreads, 0, s>>>(static_cast<long long*>(dst), static_cast<const long long*>(src), a, total); break;
-    case I32: addKernel<int><<<blocks, kThreads, 0, s>>>(static_cast<int*>(dst), static_cast<const int*>(src), a, total); break;
+    case F32: launch("addKernel", addKernel<float>, blocks, kThreads, s, static_cast<float*>(dst), static_cast<const float*>(src), a, total); break;
+    case F64: launch("addKernel", addKernel<double>, blocks, kThreads, s, static_cast<double*>(dst), static_cast<const double*>(src), a, total); break;
+    case I64: launch("addKernel", addKernel<long long>, blocks, kThreads, s, static_cast<long long*>(dst), static_cast<const long long*>(src), a, total); break;
+    case I32: launch("addKernel", addKernel<int>, blocks, kThreads, s, static_cast<int*>(dst), static_cast<const int*>(src), a, total); break;
     default: throw std::runtime_error("GpuIncSubtensor: dtype code " + std::to_string(dtype) + " is not supported");
     }
     checkLaunch("strided add kernel launch");
@@ -566,16 +582,16 @@ void gatherRows(void* out, const void* x, const long long* idxDevice, long long 
 {
     const long long total = nIdx * rowBytes;
     if (total == 0) return;
-    const unsigned blocks = blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total);
-    gatherKernel<<<blocks, kThreads, 0, streamOf(device)>>>(static_cast<char*>(out), static_cast<const char*>(x), idxDevice, nIdx, rowBytes);
+    const unsigned blocks = strideBlocksFor(total);
+    launch("gatherKernel", gatherKernel, blocks, kThreads, streamOf(device), static_cast<char*>(out), static_cast<const char*>(x), idxDevice, nIdx, rowBytes);
     checkLaunch("gather kernel launch");
 }
 
 void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n, int device)
 {
     if (n == 0) return;
-    const unsigned blocks = blocksFor(n) > 65535u * 32u ? 65535u * 32u : blocksFor(n);
-    convertKernel<<<blocks, kThreads, 0, streamOf(device)>>>(dst, dstDtype, src, srcDtype, n);
+    const unsigned blocks = strideBlocksFor(n);
+    launch("convertKernel", convertKernel, blocks, kThreads, streamOf(device), dst, dstDtype, src, srcDtype, n);
     checkLaunch("convert kernel launch");
 }
 
@@ -606,9 +622,11 @@ void reduce(const void* x, int dtype, const long long* shape, const int* reduced
     const long long threads = outTotal * 32;
     const unsigned blocks = blocksFor(threads);
     cudaStream_t s = streamOf(device);
-    if (dtype == F64 || outDtype == F64) reduceKernel<double><<<blocks, kThreads, 0, s>>>(x, dtype, a, op, pre, out, outDtype, outTotal);
-    else if (dtype == F32) reduceKernel<float><<<blocks, kThreads, 0, s>>>(x, dtype, a, op, pre, out, outDtype, outTotal);
-    else reduceKernel<long long><<<blocks, kThreads, 0, s>>>(x, dtype, a, op, pre, out, outDtype, outTotal);
+    // the accumulator follows the output dtype, as on the CPU
+    if (outDtype == F32) launch("reduceKernel", reduceKernel<float>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    else if (outDtype == F64) launch("reduceKernel", reduceKernel<double>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    else if (outDtype == U64) launch("reduceKernel", reduceKernel<unsigned long long>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
+    else launch("reduceKernel", reduceKernel<long long>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype, outTotal);
     checkLaunch("reduce kernel launch");
 }
 
@@ -617,8 +635,8 @@ void softmax(const void* x, void* y, int dtype, long long outer, long long len, 
     const long long lines = outer * inner;
     if (lines == 0 || len == 0) return;
     cudaStream_t s = streamOf(device);
-    if (dtype == F32) softmaxKernel<float><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, logSoftmax);
-    else softmaxKernel<double><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, logSoftmax);
+    if (dtype == F32) launch("softmaxKernel", softmaxKernel<float>, blocksFor(lines), kThreads, s, static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, logSoftmax);
+    else launch("softmaxKernel", softmaxKernel<double>, blocksFor(lines), kThreads, s, static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, logSoftmax);
     checkLaunch("softmax kernel launch");
 }
 
@@ -627,9 +645,9 @@ void cumulative(const void* x, void* y, int dtype, long long outer, long long le
     const long long lines = outer * inner;
     if (lines == 0 || len == 0) return;
     cudaStream_t s = streamOf(device);
-    if (dtype == F32) cumKernel<float><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, mul);
-    else if (dtype == F64) cumKernel<double><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, mul);
-    else if (dtype == I64) cumKernel<long long><<<blocksFor(lines), kThreads, 0, s>>>(static_cast<const long long*>(x), static_cast<long long*>(y), outer, len, inner, mul);
+    if (dtype == F32) launch("cumKernel", cumKernel<float>, blocksFor(lines), kThreads, s, static_cast<const float*>(x), static_cast<float*>(y), outer, len, inner, mul);
+    else if (dtype == F64) launch("cumKernel", cumKernel<double>, blocksFor(lines), kThreads, s, static_cast<const double*>(x), static_cast<double*>(y), outer, len, inner, mul);
+    else if (dtype == I64) launch("cumKernel", cumKernel<long long>, blocksFor(lines), kThreads, s, static_cast<const long long*>(x), static_cast<long long*>(y), outer, len, inner, mul);
     else throw std::runtime_error("GpuCumOp: dtype code " + std::to_string(dtype) + " is not supported");
     checkLaunch("cumulative kernel launch");
 }
@@ -644,7 +662,7 @@ void conv2d(const float* x, const float* w, float* y, const ConvShape& s, float*
     const long long Fg = s.F / s.groups;
     if (s.Cg == 1 && s.groups == s.C && s.groups > 1) {
         const long long total = s.N * s.F * spatial;
-        depthwiseKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, st>>>(x, w, y, s, Fg);
+        launch("depthwiseKernel", depthwiseKernel, strideBlocksFor(total), kThreads, st, x, w, y, s, Fg);
         checkLaunch("depthwise convolution kernel launch");
         return;
     }
@@ -656,7 +674,7 @@ void conv2d(const float* x, const float* w, float* y, const ConvShape& s, float*
             const float* B = xg;
             if (!pointwise) {
                 const long long total = K * spatial;
-                im2colKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, st>>>(xg, workspace, s);
+                launch("im2colKernel", im2colKernel, strideBlocksFor(total), kThreads, st, xg, workspace, s);
                 checkLaunch("im2col kernel launch");
                 B = workspace;
             }
@@ -669,8 +687,7 @@ void pool2d(const float* x, float* y, long long planes, long long H, long long W
 {
     const long long total = planes * OH * OW;
     if (total == 0) return;
-    poolKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, streamOf(device)>>>(x, y, planes, H, W, OH, OW, kh, kw, sh, sw,
-                                                                                                                 pt, pb, pl, pr, mode);
+    launch("poolKernel", poolKernel, strideBlocksFor(total), kThreads, streamOf(device), x, y, planes, H, W, OH, OW, kh, kw, sh, sw, pt, pb, pl, pr, mode);
     checkLaunch("pool kernel launch");
 }
 
@@ -679,8 +696,7 @@ void batchNorm(const float* x, float* y, const float* scale, const float* bias, 
 {
     const long long total = N * C * inner;
     if (total == 0) return;
-    batchNormKernel<<<blocksFor(total) > 65535u * 32u ? 65535u * 32u : blocksFor(total), kThreads, 0, streamOf(device)>>>(x, y, scale, bias, mean, var, eps, N,
-                                                                                                                      C, inner);
+    launch("batchNormKernel", batchNormKernel, strideBlocksFor(total), kThreads, streamOf(device), x, y, scale, bias, mean, var, eps, N, C, inner);
     checkLaunch("batch norm kernel launch");
 }
 

@@ -26,10 +26,13 @@ int deviceCount();
 std::string deviceName(int device);
 /// nullptr when the device is out of memory (the caller names the node and the bytes).
 void* deviceAlloc(std::size_t bytes, int device);
-void deviceFree(void* p, int device);
+/// Never throws (called from destructors): a failure is printed once and kept (freeError()).
+void deviceFree(void* p, int device) noexcept;
+/// The first failure of deviceFree / pinnedFree ("" if none).
+std::string freeError();
 /// Page-locked host memory (transfers from and to it are truly asynchronous); nullptr on failure.
 void* pinnedAlloc(std::size_t bytes);
-void pinnedFree(void* p);
+void pinnedFree(void* p) noexcept; ///< never throws, as deviceFree
 void copyHtoD(void* dst, const void* src, std::size_t bytes, int device);  ///< async on the stream
 void copyDtoH(void* dst, const void* src, std::size_t bytes, int device);  ///< async, then waits
 void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes);
@@ -52,7 +55,7 @@ struct ElemNode {
     int argStart = 0; ///< first argument in ElemProgram::args
     int nargs = 0;
     int dtype = F32;  ///< the node's dtype (values are rounded to it)
-    float p0 = 0, p1 = 0;
+    double p0 = 0, p1 = 0; ///< clip bounds, leaky_relu / hard_sigmoid parameters (as the CPU's ExprNode)
 };
 struct ElemProgram {
     int nNodes = 0;
@@ -78,11 +81,15 @@ void stridedAdd(void* dst, const long long* dstStrides, const void* src, const l
                 int dtype, int device);
 /// out[k, :] = x[idx[k], :] (idx int64 on the device, already range-checked on the host).
 void gatherRows(void* out, const void* x, const long long* idxDevice, long long nIdx, long long rowBytes, int device);
-/// Converts n elements between dtypes.
+/// Converts n elements between dtypes as the CPU's convertElements (float -> integer truncates,
+/// NaN / inf / beyond int64 give 0). float16 is not supported (the caller refuses it).
 void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n, int device);
 
 // ---- reductions and scans (float32 / float64)
-/// Reduces x over the dims flagged in `reduced` (0 add, 1 mul, 2 max, 3 min; pre 0 none, 1 sqr, 2 abs).
+/// Reduces x over the dims flagged in `reduced` (0 add, 1 mul, 2 max, 3 min; pre 0 none, 1 sqr, 2 abs)
+/// as the CPU's reduceTensor: accumulates in the output's arithmetic (float32 -> float, float64 ->
+/// double, uint64 -> uint64, other integers -> int64), max / min propagate NaN. float16 is not
+/// supported (the caller refuses it), nor max / min over an empty axis.
 void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out, int outDtype, int device);
 void softmax(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool logSoftmax, int device);
 void cumulative(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool mul, int device);
@@ -103,8 +110,9 @@ void batchNorm(const float* x, float* y, const float* scale, const float* bias, 
                long long N, long long C, long long inner, int device);
 
 // ---- cuBLAS (row-major)
-/// C[M,N] = alpha*op(A)*op(B) + beta*C for float32 (dtype F32) or float64 (F64); batched with
-/// strides in elements when batch > 1.
+/// C[M,N] = alpha*op(A)*op(B) + beta*C for float32 (dtype F32) or float64 (F64); `batch` products
+/// with strides in elements (0: the operand is shared by every product). batch 0, M 0 or N 0:
+/// nothing; K 0: C = beta*C (beta 0: zeros), as the CPU.
 void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A, long long lda,
           const void* B, long long ldb, double beta, void* C, long long ldc, long long batch, long long strideA, long long strideB,
           long long strideC, int device);

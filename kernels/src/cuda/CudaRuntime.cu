@@ -7,6 +7,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -55,6 +57,16 @@ Blas& blas()
     std::lock_guard<std::mutex> lock(m);
     if (b.tried) return b;
     b.tried = true;
+#ifdef PASSLENS_CUDA_EMULATED
+    // the emulated device's reference cuBLAS is linked in
+    b.create = &cublasCreate_v2;
+    b.setStream = &cublasSetStream_v2;
+    b.sgemm = &cublasSgemm_v2;
+    b.dgemm = &cublasDgemm_v2;
+    b.sgemmBatched = &cublasSgemmStridedBatched;
+    b.dgemmBatched = &cublasDgemmStridedBatched;
+    return b;
+#endif
     void* lib = nullptr;
     for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
         if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
@@ -164,13 +176,50 @@ void* deviceAlloc(std::size_t bytes, int device)
     return p;
 }
 
-void deviceFree(void* p, int device)
+// Free paths run in destructors (~Storage, ~BufferPool, the in-flight list): they never throw.
+// A failure (a sticky error after a kernel fault) is printed once and kept for freeError(); the
+// error itself is reported by the next checked call, against the node that makes it.
+namespace {
+std::mutex g_freeMutex;
+std::string g_freeError;
+
+void freeFailed(const char* call, cudaError_t e) noexcept
+{
+    (void)cudaGetLastError();
+    try {
+        std::lock_guard<std::mutex> lock(g_freeMutex);
+        if (!g_freeError.empty()) return;
+        g_freeError = std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+        std::fprintf(stderr, "passlens: %s (further free errors are not printed)\n", g_freeError.c_str());
+    } catch (...) {
+    }
+}
+} // namespace
+
+std::string freeError()
+{
+    std::lock_guard<std::mutex> lock(g_freeMutex);
+    return g_freeError;
+}
+
+void deviceFree(void* p, int device) noexcept
 {
     if (!p) return;
     // waits for work still using the buffer on the stream
-    PL_CK(cudaSetDevice(device));
-    PL_CK(cudaStreamSynchronize(state(device).stream));
-    PL_CK(cudaFree(p));
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) {
+        cudaStream_t s = nullptr;
+        try {
+            s = state(device).stream;
+        } catch (...) {
+            freeFailed("cudaStreamSynchronize", cudaErrorInvalidDevice);
+            return;
+        }
+        e = cudaStreamSynchronize(s);
+    }
+    if (e != cudaSuccess) freeFailed("cudaStreamSynchronize", e);
+    e = cudaFree(p); // freed even after a fault, so the memory is not lost while the process lives
+    if (e != cudaSuccess) freeFailed("cudaFree", e);
 }
 
 void* pinnedAlloc(std::size_t bytes)
@@ -183,9 +232,11 @@ void* pinnedAlloc(std::size_t bytes)
     return p;
 }
 
-void pinnedFree(void* p)
+void pinnedFree(void* p) noexcept
 {
-    if (p) PL_CK(cudaFreeHost(p));
+    if (!p) return;
+    const cudaError_t e = cudaFreeHost(p);
+    if (e != cudaSuccess) freeFailed("cudaFreeHost", e);
 }
 
 void copyHtoD(void* dst, const void* src, std::size_t bytes, int device)
@@ -256,7 +307,12 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
           const void* B, long long ldb, double beta, void* C, long long ldc, long long batch, long long strideA, long long strideB,
           long long strideC, int device)
 {
-    if (M == 0 || N == 0) return;
+    if (M == 0 || N == 0 || batch == 0) return;
+    if (K == 0) {
+        // C = beta*C without reading A or B; cuBLAS still wants leading dimensions >= 1
+        lda = lda < 1 ? 1 : lda;
+        ldb = ldb < 1 ? 1 : ldb;
+    }
     Blas& lib = needBlas();
     DeviceState& ds = state(device);
     PL_CK(cudaSetDevice(device));
@@ -270,7 +326,7 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
     const cublasOperation_t tb = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (dtype == F32) {
         const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
-        if (batch <= 1)
+        if (batch == 1)
             PL_CB(lib.sgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &a, static_cast<const float*>(B),
                               static_cast<int>(ldb), static_cast<const float*>(A), static_cast<int>(lda), &b, static_cast<float*>(C),
                               static_cast<int>(ldc)));
@@ -280,7 +336,7 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
                                             static_cast<int>(lda), strideA, &b, static_cast<float*>(C), static_cast<int>(ldc), strideC,
                                             static_cast<int>(batch)));
     } else if (dtype == F64) {
-        if (batch <= 1)
+        if (batch == 1)
             PL_CB(lib.dgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, static_cast<const double*>(B),
                               static_cast<int>(ldb), static_cast<const double*>(A), static_cast<int>(lda), &beta, static_cast<double*>(C),
                               static_cast<int>(ldc)));

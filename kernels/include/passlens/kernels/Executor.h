@@ -37,6 +37,10 @@ struct ExecOptions {
     /// epilogue) for it alone gets its output buffer before they run; each convolution writes its
     /// block there and the Join does nothing. PASSLENS_JOIN_IN_PLACE=off turns it off.
     bool joinInPlace = true;
+    /// With a CUDA device: synchronise the stream and check for errors after every CUDA step, so
+    /// a fault inside a kernel (reported by CUDA at the next synchronising call) is reported
+    /// against the node that launched it. Slower. PASSLENS_CUDA_SYNC=1 turns it on.
+    bool cudaSyncEachStep = false;
 };
 
 /// How a node is executed.
@@ -55,7 +59,9 @@ const char* transferDirectionName(TransferDirection d);
 
 /// Per-run measurements filled by Executor::run when asked.
 struct RunTimings {
-    std::vector<double> stepUs;          ///< per step (Executor::steps() order), microseconds
+    /// per step (Executor::steps() order), microseconds; after a failed run, NaN for the CUDA
+    /// steps whose event time is unknown (the failing step, those after it, all after a fault)
+    std::vector<double> stepUs;
     std::vector<std::size_t> stepBytes;  ///< bytes moved, for transfer steps (0 otherwise)
     /// per step: the element-wise step was applied by the kernel of steps[fusedInto] (its time
     /// is in that step's; its own stepUs is 0), or the in-place Join's inputs were all written
