@@ -4,6 +4,7 @@
 // the same step, and no single event costs the GUI thread over 200 ms of CPU time while corpus
 // models open (CPU time, not wall time, so the verdict does not depend on the machine's load;
 // wall-clock stall figures belong to bench/).
+#include "ExecutionBackend.h"
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
@@ -77,6 +78,26 @@ QString writeChainGraph(const QTemporaryDir& dir, int n) {
     if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0) return {};
     return path;
 }
+
+// An execution backend for the window's tests (ui/ links no kernels): profiles give every node
+// 10 + (id % 7) µs; compare() reports a match for its first `matching` calls, then a divergence.
+class FakeBackend final : public ExecutionBackend {
+public:
+    explicit FakeBackend(int matching) : m_matching(matching) {}
+    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest&, const std::function<void(double)>&, const std::atomic<bool>&) override {
+        nlohmann::json nodes = nlohmann::json::array();
+        for (const Apply* a : graph.toposort()) nodes.push_back({{"node", a->id()}, {"time_us", 10.0 + static_cast<double>(a->id() % 7)}, {"kind", "kernel"}});
+        return {{"phase", "shown"}, {"device", "cpu"}, {"repeats", 1}, {"nodes", nodes}, {"transfers", nlohmann::json::array()}};
+    }
+    nlohmann::json compare(const FunctionGraph&, const FunctionGraph&) override {
+        const bool same = m_calls++ < m_matching;
+        return {{"max_abs", same ? 0.0 : 0.5}, {"max_rel", same ? 0.0 : 0.25}};
+    }
+
+private:
+    int m_matching;
+    std::atomic<int> m_calls{0};
+};
 
 // CPU time of the calling thread in microseconds (CLOCK_THREAD_CPUTIME_ID): unlike wall time it
 // does not grow while the thread waits for a core on a busy machine.
@@ -452,6 +473,48 @@ private slots:
         QVERIFY(w.graphView()->minimapSize().height() * 2 <= w.graphView()->height());
         QVERIFY(!w.graphView()->viewport()->acceptDrops() && !w.graphView()->acceptDrops());
         QVERIFY(w.acceptDrops());
+    }
+
+    // Execute > Check marks the phases in the tree (match, first divergent, diverged); the
+    // profile says which step it was measured on and is dimmed on another step.
+    void checkMarksAndProfileStep() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        w.setExecutionBackend(std::make_shared<FakeBackend>(2));
+        auto& s = w.session();
+        std::vector<int> checkedPhases; // the phases whose end is a step, in step order
+        for (std::size_t i = 1; i < s.steps().size(); ++i)
+            if (s.steps()[i].phaseEnd) checkedPhases.push_back(s.steps()[i].phase);
+        QVERIFY(checkedPhases.size() >= 4);
+        auto mark = [&](int phase) {
+            return static_cast<PipelineModel::CheckMark>(w.pipelineModel()->data(w.pipelineModel()->index(phase, 0), PipelineModel::CheckRole).toInt());
+        };
+        QCOMPARE(mark(checkedPhases[0]), PipelineModel::CheckMark::None);
+        w.runCheck();
+        QVERIFY(waitIdle(w));
+        QCOMPARE(mark(checkedPhases[0]), PipelineModel::CheckMark::Match);
+        QCOMPARE(mark(checkedPhases[1]), PipelineModel::CheckMark::Match);
+        QCOMPARE(mark(checkedPhases[2]), PipelineModel::CheckMark::FirstDivergent);
+        QCOMPARE(mark(checkedPhases[3]), PipelineModel::CheckMark::Diverged);
+        QVERIFY(w.pipelineModel()->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::ToolTipRole).toString().contains("first divergent"));
+        QVERIFY(w.pipelineModel()->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::DecorationRole).canConvert<QColor>());
+
+        QVERIFY(w.profileStatus().startsWith("No profile yet"));
+        const int here = s.currentStep();
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.profileStatus().startsWith(QStringLiteral("Measured on step %1:").arg(here)), qPrintable(w.profileStatus()));
+        QVERIFY(!w.profileDimmed());
+        QVERIFY(w.profileModel()->rowCount() > 0);
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileDimmed());
+        QVERIFY2(w.profileStatus().contains("not on the step shown"), qPrintable(w.profileStatus()));
+        s.setCurrentStep(here);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.profileDimmed());
     }
 
     void phasesDisabledAndReordered() {

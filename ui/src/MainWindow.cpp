@@ -104,6 +104,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
         m_profileJson = nlohmann::json();
         m_profileNodes->setProfile({}, nullptr);
         m_profileOps->setProfile({}, nullptr);
+        m_profileStep = -1;
+        updateProfileLabel();
     });
     connect(m_session, &DebugSession::failed, this, [this](const QString& msg) {
         log(tr("error: %1").arg(msg));
@@ -283,14 +285,23 @@ void MainWindow::buildUi() {
     m_profileTable = makeTable(m_profileNodes);
     m_profileOpTable = makeTable(m_profileOps);
     connect(m_profileTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
-        if (cur.isValid()) selectNode(cur.data(ProfileModel::NodeIdRole).toLongLong());
+        if (!cur.isValid()) return;
+        const NodeId id = cur.data(ProfileModel::NodeIdRole).toLongLong();
+        if (!revealNode(id)) selectNode(id); // on screen when drawn, in the inspector always
     });
     auto* tabs = new QTabWidget;
     tabs->addTab(m_profileTable, tr("Per node"));
     tabs->addTab(m_profileOpTable, tr("Per op kind"));
+    m_profileLabel = new QLabel(tr("No profile yet: Execute and profile this step (F5)"));
+    m_profileLabel->setWordWrap(true);
+    auto* profBox = new QWidget;
+    auto* profLayout = new QVBoxLayout(profBox);
+    profLayout->setContentsMargins(2, 2, 2, 2);
+    profLayout->addWidget(m_profileLabel);
+    profLayout->addWidget(tabs, 1);
     auto* profDock = new QDockWidget(tr("Profile"), this);
     profDock->setObjectName(QStringLiteral("profileDock"));
-    profDock->setWidget(tabs);
+    profDock->setWidget(profBox);
     addDockWidget(Qt::BottomDockWidgetArea, profDock);
 
     m_log = new QPlainTextEdit;
@@ -608,6 +619,28 @@ void MainWindow::jumpToEvent(int seq, NodeId id) {
     if (!seeds.empty()) m_session->showNeighbourhoodFirst(std::move(seeds));
 }
 
+void MainWindow::updateProfileLabel() {
+    const auto& steps = m_session->steps();
+    if (m_profileStep < 0 || m_profileStep >= static_cast<int>(steps.size()) || m_profileJson.is_null()) {
+        m_profileStep = -1;
+        m_profileLabel->setText(tr("No profile yet: Execute and profile this step (F5)"));
+        m_profileLabel->setEnabled(true);
+        for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(true);
+        return;
+    }
+    const QString where = tr("step %1: %2").arg(m_profileStep).arg(steps[static_cast<std::size_t>(m_profileStep)].label);
+    const QString device = QString::fromStdString(m_profileJson.value("device", std::string()));
+    const bool here = m_profileStep == m_session->currentStep();
+    m_profileLabel->setText(here ? tr("Measured on %1 (%2)").arg(where, device)
+                                 : tr("Measured on %1 (%2), not on the step shown: execute again (F5) to time this one").arg(where, device));
+    // dimmed on another step: its node ids and times describe another graph
+    for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(here);
+}
+
+QString MainWindow::profileStatus() const { return m_profileLabel->text(); }
+
+bool MainWindow::profileDimmed() const { return !m_profileTable->isEnabled(); }
+
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
 
 bool MainWindow::revealNode(NodeId id) {
@@ -638,6 +671,7 @@ void MainWindow::refreshStep() {
     const StepPoint& s = steps[static_cast<std::size_t>(cur)];
     m_stepLabel->setText(tr("step %1 of %2: %3").arg(cur).arg(steps.size() - 1).arg(s.label));
     syncPipelineTree(s);
+    updateProfileLabel();
     if (m_diffCombo->currentIndex() > 0) m_session->setDiffFrom(m_session->phaseStartStep(cur));
     m_session->requestLayout();
 }
@@ -798,7 +832,8 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
     auto backend = m_backend;
     auto* watcher = new QFutureWatcher<std::pair<nlohmann::json, QString>>(this);
     QPointer<QProgressBar> bar(progress);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, g] {
+    const int step = m_session->currentStep();
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, g, step] {
         auto [profile, error] = watcher->result();
         watcher->deleteLater();
         statusBar()->removeWidget(progress);
@@ -813,6 +848,8 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
         m_session->setProfileJson(profile);
         m_profileNodes->setProfile(profile, g.get());
         m_profileOps->setProfile(profile, g.get());
+        m_profileStep = step;
+        updateProfileLabel();
         log(tr("Profiled on %1: %2 µs per run").arg(QString::fromStdString(profile.value("device", std::string()))).arg(m_profileNodes->totalUs(), 0, 'f', 1));
         if (m_overlayAction->isChecked()) m_session->setProfile(parseTimingProfile(profile, "profile"), m_session->timingOptions());
         m_session->requestLayout();
@@ -834,32 +871,54 @@ void MainWindow::runCheck() {
     if (!m_backend || !m_session->trace()) return;
     auto backend = m_backend;
     auto source = m_session->graphAt(0);
-    std::vector<std::pair<QString, std::shared_ptr<const FunctionGraph>>> phases;
-    for (int i = 0; i < static_cast<int>(m_session->steps().size()); ++i)
-        if (m_session->steps()[static_cast<std::size_t>(i)].phaseEnd && i > 0) phases.push_back({m_session->steps()[static_cast<std::size_t>(i)].label, m_session->graphAt(i)});
+    struct Phase {
+        int index;
+        QString name;
+        std::shared_ptr<const FunctionGraph> graph;
+    };
+    struct Result {
+        int index;
+        PipelineModel::CheckMark mark;
+        QString line;
+    };
+    std::vector<Phase> phases;
+    for (int i = 0; i < static_cast<int>(m_session->steps().size()); ++i) {
+        const StepPoint& st = m_session->steps()[static_cast<std::size_t>(i)];
+        if (st.phaseEnd && i > 0) phases.push_back({st.phase, st.label, m_session->graphAt(i)});
+    }
     log(tr("Checking %1 phases against the source …").arg(phases.size()));
-    auto* watcher = new QFutureWatcher<QStringList>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-        for (const auto& l : watcher->result()) log(l);
+    const Trace* checked = m_session->trace();
+    auto* watcher = new QFutureWatcher<std::vector<Result>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, checked] {
+        const std::vector<Result> results = watcher->result();
         watcher->deleteLater();
+        bool diverged = false;
+        for (const Result& r : results) {
+            log(QStringLiteral("  ") + r.line);
+            diverged |= r.mark == PipelineModel::CheckMark::FirstDivergent;
+            // the marks go into the tree, unless another run replaced the trace meanwhile
+            if (m_session->trace() == checked) m_pipelineModel->setCheckMark(r.index, r.mark, tr("check: %1").arg(r.line));
+        }
+        if (!diverged) log(tr("  every phase matches the source within max_rel 1e-4"));
         settleIdle(true, {});
     });
     watcher->setFuture(QtConcurrent::run([backend, source, phases]() {
-        QStringList out;
+        std::vector<Result> out;
         bool diverged = false;
-        for (const auto& [name, g] : phases) {
+        for (const Phase& ph : phases) {
             try {
-                const auto r = backend->compare(*g, *source);
+                const auto r = backend->compare(*ph.graph, *source);
                 const double rel = r.value("max_rel", 0.0);
                 const bool bad = rel > 1e-4;
-                out << QStringLiteral("  %1: max_abs %2, max_rel %3%4").arg(name).arg(r.value("max_abs", 0.0), 0, 'g', 3).arg(rel, 0, 'g', 3)
-                           .arg(bad && !diverged ? QStringLiteral("   <-- first divergent phase") : QString());
+                const auto mark = !bad ? PipelineModel::CheckMark::Match : diverged ? PipelineModel::CheckMark::Diverged : PipelineModel::CheckMark::FirstDivergent;
+                out.push_back({ph.index, mark,
+                               QStringLiteral("%1: max_abs %2, max_rel %3%4").arg(ph.name).arg(r.value("max_abs", 0.0), 0, 'g', 3).arg(rel, 0, 'g', 3)
+                                   .arg(mark == PipelineModel::CheckMark::FirstDivergent ? QStringLiteral("   <-- first divergent phase") : QString())});
                 diverged |= bad;
             } catch (const std::exception& e) {
-                out << QStringLiteral("  %1: %2").arg(name, QString::fromStdString(e.what()));
+                out.push_back({ph.index, PipelineModel::CheckMark::Failed, QStringLiteral("%1: %2").arg(ph.name, QString::fromStdString(e.what()))});
             }
         }
-        if (!diverged) out << QStringLiteral("  every phase matches the source within max_rel 1e-4");
         return out;
     }));
 }

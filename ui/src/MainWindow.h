@@ -92,6 +92,15 @@ public:
     void jumpToEvent(int seq, NodeId id = -1);
     /// The file name Export offers: model, step and view, e.g. `lstm-step40-diff.svg`.
     QString suggestedExportName(const QString& extension = QStringLiteral("svg")) const;
+    /// The Profile dock's line: the step the profile was measured on ("Measured on step 40: …").
+    QString profileStatus() const;
+    /// True while the profile shown was measured on another step than the one shown (its
+    /// tables are dimmed).
+    bool profileDimmed() const;
+    /// Execute > Check: compares every phase's graph with the source on the execution backend
+    /// (asynchronous; whenIdle waits); marks each phase in the pipeline tree (match, first
+    /// divergent, diverged, failed) and logs the figures.
+    void runCheck();
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
@@ -118,7 +127,7 @@ private:
     void showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
                         const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
                         const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout, const QString& summary);
-    void runCheck();
+    void updateProfileLabel();
     void settleIdle(bool ok, const QString& message);
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
     void syncPipelineTree(const StepPoint& s);
@@ -155,6 +164,8 @@ private:
     nlohmann::json m_profileJson;
     int m_searchHit = -1;
     QLabel* m_findLabel = nullptr;
+    QLabel* m_profileLabel = nullptr;
+    int m_profileStep = -1; ///< the step the shown profile was measured on
     QSortFilterProxyModel* m_pipelineFilter = nullptr;
     QLineEdit* m_rewriteFilter = nullptr;
     QPointer<QDialog> m_compareDialog;

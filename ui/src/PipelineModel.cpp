@@ -17,8 +17,10 @@ void PipelineModel::setTrace(const Trace* trace) {
     m_trace = trace;
     m_disabled.clear(); // a run starts with every phase checked; unchecked ones skip the next Run
     m_eventsOfPhase.clear();
+    m_checks.clear();
     if (m_trace) {
         m_eventsOfPhase.resize(m_trace->phases().size());
+        m_checks.resize(m_trace->phases().size(), {CheckMark::None, QString()});
         for (const auto& e : m_trace->events()) {
             if (e.status == "declined") continue;
             for (std::size_t p = 0; p < m_trace->phases().size(); ++p)
@@ -66,9 +68,23 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
             case Time: return QStringLiteral("%1 ms").arg(p.timeUs / 1000.0, 0, 'f', 2);
             }
             break;
-        case Qt::ToolTipRole:
-            return QStringLiteral("%1 (%2 at %3)%4").arg(QString::fromStdString(p.info.name), QString::fromStdString(p.info.kind))
-                .arg(p.info.position).arg(p.changed ? QString() : tr("\nchanged nothing"));
+        case Qt::ToolTipRole: {
+            const QString& check = m_checks[static_cast<std::size_t>(index.row())].second;
+            return QStringLiteral("%1 (%2 at %3)%4%5").arg(QString::fromStdString(p.info.name), QString::fromStdString(p.info.kind))
+                .arg(p.info.position).arg(p.changed ? QString() : tr("\nchanged nothing"), check.isEmpty() ? QString() : QStringLiteral("\n") + check);
+        }
+        case Qt::DecorationRole:
+            if (index.column() == Name) {
+                switch (m_checks[static_cast<std::size_t>(index.row())].first) {
+                case CheckMark::Match: return QColor(0x1e, 0x7b, 0x34);
+                case CheckMark::FirstDivergent: return QColor(0xc6, 0x28, 0x28);
+                case CheckMark::Diverged: return QColor(0xef, 0x9a, 0x9a);
+                case CheckMark::Failed: return QColor(0x75, 0x75, 0x75);
+                case CheckMark::None: break;
+                }
+            }
+            break;
+        case CheckRole: return static_cast<int>(m_checks[static_cast<std::size_t>(index.row())].first);
         case Qt::ForegroundRole:
             if (!p.changed) return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
             break;
@@ -129,6 +145,13 @@ bool PipelineModel::setData(const QModelIndex& index, const QVariant& value, int
     if (value.toInt() == Qt::Unchecked) m_disabled << name;
     emit dataChanged(index, index, {Qt::CheckStateRole});
     return true;
+}
+
+void PipelineModel::setCheckMark(int phase, CheckMark mark, const QString& text) {
+    if (phase < 0 || phase >= static_cast<int>(m_checks.size())) return;
+    m_checks[static_cast<std::size_t>(phase)] = {mark, text};
+    const QModelIndex i = index(phase, Name);
+    emit dataChanged(i, i, {Qt::DecorationRole, Qt::ToolTipRole, CheckRole});
 }
 
 QModelIndex PipelineModel::indexOfEvent(int seq) const {

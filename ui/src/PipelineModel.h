@@ -20,6 +20,14 @@ public:
     static constexpr int UnchangedRole = Qt::UserRole + 3;
     /// Role carrying the rewriter name of an event row (empty for phase rows).
     static constexpr int RewriterRole = Qt::UserRole + 4;
+    /// Role carrying a phase row's numerical check mark (CheckMark as int; None when unchecked).
+    static constexpr int CheckRole = Qt::UserRole + 5;
+
+    /// The numerical check of a phase's graph against the source graph (Execute > Check).
+    enum class CheckMark { None, Match, Diverged, FirstDivergent, Failed };
+    /// Marks phase `phase` (a colour swatch on its row, the result in its tooltip); cleared
+    /// when a new trace is set.
+    void setCheckMark(int phase, CheckMark mark, const QString& text);
 
     explicit PipelineModel(QObject* parent = nullptr);
     /// Shows `trace` (not owned; may be null). Resets the model.
@@ -44,6 +52,7 @@ private:
     const Trace* m_trace = nullptr;
     QStringList m_disabled;
     std::vector<std::vector<int>> m_eventsOfPhase; // event seqs (applied and rejected) per phase
+    std::vector<std::pair<CheckMark, QString>> m_checks; // per phase
 };
 
 } // namespace passlens
