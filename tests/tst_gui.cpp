@@ -305,12 +305,13 @@ private slots:
         };
         auto onScreen = [&w](const QPointF& p) { return w.graphView()->mapFromScene(p); };
         QList<QHash<QString, QPointF>> shown{snapshot()};
-        int kept = 0, moved = 0, stableSteps = 0, changedSteps = 0;
+        int kept = 0, moved = 0, stableSteps = 0, changedSteps = 0, scrolled = 0;
         // through the merges and constant folding (one node fewer each step) into GraphToGPU
         for (int k = 1; k <= 48; ++k) {
             const auto before = shown.back();
             QHash<QString, QPoint> screenBefore;
             for (auto it = before.begin(); it != before.end(); ++it) screenBefore.insert(it.key(), onScreen(it.value()));
+            const QRectF visibleBefore = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
             QTest::keyClick(&w, Qt::Key_Right);
             QVERIFY(waitIdle(w));
             QCOMPARE(s.currentStep(), k);
@@ -329,14 +330,27 @@ private slots:
                 if (std::abs(d.x()) > 0.01 || std::abs(d.y()) > 0.01) ++moved;
                 else ++kept;
             }
-            for (auto it = now.begin(); it != now.end(); ++it) // the view did not jump either
+            // The view did not jump either, unless none of the rewrite's new nodes would have
+            // been on screen: then it moved to show them (the view follows the action).
+            QRectF added;
+            const StepPoint& st = s.steps()[static_cast<std::size_t>(k)];
+            if (!st.phaseEnd)
+                for (NodeId id : s.trace()->events()[static_cast<std::size_t>(st.event - 1)].added)
+                    if (auto* item = w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id))) added = added.united(item->sceneBoundingRect());
+            for (auto it = now.begin(); it != now.end(); ++it)
                 if (screenBefore.contains(it.key())) {
-                    QCOMPARE(onScreen(it.value()), screenBefore.value(it.key()));
+                    if (onScreen(it.value()) != screenBefore.value(it.key())) {
+                        ++scrolled;
+                        QVERIFY(!added.isNull());
+                        QVERIFY(!visibleBefore.intersects(added));
+                        QVERIFY(w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect().intersects(added));
+                    }
                     break;
                 }
             shown << now;
         }
         QCOMPARE(moved, 0);
+        QVERIFY(scrolled < stableSteps / 2); // mostly the drawing stays still
         QVERIFY(kept > 30 * 90);
         QVERIFY(stableSteps >= 30);
         QVERIFY(changedSteps >= 30);
@@ -515,6 +529,39 @@ private slots:
         s.setCurrentStep(here);
         QVERIFY(waitIdle(w));
         QVERIFY(!w.profileDimmed());
+    }
+
+    // Stepping onto a rewrite selects the nodes it added (the inspector shows the first) and
+    // they are on screen.
+    void steppingSelectsTheRewritesNewNodes() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        int checkedSteps = 0;
+        for (int k = 1; k < static_cast<int>(s.steps().size()) && checkedSteps < 12; ++k) {
+            s.setCurrentStep(k);
+            QVERIFY(waitIdle(w));
+            const StepPoint& st = s.steps()[static_cast<std::size_t>(k)];
+            if (st.phaseEnd) continue;
+            QSet<NodeId> added;
+            for (NodeId id : s.trace()->events()[static_cast<std::size_t>(st.event - 1)].added)
+                if (w.graphScene()->nodeItems().contains(QStringLiteral("n%1").arg(id))) added.insert(id);
+            if (added.isEmpty()) continue;
+            QSet<NodeId> selected;
+            for (QGraphicsItem* it : w.graphScene()->selectedItems()) selected.insert(static_cast<GraphNodeItem*>(it)->node().node);
+            QCOMPARE(selected, added);
+            QVERIFY(added.contains(w.inspector()->shownNode()));
+            const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+            bool onScreen = false;
+            for (NodeId id : added) onScreen |= visible.intersects(w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id))->sceneBoundingRect());
+            QVERIFY2(onScreen, qPrintable(QStringLiteral("step %1").arg(k)));
+            ++checkedSteps;
+        }
+        QVERIFY(checkedSteps >= 5);
     }
 
     void phasesDisabledAndReordered() {

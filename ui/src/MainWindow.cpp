@@ -641,6 +641,29 @@ QString MainWindow::profileStatus() const { return m_profileLabel->text(); }
 
 bool MainWindow::profileDimmed() const { return !m_profileTable->isEnabled(); }
 
+bool MainWindow::showEventNodes() {
+    const auto& steps = m_session->steps();
+    const Trace* trace = m_session->trace();
+    if (!trace || steps.empty()) return false;
+    const StepPoint& st = steps[static_cast<std::size_t>(m_session->currentStep())];
+    if (st.phaseEnd || st.event < 1 || st.event > static_cast<int>(trace->events().size())) return false;
+    QList<GraphNodeItem*> items;
+    for (NodeId id : trace->events()[static_cast<std::size_t>(st.event - 1)].added)
+        if (GraphNodeItem* it = m_scene->nodeItems().value(QStringLiteral("n%1").arg(id))) items << it;
+    if (items.isEmpty()) return false;
+    selectNode(items.front()->node().node); // the inspector shows the first new node
+    {
+        const QSignalBlocker block(m_scene);
+        for (GraphNodeItem* it : items) it->setSelected(true);
+    }
+    QRectF area;
+    for (GraphNodeItem* it : items) area = area.united(it->sceneBoundingRect());
+    // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    if (!visible.intersects(area)) m_view->centerOn(area.center());
+    return true;
+}
+
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
 
 bool MainWindow::revealNode(NodeId id) {
@@ -679,6 +702,7 @@ void MainWindow::refreshStep() {
 void MainWindow::showLayout() {
     const auto& layout = m_session->layout();
     if (!layout) return;
+    const bool stepped = m_session->currentStep() != m_lastShownStep; // (not a redraw of the same step)
     const bool side = m_diffCombo->currentIndex() == 2;
     auto g = m_session->graphAt(m_session->currentStep());
     QHash<QString, QString> tips;
@@ -766,7 +790,9 @@ void MainWindow::showLayout() {
                        .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")), QStringLiteral("\\1&nbsp;\\2"));
     m_summary->setText(summary);
     m_lastShownStep = m_session->currentStep();
-    if (m_pendingReveal >= 0) {
+    if (m_pendingReveal < 0 && stepped && !first && !m_session->showingNested() && showEventNodes()) {
+        // a rewrite's new nodes are selected and on screen (showEventNodes)
+    } else if (m_pendingReveal >= 0) {
         // (kept for the whole-step drawing that follows a neighbourhood-first one)
         const NodeId id = m_session->followUpPending() ? m_pendingReveal : std::exchange(m_pendingReveal, -1);
         if (!revealNode(id) && !m_session->followUpPending()) log(tr("Node #%1 is not in the drawing").arg(id));

@@ -131,6 +131,10 @@ private:
     void settleIdle(bool ok, const QString& message);
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
     void syncPipelineTree(const StepPoint& s);
+    /// On a rewrite event's step: selects the nodes the rewrite added (the inspector shows the
+    /// first) and scrolls them on screen when none is; false when the step is no event or
+    /// none of its new nodes is drawn.
+    bool showEventNodes();
     /// Selects `id` and scrolls it to the centre at a readable zoom; false if it is not drawn.
     bool revealNode(NodeId id);
 
