@@ -469,8 +469,15 @@ private slots:
         w.setDiffMode(1);
         QVERIFY(waitIdle(w));
         QCOMPARE(w.suggestedExportName(QStringLiteral("pdf")), QStringLiteral("join_alloc-step%1-diff.pdf").arg(w.session().currentStep()));
+        QVERIFY(w.graphView()->paneLabel().isEmpty()); // overlay: one pane, no label
+        w.setDiffMode(2); // side by side: the panes say which is which
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.beforeView()->paneLabel().startsWith(QStringLiteral("before: step %1,").arg(w.session().diffFrom().value_or(-1))),
+                 qPrintable(w.beforeView()->paneLabel()));
+        QVERIFY2(w.graphView()->paneLabel().startsWith(QStringLiteral("after: step %1,").arg(w.session().currentStep())), qPrintable(w.graphView()->paneLabel()));
         w.setDiffMode(0);
         QVERIFY(waitIdle(w));
+        QVERIFY(w.graphView()->paneLabel().isEmpty());
 
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QVERIFY(w.graphView()->minimapVisible()); // opened at a readable zoom: it does not fit
@@ -516,9 +523,11 @@ private slots:
         QVERIFY(w.pipelineModel()->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::DecorationRole).canConvert<QColor>());
 
         QVERIFY(w.profileStatus().startsWith("No profile yet"));
+        QVERIFY(!w.profileTablesShown()); // an empty Profile dock is one line
         const int here = s.currentStep();
         w.executeCurrent();
         QVERIFY(waitIdle(w));
+        QVERIFY(w.profileTablesShown());
         QVERIFY2(w.profileStatus().startsWith(QStringLiteral("Measured on step %1:").arg(here)), qPrintable(w.profileStatus()));
         QVERIFY(!w.profileDimmed());
         QVERIFY(w.profileModel()->rowCount() > 0);

@@ -91,6 +91,31 @@ void GraphView::fit() {
     emit viewChanged();
 }
 
+void GraphView::setPaneLabel(const QString& text) {
+    if (text == m_paneLabel) return;
+    m_paneLabel = text;
+    viewport()->update();
+}
+
+void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
+    QGraphicsView::drawForeground(painter, rect);
+    if (m_paneLabel.isEmpty()) return;
+    // in viewport pixels, so it stays put and readable at any zoom
+    painter->save();
+    painter->resetTransform();
+    QFont f = font();
+    f.setBold(true);
+    painter->setFont(f);
+    const QFontMetrics fm(f);
+    const QRect box(8, 8, fm.horizontalAdvance(m_paneLabel) + 16, fm.height() + 8);
+    painter->setPen(QPen(palette().color(QPalette::Mid), 1));
+    painter->setBrush(palette().color(QPalette::Window));
+    painter->drawRoundedRect(box, 4, 4);
+    painter->setPen(palette().color(QPalette::WindowText));
+    painter->drawText(box, Qt::AlignCenter, m_paneLabel);
+    painter->restore();
+}
+
 void GraphView::syncWith(GraphView* other) {
     auto push = [this, other] {
         if (m_syncing || other->m_syncing) return;
@@ -127,6 +152,7 @@ void GraphView::resizeEvent(QResizeEvent* e) {
 
 void GraphView::scrollContentsBy(int dx, int dy) {
     QGraphicsView::scrollContentsBy(dx, dy);
+    if (!m_paneLabel.isEmpty()) viewport()->update(); // the label is not part of the scrolled scene
     if (m_minimap) m_minimap->viewport()->update();
     emit viewChanged();
 }

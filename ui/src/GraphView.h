@@ -20,6 +20,9 @@ public:
     /// Keeps another view's transform and centre in step with this one (side by side diffs).
     void syncWith(GraphView* other);
     double zoom() const { return transform().m11(); }
+    /// A label drawn over the pane's top-left corner ("before: merge1"); empty for none.
+    void setPaneLabel(const QString& text);
+    QString paneLabel() const { return m_paneLabel; }
 
 Q_SIGNALS:
     void viewChanged();
@@ -29,12 +32,14 @@ protected:
     void keyPressEvent(QKeyEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
     void scrollContentsBy(int dx, int dy) override;
+    void drawForeground(QPainter* painter, const QRectF& rect) override;
 
 private:
     void updateMinimapVisibility();
     class Minimap;
     Minimap* m_minimap = nullptr;
     bool m_syncing = false;
+    QString m_paneLabel;
 };
 
 } // namespace passlens

@@ -83,6 +83,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
     setAcceptDrops(true);
     buildUi();
     buildActions();
+    updateProfileLabel(); // no profile yet: the dock is one line high
     connect(m_session, &DebugSession::opened, this, [this] {
         {
             const bool wasSyncing = std::exchange(m_syncingTree, true); // a reset moves no step
@@ -292,8 +293,10 @@ void MainWindow::buildUi() {
     auto* tabs = new QTabWidget;
     tabs->addTab(m_profileTable, tr("Per node"));
     tabs->addTab(m_profileOpTable, tr("Per op kind"));
+    m_profileTabs = tabs;
     m_profileLabel = new QLabel(tr("No profile yet: Execute and profile this step (F5)"));
     m_profileLabel->setWordWrap(true);
+    m_profileLabel->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     auto* profBox = new QWidget;
     auto* profLayout = new QVBoxLayout(profBox);
     profLayout->setContentsMargins(2, 2, 2, 2);
@@ -621,12 +624,21 @@ void MainWindow::jumpToEvent(int seq, NodeId id) {
 
 void MainWindow::updateProfileLabel() {
     const auto& steps = m_session->steps();
+    auto* dock = qobject_cast<QDockWidget*>(m_profileTabs->parentWidget() ? m_profileTabs->parentWidget()->parentWidget() : nullptr);
     if (m_profileStep < 0 || m_profileStep >= static_cast<int>(steps.size()) || m_profileJson.is_null()) {
         m_profileStep = -1;
         m_profileLabel->setText(tr("No profile yet: Execute and profile this step (F5)"));
         m_profileLabel->setEnabled(true);
         for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(true);
+        if (m_profileTabs->isVisible() || !m_profileTabs->isHidden()) {
+            m_profileTabs->hide(); // an empty Profile dock is one line high
+            if (dock) resizeDocks({dock}, {dock->minimumSizeHint().height()}, Qt::Vertical);
+        }
         return;
+    }
+    if (m_profileTabs->isHidden()) {
+        m_profileTabs->show();
+        if (dock) resizeDocks({dock}, {std::max(220, height() / 4)}, Qt::Vertical);
     }
     const QString where = tr("step %1: %2").arg(m_profileStep).arg(steps[static_cast<std::size_t>(m_profileStep)].label);
     const QString device = QString::fromStdString(m_profileJson.value("device", std::string()));
@@ -640,6 +652,8 @@ void MainWindow::updateProfileLabel() {
 QString MainWindow::profileStatus() const { return m_profileLabel->text(); }
 
 bool MainWindow::profileDimmed() const { return !m_profileTable->isEnabled(); }
+
+bool MainWindow::profileTablesShown() const { return !m_profileTabs->isHidden(); }
 
 bool MainWindow::showEventNodes() {
     const auto& steps = m_session->steps();
@@ -745,6 +759,11 @@ void MainWindow::showLayout() {
         strip(after, NodeChange::Removed);
         m_sceneBefore->setLayout(before, tips, shares);
         m_scene->setLayout(after, tips, shares);
+        const auto& steps = m_session->steps();
+        if (const auto from = m_session->diffFrom(); from && *from < static_cast<int>(steps.size())) {
+            m_viewBefore->setPaneLabel(tr("before: step %1, %2").arg(*from).arg(steps[static_cast<std::size_t>(*from)].label));
+            m_view->setPaneLabel(tr("after: step %1, %2").arg(m_session->currentStep()).arg(steps[static_cast<std::size_t>(m_session->currentStep())].label));
+        }
         m_centre->setCurrentIndex(1);
         auto* split = static_cast<QSplitter*>(m_centre->widget(1));
         if (split->count() == 1) {
@@ -753,6 +772,7 @@ void MainWindow::showLayout() {
             split->setSizes({1, 1});
         }
     } else {
+        m_view->setPaneLabel({});
         m_scene->setLayout(*layout, tips, shares, layout->stable && !first);
         if (m_centre->indexOf(m_view) < 0) m_centre->insertWidget(0, m_view);
         m_centre->setCurrentIndex(0);

@@ -97,6 +97,8 @@ public:
     /// True while the profile shown was measured on another step than the one shown (its
     /// tables are dimmed).
     bool profileDimmed() const;
+    /// True while the Profile dock shows its tables (false while there is no profile).
+    bool profileTablesShown() const;
     /// Execute > Check: compares every phase's graph with the source on the execution backend
     /// (asynchronous; whenIdle waits); marks each phase in the pipeline tree (match, first
     /// divergent, diverged, failed) and logs the figures.
@@ -169,6 +171,7 @@ private:
     int m_searchHit = -1;
     QLabel* m_findLabel = nullptr;
     QLabel* m_profileLabel = nullptr;
+    QWidget* m_profileTabs = nullptr;
     int m_profileStep = -1; ///< the step the shown profile was measured on
     QSortFilterProxyModel* m_pipelineFilter = nullptr;
     QLineEdit* m_rewriteFilter = nullptr;
