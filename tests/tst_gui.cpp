@@ -17,6 +17,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QDialog>
 #include <QFile>
 #include <QLineEdit>
@@ -571,6 +572,27 @@ private slots:
             ++checkedSteps;
         }
         QVERIFY(checkedSteps >= 5);
+    }
+
+    // Choosing another pipeline in the box runs it (the box never names a pipeline that did not
+    // run on what is shown).
+    void pipelineBoxRunsTheChosenPipeline() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json", QStringLiteral("theano")));
+        QCOMPARE(w.session().pipelineName(), QStringLiteral("theano"));
+        QComboBox* box = w.pipelineBox();
+        const int cleanup = box->findText(QStringLiteral("cleanup"));
+        QVERIFY(cleanup >= 0);
+        box->setCurrentIndex(cleanup);
+        emit box->activated(cleanup); // as a user's choice does
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.session().pipelineName(), QStringLiteral("cleanup"));
+        // cleanup leaves the Alloc special case's nodes on the host
+        auto g = w.session().graphAt(static_cast<int>(w.session().steps().size()) - 1);
+        QStringList kinds;
+        for (const Apply* a : g->toposort()) kinds << QString::fromStdString(a->op().kind());
+        QVERIFY2(kinds.contains("Alloc") && !kinds.contains("GpuAlloc"), qPrintable(kinds.join(',')));
     }
 
     void phasesDisabledAndReordered() {

@@ -344,12 +344,22 @@ void MainWindow::buildActions() {
     for (const auto& n : Pipeline::builtinNames()) m_pipelineCombo->addItem(QString::fromStdString(n));
     m_pipelineCombo->addItem(tr("Pipeline file…"));
     m_pipelineCombo->setToolTip(tr("Pipeline: a built-in one or a .pipeline.json file (FORMAT.md §3)"));
+    // Choosing another pipeline runs it at once (the box never shows one that did not run).
     connect(m_pipelineCombo, &QComboBox::activated, this, [this](int i) {
-        if (m_pipelineCombo->itemText(i) != tr("Pipeline file…")) return;
-        const QString f = QFileDialog::getOpenFileName(this, tr("Pipeline file"), {}, tr("Pipelines (*.pipeline.json *.json)"));
-        if (f.isEmpty()) return;
-        m_pipelineCombo->insertItem(m_pipelineCombo->count() - 1, f);
-        m_pipelineCombo->setCurrentIndex(m_pipelineCombo->count() - 2);
+        if (m_pipelineCombo->itemText(i) == tr("Pipeline file…")) {
+            const QString f = QFileDialog::getOpenFileName(this, tr("Pipeline file"), {}, tr("Pipelines (*.pipeline.json *.json)"));
+            if (f.isEmpty()) {
+                const int back = m_pipelineCombo->findText(m_session->pipelineName());
+                if (back >= 0) m_pipelineCombo->setCurrentIndex(back);
+                return;
+            }
+            m_pipelineCombo->insertItem(m_pipelineCombo->count() - 1, f);
+            m_pipelineCombo->setCurrentIndex(m_pipelineCombo->count() - 2);
+        }
+        const QString chosen = m_pipelineCombo->currentText();
+        if (!m_session->trace() || chosen == m_session->pipelineName()) return;
+        log(tr("Running pipeline %1 (chosen in the pipeline box)").arg(chosen));
+        m_session->runPipeline(chosen, {}, m_phaseMoves); // unchecked phases belong to the other pipeline
     });
     tb->addWidget(m_pipelineCombo);
     auto* run = tb->addAction(tr("Run"), this, [this] { m_session->runPipeline(m_pipelineCombo->currentText(), m_pipelineModel->disabledPhases(), m_phaseMoves); });

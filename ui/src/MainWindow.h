@@ -56,6 +56,7 @@ public:
     GraphScene* beforeScene() const { return m_sceneBefore; }
     PipelineModel* pipelineModel() const { return m_pipelineModel; }
     QTreeView* pipelineTree() const { return m_pipelineTree; }
+    QComboBox* pipelineBox() const { return m_pipelineCombo; }
     ProfileModel* profileModel() const { return m_profileNodes; }
     QTableView* profileTable() const { return m_profileTable; }
     InspectorWidget* inspector() const { return m_inspector; }
