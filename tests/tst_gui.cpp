@@ -13,6 +13,7 @@
 #include "ProfileModel.h"
 
 #include <passlens/io/GraphLoader.h>
+#include <passlens/layout/DotWriter.h>
 #include <passlens/pipeline/Pipeline.h>
 
 #include <QAbstractItemModelTester>
@@ -532,6 +533,17 @@ private slots:
         QVERIFY2(w.profileStatus().startsWith(QStringLiteral("Measured on step %1:").arg(here)), qPrintable(w.profileStatus()));
         QVERIFY(!w.profileDimmed());
         QVERIFY(w.profileModel()->rowCount() > 0);
+        // the overlay: the exports' heat colours on the drawing's shares, and a legend
+        QVERIFY2(w.graphView()->legend().startsWith(QString::fromUtf8("timing: 0 \u2192 ")) && w.graphView()->legend().contains("linear scale") &&
+                     w.graphView()->legend().endsWith("cpu"),
+                 qPrintable(w.graphView()->legend()));
+        int heated = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            if (it->node().timeShare >= 0) {
+                ++heated;
+                QCOMPARE(GraphNodeItem::fillFor(it->node(), false, it->node().timeShare), QColor(QString::fromStdString(heatColour(it->node().timeShare))));
+            }
+        QVERIFY(heated > 10);
         s.setCurrentStep(0);
         QVERIFY(waitIdle(w));
         QVERIFY(w.profileDimmed());

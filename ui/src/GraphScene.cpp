@@ -75,7 +75,8 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     p->setBrush(fillFor(m_node, m_dark, m_timeShare));
     const bool round = m_node.category == NodeCategory::Input || m_node.category == NodeCategory::Output || m_node.category == NodeCategory::Constant;
     p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
-    p->setPen(fg);
+    // light text on the dark end of the heat scale, as the exports' heatOf
+    p->setPen(m_timeShare >= 0.62 && !m_dark ? QColor(Qt::white) : fg);
     QRectF r = m_rect.adjusted(4, 2, -4, -2);
     // the title on the lines the DOT writer gave it (Graphviz sized the box for them)
     const std::vector<std::string> title = titleLines(m_node.title);

@@ -1,6 +1,9 @@
 #include "GraphView.h"
 
+#include <passlens/layout/DotWriter.h>
+
 #include <QKeyEvent>
+#include <QLinearGradient>
 #include <QPainter>
 #include <QScrollBar>
 #include <QWheelEvent>
@@ -97,22 +100,47 @@ void GraphView::setPaneLabel(const QString& text) {
     viewport()->update();
 }
 
+void GraphView::setLegend(const QString& text) {
+    if (text == m_legend) return;
+    m_legend = text;
+    viewport()->update();
+}
+
 void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
     QGraphicsView::drawForeground(painter, rect);
-    if (m_paneLabel.isEmpty()) return;
-    // in viewport pixels, so it stays put and readable at any zoom
+    if (m_paneLabel.isEmpty() && m_legend.isEmpty()) return;
+    // in viewport pixels, so they stay put and readable at any zoom
     painter->save();
     painter->resetTransform();
-    QFont f = font();
-    f.setBold(true);
-    painter->setFont(f);
-    const QFontMetrics fm(f);
-    const QRect box(8, 8, fm.horizontalAdvance(m_paneLabel) + 16, fm.height() + 8);
-    painter->setPen(QPen(palette().color(QPalette::Mid), 1));
-    painter->setBrush(palette().color(QPalette::Window));
-    painter->drawRoundedRect(box, 4, 4);
-    painter->setPen(palette().color(QPalette::WindowText));
-    painter->drawText(box, Qt::AlignCenter, m_paneLabel);
+    const QColor frame = palette().color(QPalette::Mid), back = palette().color(QPalette::Window), ink = palette().color(QPalette::WindowText);
+    if (!m_paneLabel.isEmpty()) {
+        QFont f = font();
+        f.setBold(true);
+        painter->setFont(f);
+        const QFontMetrics fm(f);
+        const QRect box(8, 8, fm.horizontalAdvance(m_paneLabel) + 16, fm.height() + 8);
+        painter->setPen(QPen(frame, 1));
+        painter->setBrush(back);
+        painter->drawRoundedRect(box, 4, 4);
+        painter->setPen(ink);
+        painter->drawText(box, Qt::AlignCenter, m_paneLabel);
+    }
+    if (!m_legend.isEmpty()) {
+        painter->setFont(font());
+        const QFontMetrics fm(font());
+        const int w = std::max(160, fm.horizontalAdvance(m_legend) + 16);
+        const QRect box(8, viewport()->height() - fm.height() - 34, w, fm.height() + 26);
+        painter->setPen(QPen(frame, 1));
+        painter->setBrush(back);
+        painter->drawRoundedRect(box, 4, 4);
+        QLinearGradient bar(box.left() + 8, 0, box.right() - 8, 0);
+        for (int k = 0; k <= 4; ++k) bar.setColorAt(k / 4.0, QColor(QString::fromStdString(heatColour(k / 4.0))));
+        painter->setPen(QPen(frame, 1));
+        painter->setBrush(bar);
+        painter->drawRect(QRect(box.left() + 8, box.top() + 6, box.width() - 16, 10));
+        painter->setPen(ink);
+        painter->drawText(QRect(box.left() + 8, box.top() + 18, box.width() - 16, fm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter, m_legend);
+    }
     painter->restore();
 }
 
@@ -152,7 +180,7 @@ void GraphView::resizeEvent(QResizeEvent* e) {
 
 void GraphView::scrollContentsBy(int dx, int dy) {
     QGraphicsView::scrollContentsBy(dx, dy);
-    if (!m_paneLabel.isEmpty()) viewport()->update(); // the label is not part of the scrolled scene
+    if (!m_paneLabel.isEmpty() || !m_legend.isEmpty()) viewport()->update(); // not part of the scrolled scene
     if (m_minimap) m_minimap->viewport()->update();
     emit viewChanged();
 }

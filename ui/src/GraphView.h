@@ -23,6 +23,10 @@ public:
     /// A label drawn over the pane's top-left corner ("before: merge1"); empty for none.
     void setPaneLabel(const QString& text);
     QString paneLabel() const { return m_paneLabel; }
+    /// The timing overlay's legend over the pane's bottom-left corner: the heat scale of the
+    /// exports (heatColour) as a bar, with `text` (range, scale, units); empty for none.
+    void setLegend(const QString& text);
+    QString legend() const { return m_legend; }
 
 Q_SIGNALS:
     void viewChanged();
@@ -40,6 +44,7 @@ private:
     Minimap* m_minimap = nullptr;
     bool m_syncing = false;
     QString m_paneLabel;
+    QString m_legend;
 };
 
 } // namespace passlens

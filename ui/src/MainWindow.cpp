@@ -740,14 +740,21 @@ void MainWindow::showLayout() {
                     for (const Variable* o : a->outputs()) t += QStringLiteral("<br>out: %1").arg(QString::fromStdString(o->type().str()));
                     tips.insert(QString::fromStdString(n.key), t);
                 }
+    // the overlay's fills: the shares applyTiming put on the drawing (its scale, as exports)
     QHash<NodeId, double> shares;
-    if (const auto& prof = m_session->profile()) {
-        const double total = prof->totalUs();
-        if (total > 0) {
-            for (const auto& [id, t] : prof->nodes) shares.insert(id, t.timeUs / total);
-            for (const auto& [id, t] : prof->transfers) shares.insert(id, t.timeUs / total);
+    double maxUs = 0;
+    for (const LayoutNode& n : layout->nodes)
+        if (n.node >= 0 && n.timeShare >= 0) {
+            shares.insert(n.node, n.timeShare);
+            maxUs = std::max(maxUs, n.timeUs);
         }
-    }
+    QString legend;
+    if (const auto& prof = m_session->profile(); prof && !shares.isEmpty())
+        legend = tr("timing: 0 \u2192 %1 per run, %2 scale · total %3 · %4")
+                     .arg(QString::fromStdString(formatMicros(maxUs)), m_session->timingOptions().logScale ? tr("log") : tr("linear"),
+                          QString::fromStdString(formatMicros(prof->totalUs())), QString::fromStdString(prof->device));
+    m_view->setLegend(legend);
+    m_viewBefore->setLegend(legend);
     // refit when the drawing changed size a lot (another step, a diff), else keep the view
     const QRectF oldRect = m_scene->sceneRect();
     // a stable layout continues the drawing on screen: keep the view exactly
