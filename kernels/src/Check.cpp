@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace passlens {
@@ -50,6 +51,32 @@ CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<T
         r.outputs.push_back(d);
     }
     return r;
+}
+
+std::string allCloseMismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& ref, double rtol, double atol)
+{
+    if (got.size() != ref.size()) return std::to_string(got.size()) + " outputs vs " + std::to_string(ref.size()) + " expected";
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const std::string where = "output " + std::to_string(i) + ": ";
+        const Tensor& a = got[i];
+        const Tensor& b = ref[i];
+        if (a.dtype() != b.dtype()) return where + "dtype " + std::string(dtypeName(a.dtype())) + " vs " + std::string(dtypeName(b.dtype()));
+        if (a.shape() != b.shape()) return where + "shape " + shapeStr(a.shape()) + " vs " + shapeStr(b.shape());
+        const std::vector<double> va = a.toDoubles(), vb = b.toDoubles();
+        for (std::size_t k = 0; k < va.size(); ++k) {
+            const double x = va[k], y = vb[k];
+            bool ok;
+            if (std::isnan(x) || std::isnan(y)) ok = std::isnan(x) && std::isnan(y);
+            else if (std::isinf(x) || std::isinf(y)) ok = x == y;
+            else ok = std::fabs(x - y) <= atol + rtol * std::fabs(y);
+            if (!ok) {
+                char b2[96];
+                std::snprintf(b2, sizeof b2, "element %zu: %.6g vs %.6g", k, x, y);
+                return where + b2;
+            }
+        }
+    }
+    return {};
 }
 
 } // namespace passlens

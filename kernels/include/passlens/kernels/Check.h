@@ -31,4 +31,12 @@ struct CompareResult {
 /// Compares host tensors pairwise (values as doubles).
 CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& ref);
 
+/// Element-wise check as ONNX's backend test runner does it (onnx/backend/test/runner,
+/// assert_similar_outputs: same dtype, then numpy.testing.assert_allclose): every element has
+/// |got - ref| <= atol + rtol * |ref|; NaN matches NaN, an infinity only the same infinity.
+/// Returns "" when every output matches, else the first mismatch, e.g. "output 0: element 3:
+/// 0.5 vs 0.25", "output 1: dtype int32 vs int64", "output 0: shape [2] vs [3]" or
+/// "2 outputs vs 3 expected".
+std::string allCloseMismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& ref, double rtol, double atol);
+
 } // namespace passlens
