@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages PassLens needs to build, test and run. Idempotent: does nothing
+# Installs the Debian 12 packages PassLens needs to build, test and run (libonnx-testdata: the ONNX
+# backend conformance suite that tests/tst_conformance.cpp runs). Idempotent: does nothing
 # (no apt-get at all) when every package is already installed. Needs root, or sudo.
 # CUDA is not installed here: nvcc, when present, comes preinstalled under /usr/local/cuda/bin.
 #   bash scripts/install-deps.sh          install what is missing
@@ -13,6 +14,7 @@ PACKAGES=(
     libonnx-dev libprotobuf-dev protobuf-compiler
     nlohmann-json3-dev libcli11-dev libopenblas-dev libssl-dev
     fonts-dejavu-core
+    libonnx-testdata
     xvfb xauth
 )
 
