@@ -869,6 +869,50 @@ void onnxResize(KernelCall& c)
     c.outputs[0] = std::move(cur);
 }
 
+// ---------------------------------------------------------------- element-wise math without a
+// scalar op of the Elemwise vocabulary (computed in double, per the ONNX operator definitions)
+
+// y = f(x) element by element for a float32 / float64 x.
+template <class F> Tensor mapFloats(const KernelCall& c, const Tensor& x, F f)
+{
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) c.fail("needs a float32 or float64 input, got " + x.typeStr());
+    Tensor y = c.allocate(x.dtype(), x.shape());
+    const std::int64_t n = x.numel();
+    if (x.dtype() == DType::Float32) {
+        const float* xp = x.data<float>();
+        float* yp = y.data<float>();
+        for (std::int64_t i = 0; i < n; ++i) yp[i] = static_cast<float>(f(static_cast<double>(xp[i])));
+    } else {
+        const double* xp = x.data<double>();
+        double* yp = y.data<double>();
+        for (std::int64_t i = 0; i < n; ++i) yp[i] = f(xp[i]);
+    }
+    return y;
+}
+
+// A float unary op whose function takes the node's attributes: make(c) returns double(double).
+template <class Make> KernelFn floatUnary(Make make)
+{
+    return [make](KernelCall& c) { c.outputs[0] = mapFloats(c, c.in(0), make(c)); };
+}
+
+KernelFn floatUnary(double (*f)(double))
+{
+    return [f](KernelCall& c) { c.outputs[0] = mapFloats(c, c.in(0), f); };
+}
+
+void onnxIsInf(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const bool neg = c.op().intAttr("detect_negative", 1) != 0, pos = c.op().intAttr("detect_positive", 1) != 0;
+    Tensor y = c.allocate(DType::Bool, x.shape());
+    for (std::int64_t i = 0; i < x.numel(); ++i) {
+        const double v = x.at(i);
+        y.data<std::uint8_t>()[i] = std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
+    }
+    c.outputs[0] = std::move(y);
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -911,6 +955,35 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxConv", Backend::Cpu, onnxConv);
     r.add("OnnxConvTranspose", Backend::Cpu, onnxConvTranspose);
     r.add("OnnxResize", Backend::Cpu, onnxResize);
+    r.add("OnnxAcos", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::acos)));
+    r.add("OnnxAcosh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::acosh)));
+    r.add("OnnxAsin", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::asin)));
+    r.add("OnnxAsinh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::asinh)));
+    r.add("OnnxAtan", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::atan)));
+    r.add("OnnxAtanh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::atanh)));
+    r.add("OnnxCosh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::cosh)));
+    r.add("OnnxSinh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::sinh)));
+    r.add("OnnxTan", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::tan)));
+    r.add("OnnxSoftplus", Backend::Cpu, floatUnary(+[](double x) { return std::log(std::exp(x) + 1.0); }));
+    r.add("OnnxSoftsign", Backend::Cpu, floatUnary(+[](double x) { return x / (1.0 + std::fabs(x)); }));
+    r.add("OnnxElu", Backend::Cpu, floatUnary([](const KernelCall& c) {
+              const double alpha = c.op().floatAttr("alpha", 1.0);
+              return [alpha](double x) { return x < 0 ? alpha * (std::exp(x) - 1.0) : x; };
+          }));
+    r.add("OnnxSelu", Backend::Cpu, floatUnary([](const KernelCall& c) {
+              const double alpha = c.op().floatAttr("alpha", 1.67326319217681884765625);
+              const double gamma = c.op().floatAttr("gamma", 1.05070102214813232421875);
+              return [alpha, gamma](double x) { return x <= 0 ? gamma * (alpha * std::exp(x) - alpha) : gamma * x; };
+          }));
+    r.add("OnnxThresholdedRelu", Backend::Cpu, floatUnary([](const KernelCall& c) {
+              const double alpha = c.op().floatAttr("alpha", 1.0);
+              return [alpha](double x) { return x > alpha ? x : 0.0; };
+          }));
+    r.add("OnnxShrink", Backend::Cpu, floatUnary([](const KernelCall& c) {
+              const double bias = c.op().floatAttr("bias", 0.0), lambd = c.op().floatAttr("lambd", 0.5);
+              return [bias, lambd](double x) { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; };
+          }));
+    r.add("OnnxIsInf", Backend::Cpu, onnxIsInf);
 }
 
 } // namespace passlens::cpu
