@@ -439,20 +439,41 @@ void onnxPad(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-KernelFn onnxReduce(const std::string& scalar, bool mean)
+// y = f(x) element by element for a float32 / float64 x.
+template <class F> Tensor mapFloats(const KernelCall& c, const Tensor& x, F f)
 {
-    return [scalar, mean](KernelCall& c) {
-        const Tensor& x = c.in(0);
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) c.fail("needs a float32 or float64 input, got " + x.typeStr());
+    Tensor y = c.allocate(x.dtype(), x.shape());
+    const std::int64_t n = x.numel();
+    if (x.dtype() == DType::Float32) {
+        const float* xp = x.data<float>();
+        float* yp = y.data<float>();
+        for (std::int64_t i = 0; i < n; ++i) yp[i] = static_cast<float>(f(static_cast<double>(xp[i])));
+    } else {
+        const double* xp = x.data<double>();
+        double* yp = y.data<double>();
+        for (std::int64_t i = 0; i < n; ++i) yp[i] = f(xp[i]);
+    }
+    return y;
+}
+
+// ReduceX: `scalar` over the axes (attribute or input 1) of pre(x) ("sqr", "abs" or "exp"), then
+// post (sqrt, log) for ReduceL2, ReduceLogSum, ReduceLogSumExp; mean divides by the count.
+KernelFn onnxReduce(const std::string& scalar, bool mean, const std::string& pre = {}, double (*post)(double) = nullptr)
+{
+    return [scalar, mean, pre, post](KernelCall& c) {
+        const Tensor x = pre == "exp" ? mapFloats(c, c.in(0), static_cast<double (*)(double)>(std::exp)) : c.in(0);
         std::vector<std::int64_t> axes = axesOf(c, 1);
         const bool keep = c.op().intAttr("keepdims", 1) != 0;
         if (axes.empty() && c.op().intAttr("noop_with_empty_axes", 0)) {
-            c.outputs[0] = x;
+            c.outputs[0] = c.in(0);
             return;
         }
         std::vector<bool> red(static_cast<std::size_t>(x.ndim()), axes.empty());
         for (auto a : axes) red[static_cast<std::size_t>(normAxis(c, a, x.ndim()))] = true;
         const DType dt = x.dtype();
-        Tensor y = reduceTensor(c, x, red, scalar, dt);
+        Tensor y = reduceTensor(c, x, red, scalar, dt, pre == "exp" ? std::string() : pre);
+        if (post) y = mapFloats(c, y, post);
         if (mean) {
             std::int64_t cnt = 1;
             for (int a = 0; a < x.ndim(); ++a)
@@ -872,24 +893,6 @@ void onnxResize(KernelCall& c)
 // ---------------------------------------------------------------- element-wise math without a
 // scalar op of the Elemwise vocabulary (computed in double, per the ONNX operator definitions)
 
-// y = f(x) element by element for a float32 / float64 x.
-template <class F> Tensor mapFloats(const KernelCall& c, const Tensor& x, F f)
-{
-    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) c.fail("needs a float32 or float64 input, got " + x.typeStr());
-    Tensor y = c.allocate(x.dtype(), x.shape());
-    const std::int64_t n = x.numel();
-    if (x.dtype() == DType::Float32) {
-        const float* xp = x.data<float>();
-        float* yp = y.data<float>();
-        for (std::int64_t i = 0; i < n; ++i) yp[i] = static_cast<float>(f(static_cast<double>(xp[i])));
-    } else {
-        const double* xp = x.data<double>();
-        double* yp = y.data<double>();
-        for (std::int64_t i = 0; i < n; ++i) yp[i] = f(xp[i]);
-    }
-    return y;
-}
-
 // A float unary op whose function takes the node's attributes: make(c) returns double(double).
 template <class Make> KernelFn floatUnary(Make make)
 {
@@ -911,6 +914,142 @@ void onnxIsInf(KernelCall& c)
         y.data<std::uint8_t>()[i] = std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
     }
     c.outputs[0] = std::move(y);
+}
+
+// ---------------------------------------------------------------- along one axis
+
+// x's dims before `axis`, at it and after it.
+struct AxisSplit {
+    std::int64_t outer = 1, n = 1, inner = 1;
+};
+
+AxisSplit splitAt(const Tensor& x, int axis)
+{
+    AxisSplit s;
+    for (int a = 0; a < x.ndim(); ++a) (a < axis ? s.outer : a == axis ? s.n : s.inner) *= x.dim(a);
+    return s;
+}
+
+// ArgMax / ArgMin: int64 index of the first (or, with select_last_index, last) extreme along
+// `axis`, which is kept as size 1 with keepdims.
+void onnxArgExtreme(KernelCall& c, bool isMax)
+{
+    const Tensor& x = c.in(0);
+    const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
+    const bool keep = c.op().intAttr("keepdims", 1) != 0, last = c.op().intAttr("select_last_index", 0) != 0;
+    const AxisSplit s = splitAt(x, axis);
+    if (s.n == 0) c.fail("cannot take the arg" + std::string(isMax ? "max" : "min") + " of an empty axis of " + x.typeStr());
+    Shape out = x.shape();
+    if (keep) out[static_cast<std::size_t>(axis)] = 1;
+    else out.erase(out.begin() + axis);
+    Tensor y = c.allocate(DType::Int64, out);
+    std::int64_t* yp = y.data<std::int64_t>();
+    visitDType(x.dtype(), "ArgMax", [&](auto z) {
+        using T = decltype(z);
+        const T* xp = x.data<T>();
+        for (std::int64_t o = 0; o < s.outer; ++o)
+            for (std::int64_t i = 0; i < s.inner; ++i) {
+                const T* p = xp + o * s.n * s.inner + i;
+                std::int64_t best = 0;
+                for (std::int64_t k = 1; k < s.n; ++k) {
+                    const T v = p[k * s.inner], b = p[best * s.inner];
+                    if ((isMax ? v > b : v < b) || (last && v == b)) best = k;
+                }
+                yp[o * s.inner + i] = best;
+            }
+    });
+    c.outputs[0] = std::move(y);
+}
+
+// Hardmax (opset 13): 1 at the first maximum along `axis` (default -1), 0 elsewhere.
+void onnxHardmax(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
+    const AxisSplit s = splitAt(x, axis);
+    Tensor y = Tensor::zeros(x.dtype(), x.shape(), c.ctx.pool.get());
+    visitDType(x.dtype(), "Hardmax", [&](auto z) {
+        using T = decltype(z);
+        const T* xp = x.data<T>();
+        T* yp = y.data<T>();
+        for (std::int64_t o = 0; o < s.outer; ++o)
+            for (std::int64_t i = 0; i < s.inner; ++i) {
+                if (s.n == 0) continue;
+                const std::int64_t base = o * s.n * s.inner + i;
+                std::int64_t best = 0;
+                for (std::int64_t k = 1; k < s.n; ++k)
+                    if (xp[base + k * s.inner] > xp[base + best * s.inner]) best = k;
+                yp[base + best * s.inner] = T(1);
+            }
+    });
+    c.outputs[0] = std::move(y);
+}
+
+// CumSum: running sums along the axis given by input 1, `exclusive` and `reverse` as in ONNX.
+void onnxCumSum(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int axis = normAxis(c, scalarInt(c, 1), x.ndim());
+    const bool exclusive = c.op().intAttr("exclusive", 0) != 0, reverse = c.op().intAttr("reverse", 0) != 0;
+    const AxisSplit s = splitAt(x, axis);
+    Tensor y = c.allocate(x.dtype(), x.shape());
+    visitDType(x.dtype(), "CumSum", [&](auto z) {
+        using T = decltype(z);
+        const T* xp = x.data<T>();
+        T* yp = y.data<T>();
+        for (std::int64_t o = 0; o < s.outer; ++o)
+            for (std::int64_t i = 0; i < s.inner; ++i) {
+                T acc = T(0);
+                for (std::int64_t kk = 0; kk < s.n; ++kk) {
+                    const std::int64_t e = (o * s.n + (reverse ? s.n - 1 - kk : kk)) * s.inner + i;
+                    if (exclusive) {
+                        yp[e] = acc;
+                        acc = static_cast<T>(acc + xp[e]);
+                    } else {
+                        acc = static_cast<T>(acc + xp[e]);
+                        yp[e] = acc;
+                    }
+                }
+            }
+    });
+    c.outputs[0] = std::move(y);
+}
+
+// TopK: the K largest (or smallest) values along `axis` and their int64 indices, sorted; equal
+// values keep the lower index first, as the ONNX reference does.
+void onnxTopK(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
+    const std::int64_t k = scalarInt(c, 1);
+    const bool largest = c.op().intAttr("largest", 1) != 0;
+    const AxisSplit s = splitAt(x, axis);
+    if (k < 0 || k > s.n) c.fail("K " + std::to_string(k) + " out of range for axis " + std::to_string(axis) + " of " + x.typeStr());
+    Shape out = x.shape();
+    out[static_cast<std::size_t>(axis)] = k;
+    Tensor values = c.allocate(x.dtype(), out), indices = c.allocate(DType::Int64, out);
+    visitDType(x.dtype(), "TopK", [&](auto z) {
+        using T = decltype(z);
+        const T* xp = x.data<T>();
+        T* vp = values.data<T>();
+        std::int64_t* ip = indices.data<std::int64_t>();
+        std::vector<std::int64_t> order(static_cast<std::size_t>(s.n));
+        for (std::int64_t o = 0; o < s.outer; ++o)
+            for (std::int64_t i = 0; i < s.inner; ++i) {
+                const T* p = xp + o * s.n * s.inner + i;
+                std::iota(order.begin(), order.end(), 0);
+                std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+                    return largest ? p[a * s.inner] > p[b * s.inner] : p[a * s.inner] < p[b * s.inner];
+                });
+                for (std::int64_t j = 0; j < k; ++j) {
+                    const std::int64_t e = (o * k + j) * s.inner + i;
+                    vp[e] = p[order[static_cast<std::size_t>(j)] * s.inner];
+                    ip[e] = order[static_cast<std::size_t>(j)];
+                }
+            }
+    });
+    c.outputs[0] = std::move(values);
+    if (c.outputs.size() > 1) c.outputs[1] = std::move(indices);
 }
 
 } // namespace
@@ -984,6 +1123,16 @@ void registerOnnxKernels(KernelRegistry& r)
               return [bias, lambd](double x) { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; };
           }));
     r.add("OnnxIsInf", Backend::Cpu, onnxIsInf);
+    r.add("OnnxReduceL1", Backend::Cpu, onnxReduce("add", false, "abs"));
+    r.add("OnnxReduceL2", Backend::Cpu, onnxReduce("add", false, "sqr", static_cast<double (*)(double)>(std::sqrt)));
+    r.add("OnnxReduceSumSquare", Backend::Cpu, onnxReduce("add", false, "sqr"));
+    r.add("OnnxReduceLogSum", Backend::Cpu, onnxReduce("add", false, {}, static_cast<double (*)(double)>(std::log)));
+    r.add("OnnxReduceLogSumExp", Backend::Cpu, onnxReduce("add", false, "exp", static_cast<double (*)(double)>(std::log)));
+    r.add("OnnxArgMax", Backend::Cpu, [](KernelCall& c) { onnxArgExtreme(c, true); });
+    r.add("OnnxArgMin", Backend::Cpu, [](KernelCall& c) { onnxArgExtreme(c, false); });
+    r.add("OnnxHardmax", Backend::Cpu, onnxHardmax);
+    r.add("OnnxCumSum", Backend::Cpu, onnxCumSum);
+    r.add("OnnxTopK", Backend::Cpu, onnxTopK);
 }
 
 } // namespace passlens::cpu
