@@ -1286,6 +1286,270 @@ void onnxTrilu(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
+// ---------------------------------------------------------------- shapes and generators
+
+void onnxSize(KernelCall& c)
+{
+    Tensor y = c.allocate(DType::Int64, {});
+    y.data<std::int64_t>()[0] = c.in(0).numel();
+    c.outputs[0] = std::move(y);
+}
+
+// Range: start, start + delta, ... below limit (above it for a negative delta), dtype of start.
+void onnxRange(KernelCall& c)
+{
+    const Tensor& start = c.in(0);
+    const double s = start.at(0), l = c.in(1).at(0), d = c.in(2).at(0);
+    if (d == 0) c.fail("delta is 0");
+    const double count = std::max(std::ceil((l - s) / d), 0.0);
+    if (!(count <= 1e9)) c.fail("Range of " + std::to_string(count) + " elements is too large");
+    const auto n = static_cast<std::int64_t>(count);
+    Tensor y = c.allocate(start.dtype(), {n});
+    visitDType(start.dtype(), "Range", [&](auto z) {
+        using T = decltype(z);
+        const T s0 = static_cast<T>(s), d0 = static_cast<T>(d);
+        T* yp = y.data<T>();
+        for (std::int64_t i = 0; i < n; ++i) yp[i] = static_cast<T>(s0 + static_cast<T>(i) * d0);
+    });
+    c.outputs[0] = std::move(y);
+}
+
+// x copied into a new tensor of shape `view` (x's elements reinterpreted) with its axes
+// permuted by `perm` (DepthToSpace, SpaceToDepth).
+Tensor permutedCopy(const KernelCall& c, const Tensor& x, const Shape& view, const std::vector<int>& perm)
+{
+    const auto vs = stridesOf(view);
+    Shape out;
+    std::vector<std::int64_t> st;
+    for (int p : perm) {
+        out.push_back(view[static_cast<std::size_t>(p)]);
+        st.push_back(vs[static_cast<std::size_t>(p)]);
+    }
+    Tensor y = c.allocate(x.dtype(), out);
+    stridedCopy(x.rawData(), st, y.rawData(), out, dtypeSize(x.dtype()));
+    return y;
+}
+
+void onnxTile(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const std::vector<std::int64_t> reps = intsOf(needIn(c, 1));
+    if (static_cast<int>(reps.size()) != x.ndim()) c.fail("repeats has " + std::to_string(reps.size()) + " entries for " + x.typeStr());
+    Shape out;
+    for (int a = 0; a < x.ndim(); ++a) {
+        if (reps[static_cast<std::size_t>(a)] < 0) c.fail("negative repeat");
+        out.push_back(x.dim(a) * reps[static_cast<std::size_t>(a)]);
+    }
+    Tensor y = c.allocate(x.dtype(), out);
+    const auto xs = stridesOf(x.shape());
+    const std::size_t es = dtypeSize(x.dtype());
+    std::vector<std::int64_t> pos(out.size(), 0);
+    for (std::int64_t e = 0; e < y.numel(); ++e, nextIndex(pos, out)) {
+        std::int64_t off = 0;
+        for (int a = 0; a < x.ndim(); ++a) off += pos[static_cast<std::size_t>(a)] % x.dim(a) * xs[static_cast<std::size_t>(a)];
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
+    }
+    c.outputs[0] = std::move(y);
+}
+
+// DepthToSpace (mode DCR or CRD) and SpaceToDepth on NCHW, as the ONNX definitions' reshapes
+// and transposes.
+void onnxDepthToSpace(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const std::int64_t b = c.op().intAttr("blocksize", 0);
+    if (x.ndim() != 4 || b <= 0 || x.dim(1) % (b * b)) c.fail("needs an NCHW input with channels divisible by blocksize^2, got " + x.typeStr());
+    const std::int64_t n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
+    const bool crd = c.op().str("mode") == "CRD";
+    Tensor y = crd ? permutedCopy(c, x, {n, ch / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3})
+                   : permutedCopy(c, x, {n, b, b, ch / (b * b), h, w}, {0, 3, 4, 1, 5, 2});
+    c.outputs[0] = y.reshaped({n, ch / (b * b), h * b, w * b});
+}
+
+void onnxSpaceToDepth(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const std::int64_t b = c.op().intAttr("blocksize", 0);
+    if (x.ndim() != 4 || b <= 0 || x.dim(2) % b || x.dim(3) % b) c.fail("needs an NCHW input with H and W divisible by blocksize, got " + x.typeStr());
+    const std::int64_t n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
+    Tensor y = permutedCopy(c, x, {n, ch, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4});
+    c.outputs[0] = y.reshaped({n, ch * b * b, h / b, w / b});
+}
+
+// EyeLike: ones on diagonal k of a matrix shaped like input 0; dtype attribute or input's.
+void onnxEyeLike(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() != 2) c.fail("needs a 2-d input, got " + x.typeStr());
+    DType dt = x.dtype();
+    if (c.op().has("dtype")) {
+        const auto d = onnxDType(c.op().intAttr("dtype", 1));
+        if (!d) c.fail("unsupported dtype " + std::to_string(c.op().intAttr("dtype", 1)));
+        dt = *d;
+    }
+    const std::int64_t k = c.op().intAttr("k", 0);
+    Tensor y = Tensor::zeros(dt, x.shape(), c.ctx.pool.get());
+    const double one = 1;
+    const std::size_t es = dtypeSize(dt);
+    for (std::int64_t i = 0; i < x.dim(0); ++i)
+        if (i + k >= 0 && i + k < x.dim(1)) convertElements(&one, DType::Float64, static_cast<char*>(y.rawData()) + static_cast<std::size_t>(i * x.dim(1) + i + k) * es, dt, 1);
+    c.outputs[0] = std::move(y);
+}
+
+void onnxCastLike(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const DType to = c.in(1).dtype();
+    Tensor y = c.allocate(to, x.shape());
+    convertElements(x.rawData(), x.dtype(), y.rawData(), to, y.numel());
+    c.outputs[0] = std::move(y);
+}
+
+// Split along `axis`: sizes from input 1 (opset 13) or the `split` attribute, else equal parts
+// (the last one smaller, opset 18) over the node's outputs.
+void onnxSplit(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
+    std::vector<std::int64_t> sizes = attrInts(c, "split");
+    if (const Tensor* t = onnxIn(c, 1)) sizes = intsOf(*t);
+    const auto nOut = static_cast<std::int64_t>(c.outputs.size());
+    const std::int64_t dim = x.dim(axis);
+    if (sizes.empty()) {
+        const std::int64_t part = (dim + nOut - 1) / nOut;
+        for (std::int64_t i = 0; i < nOut; ++i) sizes.push_back(std::clamp<std::int64_t>(dim - i * part, 0, part));
+    }
+    if (static_cast<std::int64_t>(sizes.size()) != nOut || std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)) != dim)
+        c.fail("split sizes " + shapeStr(sizes) + " do not divide axis " + std::to_string(axis) + " of " + x.typeStr() + " into " + std::to_string(nOut) + " outputs");
+    const AxisSplit s = splitAt(x, axis);
+    const std::size_t es = dtypeSize(x.dtype());
+    std::int64_t from = 0;
+    for (std::int64_t i = 0; i < nOut; ++i) {
+        Shape out = x.shape();
+        out[static_cast<std::size_t>(axis)] = sizes[static_cast<std::size_t>(i)];
+        Tensor y = c.allocate(x.dtype(), out);
+        const std::size_t chunk = static_cast<std::size_t>(sizes[static_cast<std::size_t>(i)] * s.inner) * es;
+        for (std::int64_t o = 0; o < s.outer; ++o)
+            std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o) * chunk,
+                        static_cast<const char*>(x.rawData()) + static_cast<std::size_t>((o * s.n + from) * s.inner) * es, chunk);
+        from += sizes[static_cast<std::size_t>(i)];
+        c.outputs[static_cast<std::size_t>(i)] = std::move(y);
+    }
+}
+
+// Dropout in inference: the input, and an all-true mask. Training mode with a ratio above 0
+// draws a random mask, which the executor does not reproduce.
+void onnxDropout(KernelCall& c)
+{
+    const Tensor* training = onnxIn(c, 2);
+    const double ratio = onnxIn(c, 1) ? onnxIn(c, 1)->at(0) : c.op().floatAttr("ratio", 0.5);
+    if (training && training->at(0) != 0 && ratio > 0) c.fail("Dropout in training mode draws a random mask; only inference is supported");
+    c.outputs[0] = c.in(0);
+    if (c.outputs.size() > 1) {
+        Tensor mask = c.allocate(DType::Bool, c.in(0).shape());
+        std::memset(mask.rawData(), 1, mask.nbytes());
+        c.outputs[1] = std::move(mask);
+    }
+}
+
+// NonZero: int64 [rank, count] coordinates of the non-zero elements, in row-major order.
+void onnxNonZero(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    std::vector<std::int64_t> hits;
+    for (std::int64_t e = 0; e < x.numel(); ++e)
+        if (x.at(e) != 0) hits.push_back(e);
+    const int r = x.ndim();
+    const auto n = static_cast<std::int64_t>(hits.size());
+    Tensor y = c.allocate(DType::Int64, {r, n});
+    const auto xs = stridesOf(x.shape());
+    for (std::int64_t j = 0; j < n; ++j)
+        for (int a = 0; a < r; ++a) y.data<std::int64_t>()[a * n + j] = hits[static_cast<std::size_t>(j)] / xs[static_cast<std::size_t>(a)] % x.dim(a);
+    c.outputs[0] = std::move(y);
+}
+
+// ---------------------------------------------------------------- broadcasting binary ops
+// computed in a wide type (int64, uint64 or double) and converted to the result dtype
+
+// The inputs broadcast to their common shape as `wide` tensors.
+std::vector<Tensor> broadcastAs(const KernelCall& c, const std::vector<Tensor>& ins, DType wide)
+{
+    std::vector<Shape> shapes;
+    for (const Tensor& t : ins) shapes.push_back(t.shape());
+    const Shape out = broadcastShapes(shapes);
+    std::vector<Tensor> r;
+    for (const Tensor& t : ins) r.push_back(broadcastToShape(c, t, out, wide));
+    return r;
+}
+
+// y[i] = f(a[i], b[i]) over the broadcast inputs, computed as W, stored as `outType`.
+template <class W, class F> Tensor wideBinary(const KernelCall& c, DType wide, DType outType, F f)
+{
+    const std::vector<Tensor> ab = broadcastAs(c, {c.in(0), c.in(1)}, wide);
+    Tensor w = c.allocate(wide, ab[0].shape());
+    for (std::int64_t i = 0; i < w.numel(); ++i) w.data<W>()[i] = f(ab[0].data<W>()[i], ab[1].data<W>()[i]);
+    if (outType == wide) return w;
+    Tensor y = c.allocate(outType, w.shape());
+    convertElements(w.rawData(), wide, y.rawData(), outType, y.numel());
+    return y;
+}
+
+// Mod: fmod 0 takes the divisor's sign (integers, Python's %), fmod 1 the dividend's (C fmod).
+void onnxMod(KernelCall& c)
+{
+    const DType dt = c.in(0).dtype();
+    const bool cmod = c.op().intAttr("fmod", 0) != 0;
+    if (isFloat(dt)) {
+        c.outputs[0] = wideBinary<double>(c, DType::Float64, dt, [cmod](double a, double b) {
+            const double r = std::fmod(a, b);
+            return !cmod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+        });
+        return;
+    }
+    c.outputs[0] = wideBinary<std::int64_t>(c, DType::Int64, dt, [&c, cmod](std::int64_t a, std::int64_t b) {
+        if (b == 0) c.fail("integer modulo by zero");
+        const std::int64_t r = a % b;
+        return !cmod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+    });
+}
+
+void onnxBitShift(KernelCall& c)
+{
+    const bool left = c.op().str("direction") == "LEFT";
+    const DType dt = c.in(0).dtype();
+    const int bits = static_cast<int>(dtypeSize(dt) * 8);
+    c.outputs[0] = wideBinary<std::uint64_t>(c, DType::UInt64, dt, [left, bits](std::uint64_t a, std::uint64_t b) -> std::uint64_t {
+        if (b >= static_cast<std::uint64_t>(bits)) return 0;
+        return left ? a << b : a >> b;
+    });
+}
+
+void onnxXor(KernelCall& c)
+{
+    c.outputs[0] = wideBinary<std::int64_t>(c, DType::Int64, DType::Bool, [](std::int64_t a, std::int64_t b) -> std::int64_t { return (a != 0) != (b != 0); });
+}
+
+// PRelu: x where x >= 0, slope * x elsewhere; slope broadcasts to x.
+void onnxPRelu(KernelCall& c)
+{
+    c.outputs[0] = wideBinary<double>(c, DType::Float64, c.in(0).dtype(), [](double x, double s) { return x < 0 ? s * x : x; });
+}
+
+// Mean of the broadcast inputs (computed in double).
+void onnxMean(KernelCall& c)
+{
+    const std::vector<Tensor> all = broadcastAs(c, c.inputs, DType::Float64);
+    Tensor w = c.allocate(DType::Float64, all[0].shape());
+    for (std::int64_t i = 0; i < w.numel(); ++i) {
+        double s = 0;
+        for (const Tensor& t : all) s += t.data<double>()[i];
+        w.data<double>()[i] = s / static_cast<double>(all.size());
+    }
+    Tensor y = c.allocate(c.in(0).dtype(), w.shape());
+    convertElements(w.rawData(), DType::Float64, y.rawData(), y.dtype(), y.numel());
+    c.outputs[0] = std::move(y);
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -1375,6 +1639,21 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxOneHot", Backend::Cpu, onnxOneHot);
     r.add("OnnxCompress", Backend::Cpu, onnxCompress);
     r.add("OnnxTrilu", Backend::Cpu, onnxTrilu);
+    r.add("OnnxSize", Backend::Cpu, onnxSize);
+    r.add("OnnxRange", Backend::Cpu, onnxRange);
+    r.add("OnnxTile", Backend::Cpu, onnxTile);
+    r.add("OnnxDepthToSpace", Backend::Cpu, onnxDepthToSpace);
+    r.add("OnnxSpaceToDepth", Backend::Cpu, onnxSpaceToDepth);
+    r.add("OnnxEyeLike", Backend::Cpu, onnxEyeLike);
+    r.add("OnnxCastLike", Backend::Cpu, onnxCastLike);
+    r.add("OnnxSplit", Backend::Cpu, onnxSplit);
+    r.add("OnnxDropout", Backend::Cpu, onnxDropout);
+    r.add("OnnxNonZero", Backend::Cpu, onnxNonZero);
+    r.add("OnnxMod", Backend::Cpu, onnxMod);
+    r.add("OnnxBitShift", Backend::Cpu, onnxBitShift);
+    r.add("OnnxXor", Backend::Cpu, onnxXor);
+    r.add("OnnxPRelu", Backend::Cpu, onnxPRelu);
+    r.add("OnnxMean", Backend::Cpu, onnxMean);
 }
 
 } // namespace passlens::cpu
