@@ -1550,6 +1550,144 @@ void onnxMean(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
+// ---------------------------------------------------------------- normalization and losses
+
+// A float tensor's elements as doubles, and doubles stored back as `dt`.
+Tensor storeDoubles(const KernelCall& c, const std::vector<double>& v, DType dt, const Shape& shape)
+{
+    Tensor y = c.allocate(dt, shape);
+    convertElements(v.data(), DType::Float64, y.rawData(), dt, y.numel());
+    return y;
+}
+
+// LayerNormalization: each row of the axes from `axis` on normalised to mean 0 and variance 1
+// (plus epsilon), times Scale plus B (broadcast to those axes); optional outputs Mean and
+// InvStdDev with the normalised axes kept as 1 (float32 with stash_type 1).
+void onnxLayerNormalization(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
+    const double eps = c.op().floatAttr("epsilon", 1e-5);
+    const Shape normShape(x.shape().begin() + axis, x.shape().end());
+    const Tensor scale = broadcastToShape(c, needIn(c, 1), normShape, DType::Float64);
+    const Tensor* bias = onnxIn(c, 2);
+    const Tensor b = bias ? broadcastToShape(c, *bias, normShape, DType::Float64) : Tensor::zeros(DType::Float64, normShape, c.ctx.pool.get());
+    const std::vector<double> xv = x.toDoubles();
+    const std::int64_t rows = shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis)), n = shapeNumel(normShape);
+    std::vector<double> y(xv.size()), mean(static_cast<std::size_t>(rows)), inv(static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const double* p = xv.data() + r * n;
+        double m = 0, v = 0;
+        for (std::int64_t i = 0; i < n; ++i) m += p[i];
+        m /= static_cast<double>(std::max<std::int64_t>(n, 1));
+        for (std::int64_t i = 0; i < n; ++i) v += (p[i] - m) * (p[i] - m);
+        v /= static_cast<double>(std::max<std::int64_t>(n, 1));
+        const double is = 1.0 / std::sqrt(v + eps);
+        for (std::int64_t i = 0; i < n; ++i) y[static_cast<std::size_t>(r * n + i)] = (p[i] - m) * is * scale.data<double>()[i] + b.data<double>()[i];
+        mean[static_cast<std::size_t>(r)] = m;
+        inv[static_cast<std::size_t>(r)] = is;
+    }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), x.shape());
+    Shape statShape(x.shape().begin(), x.shape().begin() + axis);
+    statShape.resize(x.shape().size(), 1);
+    const DType statType = c.op().intAttr("stash_type", 1) == 1 ? DType::Float32 : x.dtype();
+    if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, mean, statType, statShape);
+    if (c.outputs.size() > 2) c.outputs[2] = storeDoubles(c, inv, statType, statShape);
+}
+
+// InstanceNormalization: each (n, c) plane of an N x C x ... input normalised, times scale[c]
+// plus B[c].
+void onnxInstanceNormalization(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() < 2) c.fail("needs rank >= 2, got " + x.typeStr());
+    const double eps = c.op().floatAttr("epsilon", 1e-5);
+    const std::vector<double> xv = x.toDoubles(), scale = c.in(1).toDoubles(), bias = c.in(2).toDoubles();
+    const std::int64_t ch = x.dim(1), plane = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
+    if (static_cast<std::int64_t>(scale.size()) != ch || static_cast<std::int64_t>(bias.size()) != ch) c.fail("scale and B must have C elements");
+    std::vector<double> y(xv.size());
+    for (std::int64_t p = 0; p < x.dim(0) * ch; ++p) {
+        const double* s = xv.data() + p * plane;
+        double m = 0, v = 0;
+        for (std::int64_t i = 0; i < plane; ++i) m += s[i];
+        m /= static_cast<double>(std::max<std::int64_t>(plane, 1));
+        for (std::int64_t i = 0; i < plane; ++i) v += (s[i] - m) * (s[i] - m);
+        v /= static_cast<double>(std::max<std::int64_t>(plane, 1));
+        const double k = scale[static_cast<std::size_t>(p % ch)] / std::sqrt(v + eps), b = bias[static_cast<std::size_t>(p % ch)];
+        for (std::int64_t i = 0; i < plane; ++i) y[static_cast<std::size_t>(p * plane + i)] = (s[i] - m) * k + b;
+    }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), x.shape());
+}
+
+// The negative log-likelihood of log-probabilities `logp` (N x C x D, as doubles) at `target`
+// (N x D), weighted per class and reduced as ONNX's NegativeLogLikelihoodLoss and
+// SoftmaxCrossEntropyLoss define it (their reference implementations in onnx/backend/test/case).
+Tensor nllLoss(const KernelCall& c, const std::vector<double>& logp, const Shape& inShape, const Tensor& target, const Tensor* weight, DType dt)
+{
+    if (inShape.size() < 2) c.fail("input needs rank >= 2");
+    const std::int64_t n = inShape[0], ch = inShape[1], d = shapeNumel(Shape(inShape.begin() + 2, inShape.end()));
+    if (target.numel() != n * d) c.fail("target " + target.typeStr() + " does not fit the input");
+    std::string reduction = c.op().str("reduction");
+    if (reduction.empty()) reduction = "mean";
+    const bool hasIgnore = c.op().has("ignore_index");
+    const std::int64_t ignore = c.op().intAttr("ignore_index", 0);
+    const std::vector<double> w = weight ? weight->toDoubles() : std::vector<double>();
+    std::vector<double> loss(static_cast<std::size_t>(n * d)), gw(loss.size(), 1.0);
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < d; ++j) {
+            const std::size_t e = static_cast<std::size_t>(i * d + j);
+            const std::int64_t t = target.intAt(static_cast<std::int64_t>(e));
+            if (hasIgnore && t == ignore) {
+                gw[e] = 0;
+                continue;
+            }
+            if (t < 0 || t >= ch) c.fail("target " + std::to_string(t) + " out of range for " + std::to_string(ch) + " classes");
+            if (weight) gw[e] = w[static_cast<std::size_t>(t)];
+            loss[e] = -logp[static_cast<std::size_t>((i * ch + t) * d + j)] * gw[e];
+        }
+    if (reduction == "none") {
+        Shape ts(inShape.begin(), inShape.end());
+        ts.erase(ts.begin() + 1);
+        return storeDoubles(c, loss, dt, ts);
+    }
+    double sum = 0, wsum = 0;
+    for (std::size_t e = 0; e < loss.size(); ++e) {
+        sum += loss[e];
+        wsum += gw[e];
+    }
+    double r = sum;
+    if (reduction == "mean") r = (weight || hasIgnore) ? sum / wsum : sum / static_cast<double>(loss.size());
+    else if (reduction != "sum") c.fail("unsupported reduction '" + reduction + "'");
+    return storeDoubles(c, {r}, dt, {});
+}
+
+void onnxNegativeLogLikelihoodLoss(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    c.outputs[0] = nllLoss(c, x.toDoubles(), x.shape(), c.in(1), onnxIn(c, 2), x.dtype());
+}
+
+// SoftmaxCrossEntropyLoss: the NLL loss of log_softmax(scores) over axis 1; optional output
+// log_prob.
+void onnxSoftmaxCrossEntropyLoss(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() < 2) c.fail("scores need rank >= 2, got " + x.typeStr());
+    const std::vector<double> xv = x.toDoubles();
+    const std::int64_t n = x.dim(0), ch = x.dim(1), d = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
+    std::vector<double> logp(xv.size());
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < d; ++j) {
+            auto at = [&](std::int64_t k) { return static_cast<std::size_t>((i * ch + k) * d + j); };
+            double m = -INFINITY, s = 0;
+            for (std::int64_t k = 0; k < ch; ++k) m = std::max(m, xv[at(k)]);
+            for (std::int64_t k = 0; k < ch; ++k) s += std::exp(xv[at(k)] - m);
+            for (std::int64_t k = 0; k < ch; ++k) logp[at(k)] = xv[at(k)] - m - std::log(s);
+        }
+    c.outputs[0] = nllLoss(c, logp, x.shape(), c.in(1), onnxIn(c, 2), x.dtype());
+    if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, logp, x.dtype(), x.shape());
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -1654,6 +1792,10 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxXor", Backend::Cpu, onnxXor);
     r.add("OnnxPRelu", Backend::Cpu, onnxPRelu);
     r.add("OnnxMean", Backend::Cpu, onnxMean);
+    r.add("OnnxLayerNormalization", Backend::Cpu, onnxLayerNormalization);
+    r.add("OnnxInstanceNormalization", Backend::Cpu, onnxInstanceNormalization);
+    r.add("OnnxNegativeLogLikelihoodLoss", Backend::Cpu, onnxNegativeLogLikelihoodLoss);
+    r.add("OnnxSoftmaxCrossEntropyLoss", Backend::Cpu, onnxSoftmaxCrossEntropyLoss);
 }
 
 } // namespace passlens::cpu
