@@ -1474,11 +1474,17 @@ void onnxNonZero(KernelCall& c)
 // The inputs broadcast to their common shape as `wide` tensors.
 std::vector<Tensor> broadcastAs(const KernelCall& c, const std::vector<Tensor>& ins, DType wide)
 {
+    std::size_t rank = 0;
+    for (const Tensor& t : ins) rank = std::max(rank, t.shape().size());
     std::vector<Shape> shapes;
-    for (const Tensor& t : ins) shapes.push_back(t.shape());
+    for (const Tensor& t : ins) {
+        Shape s(rank - t.shape().size(), 1); // NumPy rules: missing leading dims are 1
+        s.insert(s.end(), t.shape().begin(), t.shape().end());
+        shapes.push_back(s);
+    }
     const Shape out = broadcastShapes(shapes);
     std::vector<Tensor> r;
-    for (const Tensor& t : ins) r.push_back(broadcastToShape(c, t, out, wide));
+    for (std::size_t i = 0; i < ins.size(); ++i) r.push_back(broadcastToShape(c, ins[i].reshaped(shapes[i]), out, wide));
     return r;
 }
 
