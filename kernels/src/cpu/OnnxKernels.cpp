@@ -1694,6 +1694,108 @@ void onnxSoftmaxCrossEntropyLoss(KernelCall& c)
     if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, logp, x.dtype(), x.shape());
 }
 
+// ---------------------------------------------------------------- pooling
+
+// Geometry of an N-d pooling (ONNX MaxPool / AveragePool: auto_pad, pads, strides, dilations,
+// ceil_mode), per spatial axis.
+struct PoolGeometry {
+    std::vector<std::int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
+};
+
+PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x)
+{
+    const int sp = x.ndim() - 2;
+    if (sp < 1) c.fail("needs an N x C x spatial input, got " + x.typeStr());
+    PoolGeometry g;
+    g.kernel = attrInts(c, "kernel_shape");
+    g.stride = attrInts(c, "strides", std::vector<std::int64_t>(static_cast<std::size_t>(sp), 1));
+    g.dilation = attrInts(c, "dilations", std::vector<std::int64_t>(static_cast<std::size_t>(sp), 1));
+    std::vector<std::int64_t> pads = attrInts(c, "pads", std::vector<std::int64_t>(2 * static_cast<std::size_t>(sp), 0));
+    if (static_cast<int>(g.kernel.size()) != sp || static_cast<int>(g.stride.size()) != sp || static_cast<int>(g.dilation.size()) != sp ||
+        static_cast<int>(pads.size()) != 2 * sp)
+        c.fail("kernel_shape, strides, dilations or pads do not match " + std::to_string(sp) + " spatial axes");
+    std::string autoPad = c.op().str("auto_pad");
+    if (autoPad.empty()) autoPad = "NOTSET";
+    const bool ceilMode = c.op().intAttr("ceil_mode", 0) != 0;
+    for (int a = 0; a < sp; ++a) {
+        const auto i = static_cast<std::size_t>(a);
+        const std::int64_t n = x.dim(a + 2), s = g.stride[i], ext = (g.kernel[i] - 1) * g.dilation[i] + 1;
+        if (s <= 0 || g.kernel[i] <= 0 || g.dilation[i] <= 0) c.fail("kernel_shape, strides and dilations must be positive");
+        std::int64_t pb = pads[i], pe = pads[i + static_cast<std::size_t>(sp)], o;
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            o = (n + s - 1) / s;
+            const std::int64_t total = std::max<std::int64_t>((o - 1) * s + ext - n, 0);
+            pb = autoPad == "SAME_UPPER" ? total / 2 : (total + 1) / 2;
+            pe = total - pb;
+        } else if (autoPad == "VALID") {
+            pb = pe = 0;
+            o = std::max<std::int64_t>((n - ext) / s + 1, 0);
+        } else {
+            const std::int64_t span = n + pb + pe - ext;
+            o = (ceilMode ? (span + s - 1) / s : span / s) + 1;
+            if (ceilMode && (o - 1) * s >= n + pb) --o; // the last window must start inside the input or its left padding
+            o = std::max<std::int64_t>(o, 0);
+        }
+        g.in.push_back(n);
+        g.padBegin.push_back(pb);
+        g.padEnd.push_back(pe);
+        g.out.push_back(o);
+    }
+    return g;
+}
+
+// MaxPool (with the optional Indices output: flat input indices, row-major or, with
+// storage_order 1, column-major over the spatial axes) and AveragePool (count_include_pad).
+void onnxPool(KernelCall& c, bool isMax)
+{
+    const Tensor& x = c.in(0);
+    const PoolGeometry g = poolGeometry(c, x);
+    const std::size_t sp = g.kernel.size();
+    const bool includePad = c.op().intAttr("count_include_pad", 0) != 0, colMajor = c.op().intAttr("storage_order", 0) != 0;
+    const std::int64_t planes = x.dim(0) * x.dim(1), inPlane = shapeNumel(g.in), outPlane = shapeNumel(g.out);
+    const std::vector<double> xv = x.toDoubles();
+    std::vector<double> y(static_cast<std::size_t>(planes * outPlane));
+    std::vector<double> idxOut(y.size());
+    const Shape kernelShape(g.kernel.begin(), g.kernel.end()), outShape(g.out.begin(), g.out.end());
+    const std::int64_t taps = shapeNumel(kernelShape);
+    std::vector<std::int64_t> o(sp, 0), k(sp, 0);
+    for (std::int64_t oe = 0; oe < outPlane; ++oe, nextIndex(o, outShape)) {
+        for (std::int64_t p = 0; p < planes; ++p) {
+            double best = -INFINITY, sum = 0;
+            std::int64_t bestAt = -1, count = 0;
+            std::fill(k.begin(), k.end(), 0);
+            for (std::int64_t t = 0; t < taps; ++t, nextIndex(k, kernelShape)) {
+                std::int64_t off = 0, colOff = 0, colStride = 1;
+                bool inside = true, inPadded = true;
+                for (std::size_t a = 0; a < sp; ++a) {
+                    const std::int64_t pos = o[a] * g.stride[a] - g.padBegin[a] + k[a] * g.dilation[a];
+                    if (pos < 0 || pos >= g.in[a]) inside = false;
+                    if (pos >= g.in[a] + g.padEnd[a]) inPadded = false;
+                    off = off * g.in[a] + pos;
+                    colOff += pos * colStride;
+                    colStride *= g.in[a];
+                }
+                if (includePad && inPadded) ++count;
+                if (!inside) continue;
+                if (!includePad) ++count;
+                const double v = xv[static_cast<std::size_t>(p * inPlane + off)];
+                sum += v;
+                if (v > best || bestAt < 0) {
+                    best = v;
+                    bestAt = p * inPlane + (colMajor ? colOff : off);
+                }
+            }
+            const auto e = static_cast<std::size_t>(p * outPlane + oe);
+            y[e] = isMax ? best : (count ? sum / static_cast<double>(count) : 0.0);
+            idxOut[e] = static_cast<double>(bestAt);
+        }
+    }
+    Shape out = {x.dim(0), x.dim(1)};
+    out.insert(out.end(), g.out.begin(), g.out.end());
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), out);
+    if (isMax && c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, idxOut, DType::Int64, out);
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -1802,6 +1904,8 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxInstanceNormalization", Backend::Cpu, onnxInstanceNormalization);
     r.add("OnnxNegativeLogLikelihoodLoss", Backend::Cpu, onnxNegativeLogLikelihoodLoss);
     r.add("OnnxSoftmaxCrossEntropyLoss", Backend::Cpu, onnxSoftmaxCrossEntropyLoss);
+    r.add("OnnxMaxPool", Backend::Cpu, [](KernelCall& c) { onnxPool(c, true); });
+    r.add("OnnxAveragePool", Backend::Cpu, [](KernelCall& c) { onnxPool(c, false); });
 }
 
 } // namespace passlens::cpu
