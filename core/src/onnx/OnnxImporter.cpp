@@ -969,6 +969,9 @@ std::vector<Variable*> NodeMapper::map() {
         const std::string autoPad = autoPadAttr();
         const std::int64_t ceil = intAttr("ceil_mode", 0), includePad = intAttr("count_include_pad", 0);
         if (node.output_size() > 1 || spatial != 2) return {};
+        // Theano's Pool takes float inputs only; integer pools (MaxPool of uint8, int8) stay ONNX ops
+        const DType dt = in[0]->type().dtype();
+        if (dt != DType::Float32 && dt != DType::Float64) return {};
         if (std::any_of(dil.begin(), dil.end(), [](auto x) { return x != 1; })) return {};
         if (autoPad != "NOTSET" && autoPad != "VALID") return {};
         if (autoPad == "VALID") p.assign(4, 0);
