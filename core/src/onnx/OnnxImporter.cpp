@@ -469,7 +469,13 @@ std::vector<Variable*> NodeMapper::map() {
         need(3);
         return {elem("switch", {in[0], in[1], in[2]})};
     }
-    if (t == "Identity" || (t == "Dropout" && node.output_size() == 1)) {
+    // Dropout is the identity in inference: no training_mode input, or a constant false one
+    const auto inferenceDropout = [&] {
+        if (in.size() < 3 || !in[2]) return true;
+        const auto training = constInts(in[2]);
+        return training && std::all_of(training->begin(), training->end(), [](auto v) { return v == 0; });
+    };
+    if (t == "Identity" || (t == "Dropout" && node.output_size() == 1 && inferenceDropout())) {
         need(1);
         return {in[0]};
     }
