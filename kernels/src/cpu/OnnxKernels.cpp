@@ -1796,6 +1796,296 @@ void onnxPool(KernelCall& c, bool isMax)
     if (isMax && c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, idxOut, DType::Int64, out);
 }
 
+// ---------------------------------------------------------------- more element-wise and
+// per-axis ops (ONNX definitions, computed in double)
+
+void onnxIsNaN(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    Tensor y = c.allocate(DType::Bool, x.shape());
+    for (std::int64_t i = 0; i < x.numel(); ++i) y.data<std::uint8_t>()[i] = std::isnan(x.at(i));
+    c.outputs[0] = std::move(y);
+}
+
+// For every element of `shape`, the index of its group when the flagged axes are reduced.
+std::vector<std::int64_t> reductionGroups(const Shape& shape, const std::vector<bool>& red, std::int64_t& groups)
+{
+    Shape kept;
+    for (std::size_t a = 0; a < shape.size(); ++a) kept.push_back(red[a] ? 1 : shape[a]);
+    groups = shapeNumel(kept);
+    const auto ks = stridesOf(kept);
+    std::vector<std::int64_t> g(static_cast<std::size_t>(shapeNumel(shape)));
+    std::vector<std::int64_t> pos(shape.size(), 0);
+    for (std::size_t e = 0; e < g.size(); ++e, nextIndex(pos, shape)) {
+        std::int64_t k = 0;
+        for (std::size_t a = 0; a < shape.size(); ++a) k += red[a] ? 0 : pos[a] * ks[a];
+        g[e] = k;
+    }
+    return g;
+}
+
+// MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` (default 0, 2, 3).
+void onnxMeanVarianceNormalization(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    std::vector<bool> red(static_cast<std::size_t>(x.ndim()), false);
+    for (auto a : attrInts(c, "axes", {0, 2, 3})) red[static_cast<std::size_t>(normAxis(c, a, x.ndim()))] = true;
+    std::int64_t groups = 0;
+    const std::vector<std::int64_t> g = reductionGroups(x.shape(), red, groups);
+    const std::vector<double> xv = x.toDoubles();
+    std::vector<double> sum(static_cast<std::size_t>(groups)), sq(sum.size()), cnt(sum.size());
+    for (std::size_t e = 0; e < xv.size(); ++e) {
+        const auto k = static_cast<std::size_t>(g[e]);
+        sum[k] += xv[e];
+        sq[k] += xv[e] * xv[e];
+        cnt[k] += 1;
+    }
+    std::vector<double> y(xv.size());
+    for (std::size_t e = 0; e < xv.size(); ++e) {
+        const auto k = static_cast<std::size_t>(g[e]);
+        const double m = sum[k] / cnt[k];
+        y[e] = (xv[e] - m) / (std::sqrt(std::max(sq[k] / cnt[k] - m * m, 0.0)) + 1e-9);
+    }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), x.shape());
+}
+
+// LRN across channels: x / (bias + alpha / size * sum of squares of the `size` neighbours)^beta.
+void onnxLRN(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() < 2) c.fail("needs an N x C x ... input, got " + x.typeStr());
+    const double alpha = c.op().floatAttr("alpha", 1e-4), beta = c.op().floatAttr("beta", 0.75), bias = c.op().floatAttr("bias", 1.0);
+    const std::int64_t size = c.op().intAttr("size", 1), ch = x.dim(1), inner = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
+    const std::vector<double> xv = x.toDoubles();
+    std::vector<double> y(xv.size());
+    for (std::int64_t n = 0; n < x.dim(0); ++n)
+        for (std::int64_t k = 0; k < ch; ++k)
+            for (std::int64_t i = 0; i < inner; ++i) {
+                double s = 0;
+                for (std::int64_t j = std::max<std::int64_t>(0, k - (size - 1) / 2); j <= std::min(ch - 1, k + size / 2); ++j) {
+                    const double v = xv[static_cast<std::size_t>((n * ch + j) * inner + i)];
+                    s += v * v;
+                }
+                const auto e = static_cast<std::size_t>((n * ch + k) * inner + i);
+                y[e] = xv[e] / std::pow(bias + alpha / static_cast<double>(size) * s, beta);
+            }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), x.shape());
+}
+
+// ReverseSequence: for batch b, the first sequence_lens[b] steps along time_axis reversed.
+void onnxReverseSequence(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const std::vector<std::int64_t> lens = intsOf(c.in(1));
+    const int batchAxis = normAxis(c, c.op().intAttr("batch_axis", 1), x.ndim()), timeAxis = normAxis(c, c.op().intAttr("time_axis", 0), x.ndim());
+    if (static_cast<std::int64_t>(lens.size()) != x.dim(batchAxis)) c.fail("sequence_lens must have one entry per batch");
+    Tensor y = c.allocate(x.dtype(), x.shape());
+    const auto xs = stridesOf(x.shape());
+    const std::size_t es = dtypeSize(x.dtype());
+    std::vector<std::int64_t> pos(static_cast<std::size_t>(x.ndim()), 0);
+    for (std::int64_t e = 0; e < x.numel(); ++e, nextIndex(pos, x.shape())) {
+        const std::int64_t t = pos[static_cast<std::size_t>(timeAxis)], len = lens[static_cast<std::size_t>(pos[static_cast<std::size_t>(batchAxis)])];
+        const std::int64_t src = e + (t < len ? (len - 1 - 2 * t) * xs[static_cast<std::size_t>(timeAxis)] : 0);
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(src) * es, es);
+    }
+    c.outputs[0] = std::move(y);
+}
+
+// Det of each M x M matrix of the last two axes (LU with partial pivoting).
+void onnxDet(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() < 2 || x.dim(x.ndim() - 1) != x.dim(x.ndim() - 2)) c.fail("needs square matrices, got " + x.typeStr());
+    const std::int64_t m = x.dim(x.ndim() - 1), mats = m ? x.numel() / (m * m) : 0;
+    const std::vector<double> xv = x.toDoubles();
+    std::vector<double> det(static_cast<std::size_t>(mats));
+    for (std::int64_t b = 0; b < mats; ++b) {
+        std::vector<double> a(xv.begin() + b * m * m, xv.begin() + (b + 1) * m * m);
+        double d = 1;
+        for (std::int64_t k = 0; k < m && d != 0; ++k) {
+            std::int64_t p = k;
+            for (std::int64_t i = k + 1; i < m; ++i)
+                if (std::fabs(a[static_cast<std::size_t>(i * m + k)]) > std::fabs(a[static_cast<std::size_t>(p * m + k)])) p = i;
+            if (p != k) {
+                for (std::int64_t j = 0; j < m; ++j) std::swap(a[static_cast<std::size_t>(k * m + j)], a[static_cast<std::size_t>(p * m + j)]);
+                d = -d;
+            }
+            const double piv = a[static_cast<std::size_t>(k * m + k)];
+            d *= piv;
+            if (piv == 0) break;
+            for (std::int64_t i = k + 1; i < m; ++i) {
+                const double f = a[static_cast<std::size_t>(i * m + k)] / piv;
+                for (std::int64_t j = k; j < m; ++j) a[static_cast<std::size_t>(i * m + j)] -= f * a[static_cast<std::size_t>(k * m + j)];
+            }
+        }
+        det[static_cast<std::size_t>(b)] = d;
+    }
+    c.outputs[0] = storeDoubles(c, det, x.dtype(), Shape(x.shape().begin(), x.shape().end() - 2));
+}
+
+// HannWindow, HammingWindow, BlackmanWindow: sum of a_k cos(2 pi k n / N') with N' = size when
+// `periodic` (default), size - 1 otherwise; dtype from output_datatype (default float32).
+KernelFn onnxWindow(std::vector<double> coeffs)
+{
+    return [coeffs](KernelCall& c) {
+        const std::int64_t n = scalarInt(c, 0);
+        if (n < 0) c.fail("negative window size");
+        const auto dt = onnxDType(c.op().intAttr("output_datatype", 1));
+        if (!dt) c.fail("unsupported output_datatype");
+        const double denom = c.op().intAttr("periodic", 1) ? static_cast<double>(n) : static_cast<double>(n - 1);
+        std::vector<double> w(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i)
+            for (std::size_t k = 0; k < coeffs.size(); ++k)
+                w[static_cast<std::size_t>(i)] += coeffs[k] * std::cos(2.0 * M_PI * static_cast<double>(k) * static_cast<double>(i) / denom);
+        c.outputs[0] = storeDoubles(c, w, *dt, {n});
+    };
+}
+
+// Unique: the distinct elements (or slices along `axis`), sorted or in order of first
+// occurrence, with the optional outputs indices, inverse_indices and counts (int64).
+void onnxUnique(KernelCall& c)
+{
+    Tensor x = c.in(0);
+    const bool hasAxis = c.op().has("axis");
+    const int axis = hasAxis ? normAxis(c, c.op().intAttr("axis", 0), x.ndim()) : 0;
+    if (!hasAxis) x = x.reshaped({x.numel()});
+    const AxisSplit s = splitAt(x, axis);
+    const std::vector<double> xv = x.toDoubles();
+    auto slice = [&](std::int64_t k) {
+        std::vector<double> v;
+        for (std::int64_t o = 0; o < s.outer; ++o)
+            for (std::int64_t i = 0; i < s.inner; ++i) v.push_back(xv[static_cast<std::size_t>((o * s.n + k) * s.inner + i)]);
+        return v;
+    };
+    std::vector<std::vector<double>> slices;
+    for (std::int64_t k = 0; k < s.n; ++k) slices.push_back(slice(k));
+    std::vector<std::int64_t> firsts; // first occurrence of each distinct slice, in order of appearance
+    std::vector<std::int64_t> inverse(static_cast<std::size_t>(s.n));
+    std::map<std::vector<double>, std::int64_t> seen;
+    for (std::int64_t k = 0; k < s.n; ++k) {
+        auto [it, fresh] = seen.emplace(slices[static_cast<std::size_t>(k)], static_cast<std::int64_t>(firsts.size()));
+        if (fresh) firsts.push_back(k);
+        inverse[static_cast<std::size_t>(k)] = it->second;
+    }
+    std::vector<std::int64_t> order(firsts.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (c.op().intAttr("sorted", 1))
+        std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+            return slices[static_cast<std::size_t>(firsts[static_cast<std::size_t>(a)])] < slices[static_cast<std::size_t>(firsts[static_cast<std::size_t>(b)])];
+        });
+    std::vector<std::int64_t> rank(order.size());
+    for (std::size_t r = 0; r < order.size(); ++r) rank[static_cast<std::size_t>(order[r])] = static_cast<std::int64_t>(r);
+    const auto u = static_cast<std::int64_t>(order.size());
+    std::vector<double> yv(static_cast<std::size_t>(s.outer * u * s.inner)), idx, inv, counts(static_cast<std::size_t>(u));
+    for (std::int64_t r = 0; r < u; ++r) {
+        const std::int64_t k = firsts[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
+        idx.push_back(static_cast<double>(k));
+        for (std::int64_t o = 0; o < s.outer; ++o)
+            for (std::int64_t i = 0; i < s.inner; ++i)
+                yv[static_cast<std::size_t>((o * u + r) * s.inner + i)] = xv[static_cast<std::size_t>((o * s.n + k) * s.inner + i)];
+    }
+    for (std::int64_t k = 0; k < s.n; ++k) {
+        const std::int64_t r = rank[static_cast<std::size_t>(inverse[static_cast<std::size_t>(k)])];
+        inv.push_back(static_cast<double>(r));
+        counts[static_cast<std::size_t>(r)] += 1;
+    }
+    Shape out = x.shape();
+    out[static_cast<std::size_t>(axis)] = u;
+    c.outputs[0] = storeDoubles(c, yv, x.dtype(), out);
+    if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, idx, DType::Int64, {u});
+    if (c.outputs.size() > 2) c.outputs[2] = storeDoubles(c, inv, DType::Int64, {s.n});
+    if (c.outputs.size() > 3) c.outputs[3] = storeDoubles(c, counts, DType::Int64, {u});
+}
+
+// ---------------------------------------------------------------- quantization
+
+// A quantization parameter for each element of x: per tensor (scalar) or per `axis` (1-d).
+std::vector<double> perAxis(const KernelCall& c, const Tensor* p, const Tensor& x, double dflt)
+{
+    std::vector<double> v(static_cast<std::size_t>(x.numel()), dflt);
+    if (!p) return v;
+    if (p->numel() == 1) {
+        std::fill(v.begin(), v.end(), p->at(0));
+        return v;
+    }
+    const int axis = normAxis(c, c.op().intAttr("axis", 1), x.ndim());
+    const AxisSplit s = splitAt(x, axis);
+    if (p->numel() != s.n) c.fail("scale / zero point " + p->typeStr() + " does not match axis " + std::to_string(axis) + " of " + x.typeStr());
+    for (std::size_t e = 0; e < v.size(); ++e) v[e] = p->at(static_cast<std::int64_t>(e) / s.inner % s.n);
+    return v;
+}
+
+double saturate(double v, DType dt)
+{
+    const double lo = dt == DType::Int8 ? -128 : dt == DType::UInt8 ? 0 : dt == DType::Int32 ? -2147483648.0 : -INFINITY;
+    const double hi = dt == DType::Int8 ? 127 : dt == DType::UInt8 ? 255 : dt == DType::Int32 ? 2147483647.0 : INFINITY;
+    return std::clamp(v, lo, hi);
+}
+
+// QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), uint8 unless the zero
+// point says otherwise.
+void onnxQuantizeLinear(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor* zp = onnxIn(c, 2);
+    const DType dt = zp ? zp->dtype() : DType::UInt8;
+    const std::vector<double> scale = perAxis(c, &needIn(c, 1), x, 1.0), zero = perAxis(c, zp, x, 0.0), xv = x.toDoubles();
+    std::vector<double> y(xv.size());
+    for (std::size_t e = 0; e < y.size(); ++e) y[e] = saturate(std::nearbyint(xv[e] / scale[e]) + zero[e], dt);
+    c.outputs[0] = storeDoubles(c, y, dt, x.shape());
+}
+
+// DequantizeLinear: (x - zero_point) * scale, float32.
+void onnxDequantizeLinear(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const std::vector<double> scale = perAxis(c, &needIn(c, 1), x, 1.0), zero = perAxis(c, onnxIn(c, 2), x, 0.0), xv = x.toDoubles();
+    std::vector<double> y(xv.size());
+    for (std::size_t e = 0; e < y.size(); ++e) y[e] = (xv[e] - zero[e]) * scale[e];
+    c.outputs[0] = storeDoubles(c, y, needIn(c, 1).dtype(), x.shape());
+}
+
+// DynamicQuantizeLinear: uint8 quantization over [min(0, min x), max(0, max x)]; outputs y,
+// the float32 scale and the uint8 zero point.
+void onnxDynamicQuantizeLinear(KernelCall& c)
+{
+    const std::vector<double> xv = c.in(0).toDoubles();
+    double lo = 0, hi = 0;
+    for (double v : xv) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    // float32 arithmetic, as the reference computes it on float32 values
+    const float scale = static_cast<float>(hi - lo) / 255.0f;
+    const double zp = scale == 0 ? 0 : saturate(std::nearbyint(static_cast<float>(-lo) / scale), DType::UInt8);
+    std::vector<double> y(xv.size());
+    for (std::size_t e = 0; e < y.size(); ++e) y[e] = scale == 0 ? zp : saturate(std::nearbyint(static_cast<float>(xv[e]) / scale) + zp, DType::UInt8);
+    c.outputs[0] = storeDoubles(c, y, DType::UInt8, c.in(0).shape());
+    if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, {scale}, DType::Float32, {});
+    if (c.outputs.size() > 2) c.outputs[2] = storeDoubles(c, {zp}, DType::UInt8, {});
+}
+
+// MatMulInteger of 2-d A and B: (A - a_zero_point) x (B - b_zero_point) in int32 (zero points
+// per tensor, per row of A or per column of B).
+void onnxMatMulInteger(KernelCall& c)
+{
+    const Tensor& a = c.in(0);
+    const Tensor& b = c.in(1);
+    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0)) c.fail("needs 2-d operands with matching inner dims, got " + a.typeStr() + " and " + b.typeStr());
+    const std::int64_t m = a.dim(0), k = a.dim(1), n = b.dim(1);
+    const Tensor* az = onnxIn(c, 2);
+    const Tensor* bz = onnxIn(c, 3);
+    Tensor y = c.allocate(DType::Int32, {m, n});
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            std::int64_t s = 0;
+            const std::int64_t za = az ? az->intAt(az->numel() == 1 ? 0 : i) : 0, zb = bz ? bz->intAt(bz->numel() == 1 ? 0 : j) : 0;
+            for (std::int64_t t = 0; t < k; ++t) s += (a.intAt(i * k + t) - za) * (b.intAt(t * n + j) - zb);
+            y.data<std::int32_t>()[i * n + j] = static_cast<std::int32_t>(s);
+        }
+    c.outputs[0] = std::move(y);
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -1867,6 +2157,12 @@ void registerOnnxKernels(KernelRegistry& r)
               return [bias, lambd](double x) { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; };
           }));
     r.add("OnnxIsInf", Backend::Cpu, onnxIsInf);
+    r.add("OnnxIsNaN", Backend::Cpu, onnxIsNaN);
+    r.add("OnnxHardSwish", Backend::Cpu, floatUnary(+[](double x) { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); }));
+    r.add("OnnxCelu", Backend::Cpu, floatUnary([](const KernelCall& c) {
+              const double alpha = c.op().floatAttr("alpha", 1.0);
+              return [alpha](double x) { return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1.0)); };
+          }));
     r.add("OnnxReduceL1", Backend::Cpu, onnxReduce("add", false, "abs"));
     r.add("OnnxReduceL2", Backend::Cpu, onnxReduce("add", false, "sqr", static_cast<double (*)(double)>(std::sqrt)));
     r.add("OnnxReduceSumSquare", Backend::Cpu, onnxReduce("add", false, "sqr"));
@@ -1906,6 +2202,18 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxSoftmaxCrossEntropyLoss", Backend::Cpu, onnxSoftmaxCrossEntropyLoss);
     r.add("OnnxMaxPool", Backend::Cpu, [](KernelCall& c) { onnxPool(c, true); });
     r.add("OnnxAveragePool", Backend::Cpu, [](KernelCall& c) { onnxPool(c, false); });
+    r.add("OnnxMeanVarianceNormalization", Backend::Cpu, onnxMeanVarianceNormalization);
+    r.add("OnnxLRN", Backend::Cpu, onnxLRN);
+    r.add("OnnxReverseSequence", Backend::Cpu, onnxReverseSequence);
+    r.add("OnnxDet", Backend::Cpu, onnxDet);
+    r.add("OnnxHannWindow", Backend::Cpu, onnxWindow({0.5, -0.5}));
+    r.add("OnnxHammingWindow", Backend::Cpu, onnxWindow({25.0 / 46.0, -21.0 / 46.0}));
+    r.add("OnnxBlackmanWindow", Backend::Cpu, onnxWindow({0.42, -0.5, 0.08}));
+    r.add("OnnxUnique", Backend::Cpu, onnxUnique);
+    r.add("OnnxQuantizeLinear", Backend::Cpu, onnxQuantizeLinear);
+    r.add("OnnxDequantizeLinear", Backend::Cpu, onnxDequantizeLinear);
+    r.add("OnnxDynamicQuantizeLinear", Backend::Cpu, onnxDynamicQuantizeLinear);
+    r.add("OnnxMatMulInteger", Backend::Cpu, onnxMatMulInteger);
 }
 
 } // namespace passlens::cpu
