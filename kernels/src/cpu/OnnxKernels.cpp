@@ -5,6 +5,7 @@
 #include "ElemwiseEngine.h"
 #include "Gemm.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -2086,6 +2087,105 @@ void onnxMatMulInteger(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
+// ---------------------------------------------------------------- Einsum
+
+// Einsum over any number of operands: explicit ("ij,jk->ik") or implicit output (the labels
+// used once, in alphabetical order), "..." for broadcast leading dims, repeated labels in one
+// term for diagonals. Every combination of label values is visited (sums in double).
+void onnxEinsum(KernelCall& c)
+{
+    std::string eq;
+    for (char ch : c.op().str("equation"))
+        if (ch != ' ') eq += ch;
+    const std::size_t arrow = eq.find("->");
+    const std::string lhs = eq.substr(0, arrow);
+    std::vector<std::string> terms;
+    for (std::size_t from = 0;;) {
+        const std::size_t comma = lhs.find(',', from);
+        terms.push_back(lhs.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+        if (comma == std::string::npos) break;
+        from = comma + 1;
+    }
+    if (static_cast<int>(terms.size()) != c.nin()) c.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " terms for " + std::to_string(c.nin()) + " inputs");
+    // "..." becomes the labels '0'.. '9' of the broadcast dims, right-aligned over the operands
+    int ellipsisDims = 0;
+    for (int i = 0; i < c.nin(); ++i) {
+        const std::string& t = terms[static_cast<std::size_t>(i)];
+        if (t.find("...") != std::string::npos) ellipsisDims = std::max(ellipsisDims, c.in(i).ndim() - static_cast<int>(t.size() - 3));
+    }
+    if (ellipsisDims > 10) c.fail("too many dims under '...'");
+    auto expand = [&](const std::string& t, int rank) {
+        const std::size_t p = t.find("...");
+        if (p == std::string::npos) return t;
+        const int n = rank < 0 ? ellipsisDims : rank - static_cast<int>(t.size() - 3);
+        std::string e;
+        for (int k = ellipsisDims - n; k < ellipsisDims; ++k) e += static_cast<char>('0' + k);
+        return t.substr(0, p) + e + t.substr(p + 3);
+    };
+    for (int i = 0; i < c.nin(); ++i) terms[static_cast<std::size_t>(i)] = expand(terms[static_cast<std::size_t>(i)], c.in(i).ndim());
+    std::string outTerm;
+    if (arrow != std::string::npos) {
+        outTerm = expand(eq.substr(arrow + 2), -1);
+    } else {
+        std::map<char, int> uses;
+        for (const std::string& t : terms)
+            for (char ch : t) ++uses[ch];
+        for (int k = 0; k < ellipsisDims; ++k) outTerm += static_cast<char>('0' + k);
+        for (const auto& [ch, n] : uses)
+            if (n == 1 && !std::isdigit(static_cast<unsigned char>(ch))) outTerm += ch;
+    }
+    std::map<char, std::int64_t> size;
+    for (int i = 0; i < c.nin(); ++i) {
+        const std::string& t = terms[static_cast<std::size_t>(i)];
+        if (static_cast<int>(t.size()) != c.in(i).ndim()) c.fail("term '" + t + "' does not match " + c.in(i).typeStr());
+        for (std::size_t a = 0; a < t.size(); ++a) {
+            const std::int64_t d = c.in(i).dim(static_cast<int>(a));
+            auto [it, fresh] = size.emplace(t[a], d);
+            if (!fresh && it->second != d) {
+                if (it->second == 1) it->second = d;
+                else if (d != 1) c.fail("label '" + std::string(1, t[a]) + "' has sizes " + std::to_string(it->second) + " and " + std::to_string(d));
+            }
+        }
+    }
+    std::string labels = outTerm;
+    for (const auto& [ch, d] : size)
+        if (outTerm.find(ch) == std::string::npos) labels += ch;
+    Shape dims;
+    for (char ch : labels) {
+        if (!size.count(ch)) c.fail("output label '" + std::string(1, ch) + "' is not in the inputs");
+        dims.push_back(size[ch]);
+    }
+    // per operand: for each label position, the stride of that label in the operand (0 if absent
+    // or broadcast)
+    std::vector<std::vector<std::int64_t>> strides;
+    std::vector<std::vector<double>> vals;
+    for (int i = 0; i < c.nin(); ++i) {
+        const std::string& t = terms[static_cast<std::size_t>(i)];
+        const auto st = stridesOf(c.in(i).shape());
+        std::vector<std::int64_t> s(labels.size(), 0);
+        for (std::size_t a = 0; a < t.size(); ++a)
+            if (c.in(i).dim(static_cast<int>(a)) != 1) s[labels.find(t[a])] += st[a];
+        strides.push_back(s);
+        vals.push_back(c.in(i).toDoubles());
+    }
+    const Shape outShape(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(outTerm.size()));
+    const std::int64_t outN = shapeNumel(outShape), total = shapeNumel(dims);
+    if (total > (std::int64_t(1) << 32)) c.fail("Einsum over " + std::to_string(total) + " label combinations is too large");
+    std::vector<double> y(static_cast<std::size_t>(outN), 0.0);
+    const std::int64_t inner = outN ? total / outN : 0;
+    std::vector<std::int64_t> pos(dims.size(), 0);
+    for (std::int64_t e = 0; e < total; ++e, nextIndex(pos, dims)) {
+        double p = 1;
+        for (std::size_t i = 0; i < vals.size(); ++i) {
+            std::int64_t off = 0;
+            for (std::size_t a = 0; a < dims.size(); ++a) off += pos[a] * strides[i][a];
+            p *= vals[i][static_cast<std::size_t>(off)];
+        }
+        y[static_cast<std::size_t>(e / inner)] += p;
+    }
+    c.outputs[0] = storeDoubles(c, y, c.in(0).dtype(), outShape);
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -2214,6 +2314,7 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxDequantizeLinear", Backend::Cpu, onnxDequantizeLinear);
     r.add("OnnxDynamicQuantizeLinear", Backend::Cpu, onnxDynamicQuantizeLinear);
     r.add("OnnxMatMulInteger", Backend::Cpu, onnxMatMulInteger);
+    r.add("OnnxEinsum", Backend::Cpu, onnxEinsum);
 }
 
 } // namespace passlens::cpu
