@@ -5,6 +5,7 @@
 #include "ElemwiseEngine.h"
 #include "Gemm.h"
 
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -2319,6 +2320,132 @@ void onnxRecurrent(KernelCall& c, int gates)
     }
 }
 
+// ---------------------------------------------------------------- detection and sampling
+
+// NonMaxSuppression: per batch and class, boxes by descending score (above score_threshold),
+// each kept unless its IoU with a kept box exceeds iou_threshold, at most
+// max_output_boxes_per_class; int64 rows [batch, class, box].
+void onnxNonMaxSuppression(KernelCall& c)
+{
+    const Tensor& boxes = c.in(0);
+    const Tensor& scores = c.in(1);
+    if (boxes.ndim() != 3 || boxes.dim(2) != 4 || scores.ndim() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1))
+        c.fail("boxes " + boxes.typeStr() + " and scores " + scores.typeStr() + " do not match");
+    const std::int64_t maxOut = onnxIn(c, 2) && onnxIn(c, 2)->numel() ? onnxIn(c, 2)->intAt(0) : 0;
+    const double iouMax = onnxIn(c, 3) && onnxIn(c, 3)->numel() ? onnxIn(c, 3)->at(0) : 0.0;
+    const Tensor* st = onnxIn(c, 4);
+    const bool hasScoreMin = st && st->numel();
+    const double scoreMin = hasScoreMin ? st->at(0) : 0.0;
+    const bool center = c.op().intAttr("center_point_box", 0) != 0;
+    const std::vector<double> bv = boxes.toDoubles(), sv = scores.toDoubles();
+    const std::int64_t nb = boxes.dim(0), nc = scores.dim(1), n = boxes.dim(1);
+    // box i of batch b as y1, x1, y2, x2 with y1 <= y2, x1 <= x2
+    auto corners = [&](std::int64_t b, std::int64_t i) {
+        const double* p = bv.data() + (b * n + i) * 4;
+        std::array<double, 4> r;
+        if (center) r = {p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
+        else r = {std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
+        return r;
+    };
+    auto iou = [](const std::array<double, 4>& a, const std::array<double, 4>& b) {
+        const double ih = std::min(a[2], b[2]) - std::max(a[0], b[0]), iw = std::min(a[3], b[3]) - std::max(a[1], b[1]);
+        if (ih <= 0 || iw <= 0) return 0.0;
+        const double inter = ih * iw, uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+        return uni > 0 ? inter / uni : 0.0;
+    };
+    std::vector<double> rows;
+    for (std::int64_t b = 0; b < nb; ++b)
+        for (std::int64_t k = 0; k < nc; ++k) {
+            const double* s = sv.data() + (b * nc + k) * n;
+            std::vector<std::int64_t> order;
+            for (std::int64_t i = 0; i < n; ++i)
+                if (!hasScoreMin || s[i] > scoreMin) order.push_back(i);
+            std::stable_sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) { return s[x] > s[y]; });
+            std::vector<std::int64_t> kept;
+            for (std::int64_t i : order) {
+                if (static_cast<std::int64_t>(kept.size()) >= maxOut) break;
+                bool ok = true;
+                for (std::int64_t j : kept)
+                    if (iou(corners(b, i), corners(b, j)) > iouMax) ok = false;
+                if (!ok) continue;
+                kept.push_back(i);
+                rows.insert(rows.end(), {static_cast<double>(b), static_cast<double>(k), static_cast<double>(i)});
+            }
+        }
+    c.outputs[0] = storeDoubles(c, rows, DType::Int64, {static_cast<std::int64_t>(rows.size() / 3), 3});
+}
+
+// GridSample (opset 16) of an N x C x H x W input at the normalised (x, y) points of an
+// N x Ho x Wo x 2 grid: modes bilinear, nearest, bicubic; padding zeros, border, reflection;
+// align_corners. Follows PyTorch's grid_sampler_2d, which the ONNX test data comes from.
+void onnxGridSample(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& grid = c.in(1);
+    if (x.ndim() != 4 || grid.ndim() != 4 || grid.dim(3) != 2 || grid.dim(0) != x.dim(0))
+        c.fail("needs N x C x H x W input and N x Ho x Wo x 2 grid, got " + x.typeStr() + " and " + grid.typeStr());
+    std::string mode = c.op().str("mode"), padding = c.op().str("padding_mode");
+    if (mode.empty()) mode = "bilinear";
+    if (padding.empty()) padding = "zeros";
+    if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") c.fail("unsupported mode '" + mode + "'");
+    if (padding != "zeros" && padding != "border" && padding != "reflection") c.fail("unsupported padding_mode '" + padding + "'");
+    const bool align = c.op().intAttr("align_corners", 0) != 0;
+    const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), Ho = grid.dim(1), Wo = grid.dim(2);
+    const std::vector<double> xv = x.toDoubles(), gv = grid.toDoubles();
+    auto reflect = [](double v, double twiceLow, double twiceHigh) {
+        if (twiceLow == twiceHigh) return 0.0;
+        const double lo = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
+        v = std::fabs(v - lo);
+        const double extra = std::fmod(v, span);
+        const auto flips = static_cast<std::int64_t>(std::floor(v / span));
+        return flips % 2 == 0 ? extra + lo : span - extra + lo;
+    };
+    // padding applied to a coordinate along an axis of `size` pixels
+    auto pad = [&](double v, std::int64_t size) {
+        if (padding == "border") return std::clamp(v, 0.0, static_cast<double>(size - 1));
+        if (padding == "reflection") {
+            v = align ? reflect(v, 0, 2.0 * static_cast<double>(size - 1)) : reflect(v, -1, 2.0 * static_cast<double>(size) - 1);
+            return std::clamp(v, 0.0, static_cast<double>(size - 1));
+        }
+        return v;
+    };
+    auto unnormalize = [&](double g, std::int64_t size) { return align ? (g + 1) / 2 * static_cast<double>(size - 1) : ((g + 1) * static_cast<double>(size) - 1) / 2; };
+    std::vector<double> y(static_cast<std::size_t>(N * C * Ho * Wo));
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t ch = 0; ch < C; ++ch) {
+            const double* plane = xv.data() + (n * C + ch) * H * W;
+            auto at = [&](std::int64_t yy, std::int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W ? plane[yy * W + xx] : 0.0; };
+            for (std::int64_t i = 0; i < Ho; ++i)
+                for (std::int64_t j = 0; j < Wo; ++j) {
+                    const double* g = gv.data() + ((n * Ho + i) * Wo + j) * 2;
+                    double ix = unnormalize(g[0], W), iy = unnormalize(g[1], H), v = 0;
+                    if (mode == "bicubic") {
+                        const double fx = std::floor(ix), fy = std::floor(iy), tx = ix - fx, ty = iy - fy, A = -0.75;
+                        auto c1 = [A](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };
+                        auto c2 = [A](double t) { return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A; };
+                        const double wx[4] = {c2(tx + 1), c1(tx), c1(1 - tx), c2(2 - tx)}, wy[4] = {c2(ty + 1), c1(ty), c1(1 - ty), c2(2 - ty)};
+                        for (int a = 0; a < 4; ++a)
+                            for (int b = 0; b < 4; ++b) {
+                                const double py = pad(fy - 1 + a, H), px = pad(fx - 1 + b, W);
+                                v += wy[a] * wx[b] * at(static_cast<std::int64_t>(py), static_cast<std::int64_t>(px));
+                            }
+                    } else {
+                        ix = pad(ix, W);
+                        iy = pad(iy, H);
+                        if (mode == "nearest") {
+                            v = at(static_cast<std::int64_t>(std::nearbyint(iy)), static_cast<std::int64_t>(std::nearbyint(ix)));
+                        } else {
+                            const double fx = std::floor(ix), fy = std::floor(iy), tx = ix - fx, ty = iy - fy;
+                            const auto x0 = static_cast<std::int64_t>(fx), y0 = static_cast<std::int64_t>(fy);
+                            v = at(y0, x0) * (1 - tx) * (1 - ty) + at(y0, x0 + 1) * tx * (1 - ty) + at(y0 + 1, x0) * (1 - tx) * ty + at(y0 + 1, x0 + 1) * tx * ty;
+                        }
+                    }
+                    y[static_cast<std::size_t>(((n * C + ch) * Ho + i) * Wo + j)] = v;
+                }
+        }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), {N, C, Ho, Wo});
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -2450,6 +2577,8 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxEinsum", Backend::Cpu, onnxEinsum);
     r.add("OnnxRNN", Backend::Cpu, [](KernelCall& c) { onnxRecurrent(c, 1); });
     r.add("OnnxGRU", Backend::Cpu, [](KernelCall& c) { onnxRecurrent(c, 3); });
+    r.add("OnnxNonMaxSuppression", Backend::Cpu, onnxNonMaxSuppression);
+    r.add("OnnxGridSample", Backend::Cpu, onnxGridSample);
 }
 
 } // namespace passlens::cpu
