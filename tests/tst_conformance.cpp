@@ -64,7 +64,7 @@ std::string reasonGroup(const std::string& reason)
     r = std::regex_replace(r, std::regex(R"(#\d+)"), "#N");
     r = std::regex_replace(r, std::regex(R"(\[[0-9, ]*\])"), "[…]");
     r = std::regex_replace(r, std::regex(R"( \([0-9.]+ [KMGTPE]iB\))"), "");
-    r = std::regex_replace(r, std::regex(R"(\b\d+\b)"), "N");
+    r = std::regex_replace(r, std::regex(R"(\b\d+\b(?!-d))"), "N");
     if (r.size() > 160) r = r.substr(0, 157) + "...";
     return r;
 }

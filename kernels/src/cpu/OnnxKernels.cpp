@@ -665,12 +665,15 @@ Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const
     return p;
 }
 
+void onnxConvNd(KernelCall& c);
+
 void onnxConv(KernelCall& c)
 {
     Tensor x = c.in(0), w = needIn(c, 1);
     const Tensor* b = onnxIn(c, 2);
     const int spatial = x.ndim() - 2;
-    if (spatial != 1 && spatial != 2) c.fail("only 1-d and 2-d convolutions are supported, got " + x.typeStr());
+    if (spatial > 2) return onnxConvNd(c);
+    if (spatial != 1 && spatial != 2) c.fail("only 1-d, 2-d and N-d convolutions are supported, got " + x.typeStr());
     if (spatial == 1) {
         x = x.reshaped({x.dim(0), x.dim(1), 1, x.dim(2)});
         w = w.reshaped({w.dim(0), w.dim(1), 1, w.dim(2)});
@@ -1699,18 +1702,18 @@ void onnxSoftmaxCrossEntropyLoss(KernelCall& c)
 
 // ---------------------------------------------------------------- pooling
 
-// Geometry of an N-d pooling (ONNX MaxPool / AveragePool: auto_pad, pads, strides, dilations,
-// ceil_mode), per spatial axis.
+// Geometry of an N-d pooling or convolution (ONNX MaxPool / AveragePool / Conv: auto_pad, pads,
+// strides, dilations, ceil_mode), per spatial axis, for the kernel extents `kernel`.
 struct PoolGeometry {
     std::vector<std::int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
 };
 
-PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x)
+PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x, std::vector<std::int64_t> kernel)
 {
     const int sp = x.ndim() - 2;
     if (sp < 1) c.fail("needs an N x C x spatial input, got " + x.typeStr());
     PoolGeometry g;
-    g.kernel = attrInts(c, "kernel_shape");
+    g.kernel = std::move(kernel);
     g.stride = attrInts(c, "strides", std::vector<std::int64_t>(static_cast<std::size_t>(sp), 1));
     g.dilation = attrInts(c, "dilations", std::vector<std::int64_t>(static_cast<std::size_t>(sp), 1));
     std::vector<std::int64_t> pads = attrInts(c, "pads", std::vector<std::int64_t>(2 * static_cast<std::size_t>(sp), 0));
@@ -1752,7 +1755,7 @@ PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x)
 void onnxPool(KernelCall& c, bool isMax)
 {
     const Tensor& x = c.in(0);
-    const PoolGeometry g = poolGeometry(c, x);
+    const PoolGeometry g = poolGeometry(c, x, attrInts(c, "kernel_shape"));
     const std::size_t sp = g.kernel.size();
     const bool includePad = c.op().intAttr("count_include_pad", 0) != 0, colMajor = c.op().intAttr("storage_order", 0) != 0;
     const std::int64_t planes = x.dim(0) * x.dim(1), inPlane = shapeNumel(g.in), outPlane = shapeNumel(g.out);
@@ -1797,6 +1800,54 @@ void onnxPool(KernelCall& c, bool isMax)
     out.insert(out.end(), g.out.begin(), g.out.end());
     c.outputs[0] = storeDoubles(c, y, x.dtype(), out);
     if (isMax && c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, idxOut, DType::Int64, out);
+}
+
+// Conv with 3 or more spatial axes (1-d and 2-d ones run on conv2d): direct N-d convolution
+// with groups, pads or auto_pad, strides and dilations, accumulated in double.
+void onnxConvNd(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& w = needIn(c, 1);
+    const Tensor* bias = onnxIn(c, 2);
+    const std::int64_t group = c.op().intAttr("group", 1);
+    if (w.ndim() != x.ndim() || group <= 0 || x.dim(1) % group || w.dim(1) * group != x.dim(1) || w.dim(0) % group)
+        c.fail("weights " + w.typeStr() + " and group " + std::to_string(group) + " do not match input " + x.typeStr());
+    const PoolGeometry g = poolGeometry(c, x, attrInts(c, "kernel_shape", std::vector<std::int64_t>(w.shape().begin() + 2, w.shape().end())));
+    const std::size_t sp = g.kernel.size();
+    const std::int64_t N = x.dim(0), M = w.dim(0), Cg = w.dim(1), Mg = M / group, inPlane = shapeNumel(g.in), outPlane = shapeNumel(g.out);
+    const Shape kernelShape(g.kernel.begin(), g.kernel.end()), outShape(g.out.begin(), g.out.end());
+    const std::int64_t taps = shapeNumel(kernelShape);
+    const std::vector<double> xv = x.toDoubles(), wv = w.toDoubles(), bv = bias ? bias->toDoubles() : std::vector<double>(static_cast<std::size_t>(M), 0.0);
+    std::vector<double> y(static_cast<std::size_t>(N * M * outPlane));
+    std::vector<std::int64_t> o(sp, 0), k(sp, 0);
+    for (std::int64_t oe = 0; oe < outPlane; ++oe, nextIndex(o, outShape)) {
+        // input offset of every tap of this output position (-1: padding)
+        std::vector<std::int64_t> tapAt(static_cast<std::size_t>(taps));
+        std::fill(k.begin(), k.end(), 0);
+        for (std::int64_t t = 0; t < taps; ++t, nextIndex(k, kernelShape)) {
+            std::int64_t off = 0;
+            for (std::size_t a = 0; a < sp && off >= 0; ++a) {
+                const std::int64_t pos = o[a] * g.stride[a] - g.padBegin[a] + k[a] * g.dilation[a];
+                off = pos < 0 || pos >= g.in[a] ? -1 : off * g.in[a] + pos;
+            }
+            tapAt[static_cast<std::size_t>(t)] = off;
+        }
+        for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t m = 0; m < M; ++m) {
+                const std::int64_t firstC = m / Mg * Cg;
+                double s = bv[static_cast<std::size_t>(m)];
+                for (std::int64_t ci = 0; ci < Cg; ++ci) {
+                    const double* xp = xv.data() + (n * x.dim(1) + firstC + ci) * inPlane;
+                    const double* wp = wv.data() + (m * Cg + ci) * taps;
+                    for (std::int64_t t = 0; t < taps; ++t)
+                        if (tapAt[static_cast<std::size_t>(t)] >= 0) s += xp[tapAt[static_cast<std::size_t>(t)]] * wp[t];
+                }
+                y[static_cast<std::size_t>((n * M + m) * outPlane + oe)] = s;
+            }
+    }
+    Shape out = {N, M};
+    out.insert(out.end(), g.out.begin(), g.out.end());
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), out);
 }
 
 // ---------------------------------------------------------------- more element-wise and
