@@ -1802,27 +1802,24 @@ void onnxPool(KernelCall& c, bool isMax)
     if (isMax && c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, idxOut, DType::Int64, out);
 }
 
-// Conv with 3 or more spatial axes (1-d and 2-d ones run on conv2d): direct N-d convolution
-// with groups, pads or auto_pad, strides and dilations, accumulated in double.
-void onnxConvNd(KernelCall& c)
+// Direct N-d convolution of x (N x C x spatial) with w (M x C/group x kernel) as doubles, with
+// groups, pads or auto_pad, strides and dilations (attributes of the node); `bias` per output
+// channel or empty. Returns y and sets `outShape`.
+std::vector<double> convNd(const KernelCall& c, const std::vector<double>& xv, const Tensor& x, const std::vector<double>& wv, const Tensor& w,
+                           const std::vector<double>& bias, Shape& outShape)
 {
-    const Tensor& x = c.in(0);
-    const Tensor& w = needIn(c, 1);
-    const Tensor* bias = onnxIn(c, 2);
     const std::int64_t group = c.op().intAttr("group", 1);
     if (w.ndim() != x.ndim() || group <= 0 || x.dim(1) % group || w.dim(1) * group != x.dim(1) || w.dim(0) % group)
         c.fail("weights " + w.typeStr() + " and group " + std::to_string(group) + " do not match input " + x.typeStr());
     const PoolGeometry g = poolGeometry(c, x, attrInts(c, "kernel_shape", std::vector<std::int64_t>(w.shape().begin() + 2, w.shape().end())));
     const std::size_t sp = g.kernel.size();
     const std::int64_t N = x.dim(0), M = w.dim(0), Cg = w.dim(1), Mg = M / group, inPlane = shapeNumel(g.in), outPlane = shapeNumel(g.out);
-    const Shape kernelShape(g.kernel.begin(), g.kernel.end()), outShape(g.out.begin(), g.out.end());
+    const Shape kernelShape(g.kernel.begin(), g.kernel.end()), spatialOut(g.out.begin(), g.out.end());
     const std::int64_t taps = shapeNumel(kernelShape);
-    const std::vector<double> xv = x.toDoubles(), wv = w.toDoubles(), bv = bias ? bias->toDoubles() : std::vector<double>(static_cast<std::size_t>(M), 0.0);
     std::vector<double> y(static_cast<std::size_t>(N * M * outPlane));
-    std::vector<std::int64_t> o(sp, 0), k(sp, 0);
-    for (std::int64_t oe = 0; oe < outPlane; ++oe, nextIndex(o, outShape)) {
+    std::vector<std::int64_t> o(sp, 0), k(sp, 0), tapAt(static_cast<std::size_t>(taps));
+    for (std::int64_t oe = 0; oe < outPlane; ++oe, nextIndex(o, spatialOut)) {
         // input offset of every tap of this output position (-1: padding)
-        std::vector<std::int64_t> tapAt(static_cast<std::size_t>(taps));
         std::fill(k.begin(), k.end(), 0);
         for (std::int64_t t = 0; t < taps; ++t, nextIndex(k, kernelShape)) {
             std::int64_t off = 0;
@@ -1835,7 +1832,7 @@ void onnxConvNd(KernelCall& c)
         for (std::int64_t n = 0; n < N; ++n)
             for (std::int64_t m = 0; m < M; ++m) {
                 const std::int64_t firstC = m / Mg * Cg;
-                double s = bv[static_cast<std::size_t>(m)];
+                double s = bias.empty() ? 0.0 : bias[static_cast<std::size_t>(m)];
                 for (std::int64_t ci = 0; ci < Cg; ++ci) {
                     const double* xp = xv.data() + (n * x.dim(1) + firstC + ci) * inPlane;
                     const double* wp = wv.data() + (m * Cg + ci) * taps;
@@ -1845,8 +1842,19 @@ void onnxConvNd(KernelCall& c)
                 y[static_cast<std::size_t>((n * M + m) * outPlane + oe)] = s;
             }
     }
-    Shape out = {N, M};
-    out.insert(out.end(), g.out.begin(), g.out.end());
+    outShape = {N, M};
+    outShape.insert(outShape.end(), g.out.begin(), g.out.end());
+    return y;
+}
+
+// Conv with 3 or more spatial axes (1-d and 2-d ones run on conv2d), accumulated in double.
+void onnxConvNd(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& w = needIn(c, 1);
+    const Tensor* bias = onnxIn(c, 2);
+    Shape out;
+    const std::vector<double> y = convNd(c, x.toDoubles(), x, w.toDoubles(), w, bias ? bias->toDoubles() : std::vector<double>(), out);
     c.outputs[0] = storeDoubles(c, y, x.dtype(), out);
 }
 
@@ -2497,6 +2505,194 @@ void onnxGridSample(KernelCall& c)
     c.outputs[0] = storeDoubles(c, y, x.dtype(), {N, C, Ho, Wo});
 }
 
+// w's values minus its zero point (per tensor, or one per output channel, axis 0), as doubles.
+std::vector<double> minusZeroPoint(const Tensor& w, const Tensor* zp)
+{
+    std::vector<double> v = w.toDoubles();
+    if (!zp) return v;
+    const std::int64_t per = w.ndim() && w.dim(0) ? w.numel() / w.dim(0) : 1;
+    for (std::size_t e = 0; e < v.size(); ++e) v[e] -= zp->at(zp->numel() == 1 ? 0 : static_cast<std::int64_t>(e) / per);
+    return v;
+}
+
+// ConvInteger: convolution of (x - x_zero_point) and (w - w_zero_point), int32.
+void onnxConvInteger(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& w = needIn(c, 1);
+    const Tensor* xz = onnxIn(c, 2);
+    std::vector<double> xv = x.toDoubles();
+    if (xz)
+        for (double& v : xv) v -= xz->at(0);
+    Shape out;
+    const std::vector<double> y = convNd(c, xv, x, minusZeroPoint(w, onnxIn(c, 3)), w, {}, out);
+    c.outputs[0] = storeDoubles(c, y, DType::Int32, out);
+}
+
+// QLinearConv: the integer convolution (plus the int32 bias B) scaled by x_scale * w_scale /
+// y_scale (w_scale per tensor or per output channel), rounded half to even, plus y_zero_point,
+// saturated to its dtype.
+void onnxQLinearConv(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& w = needIn(c, 3);
+    const Tensor& wScale = needIn(c, 4);
+    const Tensor& yzp = needIn(c, 7);
+    std::vector<double> xv = x.toDoubles();
+    for (double& v : xv) v -= needIn(c, 2).at(0);
+    const Tensor* b = onnxIn(c, 8);
+    Shape out;
+    const std::vector<double> acc = convNd(c, xv, x, minusZeroPoint(w, &needIn(c, 5)), w, b ? b->toDoubles() : std::vector<double>(), out);
+    const double xs = needIn(c, 1).at(0), ys = needIn(c, 6).at(0);
+    const std::int64_t plane = out.size() > 2 ? shapeNumel(Shape(out.begin() + 2, out.end())) : 1, M = out[1];
+    std::vector<double> y(acc.size());
+    for (std::size_t e = 0; e < y.size(); ++e) {
+        const double ws = wScale.at(wScale.numel() == 1 ? 0 : static_cast<std::int64_t>(e) / plane % M);
+        y[e] = saturate(std::nearbyint(acc[e] * xs * ws / ys) + yzp.at(0), yzp.dtype());
+    }
+    c.outputs[0] = storeDoubles(c, y, yzp.dtype(), out);
+}
+
+// QLinearMatMul of 2-d or equally batched 3-d+ operands: (a - a_zp) x (b - b_zp) scaled by
+// a_scale * b_scale / y_scale, rounded half to even, plus y_zero_point, saturated.
+void onnxQLinearMatMul(KernelCall& c)
+{
+    const Tensor& a = c.in(0);
+    const Tensor& b = needIn(c, 3);
+    const Tensor& yzp = needIn(c, 7);
+    const int r = a.ndim();
+    if (r < 2 || b.ndim() != r || !std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()) || a.dim(r - 1) != b.dim(r - 2))
+        c.fail("operands " + a.typeStr() + " and " + b.typeStr() + " do not match (2-d, or the same batch dims)");
+    const std::int64_t M = a.dim(r - 2), K = a.dim(r - 1), N = b.dim(r - 1), batches = shapeNumel(Shape(a.shape().begin(), a.shape().end() - 2));
+    const double azp = needIn(c, 2).at(0), bzp = needIn(c, 5).at(0), scale = needIn(c, 1).at(0) * needIn(c, 4).at(0) / needIn(c, 6).at(0);
+    const std::vector<double> av = a.toDoubles(), bv = b.toDoubles();
+    std::vector<double> y(static_cast<std::size_t>(batches * M * N));
+    for (std::int64_t t = 0; t < batches; ++t)
+        for (std::int64_t i = 0; i < M; ++i)
+            for (std::int64_t j = 0; j < N; ++j) {
+                double s = 0;
+                for (std::int64_t k = 0; k < K; ++k) s += (av[static_cast<std::size_t>((t * M + i) * K + k)] - azp) * (bv[static_cast<std::size_t>((t * K + k) * N + j)] - bzp);
+                y[static_cast<std::size_t>((t * M + i) * N + j)] = saturate(std::nearbyint(s * scale) + yzp.at(0), yzp.dtype());
+            }
+    Shape out(a.shape().begin(), a.shape().end() - 1);
+    out.push_back(N);
+    c.outputs[0] = storeDoubles(c, y, yzp.dtype(), out);
+}
+
+// BatchNormalization: per channel (axis 1) (x - mean) / sqrt(var + epsilon) * scale + B; in
+// training mode with the batch's mean and population variance, also returning the running mean
+// and variance (input * momentum + batch * (1 - momentum)).
+void onnxBatchNormalization(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() < 2) c.fail("needs an N x C x ... input, got " + x.typeStr());
+    const double eps = c.op().floatAttr("epsilon", 1e-5), momentum = c.op().floatAttr("momentum", 0.9);
+    const bool training = c.op().intAttr("training_mode", 0) != 0;
+    const std::vector<double> xv = x.toDoubles(), scale = needIn(c, 1).toDoubles(), bias = needIn(c, 2).toDoubles();
+    std::vector<double> mean = needIn(c, 3).toDoubles(), var = needIn(c, 4).toDoubles();
+    const std::int64_t C = x.dim(1), plane = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
+    for (const std::vector<double>* v : std::initializer_list<const std::vector<double>*>{&scale, &bias, &mean, &var})
+        if (static_cast<std::int64_t>(v->size()) != C) c.fail("scale, B, mean and var must have C elements");
+    std::vector<double> bm(mean), bvar(var);
+    if (training) {
+        for (std::int64_t ch = 0; ch < C; ++ch) {
+            double s = 0, sq = 0;
+            for (std::int64_t n = 0; n < x.dim(0); ++n)
+                for (std::int64_t i = 0; i < plane; ++i) s += xv[static_cast<std::size_t>((n * C + ch) * plane + i)];
+            const double cnt = static_cast<double>(x.dim(0) * plane), m = s / cnt;
+            for (std::int64_t n = 0; n < x.dim(0); ++n)
+                for (std::int64_t i = 0; i < plane; ++i) {
+                    const double d = xv[static_cast<std::size_t>((n * C + ch) * plane + i)] - m;
+                    sq += d * d;
+                }
+            bm[static_cast<std::size_t>(ch)] = m;
+            bvar[static_cast<std::size_t>(ch)] = sq / cnt;
+        }
+    }
+    std::vector<double> y(xv.size());
+    for (std::size_t e = 0; e < y.size(); ++e) {
+        const auto ch = static_cast<std::size_t>(static_cast<std::int64_t>(e) / plane % C);
+        y[e] = (xv[e] - bm[ch]) / std::sqrt(bvar[ch] + eps) * scale[ch] + bias[ch];
+    }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), x.shape());
+    if (training) {
+        std::vector<double> rm(static_cast<std::size_t>(C)), rv(rm.size());
+        for (std::size_t ch = 0; ch < rm.size(); ++ch) {
+            rm[ch] = mean[ch] * momentum + bm[ch] * (1 - momentum);
+            rv[ch] = var[ch] * momentum + bvar[ch] * (1 - momentum);
+        }
+        if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, rm, needIn(c, 3).dtype(), {C});
+        if (c.outputs.size() > 2) c.outputs[2] = storeDoubles(c, rv, needIn(c, 4).dtype(), {C});
+    }
+}
+
+// MaxUnpool: zeros of the unpooled shape (from kernel_shape, strides and pads) with X's values
+// at the flat positions given by I; an output_shape input places each position at the same
+// coordinates of that (larger) shape.
+void onnxMaxUnpool(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& idx = c.in(1);
+    if (idx.shape() != x.shape()) c.fail("indices " + idx.typeStr() + " must have the shape of " + x.typeStr());
+    const int sp = x.ndim() - 2;
+    const auto ks = attrInts(c, "kernel_shape");
+    const auto st = attrInts(c, "strides", std::vector<std::int64_t>(static_cast<std::size_t>(std::max(sp, 0)), 1));
+    const auto pads = attrInts(c, "pads", std::vector<std::int64_t>(2 * static_cast<std::size_t>(std::max(sp, 0)), 0));
+    if (sp < 1 || static_cast<int>(ks.size()) != sp || static_cast<int>(st.size()) != sp || static_cast<int>(pads.size()) != 2 * sp)
+        c.fail("kernel_shape, strides or pads do not match " + x.typeStr());
+    Shape dflt = {x.dim(0), x.dim(1)};
+    for (int a = 0; a < sp; ++a) {
+        const auto i = static_cast<std::size_t>(a);
+        dflt.push_back((x.dim(a + 2) - 1) * st[i] + ks[i] - pads[i] - pads[i + static_cast<std::size_t>(sp)]);
+    }
+    Shape out = dflt;
+    if (const Tensor* os = onnxIn(c, 2)) out = intsOf(*os);
+    if (out.size() != dflt.size()) c.fail("output_shape " + shapeStr(out) + " does not match " + x.typeStr());
+    Tensor y = Tensor::zeros(x.dtype(), out, c.ctx.pool.get());
+    const auto ds = stridesOf(dflt), os = stridesOf(out);
+    const std::size_t es = dtypeSize(x.dtype());
+    for (std::int64_t e = 0; e < x.numel(); ++e) {
+        const std::int64_t at = idx.intAt(e);
+        if (at < 0 || at >= shapeNumel(dflt)) c.fail("index " + std::to_string(at) + " out of range for the unpooled shape " + shapeStr(dflt));
+        std::int64_t off = 0;
+        for (std::size_t a = 0; a < dflt.size(); ++a) {
+            const std::int64_t coord = at / ds[a] % dflt[a];
+            if (coord >= out[a]) c.fail("index " + std::to_string(at) + " falls outside output_shape " + shapeStr(out));
+            off += coord * os[a];
+        }
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(off) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(e) * es, es);
+    }
+    c.outputs[0] = std::move(y);
+}
+
+// Upsample (opset 7-9, deprecated) in nearest mode: output dim floor(dim * scale), source index
+// floor(i / scale).
+void onnxUpsample(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (c.op().str("mode") == "linear") c.fail("Upsample mode 'linear' is not supported (use Resize)");
+    std::vector<double> scales;
+    if (const Tensor* s = onnxIn(c, 1)) scales = s->toDoubles();
+    else if (c.op().has("scales"))
+        for (const auto& e : c.op().attrs()["scales"]) scales.push_back(e.get<double>());
+    if (static_cast<int>(scales.size()) != x.ndim()) c.fail("scales must have one entry per axis of " + x.typeStr());
+    Shape out;
+    for (int a = 0; a < x.ndim(); ++a) out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x.dim(a)) * scales[static_cast<std::size_t>(a)])));
+    Tensor y = c.allocate(x.dtype(), out);
+    const auto xs = stridesOf(x.shape());
+    const std::size_t es = dtypeSize(x.dtype());
+    std::vector<std::int64_t> pos(out.size(), 0);
+    for (std::int64_t e = 0; e < y.numel(); ++e, nextIndex(pos, out)) {
+        std::int64_t off = 0;
+        for (int a = 0; a < x.ndim(); ++a) {
+            const auto i = static_cast<std::size_t>(a);
+            off += std::min(static_cast<std::int64_t>(std::floor(static_cast<double>(pos[i]) / scales[i])), x.dim(a) - 1) * xs[i];
+        }
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
+    }
+    c.outputs[0] = std::move(y);
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -2630,6 +2826,12 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxGRU", Backend::Cpu, [](KernelCall& c) { onnxRecurrent(c, 3); });
     r.add("OnnxNonMaxSuppression", Backend::Cpu, onnxNonMaxSuppression);
     r.add("OnnxGridSample", Backend::Cpu, onnxGridSample);
+    r.add("OnnxConvInteger", Backend::Cpu, onnxConvInteger);
+    r.add("OnnxQLinearConv", Backend::Cpu, onnxQLinearConv);
+    r.add("OnnxQLinearMatMul", Backend::Cpu, onnxQLinearMatMul);
+    r.add("OnnxBatchNormalization", Backend::Cpu, onnxBatchNormalization);
+    r.add("OnnxMaxUnpool", Backend::Cpu, onnxMaxUnpool);
+    r.add("OnnxUpsample", Backend::Cpu, onnxUpsample);
 }
 
 } // namespace passlens::cpu
