@@ -2693,6 +2693,93 @@ void onnxUpsample(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
+// ---------------------------------------------------------------- spectral
+
+// The DFT of n complex samples (re, im), `len` points (zero padded or truncated), forward or
+// inverse (with 1/len), the first `bins` coefficients (direct O(len * bins) sums).
+void dft(const std::vector<double>& re, const std::vector<double>& im, std::int64_t len, std::int64_t bins, bool inverse, double* out)
+{
+    const double sign = inverse ? 1.0 : -1.0;
+    const auto n = std::min<std::int64_t>(len, static_cast<std::int64_t>(re.size()));
+    for (std::int64_t k = 0; k < bins; ++k) {
+        double sr = 0, si = 0;
+        for (std::int64_t t = 0; t < n; ++t) {
+            const double a = sign * 2.0 * M_PI * static_cast<double>((k * t) % len) / static_cast<double>(len);
+            const double cr = std::cos(a), ci = std::sin(a);
+            sr += re[static_cast<std::size_t>(t)] * cr - im[static_cast<std::size_t>(t)] * ci;
+            si += re[static_cast<std::size_t>(t)] * ci + im[static_cast<std::size_t>(t)] * cr;
+        }
+        out[2 * k] = inverse ? sr / static_cast<double>(len) : sr;
+        out[2 * k + 1] = inverse ? si / static_cast<double>(len) : si;
+    }
+}
+
+// DFT (opset 17): along `axis` of a [batch, ..., 1 or 2] signal (real or complex), dft_length
+// points, inverse, onesided (the first len/2 + 1 bins); output [..., 2].
+void onnxDFT(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() < 3 || (x.dim(x.ndim() - 1) != 1 && x.dim(x.ndim() - 1) != 2)) c.fail("needs a [batch, ..., 1 or 2] signal, got " + x.typeStr());
+    const int axis = normAxis(c, c.op().intAttr("axis", 1), x.ndim() - 1);
+    const bool inverse = c.op().intAttr("inverse", 0) != 0, onesided = c.op().intAttr("onesided", 0) != 0;
+    const std::int64_t comps = x.dim(x.ndim() - 1), n = x.dim(axis);
+    const std::int64_t len = onnxIn(c, 1) ? onnxIn(c, 1)->intAt(0) : n;
+    if (len <= 0) c.fail("dft_length must be positive");
+    const std::int64_t bins = onesided ? len / 2 + 1 : len;
+    std::int64_t outer = 1, inner = 1;
+    for (int a = 0; a < x.ndim() - 1; ++a)
+        if (a != axis) (a < axis ? outer : inner) *= x.dim(a);
+    const std::vector<double> xv = x.toDoubles();
+    Shape out = x.shape();
+    out[static_cast<std::size_t>(axis)] = bins;
+    out.back() = 2;
+    std::vector<double> y(static_cast<std::size_t>(outer * bins * inner * 2)), tmp(static_cast<std::size_t>(2 * bins));
+    std::vector<double> re(static_cast<std::size_t>(n)), im(re.size());
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < inner; ++i) {
+            for (std::int64_t t = 0; t < n; ++t) {
+                const std::int64_t e = ((o * n + t) * inner + i) * comps;
+                re[static_cast<std::size_t>(t)] = xv[static_cast<std::size_t>(e)];
+                im[static_cast<std::size_t>(t)] = comps == 2 ? xv[static_cast<std::size_t>(e + 1)] : 0.0;
+            }
+            dft(re, im, len, bins, inverse, tmp.data());
+            for (std::int64_t k = 0; k < bins; ++k) {
+                const auto e = static_cast<std::size_t>(((o * bins + k) * inner + i) * 2);
+                y[e] = tmp[static_cast<std::size_t>(2 * k)];
+                y[e + 1] = tmp[static_cast<std::size_t>(2 * k + 1)];
+            }
+        }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), out);
+}
+
+// STFT (opset 17): DFTs of the windowed frames of a [batch, length, 1 or 2] signal, frame_step
+// apart; frame length from the window or the frame_length input; onesided (default); output
+// [batch, frames, bins, 2].
+void onnxSTFT(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() != 3 || (x.dim(2) != 1 && x.dim(2) != 2)) c.fail("needs a [batch, length, 1 or 2] signal, got " + x.typeStr());
+    const std::int64_t step = scalarInt(c, 1);
+    const Tensor* window = onnxIn(c, 2);
+    const std::int64_t frameLen = onnxIn(c, 3) ? onnxIn(c, 3)->intAt(0) : window ? window->numel() : 0;
+    if (step <= 0 || frameLen <= 0 || frameLen > x.dim(1)) c.fail("frame_step and the frame length must be positive and fit the signal");
+    if (window && window->numel() != frameLen) c.fail("window " + window->typeStr() + " does not match frame length " + std::to_string(frameLen));
+    const bool onesided = c.op().intAttr("onesided", 1) != 0;
+    const std::int64_t B = x.dim(0), L = x.dim(1), comps = x.dim(2), frames = (L - frameLen) / step + 1, bins = onesided ? frameLen / 2 + 1 : frameLen;
+    const std::vector<double> xv = x.toDoubles(), wv = window ? window->toDoubles() : std::vector<double>(static_cast<std::size_t>(frameLen), 1.0);
+    std::vector<double> y(static_cast<std::size_t>(B * frames * bins * 2)), re(static_cast<std::size_t>(frameLen)), im(re.size());
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t f = 0; f < frames; ++f) {
+            for (std::int64_t t = 0; t < frameLen; ++t) {
+                const std::int64_t e = (b * L + f * step + t) * comps;
+                re[static_cast<std::size_t>(t)] = xv[static_cast<std::size_t>(e)] * wv[static_cast<std::size_t>(t)];
+                im[static_cast<std::size_t>(t)] = comps == 2 ? xv[static_cast<std::size_t>(e + 1)] * wv[static_cast<std::size_t>(t)] : 0.0;
+            }
+            dft(re, im, frameLen, bins, false, y.data() + (b * frames + f) * bins * 2);
+        }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), {B, frames, bins, 2});
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -2832,6 +2919,8 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxBatchNormalization", Backend::Cpu, onnxBatchNormalization);
     r.add("OnnxMaxUnpool", Backend::Cpu, onnxMaxUnpool);
     r.add("OnnxUpsample", Backend::Cpu, onnxUpsample);
+    r.add("OnnxDFT", Backend::Cpu, onnxDFT);
+    r.add("OnnxSTFT", Backend::Cpu, onnxSTFT);
 }
 
 } // namespace passlens::cpu
