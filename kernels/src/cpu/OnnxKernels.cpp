@@ -1541,10 +1541,18 @@ void onnxXor(KernelCall& c)
     c.outputs[0] = wideBinary<std::int64_t>(c, DType::Int64, DType::Bool, [](std::int64_t a, std::int64_t b) -> std::int64_t { return (a != 0) != (b != 0); });
 }
 
-// PRelu: x where x >= 0, slope * x elsewhere; slope broadcasts to x.
+// PRelu: x where x >= 0, slope * x elsewhere; slope broadcasts to x. A 1-d slope of C values
+// that does not broadcast (PyTorch exports before opset 7) is per channel (axis 1).
 void onnxPRelu(KernelCall& c)
 {
-    c.outputs[0] = wideBinary<double>(c, DType::Float64, c.in(0).dtype(), [](double x, double s) { return x < 0 ? s * x : x; });
+    const Tensor& x = c.in(0);
+    Tensor& slope = c.inputs[1];
+    if (x.ndim() >= 3 && slope.ndim() == 1 && slope.dim(0) == x.dim(1) && slope.dim(0) != x.dim(x.ndim() - 1)) {
+        Shape s(static_cast<std::size_t>(x.ndim() - 1), 1);
+        s[0] = slope.dim(0);
+        slope = slope.reshaped(s);
+    }
+    c.outputs[0] = wideBinary<double>(c, DType::Float64, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
 }
 
 // Mean of the broadcast inputs (computed in double).
