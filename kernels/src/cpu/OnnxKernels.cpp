@@ -2788,6 +2788,60 @@ void onnxSTFT(KernelCall& c)
     c.outputs[0] = storeDoubles(c, y, x.dtype(), {B, frames, bins, 2});
 }
 
+// TfIdfVectorizer over integer inputs ([C] or [N, C]): counts of the pool's n-grams
+// (min_gram_length..max_gram_length, elements up to max_skip_count apart; unigrams once per
+// position), each at output index ngram_indexes[j], as TF, IDF (weight if present) or TFIDF
+// (count * weight), float32.
+void onnxTfIdfVectorizer(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    if (x.ndim() != 1 && x.ndim() != 2) c.fail("needs a [C] or [N, C] input, got " + x.typeStr());
+    if (!c.op().has("pool_int64s")) c.fail("only integer pools (pool_int64s) are supported");
+    const auto pool = attrInts(c, "pool_int64s"), counts = attrInts(c, "ngram_counts"), indexes = attrInts(c, "ngram_indexes");
+    std::vector<double> weights;
+    if (c.op().has("weights"))
+        for (const auto& e : c.op().attrs()["weights"]) weights.push_back(e.get<double>());
+    const std::int64_t minN = c.op().intAttr("min_gram_length", 1), maxN = c.op().intAttr("max_gram_length", 1), maxSkip = c.op().intAttr("max_skip_count", 0);
+    std::string mode = c.op().str("mode");
+    if (mode.empty()) mode = "TF";
+    // n-gram -> output index
+    std::map<std::vector<std::int64_t>, std::int64_t> grams;
+    std::int64_t j = 0, width = 0;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        const auto n = static_cast<std::int64_t>(k + 1);
+        const std::int64_t end = k + 1 < counts.size() ? counts[k + 1] : static_cast<std::int64_t>(pool.size());
+        for (std::int64_t p = counts[k]; p + n <= end; p += n, ++j) {
+            if (j >= static_cast<std::int64_t>(indexes.size())) c.fail("ngram_indexes is shorter than the pool");
+            grams[std::vector<std::int64_t>(pool.begin() + p, pool.begin() + p + n)] = indexes[static_cast<std::size_t>(j)];
+            width = std::max(width, indexes[static_cast<std::size_t>(j)] + 1);
+        }
+    }
+    const std::int64_t rows = x.ndim() == 2 ? x.dim(0) : 1, cols = x.dim(x.ndim() - 1);
+    std::vector<double> y(static_cast<std::size_t>(rows * width), 0.0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+        double* out = y.data() + r * width;
+        auto add = [&](const std::vector<std::int64_t>& g) {
+            if (auto it = grams.find(g); it != grams.end()) out[it->second] += 1;
+        };
+        for (std::int64_t i = 0; i < cols; ++i) {
+            if (minN <= 1 && maxN >= 1) add({x.intAt(r * cols + i)});
+            for (std::int64_t s = 0; s <= maxSkip; ++s)
+                for (std::int64_t n = std::max<std::int64_t>(minN, 2); n <= maxN; ++n) {
+                    if (i + (n - 1) * (s + 1) >= cols) break;
+                    std::vector<std::int64_t> g;
+                    for (std::int64_t t = 0; t < n; ++t) g.push_back(x.intAt(r * cols + i + t * (s + 1)));
+                    add(g);
+                }
+        }
+        for (std::int64_t k = 0; k < width; ++k) {
+            const double w = static_cast<std::size_t>(k) < weights.size() ? weights[static_cast<std::size_t>(k)] : 1.0;
+            if (mode == "IDF") out[k] = out[k] > 0 ? w : 0.0;
+            else if (mode == "TFIDF") out[k] *= w;
+        }
+    }
+    c.outputs[0] = storeDoubles(c, y, DType::Float32, x.ndim() == 2 ? Shape{rows, width} : Shape{width});
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -2929,6 +2983,7 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxUpsample", Backend::Cpu, onnxUpsample);
     r.add("OnnxDFT", Backend::Cpu, onnxDFT);
     r.add("OnnxSTFT", Backend::Cpu, onnxSTFT);
+    r.add("OnnxTfIdfVectorizer", Backend::Cpu, onnxTfIdfVectorizer);
 }
 
 } // namespace passlens::cpu
