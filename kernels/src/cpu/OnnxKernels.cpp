@@ -2842,6 +2842,81 @@ void onnxTfIdfVectorizer(KernelCall& c)
     c.outputs[0] = storeDoubles(c, y, DType::Float32, x.ndim() == 2 ? Shape{rows, width} : Shape{width});
 }
 
+// RoiAlign (opset 16): per region of interest (x1, y1, x2, y2 scaled by spatial_scale, shifted
+// by half a pixel in mode half_pixel) an output_height x output_width grid of bins, each the
+// average (or max) of bilinear samples (sampling_ratio per bin, or adaptive), as onnxruntime's
+// RoiAlign computes it.
+void onnxRoiAlign(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& rois = c.in(1);
+    const Tensor& batch = c.in(2);
+    if (x.ndim() != 4 || rois.ndim() != 2 || rois.dim(1) != 4 || batch.numel() != rois.dim(0))
+        c.fail("needs X [N,C,H,W], rois [R,4] and batch_indices [R], got " + x.typeStr() + ", " + rois.typeStr() + ", " + batch.typeStr());
+    const std::int64_t oh = c.op().intAttr("output_height", 1), ow = c.op().intAttr("output_width", 1), ratio = c.op().intAttr("sampling_ratio", 0);
+    const double scale = c.op().floatAttr("spatial_scale", 1.0);
+    std::string ctm = c.op().str("coordinate_transformation_mode");
+    const bool halfPixel = ctm.empty() || ctm == "half_pixel";
+    const bool isMax = c.op().str("mode") == "max";
+    const std::int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), R = rois.dim(0);
+    const std::vector<double> xv = x.toDoubles(), rv = rois.toDoubles();
+    std::vector<double> y(static_cast<std::size_t>(R * C * oh * ow));
+    for (std::int64_t r = 0; r < R; ++r) {
+        const std::int64_t n = batch.intAt(r);
+        if (n < 0 || n >= x.dim(0)) c.fail("batch index " + std::to_string(n) + " out of range");
+        const double off = halfPixel ? 0.5 : 0.0;
+        const double* b = rv.data() + r * 4;
+        const double sw = b[0] * scale - off, sh = b[1] * scale - off;
+        double rw = b[2] * scale - off - sw, rh = b[3] * scale - off - sh;
+        if (!halfPixel) {
+            rw = std::max(rw, 1.0);
+            rh = std::max(rh, 1.0);
+        }
+        const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+        const std::int64_t gh = ratio > 0 ? ratio : static_cast<std::int64_t>(std::ceil(rh / static_cast<double>(oh)));
+        const std::int64_t gw = ratio > 0 ? ratio : static_cast<std::int64_t>(std::ceil(rw / static_cast<double>(ow)));
+        const double count = static_cast<double>(std::max<std::int64_t>(gh * gw, 1));
+        for (std::int64_t ch = 0; ch < C; ++ch) {
+            const double* plane = xv.data() + (n * C + ch) * H * W;
+            for (std::int64_t ph = 0; ph < oh; ++ph)
+                for (std::int64_t pw = 0; pw < ow; ++pw) {
+                    double acc = isMax ? -INFINITY : 0.0;
+                    bool any = false;
+                    for (std::int64_t iy = 0; iy < gh; ++iy)
+                        for (std::int64_t ix = 0; ix < gw; ++ix) {
+                            double yy = sh + static_cast<double>(ph) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+                            double xx = sw + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+                            double v[4] = {0, 0, 0, 0};
+                            if (!(yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W))) {
+                                yy = std::max(yy, 0.0);
+                                xx = std::max(xx, 0.0);
+                                auto y0 = static_cast<std::int64_t>(yy), x0 = static_cast<std::int64_t>(xx);
+                                std::int64_t y1 = y0 + 1, x1 = x0 + 1;
+                                if (y0 >= H - 1) {
+                                    y0 = y1 = H - 1;
+                                    yy = static_cast<double>(y0);
+                                }
+                                if (x0 >= W - 1) {
+                                    x0 = x1 = W - 1;
+                                    xx = static_cast<double>(x0);
+                                }
+                                const double ly = yy - static_cast<double>(y0), lx = xx - static_cast<double>(x0), hy = 1 - ly, hx = 1 - lx;
+                                v[0] = hy * hx * plane[y0 * W + x0];
+                                v[1] = hy * lx * plane[y0 * W + x1];
+                                v[2] = ly * hx * plane[y1 * W + x0];
+                                v[3] = ly * lx * plane[y1 * W + x1];
+                            }
+                            if (isMax) acc = std::max({acc, v[0], v[1], v[2], v[3]});
+                            else acc += v[0] + v[1] + v[2] + v[3];
+                            any = true;
+                        }
+                    y[static_cast<std::size_t>(((r * C + ch) * oh + ph) * ow + pw)] = isMax ? (any ? acc : 0.0) : acc / count;
+                }
+        }
+    }
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), {R, C, oh, ow});
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -2984,6 +3059,7 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxDFT", Backend::Cpu, onnxDFT);
     r.add("OnnxSTFT", Backend::Cpu, onnxSTFT);
     r.add("OnnxTfIdfVectorizer", Backend::Cpu, onnxTfIdfVectorizer);
+    r.add("OnnxRoiAlign", Backend::Cpu, onnxRoiAlign);
 }
 
 } // namespace passlens::cpu
