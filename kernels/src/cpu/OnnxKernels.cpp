@@ -2959,107 +2959,121 @@ void registerOnnxKernels(KernelRegistry& r)
     r.add("OnnxConv", Backend::Cpu, onnxConv);
     r.add("OnnxConvTranspose", Backend::Cpu, onnxConvTranspose);
     r.add("OnnxResize", Backend::Cpu, onnxResize);
-    r.add("OnnxAcos", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::acos)));
-    r.add("OnnxAcosh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::acosh)));
-    r.add("OnnxAsin", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::asin)));
-    r.add("OnnxAsinh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::asinh)));
-    r.add("OnnxAtan", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::atan)));
-    r.add("OnnxAtanh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::atanh)));
-    r.add("OnnxCosh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::cosh)));
-    r.add("OnnxSinh", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::sinh)));
-    r.add("OnnxTan", Backend::Cpu, floatUnary(static_cast<double (*)(double)>(std::tan)));
-    r.add("OnnxSoftplus", Backend::Cpu, floatUnary(+[](double x) { return std::log(std::exp(x) + 1.0); }));
-    r.add("OnnxSoftsign", Backend::Cpu, floatUnary(+[](double x) { return x / (1.0 + std::fabs(x)); }));
-    r.add("OnnxElu", Backend::Cpu, floatUnary([](const KernelCall& c) {
-              const double alpha = c.op().floatAttr("alpha", 1.0);
-              return [alpha](double x) { return x < 0 ? alpha * (std::exp(x) - 1.0) : x; };
-          }));
-    r.add("OnnxSelu", Backend::Cpu, floatUnary([](const KernelCall& c) {
-              const double alpha = c.op().floatAttr("alpha", 1.67326319217681884765625);
-              const double gamma = c.op().floatAttr("gamma", 1.05070102214813232421875);
-              return [alpha, gamma](double x) { return x <= 0 ? gamma * (alpha * std::exp(x) - alpha) : gamma * x; };
-          }));
-    r.add("OnnxThresholdedRelu", Backend::Cpu, floatUnary([](const KernelCall& c) {
-              const double alpha = c.op().floatAttr("alpha", 1.0);
-              return [alpha](double x) { return x > alpha ? x : 0.0; };
-          }));
-    r.add("OnnxShrink", Backend::Cpu, floatUnary([](const KernelCall& c) {
-              const double bias = c.op().floatAttr("bias", 0.0), lambd = c.op().floatAttr("lambd", 0.5);
-              return [bias, lambd](double x) { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; };
-          }));
-    r.add("OnnxIsInf", Backend::Cpu, onnxIsInf);
-    r.add("OnnxIsNaN", Backend::Cpu, onnxIsNaN);
-    r.add("OnnxHardSwish", Backend::Cpu, floatUnary(+[](double x) { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); }));
-    r.add("OnnxCelu", Backend::Cpu, floatUnary([](const KernelCall& c) {
-              const double alpha = c.op().floatAttr("alpha", 1.0);
-              return [alpha](double x) { return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1.0)); };
-          }));
-    r.add("OnnxReduceL1", Backend::Cpu, onnxReduce("add", false, "abs"));
-    r.add("OnnxReduceL2", Backend::Cpu, onnxReduce("add", false, "sqr", static_cast<double (*)(double)>(std::sqrt)));
-    r.add("OnnxReduceSumSquare", Backend::Cpu, onnxReduce("add", false, "sqr"));
-    r.add("OnnxReduceLogSum", Backend::Cpu, onnxReduce("add", false, {}, static_cast<double (*)(double)>(std::log)));
-    r.add("OnnxReduceLogSumExp", Backend::Cpu, onnxReduce("add", false, "exp", static_cast<double (*)(double)>(std::log)));
-    r.add("OnnxArgMax", Backend::Cpu, [](KernelCall& c) { onnxArgExtreme(c, true); });
-    r.add("OnnxArgMin", Backend::Cpu, [](KernelCall& c) { onnxArgExtreme(c, false); });
-    r.add("OnnxHardmax", Backend::Cpu, onnxHardmax);
-    r.add("OnnxCumSum", Backend::Cpu, onnxCumSum);
-    r.add("OnnxTopK", Backend::Cpu, onnxTopK);
-    r.add("OnnxGatherElements", Backend::Cpu, onnxGatherElements);
-    r.add("OnnxScatterElements", Backend::Cpu, onnxScatterElements);
-    r.add("OnnxScatter", Backend::Cpu, onnxScatterElements);
-    r.add("OnnxGatherND", Backend::Cpu, onnxGatherND);
-    r.add("OnnxScatterND", Backend::Cpu, onnxScatterND);
-    r.add("OnnxOneHot", Backend::Cpu, onnxOneHot);
-    r.add("OnnxCompress", Backend::Cpu, onnxCompress);
-    r.add("OnnxTrilu", Backend::Cpu, onnxTrilu);
-    r.add("OnnxSize", Backend::Cpu, onnxSize);
-    r.add("OnnxRange", Backend::Cpu, onnxRange);
-    r.add("OnnxTile", Backend::Cpu, onnxTile);
-    r.add("OnnxDepthToSpace", Backend::Cpu, onnxDepthToSpace);
-    r.add("OnnxSpaceToDepth", Backend::Cpu, onnxSpaceToDepth);
-    r.add("OnnxEyeLike", Backend::Cpu, onnxEyeLike);
-    r.add("OnnxCastLike", Backend::Cpu, onnxCastLike);
-    r.add("OnnxSplit", Backend::Cpu, onnxSplit);
-    r.add("OnnxDropout", Backend::Cpu, onnxDropout);
-    r.add("OnnxNonZero", Backend::Cpu, onnxNonZero);
-    r.add("OnnxMod", Backend::Cpu, onnxMod);
-    r.add("OnnxBitShift", Backend::Cpu, onnxBitShift);
-    r.add("OnnxXor", Backend::Cpu, onnxXor);
-    r.add("OnnxPRelu", Backend::Cpu, onnxPRelu);
-    r.add("OnnxMean", Backend::Cpu, onnxMean);
-    r.add("OnnxLayerNormalization", Backend::Cpu, onnxLayerNormalization);
-    r.add("OnnxInstanceNormalization", Backend::Cpu, onnxInstanceNormalization);
-    r.add("OnnxNegativeLogLikelihoodLoss", Backend::Cpu, onnxNegativeLogLikelihoodLoss);
-    r.add("OnnxSoftmaxCrossEntropyLoss", Backend::Cpu, onnxSoftmaxCrossEntropyLoss);
-    r.add("OnnxMaxPool", Backend::Cpu, [](KernelCall& c) { onnxPool(c, true); });
-    r.add("OnnxAveragePool", Backend::Cpu, [](KernelCall& c) { onnxPool(c, false); });
-    r.add("OnnxMeanVarianceNormalization", Backend::Cpu, onnxMeanVarianceNormalization);
-    r.add("OnnxLRN", Backend::Cpu, onnxLRN);
-    r.add("OnnxReverseSequence", Backend::Cpu, onnxReverseSequence);
-    r.add("OnnxDet", Backend::Cpu, onnxDet);
-    r.add("OnnxHannWindow", Backend::Cpu, onnxWindow({0.5, -0.5}));
-    r.add("OnnxHammingWindow", Backend::Cpu, onnxWindow({25.0 / 46.0, -21.0 / 46.0}));
-    r.add("OnnxBlackmanWindow", Backend::Cpu, onnxWindow({0.42, -0.5, 0.08}));
-    r.add("OnnxUnique", Backend::Cpu, onnxUnique);
-    r.add("OnnxQuantizeLinear", Backend::Cpu, onnxQuantizeLinear);
-    r.add("OnnxDequantizeLinear", Backend::Cpu, onnxDequantizeLinear);
-    r.add("OnnxDynamicQuantizeLinear", Backend::Cpu, onnxDynamicQuantizeLinear);
-    r.add("OnnxMatMulInteger", Backend::Cpu, onnxMatMulInteger);
-    r.add("OnnxEinsum", Backend::Cpu, onnxEinsum);
-    r.add("OnnxRNN", Backend::Cpu, [](KernelCall& c) { onnxRecurrent(c, 1); });
-    r.add("OnnxGRU", Backend::Cpu, [](KernelCall& c) { onnxRecurrent(c, 3); });
-    r.add("OnnxNonMaxSuppression", Backend::Cpu, onnxNonMaxSuppression);
-    r.add("OnnxGridSample", Backend::Cpu, onnxGridSample);
-    r.add("OnnxConvInteger", Backend::Cpu, onnxConvInteger);
-    r.add("OnnxQLinearConv", Backend::Cpu, onnxQLinearConv);
-    r.add("OnnxQLinearMatMul", Backend::Cpu, onnxQLinearMatMul);
-    r.add("OnnxBatchNormalization", Backend::Cpu, onnxBatchNormalization);
-    r.add("OnnxMaxUnpool", Backend::Cpu, onnxMaxUnpool);
-    r.add("OnnxUpsample", Backend::Cpu, onnxUpsample);
-    r.add("OnnxDFT", Backend::Cpu, onnxDFT);
-    r.add("OnnxSTFT", Backend::Cpu, onnxSTFT);
-    r.add("OnnxTfIdfVectorizer", Backend::Cpu, onnxTfIdfVectorizer);
-    r.add("OnnxRoiAlign", Backend::Cpu, onnxRoiAlign);
+    // the further operators of the ONNX backend conformance suite (docs/CONFORMANCE.md)
+    const std::vector<std::pair<std::string, KernelFn>> conformance = {
+        {"Acos", floatUnary(static_cast<double (*)(double)>(std::acos))},
+        {"Acosh", floatUnary(static_cast<double (*)(double)>(std::acosh))},
+        {"Asin", floatUnary(static_cast<double (*)(double)>(std::asin))},
+        {"Asinh", floatUnary(static_cast<double (*)(double)>(std::asinh))},
+        {"Atan", floatUnary(static_cast<double (*)(double)>(std::atan))},
+        {"Atanh", floatUnary(static_cast<double (*)(double)>(std::atanh))},
+        {"Cosh", floatUnary(static_cast<double (*)(double)>(std::cosh))},
+        {"Sinh", floatUnary(static_cast<double (*)(double)>(std::sinh))},
+        {"Tan", floatUnary(static_cast<double (*)(double)>(std::tan))},
+        {"Softplus", floatUnary(+[](double x) { return std::log(std::exp(x) + 1.0); })},
+        {"Softsign", floatUnary(+[](double x) { return x / (1.0 + std::fabs(x)); })},
+        {"Elu", floatUnary([](const KernelCall& c) {
+             const double alpha = c.op().floatAttr("alpha", 1.0);
+             return [alpha](double x) { return x < 0 ? alpha * (std::exp(x) - 1.0) : x; };
+         })},
+        {"Selu", floatUnary([](const KernelCall& c) {
+             const double alpha = c.op().floatAttr("alpha", 1.67326319217681884765625);
+             const double gamma = c.op().floatAttr("gamma", 1.05070102214813232421875);
+             return [alpha, gamma](double x) {
+                 return x <= 0 ? gamma * (alpha * std::exp(x) - alpha) : gamma * x;
+             };
+         })},
+        {"ThresholdedRelu", floatUnary([](const KernelCall& c) {
+             const double alpha = c.op().floatAttr("alpha", 1.0);
+             return [alpha](double x) { return x > alpha ? x : 0.0; };
+         })},
+        {"Shrink", floatUnary([](const KernelCall& c) {
+             const double bias = c.op().floatAttr("bias", 0.0),
+                          lambd = c.op().floatAttr("lambd", 0.5);
+             return [bias, lambd](double x) {
+                 return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0;
+             };
+         })},
+        {"IsInf", onnxIsInf},
+        {"IsNaN", onnxIsNaN},
+        {"HardSwish",
+         floatUnary(+[](double x) { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); })},
+        {"Celu", floatUnary([](const KernelCall& c) {
+             const double alpha = c.op().floatAttr("alpha", 1.0);
+             return [alpha](double x) {
+                 return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1.0));
+             };
+         })},
+        {"ReduceL1", onnxReduce("add", false, "abs")},
+        {"ReduceL2", onnxReduce("add", false, "sqr", static_cast<double (*)(double)>(std::sqrt))},
+        {"ReduceSumSquare", onnxReduce("add", false, "sqr")},
+        {"ReduceLogSum", onnxReduce("add", false, {}, static_cast<double (*)(double)>(std::log))},
+        {"ReduceLogSumExp",
+         onnxReduce("add", false, "exp", static_cast<double (*)(double)>(std::log))},
+        {"ArgMax", [](KernelCall& c) { onnxArgExtreme(c, true); }},
+        {"ArgMin", [](KernelCall& c) { onnxArgExtreme(c, false); }},
+        {"Hardmax", onnxHardmax},
+        {"CumSum", onnxCumSum},
+        {"TopK", onnxTopK},
+        {"GatherElements", onnxGatherElements},
+        {"ScatterElements", onnxScatterElements},
+        {"Scatter", onnxScatterElements},
+        {"GatherND", onnxGatherND},
+        {"ScatterND", onnxScatterND},
+        {"OneHot", onnxOneHot},
+        {"Compress", onnxCompress},
+        {"Trilu", onnxTrilu},
+        {"Size", onnxSize},
+        {"Range", onnxRange},
+        {"Tile", onnxTile},
+        {"DepthToSpace", onnxDepthToSpace},
+        {"SpaceToDepth", onnxSpaceToDepth},
+        {"EyeLike", onnxEyeLike},
+        {"CastLike", onnxCastLike},
+        {"Split", onnxSplit},
+        {"Dropout", onnxDropout},
+        {"NonZero", onnxNonZero},
+        {"Mod", onnxMod},
+        {"BitShift", onnxBitShift},
+        {"Xor", onnxXor},
+        {"PRelu", onnxPRelu},
+        {"Mean", onnxMean},
+        {"LayerNormalization", onnxLayerNormalization},
+        {"InstanceNormalization", onnxInstanceNormalization},
+        {"NegativeLogLikelihoodLoss", onnxNegativeLogLikelihoodLoss},
+        {"SoftmaxCrossEntropyLoss", onnxSoftmaxCrossEntropyLoss},
+        {"MaxPool", [](KernelCall& c) { onnxPool(c, true); }},
+        {"AveragePool", [](KernelCall& c) { onnxPool(c, false); }},
+        {"MeanVarianceNormalization", onnxMeanVarianceNormalization},
+        {"LRN", onnxLRN},
+        {"ReverseSequence", onnxReverseSequence},
+        {"Det", onnxDet},
+        {"HannWindow", onnxWindow({0.5, -0.5})},
+        {"HammingWindow", onnxWindow({25.0 / 46.0, -21.0 / 46.0})},
+        {"BlackmanWindow", onnxWindow({0.42, -0.5, 0.08})},
+        {"Unique", onnxUnique},
+        {"QuantizeLinear", onnxQuantizeLinear},
+        {"DequantizeLinear", onnxDequantizeLinear},
+        {"DynamicQuantizeLinear", onnxDynamicQuantizeLinear},
+        {"MatMulInteger", onnxMatMulInteger},
+        {"Einsum", onnxEinsum},
+        {"RNN", [](KernelCall& c) { onnxRecurrent(c, 1); }},
+        {"GRU", [](KernelCall& c) { onnxRecurrent(c, 3); }},
+        {"NonMaxSuppression", onnxNonMaxSuppression},
+        {"GridSample", onnxGridSample},
+        {"ConvInteger", onnxConvInteger},
+        {"QLinearConv", onnxQLinearConv},
+        {"QLinearMatMul", onnxQLinearMatMul},
+        {"BatchNormalization", onnxBatchNormalization},
+        {"MaxUnpool", onnxMaxUnpool},
+        {"Upsample", onnxUpsample},
+        {"DFT", onnxDFT},
+        {"STFT", onnxSTFT},
+        {"TfIdfVectorizer", onnxTfIdfVectorizer},
+        {"RoiAlign", onnxRoiAlign},
+    };
+    for (const auto& [k, fn] : conformance)
+        r.add("Onnx" + k, Backend::Cpu, fn);
 }
 
 } // namespace passlens::cpu
