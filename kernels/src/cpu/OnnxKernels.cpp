@@ -936,6 +936,14 @@ AxisSplit splitAt(const Tensor& x, int axis)
     return s;
 }
 
+// Calls f(lane, first) for every 1-d lane along the split axis: `lane` = outer * inner + inner
+// index, its elements at first + k * s.inner for k < s.n.
+template <class F> void forEachLane(const AxisSplit& s, F f)
+{
+    for (std::int64_t o = 0; o < s.outer; ++o)
+        for (std::int64_t i = 0; i < s.inner; ++i) f(o * s.inner + i, o * s.n * s.inner + i);
+}
+
 // ArgMax / ArgMin: int64 index of the first (or, with select_last_index, last) extreme along
 // `axis`, which is kept as size 1 with keepdims.
 void onnxArgExtreme(KernelCall& c, bool isMax)
@@ -953,16 +961,15 @@ void onnxArgExtreme(KernelCall& c, bool isMax)
     visitDType(x.dtype(), "ArgMax", [&](auto z) {
         using T = decltype(z);
         const T* xp = x.data<T>();
-        for (std::int64_t o = 0; o < s.outer; ++o)
-            for (std::int64_t i = 0; i < s.inner; ++i) {
-                const T* p = xp + o * s.n * s.inner + i;
-                std::int64_t best = 0;
-                for (std::int64_t k = 1; k < s.n; ++k) {
-                    const T v = p[k * s.inner], b = p[best * s.inner];
-                    if ((isMax ? v > b : v < b) || (last && v == b)) best = k;
-                }
-                yp[o * s.inner + i] = best;
+        forEachLane(s, [&](std::int64_t lane, std::int64_t first) {
+            const T* p = xp + first;
+            std::int64_t best = 0;
+            for (std::int64_t k = 1; k < s.n; ++k) {
+                const T v = p[k * s.inner], b = p[best * s.inner];
+                if ((isMax ? v > b : v < b) || (last && v == b)) best = k;
             }
+            yp[lane] = best;
+        });
     });
     c.outputs[0] = std::move(y);
 }
@@ -978,15 +985,13 @@ void onnxHardmax(KernelCall& c)
         using T = decltype(z);
         const T* xp = x.data<T>();
         T* yp = y.data<T>();
-        for (std::int64_t o = 0; o < s.outer; ++o)
-            for (std::int64_t i = 0; i < s.inner; ++i) {
-                if (s.n == 0) continue;
-                const std::int64_t base = o * s.n * s.inner + i;
-                std::int64_t best = 0;
-                for (std::int64_t k = 1; k < s.n; ++k)
-                    if (xp[base + k * s.inner] > xp[base + best * s.inner]) best = k;
-                yp[base + best * s.inner] = T(1);
-            }
+        forEachLane(s, [&](std::int64_t, std::int64_t first) {
+            if (s.n == 0) return;
+            std::int64_t best = 0;
+            for (std::int64_t k = 1; k < s.n; ++k)
+                if (xp[first + k * s.inner] > xp[first + best * s.inner]) best = k;
+            yp[first + best * s.inner] = T(1);
+        });
     });
     c.outputs[0] = std::move(y);
 }
@@ -1003,20 +1008,19 @@ void onnxCumSum(KernelCall& c)
         using T = decltype(z);
         const T* xp = x.data<T>();
         T* yp = y.data<T>();
-        for (std::int64_t o = 0; o < s.outer; ++o)
-            for (std::int64_t i = 0; i < s.inner; ++i) {
-                T acc = T(0);
-                for (std::int64_t kk = 0; kk < s.n; ++kk) {
-                    const std::int64_t e = (o * s.n + (reverse ? s.n - 1 - kk : kk)) * s.inner + i;
-                    if (exclusive) {
-                        yp[e] = acc;
-                        acc = static_cast<T>(acc + xp[e]);
-                    } else {
-                        acc = static_cast<T>(acc + xp[e]);
-                        yp[e] = acc;
-                    }
+        forEachLane(s, [&](std::int64_t, std::int64_t first) {
+            T acc = T(0);
+            for (std::int64_t kk = 0; kk < s.n; ++kk) {
+                const std::int64_t e = first + (reverse ? s.n - 1 - kk : kk) * s.inner;
+                if (exclusive) {
+                    yp[e] = acc;
+                    acc = static_cast<T>(acc + xp[e]);
+                } else {
+                    acc = static_cast<T>(acc + xp[e]);
+                    yp[e] = acc;
                 }
             }
+        });
     });
     c.outputs[0] = std::move(y);
 }
@@ -1040,19 +1044,19 @@ void onnxTopK(KernelCall& c)
         T* vp = values.data<T>();
         std::int64_t* ip = indices.data<std::int64_t>();
         std::vector<std::int64_t> order(static_cast<std::size_t>(s.n));
-        for (std::int64_t o = 0; o < s.outer; ++o)
-            for (std::int64_t i = 0; i < s.inner; ++i) {
-                const T* p = xp + o * s.n * s.inner + i;
-                std::iota(order.begin(), order.end(), 0);
-                std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-                    return largest ? p[a * s.inner] > p[b * s.inner] : p[a * s.inner] < p[b * s.inner];
-                });
-                for (std::int64_t j = 0; j < k; ++j) {
-                    const std::int64_t e = (o * k + j) * s.inner + i;
-                    vp[e] = p[order[static_cast<std::size_t>(j)] * s.inner];
-                    ip[e] = order[static_cast<std::size_t>(j)];
-                }
+        forEachLane(s, [&](std::int64_t lane, std::int64_t first) {
+            const T* p = xp + first;
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+                return largest ? p[a * s.inner] > p[b * s.inner] : p[a * s.inner] < p[b * s.inner];
+            });
+            const std::int64_t o = lane / s.inner, i = lane % s.inner;
+            for (std::int64_t j = 0; j < k; ++j) {
+                const std::int64_t e = (o * k + j) * s.inner + i;
+                vp[e] = p[order[static_cast<std::size_t>(j)] * s.inner];
+                ip[e] = order[static_cast<std::size_t>(j)];
             }
+        });
     });
     c.outputs[0] = std::move(values);
     if (c.outputs.size() > 1) c.outputs[1] = std::move(indices);
