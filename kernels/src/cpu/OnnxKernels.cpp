@@ -1340,6 +1340,22 @@ Tensor permutedCopy(const KernelCall& c, const Tensor& x, const Shape& view, con
     return y;
 }
 
+// A tensor of shape `out` whose element at position p is x's element at (src(a, p[a]))_a (each
+// axis mapped on its own: Tile, Upsample).
+template <class F> Tensor gatherPerAxis(const KernelCall& c, const Tensor& x, const Shape& out, F src)
+{
+    Tensor y = c.allocate(x.dtype(), out);
+    const auto xs = stridesOf(x.shape());
+    const std::size_t es = dtypeSize(x.dtype());
+    std::vector<std::int64_t> pos(out.size(), 0);
+    for (std::int64_t e = 0; e < y.numel(); ++e, nextIndex(pos, out)) {
+        std::int64_t off = 0;
+        for (int a = 0; a < x.ndim(); ++a) off += src(a, pos[static_cast<std::size_t>(a)]) * xs[static_cast<std::size_t>(a)];
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
+    }
+    return y;
+}
+
 void onnxTile(KernelCall& c)
 {
     const Tensor& x = c.in(0);
@@ -1350,16 +1366,7 @@ void onnxTile(KernelCall& c)
         if (reps[static_cast<std::size_t>(a)] < 0) c.fail("negative repeat");
         out.push_back(x.dim(a) * reps[static_cast<std::size_t>(a)]);
     }
-    Tensor y = c.allocate(x.dtype(), out);
-    const auto xs = stridesOf(x.shape());
-    const std::size_t es = dtypeSize(x.dtype());
-    std::vector<std::int64_t> pos(out.size(), 0);
-    for (std::int64_t e = 0; e < y.numel(); ++e, nextIndex(pos, out)) {
-        std::int64_t off = 0;
-        for (int a = 0; a < x.ndim(); ++a) off += pos[static_cast<std::size_t>(a)] % x.dim(a) * xs[static_cast<std::size_t>(a)];
-        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
-    }
-    c.outputs[0] = std::move(y);
+    c.outputs[0] = gatherPerAxis(c, x, out, [&x](int a, std::int64_t p) { return p % x.dim(a); });
 }
 
 // DepthToSpace (mode DCR or CRD) and SpaceToDepth on NCHW, as the ONNX definitions' reshapes
@@ -2690,19 +2697,9 @@ void onnxUpsample(KernelCall& c)
     if (static_cast<int>(scales.size()) != x.ndim()) c.fail("scales must have one entry per axis of " + x.typeStr());
     Shape out;
     for (int a = 0; a < x.ndim(); ++a) out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x.dim(a)) * scales[static_cast<std::size_t>(a)])));
-    Tensor y = c.allocate(x.dtype(), out);
-    const auto xs = stridesOf(x.shape());
-    const std::size_t es = dtypeSize(x.dtype());
-    std::vector<std::int64_t> pos(out.size(), 0);
-    for (std::int64_t e = 0; e < y.numel(); ++e, nextIndex(pos, out)) {
-        std::int64_t off = 0;
-        for (int a = 0; a < x.ndim(); ++a) {
-            const auto i = static_cast<std::size_t>(a);
-            off += std::min(static_cast<std::int64_t>(std::floor(static_cast<double>(pos[i]) / scales[i])), x.dim(a) - 1) * xs[i];
-        }
-        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
-    }
-    c.outputs[0] = std::move(y);
+    c.outputs[0] = gatherPerAxis(c, x, out, [&](int a, std::int64_t p) {
+        return std::min(static_cast<std::int64_t>(std::floor(static_cast<double>(p) / scales[static_cast<std::size_t>(a)])), x.dim(a) - 1);
+    });
 }
 
 // ---------------------------------------------------------------- spectral
