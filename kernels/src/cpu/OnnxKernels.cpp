@@ -2918,6 +2918,40 @@ void onnxRoiAlign(KernelCall& c)
     c.outputs[0] = storeDoubles(c, y, x.dtype(), {R, C, oh, ow});
 }
 
+// MelWeightMatrix (opset 17): [dft_length / 2 + 1, num_mel_bins] triangular filters between
+// lower_edge_hertz and upper_edge_hertz on the mel scale, as the ONNX test case computes them
+// (onnx/backend/test/case/node/melweightmatrix.py: bins at (dft_length + 1) * hz // sample_rate).
+void onnxMelWeightMatrix(KernelCall& c)
+{
+    const std::int64_t mels = scalarInt(c, 0), dftLen = scalarInt(c, 1), rate = scalarInt(c, 2);
+    const double lo = c.in(3).at(0), hi = c.in(4).at(0);
+    if (mels <= 0 || dftLen <= 0 || rate <= 0) c.fail("num_mel_bins, dft_length and sample_rate must be positive");
+    const auto dt = onnxDType(c.op().intAttr("output_datatype", 1));
+    if (!dt) c.fail("unsupported output_datatype");
+    const std::int64_t specBins = dftLen / 2 + 1;
+    const double loMel = 2595 * std::log10(1 + lo / 700), hiMel = 2595 * std::log10(1 + hi / 700);
+    const double step = (hiMel - loMel) / static_cast<double>(mels + 2);
+    std::vector<std::int64_t> bin(static_cast<std::size_t>(mels + 2));
+    for (std::int64_t i = 0; i < mels + 2; ++i) {
+        const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + loMel) / 2595) - 1);
+        bin[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(std::floor(static_cast<double>(dftLen + 1) * hz / static_cast<double>(rate)));
+    }
+    std::vector<double> w(static_cast<std::size_t>(specBins * mels), 0.0);
+    auto set = [&](std::int64_t j, std::int64_t i, double v) {
+        if (j < 0 || j >= specBins) c.fail("filter bin " + std::to_string(j) + " out of range");
+        w[static_cast<std::size_t>(j * mels + i)] = v;
+    };
+    for (std::int64_t i = 0; i < mels; ++i) {
+        const std::int64_t left = bin[static_cast<std::size_t>(i)], center = bin[static_cast<std::size_t>(i + 1)], right = bin[static_cast<std::size_t>(i + 2)];
+        if (center == left) set(center, i, 1.0);
+        else
+            for (std::int64_t j = left; j <= center; ++j) set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+        if (right > center)
+            for (std::int64_t j = center; j < right; ++j) set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+    }
+    c.outputs[0] = storeDoubles(c, w, *dt, {specBins, mels});
+}
+
 } // namespace
 
 void registerOnnxKernels(KernelRegistry& r)
@@ -3072,6 +3106,7 @@ void registerOnnxKernels(KernelRegistry& r)
         {"STFT", onnxSTFT},
         {"TfIdfVectorizer", onnxTfIdfVectorizer},
         {"RoiAlign", onnxRoiAlign},
+        {"MelWeightMatrix", onnxMelWeightMatrix},
     };
     for (const auto& [k, fn] : conformance)
         r.add("Onnx" + k, Backend::Cpu, fn);
