@@ -1,9 +1,11 @@
-// OnnxLSTM and OnnxIf (nested graphs run by nested executors sharing the parent's context).
+// OnnxLSTM, OnnxIf and OnnxLoop (nested graphs run by nested executors sharing the parent's
+// context).
 #include "CpuCommon.h"
 #include "Gemm.h"
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace passlens::cpu {
 
@@ -160,6 +162,16 @@ void onnxLstm(KernelCall& c)
     if (nout > 2) c.outputs[2] = state(Yc);
 }
 
+// The nested executor of `g` sharing the parent's context; fails naming `what`.
+std::unique_ptr<Executor> nestedExecutor(const KernelCall& c, const FunctionGraph& g, const std::string& what)
+{
+    try {
+        return std::make_unique<Executor>(g, std::shared_ptr<ExecContext>(&c.ctx, [](ExecContext*) {}));
+    } catch (const Error& e) {
+        c.fail(what + ": " + e.what());
+    }
+}
+
 struct IfState : KernelState {
     std::unique_ptr<Executor> branch[2];
     std::vector<int> bind[2]; // per branch input: node input index
@@ -194,11 +206,7 @@ void onnxIf(KernelCall& c)
             if (it == outer.end()) c.fail(std::string(attr) + " input '" + in->name() + "' is not an outer-scope value of the node");
             bind.push_back(nOnnx + static_cast<int>(it - outer.begin()));
         }
-        try {
-            st->branch[bi] = std::make_unique<Executor>(*g, std::shared_ptr<ExecContext>(&c.ctx, [](ExecContext*) {}));
-        } catch (const Error& e) {
-            c.fail(std::string(attr) + ": " + e.what());
-        }
+        st->branch[bi] = nestedExecutor(c, *g, attr);
         st->bind[bi] = std::move(bind);
     }
     std::vector<Tensor> ins;
@@ -217,12 +225,104 @@ void onnxIf(KernelCall& c)
     for (std::size_t k = 0; k < outs.size(); ++k) c.outputs[k] = std::move(outs[k]);
 }
 
+struct LoopState : KernelState {
+    std::unique_ptr<Executor> body;
+};
+
+// ONNX Loop: runs `body` (inputs: iteration number, condition, the loop-carried values, then the
+// outer-scope values it reads; outputs: condition, carried values, scan outputs) while the trip
+// count M (input 0, optional) and the condition (input 1, optional) allow. Outputs: the final
+// carried values, then each scan output's per-iteration values stacked along a new axis 0.
+void onnxLoop(KernelCall& c)
+{
+    const FunctionGraph* g = nullptr;
+    for (const Subgraph& s : c.op().subgraphs())
+        if (s.attribute == "body") g = s.graph.get();
+    if (!g) c.fail("has no body");
+    const json& a = c.op().attrs();
+    const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
+    std::vector<std::string> outer;
+    if (a.contains("outer_scope"))
+        for (const auto& e : a["outer_scope"]) outer.push_back(e.get<std::string>());
+    const Tensor* maxTrips = optIn(c, 0);
+    const Tensor* condIn = optIn(c, 1);
+    // the carried initial values: ONNX inputs from 2 on
+    std::vector<Tensor> carried;
+    const int present = a.contains("inputs_present") ? static_cast<int>(a["inputs_present"].size()) : nOnnx;
+    for (int k = 2; k < present; ++k) {
+        const Tensor* t = optIn(c, k);
+        if (!t) c.fail("loop-carried input " + std::to_string(k) + " is missing");
+        carried.push_back(*t);
+    }
+    auto* st = dynamic_cast<LoopState*>(c.state.get());
+    if (!st) {
+        auto s = std::make_unique<LoopState>();
+        s->body = nestedExecutor(c, *g, "body");
+        st = s.get();
+        c.state = std::move(s);
+    }
+    const std::size_t nCarried = carried.size();
+    if (g->outputs().size() < 1 + nCarried) c.fail("body has fewer outputs than 1 + " + std::to_string(nCarried) + " carried values");
+    const std::size_t nScan = g->outputs().size() - 1 - nCarried;
+    if (static_cast<std::size_t>(c.node.nout()) != nCarried + nScan) c.fail("node outputs do not match the body's");
+    std::vector<std::vector<Tensor>> scans(nScan);
+    const std::int64_t trips = maxTrips && maxTrips->numel() ? maxTrips->intAt(0) : std::numeric_limits<std::int64_t>::max();
+    bool cond = condIn && condIn->numel() ? condIn->at(0) != 0 : true;
+    for (std::int64_t i = 0; i < trips && cond; ++i) {
+        std::vector<Tensor> ins;
+        std::size_t formal = 0;
+        for (const Variable* in : g->inputs()) {
+            const auto it = std::find(outer.begin(), outer.end(), in->name());
+            if (it != outer.end()) {
+                ins.push_back(c.in(nOnnx + static_cast<int>(it - outer.begin())));
+                continue;
+            }
+            if (formal == 0) ins.push_back(Tensor::scalar(DType::Int64, static_cast<double>(i)));
+            else if (formal == 1) ins.push_back(Tensor::scalar(DType::Bool, cond ? 1.0 : 0.0));
+            else if (formal - 2 < nCarried) ins.push_back(carried[formal - 2]);
+            else c.fail("body input '" + in->name() + "' is neither formal nor an outer-scope value");
+            ++formal;
+        }
+        std::vector<Tensor> outs;
+        try {
+            outs = st->body->run(ins);
+        } catch (const Error& e) {
+            c.fail("body, iteration " + std::to_string(i) + ": " + e.what());
+        }
+        cond = outs[0].numel() ? outs[0].at(0) != 0 : false;
+        for (std::size_t k = 0; k < nCarried; ++k) carried[k] = outs[1 + k];
+        for (std::size_t k = 0; k < nScan; ++k) scans[k].push_back(outs[1 + nCarried + k]);
+    }
+    for (std::size_t k = 0; k < nCarried; ++k) c.outputs[k] = carried[k];
+    for (std::size_t k = 0; k < nScan; ++k) {
+        const std::vector<Tensor>& parts = scans[k];
+        if (parts.empty()) {
+            const Type& t = c.node.output(static_cast<int>(nCarried + k))->type();
+            Shape s{0};
+            for (int d = 1; t.rankKnown() && d < t.ndim(); ++d) s.push_back(std::max<std::int64_t>(t.dims()[static_cast<std::size_t>(d)], 0));
+            c.outputs[nCarried + k] = c.allocate(t.dtype(), s);
+            continue;
+        }
+        Shape s = parts[0].shape();
+        s.insert(s.begin(), static_cast<std::int64_t>(parts.size()));
+        Tensor y = c.allocate(parts[0].dtype(), s);
+        std::size_t at = 0;
+        for (const Tensor& p : parts) {
+            if (p.shape() != parts[0].shape() || p.dtype() != parts[0].dtype()) c.fail("scan output " + std::to_string(k) + " changes type across iterations");
+            std::memcpy(static_cast<char*>(y.rawData()) + at, p.rawData(), p.nbytes());
+            at += p.nbytes();
+        }
+        c.outputs[nCarried + k] = std::move(y);
+    }
+}
+
 } // namespace
 
 void registerOnnxControlKernels(KernelRegistry& r)
 {
     r.add("OnnxLSTM", Backend::Cpu, onnxLstm);
     r.add("OnnxIf", Backend::Cpu, onnxIf);
+    r.add("OnnxLoop", Backend::Cpu, onnxLoop);
 }
 
 void registerCpuKernels(KernelRegistry& r)
