@@ -1,4 +1,4 @@
-// OnnxLSTM, OnnxIf and OnnxLoop (nested graphs run by nested executors sharing the parent's
+// OnnxLSTM, OnnxIf, OnnxLoop and OnnxScan (nested graphs run by nested executors sharing the parent's
 // context).
 #include "CpuCommon.h"
 #include "Gemm.h"
@@ -225,9 +225,65 @@ void onnxIf(KernelCall& c)
     for (std::size_t k = 0; k < outs.size(); ++k) c.outputs[k] = std::move(outs[k]);
 }
 
-struct LoopState : KernelState {
+// The inputs of a nested graph `g`: each outer-scope value by name (node inputs from nOnnx on, in
+// the order of the node's `outer_scope` attribute), the others from `formal` in order.
+std::vector<Tensor> bindBodyInputs(const KernelCall& c, const FunctionGraph& g, int nOnnx, const std::vector<Tensor>& formal)
+{
+    std::vector<std::string> outer;
+    if (c.op().attrs().contains("outer_scope"))
+        for (const auto& e : c.op().attrs()["outer_scope"]) outer.push_back(e.get<std::string>());
+    std::vector<Tensor> ins;
+    std::size_t next = 0;
+    for (const Variable* in : g.inputs()) {
+        const auto it = std::find(outer.begin(), outer.end(), in->name());
+        if (it != outer.end()) ins.push_back(c.in(nOnnx + static_cast<int>(it - outer.begin())));
+        else if (next < formal.size()) ins.push_back(formal[next++]);
+        else c.fail("body input '" + in->name() + "' is neither formal nor an outer-scope value");
+    }
+    return ins;
+}
+
+// The `body` graph of a Loop or Scan node and its nested executor, made on the first run.
+struct BodyState : KernelState {
     std::unique_ptr<Executor> body;
 };
+
+std::pair<const FunctionGraph*, Executor*> loopBody(KernelCall& c)
+{
+    const FunctionGraph* g = nullptr;
+    for (const Subgraph& s : c.op().subgraphs())
+        if (s.attribute == "body") g = s.graph.get();
+    if (!g) c.fail("has no body");
+    auto* st = dynamic_cast<BodyState*>(c.state.get());
+    if (!st) {
+        auto s = std::make_unique<BodyState>();
+        s->body = nestedExecutor(c, *g, "body");
+        st = s.get();
+        c.state = std::move(s);
+    }
+    return {g, st->body.get()};
+}
+
+// The per-iteration values of scan output `index` stacked along a new axis 0 (`emptyType` gives
+// the dtype and the other dims when there was no iteration).
+Tensor stackIterations(const KernelCall& c, const std::vector<Tensor>& parts, std::size_t index, const Type& emptyType)
+{
+    if (parts.empty()) {
+        Shape s{0};
+        for (int d = 1; emptyType.rankKnown() && d < emptyType.ndim(); ++d) s.push_back(std::max<std::int64_t>(emptyType.dims()[static_cast<std::size_t>(d)], 0));
+        return c.allocate(emptyType.dtype(), s);
+    }
+    Shape s = parts[0].shape();
+    s.insert(s.begin(), static_cast<std::int64_t>(parts.size()));
+    Tensor y = c.allocate(parts[0].dtype(), s);
+    std::size_t at = 0;
+    for (const Tensor& p : parts) {
+        if (p.shape() != parts[0].shape() || p.dtype() != parts[0].dtype()) c.fail("scan output " + std::to_string(index) + " changes type across iterations");
+        std::memcpy(static_cast<char*>(y.rawData()) + at, p.rawData(), p.nbytes());
+        at += p.nbytes();
+    }
+    return y;
+}
 
 // ONNX Loop: runs `body` (inputs: iteration number, condition, the loop-carried values, then the
 // outer-scope values it reads; outputs: condition, carried values, scan outputs) while the trip
@@ -235,15 +291,9 @@ struct LoopState : KernelState {
 // carried values, then each scan output's per-iteration values stacked along a new axis 0.
 void onnxLoop(KernelCall& c)
 {
-    const FunctionGraph* g = nullptr;
-    for (const Subgraph& s : c.op().subgraphs())
-        if (s.attribute == "body") g = s.graph.get();
-    if (!g) c.fail("has no body");
+    const auto [g, body] = loopBody(c);
     const json& a = c.op().attrs();
     const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
-    std::vector<std::string> outer;
-    if (a.contains("outer_scope"))
-        for (const auto& e : a["outer_scope"]) outer.push_back(e.get<std::string>());
     const Tensor* maxTrips = optIn(c, 0);
     const Tensor* condIn = optIn(c, 1);
     // the carried initial values: ONNX inputs from 2 on
@@ -254,13 +304,6 @@ void onnxLoop(KernelCall& c)
         if (!t) c.fail("loop-carried input " + std::to_string(k) + " is missing");
         carried.push_back(*t);
     }
-    auto* st = dynamic_cast<LoopState*>(c.state.get());
-    if (!st) {
-        auto s = std::make_unique<LoopState>();
-        s->body = nestedExecutor(c, *g, "body");
-        st = s.get();
-        c.state = std::move(s);
-    }
     const std::size_t nCarried = carried.size();
     if (g->outputs().size() < 1 + nCarried) c.fail("body has fewer outputs than 1 + " + std::to_string(nCarried) + " carried values");
     const std::size_t nScan = g->outputs().size() - 1 - nCarried;
@@ -269,23 +312,11 @@ void onnxLoop(KernelCall& c)
     const std::int64_t trips = maxTrips && maxTrips->numel() ? maxTrips->intAt(0) : std::numeric_limits<std::int64_t>::max();
     bool cond = condIn && condIn->numel() ? condIn->at(0) != 0 : true;
     for (std::int64_t i = 0; i < trips && cond; ++i) {
-        std::vector<Tensor> ins;
-        std::size_t formal = 0;
-        for (const Variable* in : g->inputs()) {
-            const auto it = std::find(outer.begin(), outer.end(), in->name());
-            if (it != outer.end()) {
-                ins.push_back(c.in(nOnnx + static_cast<int>(it - outer.begin())));
-                continue;
-            }
-            if (formal == 0) ins.push_back(Tensor::scalar(DType::Int64, static_cast<double>(i)));
-            else if (formal == 1) ins.push_back(Tensor::scalar(DType::Bool, cond ? 1.0 : 0.0));
-            else if (formal - 2 < nCarried) ins.push_back(carried[formal - 2]);
-            else c.fail("body input '" + in->name() + "' is neither formal nor an outer-scope value");
-            ++formal;
-        }
+        std::vector<Tensor> formal = {Tensor::scalar(DType::Int64, static_cast<double>(i)), Tensor::scalar(DType::Bool, cond ? 1.0 : 0.0)};
+        formal.insert(formal.end(), carried.begin(), carried.end());
         std::vector<Tensor> outs;
         try {
-            outs = st->body->run(ins);
+            outs = body->run(bindBodyInputs(c, *g, nOnnx, formal));
         } catch (const Error& e) {
             c.fail("body, iteration " + std::to_string(i) + ": " + e.what());
         }
@@ -294,25 +325,75 @@ void onnxLoop(KernelCall& c)
         for (std::size_t k = 0; k < nScan; ++k) scans[k].push_back(outs[1 + nCarried + k]);
     }
     for (std::size_t k = 0; k < nCarried; ++k) c.outputs[k] = carried[k];
-    for (std::size_t k = 0; k < nScan; ++k) {
-        const std::vector<Tensor>& parts = scans[k];
-        if (parts.empty()) {
-            const Type& t = c.node.output(static_cast<int>(nCarried + k))->type();
-            Shape s{0};
-            for (int d = 1; t.rankKnown() && d < t.ndim(); ++d) s.push_back(std::max<std::int64_t>(t.dims()[static_cast<std::size_t>(d)], 0));
-            c.outputs[nCarried + k] = c.allocate(t.dtype(), s);
-            continue;
+    for (std::size_t k = 0; k < nScan; ++k)
+        c.outputs[nCarried + k] = stackIterations(c, scans[k], k, c.node.output(static_cast<int>(nCarried + k))->type());
+}
+
+// ONNX Scan (opset 9 on): the state values (the first inputs) carried through one body run per
+// slice of the scan inputs (num_scan_inputs, scan_input_axes, scan_input_directions); outputs
+// the final states, then the body's scan outputs stacked along axis 0 (reversed with
+// scan_output_directions 1).
+void onnxScan(KernelCall& c)
+{
+    const auto [g, body] = loopBody(c);
+    const json& a = c.op().attrs();
+    const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
+    const int m = static_cast<int>(c.op().intAttr("num_scan_inputs", 0));
+    const int n = nOnnx - m;
+    if (m <= 0 || n < 0) c.fail("num_scan_inputs " + std::to_string(m) + " does not fit " + std::to_string(nOnnx) + " inputs");
+    auto ints = [&](const char* name, int count) {
+        std::vector<std::int64_t> v(static_cast<std::size_t>(count), 0);
+        if (a.contains(name))
+            for (std::size_t k = 0; k < a[name].size() && k < v.size(); ++k) v[k] = a[name][k].get<std::int64_t>();
+        return v;
+    };
+    const auto inAxes = ints("scan_input_axes", m), inDirs = ints("scan_input_directions", m);
+    std::int64_t T = -1;
+    std::vector<int> axes;
+    for (int j = 0; j < m; ++j) {
+        const Tensor& x = c.in(n + j);
+        axes.push_back(normAxis(c, inAxes[static_cast<std::size_t>(j)], x.ndim()));
+        const std::int64_t len = x.dim(axes.back());
+        if (T >= 0 && len != T) c.fail("scan inputs have different lengths " + std::to_string(T) + " and " + std::to_string(len));
+        T = len;
+    }
+    const std::size_t k = g->outputs().size() - static_cast<std::size_t>(n);
+    const auto outAxes = ints("scan_output_axes", static_cast<int>(k)), outDirs = ints("scan_output_directions", static_cast<int>(k));
+    for (auto ax : outAxes)
+        if (ax != 0) c.fail("scan_output_axes other than 0 are not supported");
+    std::vector<Tensor> state;
+    for (int i = 0; i < n; ++i) state.push_back(c.in(i));
+    std::vector<std::vector<Tensor>> scans(k);
+    for (std::int64_t t = 0; t < T; ++t) {
+        std::vector<Tensor> formal = state;
+        for (int j = 0; j < m; ++j) {
+            const Tensor& x = c.in(n + j);
+            const int ax = axes[static_cast<std::size_t>(j)];
+            const std::int64_t at = inDirs[static_cast<std::size_t>(j)] ? T - 1 - t : t;
+            const auto xs = stridesOf(x.shape());
+            Shape s = x.shape();
+            std::vector<std::int64_t> strides(xs.begin(), xs.end());
+            s.erase(s.begin() + ax);
+            strides.erase(strides.begin() + ax);
+            Tensor slice = c.allocate(x.dtype(), s);
+            const std::size_t es = dtypeSize(x.dtype());
+            stridedCopy(static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(at * xs[static_cast<std::size_t>(ax)]) * es, strides, slice.rawData(), s, es);
+            formal.push_back(slice);
         }
-        Shape s = parts[0].shape();
-        s.insert(s.begin(), static_cast<std::int64_t>(parts.size()));
-        Tensor y = c.allocate(parts[0].dtype(), s);
-        std::size_t at = 0;
-        for (const Tensor& p : parts) {
-            if (p.shape() != parts[0].shape() || p.dtype() != parts[0].dtype()) c.fail("scan output " + std::to_string(k) + " changes type across iterations");
-            std::memcpy(static_cast<char*>(y.rawData()) + at, p.rawData(), p.nbytes());
-            at += p.nbytes();
+        std::vector<Tensor> outs;
+        try {
+            outs = body->run(bindBodyInputs(c, *g, nOnnx, formal));
+        } catch (const Error& e) {
+            c.fail("body, iteration " + std::to_string(t) + ": " + e.what());
         }
-        c.outputs[nCarried + k] = std::move(y);
+        for (int i = 0; i < n; ++i) state[static_cast<std::size_t>(i)] = outs[static_cast<std::size_t>(i)];
+        for (std::size_t j = 0; j < k; ++j) scans[j].push_back(outs[static_cast<std::size_t>(n) + j]);
+    }
+    for (int i = 0; i < n; ++i) c.outputs[static_cast<std::size_t>(i)] = state[static_cast<std::size_t>(i)];
+    for (std::size_t j = 0; j < k; ++j) {
+        std::vector<Tensor>& parts = scans[j];
+        if (outDirs[j]) std::reverse(parts.begin(), parts.end());
+        c.outputs[static_cast<std::size_t>(n) + j] = stackIterations(c, parts, j, c.node.output(n + static_cast<int>(j))->type());
     }
 }
 
@@ -323,6 +404,7 @@ void registerOnnxControlKernels(KernelRegistry& r)
     r.add("OnnxLSTM", Backend::Cpu, onnxLstm);
     r.add("OnnxIf", Backend::Cpu, onnxIf);
     r.add("OnnxLoop", Backend::Cpu, onnxLoop);
+    r.add("OnnxScan", Backend::Cpu, onnxScan);
 }
 
 void registerCpuKernels(KernelRegistry& r)

@@ -1591,6 +1591,16 @@ Tensor storeDoubles(const KernelCall& c, const std::vector<double>& v, DType dt,
     return y;
 }
 
+// Mean and population variance of n contiguous values (0 and 0 for none).
+std::pair<double, double> meanVariance(const double* p, std::int64_t n)
+{
+    double m = 0, v = 0;
+    for (std::int64_t i = 0; i < n; ++i) m += p[i];
+    m /= static_cast<double>(std::max<std::int64_t>(n, 1));
+    for (std::int64_t i = 0; i < n; ++i) v += (p[i] - m) * (p[i] - m);
+    return {m, v / static_cast<double>(std::max<std::int64_t>(n, 1))};
+}
+
 // LayerNormalization: each row of the axes from `axis` on normalised to mean 0 and variance 1
 // (plus epsilon), times Scale plus B (broadcast to those axes); optional outputs Mean and
 // InvStdDev with the normalised axes kept as 1 (float32 with stash_type 1).
@@ -1608,11 +1618,7 @@ void onnxLayerNormalization(KernelCall& c)
     std::vector<double> y(xv.size()), mean(static_cast<std::size_t>(rows)), inv(static_cast<std::size_t>(rows));
     for (std::int64_t r = 0; r < rows; ++r) {
         const double* p = xv.data() + r * n;
-        double m = 0, v = 0;
-        for (std::int64_t i = 0; i < n; ++i) m += p[i];
-        m /= static_cast<double>(std::max<std::int64_t>(n, 1));
-        for (std::int64_t i = 0; i < n; ++i) v += (p[i] - m) * (p[i] - m);
-        v /= static_cast<double>(std::max<std::int64_t>(n, 1));
+        const auto [m, v] = meanVariance(p, n);
         const double is = 1.0 / std::sqrt(v + eps);
         for (std::int64_t i = 0; i < n; ++i) y[static_cast<std::size_t>(r * n + i)] = (p[i] - m) * is * scale.data<double>()[i] + b.data<double>()[i];
         mean[static_cast<std::size_t>(r)] = m;
@@ -1639,11 +1645,7 @@ void onnxInstanceNormalization(KernelCall& c)
     std::vector<double> y(xv.size());
     for (std::int64_t p = 0; p < x.dim(0) * ch; ++p) {
         const double* s = xv.data() + p * plane;
-        double m = 0, v = 0;
-        for (std::int64_t i = 0; i < plane; ++i) m += s[i];
-        m /= static_cast<double>(std::max<std::int64_t>(plane, 1));
-        for (std::int64_t i = 0; i < plane; ++i) v += (s[i] - m) * (s[i] - m);
-        v /= static_cast<double>(std::max<std::int64_t>(plane, 1));
+        const auto [m, v] = meanVariance(s, plane);
         const double k = scale[static_cast<std::size_t>(p % ch)] / std::sqrt(v + eps), b = bias[static_cast<std::size_t>(p % ch)];
         for (std::int64_t i = 0; i < plane; ++i) y[static_cast<std::size_t>(p * plane + i)] = (s[i] - m) * k + b;
     }
