@@ -666,6 +666,7 @@ Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const
 }
 
 void onnxConvNd(KernelCall& c);
+void onnxConvTransposeNd(KernelCall& c);
 
 void onnxConv(KernelCall& c)
 {
@@ -690,7 +691,8 @@ void onnxConvTranspose(KernelCall& c)
     Tensor x = c.in(0), w = needIn(c, 1);
     const Tensor* b = onnxIn(c, 2);
     const int spatial = x.ndim() - 2;
-    if (spatial != 1 && spatial != 2) c.fail("only 1-d and 2-d transposed convolutions are supported, got " + x.typeStr());
+    if (spatial > 2) return onnxConvTransposeNd(c);
+    if (spatial != 1 && spatial != 2) c.fail("only 1-d, 2-d and N-d transposed convolutions are supported, got " + x.typeStr());
     if (spatial == 1) {
         x = x.reshaped({x.dim(0), x.dim(1), 1, x.dim(2)});
         w = w.reshaped({w.dim(0), w.dim(1), 1, w.dim(2)});
@@ -1877,6 +1879,70 @@ void onnxConvNd(KernelCall& c)
     Shape out;
     const std::vector<double> y = convNd(c, x.toDoubles(), x, w.toDoubles(), w, bias ? bias->toDoubles() : std::vector<double>(), out);
     c.outputs[0] = storeDoubles(c, y, x.dtype(), out);
+}
+
+// ConvTranspose with 3 or more spatial axes (1-d and 2-d ones run on conv2d): each input
+// element scattered through the kernel, with groups, strides, dilations, pads or auto_pad,
+// output_padding and output_shape; accumulated in double.
+void onnxConvTransposeNd(KernelCall& c)
+{
+    const Tensor& x = c.in(0);
+    const Tensor& w = needIn(c, 1);
+    const Tensor* bias = onnxIn(c, 2);
+    const std::int64_t group = c.op().intAttr("group", 1);
+    const int sp = x.ndim() - 2;
+    if (w.ndim() != x.ndim() || group <= 0 || x.dim(1) % group || w.dim(0) != x.dim(1))
+        c.fail("weights " + w.typeStr() + " and group " + std::to_string(group) + " do not match input " + x.typeStr());
+    const auto n = static_cast<std::size_t>(sp);
+    const std::vector<std::int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+    const auto stride = attrInts(c, "strides", std::vector<std::int64_t>(n, 1)), dil = attrInts(c, "dilations", std::vector<std::int64_t>(n, 1));
+    const auto outPad = attrInts(c, "output_padding", std::vector<std::int64_t>(n, 0)), outShapeAttr = attrInts(c, "output_shape");
+    auto pads = attrInts(c, "pads", std::vector<std::int64_t>(2 * n, 0));
+    if (stride.size() != n || dil.size() != n || outPad.size() != n || pads.size() != 2 * n) c.fail("strides, dilations, output_padding or pads do not match " + x.typeStr());
+    const std::string autoPad = c.op().str("auto_pad");
+    std::vector<std::int64_t> in(n), out(n);
+    for (std::size_t a = 0; a < n; ++a) {
+        in[a] = x.dim(static_cast<int>(a) + 2);
+        const std::int64_t full = stride[a] * (in[a] - 1) + outPad[a] + (kernel[a] - 1) * dil[a] + 1;
+        const bool given = outShapeAttr.size() >= n;
+        const std::int64_t target = given ? outShapeAttr[outShapeAttr.size() - n + a] : (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") ? in[a] * stride[a] : -1;
+        if (target >= 0) {
+            const std::int64_t total = std::max<std::int64_t>(full - target, 0);
+            pads[a] = autoPad == "SAME_LOWER" ? total - total / 2 : total / 2;
+            pads[a + n] = total - pads[a];
+        }
+        out[a] = full - pads[a] - pads[a + n];
+    }
+    const std::int64_t N = x.dim(0), C = x.dim(1), Cg = C / group, Mg = w.dim(1), M = Mg * group;
+    const Shape kernelShape(kernel.begin(), kernel.end()), inShape(in.begin(), in.end()), outSpatial(out.begin(), out.end());
+    const std::int64_t taps = shapeNumel(kernelShape), inPlane = shapeNumel(inShape), outPlane = shapeNumel(outSpatial);
+    const std::vector<double> xv = x.toDoubles(), wv = w.toDoubles();
+    std::vector<double> y(static_cast<std::size_t>(N * M * outPlane), 0.0);
+    const auto os = stridesOf(outSpatial);
+    std::vector<std::int64_t> ip(n, 0), k(n, 0);
+    for (std::int64_t ie = 0; ie < inPlane; ++ie, nextIndex(ip, inShape)) {
+        std::fill(k.begin(), k.end(), 0);
+        for (std::int64_t t = 0; t < taps; ++t, nextIndex(k, kernelShape)) {
+            std::int64_t off = 0;
+            for (std::size_t a = 0; a < n && off >= 0; ++a) {
+                const std::int64_t pos = ip[a] * stride[a] - pads[a] + k[a] * dil[a];
+                off = pos < 0 || pos >= out[a] ? -1 : off + pos * os[a];
+            }
+            if (off < 0) continue;
+            for (std::int64_t b = 0; b < N; ++b)
+                for (std::int64_t ci = 0; ci < C; ++ci) {
+                    const double v = xv[static_cast<std::size_t>((b * C + ci) * inPlane + ie)];
+                    const std::int64_t g0 = ci / Cg;
+                    for (std::int64_t m = 0; m < Mg; ++m)
+                        y[static_cast<std::size_t>((b * M + g0 * Mg + m) * outPlane + off)] += v * wv[static_cast<std::size_t>((ci * Mg + m) * taps + t)];
+                }
+        }
+    }
+    if (bias)
+        for (std::size_t e = 0; e < y.size(); ++e) y[e] += bias->at(static_cast<std::int64_t>(e) / outPlane % M);
+    Shape shape = {N, M};
+    shape.insert(shape.end(), out.begin(), out.end());
+    c.outputs[0] = storeDoubles(c, y, x.dtype(), shape);
 }
 
 // ---------------------------------------------------------------- more element-wise and
