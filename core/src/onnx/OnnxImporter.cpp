@@ -587,7 +587,7 @@ std::vector<Variable*> NodeMapper::map() {
         if (!ty.rankKnown()) return {};
         if (axis < -ty.ndim() || axis > ty.ndim()) fail("attribute 'axis': " + std::to_string(axis) + " out of range for rank " + std::to_string(ty.ndim()) + " (Flatten allows [-r, r])");
         if (axis < 0) axis += ty.ndim();
-        if (axis == 1) return {mk("Flatten", {{"outdim", 2}}, {in[0]})};
+        if (axis == 1 && ty.ndim() >= 2) return {mk("Flatten", {{"outdim", 2}}, {in[0]})}; // Theano's Flatten{2} needs rank >= 2
         if (!ty.isStatic()) return {};
         std::int64_t a = 1, b = 1;
         for (int i = 0; i < ty.ndim(); ++i) (i < axis ? a : b) *= ty.dims()[static_cast<std::size_t>(i)];
