@@ -1,5 +1,6 @@
 // GPU passes: the transfer and GraphToGpu cases of THEANO_SEMANTICS §4.2, every lifter before and
-// after, capability reasons, pipeline phase orders, and the Alloc special case vs the backward pass.
+// after, capability reasons, pipeline phase orders, the Alloc special case vs the backward pass,
+// and the user guide's teaching example.
 #include <passlens/gpu/GpuRewrites.h>
 #include <passlens/gpu/GraphToGpu.h>
 #include <passlens/io/GraphLoader.h>
@@ -350,6 +351,64 @@ private slots:
         QVERIFY(gc->fingerprint() != gd->fingerprint());
         QVERIFY(gc->opCounts().count("GpuAlloc"));
         QVERIFY(gd->opCounts().count("Alloc"));
+    }
+
+    void teachingExample() {
+        // resources/examples/teaching.graph.json, the user guide's example: under cleanup each of
+        // GraphToGpu, the backward pass and transfer cutting changes the graph
+        auto optimize = [](const std::string& pipeline, Trace& t) {
+            LoadedGraph lg = loadGraphFile(kSource + "/resources/examples/teaching.graph.json");
+            Pipeline p = Pipeline::builtin(pipeline);
+            const PipelineRun run = p.run(*lg.graph, &t, true);
+            t.finish(run, *lg.graph, p.buildContext().caps);
+            return lg;
+        };
+        // "rewriter: removed kinds -> added kinds" (each sorted) of every applied event of `phase`
+        auto events = [](const Trace& t, const std::string& phase) {
+            QStringList out;
+            for (const RewriteEvent& e : t.events()) {
+                if (e.phase != phase || e.status != "applied") continue;
+                const auto before = t.graphAfter(e.seq - 1), after = t.graphAfter(e.seq);
+                QStringList removed, added;
+                for (NodeId id : e.removed) removed << QString::fromStdString(before->node(id)->op().kind());
+                for (NodeId id : e.added) added << QString::fromStdString(after->node(id)->op().kind());
+                removed.sort();
+                added.sort();
+                out << QString::fromStdString(e.rewriter) + ": " + removed.join(' ') + " -> " + added.join(' ');
+            }
+            return out;
+        };
+        Trace tc, tt;
+        const LoadedGraph cleanup = optimize("cleanup", tc);
+        const LoadedGraph theano = optimize("theano", tt);
+        QCOMPARE(kinds(*tc.sourceGraph()), QString("Dot DimShuffle Elemwise Elemwise Alloc Elemwise Alloc Dot DimShuffle Elemwise"));
+        // GraphToGpu lifts the dense layer; the `ones` Alloc has no GPU input and stays (no special case)
+        QCOMPARE(events(tc, "gpuarray_graph_optimization"),
+                 QStringList{"GraphToGPU: DimShuffle Dot Dot Elemwise Elemwise Elemwise Elemwise -> Dot Elemwise GpuDimShuffle GpuDot22 GpuElemwise "
+                             "GpuElemwise GpuElemwise GpuFromHost GpuFromHost GpuFromHost GpuFromHost HostFromGpu HostFromGpu"});
+        // the dropout mask's only client is a GpuFromHost: the backward pass lifts it
+        QCOMPARE(events(tc, "gpuarray_backward"), QStringList{"backward_local_gpua_alloc: Alloc GpuFromHost -> GpuAlloc GpuFromHost"});
+        // column_sums (a Dot of a vector, no lifter) read x through HostFromGpu(GpuFromHost(x))
+        QCOMPARE(events(tc, "gpuarray_cut_transfers"), QStringList{"local_cut_gpu_transfers: HostFromGpu -> "});
+        QCOMPARE(kinds(*cleanup.graph), QString("GpuFromHost GpuFromHost GpuDot22 GpuFromHost GpuDimShuffle GpuAlloc GpuElemwise HostFromGpu Alloc Dot Elemwise"));
+        const Apply* columnSums = nullptr;
+        for (const Apply* n : cleanup.graph->toposort())
+            if (n->op().kind() == "Dot") columnSums = n;
+        QVERIFY(columnSums);
+        QCOMPARE(columnSums->input(0)->owner()->op().kind(), std::string("Alloc"));
+        QVERIFY(!columnSums->input(1)->owner()); // x itself, the transfer pair cut
+        // theano: the Alloc special case moves both Allocs in GraphToGpu, `ones` on a wrong guess
+        // (its client Dot has a lifter but stays on the host): one GpuAlloc and transfer more
+        QCOMPARE(events(tt, "gpuarray_graph_optimization"),
+                 QStringList{"GraphToGPU: Alloc Alloc DimShuffle Dot Dot Elemwise Elemwise Elemwise Elemwise -> Dot Elemwise GpuAlloc GpuAlloc "
+                             "GpuDimShuffle GpuDot22 GpuElemwise GpuElemwise GpuElemwise GpuFromHost GpuFromHost GpuFromHost GpuFromHost "
+                             "GpuFromHost HostFromGpu HostFromGpu HostFromGpu"});
+        QVERIFY(events(tt, "gpuarray_backward").isEmpty());
+        QVERIFY(!tt.phases().empty());
+        for (const PhaseRecord& ph : tt.phases()) QVERIFY(ph.info.name != "gpuarray_backward");
+        QCOMPARE(events(tt, "gpuarray_cut_transfers"), QStringList{"local_cut_gpu_transfers: HostFromGpu -> "});
+        QCOMPARE(kinds(*theano.graph), QString("GpuFromHost GpuFromHost GpuDot22 GpuFromHost GpuDimShuffle GpuAlloc GpuElemwise HostFromGpu GpuAlloc HostFromGpu Dot Elemwise"));
+        QCOMPARE(theano.graph->opCounts().at("HostFromGpu"), cleanup.graph->opCounts().at("HostFromGpu") + 1);
     }
 
     void lstmStaysOnHostWithTransfers() {
