@@ -397,6 +397,14 @@ private slots:
         QVERIFY(columnSums);
         QCOMPARE(columnSums->input(0)->owner()->op().kind(), std::string("Alloc"));
         QVERIFY(!columnSums->input(1)->owner()); // x itself, the transfer pair cut
+        // the inspector's lift reason is GraphToGpu's, given for its host clone of the Dot
+        auto reasonOf = [](const Trace& t, const std::string& op) {
+            for (const LiftingEntry& l : t.lifting())
+                if (l.op == op && !l.lifted) return QString::fromStdString(l.reason);
+            return QString();
+        };
+        QCOMPARE(reasonOf(tc, "Dot"), QString("Dot of a vector: no GPU lifter (Theano's BlasOpt turns it into Gemv first)"));
+        QCOMPARE(reasonOf(tc, "Alloc"), QString("no input on the GPU"));
         // theano: the Alloc special case moves both Allocs in GraphToGpu, `ones` on a wrong guess
         // (its client Dot has a lifter but stays on the host): one GpuAlloc and transfer more
         QCOMPARE(events(tt, "gpuarray_graph_optimization"),
@@ -409,6 +417,8 @@ private slots:
         QCOMPARE(events(tt, "gpuarray_cut_transfers"), QStringList{"local_cut_gpu_transfers: HostFromGpu -> "});
         QCOMPARE(kinds(*theano.graph), QString("GpuFromHost GpuFromHost GpuDot22 GpuFromHost GpuDimShuffle GpuAlloc GpuElemwise HostFromGpu GpuAlloc HostFromGpu Dot Elemwise"));
         QCOMPARE(theano.graph->opCounts().at("HostFromGpu"), cleanup.graph->opCounts().at("HostFromGpu") + 1);
+        QCOMPARE(reasonOf(tt, "Dot"), QString("Dot of a vector: no GPU lifter (Theano's BlasOpt turns it into Gemv first)"));
+        QVERIFY(reasonOf(tt, "Alloc").isEmpty()); // both Allocs on the GPU
     }
 
     void lstmStaysOnHostWithTransfers() {

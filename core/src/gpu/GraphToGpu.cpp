@@ -160,7 +160,10 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
                 }
                 std::vector<Type> types;
                 for (auto* o : node->outputs()) types.push_back(o->type());
-                outs = g.makeApply(node->op(), hostIns, node->op().info().infer ? std::nullopt : std::optional(types), node->name())->outputs();
+                const Apply* clone = g.makeApply(node->op(), hostIns, node->op().info().infer ? std::nullopt : std::optional(types), node->name());
+                outs = clone->outputs();
+                // a refused lift: the clone left in the graph carries the lifter's reason (liftingReport)
+                if (move) d.node = clone->id();
             }
         }
         for (std::size_t k = 0; k < outs.size(); ++k) {

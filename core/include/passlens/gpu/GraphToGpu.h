@@ -10,7 +10,7 @@ namespace passlens {
 
 /// Why a node of the graph GraphToGpu saw did or did not move.
 struct LiftDecision {
-    NodeId node = -1;
+    NodeId node = -1; ///< the node as seen, or its host clone when a lifter refused a node with a GPU input
     bool lifted = false;
     std::string lifter; ///< when lifted
     std::string reason; ///< when not lifted, or how (e.g. "Alloc special case")
