@@ -237,6 +237,25 @@ private slots:
         QCOMPARE(w.graphScene()->nodeIds(), finalIds);
     }
 
+    // Closing the window while a node is selected (stepping onto a rewrite selects its new nodes):
+    // the scene's items are deleted while the scene can still answer the selection signal.
+    void closingWithASelectedNode() {
+        auto w = std::make_unique<MainWindow>();
+        w->resize(1400, 900);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        QVERIFY(openAndWait(*w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QTest::keyClick(w.get(), Qt::Key_Home);
+        QVERIFY(waitIdle(*w));
+        while (w->graphScene()->selectedItems().isEmpty() && w->session().currentStep() + 1 < static_cast<int>(w->session().steps().size())) {
+            QTest::keyClick(w.get(), Qt::Key_Right);
+            QVERIFY(waitIdle(*w));
+        }
+        QVERIFY(!w->graphScene()->selectedItems().isEmpty());
+        w.reset(); // crashed here when ~QGraphicsScene deleted the selected item
+        QVERIFY(!w);
+    }
+
     // The pipeline tree follows the slider (the step's event row, or its phase row at a phase
     // end), and moving through the tree with the keyboard moves the step.
     void pipelineTreeFollowsTheStep() {

@@ -7,6 +7,7 @@
 #include <QFontMetricsF>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSignalBlocker>
 #include <QStyleOptionGraphicsItem>
 
 namespace passlens {
@@ -113,6 +114,11 @@ GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
                 return;
             }
     });
+}
+
+GraphScene::~GraphScene() {
+    const QSignalBlocker quiet(this);
+    clear();
 }
 
 void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips, const QHash<NodeId, double>& timeShares,

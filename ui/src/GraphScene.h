@@ -17,6 +17,9 @@ class GraphScene final : public QGraphicsScene {
     Q_OBJECT
 public:
     explicit GraphScene(QObject* parent = nullptr);
+    /// Removes the items while m_nodes still exists and without selection signals (deleting a
+    /// selected item emits selectionChanged, whose receivers call back into this scene).
+    ~GraphScene() override;
     /// Replaces the drawing. `tooltips` maps DrawNode keys to HTML tooltips; `timeShares` maps
     /// Apply ids to their share of the measured time in [0, 1] (timing overlay fills).
     /// With `growOnly` (a stable layout continuing the drawing shown) the scene rectangle only
