@@ -14,4 +14,11 @@ $app resources/examples/join_alloc.graph.json --pipeline cleanup --phase gpuarra
 $app resources/examples/join_alloc.graph.json --pipeline theano --phase gpuarray_graph_optimization --diff --screenshot docs/images/alloc-special-case.png
 $app "$corpus/lstm.onnx" --phase gpuarray_cut_transfers --diff --screenshot docs/images/cut-transfers.png
 $app "$corpus/mlp.onnx" --execute --screenshot docs/images/timing-overlay.png
+# the teaching example (user guide section 7), cropped to the Pipeline dock and the graph when
+# ImageMagick is installed
+for n in 8 10 15; do
+    out=docs/images/teaching-$n.png
+    $app resources/examples/teaching.graph.json --pipeline cleanup --step $n --diff --screenshot $out
+    if convert -version 2>/dev/null | grep -q "^Version: ImageMagick"; then convert $out -crop 1165x760+0+0 +repage $out; fi
+done
 echo "screenshots in docs/images/"
