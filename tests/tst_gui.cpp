@@ -503,16 +503,16 @@ private slots:
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QVERIFY(w.graphView()->minimapVisible()); // opened at a readable zoom: it does not fit
         const QSize pane = w.graphView()->size();
-        QVERIFY(w.graphView()->minimapSize().width() * 2 <= pane.width());
-        QVERIFY(w.graphView()->minimapSize().height() * 2 <= pane.height());
+        QVERIFY(w.graphView()->minimapSize().width() * 3 <= pane.width());
+        QVERIFY(w.graphView()->minimapSize().height() * 3 <= pane.height());
         w.graphView()->fit();
         QVERIFY(!w.graphView()->minimapVisible()); // fitted: nothing to find on a map
         w.graphView()->zoomBy(2.0);
         QVERIFY(w.graphView()->minimapVisible());
         w.resize(500, 400); // a small pane: the minimap shrinks with it
         QTest::qWait(50);
-        QVERIFY(w.graphView()->minimapSize().width() * 2 <= w.graphView()->width());
-        QVERIFY(w.graphView()->minimapSize().height() * 2 <= w.graphView()->height());
+        QVERIFY(w.graphView()->minimapSize().width() * 3 <= w.graphView()->width());
+        QVERIFY(w.graphView()->minimapSize().height() * 3 <= w.graphView()->height());
         QVERIFY(!w.graphView()->viewport()->acceptDrops() && !w.graphView()->acceptDrops());
         QVERIFY(w.acceptDrops());
     }
@@ -624,6 +624,19 @@ private slots:
         QStringList kinds;
         for (const Apply* a : g->toposort()) kinds << QString::fromStdString(a->op().kind());
         QVERIFY2(kinds.contains("Alloc") && !kinds.contains("GpuAlloc"), qPrintable(kinds.join(',')));
+    }
+
+    // The window fits a 1024 x 700 screen: its smallest size, docks and toolbar included.
+    void windowFitsASmallScreen() {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
+        QVERIFY2(least.width() <= 1024 && least.height() <= 700, qPrintable(QStringLiteral("%1 x %2").arg(least.width()).arg(least.height())));
+        w.resize(1024, 700);
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.width() <= 1024 && w.height() <= 700);
+        QVERIFY(w.graphView()->width() >= 250 && w.graphView()->height() >= 200); // room for the graph
     }
 
     void phasesDisabledAndReordered() {

@@ -23,8 +23,8 @@ public:
         setRenderHint(QPainter::Antialiasing);
         setFixedSize(180, 130);
     }
-    /// At most 180 x 130 and half the view's width and height (a quarter of its area).
-    void fitTo(const QSize& view) { setFixedSize(std::min(180, view.width() / 2), std::min(130, view.height() / 2)); }
+    /// At most 180 x 130 and a third of the view's width and height (a ninth of its area).
+    void fitTo(const QSize& view) { setFixedSize(std::min(180, view.width() / 3), std::min(130, view.height() / 3)); }
     void refresh() {
         fitInView(sceneRect(), Qt::KeepAspectRatio);
         viewport()->update();

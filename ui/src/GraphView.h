@@ -12,10 +12,10 @@ public:
     void zoomBy(double factor);
     void fit();
     /// Re-fits the minimap to the scene; call after the scene's items changed. The minimap shows
-    /// only while the drawing does not fit in the view, and covers at most a quarter of it.
+    /// only while the drawing does not fit in the view, and covers at most a ninth of it.
     void updateMinimap();
     bool minimapVisible() const;
-    /// The minimap's size (at most 180 x 130 and half the view's width and height).
+    /// The minimap's size (at most 180 x 130 and a third of the view's width and height).
     QSize minimapSize() const;
     /// Keeps another view's transform and centre in step with this one (side by side diffs).
     void syncWith(GraphView* other);

@@ -84,6 +84,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
     buildUi();
     buildActions();
     updateProfileLabel(); // no profile yet: the dock is one line high
+    QTimer::singleShot(0, this, [this] { updateProfileLabel(); }); // (dock sizes apply once laid out)
     connect(m_session, &DebugSession::opened, this, [this] {
         {
             const bool wasSyncing = std::exchange(m_syncingTree, true); // a reset moves no step
@@ -217,6 +218,7 @@ void MainWindow::buildUi() {
     auto* pipeDock = new QDockWidget(tr("Pipeline"), this);
     pipeDock->setObjectName(QStringLiteral("pipelineDock"));
     pipeDock->setWidget(pipeBox);
+    pipeBox->setMinimumWidth(300); // phase names stay readable in a small window
     addDockWidget(Qt::LeftDockWidgetArea, pipeDock);
     m_pipelineFilter = filter;
     // A row made current (click, arrow keys) shows its step: an event row its event, a phase
@@ -257,6 +259,7 @@ void MainWindow::buildUi() {
     auto* inspDock = new QDockWidget(tr("Inspector"), this);
     inspDock->setObjectName(QStringLiteral("inspectorDock"));
     inspDock->setWidget(m_inspector);
+    m_inspector->setMinimumWidth(220);
     addDockWidget(Qt::RightDockWidgetArea, inspDock);
     connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { jumpToEvent(seq, m_inspector->shownNode()); });
     connect(m_inspector, &InspectorWidget::nestedActivated, this, [this](NodeId id, const QString& attribute) { openNested(id, attribute); });
@@ -640,10 +643,8 @@ void MainWindow::updateProfileLabel() {
         m_profileLabel->setText(tr("No profile yet: Execute and profile this step (F5)"));
         m_profileLabel->setEnabled(true);
         for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(true);
-        if (m_profileTabs->isVisible() || !m_profileTabs->isHidden()) {
-            m_profileTabs->hide(); // an empty Profile dock is one line high
-            if (dock) resizeDocks({dock}, {dock->minimumSizeHint().height()}, Qt::Vertical);
-        }
+        m_profileTabs->hide(); // an empty Profile dock is one line high
+        if (dock) resizeDocks({dock}, {dock->minimumSizeHint().height()}, Qt::Vertical);
         return;
     }
     if (m_profileTabs->isHidden()) {
