@@ -639,6 +639,33 @@ private slots:
         QVERIFY(w.graphView()->width() >= 250 && w.graphView()->height() >= 200); // room for the graph
     }
 
+    // After a re-run the inspector keeps a source node (same id, same node in every run) and
+    // lets go of a node a rewrite made (its id may name another node now).
+    void inspectorIdsSurviveReRunsOnlyForSourceNodes() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json", QStringLiteral("theano")));
+        auto& s = w.session();
+        auto g = s.graphAt(static_cast<int>(s.steps().size()) - 1);
+        NodeId made = -1;
+        for (const Apply* a : g->toposort())
+            if (s.trace()->createdBy(a->id()) > 0) made = a->id();
+        QVERIFY(made >= 0);
+        NodeId sourceNode = s.graphAt(0)->toposort().front()->id();
+        w.selectNode(made);
+        QCOMPARE(w.inspector()->shownNode(), made);
+        s.runPipeline(QStringLiteral("cleanup"));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.inspector()->shownNode(), NodeId(-1));
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        w.selectNode(sourceNode);
+        QCOMPARE(w.inspector()->shownNode(), sourceNode);
+        s.runPipeline(QStringLiteral("theano"));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.inspector()->shownNode(), sourceNode);
+    }
+
     void phasesDisabledAndReordered() {
         MainWindow w;
         w.show();

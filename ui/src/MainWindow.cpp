@@ -108,6 +108,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
         m_profileOps->setProfile({}, nullptr);
         m_profileStep = -1;
         updateProfileLabel();
+        // a node of the source graph keeps its id in every run; one a rewrite made may now be
+        // another node under the same id, so the inspector lets it go
+        if (const NodeId shown = m_inspector->shownNode(); shown >= 0) {
+            auto source = m_session->graphAt(0);
+            if (!source || !source->node(shown) || !source->node(shown)->inGraph() || m_session->trace()->createdBy(shown) > 0)
+                m_inspector->clearNode();
+        }
     });
     connect(m_session, &DebugSession::failed, this, [this](const QString& msg) {
         log(tr("error: %1").arg(msg));
