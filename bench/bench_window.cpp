@@ -1,0 +1,107 @@
+// The window's responsiveness (issue 13), measured on the real MainWindow (offscreen):
+//   bench_window [--model FILE]... [--pipeline NAME] [--steps N]
+// For each model: open -> first drawing (import, pipeline, layout), a provenance jump from the
+// source step to the event that made the final graph's newest node (-> its neighbourhood drawn,
+// -> the whole step drawn), and the median / worst of N rewrite steps from the source (each:
+// setCurrentStep -> drawing shown). Wall-clock milliseconds on this machine: run it on an idle
+// machine, several times; figures go to docs/BENCHMARKS.md.
+#include "BenchCli.h"
+
+#include "MainWindow.h"
+
+#include <passlens/trace/Trace.h>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QTest>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace passlens;
+
+namespace {
+
+// Waits until `done` holds (processing events), at most 10 minutes; false on timeout.
+template <class F> bool waitFor(F done) { return QTest::qWaitFor(done, 600000); }
+
+// Runs `action` and returns the milliseconds until the session shows a new drawing.
+template <class F> double msToNextDrawing(MainWindow& w, F action) {
+    int drawings = 0;
+    const auto c = QObject::connect(&w.session(), &DebugSession::layoutReady, [&] { ++drawings; });
+    QElapsedTimer t;
+    t.start();
+    action();
+    const bool ok = waitFor([&] { return drawings > 0; });
+    const double ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
+    QObject::disconnect(c);
+    return ok ? ms : -1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
+    qputenv("PASSLENS_NO_DIALOGS", "1");
+    CLI::App cli{"bench_window: the window's open, provenance-jump and step times (offscreen)"};
+    std::vector<std::string> models;
+    std::string pipeline = "theano";
+    int steps = 20;
+    cli.add_option("--model", models, "model, graph JSON or session file (repeatable; default: resnet18 and PP-OCR from the corpus)");
+    cli.add_option("--pipeline", pipeline, "pipeline to run")->capture_default_str();
+    cli.add_option("--steps", steps, "rewrite steps to time")->check(CLI::Range(1, 10000))->capture_default_str();
+    if (auto rc = bench::parseCommandLine(cli, argc, argv)) return *rc;
+    if (models.empty()) models = {PASSLENS_CORPUS_DIR "/resnet18.onnx", PASSLENS_CORPUS_DIR "/ch_PP-OCRv4_det_infer.onnx"};
+
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("PassLensBench"));
+    std::printf("%-28s %9s %9s %9s %9s %9s %7s\n", "model", "open_ms", "jump_ms", "whole_ms", "step_med", "step_max", "nodes");
+    for (const std::string& model : models) {
+        MainWindow w;
+        w.resize(1500, 950);
+        w.show();
+        bool opened = false, good = false;
+        QElapsedTimer t;
+        t.start();
+        w.whenIdle([&](bool ok, const QString&) { opened = true; good = ok; });
+        w.openFile(QString::fromStdString(model), QString::fromStdString(pipeline));
+        if (!waitFor([&] { return opened; }) || !good) {
+            std::fprintf(stderr, "bench_window: %s did not open\n", model.c_str());
+            return 1;
+        }
+        const double openMs = static_cast<double>(t.nsecsElapsed()) / 1e6;
+        DebugSession& s = w.session();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        auto finalGraph = s.graphAt(last);
+        NodeId target = -1;
+        int created = 0;
+        for (const Apply* a : finalGraph->toposort())
+            if (const int ev = s.trace()->createdBy(a->id()); ev > created) {
+                created = ev;
+                target = a->id();
+            }
+        // the jump, from the source step
+        msToNextDrawing(w, [&] { s.setCurrentStep(0); });
+        double jumpMs = -1, wholeMs = -1;
+        if (target >= 0) {
+            QElapsedTimer j;
+            j.start();
+            jumpMs = msToNextDrawing(w, [&] { w.jumpToEvent(created, target); });
+            waitFor([&] { return !s.followUpPending(); });
+            wholeMs = static_cast<double>(j.nsecsElapsed()) / 1e6;
+        }
+        // rewrite steps from the source, each as a fresh step (drawings are remembered per step)
+        msToNextDrawing(w, [&] { s.setCurrentStep(0); });
+        std::vector<double> stepMs;
+        for (int k = 1; k <= std::min(steps, last); ++k) stepMs.push_back(msToNextDrawing(w, [&] { s.setCurrentStep(k); }));
+        std::sort(stepMs.begin(), stepMs.end());
+        const double med = stepMs.empty() ? -1 : stepMs[stepMs.size() / 2];
+        const double worst = stepMs.empty() ? -1 : stepMs.back();
+        std::string name = model.substr(model.find_last_of('/') + 1);
+        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %7zu\n", name.c_str(), openMs, jumpMs, wholeMs, med, worst, finalGraph->nodeCount());
+        std::fflush(stdout);
+    }
+    return 0;
+}
