@@ -322,6 +322,24 @@ private slots:
         }()).contains("bad.json: move[0]: no phase 'nope'"));
     }
 
+    // Inputs the pipeline fuzz target (fuzz/fuzz_pipeline.cpp) found: each is refused with a
+    // message naming the file and the place, no library text.
+    void pipelineFuzzFindings() {
+        const std::string dir = kSource + "/tests/fixtures/fuzz/pipeline/";
+        auto errorOf = [](const std::string& path) {
+            try {
+                Pipeline::fromFile(path);
+            } catch (const Error& e) {
+                return QString(e.what());
+            }
+            return QString();
+        };
+        // a number outside double's range, thrown by the JSON lexer (json.exception.out_of_range.406)
+        const QString overflow = errorOf(dir + "number-overflow.pipeline.json");
+        QCOMPARE(overflow, QString::fromStdString(dir + "number-overflow.pipeline.json: move[0].position: invalid JSON: "
+                                                        "number overflow parsing '-1e700'"));
+    }
+
     void allocSpecialCaseVersusBackwardPass() {
         auto finalGraph = [](const std::string& file, const std::string& pipeline, FunctionGraph** out, std::unique_ptr<FunctionGraph>& keep) {
             LoadedGraph lg = loadGraphFile(kSource + "/resources/examples/" + file);

@@ -77,6 +77,9 @@ json parseJson(const std::string& text, const std::string& label) {
         std::string what = e.what();
         const auto pos = what.find("parse error");
         throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON: " + (pos == std::string::npos ? jsonErrorReason(e) : what.substr(pos)));
+    } catch (const json::exception& e) {
+        // out_of_range 406: a number outside double's range ("1e700"), thrown while lexing it
+        throw Error(label + ": " + placeOf(stack) + ": invalid JSON: " + jsonErrorReason(e));
     }
 }
 
