@@ -982,6 +982,16 @@ private slots:
         }
         QCOMPARE(rejected, 8);
     }
+
+    // Inputs the ONNX fuzz target (fuzz/fuzz_onnx.cpp) found, kept in tests/fixtures/fuzz/onnx.
+    void fuzzFindings() {
+        const std::string dir = std::string(PASSLENS_SOURCE_DIR) + "/tests/fixtures/fuzz/onnx/";
+        // shape_ops.onnx with a Reshape target shape whose element count overflows int64
+        // (signed overflow in the Reshape type rule)
+        const QString reshape = errorOf([&] { importOnnxFile(dir + "reshape-shape-overflow.onnx"); });
+        QVERIFY2(reshape.startsWith(QString::fromStdString(dir + "reshape-shape-overflow.onnx: ")), qPrintable(reshape));
+        QVERIFY2(reshape.contains("has more elements than a 64-bit count holds"), qPrintable(reshape));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestOnnx)

@@ -133,7 +133,8 @@ std::vector<Type> reshapeRule(const Op& op, Vars in) {
                 minus = static_cast<int>(i);
             } else if (d >= 0) {
                 dims[i] = d;
-                prod *= d;
+                if (__builtin_mul_overflow(prod, d, &prod))
+                    fail(op, "shape " + dimsStr(*known) + " has more elements than a 64-bit count holds");
             } else {
                 allKnown = false;
             }

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <functional>
+#include <limits>
 
 namespace passlens {
 
@@ -77,7 +78,8 @@ bool Type::isStatic() const {
 std::int64_t Type::numElements() const {
     if (!isStatic()) return -1;
     std::int64_t n = 1;
-    for (auto d : m_dims) n *= d;
+    for (auto d : m_dims)
+        if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
     return n;
 }
 

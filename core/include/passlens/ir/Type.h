@@ -48,7 +48,8 @@ public:
     bool isGpu() const { return m_loc.isGpu(); }
     /// True when every dim is known (and the rank is known).
     bool isStatic() const;
-    /// Element count when static, else -1.
+    /// Element count when static, else -1; INT64_MAX when the count does not fit 64 bits (dims
+    /// from a file), so a size check refuses it.
     std::int64_t numElements() const;
     /// Dim i is statically 1 (Theano's broadcastable flag).
     bool broadcastable(int i) const { return m_dims[static_cast<std::size_t>(i)] == 1; }
