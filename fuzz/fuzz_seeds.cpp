@@ -1,0 +1,37 @@
+// Seed writer for fuzz_session and fuzz_graphjson: runs the `theano` pipeline with a Trace on
+// each model given and writes OUTDIR/<n>.passlens.json (a session PassLens wrote, the input the
+// session reader sees most). Not a fuzz target; scripts/fuzz.sh runs it before fuzz_session.
+#include <passlens/io/AtomicFile.h>
+#include <passlens/io/GraphLoader.h>
+#include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/Trace.h>
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: fuzz_seeds OUTDIR MODEL...\n");
+        return 2;
+    }
+    const std::filesystem::path out = argv[1];
+    std::filesystem::create_directories(out);
+    int written = 0;
+    for (int i = 2; i < argc; ++i) {
+        try {
+            passlens::LoadedGraph lg = passlens::loadGraphFile(argv[i]);
+            const passlens::Pipeline p = passlens::Pipeline::builtin("theano");
+            passlens::Trace trace;
+            const passlens::PipelineRun run = p.run(*lg.graph, &trace);
+            trace.finish(run, *lg.graph, p.buildContext().caps);
+            trace.save(out / (std::to_string(i - 1) + ".passlens.json"), argv[i]);
+            ++written;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "fuzz_seeds: %s: skipped: %s\n", argv[i], e.what());
+        }
+    }
+    std::printf("fuzz_seeds: %d sessions in %s\n", written, out.c_str());
+    return written > 0 ? 0 : 1;
+}
