@@ -1,7 +1,9 @@
-// Seed writer for fuzz_session and fuzz_graphjson: runs the `theano` pipeline with a Trace on
-// each model given and writes OUTDIR/<n>.passlens.json (a session PassLens wrote, the input the
-// session reader sees most). Not a fuzz target; scripts/fuzz.sh runs it before fuzz_session.
+// Seed writer for fuzz_session and fuzz_graphjson: for each model given writes
+// OUTDIR/<n>.graph.json (the model as graph JSON) and OUTDIR/<n>.passlens.json (a session of the
+// `theano` pipeline, the input the session reader sees most). Not a fuzz target; scripts/fuzz.sh
+// runs it before those two targets.
 #include <passlens/io/AtomicFile.h>
+#include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
@@ -22,6 +24,10 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
         try {
             passlens::LoadedGraph lg = passlens::loadGraphFile(argv[i]);
+            passlens::GraphJsonWriteOptions wo;
+            wo.base64 = true; // no .npy files beside the seed
+            passlens::writeFileAtomic(out / (std::to_string(i - 1) + ".graph.json"),
+                                      passlens::writeGraphJson(*lg.graph, wo).dump());
             const passlens::Pipeline p = passlens::Pipeline::builtin("theano");
             passlens::Trace trace;
             const passlens::PipelineRun run = p.run(*lg.graph, &trace);
@@ -32,6 +38,6 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "fuzz_seeds: %s: skipped: %s\n", argv[i], e.what());
         }
     }
-    std::printf("fuzz_seeds: %d sessions in %s\n", written, out.c_str());
+    std::printf("fuzz_seeds: %d graphs and sessions in %s\n", written, out.c_str());
     return written > 0 ? 0 : 1;
 }

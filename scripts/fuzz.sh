@@ -60,13 +60,10 @@ small_models() { find "$CORPUS_ONNX" -maxdepth 1 -name '*.onnx' -size -200k 2>/d
 case $TARGET in
     graphjson)
         cp resources/examples/*.graph.json "$SEEDS"/
-        # a session's "graph" member is a graph JSON written by PassLens
-        "$B/fuzz/fuzz_seeds" "$SEEDS/sessions" resources/examples/*.graph.json $(small_models) >/dev/null || true
-        for s in "$SEEDS"/sessions/*.passlens.json; do
-            [[ -f $s ]] && python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["graph"]))' "$s" \
-                > "$SEEDS/$(basename "$s" .passlens.json).graph.json"
-        done
-        rm -rf "$SEEDS/sessions"
+        # the examples and the small corpus models as PassLens writes them (and its sessions)
+        "$B/fuzz/fuzz_seeds" "$SEEDS/written" resources/examples/*.graph.json $(small_models) >/dev/null || true
+        cp "$SEEDS"/written/*.graph.json "$SEEDS"/ 2>/dev/null || true
+        rm -rf "$SEEDS/written"
         ;;
     onnx)
         cp resources/examples/*.onnx "$SEEDS"/
@@ -74,6 +71,7 @@ case $TARGET in
         ;;
     session)
         "$B/fuzz/fuzz_seeds" "$SEEDS" resources/examples/*.graph.json $(small_models)
+        rm -f "$SEEDS"/*.graph.json
         ;;
     pipeline|escaper)
         cp fuzz/seeds/"$TARGET"/* "$SEEDS"/
