@@ -124,8 +124,13 @@ GraphScene::~GraphScene() {
 void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips, const QHash<NodeId, double>& timeShares,
                            bool growOnly) {
     const QRectF old = sceneRect();
-    clear();
+    // Forget the items first and delete them quietly: a selected item's deletion emits
+    // selectionChanged, whose handlers must not reach the items being deleted.
     m_nodes.clear();
+    {
+        const QSignalBlocker quiet(this);
+        clear();
+    }
     const double h = layout.height;
     // outward to a 16-point grid: small changes of the bounding box leave the rectangle alone
     auto down = [](double v) { return std::floor(v / 16.0) * 16.0; };
