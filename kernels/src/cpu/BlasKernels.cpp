@@ -83,6 +83,24 @@ __attribute__((weak)) void gotoblas_dynamic_quit(void);
 
 namespace passlens::cpu {
 
+Shape batchedGemmShape(const KernelCall& c, const Tensor& a, const Tensor& b)
+{
+    const int nd = a.ndim();
+    if (nd < 3 || b.ndim() != nd) c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
+    if (b.dim(nd - 2) != a.dim(nd - 1)) c.fail("inner dimensions of " + a.typeStr() + " and " + b.typeStr() + " differ");
+    Shape batch;
+    for (int i = 0; i < nd - 2; ++i) {
+        const std::int64_t da = a.dim(i), db = b.dim(i);
+        if (da != db && da != 1 && db != 1) c.fail("batch axis " + std::to_string(i) + " of " + a.typeStr() + " and " + b.typeStr() + " differ");
+        batch.push_back(da == 1 ? db : da);
+    }
+    return batch;
+}
+
+} // namespace passlens::cpu
+
+namespace passlens::cpu {
+
 namespace {
 std::string g_blasNote;
 void selectBlasCoreOnce();
@@ -226,16 +244,9 @@ void batchedDot(KernelCall& c)
         if (a.ndim() == 2) a = a.reshaped({a.dim(0), 1, a.dim(1)});
         if (b.ndim() == 2) b = b.reshaped({b.dim(0), b.dim(1), 1});
     }
+    Shape out = batchedGemmShape(c, a, b);
     const int nd = a.ndim();
-    if (nd < 3 || b.ndim() != nd) c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
     const std::int64_t M = a.dim(nd - 2), K = a.dim(nd - 1), N = b.dim(nd - 1);
-    if (b.dim(nd - 2) != K) c.fail("inner dimensions of " + a.typeStr() + " and " + b.typeStr() + " differ");
-    Shape out;
-    for (int i = 0; i < nd - 2; ++i) {
-        const std::int64_t da = a.dim(i), db = b.dim(i);
-        if (da != db && da != 1 && db != 1) c.fail("batch axis " + std::to_string(i) + " of " + a.typeStr() + " and " + b.typeStr() + " differ");
-        out.push_back(da == 1 ? db : da);
-    }
     out.push_back(M);
     out.push_back(N);
     Tensor y = c.allocate(dt, out);

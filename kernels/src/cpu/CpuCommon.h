@@ -56,6 +56,11 @@ void stridedCopy(const void* src, const std::vector<std::int64_t>& srcStrides, v
 /// `dt`; fails naming the node when the shapes do not broadcast.
 Tensor broadcastToShape(const KernelCall& c, const Tensor& v, const Shape& out, DType dt);
 
+/// The batch shape of a batched GEMM of `a` (..., M, K) by `b` (..., K, N): equal ranks >= 3,
+/// equal inner dimensions, batch axes equal or 1 (a 1 is shared, as NumPy's matmul). Fails `c`
+/// with the reason otherwise. BatchedDot / GemmBatch on the CPU and the CUDA backend.
+Shape batchedGemmShape(const KernelCall& c, const Tensor& a, const Tensor& b);
+
 /// Reduces x over the flagged axes with scalar add / mul / maximum / minimum (after the optional
 /// pre op "sqr" or "abs") into a new tensor of dtype dt. Float32 accumulates in float32.
 Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar, DType dt,

@@ -553,16 +553,9 @@ void gpuGemmBatch(KernelCall& c)
 {
     const DType d = outDType(c);
     const Tensor a = asDeviceDType(c, needDevice(c, 0), d), b = asDeviceDType(c, needDevice(c, 1), d);
+    Shape out = cpu::batchedGemmShape(c, a, b);
     const int nd = a.ndim();
-    if (nd < 3 || b.ndim() != nd) c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
     const std::int64_t M = a.dim(nd - 2), K = a.dim(nd - 1), N = b.dim(nd - 1);
-    if (b.dim(nd - 2) != K) c.fail("inner dimensions of " + a.typeStr() + " and " + b.typeStr() + " differ");
-    Shape out;
-    for (int i = 0; i < nd - 2; ++i) {
-        const std::int64_t da = a.dim(i), db = b.dim(i);
-        if (da != db && da != 1 && db != 1) c.fail("batch axis " + std::to_string(i) + " of " + a.typeStr() + " and " + b.typeStr() + " differ");
-        out.push_back(da == 1 ? db : da);
-    }
     const Shape bshape = out;
     const std::int64_t batch = shapeNumel(bshape);
     out.push_back(M);
