@@ -101,6 +101,16 @@ private:
     std::atomic<int> m_calls{0};
 };
 
+// Opens a chain of `n` Elemwise nodes (writeChainGraph, in `dir`) in `w`, 1200 x 800, with the
+// `none` pipeline; false when it could not be written or opened.
+bool openChain(MainWindow& w, const QTemporaryDir& dir, int n) {
+    const QString path = dir.isValid() ? writeChainGraph(dir, n) : QString();
+    if (path.isEmpty()) return false;
+    w.resize(1200, 800);
+    w.show();
+    return openAndWait(w, path, QStringLiteral("none"));
+}
+
 // CPU time of the calling thread in microseconds (CLOCK_THREAD_CPUTIME_ID): unlike wall time it
 // does not grow while the thread waits for a core on a busy machine.
 qint64 threadCpuMicros() {
@@ -707,16 +717,10 @@ private slots:
     void findDrawsAndRevealsAHitOutsideTheFocusedView() {
         // A 2,400-node chain is drawn as a focused view around its outputs; the node named
         // "first_neg" sits at the far end, so Find must draw its neighbourhood to show it.
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
         const int n = 2400;
-        const QString path = writeChainGraph(dir, n);
-        QVERIFY(!path.isEmpty());
-
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        QVERIFY(openAndWait(w, path, QStringLiteral("none")));
+        QTemporaryDir dir;
+        QVERIFY(openChain(w, dir, n));
         QVERIFY(w.session().layout() && w.session().layout()->focused);
         auto g = w.session().graphAt(w.session().currentStep());
         NodeId target = -1;
@@ -753,14 +757,10 @@ private slots:
 
     // Double-clicking the "… N nodes" placeholder of a focused view draws more of what it hides.
     void placeholderExpandsOnDoubleClick() {
-        QTemporaryDir dir;
         const int n = 2400;
-        const QString path = writeChainGraph(dir, n);
-        QVERIFY(!path.isEmpty());
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        QVERIFY(openAndWait(w, path, QStringLiteral("none")));
+        QTemporaryDir dir;
+        QVERIFY(openChain(w, dir, n));
         auto placeholder = [&]() -> GraphNodeItem* {
             for (GraphNodeItem* it : w.graphScene()->nodeItems())
                 if (it->node().category == NodeCategory::Collapsed) return it;
