@@ -9,8 +9,7 @@ namespace passlens::bench {
 
 /// Parses argv into `app`. Returns nullopt when the program should go on, else its exit status:
 /// 0 after --help (usage on stdout), 2 for a usage error (message and a pointer to --help on stderr).
-inline std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv)
-{
+inline std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -12,8 +12,7 @@ namespace passlens::bench {
 /// Subtensor, CAReduce, DimShuffle, Elemwise add), each block feeding the next; the weight `w`,
 /// `zero` and `c64` are shared by every block (one client per block). Every block lifts to the
 /// GPU under the theano pipeline. Longest path: 8 nodes per block.
-inline std::unique_ptr<FunctionGraph> blockGraph(int nodes)
-{
+inline std::unique_ptr<FunctionGraph> blockGraph(int nodes) {
     using json = nlohmann::json;
     auto g = std::make_unique<FunctionGraph>();
     Variable* h = g->addInput(Type::parse("float32[64,64]"), "x");

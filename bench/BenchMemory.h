@@ -6,8 +6,7 @@
 namespace passlens::bench {
 
 /// A "Vm...:" line of /proc/self/status in KiB (e.g. "VmRSS:", "VmHWM:"), or -1.
-inline long procStatusKb(const char* key)
-{
+inline long procStatusKb(const char* key) {
     std::ifstream in("/proc/self/status");
     std::string line;
     while (std::getline(in, line))

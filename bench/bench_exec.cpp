@@ -45,13 +45,13 @@ passlens::DeviceChoice g_device = passlens::DeviceChoice::Cpu;
 
 // Kernel switches --ab can compare: read when an Executor is built or on every kernel call (not
 // PASSLENS_CPU_LOOPS, chosen once per process).
-const char* const kAbSwitches[] = {"PASSLENS_EPILOGUE_CHAIN", "PASSLENS_EPILOGUE_FUSION", "PASSLENS_JOIN_IN_PLACE",
-                                   "PASSLENS_DEPTHWISE_AVX512", "PASSLENS_CONV_WINOGRAD", "PASSLENS_POOL_SEPARABLE"};
+const char* const kAbSwitches[] = {"PASSLENS_EPILOGUE_CHAIN",   "PASSLENS_EPILOGUE_FUSION", "PASSLENS_JOIN_IN_PLACE",
+                                   "PASSLENS_DEPTHWISE_AVX512", "PASSLENS_CONV_WINOGRAD",   "PASSLENS_POOL_SEPARABLE"};
 
-int usage(const std::string& why, FILE* to = stderr)
-{
+int usage(const std::string& why, FILE* to = stderr) {
     std::fprintf(to,
-                 "bench_exec: %s\nusage: bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models a,b,c] [--phase source|final]\n"
+                 "bench_exec: %s\nusage: bench_exec [CORPUS_DIR] [--threads N] [--runs N] [--warmup N] [--models "
+                 "a,b,c] [--phase source|final]\n"
                  "                  [--ab VAR=A,B] [--device cpu|cuda] [--batch N]\n",
                  why.c_str());
     return 2;
@@ -60,8 +60,7 @@ int usage(const std::string& why, FILE* to = stderr)
 using passlens::bench::procStatusKb;
 using passlens::bench::resetPeakRss;
 
-std::vector<passlens::Tensor> inputsFor(const passlens::FunctionGraph& g, const std::filesystem::path& dir)
-{
+std::vector<passlens::Tensor> inputsFor(const passlens::FunctionGraph& g, const std::filesystem::path& dir) {
     std::vector<passlens::Tensor> in = passlens::readTensorDir(dir, "input");
     bool match = in.size() == g.inputs().size();
     for (std::size_t i = 0; match && i < in.size(); ++i) {
@@ -72,12 +71,12 @@ std::vector<passlens::Tensor> inputsFor(const passlens::FunctionGraph& g, const 
     }
     if (match) return in;
     in.clear();
-    for (std::size_t i = 0; i < g.inputs().size(); ++i) in.push_back(passlens::randomTensor(g.inputs()[i]->type(), i + 1));
+    for (std::size_t i = 0; i < g.inputs().size(); ++i)
+        in.push_back(passlens::randomTensor(g.inputs()[i]->type(), i + 1));
     return in;
 }
 
-std::size_t constantBytes(const passlens::FunctionGraph& g)
-{
+std::size_t constantBytes(const passlens::FunctionGraph& g) {
     std::size_t n = 0;
     for (const passlens::Variable* v : g.constants())
         if (v->constant() && v->constant()->loaded()) n += v->constant()->byteSize();
@@ -88,29 +87,25 @@ struct Timing {
     double median = 0, min = 0, cpuMedian = 0;
 };
 
-double threadCpuMs()
-{
+double threadCpuMs() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
-double median(std::vector<double> v)
-{
+double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
 }
 
 // Wall milliseconds of one run.
-double runMs(passlens::Executor& ex, const std::vector<passlens::Tensor>& in)
-{
+double runMs(passlens::Executor& ex, const std::vector<passlens::Tensor>& in) {
     const auto t0 = std::chrono::steady_clock::now();
     ex.run(in);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in, int warmup, int runs)
-{
+Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in, int warmup, int runs) {
     for (int i = 0; i < warmup; ++i) ex.run(in);
     std::vector<double> t, cpu;
     for (int i = 0; i < runs; ++i) {
@@ -122,9 +117,8 @@ Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in,
 }
 
 // Alternating A/B runs of the same graph (see --ab above).
-void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor>& in, const std::string& var, const std::string& a,
-            const std::string& b, int warmup, int runs, const char* model, const char* phase)
-{
+void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor>& in, const std::string& var,
+            const std::string& a, const std::string& b, int warmup, int runs, const char* model, const char* phase) {
     auto build = [&](const std::string& v) {
         ::setenv(var.c_str(), v.c_str(), 1);
         return std::make_unique<passlens::Executor>(g, passlens::ExecOptions{g_device});
@@ -145,16 +139,15 @@ void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor
         tb.push_back(once(*exB, b));
         ratio.push_back(tb.back() / ta.back());
     }
-    std::printf("%s\t%s\t%s=%s median_ms=%.3f min_ms=%.3f\t%s=%s median_ms=%.3f min_ms=%.3f\tmedian_ratio_B/A=%.3f\n", model, phase, var.c_str(),
-                a.c_str(), median(ta), *std::min_element(ta.begin(), ta.end()), var.c_str(), b.c_str(), median(tb),
-                *std::min_element(tb.begin(), tb.end()), median(ratio));
+    std::printf("%s\t%s\t%s=%s median_ms=%.3f min_ms=%.3f\t%s=%s median_ms=%.3f min_ms=%.3f\tmedian_ratio_B/A=%.3f\n",
+                model, phase, var.c_str(), a.c_str(), median(ta), *std::min_element(ta.begin(), ta.end()), var.c_str(),
+                b.c_str(), median(tb), *std::min_element(tb.begin(), tb.end()), median(ratio));
     std::fflush(stdout);
 }
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     std::filesystem::path corpus = PASSLENS_CORPUS_DIR;
     int threads = 1, runs = 30, warmup = 5;
     std::string onlyPhase, abVar, abA, abB, deviceName = "cpu";
@@ -162,41 +155,51 @@ int main(int argc, char** argv)
     std::vector<std::string> models = {"mlp", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2", "resnet18"};
     std::string current; // the option being read, for the message below
     for (int i = 1; i < argc; ++i) try {
-        const std::string a = argv[i];
-        current = a;
-        auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (a == "--threads") threads = std::stoi(next());
-        else if (a == "--runs") runs = std::max(1, std::stoi(next()));
-        else if (a == "--warmup") warmup = std::max(0, std::stoi(next()));
-        else if (a == "--phase") onlyPhase = next();
-        else if (a == "--device") deviceName = next();
-        else if (a == "--batch") batch = std::max<std::int64_t>(0, std::stoll(next()));
-        else if (a == "--ab") {
-            const std::string v = next();
-            const auto eq = v.find('='), comma = v.find(',', eq == std::string::npos ? 0 : eq);
-            if (eq == std::string::npos || comma == std::string::npos) return usage("--ab needs VAR=A,B, got '" + v + "'");
-            abVar = v.substr(0, eq);
-            if (std::find_if(std::begin(kAbSwitches), std::end(kAbSwitches), [&](const char* k) { return abVar == k; }) == std::end(kAbSwitches)) {
-                std::string known;
-                for (const char* k : kAbSwitches) known += std::string(known.empty() ? "" : ", ") + k;
-                return usage("--ab: " + abVar + " is not a switch it can compare (" + known + ")");
-            }
-            abA = v.substr(eq + 1, comma - eq - 1);
-            abB = v.substr(comma + 1);
+            const std::string a = argv[i];
+            current = a;
+            auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+            if (a == "--threads")
+                threads = std::stoi(next());
+            else if (a == "--runs")
+                runs = std::max(1, std::stoi(next()));
+            else if (a == "--warmup")
+                warmup = std::max(0, std::stoi(next()));
+            else if (a == "--phase")
+                onlyPhase = next();
+            else if (a == "--device")
+                deviceName = next();
+            else if (a == "--batch")
+                batch = std::max<std::int64_t>(0, std::stoll(next()));
+            else if (a == "--ab") {
+                const std::string v = next();
+                const auto eq = v.find('='), comma = v.find(',', eq == std::string::npos ? 0 : eq);
+                if (eq == std::string::npos || comma == std::string::npos)
+                    return usage("--ab needs VAR=A,B, got '" + v + "'");
+                abVar = v.substr(0, eq);
+                if (std::find_if(std::begin(kAbSwitches), std::end(kAbSwitches),
+                                 [&](const char* k) { return abVar == k; }) == std::end(kAbSwitches)) {
+                    std::string known;
+                    for (const char* k : kAbSwitches) known += std::string(known.empty() ? "" : ", ") + k;
+                    return usage("--ab: " + abVar + " is not a switch it can compare (" + known + ")");
+                }
+                abA = v.substr(eq + 1, comma - eq - 1);
+                abB = v.substr(comma + 1);
+            } else if (a == "--models") {
+                models.clear();
+                std::stringstream ss(next());
+                for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
+            } else if (a == "--help" || a == "-h") {
+                usage("latency of the corpus models' graphs", stdout);
+                return 0;
+            } else if (!a.empty() && a[0] == '-')
+                return usage("unknown option '" + a + "'");
+            else
+                corpus = a;
+        } catch (const std::logic_error&) { // std::stoi / stoll: not a number
+            return usage("option " + current + " needs a number");
         }
-        else if (a == "--models") {
-            models.clear();
-            std::stringstream ss(next());
-            for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
-        } else if (a == "--help" || a == "-h") {
-            usage("latency of the corpus models' graphs", stdout);
-            return 0;
-        } else if (!a.empty() && a[0] == '-') return usage("unknown option '" + a + "'");
-        else corpus = a;
-    } catch (const std::logic_error&) { // std::stoi / stoll: not a number
-        return usage("option " + current + " needs a number");
-    }
-    if (!onlyPhase.empty() && onlyPhase != "source" && onlyPhase != "final") return usage("--phase must be source or final, got '" + onlyPhase + "'");
+    if (!onlyPhase.empty() && onlyPhase != "source" && onlyPhase != "final")
+        return usage("--phase must be source or final, got '" + onlyPhase + "'");
     passlens::setCpuThreads(threads);
     std::string deviceText = "cpu";
     if (deviceName == "cuda") {
@@ -210,8 +213,9 @@ int main(int argc, char** argv)
     } else if (deviceName != "cpu") {
         return usage("--device must be cpu or cuda, got '" + deviceName + "'");
     }
-    std::printf("bench_exec: device %s, %s, %d thread(s), batch %s, median of %d runs after %d warm-ups\n", deviceText.c_str(),
-                passlens::cpuBackendDescription().c_str(), threads, batch > 0 ? std::to_string(batch).c_str() : "as in the model", runs, warmup);
+    std::printf("bench_exec: device %s, %s, %d thread(s), batch %s, median of %d runs after %d warm-ups\n",
+                deviceText.c_str(), passlens::cpuBackendDescription().c_str(), threads,
+                batch > 0 ? std::to_string(batch).c_str() : "as in the model", runs, warmup);
     bool failed = false;
     for (const std::string& m : models) {
         const auto file = corpus / (m + ".onnx");
@@ -236,7 +240,8 @@ int main(int argc, char** argv)
             const passlens::PipelineRun pr = p.run(*loaded.graph, &trace);
             trace.finish(pr, *loaded.graph, p.buildContext().caps);
             std::unique_ptr<passlens::FunctionGraph> source = trace.sourceGraph();
-            const auto in = inputsFor(*source, corpus / "testdata" / m / "test_data_set_0"); // random when batch differs
+            const auto in =
+                inputsFor(*source, corpus / "testdata" / m / "test_data_set_0"); // random when batch differs
             for (const char* phase : {"source", "final"}) {
                 if (!onlyPhase.empty() && onlyPhase != phase) continue;
                 const passlens::FunctionGraph& g = std::strcmp(phase, "source") == 0 ? *source : *loaded.graph;
@@ -246,12 +251,14 @@ int main(int argc, char** argv)
                 }
                 passlens::Executor ex(g, passlens::ExecOptions{g_device});
                 const Timing t = timeRuns(ex, in, warmup, runs);
-                std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tcpu_median_ms=%.3f\tthreads=%d\tdevice=%s\tbatch=%lld\n", m.c_str(), phase,
-                            g.nodeCount(), t.median, t.min, t.cpuMedian, threads, deviceName.c_str(),
+                std::printf("%s\t%s\tnodes=%zu\tmedian_ms=%.3f\tmin_ms=%.3f\tcpu_median_ms=%.3f\tthreads=%d\tdevice=%"
+                            "s\tbatch=%lld\n",
+                            m.c_str(), phase, g.nodeCount(), t.median, t.min, t.cpuMedian, threads, deviceName.c_str(),
                             static_cast<long long>(in.empty() || in[0].ndim() == 0 ? 0 : in[0].dim(0)));
                 std::fflush(stdout);
             }
-            if (m == "resnet18" && onlyPhase.empty() && abVar.empty() && g_device == passlens::DeviceChoice::Cpu && batch == 0) {
+            if (m == "resnet18" && onlyPhase.empty() && abVar.empty() && g_device == passlens::DeviceChoice::Cpu &&
+                batch == 0) {
                 passlens::Executor ex(*source, passlens::ExecOptions{passlens::DeviceChoice::Cpu});
                 ex.run(in);
                 ex.context().pool->trim();
@@ -263,8 +270,10 @@ int main(int argc, char** argv)
                 const double weights = static_cast<double>(constantBytes(*source)) / (1 << 20);
                 const double live = static_cast<double>(ex.context().pool->peakLiveBytes()) / (1 << 20);
                 const double foot = static_cast<double>(ex.context().pool->peakFootprintBytes()) / (1 << 20);
-                const double scratch = static_cast<double>(ex.context().scratchBuffer.capacity() * sizeof(float)) / (1 << 20);
-                std::printf("resnet18\tmemory\tweights_mib=%.1f\tpeak_live_activations_mib=%.1f\tpool_footprint_mib=%.1f\tscratch_mib=%.1f\t"
+                const double scratch =
+                    static_cast<double>(ex.context().scratchBuffer.capacity() * sizeof(float)) / (1 << 20);
+                std::printf("resnet18\tmemory\tweights_mib=%.1f\tpeak_live_activations_mib=%.1f\tpool_footprint_mib=%."
+                            "1f\tscratch_mib=%.1f\t"
                             "executor_peak/(weights+live)=%.2f\tprocess_rss_growth_during_run_mib=%.1f\n",
                             weights, live, foot, scratch, (weights + foot + scratch) / (weights + live),
                             static_cast<double>(hwm - rssBefore) / 1024.0);

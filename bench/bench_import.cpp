@@ -40,9 +40,8 @@ std::string chainJson(int n) {
        << R"( "inputs": [{"name": "x", "type": "float32[?,64]"}], "nodes": [)";
     static const char* ops[] = {"exp", "neg", "tanh", "sigmoid"};
     for (int i = 0; i < n; ++i) {
-        os << (i ? "," : "") << R"({"op": "Elemwise", "attrs": {"scalar": ")" << ops[i % 4]
-           << R"("}, "inputs": [")" << (i ? "v" + std::to_string(i - 1) : std::string("x"))
-           << R"("], "outputs": ["v)" << i << R"("]})";
+        os << (i ? "," : "") << R"({"op": "Elemwise", "attrs": {"scalar": ")" << ops[i % 4] << R"("}, "inputs": [")"
+           << (i ? "v" + std::to_string(i - 1) : std::string("x")) << R"("], "outputs": ["v)" << i << R"("]})";
     }
     os << R"(], "outputs": ["v)" << n - 1 << R"("]})";
     return os.str();
@@ -53,7 +52,9 @@ int main(int argc, char** argv) {
     std::string corpus = PASSLENS_CORPUS_DIR;
     CLI::App app{"bench_import: ONNX import time of every corpus model, resnet18's peak memory, and the load time of a "
                  "generated 100,000-node graph JSON"};
-    app.add_option("CORPUS_DIR", corpus, "Folder of the corpus's .onnx models")->check(CLI::ExistingDirectory)->capture_default_str();
+    app.add_option("CORPUS_DIR", corpus, "Folder of the corpus's .onnx models")
+        ->check(CLI::ExistingDirectory)
+        ->capture_default_str();
     if (const auto rc = passlens::bench::parseCommandLine(app, argc, argv)) return *rc;
     const std::filesystem::path dir = corpus;
     // resnet18 first, in a fresh process state, for the memory figure.
@@ -66,7 +67,8 @@ int main(int argc, char** argv) {
         const double first = seconds(t0, std::chrono::steady_clock::now());
         const long peak = passlens::bench::procStatusKb("VmHWM:");
         const double fileMiB = std::filesystem::file_size(resnet) / 1048576.0;
-        std::printf("resnet18.onnx first import: %.3f s, peak RSS %.1f MiB above baseline (file %.1f MiB, ratio %.2fx, target <= 2x)\n",
+        std::printf("resnet18.onnx first import: %.3f s, peak RSS %.1f MiB above baseline (file %.1f MiB, ratio %.2fx, "
+                    "target <= 2x)\n",
                     first, (peak - base) / 1024.0, fileMiB, (peak - base) / 1024.0 / fileMiB);
     }
     std::vector<std::filesystem::path> models;
@@ -76,7 +78,8 @@ int main(int argc, char** argv) {
     for (const auto& m : models) {
         std::size_t nodes = 0;
         const double t = median(5, [&] { nodes = passlens::loadGraphFile(m).graph->nodeCount(); });
-        std::printf("import %-32s %5zu nodes  median %.4f s  (target for resnet18: <= 0.5 s)\n", m.filename().c_str(), nodes, t);
+        std::printf("import %-32s %5zu nodes  median %.4f s  (target for resnet18: <= 0.5 s)\n", m.filename().c_str(),
+                    nodes, t);
     }
     const std::string text = chainJson(100000);
     std::size_t nodes = 0;
@@ -89,6 +92,7 @@ int main(int argc, char** argv) {
     }
     std::sort(times.begin(), times.end());
     const double t = times[1];
-    std::printf("graph JSON %zu nodes (%.1f MiB): median load %.3f s (target <= 1 s)\n", nodes, text.size() / 1048576.0, t);
+    std::printf("graph JSON %zu nodes (%.1f MiB): median load %.3f s (target <= 1 s)\n", nodes, text.size() / 1048576.0,
+                t);
     return 0;
 }

@@ -37,8 +37,7 @@ struct Listing {
     double peakGrowthMiB = 0;
 };
 
-Listing timeListing(const passlens::LoadedGraph& loaded, int depth)
-{
+Listing timeListing(const passlens::LoadedGraph& loaded, int depth) {
     const long before = procStatusKb("VmRSS:");
     resetPeakRss();
     const auto t0 = Clock::now();
@@ -52,49 +51,57 @@ Listing timeListing(const passlens::LoadedGraph& loaded, int depth)
 }
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     std::vector<int> sizes = {100000, 1000000};
     int depth = passlens::DebugPrintOptions::kAutoDepth;
     bool throughJson = false;
     std::string emit;
     CLI::App app{"bench_inspect: passlens-cli inspect's listing (inspectText) on generated deep block graphs"};
-    app.add_option("--nodes", sizes, "Graph sizes in nodes, comma-separated")->delimiter(',')->check(CLI::Range(9, 50000000))->capture_default_str();
-    app.add_option("--depth", depth, "Listing depth (-1: everything; default: inspect's, 50 above 10,000 nodes)")->check(CLI::Range(-1, 1000000));
-    app.add_flag("--through-json", throughJson, "Also time loading the graph from a graph JSON file, as passlens-cli inspect FILE does");
+    app.add_option("--nodes", sizes, "Graph sizes in nodes, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::Range(9, 50000000))
+        ->capture_default_str();
+    app.add_option("--depth", depth, "Listing depth (-1: everything; default: inspect's, 50 above 10,000 nodes)")
+        ->check(CLI::Range(-1, 1000000));
+    app.add_flag("--through-json", throughJson,
+                 "Also time loading the graph from a graph JSON file, as passlens-cli inspect FILE does");
     app.add_option("--emit-json", emit, "Write the first size's graph as graph JSON to this file");
     if (const auto rc = passlens::bench::parseCommandLine(app, argc, argv)) return *rc;
 
     std::printf("inspect listing on synthetic block graphs (9-node blocks, 8 levels each), one core:\n");
     try {
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-        auto t0 = Clock::now();
-        passlens::LoadedGraph loaded;
-        loaded.graph = passlens::bench::blockGraph(sizes[k]);
-        loaded.format = "graph-json";
-        const double build = secondsSince(t0);
-        const std::size_t nodes = loaded.graph->nodeCount();
-        const Listing l = timeListing(loaded, depth);
-        std::printf("  %8zu nodes (built in %.2f s): listing %.3f s, %zu lines, %.1f KiB, peak RSS +%.1f MiB\n", nodes, build, l.seconds,
-                    l.lines, static_cast<double>(l.bytes) / 1024.0, l.peakGrowthMiB);
-        if (!throughJson && !(k == 0 && !emit.empty())) continue;
-        const std::filesystem::path path =
-            k == 0 && !emit.empty() ? std::filesystem::path(emit) : std::filesystem::temp_directory_path() / "bench_inspect.graph.json";
-        t0 = Clock::now();
-        passlens::writeFileAtomic(path, passlens::writeGraphJson(*loaded.graph).dump() + "\n");
-        const double write = secondsSince(t0);
-        if (k == 0 && !emit.empty()) std::printf("           wrote %s (%.1f MiB) in %.2f s\n", path.c_str(),
-                                                  static_cast<double>(std::filesystem::file_size(path)) / 1048576.0, write);
-        if (!throughJson) continue;
-        loaded = {};
-        t0 = Clock::now();
-        const passlens::LoadedGraph back = passlens::loadGraphFile(path);
-        const double load = secondsSince(t0);
-        const Listing lj = timeListing(back, depth);
-        std::printf("           through graph JSON (%.1f MiB): load %.3f s + listing %.3f s = %.3f s (target for 1M nodes: <= 10 s)\n",
-                    static_cast<double>(std::filesystem::file_size(path)) / 1048576.0, load, lj.seconds, load + lj.seconds);
-        if (path != std::filesystem::path(emit)) std::filesystem::remove(path);
-    }
+        for (std::size_t k = 0; k < sizes.size(); ++k) {
+            auto t0 = Clock::now();
+            passlens::LoadedGraph loaded;
+            loaded.graph = passlens::bench::blockGraph(sizes[k]);
+            loaded.format = "graph-json";
+            const double build = secondsSince(t0);
+            const std::size_t nodes = loaded.graph->nodeCount();
+            const Listing l = timeListing(loaded, depth);
+            std::printf("  %8zu nodes (built in %.2f s): listing %.3f s, %zu lines, %.1f KiB, peak RSS +%.1f MiB\n",
+                        nodes, build, l.seconds, l.lines, static_cast<double>(l.bytes) / 1024.0, l.peakGrowthMiB);
+            if (!throughJson && !(k == 0 && !emit.empty())) continue;
+            const std::filesystem::path path =
+                k == 0 && !emit.empty() ? std::filesystem::path(emit)
+                                        : std::filesystem::temp_directory_path() / "bench_inspect.graph.json";
+            t0 = Clock::now();
+            passlens::writeFileAtomic(path, passlens::writeGraphJson(*loaded.graph).dump() + "\n");
+            const double write = secondsSince(t0);
+            if (k == 0 && !emit.empty())
+                std::printf("           wrote %s (%.1f MiB) in %.2f s\n", path.c_str(),
+                            static_cast<double>(std::filesystem::file_size(path)) / 1048576.0, write);
+            if (!throughJson) continue;
+            loaded = {};
+            t0 = Clock::now();
+            const passlens::LoadedGraph back = passlens::loadGraphFile(path);
+            const double load = secondsSince(t0);
+            const Listing lj = timeListing(back, depth);
+            std::printf("           through graph JSON (%.1f MiB): load %.3f s + listing %.3f s = %.3f s (target for "
+                        "1M nodes: <= 10 s)\n",
+                        static_cast<double>(std::filesystem::file_size(path)) / 1048576.0, load, lj.seconds,
+                        load + lj.seconds);
+            if (path != std::filesystem::path(emit)) std::filesystem::remove(path);
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_inspect: %s\n", e.what());
         return 1;

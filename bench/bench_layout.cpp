@@ -37,8 +37,7 @@ struct Timing {
 };
 
 // Median (by total) of `n` runs of: DrawGraph already built -> layout -> SVG.
-Timing measure(const DrawGraph& g, int n, const LayoutOptions& options)
-{
+Timing measure(const DrawGraph& g, int n, const LayoutOptions& options) {
     std::vector<Timing> runs;
     LayoutEngine engine(0);
     for (int i = 0; i < n; ++i) {
@@ -60,15 +59,14 @@ Timing measure(const DrawGraph& g, int n, const LayoutOptions& options)
     return runs[runs.size() / 2];
 }
 
-void print(const char* what, const std::string& model, const Timing& t, double drawSeconds)
-{
-    std::printf("%-6s %-32s nodes %5zu edges %5zu  draw %.3f s  layout %.3f s  svg %.3f s  total %.3f s  (%zu KiB svg)%s\n", what,
-                model.c_str(), t.nodes, t.edges, drawSeconds, t.layout, t.svg, t.total + drawSeconds, t.svgBytes / 1024,
-                t.focused ? "  FOCUSED" : "");
+void print(const char* what, const std::string& model, const Timing& t, double drawSeconds) {
+    std::printf(
+        "%-6s %-32s nodes %5zu edges %5zu  draw %.3f s  layout %.3f s  svg %.3f s  total %.3f s  (%zu KiB svg)%s\n",
+        what, model.c_str(), t.nodes, t.edges, drawSeconds, t.layout, t.svg, t.total + drawSeconds, t.svgBytes / 1024,
+        t.focused ? "  FOCUSED" : "");
 }
 
-std::unique_ptr<FunctionGraph> chainGraph(int n)
-{
+std::unique_ptr<FunctionGraph> chainGraph(int n) {
     auto g = std::make_unique<FunctionGraph>();
     Variable* x = g->addInput(Type::parse("float32[4,4]"), "x");
     std::vector<Variable*> vars{x, x};
@@ -83,16 +81,24 @@ std::unique_ptr<FunctionGraph> chainGraph(int n)
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     std::string corpusDir = PASSLENS_CORPUS_DIR;
-    CLI::App app{"bench_layout: layout + SVG of the corpus models' final graphs and diffs, stepping with stable layouts, "
-                 "and the 5,000-node focused view and budget"};
-    app.add_option("CORPUS_DIR", corpusDir, "Folder of the corpus's .onnx models")->check(CLI::ExistingDirectory)->capture_default_str();
+    CLI::App app{
+        "bench_layout: layout + SVG of the corpus models' final graphs and diffs, stepping with stable layouts, "
+        "and the 5,000-node focused view and budget"};
+    app.add_option("CORPUS_DIR", corpusDir, "Folder of the corpus's .onnx models")
+        ->check(CLI::ExistingDirectory)
+        ->capture_default_str();
     if (const auto rc = bench::parseCommandLine(app, argc, argv)) return *rc;
     const std::filesystem::path corpus = corpusDir;
-    const char* models[] = {"mlp.onnx",           "lstm.onnx",     "shape_ops.onnx",    "transformer_encoder_layer.onnx",
-                            "squeezenet1_1.onnx", "resnet18.onnx", "mobilenet_v2.onnx", "silero_vad_legacy.onnx",
+    const char* models[] = {"mlp.onnx",
+                            "lstm.onnx",
+                            "shape_ops.onnx",
+                            "transformer_encoder_layer.onnx",
+                            "squeezenet1_1.onnx",
+                            "resnet18.onnx",
+                            "mobilenet_v2.onnx",
+                            "silero_vad_legacy.onnx",
                             "ch_PP-OCRv4_det_infer.onnx"};
     LayoutOptions options;
     options.cache = false;
@@ -162,7 +168,8 @@ int main(int argc, char** argv)
             return v[v.size() / 2];
         };
         const double worstStable = stableMs.empty() ? 0 : *std::max_element(stableMs.begin(), stableMs.end());
-        std::printf("step   %-32s up to %zu drawn nodes: %zu stable steps, median %.0f ms, max %.0f ms; %zu fresh (median %.0f ms)\n",
+        std::printf("step   %-32s up to %zu drawn nodes: %zu stable steps, median %.0f ms, max %.0f ms; %zu fresh "
+                    "(median %.0f ms)\n",
                     name, drawn, stableMs.size(), median(stableMs), worstStable, freshMs.size(), median(freshMs));
     }
 
@@ -176,8 +183,8 @@ int main(int argc, char** argv)
     const double drawBig = secondsSince(a);
     const Timing tb = measure(drawing, 3, options);
     print("5000", "chain, default options", tb, drawBig);
-    std::printf("5,000-node graph: %.3f s, %s (budget %.0f s)\n", tb.total + drawBig, tb.focused ? "focused view" : "FULL",
-                options.budget.count() / 1000.0);
+    std::printf("5,000-node graph: %.3f s, %s (budget %.0f s)\n", tb.total + drawBig,
+                tb.focused ? "focused view" : "FULL", options.budget.count() / 1000.0);
 
     // The same graph with the threshold lifted: the full layout runs past 70% of the budget and
     // is killed; the focused view comes back within the budget.

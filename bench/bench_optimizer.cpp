@@ -44,9 +44,12 @@ Result run(int nodes, Trace* trace, bool dispatch = true) {
 
 int main(int argc, char** argv) {
     int maxNodes = 100000;
-    CLI::App app{"bench_optimizer: the theano pipeline on synthetic block graphs of 1,000, 10,000, ... nodes up to MAX_NODES, "
-                 "recording on and off; the 100k run's session saved and reopened; tracks dispatch on 10k nodes"};
-    app.add_option("MAX_NODES", maxNodes, "Largest graph, in nodes")->check(CLI::Range(1000, 100000000))->capture_default_str();
+    CLI::App app{
+        "bench_optimizer: the theano pipeline on synthetic block graphs of 1,000, 10,000, ... nodes up to MAX_NODES, "
+        "recording on and off; the 100k run's session saved and reopened; tracks dispatch on 10k nodes"};
+    app.add_option("MAX_NODES", maxNodes, "Largest graph, in nodes")
+        ->check(CLI::Range(1000, 100000000))
+        ->capture_default_str();
     if (const auto rc = bench::parseCommandLine(app, argc, argv)) return *rc;
     std::printf("theano pipeline on synthetic blocks, one core (recording on / off):\n");
     double t10k = 0, t100k = 0;
@@ -54,8 +57,8 @@ int main(int argc, char** argv) {
         Trace trace;
         const Result on = run(n, &trace);
         const Result off = run(n, nullptr);
-        std::printf("  %7zu -> %6zu nodes: recording on %.3f s, off %.3f s (overhead %.2fx), %zu events\n", on.before, on.after, on.seconds,
-                    off.seconds, on.seconds / off.seconds, trace.events().size());
+        std::printf("  %7zu -> %6zu nodes: recording on %.3f s, off %.3f s (overhead %.2fx), %zu events\n", on.before,
+                    on.after, on.seconds, off.seconds, on.seconds / off.seconds, trace.events().size());
         if (n == 10000) t10k = on.seconds;
         if (n == 100000) {
             t100k = on.seconds;
@@ -69,16 +72,19 @@ int main(int argc, char** argv) {
             s0 = now();
             const auto fin = back.graphAfterPhase("final");
             const double rebuildS = now() - s0;
-            std::printf("  session of the 100k run: %.1f MiB, saved in %.3f s, reopened in %.3f s, final graph rebuilt from %zu events in %.3f s (%zu nodes)\n",
-                        std::filesystem::file_size(path) / 1048576.0, saveS, loadS, back.events().size(), rebuildS, fin->nodeCount());
+            std::printf("  session of the 100k run: %.1f MiB, saved in %.3f s, reopened in %.3f s, final graph rebuilt "
+                        "from %zu events in %.3f s (%zu nodes)\n",
+                        std::filesystem::file_size(path) / 1048576.0, saveS, loadS, back.events().size(), rebuildS,
+                        fin->nodeCount());
             if (!std::getenv("KEEP_SESSION")) std::filesystem::remove(path);
         }
     }
     if (t10k > 0 && t100k > 0) std::printf("  time(100k) / time(10k) = %.2f (target <= 12)\n", t100k / t10k);
     const Result on = run(10000, nullptr, true);
     const Result off = run(10000, nullptr, false);
-    std::printf("tracks dispatch on 10k nodes: %lld rewrite attempts with dispatch, %lld without (%.1fx fewer); %.3f s vs %.3f s\n",
-                static_cast<long long>(on.attempts), static_cast<long long>(off.attempts), static_cast<double>(off.attempts) / static_cast<double>(on.attempts),
-                on.seconds, off.seconds);
+    std::printf("tracks dispatch on 10k nodes: %lld rewrite attempts with dispatch, %lld without (%.1fx fewer); %.3f s "
+                "vs %.3f s\n",
+                static_cast<long long>(on.attempts), static_cast<long long>(off.attempts),
+                static_cast<double>(off.attempts) / static_cast<double>(on.attempts), on.seconds, off.seconds);
     return 0;
 }

@@ -20,13 +20,16 @@
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     std::vector<long> sizesMib = {1, 16, 64, 256};
     int repeats = 20;
-    CLI::App app{"bench_transfer: the executor's GpuFromHost / HostFromGpu bandwidth against cudaMemcpy from pinned memory "
-                 "on CUDA device 0 (exit 3 without one)"};
-    app.add_option("--mib", sizesMib, "Sizes in MiB, comma-separated")->delimiter(',')->check(CLI::Range(1L, 65536L))->capture_default_str();
+    CLI::App app{
+        "bench_transfer: the executor's GpuFromHost / HostFromGpu bandwidth against cudaMemcpy from pinned memory "
+        "on CUDA device 0 (exit 3 without one)"};
+    app.add_option("--mib", sizesMib, "Sizes in MiB, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::Range(1L, 65536L))
+        ->capture_default_str();
     app.add_option("--repeats", repeats, "Timed copies per size")->check(CLI::Range(1, 100000))->capture_default_str();
     if (const auto rc = passlens::bench::parseCommandLine(app, argc, argv)) return *rc;
     const passlens::DeviceInfo info = passlens::queryDevices();
@@ -44,16 +47,19 @@ int main(int argc, char** argv)
         try {
             passlens::Executor ex(g, passlens::ExecOptions{passlens::DeviceChoice::Cuda});
             const std::vector<passlens::Tensor> in = {passlens::randomTensor(x->type(), 1)};
-            const passlens::ProfileReport rep = passlens::profileExecutor(ex, in, passlens::ProfileOptions{3, repeats}, "source");
+            const passlens::ProfileReport rep =
+                passlens::profileExecutor(ex, in, passlens::ProfileOptions{3, repeats}, "source");
             if (!rep.error.empty()) throw std::runtime_error(rep.error);
-            const passlens::CopyBandwidth ref = passlens::measurePinnedCopyBandwidth(static_cast<std::size_t>(n) * 4, repeats);
+            const passlens::CopyBandwidth ref =
+                passlens::measurePinnedCopyBandwidth(static_cast<std::size_t>(n) * 4, repeats);
             if (!ref.error.empty()) throw std::runtime_error(ref.error);
             for (const passlens::ProfileTransfer& t : rep.transfers) {
                 const bool h2d = t.direction == passlens::TransferDirection::HtoD;
                 const double r = h2d ? ref.hostToDeviceGBs : ref.deviceToHostGBs;
                 const double best = h2d ? ref.hostToDeviceBestGBs : ref.deviceToHostBestGBs;
-                std::printf("size_mib=%ld\tdirection=%s\texecutor_mean_gbs=%.2f\tpinned_cudamemcpy_mean_gbs=%.2f\tratio=%.2f\tpinned_best_gbs=%.2f\n", mib,
-                            h2d ? "HtoD" : "DtoH", t.gbPerS(), r, r > 0 ? t.gbPerS() / r : 0.0, best);
+                std::printf("size_mib=%ld\tdirection=%s\texecutor_mean_gbs=%.2f\tpinned_cudamemcpy_mean_gbs=%."
+                            "2f\tratio=%.2f\tpinned_best_gbs=%.2f\n",
+                            mib, h2d ? "HtoD" : "DtoH", t.gbPerS(), r, r > 0 ? t.gbPerS() / r : 0.0, best);
             }
         } catch (const std::exception& e) {
             std::printf("size_mib=%ld\terror\t%s\n", mib, e.what());

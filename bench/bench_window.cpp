@@ -43,21 +43,25 @@ template <class F> double msToNextDrawing(MainWindow& w, F action) {
 } // namespace
 
 int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
+    qputenv("QT_QPA_PLATFORM",
+            qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
     qputenv("PASSLENS_NO_DIALOGS", "1");
     CLI::App cli{"bench_window: the window's open, provenance-jump and step times (offscreen)"};
     std::vector<std::string> models;
     std::string pipeline = "theano";
     int steps = 20;
-    cli.add_option("--model", models, "model, graph JSON or session file (repeatable; default: resnet18 and PP-OCR from the corpus)");
+    cli.add_option("--model", models,
+                   "model, graph JSON or session file (repeatable; default: resnet18 and PP-OCR from the corpus)");
     cli.add_option("--pipeline", pipeline, "pipeline to run")->capture_default_str();
     cli.add_option("--steps", steps, "rewrite steps to time")->check(CLI::Range(1, 10000))->capture_default_str();
     if (auto rc = bench::parseCommandLine(cli, argc, argv)) return *rc;
-    if (models.empty()) models = {PASSLENS_CORPUS_DIR "/resnet18.onnx", PASSLENS_CORPUS_DIR "/ch_PP-OCRv4_det_infer.onnx"};
+    if (models.empty())
+        models = {PASSLENS_CORPUS_DIR "/resnet18.onnx", PASSLENS_CORPUS_DIR "/ch_PP-OCRv4_det_infer.onnx"};
 
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("PassLensBench"));
-    std::printf("%-28s %9s %9s %9s %9s %9s %7s\n", "model", "open_ms", "jump_ms", "whole_ms", "step_med", "step_max", "nodes");
+    std::printf("%-28s %9s %9s %9s %9s %9s %7s\n", "model", "open_ms", "jump_ms", "whole_ms", "step_med", "step_max",
+                "nodes");
     for (const std::string& model : models) {
         MainWindow w;
         w.resize(1500, 950);
@@ -65,7 +69,10 @@ int main(int argc, char** argv) {
         bool opened = false, good = false;
         QElapsedTimer t;
         t.start();
-        w.whenIdle([&](bool ok, const QString&) { opened = true; good = ok; });
+        w.whenIdle([&](bool ok, const QString&) {
+            opened = true;
+            good = ok;
+        });
         w.openFile(QString::fromStdString(model), QString::fromStdString(pipeline));
         if (!waitFor([&] { return opened; }) || !good) {
             std::fprintf(stderr, "bench_window: %s did not open\n", model.c_str());
@@ -95,12 +102,14 @@ int main(int argc, char** argv) {
         // rewrite steps from the source, each as a fresh step (drawings are remembered per step)
         msToNextDrawing(w, [&] { s.setCurrentStep(0); });
         std::vector<double> stepMs;
-        for (int k = 1; k <= std::min(steps, last); ++k) stepMs.push_back(msToNextDrawing(w, [&] { s.setCurrentStep(k); }));
+        for (int k = 1; k <= std::min(steps, last); ++k)
+            stepMs.push_back(msToNextDrawing(w, [&] { s.setCurrentStep(k); }));
         std::sort(stepMs.begin(), stepMs.end());
         const double med = stepMs.empty() ? -1 : stepMs[stepMs.size() / 2];
         const double worst = stepMs.empty() ? -1 : stepMs.back();
         std::string name = model.substr(model.find_last_of('/') + 1);
-        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %7zu\n", name.c_str(), openMs, jumpMs, wholeMs, med, worst, finalGraph->nodeCount());
+        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %7zu\n", name.c_str(), openMs, jumpMs, wholeMs, med, worst,
+                    finalGraph->nodeCount());
         std::fflush(stdout);
     }
     return 0;

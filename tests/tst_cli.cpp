@@ -87,9 +87,14 @@ QStringList filesUnder(const QString& dir) {
 QString corpusDir() { return QStringLiteral(PASSLENS_CORPUS_DIR); }
 QString corpusModel(const QString& name) { return QDir(corpusDir()).filePath(name); }
 
-const QStringList kCorpus = {"resnet18.onnx",          "mobilenet_v2.onnx", "squeezenet1_1.onnx",
-                             "mlp.onnx",               "transformer_encoder_layer.onnx",
-                             "lstm.onnx",              "shape_ops.onnx",    "ch_PP-OCRv4_det_infer.onnx",
+const QStringList kCorpus = {"resnet18.onnx",
+                             "mobilenet_v2.onnx",
+                             "squeezenet1_1.onnx",
+                             "mlp.onnx",
+                             "transformer_encoder_layer.onnx",
+                             "lstm.onnx",
+                             "shape_ops.onnx",
+                             "ch_PP-OCRv4_det_infer.onnx",
                              "silero_vad_legacy.onnx"};
 
 bool writeBytes(const QString& path, const QByteArray& bytes) {
@@ -115,25 +120,23 @@ QJsonObject parseJsonOut(const Run& r, bool* ok) {
 
 // A failed run: exit code exactly 1 (not a crash), nothing on stdout, and one or two lines on
 // stderr naming the file and containing `reason`.
-#define CHECK_FAILS(run, fileName, reason)                                                         \
-    do {                                                                                           \
-        const Run& r_ = (run);                                                                     \
-        QVERIFY2(r_.finished, qPrintable("timed out: " + r_.describe()));                          \
-        QVERIFY2(r_.exitStatus == QProcess::NormalExit, qPrintable(r_.describe()));                \
-        QVERIFY2(r_.exitCode == 1, qPrintable(r_.describe()));                                     \
-        QVERIFY2(r_.out.isEmpty(), qPrintable(r_.describe()));                                     \
-        const QStringList l_ = nonEmptyLines(r_.err);                                              \
-        QVERIFY2(l_.size() >= 1 && l_.size() <= 2, qPrintable(r_.describe()));                     \
-        QVERIFY2(QString::fromUtf8(r_.err).contains(QString(fileName)), qPrintable(r_.describe())); \
-        QVERIFY2(QString::fromUtf8(r_.err).contains(QString(reason)), qPrintable(r_.describe()));  \
+#define CHECK_FAILS(run, fileName, reason)                                                                             \
+    do {                                                                                                               \
+        const Run& r_ = (run);                                                                                         \
+        QVERIFY2(r_.finished, qPrintable("timed out: " + r_.describe()));                                              \
+        QVERIFY2(r_.exitStatus == QProcess::NormalExit, qPrintable(r_.describe()));                                    \
+        QVERIFY2(r_.exitCode == 1, qPrintable(r_.describe()));                                                         \
+        QVERIFY2(r_.out.isEmpty(), qPrintable(r_.describe()));                                                         \
+        const QStringList l_ = nonEmptyLines(r_.err);                                                                  \
+        QVERIFY2(l_.size() >= 1 && l_.size() <= 2, qPrintable(r_.describe()));                                         \
+        QVERIFY2(QString::fromUtf8(r_.err).contains(QString(fileName)), qPrintable(r_.describe()));                    \
+        QVERIFY2(QString::fromUtf8(r_.err).contains(QString(reason)), qPrintable(r_.describe()));                      \
     } while (0)
 
 class TestCli : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase() {
-        QVERIFY2(QFileInfo(QStringLiteral(PASSLENS_CLI)).isExecutable(), PASSLENS_CLI);
-    }
+    void initTestCase() { QVERIFY2(QFileInfo(QStringLiteral(PASSLENS_CLI)).isExecutable(), PASSLENS_CLI); }
 
     void inspectJsonCorpus_data() {
         QTest::addColumn<QString>("model");
@@ -141,7 +144,9 @@ private slots:
     }
     void inspectJsonCorpus() {
         QFETCH(QString, model);
-        if (!QDir(corpusDir()).exists()) QFAIL(qPrintable("the ONNX corpus is not at " + corpusDir() + " (configure with -DPASSLENS_CORPUS_DIR=<folder>)"));
+        if (!QDir(corpusDir()).exists())
+            QFAIL(qPrintable("the ONNX corpus is not at " + corpusDir() +
+                             " (configure with -DPASSLENS_CORPUS_DIR=<folder>)"));
         const QString path = corpusModel(model);
         if (!QFileInfo::exists(path)) QFAIL(qPrintable("corpus model missing: " + path));
         const Run r = runCli({"inspect", "--json", path});
@@ -149,8 +154,7 @@ private slots:
         bool ok = false;
         const QJsonObject j = parseJsonOut(r, &ok);
         QVERIFY2(ok, qPrintable("stdout is not one JSON object: " + r.describe()));
-        for (const char* key : {"nodes", "inputs", "outputs", "op_counts", "toposort"})
-            QVERIFY2(j.contains(key), key);
+        for (const char* key : {"nodes", "inputs", "outputs", "op_counts", "toposort"}) QVERIFY2(j.contains(key), key);
         QVERIFY(j["inputs"].isArray());
         QVERIFY(j["outputs"].isArray());
         QVERIFY(!j["outputs"].toArray().isEmpty());
@@ -177,7 +181,8 @@ private slots:
             // Alloc that broadcasts the fc bias into Gemm's z (no graph input reaches it).
             QStringList order;
             for (const auto& k : topo) order << k.toString();
-            QVERIFY2(QStringList({"DimShuffle", "AbstractConv2d", "Alloc"}).contains(order.first()), qPrintable(order.first()));
+            QVERIFY2(QStringList({"DimShuffle", "AbstractConv2d", "Alloc"}).contains(order.first()),
+                     qPrintable(order.first()));
             order.removeAll("Alloc");
             QVERIFY2(order.first() == "DimShuffle" || order.first() == "AbstractConv2d", qPrintable(order.first()));
             QVERIFY(order.indexOf("AbstractConv2d") < order.indexOf("Pool"));
@@ -191,7 +196,8 @@ private slots:
     }
 
     void inspectHuman() {
-        const QString path = QDir(QStringLiteral(PASSLENS_SOURCE_DIR)).filePath("resources/examples/transformer_encoder_layer.onnx");
+        const QString path =
+            QDir(QStringLiteral(PASSLENS_SOURCE_DIR)).filePath("resources/examples/transformer_encoder_layer.onnx");
         QVERIFY2(QFileInfo::exists(path), qPrintable(path));
         const Run r = runCli({"inspect", path});
         QVERIFY2(r.finished && r.exitStatus == QProcess::NormalExit && r.exitCode == 0, qPrintable(r.describe()));
@@ -266,7 +272,8 @@ private slots:
         // A 12,000-node chain (above the 10,000 nodes listed whole by default): the listing stops
         // at depth 50 and says so; --depth sets it; --depth -1 is the whole graph.
         QTemporaryDir dir;
-        QString json = R"({"format": "passlens.graph", "version": 1, "name": "chain", "inputs": [{"name": "x", "type": "float32[?,64]"}], "nodes": [)";
+        QString json =
+            R"({"format": "passlens.graph", "version": 1, "name": "chain", "inputs": [{"name": "x", "type": "float32[?,64]"}], "nodes": [)";
         const int n = 12000;
         for (int i = 0; i < n; ++i)
             json += QString(R"(%1{"op": "Elemwise", "attrs": {"scalar": "%2"}, "inputs": ["%3"], "outputs": ["v%4"]})")
@@ -279,22 +286,26 @@ private slots:
         const Run def = runCli({"inspect", path});
         QVERIFY2(def.finished && def.exitCode == 0, qPrintable(def.describe()));
         QCOMPARE(listingLines(def.out), 50);
-        QVERIFY2(def.out.contains("(debugprint cut at depth 50 (graph of 12000 nodes): 1 node's inputs not shown; --depth N sets the depth, "
+        QVERIFY2(def.out.contains("(debugprint cut at depth 50 (graph of 12000 nodes): 1 node's inputs not shown; "
+                                  "--depth N sets the depth, "
                                   "--depth -1 prints everything)\n"),
                  qPrintable(def.describe()));
         QVERIFY(def.out.size() < 20000); // 50 lines, not 12,000 lines of up to 24,000 characters
         const Run three = runCli({"inspect", "--depth", "3", path});
         QVERIFY2(three.finished && three.exitCode == 0, qPrintable(three.describe()));
         QCOMPARE(listingLines(three.out), 3);
-        QVERIFY(three.out.contains("Elemwise{exp} [id A] 'v11999' 11999\n |Elemwise{neg} [id B] 'v11998' 11998\n   |Elemwise{exp} [id C] 'v11997' 11997\n"));
+        QVERIFY(three.out.contains("Elemwise{exp} [id A] 'v11999' 11999\n |Elemwise{neg} [id B] 'v11998' 11998\n   "
+                                   "|Elemwise{exp} [id C] 'v11997' 11997\n"));
         QVERIFY(three.out.contains("(debugprint cut at depth 3 (graph of 12000 nodes)"));
         // optimize --debugprint follows the same rule
         const Run opt = runCli({"optimize", path, "--pipeline", "none", "--debugprint", "--depth", "2"});
         QVERIFY2(opt.finished && opt.exitCode == 0, qPrintable(opt.describe()));
-        QVERIFY2(opt.out.contains("Elemwise{exp} [id A] 'v11999' 11999\n |Elemwise{neg} [id B] 'v11998' 11998\n(debugprint cut at depth 2"),
+        QVERIFY2(opt.out.contains("Elemwise{exp} [id A] 'v11999' 11999\n |Elemwise{neg} [id B] 'v11998' "
+                                  "11998\n(debugprint cut at depth 2"),
                  qPrintable(opt.describe()));
         // a small graph is listed whole, the same with --depth -1, and without a note
-        const QString small = QDir(QStringLiteral(PASSLENS_SOURCE_DIR)).filePath("resources/examples/transformer_encoder_layer.onnx");
+        const QString small =
+            QDir(QStringLiteral(PASSLENS_SOURCE_DIR)).filePath("resources/examples/transformer_encoder_layer.onnx");
         const Run whole = runCli({"inspect", small});
         const Run all = runCli({"inspect", "--depth", "-1", small});
         QVERIFY2(whole.exitCode == 0 && all.exitCode == 0, qPrintable(whole.describe() + all.describe()));
@@ -328,7 +339,8 @@ private slots:
             const QString dims = type.mid(type.indexOf('[') + 1, type.indexOf(']') - type.indexOf('[') - 1);
             for (const QString& d : dims.split(',', Qt::SkipEmptyParts)) elems *= d.toLongLong();
             if (elems > 64) {
-                QVERIFY2(c["value"].isObject() && c["value"].toObject().contains("file"), qPrintable(c["name"].toString()));
+                QVERIFY2(c["value"].isObject() && c["value"].toObject().contains("file"),
+                         qPrintable(c["name"].toString()));
                 const QString rel = c["value"]["file"].toString();
                 QVERIFY2(rel.startsWith("mlp.data/") && rel.endsWith(".npy"), qPrintable(rel));
                 QVERIFY2(QFileInfo(tmp.filePath(rel)).size() > elems, qPrintable(rel));
@@ -374,34 +386,44 @@ private slots:
             return p;
         };
         CHECK_FAILS(runCli({"inspect", file("empty.onnx", {})}), "empty.onnx", "empty");
-        CHECK_FAILS(runCli({"inspect", "--json", file("blank.graph.json", " \n\t\r\n  ")}), "blank.graph.json", "white space");
-        CHECK_FAILS(runCli({"inspect", file("page.onnx", "<!DOCTYPE html>\n<html><head><title>404</title></head><body>Not found</body></html>\n")}),
-                    "page.onnx", "not an ONNX model");
+        CHECK_FAILS(runCli({"inspect", "--json", file("blank.graph.json", " \n\t\r\n  ")}), "blank.graph.json",
+                    "white space");
+        CHECK_FAILS(
+            runCli({"inspect",
+                    file("page.onnx",
+                         "<!DOCTYPE html>\n<html><head><title>404</title></head><body>Not found</body></html>\n")}),
+            "page.onnx", "not an ONNX model");
         QByteArray random(4096, '\0');
         QRandomGenerator rng(20240611);
         for (char& c : random) c = char(rng.bounded(256));
         CHECK_FAILS(runCli({"inspect", file("random.onnx", random)}), "random.onnx", "not a valid ONNX model");
-        CHECK_FAILS(runCli({"inspect", "--json", file("bad.graph.json", "{\"format\": \"passlens.graph\", \"version\": 1,\n \"nodes\": [}\n")}),
-                    "bad.graph.json", "invalid JSON");
+        CHECK_FAILS(
+            runCli({"inspect", "--json",
+                    file("bad.graph.json", "{\"format\": \"passlens.graph\", \"version\": 1,\n \"nodes\": [}\n")}),
+            "bad.graph.json", "invalid JSON");
         CHECK_FAILS(runCli({"inspect", tmp.filePath("does-not-exist.onnx")}), "does-not-exist.onnx", "no such file");
         QVERIFY(QDir(tmp.path()).mkdir("a_folder.onnx"));
         CHECK_FAILS(runCli({"inspect", tmp.filePath("a_folder.onnx")}), "a_folder.onnx", "directory");
         // convert fails the same way and writes nothing.
-        CHECK_FAILS(runCli({"convert", tmp.filePath("empty.onnx"), "-o", tmp.filePath("x.graph.json")}), "empty.onnx", "empty");
+        CHECK_FAILS(runCli({"convert", tmp.filePath("empty.onnx"), "-o", tmp.filePath("x.graph.json")}), "empty.onnx",
+                    "empty");
         QVERIFY(!QFileInfo::exists(tmp.filePath("x.graph.json")));
     }
 
     void cycleInGraphJson() {
         QTemporaryDir tmp;
         const QString p = tmp.filePath("cycle.graph.json");
-        QVERIFY(writeBytes(p, "{\"format\": \"passlens.graph\", \"version\": 1,\n"
-                              " \"inputs\": [{\"name\": \"x\", \"type\": \"float32[3]\"}],\n"
-                              " \"nodes\": [\n"
-                              "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"add\"}, \"inputs\": [\"x\", \"c\"], \"outputs\": [\"a\"]},\n"
-                              "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"neg\"}, \"inputs\": [\"a\"], \"outputs\": [\"b\"]},\n"
-                              "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"exp\"}, \"inputs\": [\"b\"], \"outputs\": [\"c\"]}\n"
-                              " ],\n"
-                              " \"outputs\": [\"c\"]}\n"));
+        QVERIFY(writeBytes(
+            p,
+            "{\"format\": \"passlens.graph\", \"version\": 1,\n"
+            " \"inputs\": [{\"name\": \"x\", \"type\": \"float32[3]\"}],\n"
+            " \"nodes\": [\n"
+            "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"add\"}, \"inputs\": [\"x\", \"c\"], \"outputs\": "
+            "[\"a\"]},\n"
+            "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"neg\"}, \"inputs\": [\"a\"], \"outputs\": [\"b\"]},\n"
+            "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"exp\"}, \"inputs\": [\"b\"], \"outputs\": [\"c\"]}\n"
+            " ],\n"
+            " \"outputs\": [\"c\"]}\n"));
         const Run r = runCli({"inspect", "--json", p});
         CHECK_FAILS(r, "cycle.graph.json", "cycle");
         const QString err = QString::fromUtf8(r.err);
@@ -442,18 +464,24 @@ private slots:
         const QString fifo = tmp.filePath("model.onnx");
         QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
         CHECK_FAILS(runCli({"inspect", fifo}), "model.onnx", "is a FIFO (named pipe), not a regular file");
-        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", fifo + ".pipeline.json"}), "model.onnx.pipeline.json", "no such file");
+        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", fifo + ".pipeline.json"}),
+                    "model.onnx.pipeline.json", "no such file");
         QCOMPARE(::mkfifo((fifo + ".pipeline.json").toLocal8Bit().constData(), 0600), 0);
-        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", fifo + ".pipeline.json"}), "model.onnx.pipeline.json", "is a FIFO");
+        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", fifo + ".pipeline.json"}),
+                    "model.onnx.pipeline.json", "is a FIFO");
         QVERIFY(QDir(tmp.path()).mkdir("inputs"));
         QCOMPARE(::mkfifo(tmp.filePath("inputs/input_0.pb").toLocal8Bit().constData(), 0600), 0);
-        CHECK_FAILS(runCli({"run", corpusModel("mlp.onnx"), "--inputs", tmp.filePath("inputs"), "--repeat", "1", "--warmup", "0"}), "input_0.pb",
-                    "is a FIFO");
+        CHECK_FAILS(runCli({"run", corpusModel("mlp.onnx"), "--inputs", tmp.filePath("inputs"), "--repeat", "1",
+                            "--warmup", "0"}),
+                    "input_0.pb", "is a FIFO");
         // a 250-byte graph asking for a 37 GiB constant: refused before allocating
         const QString huge = tmp.filePath("huge.graph.json");
-        QVERIFY(writeBytes(huge, "{\"format\":\"passlens.graph\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"type\":\"float32[100000,100000]\"}],"
-                                 "\"constants\":[{\"name\":\"w\",\"type\":\"float32[100000,100000]\",\"value\":{\"fill\":\"normal\"}}],\"nodes\":[{\"op\":"
-                                 "\"Elemwise\",\"attrs\":{\"scalar\":\"add\"},\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"]}],\"outputs\":[\"y\"]}"));
+        QVERIFY(writeBytes(huge, "{\"format\":\"passlens.graph\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"type\":"
+                                 "\"float32[100000,100000]\"}],"
+                                 "\"constants\":[{\"name\":\"w\",\"type\":\"float32[100000,100000]\",\"value\":{"
+                                 "\"fill\":\"normal\"}}],\"nodes\":[{\"op\":"
+                                 "\"Elemwise\",\"attrs\":{\"scalar\":\"add\"},\"inputs\":[\"x\",\"w\"],\"outputs\":["
+                                 "\"y\"]}],\"outputs\":[\"y\"]}"));
         QVERIFY(QFileInfo(huge).size() < 300);
         CHECK_FAILS(runCli({"inspect", huge}), "huge.graph.json: constants[0].value (constant 'w')",
                     "float32[100000,100000] is 40000000000 bytes (37.3 GiB), more than the limit of 4 GiB");
@@ -462,9 +490,10 @@ private slots:
 #endif
         // a pipeline file whose include list nests 100,000 levels
         const QString deep = tmp.filePath("deep.pipeline.json");
-        QVERIFY(writeBytes(deep, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"include\": " + QByteArray(100000, '[') + QByteArray(100000, ']') + "}"));
-        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", deep}), "deep.pipeline.json: include[0][0][0][0][0][0][0]...",
-                    "nested deeper than 256 levels");
+        QVERIFY(writeBytes(deep, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"include\": " +
+                                     QByteArray(100000, '[') + QByteArray(100000, ']') + "}"));
+        CHECK_FAILS(runCli({"optimize", corpusModel("mlp.onnx"), "--pipeline", deep}),
+                    "deep.pipeline.json: include[0][0][0][0][0][0][0]...", "nested deeper than 256 levels");
     }
 
     // Messages name the file they concern, with the place; no library text reaches the user.
@@ -473,14 +502,16 @@ private slots:
         const QString model = corpusModel("shape_ops.onnx");
         auto noLibraryText = [](const Run& r) {
             const QString e = QString::fromUtf8(r.err);
-            return !e.contains("json.exception") && !e.contains("std::") && !e.contains("basic_string") && !e.contains("shape_ops.onnx");
+            return !e.contains("json.exception") && !e.contains("std::") && !e.contains("basic_string") &&
+                   !e.contains("shape_ops.onnx");
         };
         const QString pipe = tmp.filePath("p.pipeline.json");
         QVERIFY(writeBytes(pipe, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"base\": 5}"));
         Run r = runCli({"optimize", model, "--pipeline", pipe});
         CHECK_FAILS(r, "p.pipeline.json: base: ", "expected a string, got number");
         QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
-        QVERIFY(writeBytes(pipe, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"exclude\": [\"merge1\", {\"x\": 1}]}"));
+        QVERIFY(writeBytes(
+            pipe, "{\"format\": \"passlens.pipeline\", \"version\": 1, \"exclude\": [\"merge1\", {\"x\": 1}]}"));
         r = runCli({"optimize", model, "--pipeline", pipe});
         CHECK_FAILS(r, "p.pipeline.json: exclude: ", "expected a string, got object");
         QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
@@ -503,7 +534,8 @@ private slots:
         f.close();
         doc["events"][0]["replaced"] = nlohmann::json::array({nlohmann::json::array({999999, 1})});
         const QString bad = tmp.filePath("bad.passlens.json");
-        QVERIFY(writeBytes(bad, QByteArray::fromStdString(passlens::Trace::dumpSession(doc)))); // "format" first, as PassLens writes it
+        QVERIFY(writeBytes(bad, QByteArray::fromStdString(
+                                    passlens::Trace::dumpSession(doc)))); // "format" first, as PassLens writes it
         r = runCli({"run", bad, "--repeat", "1", "--warmup", "0"});
         CHECK_FAILS(r, "bad.passlens.json: events[0] (", "cannot replay: replaces unknown variable 999999");
         QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
@@ -522,9 +554,12 @@ private slots:
 #else
         QTemporaryDir tmp;
         const QString big = tmp.filePath("big.graph.json"); // a 1 GiB constant, under the size limit
-        QVERIFY(writeBytes(big, "{\"format\":\"passlens.graph\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"type\":\"float32[262144,1024]\"}],"
-                                "\"constants\":[{\"name\":\"w\",\"type\":\"float32[262144,1024]\",\"value\":{\"fill\":\"ones\"}}],\"nodes\":[{\"op\":"
-                                "\"Elemwise\",\"attrs\":{\"scalar\":\"add\"},\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"]}],\"outputs\":[\"y\"]}"));
+        QVERIFY(writeBytes(big, "{\"format\":\"passlens.graph\",\"version\":1,\"inputs\":[{\"name\":\"x\",\"type\":"
+                                "\"float32[262144,1024]\"}],"
+                                "\"constants\":[{\"name\":\"w\",\"type\":\"float32[262144,1024]\",\"value\":{\"fill\":"
+                                "\"ones\"}}],\"nodes\":[{\"op\":"
+                                "\"Elemwise\",\"attrs\":{\"scalar\":\"add\"},\"inputs\":[\"x\",\"w\"],\"outputs\":["
+                                "\"y\"]}],\"outputs\":[\"y\"]}"));
         const Run r = runCliWith({"inspect", big}, [] {
             const struct rlimit lim = {rlim_t(800) << 20, rlim_t(800) << 20};
             ::setrlimit(RLIMIT_AS, &lim);
@@ -592,7 +627,8 @@ private slots:
         QVERIFY(doc.isObject());
         QStringList names;
         for (const auto& f : doc.object().value("files").toArray()) names << QFileInfo(f.toString()).fileName();
-        QVERIFY2(names.contains("profile.json") && names.contains("final_timing.svg") && names.contains("index.html"), qPrintable(names.join(' ')));
+        QVERIFY2(names.contains("profile.json") && names.contains("final_timing.svg") && names.contains("index.html"),
+                 qPrintable(names.join(' ')));
         QFile prof(dir.path() + "/rep/profile.json");
         QVERIFY(prof.open(QIODevice::ReadOnly));
         const QJsonObject p = QJsonDocument::fromJson(prof.readAll()).object();

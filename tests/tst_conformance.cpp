@@ -52,8 +52,7 @@ struct CaseResult {
 
 /// A reason without the per-case details (node ids and names, values), so that the failures
 /// group: "no kernel for op kind 'OnnxArgMax' on the CPU backend" stays, "node #12 'y'" goes.
-std::string reasonGroup(const std::string& reason)
-{
+std::string reasonGroup(const std::string& reason) {
     static const std::regex kernel("no kernel for op kind '[^']*'[^:;]*");
     std::smatch m;
     if (std::regex_search(reason, m, kernel)) return m.str();
@@ -71,8 +70,7 @@ std::string reasonGroup(const std::string& reason)
 
 /// The op a node/ case tests: its model's first node's type (a `_expanded` case shares its
 /// base case's op, since its graph is the function body).
-std::string caseOp(const fs::path& dir, const std::string& suite)
-{
+std::string caseOp(const fs::path& dir, const std::string& suite) {
     if (suite != "node") return "(" + suite + ")";
     std::string name = dir.filename().string();
     fs::path model = dir / "model.onnx";
@@ -88,13 +86,14 @@ std::string caseOp(const fs::path& dir, const std::string& suite)
 }
 
 /// Runs `graph` (0 source, else the final graph of that pipeline) of the case in `dir`.
-std::string runCase(const fs::path& dir, int graph, const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected)
-{
+std::string runCase(const fs::path& dir, int graph, const std::vector<Tensor>& inputs,
+                    const std::vector<Tensor>& expected) {
     try {
         LoadedGraph loaded = loadGraphFile(dir / "model.onnx");
         if (graph > 0) Pipeline::builtin(kGraphs[graph]).run(*loaded.graph, nullptr);
         if (inputs.size() != loaded.graph->inputs().size())
-            return std::to_string(inputs.size()) + " input_N.pb files, the graph takes " + std::to_string(loaded.graph->inputs().size()) + " inputs";
+            return std::to_string(inputs.size()) + " input_N.pb files, the graph takes " +
+                   std::to_string(loaded.graph->inputs().size()) + " inputs";
         Executor exec(*loaded.graph, ExecOptions{DeviceChoice::Cpu});
         return allCloseMismatch(exec.run(inputs), expected, kRtol, kAtol);
     } catch (...) {
@@ -105,8 +104,7 @@ std::string runCase(const fs::path& dir, int graph, const std::vector<Tensor>& i
 
 /// expected_failures.txt: `CASE GRAPH[,GRAPH...]` lines; `#` comments (the reason of the group
 /// that follows) and blank lines are ignored.
-std::map<std::string, std::set<std::string>> readExpected(const fs::path& file)
-{
+std::map<std::string, std::set<std::string>> readExpected(const fs::path& file) {
     std::map<std::string, std::set<std::string>> out;
     std::ifstream in(file);
     if (!in) throw Error(file.string() + ": cannot read");
@@ -117,7 +115,8 @@ std::map<std::string, std::set<std::string>> readExpected(const fs::path& file)
         if (line.empty() || line[0] == '#') continue;
         std::istringstream ls(line);
         std::string name, graphs;
-        if (!(ls >> name >> graphs)) throw Error(file.string() + ":" + std::to_string(lineNo) + ": expected 'CASE GRAPH[,GRAPH...]'");
+        if (!(ls >> name >> graphs))
+            throw Error(file.string() + ":" + std::to_string(lineNo) + ": expected 'CASE GRAPH[,GRAPH...]'");
         std::stringstream gs(graphs);
         std::string g;
         while (std::getline(gs, g, ',')) {
@@ -129,8 +128,7 @@ std::map<std::string, std::set<std::string>> readExpected(const fs::path& file)
     return out;
 }
 
-std::string graphsOf(const CaseResult& r)
-{
+std::string graphsOf(const CaseResult& r) {
     std::string s;
     for (int g = 0; g < 3; ++g)
         if (!r.failure[g].empty()) s += (s.empty() ? "" : ",") + std::string(kGraphs[g]);
@@ -138,15 +136,13 @@ std::string graphsOf(const CaseResult& r)
 }
 
 /// The first failure's reason group of a case.
-std::string firstReason(const CaseResult& r)
-{
+std::string firstReason(const CaseResult& r) {
     for (const auto& f : r.failure)
         if (!f.empty()) return reasonGroup(f);
     return {};
 }
 
-std::string expectedFileText(const std::vector<CaseResult>& results)
-{
+std::string expectedFileText(const std::vector<CaseResult>& results) {
     std::map<std::string, std::vector<const CaseResult*>> byReason;
     for (const CaseResult& r : results)
         if (!graphsOf(r).empty()) byReason[firstReason(r)].push_back(&r);
@@ -160,8 +156,7 @@ std::string expectedFileText(const std::vector<CaseResult>& results)
     return out.str();
 }
 
-std::string tableText(const std::vector<CaseResult>& results)
-{
+std::string tableText(const std::vector<CaseResult>& results) {
     struct Row {
         int cases = 0, pass[3] = {0, 0, 0};
         std::set<std::string> why;
@@ -183,7 +178,9 @@ std::string tableText(const std::vector<CaseResult>& results)
     std::ostringstream out;
     out << "# ONNX backend conformance\n\n"
            "Results of the ONNX backend test suite (Debian package `libonnx-testdata` 1.12, installed by\n"
-           "`scripts/install-deps.sh`, read from " << kDataDir << ": node/, simple/, pytorch-operator/,\n"
+           "`scripts/install-deps.sh`, read from "
+        << kDataDir
+        << ": node/, simple/, pytorch-operator/,\n"
            "pytorch-converted/) on the CPU executor: each case's source graph, and the final graph of the\n"
            "`theano` and `cleanup` pipelines, compared with the case's output_N.pb as ONNX's backend runner\n"
            "does (same dtype and shape, rtol 1e-3, atol 1e-7). The test is `tst_conformance` (ctest label\n"
@@ -191,14 +188,15 @@ std::string tableText(const std::vector<CaseResult>& results)
            "This file is generated; to regenerate it (and the expected-failures list) from a real run:\n\n"
            "    PASSLENS_CONFORMANCE_TABLE=docs/CONFORMANCE.md \\\n"
            "    PASSLENS_CONFORMANCE_EXPECTED=tests/conformance/expected_failures.txt build/tests/tst_conformance\n\n"
-        << "Cases: " << results.size() << "; passing: source " << pass[0] << ", theano " << pass[1] << ", cleanup " << pass[2]
-        << ".\n\n| op | cases | source | theano | cleanup | why not |\n|---|---|---|---|---|---|\n";
+        << "Cases: " << results.size() << "; passing: source " << pass[0] << ", theano " << pass[1] << ", cleanup "
+        << pass[2] << ".\n\n| op | cases | source | theano | cleanup | why not |\n|---|---|---|---|---|---|\n";
     for (const auto& [op, row] : rows) {
         std::string why;
         for (const std::string& w : row.why) why += (why.empty() ? "" : "; ") + w;
         for (char& c : why)
             if (c == '|') c = '/';
-        out << "| " << op << " | " << row.cases << " | " << row.pass[0] << " | " << row.pass[1] << " | " << row.pass[2] << " | " << why << " |\n";
+        out << "| " << op << " | " << row.cases << " | " << row.pass[0] << " | " << row.pass[1] << " | " << row.pass[2]
+            << " | " << why << " |\n";
     }
     return out.str();
 }
@@ -211,11 +209,11 @@ private slots:
     void suite();
 };
 
-void TestConformance::suite()
-{
+void TestConformance::suite() {
     std::error_code ec;
     QVERIFY2(fs::is_directory(fs::path(kDataDir) / "node", ec),
-             "no ONNX test data under /usr/share/libonnx-testdata/data: run scripts/install-deps.sh (package libonnx-testdata)");
+             "no ONNX test data under /usr/share/libonnx-testdata/data: run scripts/install-deps.sh (package "
+             "libonnx-testdata)");
     const auto expected = readExpected(fs::path(PASSLENS_SOURCE_DIR) / "tests/conformance/expected_failures.txt");
 
     std::vector<CaseResult> results;
@@ -257,28 +255,34 @@ void TestConformance::suite()
                 ++passed;
                 if (listed) {
                     ++fixed;
-                    std::cout << "FIXED " << r.caseName << " " << kGraphs[g] << ": passes, remove it from expected_failures.txt\n";
+                    std::cout << "FIXED " << r.caseName << " " << kGraphs[g]
+                              << ": passes, remove it from expected_failures.txt\n";
                 }
             } else {
                 ++failed;
                 if (!listed) ++unexpected;
-                std::cout << (listed ? "fail " : "UNEXPECTED FAIL ") << r.caseName << " " << kGraphs[g] << ": " << r.failure[g] << "\n";
+                std::cout << (listed ? "fail " : "UNEXPECTED FAIL ") << r.caseName << " " << kGraphs[g] << ": "
+                          << r.failure[g] << "\n";
             }
         }
     }
     int perGraph[3] = {0, 0, 0};
     for (const CaseResult& r : results)
         for (int g = 0; g < 3; ++g) perGraph[g] += r.failure[g].empty();
-    std::cout << "per graph (of " << results.size() << " cases): source " << perGraph[0] << ", theano " << perGraph[1] << ", cleanup "
-              << perGraph[2] << " passed\n";
-    std::cout << passed << " passed, " << failed << " failed (" << unexpected << " not listed, " << fixed << " listed but passing)\n";
+    std::cout << "per graph (of " << results.size() << " cases): source " << perGraph[0] << ", theano " << perGraph[1]
+              << ", cleanup " << perGraph[2] << " passed\n";
+    std::cout << passed << " passed, " << failed << " failed (" << unexpected << " not listed, " << fixed
+              << " listed but passing)\n";
 
     if (const char* f = std::getenv("PASSLENS_CONFORMANCE_EXPECTED")) writeFileAtomic(f, expectedFileText(results));
     if (const char* f = std::getenv("PASSLENS_CONFORMANCE_TABLE")) writeFileAtomic(f, tableText(results));
 
     QCOMPARE(results.size(), std::size_t(1072)); // 932 node, 23 simple, 35 pytorch-operator, 82 pytorch-converted
-    QVERIFY2(unexpected == 0, "failures not listed in tests/conformance/expected_failures.txt (lines above: UNEXPECTED FAIL)");
-    QVERIFY2(fixed == 0, "listed failures that now pass (lines above: FIXED): remove them from tests/conformance/expected_failures.txt");
+    QVERIFY2(unexpected == 0,
+             "failures not listed in tests/conformance/expected_failures.txt (lines above: UNEXPECTED FAIL)");
+    QVERIFY2(
+        fixed == 0,
+        "listed failures that now pass (lines above: FIXED): remove them from tests/conformance/expected_failures.txt");
 }
 
 QTEST_GUILESS_MAIN(TestConformance)

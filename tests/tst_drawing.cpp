@@ -41,16 +41,14 @@ namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // A float32[1,1] constant (broadcastable against any matrix).
-Variable* smallConstant(FunctionGraph& g, double v, std::string name = {})
-{
+Variable* smallConstant(FunctionGraph& g, double v, std::string name = {}) {
     return g.addConstant(TensorData::fromDoubles(DType::Float32, {1, 1}, {v}), std::move(name));
 }
 
 const Op& elemwise(const char* scalar) { return Op::get("Elemwise", {{"scalar", scalar}}); }
 
 // x -> GpuFromHost -> GpuElemwise{exp} -> HostFromGpu -> Elemwise{add}(., 2) -> y
-std::unique_ptr<FunctionGraph> transferGraph()
-{
+std::unique_ptr<FunctionGraph> transferGraph() {
     auto g = std::make_unique<FunctionGraph>();
     Variable* x = g->addInput(Type::parse("float32[2,4]"), "x");
     Variable* xg = g->apply(Op::get("GpuFromHost"), {x}, "upload");
@@ -65,8 +63,7 @@ std::unique_ptr<FunctionGraph> transferGraph()
 // Text of every <text> element of an SVG (only those inside node groups with `nodesOnly`),
 // entities decoded and whitespace simplified (Graphviz writes runs of spaces as no-break spaces).
 // QXmlStreamReader parses the SVG, so a malformed document fails the test.
-QStringList svgTexts(const std::string& svg, QString* error = nullptr, bool nodesOnly = false)
-{
+QStringList svgTexts(const std::string& svg, QString* error = nullptr, bool nodesOnly = false) {
     QStringList texts;
     QXmlStreamReader xml(QByteArray::fromStdString(svg));
     std::vector<bool> groups; // per open <g>: is it a node group
@@ -91,23 +88,20 @@ QStringList svgTexts(const std::string& svg, QString* error = nullptr, bool node
 
 QString shown(const std::string& raw) { return QString::fromStdString(displayedText(raw)).simplified(); }
 
-int countExact(const QStringList& texts, const QString& s)
-{
+int countExact(const QStringList& texts, const QString& s) {
     int n = 0;
     for (const QString& t : texts) n += t == s ? 1 : 0;
     return n;
 }
 
-LayoutOptions quickOptions()
-{
+LayoutOptions quickOptions() {
     LayoutOptions o;
     o.cache = false;
     return o;
 }
 
 // A graph of `n` Elemwise nodes in a braided chain (for large-graph tests).
-std::unique_ptr<FunctionGraph> chainGraph(int n)
-{
+std::unique_ptr<FunctionGraph> chainGraph(int n) {
     auto g = std::make_unique<FunctionGraph>();
     Variable* x = g->addInput(Type::parse("float32[4,4]"), "x");
     std::vector<Variable*> vars{x, x};
@@ -125,8 +119,7 @@ struct Optimized {
     Trace trace;
 };
 
-Optimized optimize(const std::string& file, const std::string& pipeline = "theano")
-{
+Optimized optimize(const std::string& file, const std::string& pipeline = "theano") {
     Optimized o;
     LoadedGraph loaded = loadGraphFile(file);
     const Pipeline p = Pipeline::builtin(pipeline);
@@ -142,8 +135,7 @@ struct Cli {
     QByteArray out, err;
 };
 
-Cli cli(const QStringList& args)
-{
+Cli cli(const QStringList& args) {
     QProcess p;
     p.start(QStringLiteral(PASSLENS_CLI), args);
     Cli r;
@@ -159,7 +151,9 @@ Cli cli(const QStringList& args)
 }
 #endif
 
-QString corpus(const char* name) { return QDir(QStringLiteral(PASSLENS_CORPUS_DIR)).filePath(QString::fromLatin1(name)); }
+QString corpus(const char* name) {
+    return QDir(QStringLiteral(PASSLENS_CORPUS_DIR)).filePath(QString::fromLatin1(name));
+}
 
 } // namespace
 
@@ -168,8 +162,7 @@ class TestDrawing : public QObject {
 
 private Q_SLOTS:
     // ---------------------------------------------------------------- the escaping function
-    void escapeFunction()
-    {
+    void escapeFunction() {
         QCOMPARE(q(htmlLabelText("")), QString());
         QCOMPARE(q(htmlLabelText("plain_name.0")), QString("plain_name.0"));
         QCOMPARE(q(htmlLabelText("a<b>&\"c'")), QString("a&lt;b&gt;&amp;&quot;c&#39;"));
@@ -185,16 +178,17 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- GraphDiff
-    void titleLinesBreakReadably()
-    {
+    void titleLinesBreakReadably() {
         // short: one line
         QCOMPARE(titleLines("GpuDot22").size(), std::size_t(1));
         // attributes break after "{" and ", "
-        const auto corr = titleLines("GpuCorrMM{border_mode=(1, 1), subsample=(2, 2), filter_dilation=(1, 1), num_groups=1}");
+        const auto corr =
+            titleLines("GpuCorrMM{border_mode=(1, 1), subsample=(2, 2), filter_dilation=(1, 1), num_groups=1}");
         QCOMPARE(corr.size(), std::size_t(3));
         QCOMPARE(q(corr[0]), QString("GpuCorrMM{border_mode=(1, 1),"));
         // a composite's expression (no ", ") breaks after "," or "(" instead of staying one long line
-        const std::string composite = "GpuElemwise{Composite{clip(add(mul(true_div(i0,i1),i2),sqrt(add(i3,i4))),i5,i6)}}<gpuarray>";
+        const std::string composite =
+            "GpuElemwise{Composite{clip(add(mul(true_div(i0,i1),i2),sqrt(add(i3,i4))),i5,i6)}}<gpuarray>";
         const auto lines = titleLines(composite);
         QCOMPARE(lines.size(), std::size_t(3));
         QCOMPARE(q(lines[0]), QString("GpuElemwise{Composite{"));
@@ -206,8 +200,7 @@ private Q_SLOTS:
         for (const auto& l : lines) QVERIFY(l.size() <= 38 + 8);
     }
 
-    void diffClassesAndBytes()
-    {
+    void diffClassesAndBytes() {
         // Built twice with the same steps, so ids agree; then `after` is edited.
         auto build = [] {
             auto g = std::make_unique<FunctionGraph>();
@@ -254,11 +247,11 @@ private Q_SLOTS:
         QCOMPARE(r.transfersCut, (std::vector<NodeId>{4, 5}));
         QCOMPARE(r.added, std::vector<NodeId>({0}));
         QCOMPARE(q(r.toJson()["bytes_before"]["crossing"].dump()), QString("256"));
-        QVERIFY2(q(d.summary()).contains("-1 nodes") && q(d.summary()).contains("transfers +2 / -0"), d.summary().c_str());
+        QVERIFY2(q(d.summary()).contains("-1 nodes") && q(d.summary()).contains("transfers +2 / -0"),
+                 d.summary().c_str());
     }
 
-    void unknownTransferSizes()
-    {
+    void unknownTransferSizes() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[?,4]"), "x");
         Variable* up = g.apply(Op::get("GpuFromHost"), {x});
@@ -273,8 +266,7 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- DOT text
-    void dotOfSmallGraph()
-    {
+    void dotOfSmallGraph() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[2,4]"), "x");
         Variable* up = g.apply(Op::get("GpuFromHost"), {x}, "up");
@@ -301,8 +293,7 @@ private Q_SLOTS:
         QCOMPARE(q(dot), q(expected));
     }
 
-    void dotOfSmallDiff()
-    {
+    void dotOfSmallDiff() {
         FunctionGraph before;
         Variable* x = before.addInput(Type::parse("float32[3]"), "x");
         before.setOutputs({before.apply(elemwise("exp"), {x}, "e")});
@@ -332,8 +323,7 @@ private Q_SLOTS:
         QCOMPARE(q(dot), q(expected));
     }
 
-    void legendAndCaption()
-    {
+    void legendAndCaption() {
         auto g = transferGraph();
         DrawOptions opt;
         opt.caption.source = "model.onnx";
@@ -345,9 +335,11 @@ private Q_SLOTS:
         const QString d = q(dot);
         QVERIFY(d.contains(">model.onnx<"));
         QVERIFY(d.contains(">pipeline theano&#8194;&#183;&#8194;phase gpuarray_opt (step 3 of 12)<"));
-        QCOMPARE(q(opt.caption.text()), QString::fromUtf8("model.onnx\u2002\u00b7\u2002pipeline theano\u2002\u00b7\u2002phase gpuarray_opt (step 3 of 12)"));
-        for (const char* entry : {">host op<", ">GPU op<", ">transfer<", ">input<", ">constant<", ">output<", ">Elemwise family<",
-                                  ">host value<", ">GPU value<"})
+        QCOMPARE(q(opt.caption.text()),
+                 QString::fromUtf8(
+                     "model.onnx\u2002\u00b7\u2002pipeline theano\u2002\u00b7\u2002phase gpuarray_opt (step 3 of 12)"));
+        for (const char* entry : {">host op<", ">GPU op<", ">transfer<", ">input<", ">constant<", ">output<",
+                                  ">Elemwise family<", ">host value<", ">GPU value<"})
             QVERIFY2(d.contains(entry), entry);
         QVERIFY(!d.contains("host-only ONNX op")); // only categories present are listed
         QVERIFY(!d.contains("record"));
@@ -355,12 +347,15 @@ private Q_SLOTS:
         QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
         const QStringList texts = svgTexts(LayoutEngine().render(r, RenderFormat::Svg));
         QCOMPARE(countExact(texts, QStringLiteral("model.onnx")), 1);
-        QCOMPARE(countExact(texts, QString::fromUtf8("pipeline theano\u2002\u00b7\u2002phase gpuarray_opt (step 3 of 12)").simplified()), 1);
+        QCOMPARE(
+            countExact(
+                texts,
+                QString::fromUtf8("pipeline theano\u2002\u00b7\u2002phase gpuarray_opt (step 3 of 12)").simplified()),
+            1);
     }
 
     // ---------------------------------------------------------------- SVG: every label once
-    void everyLabelOnceInSvg()
-    {
+    void everyLabelOnceInSvg() {
         auto g = transferGraph();
         const DrawGraph drawing = drawGraph(*g);
         LayoutEngine engine;
@@ -383,13 +378,26 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- hostile names
-    void hostileNamesRoundTrip()
-    {
+    void hostileNamesRoundTrip() {
         const std::vector<std::string> names = {
-            "a<b>c",           "x & y",          "\"quoted\"",      "it's",          "pipe|brace{}",
-            "back\\slash",     "\\N\\G\\E",      "caf\xC3\xA9",     "\xCE\xA9mega", "\xE6\xBC\xA2\xE5\xAD\x97",
-            "emoji \xF0\x9F\x98\x80", std::string("nl\nnul\0", 8), "bad \xFF byte", "<TABLE>", "&amp;",
-            "]]></text>",      "-- comment --",  "  spaced  ",
+            "a<b>c",
+            "x & y",
+            "\"quoted\"",
+            "it's",
+            "pipe|brace{}",
+            "back\\slash",
+            "\\N\\G\\E",
+            "caf\xC3\xA9",
+            "\xCE\xA9mega",
+            "\xE6\xBC\xA2\xE5\xAD\x97",
+            "emoji \xF0\x9F\x98\x80",
+            std::string("nl\nnul\0", 8),
+            "bad \xFF byte",
+            "<TABLE>",
+            "&amp;",
+            "]]></text>",
+            "-- comment --",
+            "  spaced  ",
         };
         FunctionGraph g;
         Variable* prev = g.addInput(Type::parse("float32[2]"), names[0]);
@@ -414,25 +422,27 @@ private Q_SLOTS:
         const QString all = texts.join(QChar('\n'));
         for (std::size_t i = 1; i < names.size(); ++i) {
             const QString expected = shown("#" + std::to_string(i - 1) + " \xC2\xB7 " + names[i]);
-            QVERIFY2(countExact(texts, expected) == 1, qPrintable("missing label: " + expected + "\nSVG texts:\n" + all));
+            QVERIFY2(countExact(texts, expected) == 1,
+                     qPrintable("missing label: " + expected + "\nSVG texts:\n" + all));
         }
         QVERIFY2(texts.contains(shown(names[0])), qPrintable(all));
         QVERIFY(texts.contains(QStringLiteral("(unnamed input)")));
         QVERIFY(texts.contains(QStringLiteral("OnnxFoo")));
         QVERIFY(texts.contains(QString::fromUtf8("out \u2192 <&>")));
         // Every format renders.
-        for (RenderFormat f : {RenderFormat::Pdf, RenderFormat::Png, RenderFormat::Dot}) QVERIFY(!engine.render(r, f).empty());
+        for (RenderFormat f : {RenderFormat::Pdf, RenderFormat::Png, RenderFormat::Dot})
+            QVERIFY(!engine.render(r, f).empty());
         // The DOT itself is ASCII.
         for (const char c : r.dot) QVERIFY(static_cast<unsigned char>(c) < 0x80);
     }
 
-    void manyConstantsFoldIntoOneBox()
-    {
+    void manyConstantsFoldIntoOneBox() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[4]"), "x");
         std::vector<Variable*> ins{x};
         for (int i = 0; i < 8; ++i)
-            ins.push_back(g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "w" + std::to_string(i)));
+            ins.push_back(
+                g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "w" + std::to_string(i)));
         Variable* shared = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {0, 0, 0, 0}), "shared");
         ins.push_back(shared);
         Apply* big = g.makeApply(Op::get("OnnxMany"), ins, std::vector<Type>{Type::parse("float32[4]")}, "many");
@@ -450,8 +460,7 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- diffs as union graphs
-    void diffClassesMatchDiff()
-    {
+    void diffClassesMatchDiff() {
         const std::string file = std::string(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json";
         for (const char* pipeline : {"theano", "cleanup"}) {
             Optimized o = optimize(file, pipeline);
@@ -473,12 +482,16 @@ private Q_SLOTS:
             for (const LayoutNode& n : r.nodes)
                 if (n.node >= 0) QCOMPARE(int(n.change), int(d.changeOf(n.node)));
             for (NodeId id : d.removed)
-                QVERIFY(q(r.dot).contains(QString("n%1 [").arg(id)) &&
-                        QRegularExpression(QString("n%1 \\[[^\\n]*style=\"[^\"]*dashed[^\\n]*pl_change=removed").arg(id)).match(q(r.dot)).hasMatch());
+                QVERIFY(
+                    q(r.dot).contains(QString("n%1 [").arg(id)) &&
+                    QRegularExpression(QString("n%1 \\[[^\\n]*style=\"[^\"]*dashed[^\\n]*pl_change=removed").arg(id))
+                        .match(q(r.dot))
+                        .hasMatch());
             // Summary table in the caption area.
             const QStringList texts = svgTexts(engine.render(r, RenderFormat::Svg));
             QVERIFY(texts.contains(QStringLiteral("bytes host\u2194GPU per run")));
-            QVERIFY(texts.contains(QStringLiteral("+%1 added / %2 cut").arg(d.transfersAdded.size()).arg(d.transfersCut.size())));
+            QVERIFY(texts.contains(
+                QStringLiteral("+%1 added / %2 cut").arg(d.transfersAdded.size()).arg(d.transfersCut.size())));
             // Views share positions: before hides the added nodes, after the removed ones.
             const QStringList before = svgTexts(engine.render(r, RenderFormat::Svg, DiffView::Before));
             const QStringList after = svgTexts(engine.render(r, RenderFormat::Svg, DiffView::After));
@@ -499,8 +512,7 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- geometry as plain data
-    void geometryIsPlainData()
-    {
+    void geometryIsPlainData() {
         auto g = transferGraph();
         const DrawGraph drawing = drawGraph(*g);
         const LayoutResult r = LayoutEngine().layout(drawing, quickOptions());
@@ -528,14 +540,15 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- timing overlay
-    void timingOverlay()
-    {
+    void timingOverlay() {
         auto g = transferGraph();
         DrawGraph drawing = drawGraph(*g);
         const json doc = {{"profiles",
                            {{{"phase", "final"},
                              {"device", "cuda:0 Test GPU"},
-                             {"nodes", {{{"node", 1}, {"time_us", 300.0}, {"kind", "kernel"}}, {{"node", 3}, {"time_us", 2.5}, {"kind", "host"}}}},
+                             {"nodes",
+                              {{{"node", 1}, {"time_us", 300.0}, {"kind", "kernel"}},
+                               {{"node", 3}, {"time_us", 2.5}, {"kind", "host"}}}},
                              {"transfers",
                               {{{"node", 0}, {"bytes", 32}, {"direction", "HtoD"}, {"time_us", 40.0}},
                                {{"node", 2}, {"bytes", 32}, {"direction", "DtoH"}, {"time_us", 57.5}}}}}}}};
@@ -566,8 +579,9 @@ private Q_SLOTS:
         QVERIFY(c.timing.continuous);
         QCOMPARE(c.timing.binUpperUs.size(), std::size_t(5));
         // Bad profiles are errors naming the place, never crashes.
-        for (const json& bad : {json::array(), json{{"nodes", 3}}, json{{"nodes", {{{"node", "a"}, {"time_us", 1}}}}},
-                                json{{"nodes", {{{"node", 1}, {"time_us", -1}}}}}, json{{"x", 1}}, json{{"profiles", json::array()}}}) {
+        for (const json& bad :
+             {json::array(), json{{"nodes", 3}}, json{{"nodes", {{{"node", "a"}, {"time_us", 1}}}}},
+              json{{"nodes", {{{"node", 1}, {"time_us", -1}}}}}, json{{"x", 1}}, json{{"profiles", json::array()}}}) {
             bool threw = false;
             try {
                 parseTimingProfile(bad, "p.json");
@@ -579,8 +593,7 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- nested graphs
-    void nestedGraphsAsClusters()
-    {
+    void nestedGraphsAsClusters() {
         // silero_vad_legacy: one OnnxIf whose two branches hold four OnnxIf each (18 nested
         // graphs, 266 nested Apply nodes, as `inspect` counts them).
         const LoadedGraph loaded = loadGraphFile(corpus("silero_vad_legacy.onnx").toStdString());
@@ -595,8 +608,9 @@ private Q_SLOTS:
         std::function<void(const FunctionGraph&, int)> walk = [&](const FunctionGraph& fg, int parent) {
             for (const Apply* n : fg.toposort())
                 for (const Subgraph& sg : n->op().subgraphs()) {
-                    nested.push_back({sg.attribute + " of " + n->op().str() + " #" + std::to_string(n->id()) + " \xC2\xB7 " + n->name() +
-                                          " (" + std::to_string(sg.graph->nodeCount()) + (sg.graph->nodeCount() == 1 ? " node)" : " nodes)"),
+                    nested.push_back({sg.attribute + " of " + n->op().str() + " #" + std::to_string(n->id()) +
+                                          " \xC2\xB7 " + n->name() + " (" + std::to_string(sg.graph->nodeCount()) +
+                                          (sg.graph->nodeCount() == 1 ? " node)" : " nodes)"),
                                       sg.graph.get(), parent});
                     walk(*sg.graph, static_cast<int>(nested.size()) - 1);
                 }
@@ -618,17 +632,21 @@ private Q_SLOTS:
             if (d.cluster < 0) continue;
             QCOMPARE(d.node, NodeId(-1)); // nested ids are their graph's own
             QVERIFY2(d.key.rfind("s" + std::to_string(d.cluster) + "_", 0) == 0, d.key.c_str());
-            if (d.category == NodeCategory::OnnxHostOp || d.category == NodeCategory::HostOp) ++applyPerCluster[static_cast<std::size_t>(d.cluster)];
+            if (d.category == NodeCategory::OnnxHostOp || d.category == NodeCategory::HostOp)
+                ++applyPerCluster[static_cast<std::size_t>(d.cluster)];
         }
         for (std::size_t k = 0; k < nested.size(); ++k) {
             QCOMPARE(q(drawing.clusters[k].title), q(nested[k].title));
             QCOMPARE(drawing.clusters[k].parent, nested[k].parent);
             QCOMPARE(applyPerCluster[k], nested[k].graph->nodeCount());
-            QCOMPARE(std::count_if(drawing.edges.begin(), drawing.edges.end(), [&](const DrawEdge& e) { return e.headCluster == int(k); }), 1L);
+            QCOMPARE(std::count_if(drawing.edges.begin(), drawing.edges.end(),
+                                   [&](const DrawEdge& e) { return e.headCluster == int(k); }),
+                     1L);
         }
         QCOMPARE(q(drawing.clusters[0].title).left(24), QString("else_branch of OnnxIf #1"));
         QCOMPARE(drawing.nodes.size() - plain.nodes.size(),
-                 std::size_t(std::count_if(drawing.nodes.begin(), drawing.nodes.end(), [](const DrawNode& d) { return d.cluster >= 0; })));
+                 std::size_t(std::count_if(drawing.nodes.begin(), drawing.nodes.end(),
+                                           [](const DrawNode& d) { return d.cluster >= 0; })));
 
         // dot lays the clusters out; every nested node's "#id · name" line and every cluster
         // title is in the SVG, inside one SVG cluster group per nested graph
@@ -648,15 +666,15 @@ private Q_SLOTS:
         std::size_t names = 0;
         for (const Nested& n : nested)
             for (const Apply* a : n.graph->toposort()) {
-                QVERIFY2(all.contains(shown("#" + std::to_string(a->id()) + " \xC2\xB7 " + a->name())), a->name().c_str());
+                QVERIFY2(all.contains(shown("#" + std::to_string(a->id()) + " \xC2\xB7 " + a->name())),
+                         a->name().c_str());
                 ++names;
             }
         QCOMPARE(names, std::size_t(266));
         QCOMPARE(QString::fromStdString(svg).count("class=\"cluster\""), 18);
     }
 
-    void nestedLoopBodyAsCluster()
-    {
+    void nestedLoopBodyAsCluster() {
         // a Loop whose body holds an If: clusters nest (parent indices) and the body's nodes
         // are drawn; DOT keeps the If's branches inside the body's cluster
         auto branch = [](const char* scalar) {
@@ -669,10 +687,13 @@ private Q_SLOTS:
         Variable* i = body->addInput(Type::parse("int64[]"), "i");
         Variable* cond = body->addInput(Type::parse("bool[]"), "cond");
         Variable* acc = body->addInput(Type::parse("float32[4]"), "acc");
-        Variable* c = body->makeApply(Op::get("OnnxIdentity"), {cond}, std::vector<Type>{Type::parse("bool[]")}, "cond_out")->output(0);
-        Variable* chosen = body->makeApply(Op::get("OnnxIf", {}, {{"then_branch", branch("exp")}, {"else_branch", branch("neg")}}), {cond},
-                                           std::vector<Type>{Type::parse("float32[4]")}, "pick")
-                               ->output(0);
+        Variable* c =
+            body->makeApply(Op::get("OnnxIdentity"), {cond}, std::vector<Type>{Type::parse("bool[]")}, "cond_out")
+                ->output(0);
+        Variable* chosen =
+            body->makeApply(Op::get("OnnxIf", {}, {{"then_branch", branch("exp")}, {"else_branch", branch("neg")}}),
+                            {cond}, std::vector<Type>{Type::parse("float32[4]")}, "pick")
+                ->output(0);
         Variable* sum = body->apply(elemwise("add"), {acc, chosen}, "acc_next");
         (void)i;
         body->setOutputs({c, sum});
@@ -680,7 +701,8 @@ private Q_SLOTS:
         Variable* x = g.addInput(Type::parse("float32[4]"), "x");
         Variable* n = g.addInput(Type::parse("int64[]"), "n");
         Variable* t = g.addInput(Type::parse("bool[]"), "t");
-        g.setOutputs({g.makeApply(Op::get("OnnxLoop", {}, {{"body", body}}), {n, t, x}, std::vector<Type>{Type::parse("float32[4]")}, "loop")
+        g.setOutputs({g.makeApply(Op::get("OnnxLoop", {}, {{"body", body}}), {n, t, x},
+                                  std::vector<Type>{Type::parse("float32[4]")}, "loop")
                           ->output(0)});
         DrawOptions opt;
         opt.nestedGraphs = true;
@@ -692,7 +714,8 @@ private Q_SLOTS:
         QVERIFY2(q(drawing.clusters[0].title).startsWith("body of OnnxLoop #"), drawing.clusters[0].title.c_str());
         QVERIFY2(q(drawing.clusters[1].title).startsWith("then_branch of OnnxIf #"), drawing.clusters[1].title.c_str());
         const std::string dot = writeDot(drawing);
-        const auto body0 = dot.find("subgraph cluster_0 {"), then1 = dot.find("subgraph cluster_1 {"), else2 = dot.find("subgraph cluster_2 {");
+        const auto body0 = dot.find("subgraph cluster_0 {"), then1 = dot.find("subgraph cluster_1 {"),
+                   else2 = dot.find("subgraph cluster_2 {");
         QVERIFY(body0 != std::string::npos && then1 > body0 && else2 > then1);
         QVERIFY(dot.find("compound=true") != std::string::npos);
         QVERIFY(dot.find("lhead=cluster_1") != std::string::npos);
@@ -704,15 +727,15 @@ private Q_SLOTS:
         // a focused view keeps the clusters of the nodes it shows and drops the others
         DrawGraph f = drawing;
         f.focused = true;
-        f.nodes.erase(std::remove_if(f.nodes.begin(), f.nodes.end(), [](const DrawNode& d) { return d.cluster == 2; }), f.nodes.end());
+        f.nodes.erase(std::remove_if(f.nodes.begin(), f.nodes.end(), [](const DrawNode& d) { return d.cluster == 2; }),
+                      f.nodes.end());
         const std::string fdot = writeDot(f);
         QVERIFY(fdot.find("subgraph cluster_1 {") != std::string::npos);
         QVERIFY(fdot.find("subgraph cluster_2 {") == std::string::npos);
     }
 
     // ---------------------------------------------------------------- large graphs
-    void focusedViewOfLargeGraph()
-    {
+    void focusedViewOfLargeGraph() {
         auto g = chainGraph(5000);
         const DrawGraph drawing = drawGraph(*g);
         QCOMPARE(drawing.nodes.size(), std::size_t(5002));
@@ -729,7 +752,8 @@ private Q_SLOTS:
             if (n.category == NodeCategory::Collapsed) {
                 ++placeholders;
                 hidden += n.hiddenCount;
-                QVERIFY2(q(n.title).startsWith(QString::fromUtf8("\u2026 ")) && q(n.title).endsWith(" nodes"), n.title.c_str());
+                QVERIFY2(q(n.title).startsWith(QString::fromUtf8("\u2026 ")) && q(n.title).endsWith(" nodes"),
+                         n.title.c_str());
             }
         QVERIFY(placeholders >= 1);
         QCOMPARE(hidden, r.hiddenNodes);
@@ -738,8 +762,7 @@ private Q_SLOTS:
         QVERIFY(texts.join(' ').contains("focused view"));
     }
 
-    void focusKeepsChangedRegion()
-    {
+    void focusKeepsChangedRegion() {
         auto g = chainGraph(3000);
         DrawOptions opt;
         opt.focus = {1500, 1501};
@@ -763,8 +786,7 @@ private Q_SLOTS:
         QVERIFY(focusView(DrawGraph{}, 2, 10).nodes.empty());
     }
 
-    void focusSeedsBringTheirValueBoxes()
-    {
+    void focusSeedsBringTheirValueBoxes() {
         // Seeding the last node and the first one with no hops draws exactly them and the graph
         // output and input boxes next to them; the rest is one placeholder.
         auto g = chainGraph(3000);
@@ -787,8 +809,7 @@ private Q_SLOTS:
         QCOMPARE(f.nodes.size(), std::size_t(5));
     }
 
-    void alignIdsMatchesWhatBothPipelinesMade()
-    {
+    void alignIdsMatchesWhatBothPipelinesMade() {
         // theano and cleanup both lift join_alloc to the same four GPU nodes (and a 0.0 on the
         // GPU), each with ids of its own; aligned, the diff sees them as one.
         const std::string file = PASSLENS_SOURCE_DIR "/resources/examples/join_alloc.graph.json";
@@ -819,8 +840,7 @@ private Q_SLOTS:
         QCOMPARE(apart.graph->fingerprint(), b.graph->fingerprint());
     }
 
-    void budgetFallsBackToFocusedView()
-    {
+    void budgetFallsBackToFocusedView() {
         // The full layout gets 10% of a 60 s budget, which a 5,000-node braided chain needs many
         // times over on any machine; the focused view then has the remaining 54 s, so the
         // outcome does not depend on how busy the machine is. The engine itself enforces the
@@ -840,8 +860,7 @@ private Q_SLOTS:
 
     // A budget that is already spent (0) stops before Graphviz starts, so these fallbacks are
     // deterministic: no timing race.
-    void budgetZeroDrawsSimpleLayout()
-    {
+    void budgetZeroDrawsSimpleLayout() {
         // A small graph has no smaller view: the simple layered layout of the whole graph.
         const DrawGraph drawing = drawGraph(*transferGraph());
         LayoutOptions o = quickOptions();
@@ -890,8 +909,7 @@ private Q_SLOTS:
         QVERIFY(full.budgetNote.empty());
     }
 
-    void fullLayoutPastBudgetDrawsFocusedView()
-    {
+    void fullLayoutPastBudgetDrawsFocusedView() {
         auto g = chainGraph(3000);
         const DrawGraph drawing = drawGraph(*g);
         LayoutOptions o = quickOptions();
@@ -907,7 +925,8 @@ private Q_SLOTS:
         QCOMPARE(q(r.budgetNote), QString("the full layout ran past 0.0 s (3,002 nodes): focused view drawn instead"));
         QCOMPARE(q(r.focusReason), QString("the full layout ran past 0.0 s"));
         const QString texts = svgTexts(engine.render(r, RenderFormat::Svg)).join(' ');
-        QVERIFY2(texts.contains("the full layout ran past 0.0 s (3,002 nodes): focused view drawn instead"), qPrintable(texts));
+        QVERIFY2(texts.contains("the full layout ran past 0.0 s (3,002 nodes): focused view drawn instead"),
+                 qPrintable(texts));
         QVERIFY(texts.contains("focused view:"));
 
         // No budget at all: the focused view gets the simple layout.
@@ -916,20 +935,24 @@ private Q_SLOTS:
         const LayoutResult s = engine.layout(drawing, o);
         QVERIFY(s.focused && s.simple);
         QCOMPARE(s.nodes.size(), r.nodes.size());
-        QCOMPARE(q(s.budgetNote), QString("the full layout ran past 0.0 s and the focused view's past the 0.0 s budget: "
-                                          "simple layout of the focused view drawn instead"));
-        QVERIFY(svgTexts(engine.render(s, RenderFormat::Svg)).join(' ').contains("simple layout of the focused view drawn instead"));
+        QCOMPARE(q(s.budgetNote),
+                 QString("the full layout ran past 0.0 s and the focused view's past the 0.0 s budget: "
+                         "simple layout of the focused view drawn instead"));
+        QVERIFY(svgTexts(engine.render(s, RenderFormat::Svg))
+                    .join(' ')
+                    .contains("simple layout of the focused view drawn instead"));
 
         // Above the node threshold the focused view is laid out directly; past the budget, simply.
         o.nodeThreshold = 1500;
         const LayoutResult t = engine.layout(drawing, o);
         QVERIFY(t.focused && t.simple);
         QCOMPARE(q(t.focusReason), QString("3,002 nodes (threshold 1,500)"));
-        QCOMPARE(q(t.budgetNote), QString("Graphviz's layout of the focused view ran past the 0.0 s budget: simple layout drawn instead"));
+        QCOMPARE(
+            q(t.budgetNote),
+            QString("Graphviz's layout of the focused view ran past the 0.0 s budget: simple layout drawn instead"));
     }
 
-    void cancelStopsLayout()
-    {
+    void cancelStopsLayout() {
         auto g = chainGraph(2500);
         const DrawGraph drawing = drawGraph(*g);
         LayoutOptions o = quickOptions();
@@ -960,8 +983,7 @@ private Q_SLOTS:
         QVERIFY(early);
     }
 
-    void cacheMakesSteppingBackInstant()
-    {
+    void cacheMakesSteppingBackInstant() {
         auto g = transferGraph();
         const DrawGraph drawing = drawGraph(*g);
         LayoutEngine engine;
@@ -982,16 +1004,14 @@ private Q_SLOTS:
     // new nodes land on free space (no box overlaps another), every edge is routed.
     // transformer: ~130 drawn nodes (new nodes arranged by a dot layout of the whole step);
     // mobilenet_v2: ~300 (arranged by a layout of the changed region only).
-    void stableLayoutKeepsUnchangedNodes_data()
-    {
+    void stableLayoutKeepsUnchangedNodes_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<int>("steps");
         QTest::newRow("transformer_encoder_layer") << corpus("transformer_encoder_layer.onnx") << 1000;
         QTest::newRow("mobilenet_v2") << corpus("mobilenet_v2.onnx") << 40;
     }
 
-    void stableLayoutKeepsUnchangedNodes()
-    {
+    void stableLayoutKeepsUnchangedNodes() {
         QFETCH(QString, model);
         QFETCH(int, steps);
         QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: the corpus is required (PASSLENS_CORPUS_DIR)"));
@@ -1030,15 +1050,22 @@ private Q_SLOTS:
                             if (&m == &n) continue;
                             const bool overlap = std::abs(m.center.x - n.center.x) * 2 < m.width + n.width - 0.5 &&
                                                  std::abs(m.center.y - n.center.y) * 2 < m.height + n.height - 0.5;
-                            QVERIFY2(!overlap, qPrintable(QStringLiteral("event %1: new node %2 overlaps %3").arg(seq).arg(q(n.key), q(m.key))));
+                            QVERIFY2(!overlap, qPrintable(QStringLiteral("event %1: new node %2 overlaps %3")
+                                                              .arg(seq)
+                                                              .arg(q(n.key), q(m.key))));
                         }
                         continue;
                     }
                     ++kept;
                     ++checkedNodes;
                     QVERIFY2(std::abs(it->second.x - n.center.x) < 0.01 && std::abs(it->second.y - n.center.y) < 0.01,
-                             qPrintable(QStringLiteral("event %1: %2 moved from (%3,%4) to (%5,%6)").arg(seq).arg(q(n.key))
-                                            .arg(it->second.x).arg(it->second.y).arg(n.center.x).arg(n.center.y)));
+                             qPrintable(QStringLiteral("event %1: %2 moved from (%3,%4) to (%5,%6)")
+                                            .arg(seq)
+                                            .arg(q(n.key))
+                                            .arg(it->second.x)
+                                            .arg(it->second.y)
+                                            .arg(n.center.x)
+                                            .arg(n.center.y)));
                 }
                 QCOMPARE(kept, cur.pinnedNodes);
             }
@@ -1046,8 +1073,10 @@ private Q_SLOTS:
             for (const LayoutEdge& e : cur.edges) QVERIFY2(e.spline.size() >= 4, qPrintable(q(e.tail + "->" + e.head)));
             if (const char* dump = std::getenv("PASSLENS_DUMP_STABLE")) { // to look at the drawings
                 QFile f(QStringLiteral("%1/step-%2.png").arg(QString::fromLocal8Bit(dump)).arg(seq, 3, 10, QChar('0')));
-                if (f.open(QIODevice::WriteOnly)) f.write(QByteArray::fromStdString(engine.render(cur, RenderFormat::Png)));
-                qInfo("event %d (%s): %s, %zu of %zu kept", seq, o.trace.events()[static_cast<std::size_t>(seq - 1)].rewriter.c_str(),
+                if (f.open(QIODevice::WriteOnly))
+                    f.write(QByteArray::fromStdString(engine.render(cur, RenderFormat::Png)));
+                qInfo("event %d (%s): %s, %zu of %zu kept", seq,
+                      o.trace.events()[static_cast<std::size_t>(seq - 1)].rewriter.c_str(),
                       cur.stable ? "stable" : "fresh", cur.pinnedNodes, cur.nodes.size());
                 for (const LayoutNode& n : cur.nodes) // where the new nodes are in the PNG (96 dpi, 4 pt margin)
                     if (!before.contains(n.key))
@@ -1056,14 +1085,13 @@ private Q_SLOTS:
             }
             prev = cur;
         }
-        qInfo("%zu rewrites: %d stable, %d fresh; %d nodes kept in place, %d placed; slowest %.0f ms", applied.size(), stableSteps,
-              freshSteps, checkedNodes, newNodes, worstMs);
+        qInfo("%zu rewrites: %d stable, %d fresh; %d nodes kept in place, %d placed; slowest %.0f ms", applied.size(),
+              stableSteps, freshSteps, checkedNodes, newNodes, worstMs);
         QVERIFY(stableSteps > static_cast<int>(applied.size()) * 3 / 4);
         QVERIFY(newNodes > 0);
     }
 
-    void graphvizErrorsAreReported()
-    {
+    void graphvizErrorsAreReported() {
         LayoutEngine engine;
         for (bool isolate : {true, false}) {
             LayoutOptions o = quickOptions();
@@ -1099,8 +1127,7 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- export
-    void exportAllFormatsAtomically()
-    {
+    void exportAllFormatsAtomically() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         auto g = transferGraph();
@@ -1125,8 +1152,7 @@ private Q_SLOTS:
         QVERIFY(!formatFromExtension("x.jpeg").has_value());
     }
 
-    void pngPastCairoLimitIsRefused()
-    {
+    void pngPastCairoLimitIsRefused() {
         QTemporaryDir dir;
         auto g = chainGraph(300); // a tall graph
         LayoutEngine engine;
@@ -1149,8 +1175,7 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- steps of a trace
-    void traceSteps()
-    {
+    void traceSteps() {
         const std::string file = std::string(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json";
         Optimized o = optimize(file);
         const TraceStep source = resolveStep(o.trace, "source");
@@ -1182,16 +1207,15 @@ private Q_SLOTS:
     }
 
     // ---------------------------------------------------------------- the corpus
-    void corpusModelsRender_data()
-    {
+    void corpusModelsRender_data() {
         QTest::addColumn<QString>("model");
-        for (const char* m : {"mlp.onnx", "lstm.onnx", "shape_ops.onnx", "transformer_encoder_layer.onnx", "squeezenet1_1.onnx",
-                              "resnet18.onnx", "mobilenet_v2.onnx", "silero_vad_legacy.onnx", "ch_PP-OCRv4_det_infer.onnx"})
+        for (const char* m :
+             {"mlp.onnx", "lstm.onnx", "shape_ops.onnx", "transformer_encoder_layer.onnx", "squeezenet1_1.onnx",
+              "resnet18.onnx", "mobilenet_v2.onnx", "silero_vad_legacy.onnx", "ch_PP-OCRv4_det_infer.onnx"})
             QTest::newRow(m) << corpus(m);
     }
 
-    void corpusModelsRender()
-    {
+    void corpusModelsRender() {
         QFETCH(QString, model);
         QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: the corpus is required (PASSLENS_CORPUS_DIR)"));
         Optimized o = optimize(model.toStdString());
@@ -1213,7 +1237,9 @@ private Q_SLOTS:
         const QStringList texts = svgTexts(engine.render(fr, RenderFormat::Svg), &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         for (const Apply* n : o.graph->toposort()) {
-            const QString sub = shown(finalDrawing.nodes[static_cast<std::size_t>(finalDrawing.indexOf("n" + std::to_string(n->id())))].subtitle);
+            const QString sub =
+                shown(finalDrawing.nodes[static_cast<std::size_t>(finalDrawing.indexOf("n" + std::to_string(n->id())))]
+                          .subtitle);
             QVERIFY2(countExact(texts, sub) == 1, qPrintable(sub));
         }
         // Its diff from the source.
@@ -1237,8 +1263,7 @@ private Q_SLOTS:
 
     // ---------------------------------------------------------------- passlens-cli render / report
 #ifdef PASSLENS_CLI
-    void cliRender()
-    {
+    void cliRender() {
         QTemporaryDir dir;
         const QString model = corpus("lstm.onnx");
         // A step, as JSON.
@@ -1256,10 +1281,12 @@ private Q_SLOTS:
         const std::string session = dir.filePath("s.passlens.json").toStdString();
         Optimized o = optimize(model.toStdString());
         o.trace.save(session, model.toStdString());
-        r = cli({"render", QString::fromStdString(session), "--diff", "source..final", "--view", "after", "-o", dir.filePath("after.pdf")});
+        r = cli({"render", QString::fromStdString(session), "--diff", "source..final", "--view", "after", "-o",
+                 dir.filePath("after.pdf")});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         // Usage errors: 2. Bad input: 1, with the file named, and nothing written.
-        QCOMPARE(cli({"render", model, "--phase", "final", "--diff", "source..final", "-o", dir.filePath("x.svg")}).code, 2);
+        QCOMPARE(
+            cli({"render", model, "--phase", "final", "--diff", "source..final", "-o", dir.filePath("x.svg")}).code, 2);
         QCOMPARE(cli({"render", model, "--format", "bmp", "-o", dir.filePath("x.bmp")}).code, 2);
         QCOMPARE(cli({"render", model, "--diff", "source", "-o", dir.filePath("x.svg")}).code, 2);
         r = cli({"render", model, "--phase", "no_such_phase", "-o", dir.filePath("x.svg")});
@@ -1273,8 +1300,7 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(dir.filePath("x.svg")));
     }
 
-    void cliRenderNestedGraphs()
-    {
+    void cliRenderNestedGraphs() {
         // render draws If branches as clusters with their nodes, in SVG and PNG (the final graph:
         // the top If is #8 there)
         QTemporaryDir dir;
@@ -1287,17 +1313,18 @@ private Q_SLOTS:
         const QByteArray svg = f.readAll();
         QCOMPARE(svg.count("class=\"cluster\""), 18);
         const QString all = svgTexts(svg.toStdString()).join('\n');
-        QVERIFY2(all.contains(QString::fromUtf8("then_branch of OnnxIf #8 \u00B7 If_25 (92 nodes)")), qPrintable(all.left(3000)));
+        QVERIFY2(all.contains(QString::fromUtf8("then_branch of OnnxIf #8 \u00B7 If_25 (92 nodes)")),
+                 qPrintable(all.left(3000)));
         QVERIFY(all.contains(QString::fromUtf8("else_branch of OnnxIf #77 \u00B7 If_651 (25 nodes)")));
-        for (const char* name : {"Gather_501", "Concat_511", "Pad_537", "If_543"}) QVERIFY2(all.contains(name), name); // nested nodes
+        for (const char* name : {"Gather_501", "Concat_511", "Pad_537", "If_543"})
+            QVERIFY2(all.contains(name), name); // nested nodes
         QCOMPARE(QJsonDocument::fromJson(r.out).object()["nodes"].toInt(), 519);
         const Cli png = cli({"render", model, "--dpi", "24", "-o", dir.filePath("s.png")});
         QVERIFY2(png.code == 0, qPrintable(png.err));
         QVERIFY(QFile(dir.filePath("s.png")).size() > 10000);
     }
 
-    void cliRenderPastBudget()
-    {
+    void cliRenderPastBudget() {
         // --budget 0: no time for Graphviz's dot; the simple layout is written, with the note in
         // the caption and on stderr, instead of nothing.
         QTemporaryDir dir;
@@ -1320,17 +1347,17 @@ private Q_SLOTS:
         // report: the same note as a warning per figure
         const Cli rep = cli({"report", corpus("mlp.onnx"), "-o", dir.filePath("rep"), "--budget", "0"});
         QVERIFY2(rep.code == 0, qPrintable(rep.err));
-        QVERIFY2(rep.err.contains("warning: step_00_source.svg: the full layout ran past 0.0 s: simple layout drawn instead"),
+        QVERIFY2(rep.err.contains(
+                     "warning: step_00_source.svg: the full layout ran past 0.0 s: simple layout drawn instead"),
                  rep.err.constData());
         QVERIFY(QFile::exists(dir.filePath("rep/step_00_source.svg")));
     }
 
-    void cliReport()
-    {
+    void cliReport() {
         QTemporaryDir dir;
         const QString out = dir.filePath("report");
-        const Cli r = cli({"report", QString(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json", "-o", out,
-                           "--pipeline", "cleanup", "--json"});
+        const Cli r = cli({"report", QString(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json", "-o",
+                           out, "--pipeline", "cleanup", "--json"});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         const QJsonObject j = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(j["dir"].toString(), out);

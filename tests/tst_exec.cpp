@@ -45,8 +45,7 @@ using json = nlohmann::json;
 
 namespace {
 
-std::mt19937_64& rng()
-{
+std::mt19937_64& rng() {
     static std::mt19937_64 r = [] {
         std::uint64_t seed = std::random_device{}();
         if (const char* s = std::getenv("PASSLENS_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
@@ -56,12 +55,12 @@ std::mt19937_64& rng()
     return r;
 }
 
-Tensor randn(DType dt, Shape shape, double lo = -2, double hi = 2)
-{
+Tensor randn(DType dt, Shape shape, double lo = -2, double hi = 2) {
     std::uniform_real_distribution<double> u(lo, hi);
     std::vector<double> v(static_cast<std::size_t>(shapeNumel(shape)));
     for (auto& x : v) x = u(rng());
-    if (!isFloat(dt)) for (auto& x : v) x = std::round(x);
+    if (!isFloat(dt))
+        for (auto& x : v) x = std::round(x);
     return Tensor::fromDoubles(dt, std::move(shape), v);
 }
 
@@ -74,14 +73,12 @@ Type typeOf(const Tensor& t) { return Type(t.dtype(), t.shape()); }
 struct Harness {
     FunctionGraph g;
     std::vector<Tensor> values;
-    Variable* input(const Tensor& t)
-    {
+    Variable* input(const Tensor& t) {
         values.push_back(t);
         return g.addInput(typeOf(t), "in" + std::to_string(values.size() - 1));
     }
     Variable* constant(const Tensor& t) { return g.addConstant(t.toTensorData()); }
-    std::vector<Tensor> run(std::vector<Variable*> outs)
-    {
+    std::vector<Tensor> run(std::vector<Variable*> outs) {
         g.setOutputs(std::move(outs));
         Executor ex(g, ExecOptions{DeviceChoice::Cpu, true});
         ex.run(values); // twice: the second run reuses pooled (re-poisoned) buffers and cached state
@@ -89,8 +86,7 @@ struct Harness {
     }
 };
 
-template <class F> QString errorOf(F&& f)
-{
+template <class F> QString errorOf(F&& f) {
     try {
         f();
     } catch (const std::exception& e) {
@@ -104,8 +100,7 @@ struct Tol {
 };
 
 // |got - want| <= atol + rtol * |want| everywhere (NaN only where want is NaN).
-bool close(const Tensor& got, const std::vector<double>& want, Tol tol, QString* why)
-{
+bool close(const Tensor& got, const std::vector<double>& want, Tol tol, QString* why) {
     const double rtol = tol.rtol, atol = tol.atol;
     if (static_cast<std::size_t>(got.numel()) != want.size()) {
         if (why) *why = QString("size %1 vs %2").arg(got.numel()).arg(want.size());
@@ -124,15 +119,14 @@ bool close(const Tensor& got, const std::vector<double>& want, Tol tol, QString*
     return true;
 }
 
-#define VERIFY_CLOSE(got, want, ...)                                                                                  \
+#define VERIFY_CLOSE(got, want, ...)                                                                                   \
     do {                                                                                                               \
         QString why_;                                                                                                  \
-        QVERIFY2(close(got, want, Tol{__VA_ARGS__}, &why_), qPrintable(why_));                                            \
+        QVERIFY2(close(got, want, Tol{__VA_ARGS__}, &why_), qPrintable(why_));                                         \
     } while (0)
 
 // Broadcast index helper: flat output index -> flat index of an input of shape `s` (same rank).
-std::int64_t bcastIndex(std::int64_t e, const Shape& out, const Shape& s)
-{
+std::int64_t bcastIndex(std::int64_t e, const Shape& out, const Shape& s) {
     std::int64_t off = 0, mul = 1;
     for (std::size_t a = out.size(); a-- > 0;) {
         const std::int64_t i = e % out[a];
@@ -143,18 +137,18 @@ std::int64_t bcastIndex(std::int64_t e, const Shape& out, const Shape& s)
     return off;
 }
 
-Variable* elem(FunctionGraph& g, const std::string& scalar, std::vector<Variable*> ins, json extra = json::object())
-{
+Variable* elem(FunctionGraph& g, const std::string& scalar, std::vector<Variable*> ins, json extra = json::object()) {
     extra["scalar"] = scalar;
     return g.apply(Op::get("Elemwise", extra), std::move(ins));
 }
 
-std::vector<double> naiveConv(const Tensor& x, const Tensor& w, int pt, int pb, int pl, int pr, int sh, int sw, int dh, int dw, int groups,
-                              Shape& outShape)
-{
+std::vector<double> naiveConv(const Tensor& x, const Tensor& w, int pt, int pb, int pl, int pr, int sh, int sw, int dh,
+                              int dw, int groups, Shape& outShape) {
     const auto X = x.toDoubles(), W = w.toDoubles();
-    const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), Wd = x.dim(3), F = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
-    const std::int64_t OH = (H + pt + pb - dh * (KH - 1) - 1) / sh + 1, OW = (Wd + pl + pr - dw * (KW - 1) - 1) / sw + 1;
+    const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), Wd = x.dim(3), F = w.dim(0), Cg = w.dim(1),
+                       KH = w.dim(2), KW = w.dim(3);
+    const std::int64_t OH = (H + pt + pb - dh * (KH - 1) - 1) / sh + 1,
+                       OW = (Wd + pl + pr - dw * (KW - 1) - 1) / sw + 1;
     outShape = {N, F, OH, OW};
     std::vector<double> y(static_cast<std::size_t>(N * F * OH * OW), 0.0);
     const std::int64_t Fg = F / groups;
@@ -182,16 +176,21 @@ std::vector<double> naiveConv(const Tensor& x, const Tensor& w, int pt, int pb, 
 // ---- corpus
 // PASSLENS_TEST_CORPUS overrides the configured folder (the device machine gets the models
 // through scripts/device-kit.sh, not at the configured path).
-std::filesystem::path corpusDir()
-{
+std::filesystem::path corpusDir() {
     const char* e = std::getenv("PASSLENS_TEST_CORPUS");
     return e && *e ? std::filesystem::path(e) : std::filesystem::path(PASSLENS_CORPUS_DIR);
 }
 
-const std::vector<std::string>& corpusModels()
-{
-    static const std::vector<std::string> m = {"mlp", "shape_ops", "lstm", "transformer_encoder_layer", "resnet18",
-                                               "squeezenet1_1", "mobilenet_v2", "ch_PP-OCRv4_det_infer", "silero_vad_legacy"};
+const std::vector<std::string>& corpusModels() {
+    static const std::vector<std::string> m = {"mlp",
+                                               "shape_ops",
+                                               "lstm",
+                                               "transformer_encoder_layer",
+                                               "resnet18",
+                                               "squeezenet1_1",
+                                               "mobilenet_v2",
+                                               "ch_PP-OCRv4_det_infer",
+                                               "silero_vad_legacy"};
     return m;
 }
 
@@ -201,7 +200,8 @@ bool gpuTestsEnabled() { return std::getenv("PASSLENS_TEST_GPU") != nullptr; }
 // emulated device) and skip without a device.
 #define NEED_CUDA()                                                                                                    \
     do {                                                                                                               \
-        if (!gpuTestsEnabled()) QSKIP("GPU checks run in the ctest entries tst_exec_gpu (label gpu) and tst_exec_emu"); \
+        if (!gpuTestsEnabled())                                                                                        \
+            QSKIP("GPU checks run in the ctest entries tst_exec_gpu (label gpu) and tst_exec_emu");                    \
         const DeviceInfo info_ = queryDevices();                                                                       \
         if (info_.deviceCount == 0) QSKIP(qPrintable(QString::fromStdString(info_.error)));                            \
     } while (0)
@@ -213,15 +213,15 @@ struct GpuHarness {
     FunctionGraph g;
     std::vector<Tensor> values;
     Variable* input(const Tensor& t) { return input(t, typeOf(t)); }
-    Variable* input(const Tensor& t, const Type& type)
-    {
+    Variable* input(const Tensor& t, const Type& type) {
         values.push_back(t);
         return g.apply(Op::get("GpuFromHost"), {g.addInput(type, "in" + std::to_string(values.size() - 1))});
     }
     Variable* host(Variable* v) { return g.apply(Op::get("HostFromGpu"), {v}); }
-    Variable* op(const std::string& kind, json attrs, std::vector<Variable*> ins) { return g.apply(Op::get(kind, std::move(attrs)), std::move(ins)); }
-    std::vector<Tensor> run(DeviceChoice d)
-    {
+    Variable* op(const std::string& kind, json attrs, std::vector<Variable*> ins) {
+        return g.apply(Op::get(kind, std::move(attrs)), std::move(ins));
+    }
+    std::vector<Tensor> run(DeviceChoice d) {
         ExecOptions o{d, true};
         o.cudaSyncEachStep = d == DeviceChoice::Cuda;
         Executor ex(g, o);
@@ -229,16 +229,14 @@ struct GpuHarness {
         return ex.run(values);
     }
     // outputs (downloaded with host()) on the CPU backend, then on CUDA
-    std::pair<std::vector<Tensor>, std::vector<Tensor>> both(std::vector<Variable*> outs)
-    {
+    std::pair<std::vector<Tensor>, std::vector<Tensor>> both(std::vector<Variable*> outs) {
         g.setOutputs(std::move(outs));
         return {run(DeviceChoice::Cpu), run(DeviceChoice::Cuda)};
     }
 };
 
 // The same bits (NaN where NaN), dtype and shape.
-bool sameBits(const Tensor& a, const Tensor& b, QString* why)
-{
+bool sameBits(const Tensor& a, const Tensor& b, QString* why) {
     if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
         *why = QString::fromStdString(a.typeStr() + " vs " + b.typeStr());
         return false;
@@ -267,8 +265,7 @@ private slots:
     void initTestCase() { (void)rng(); }
 
     // ------------------------------------------------------------------ tensors
-    void tensorBasics()
-    {
+    void tensorBasics() {
         Tensor t = Tensor::fromDoubles(DType::Int32, {2, 3}, {1, 2, 3, 4, 5, 6});
         QCOMPARE(t.numel(), 6);
         QCOMPARE(t.intAt(4), 5);
@@ -299,8 +296,7 @@ private slots:
         QVERIFY(errorOf([&] { (void)Tensor::fromConstant(missing); }).contains("file gone"));
     }
 
-    void tensorProtoRoundTrip()
-    {
+    void tensorProtoRoundTrip() {
         const auto dir = std::filesystem::temp_directory_path() / ("passlens_tst_exec_" + std::to_string(::getpid()));
         std::filesystem::create_directories(dir);
         Tensor a = randn(DType::Float32, {2, 3, 4});
@@ -327,57 +323,78 @@ private slots:
     }
 
     // ------------------------------------------------------------------ Elemwise
-    void elemwiseScalars_data()
-    {
+    void elemwiseScalars_data() {
         QTest::addColumn<QString>("scalar");
-        for (const char* s : {"add", "sub", "mul", "true_div", "int_div", "mod", "neg", "abs", "exp", "log", "sqrt", "sqr", "pow", "maximum",
-                              "minimum", "tanh", "sigmoid", "relu", "erf", "sin", "cos", "floor", "ceil", "round", "sgn", "lt", "gt", "le",
-                              "ge", "eq", "neq", "identity"})
+        for (const char* s :
+             {"add",  "sub",   "mul",     "true_div", "int_div", "mod",     "neg",  "abs", "exp", "log",     "sqrt",
+              "sqr",  "pow",   "maximum", "minimum",  "tanh",    "sigmoid", "relu", "erf", "sin", "cos",     "floor",
+              "ceil", "round", "sgn",     "lt",       "gt",      "le",      "ge",   "eq",  "neq", "identity"})
             QTest::newRow(s) << QString(s);
     }
 
-    void elemwiseScalars()
-    {
+    void elemwiseScalars() {
         QFETCH(QString, scalar);
         const std::string s = scalar.toStdString();
         static const std::map<std::string, std::function<double(double, double)>> f = {
-            {"add", [](double a, double b) { return a + b; }},       {"sub", [](double a, double b) { return a - b; }},
-            {"mul", [](double a, double b) { return a * b; }},       {"true_div", [](double a, double b) { return a / b; }},
+            {"add", [](double a, double b) { return a + b; }},
+            {"sub", [](double a, double b) { return a - b; }},
+            {"mul", [](double a, double b) { return a * b; }},
+            {"true_div", [](double a, double b) { return a / b; }},
             {"int_div", [](double a, double b) { return std::floor(a / b); }},
-            {"mod", [](double a, double b) { double r = std::fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }},
-            {"neg", [](double a, double) { return -a; }},            {"abs", [](double a, double) { return std::fabs(a); }},
-            {"exp", [](double a, double) { return std::exp(a); }},   {"log", [](double a, double) { return std::log(a); }},
-            {"sqrt", [](double a, double) { return std::sqrt(a); }}, {"sqr", [](double a, double) { return a * a; }},
+            {"mod",
+             [](double a, double b) {
+                 double r = std::fmod(a, b);
+                 if (r != 0 && ((r < 0) != (b < 0))) r += b;
+                 return r;
+             }},
+            {"neg", [](double a, double) { return -a; }},
+            {"abs", [](double a, double) { return std::fabs(a); }},
+            {"exp", [](double a, double) { return std::exp(a); }},
+            {"log", [](double a, double) { return std::log(a); }},
+            {"sqrt", [](double a, double) { return std::sqrt(a); }},
+            {"sqr", [](double a, double) { return a * a; }},
             {"pow", [](double a, double b) { return std::pow(a, b); }},
-            {"maximum", [](double a, double b) { return std::max(a, b); }}, {"minimum", [](double a, double b) { return std::min(a, b); }},
-            {"tanh", [](double a, double) { return std::tanh(a); }}, {"sigmoid", [](double a, double) { return 1 / (1 + std::exp(-a)); }},
-            {"relu", [](double a, double) { return a > 0 ? a : 0; }}, {"erf", [](double a, double) { return std::erf(a); }},
-            {"sin", [](double a, double) { return std::sin(a); }},   {"cos", [](double a, double) { return std::cos(a); }},
-            {"floor", [](double a, double) { return std::floor(a); }}, {"ceil", [](double a, double) { return std::ceil(a); }},
+            {"maximum", [](double a, double b) { return std::max(a, b); }},
+            {"minimum", [](double a, double b) { return std::min(a, b); }},
+            {"tanh", [](double a, double) { return std::tanh(a); }},
+            {"sigmoid", [](double a, double) { return 1 / (1 + std::exp(-a)); }},
+            {"relu", [](double a, double) { return a > 0 ? a : 0; }},
+            {"erf", [](double a, double) { return std::erf(a); }},
+            {"sin", [](double a, double) { return std::sin(a); }},
+            {"cos", [](double a, double) { return std::cos(a); }},
+            {"floor", [](double a, double) { return std::floor(a); }},
+            {"ceil", [](double a, double) { return std::ceil(a); }},
             {"round", [](double a, double) { return std::nearbyint(a); }},
             {"sgn", [](double a, double) { return double((a > 0) - (a < 0)); }},
-            {"lt", [](double a, double b) { return double(a < b); }}, {"gt", [](double a, double b) { return double(a > b); }},
-            {"le", [](double a, double b) { return double(a <= b); }}, {"ge", [](double a, double b) { return double(a >= b); }},
-            {"eq", [](double a, double b) { return double(a == b); }}, {"neq", [](double a, double b) { return double(a != b); }},
+            {"lt", [](double a, double b) { return double(a < b); }},
+            {"gt", [](double a, double b) { return double(a > b); }},
+            {"le", [](double a, double b) { return double(a <= b); }},
+            {"ge", [](double a, double b) { return double(a >= b); }},
+            {"eq", [](double a, double b) { return double(a == b); }},
+            {"neq", [](double a, double b) { return double(a != b); }},
             {"identity", [](double a, double) { return a; }}};
-        static const std::set<std::string> unary = {"neg", "abs", "exp", "log", "sqrt", "sqr", "tanh", "sigmoid", "relu", "erf", "sin",
-                                                    "cos", "floor", "ceil", "round", "sgn", "identity"};
+        static const std::set<std::string> unary = {"neg",   "abs",     "exp",   "log", "sqrt",    "sqr",
+                                                    "tanh",  "sigmoid", "relu",  "erf", "sin",     "cos",
+                                                    "floor", "ceil",    "round", "sgn", "identity"};
         const bool un = unary.count(s) > 0;
         const bool positive = s == "log" || s == "sqrt" || s == "pow";
         // broadcasting shapes, a 0-size shape and 0-d scalars
-        const std::vector<std::pair<Shape, Shape>> shapes = {{{3, 1, 5}, {1, 4, 5}}, {{2, 3}, {2, 3}}, {{0, 3}, {1, 3}}, {{}, {}}, {{4, 1}, {1, 1}}};
+        const std::vector<std::pair<Shape, Shape>> shapes = {
+            {{3, 1, 5}, {1, 4, 5}}, {{2, 3}, {2, 3}}, {{0, 3}, {1, 3}}, {{}, {}}, {{4, 1}, {1, 1}}};
         for (const auto& [sa, sb] : shapes) {
             Harness h;
             Tensor a = randn(DType::Float32, sa, positive ? 0.1 : -3, 3);
             Tensor b = randn(DType::Float32, sb, positive ? 0.1 : -3, 3);
             if (s == "eq" || s == "neq" || s == "le" || s == "ge") // make equal pairs likely
-                b = Tensor::fromDoubles(DType::Float32, sb, std::vector<double>(static_cast<std::size_t>(b.numel()), 1.0));
+                b = Tensor::fromDoubles(DType::Float32, sb,
+                                        std::vector<double>(static_cast<std::size_t>(b.numel()), 1.0));
             Variable* va = h.input(a);
             Variable* out = un ? elem(h.g, s, {va}) : elem(h.g, s, {va, h.input(b)});
             const auto res = h.run({out});
             Shape os = un ? sa : Shape{};
             if (!un)
-                for (std::size_t k = 0; k < sa.size(); ++k) os.push_back(std::max(sa[k], sb[k]) * (sa[k] && sb[k] ? 1 : 0));
+                for (std::size_t k = 0; k < sa.size(); ++k)
+                    os.push_back(std::max(sa[k], sb[k]) * (sa[k] && sb[k] ? 1 : 0));
             QCOMPARE(res[0].shape(), os);
             std::vector<double> want(static_cast<std::size_t>(shapeNumel(os)));
             const auto av = a.toDoubles(), bv = b.toDoubles();
@@ -391,20 +408,22 @@ private slots:
         }
     }
 
-    void elemwiseNaryAndIntegers()
-    {
+    void elemwiseNaryAndIntegers() {
         Harness h;
         Tensor a = randn(DType::Float32, {2, 3}), b = randn(DType::Float32, {1, 3}), c = randn(DType::Float32, {2, 1});
         Tensor i = ints(DType::Int64, {4}, {-7, 7, -8, 9}), j = ints(DType::Int64, {4}, {2, -2, 3, 0});
         Tensor i8 = ints(DType::Int8, {3}, {100, 100, -100});
-        Variable *va = h.input(a), *vb = h.input(b), *vc = h.input(c), *vi = h.input(i), *vj = h.input(j), *v8 = h.input(i8);
-        auto outs = h.run({elem(h.g, "add", {va, vb, vc}), elem(h.g, "maximum", {va, vb, vc}), elem(h.g, "int_div", {vi, vj}),
-                           elem(h.g, "mod", {vi, vj}), elem(h.g, "add", {v8, v8}), elem(h.g, "true_div", {vi, vj})});
+        Variable *va = h.input(a), *vb = h.input(b), *vc = h.input(c), *vi = h.input(i), *vj = h.input(j),
+                 *v8 = h.input(i8);
+        auto outs =
+            h.run({elem(h.g, "add", {va, vb, vc}), elem(h.g, "maximum", {va, vb, vc}), elem(h.g, "int_div", {vi, vj}),
+                   elem(h.g, "mod", {vi, vj}), elem(h.g, "add", {v8, v8}), elem(h.g, "true_div", {vi, vj})});
         std::vector<double> sum, mx;
         const auto av = a.toDoubles(), bv = b.toDoubles(), cv = c.toDoubles();
         for (int r = 0; r < 2; ++r)
             for (int k = 0; k < 3; ++k) {
-                const double x = av[static_cast<std::size_t>(r * 3 + k)], y = bv[static_cast<std::size_t>(k)], z = cv[static_cast<std::size_t>(r)];
+                const double x = av[static_cast<std::size_t>(r * 3 + k)], y = bv[static_cast<std::size_t>(k)],
+                             z = cv[static_cast<std::size_t>(r)];
                 sum.push_back(static_cast<float>(static_cast<float>(x + y) + z));
                 mx.push_back(std::max({x, y, z}));
             }
@@ -415,7 +434,7 @@ private slots:
         VERIFY_CLOSE(outs[3], (std::vector<double>{1, -1, 1, 0}), 0, 0);   // Python's sign rule
         QCOMPARE(outs[4].dtype(), DType::Int8);
         VERIFY_CLOSE(outs[4], (std::vector<double>{-56, -56, 56}), 0, 0); // int8 wraps
-        QCOMPARE(outs[5].dtype(), DType::Float64);                          // int64 / int64 upgrades to float64
+        QCOMPARE(outs[5].dtype(), DType::Float64);                        // int64 / int64 upgrades to float64
         {
             // INT64_MIN // -1 wraps (no SIGFPE), as NumPy's int64 arithmetic
             Harness h2;
@@ -432,30 +451,32 @@ private slots:
         VERIFY_CLOSE(outs[5], (std::vector<double>{-3.5, -3.5, -8.0 / 3, INFINITY}), 1e-12);
     }
 
-    void elemwiseComposite()
-    {
+    void elemwiseComposite() {
         Harness h;
-        Tensor a = randn(DType::Float32, {3, 4}, -8, 8), b = randn(DType::Float32, {1, 4}), c = randn(DType::Float32, {3, 1});
+        Tensor a = randn(DType::Float32, {3, 4}, -8, 8), b = randn(DType::Float32, {1, 4}),
+               c = randn(DType::Float32, {3, 1});
         Tensor n = ints(DType::Int64, {1, 1}, {3});
         Variable *va = h.input(a), *vb = h.input(b), *vc = h.input(c), *vn = h.input(n);
         auto comp = [&](const std::string& expr, std::vector<Variable*> ins, const std::string& dtype) {
-            return h.g.apply(Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", expr}, {"dtype", dtype}}),
-                             [&] {
-                                 std::vector<Variable*> gi;
-                                 for (Variable* v : ins) gi.push_back(h.g.apply(Op::get("GpuFromHost"), {v}));
-                                 return gi;
-                             }());
+            return h.g.apply(Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", expr}, {"dtype", dtype}}), [&] {
+                std::vector<Variable*> gi;
+                for (Variable* v : ins) gi.push_back(h.g.apply(Op::get("GpuFromHost"), {v}));
+                return gi;
+            }());
         };
         auto host = [&](Variable* v) { return h.g.apply(Op::get("HostFromGpu"), {v}); };
-        auto outs = h.run({host(comp("add(i0,mul(i1,i2))", {va, vb, vc}, "float32")), host(comp("clip{0,6}(i0)", {va}, "float32")),
-                           host(comp("leaky_relu{0.01}(i0)", {va}, "float32")), host(comp("hard_sigmoid{0.2,0.5}(i0)", {va}, "float32")),
-                           host(comp("switch(lt(i0,i1),i0,cast{float32}(i2))", {va, vb, vn}, "float32")),
-                           host(comp("cast{int32}(mul(i0,i1))", {va, vb}, "int32"))});
+        auto outs =
+            h.run({host(comp("add(i0,mul(i1,i2))", {va, vb, vc}, "float32")),
+                   host(comp("clip{0,6}(i0)", {va}, "float32")), host(comp("leaky_relu{0.01}(i0)", {va}, "float32")),
+                   host(comp("hard_sigmoid{0.2,0.5}(i0)", {va}, "float32")),
+                   host(comp("switch(lt(i0,i1),i0,cast{float32}(i2))", {va, vb, vn}, "float32")),
+                   host(comp("cast{int32}(mul(i0,i1))", {va, vb}, "int32"))});
         const auto av = a.toDoubles(), bv = b.toDoubles(), cv = c.toDoubles();
         std::vector<double> w0, w1, w2, w3, w4, w5;
         for (int r = 0; r < 3; ++r)
             for (int k = 0; k < 4; ++k) {
-                const float x = static_cast<float>(av[static_cast<std::size_t>(r * 4 + k)]), y = static_cast<float>(bv[static_cast<std::size_t>(k)]),
+                const float x = static_cast<float>(av[static_cast<std::size_t>(r * 4 + k)]),
+                            y = static_cast<float>(bv[static_cast<std::size_t>(k)]),
                             z = static_cast<float>(cv[static_cast<std::size_t>(r)]);
                 w0.push_back(x + y * z);
                 w1.push_back(std::min(std::max(x, 0.f), 6.f));
@@ -473,8 +494,7 @@ private slots:
         VERIFY_CLOSE(outs[5], w5, 0, 0);
     }
 
-    void elemwiseInPlaceKeepsInputs()
-    {
+    void elemwiseInPlaceKeepsInputs() {
         // x is used by two nodes: the first must not overwrite it in place
         Harness h;
         Tensor a = randn(DType::Float32, {64});
@@ -484,14 +504,15 @@ private slots:
         Variable* u = elem(h.g, "add", {t, va});
         auto outs = h.run({u, va});
         std::vector<double> want;
-        for (double x : a.toDoubles()) want.push_back(static_cast<float>(-static_cast<float>(std::exp(static_cast<float>(x))) + static_cast<float>(x)));
+        for (double x : a.toDoubles())
+            want.push_back(
+                static_cast<float>(-static_cast<float>(std::exp(static_cast<float>(x))) + static_cast<float>(x)));
         VERIFY_CLOSE(outs[0], want, 1e-6);
         VERIFY_CLOSE(outs[1], a.toDoubles(), 0, 0);
         VERIFY_CLOSE(h.values[0], a.toDoubles(), 0, 0); // the caller's input is untouched
     }
 
-    void elemwiseErrors()
-    {
+    void elemwiseErrors() {
         // runtime shapes that do not broadcast, naming the node
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[?]"), "x");
@@ -504,7 +525,8 @@ private slots:
         // a bad composite expression
         FunctionGraph g2;
         Variable* x2 = g2.addInput(Type::parse("float32[3]"), "x");
-        Variable* bad = g2.apply(Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "frobnicate(i0)"}, {"dtype", "float32"}}), {x2});
+        Variable* bad = g2.apply(
+            Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "frobnicate(i0)"}, {"dtype", "float32"}}), {x2});
         g2.setOutputs({bad});
         Executor ex2(g2, ExecOptions{DeviceChoice::Cpu});
         const QString err2 = errorOf([&] { ex2.run({randn(DType::Float32, {3})}); });
@@ -516,21 +538,23 @@ private slots:
     }
 
     // ------------------------------------------------------------------ shapes
-    void shapeKernels()
-    {
+    void shapeKernels() {
         Harness h;
         Tensor a = randn(DType::Float32, {2, 1, 3});
         Variable* va = h.input(a);
-        Variable* tr = h.g.apply(Op::get("DimShuffle", {{"order", {2, 0}}}), {va});           // drop axis 1, transpose
-        Variable* ex = h.g.apply(Op::get("DimShuffle", {{"order", {"x", 0, 2, 1}}}), {va});   // view
+        Variable* tr = h.g.apply(Op::get("DimShuffle", {{"order", {2, 0}}}), {va});         // drop axis 1, transpose
+        Variable* ex = h.g.apply(Op::get("DimShuffle", {{"order", {"x", 0, 2, 1}}}), {va}); // view
         Variable* rs = h.g.apply(Op::get("Reshape", {{"ndim", 2}}), {va, h.constant(ints(DType::Int64, {2}, {-1, 2}))});
         Variable* fl = h.g.apply(Op::get("Flatten", {{"outdim", 2}}), {va});
         Variable* sh = h.g.apply(Op::get("Shape"), {va});
         Variable* s2 = h.g.apply(Op::get("Shape_i", {{"i", 2}}), {va});
-        Variable* mv = h.g.apply(Op::get("MakeVector", {{"dtype", "int64"}}), {s2, h.constant(ints(DType::Int32, {}, {5}))});
-        Variable* al = h.g.apply(Op::get("Alloc"), {h.constant(ints(DType::Float32, {3}, {1, 2, 3})), h.constant(ints(DType::Int64, {}, {2})),
-                                                    h.constant(ints(DType::Int64, {}, {3}))});
-        Variable* ae = h.g.apply(Op::get("AllocEmpty", {{"dtype", "float32"}}), {h.constant(ints(DType::Int64, {}, {0})), s2});
+        Variable* mv =
+            h.g.apply(Op::get("MakeVector", {{"dtype", "int64"}}), {s2, h.constant(ints(DType::Int32, {}, {5}))});
+        Variable* al = h.g.apply(Op::get("Alloc"),
+                                 {h.constant(ints(DType::Float32, {3}, {1, 2, 3})),
+                                  h.constant(ints(DType::Int64, {}, {2})), h.constant(ints(DType::Int64, {}, {3}))});
+        Variable* ae =
+            h.g.apply(Op::get("AllocEmpty", {{"dtype", "float32"}}), {h.constant(ints(DType::Int64, {}, {0})), s2});
         Variable* cc = h.g.apply(Op::get("CpuContiguous"), {tr});
         auto outs = h.run({tr, ex, rs, fl, sh, s2, mv, al, ae, cc});
         const auto av = a.toDoubles();
@@ -563,12 +587,13 @@ private slots:
         Variable* s = g.addInput(Type::parse("int64[2]"), "s");
         g.setOutputs({g.apply(Op::get("Reshape", {{"ndim", 2}}), {x, s}, "R")});
         Executor exr(g, ExecOptions{DeviceChoice::Cpu});
-        QVERIFY(errorOf([&] { exr.run({randn(DType::Float32, {5}), ints(DType::Int64, {2}, {2, 2})}); }).contains("cannot reshape"));
+        QVERIFY(errorOf([&] {
+                    exr.run({randn(DType::Float32, {5}), ints(DType::Int64, {2}, {2, 2})});
+                }).contains("cannot reshape"));
     }
 
     // ------------------------------------------------------------------ indexing
-    void subtensorKernels()
-    {
+    void subtensorKernels() {
         Harness h;
         Tensor a = randn(DType::Float32, {4, 5, 3});
         Variable* va = h.input(a);
@@ -579,21 +604,29 @@ private slots:
             ins.insert(ins.end(), extra.begin(), extra.end());
             return h.g.apply(Op::get("Subtensor", {{"idx", idx}}), ins);
         };
-        Variable* s0 = sub(json::array({json{{"start", 1}, {"stop", 3}}}));                                     // x[1:3]
-        Variable* s1 = sub(json::array({2, json{{"step", -2}}}));                                               // x[2, ::-2]
-        Variable* s2 = sub(json::array({json::object(), json{{"start", "?"}, {"stop", "?"}}}), {i1, i4});      // x[:, 1:-1]
-        Variable* s3 = sub(json::array({"?"}), {i4});                                                           // x[-1]
-        Variable* s4 = sub(json::array({json{{"start", 9}, {"stop", 12}}}));                                    // empty
+        Variable* s0 = sub(json::array({json{{"start", 1}, {"stop", 3}}}));                               // x[1:3]
+        Variable* s1 = sub(json::array({2, json{{"step", -2}}}));                                         // x[2, ::-2]
+        Variable* s2 = sub(json::array({json::object(), json{{"start", "?"}, {"stop", "?"}}}), {i1, i4}); // x[:, 1:-1]
+        Variable* s3 = sub(json::array({"?"}), {i4});                                                     // x[-1]
+        Variable* s4 = sub(json::array({json{{"start", 9}, {"stop", 12}}}));                              // empty
         Variable* adv = h.g.apply(Op::get("AdvancedSubtensor1"), {va, h.constant(ints(DType::Int64, {3}, {3, -4, 3}))});
         auto outs = h.run({s0, s1, s2, s3, s4, adv});
         const auto av = a.toDoubles();
         auto at = [&](int i, int j, int k) { return av[static_cast<std::size_t>((i * 5 + j) * 3 + k)]; };
         std::vector<double> w0, w1, w2, w3, w5;
-        for (int i = 1; i < 3; ++i) for (int j = 0; j < 5; ++j) for (int k = 0; k < 3; ++k) w0.push_back(at(i, j, k));
-        for (int j = 4; j >= 0; j -= 2) for (int k = 0; k < 3; ++k) w1.push_back(at(2, j, k));
-        for (int i = 0; i < 4; ++i) for (int j = 1; j < 4; ++j) for (int k = 0; k < 3; ++k) w2.push_back(at(i, j, k));
-        for (int j = 0; j < 5; ++j) for (int k = 0; k < 3; ++k) w3.push_back(at(3, j, k));
-        for (int i : {3, 0, 3}) for (int j = 0; j < 5; ++j) for (int k = 0; k < 3; ++k) w5.push_back(at(i, j, k));
+        for (int i = 1; i < 3; ++i)
+            for (int j = 0; j < 5; ++j)
+                for (int k = 0; k < 3; ++k) w0.push_back(at(i, j, k));
+        for (int j = 4; j >= 0; j -= 2)
+            for (int k = 0; k < 3; ++k) w1.push_back(at(2, j, k));
+        for (int i = 0; i < 4; ++i)
+            for (int j = 1; j < 4; ++j)
+                for (int k = 0; k < 3; ++k) w2.push_back(at(i, j, k));
+        for (int j = 0; j < 5; ++j)
+            for (int k = 0; k < 3; ++k) w3.push_back(at(3, j, k));
+        for (int i : {3, 0, 3})
+            for (int j = 0; j < 5; ++j)
+                for (int k = 0; k < 3; ++k) w5.push_back(at(i, j, k));
         QCOMPARE(outs[0].shape(), (Shape{2, 5, 3}));
         VERIFY_CLOSE(outs[0], w0, 0, 0);
         QCOMPARE(outs[1].shape(), (Shape{3, 3}));
@@ -613,19 +646,24 @@ private slots:
         QVERIFY2(err.contains("out of bounds") && err.contains("Take"), qPrintable(err));
     }
 
-    void incSubtensorJoinSplit()
-    {
+    void incSubtensorJoinSplit() {
         Harness h;
         Tensor a = randn(DType::Float32, {3, 4}), y = randn(DType::Float32, {4}), b = randn(DType::Float32, {3, 2});
         Variable *va = h.input(a), *vy = h.input(y), *vb = h.input(b);
-        Variable* inc = h.g.apply(Op::get("IncSubtensor", {{"idx", json::array({json{{"start", 1}}})}}), {va, vy});  // x[1:] += y
-        Variable* set = h.g.apply(Op::get("IncSubtensor", {{"idx", json::array({0})}, {"set_instead_of_inc", true}}), {va, vy});
+        Variable* inc =
+            h.g.apply(Op::get("IncSubtensor", {{"idx", json::array({json{{"start", 1}}})}}), {va, vy}); // x[1:] += y
+        Variable* set =
+            h.g.apply(Op::get("IncSubtensor", {{"idx", json::array({0})}, {"set_instead_of_inc", true}}), {va, vy});
         Variable* jn = h.g.apply(Op::get("Join", {{"axis", 1}}), {va, vb});
-        Apply* sp = h.g.makeApply(Op::get("Split", {{"axis", 1}, {"n_splits", 3}}), {va, h.constant(ints(DType::Int64, {3}, {1, 0, 3}))});
+        Apply* sp = h.g.makeApply(Op::get("Split", {{"axis", 1}, {"n_splits", 3}}),
+                                  {va, h.constant(ints(DType::Int64, {3}, {1, 0, 3}))});
         auto outs = h.run({inc, set, jn, sp->output(0), sp->output(1), sp->output(2), va});
         const auto av = a.toDoubles(), yv = y.toDoubles(), bv = b.toDoubles();
         std::vector<double> w0 = av, w1 = av, w2, s0, s2;
-        for (int i = 1; i < 3; ++i) for (int k = 0; k < 4; ++k) w0[static_cast<std::size_t>(i * 4 + k)] = static_cast<float>(av[static_cast<std::size_t>(i * 4 + k)] + yv[static_cast<std::size_t>(k)]);
+        for (int i = 1; i < 3; ++i)
+            for (int k = 0; k < 4; ++k)
+                w0[static_cast<std::size_t>(i * 4 + k)] =
+                    static_cast<float>(av[static_cast<std::size_t>(i * 4 + k)] + yv[static_cast<std::size_t>(k)]);
         for (int k = 0; k < 4; ++k) w1[static_cast<std::size_t>(k)] = yv[static_cast<std::size_t>(k)];
         for (int i = 0; i < 3; ++i) {
             for (int k = 0; k < 4; ++k) w2.push_back(av[static_cast<std::size_t>(i * 4 + k)]);
@@ -643,24 +681,25 @@ private slots:
     }
 
     // ------------------------------------------------------------------ reductions
-    void careduce_data()
-    {
+    void careduce_data() {
         QTest::addColumn<QString>("scalar");
         QTest::addColumn<QString>("axes");
         for (const char* s : {"add", "mul", "maximum", "minimum"})
-            for (const char* ax : {"[0]", "[1]", "[2]", "[0,2]", "[1,2]", "null"}) QTest::newRow((std::string(s) + ax).c_str()) << QString(s) << QString(ax);
+            for (const char* ax : {"[0]", "[1]", "[2]", "[0,2]", "[1,2]", "null"})
+                QTest::newRow((std::string(s) + ax).c_str()) << QString(s) << QString(ax);
     }
 
-    void careduce()
-    {
+    void careduce() {
         QFETCH(QString, scalar);
         QFETCH(QString, axes);
         const json ax = json::parse(axes.toStdString());
         for (const Shape& shape : {Shape{3, 4, 5}, Shape{2, 1, 6}, Shape{0, 2, 3}}) {
             Harness h;
             Tensor a = randn(DType::Float32, shape, 0.5, 1.5);
-            Variable* r = h.g.apply(Op::get("CAReduce", {{"scalar", scalar.toStdString()}, {"axis", ax}}), {h.input(a)});
-            if ((scalar == "maximum" || scalar == "minimum") && shape[0] == 0 && (ax.is_null() || ax.dump().find('0') != std::string::npos)) {
+            Variable* r =
+                h.g.apply(Op::get("CAReduce", {{"scalar", scalar.toStdString()}, {"axis", ax}}), {h.input(a)});
+            if ((scalar == "maximum" || scalar == "minimum") && shape[0] == 0 &&
+                (ax.is_null() || ax.dump().find('0') != std::string::npos)) {
                 // the maximum of nothing (axis 0 has length 0) is refused, naming the reason
                 h.g.setOutputs({r});
                 Executor ex(h.g, ExecOptions{DeviceChoice::Cpu});
@@ -669,9 +708,11 @@ private slots:
             }
             auto outs = h.run({r});
             std::vector<bool> red(3, ax.is_null());
-            if (!ax.is_null()) for (const auto& e : ax) red[e.get<std::size_t>()] = true;
+            if (!ax.is_null())
+                for (const auto& e : ax) red[e.get<std::size_t>()] = true;
             Shape os;
-            for (int k = 0; k < 3; ++k) if (!red[static_cast<std::size_t>(k)]) os.push_back(shape[static_cast<std::size_t>(k)]);
+            for (int k = 0; k < 3; ++k)
+                if (!red[static_cast<std::size_t>(k)]) os.push_back(shape[static_cast<std::size_t>(k)]);
             QCOMPARE(outs[0].shape(), os);
             const double init = scalar == "add" ? 0 : scalar == "mul" ? 1 : scalar == "maximum" ? -INFINITY : INFINITY;
             std::vector<double> want(static_cast<std::size_t>(shapeNumel(os)), init);
@@ -681,27 +722,35 @@ private slots:
                 for (int k = 2; k >= 0; --k) {
                     const std::int64_t i = rem % shape[static_cast<std::size_t>(k)];
                     rem /= shape[static_cast<std::size_t>(k)];
-                    if (!red[static_cast<std::size_t>(k)]) { o += i * m; m *= shape[static_cast<std::size_t>(k)]; }
+                    if (!red[static_cast<std::size_t>(k)]) {
+                        o += i * m;
+                        m *= shape[static_cast<std::size_t>(k)];
+                    }
                 }
                 double& w = want[static_cast<std::size_t>(o)];
                 const double x = av[static_cast<std::size_t>(e)];
-                if (scalar == "add") w += x;
-                else if (scalar == "mul") w *= x;
-                else if (scalar == "maximum") w = std::max(w, x);
-                else w = std::min(w, x);
+                if (scalar == "add")
+                    w += x;
+                else if (scalar == "mul")
+                    w *= x;
+                else if (scalar == "maximum")
+                    w = std::max(w, x);
+                else
+                    w = std::min(w, x);
             }
             VERIFY_CLOSE(outs[0], want, 1e-5, 1e-6);
         }
     }
 
-    void careducePreScalarAndInts()
-    {
+    void careducePreScalarAndInts() {
         Harness h;
         Tensor a = randn(DType::Float32, {3, 4});
         Tensor b = ints(DType::Int32, {2, 2}, {1, 2, 3, 4});
         Variable* ga = h.g.apply(Op::get("GpuFromHost"), {h.input(a)});
-        Variable* sq = h.g.apply(Op::get("GpuCAReduceCuda", {{"scalar", "add"}, {"axis", {1}}, {"pre_scalar_op", "sqr"}}), {ga});
-        Variable* ab = h.g.apply(Op::get("GpuCAReduceCuda", {{"scalar", "maximum"}, {"axis", {0}}, {"pre_scalar_op", "abs"}}), {ga});
+        Variable* sq =
+            h.g.apply(Op::get("GpuCAReduceCuda", {{"scalar", "add"}, {"axis", {1}}, {"pre_scalar_op", "sqr"}}), {ga});
+        Variable* ab = h.g.apply(
+            Op::get("GpuCAReduceCuda", {{"scalar", "maximum"}, {"axis", {0}}, {"pre_scalar_op", "abs"}}), {ga});
         Variable* si = h.g.apply(Op::get("CAReduce", {{"scalar", "add"}, {"axis", nullptr}}), {h.input(b)});
         auto outs = h.run({h.g.apply(Op::get("HostFromGpu"), {sq}), h.g.apply(Op::get("HostFromGpu"), {ab}), si});
         const auto av = a.toDoubles();
@@ -718,8 +767,7 @@ private slots:
         QCOMPARE(outs[2].intAt(0), 10);
     }
 
-    void cumOpAndSoftmax()
-    {
+    void cumOpAndSoftmax() {
         Harness h;
         Tensor a = randn(DType::Float32, {2, 3, 4});
         Variable* va = h.input(a);
@@ -732,20 +780,29 @@ private slots:
         auto at = [&](int i, int j, int k) { return av[static_cast<std::size_t>((i * 3 + j) * 4 + k)]; };
         std::vector<double> w0(24), w1(24), w2(24), w3(24);
         double prod = 1;
-        for (int e = 0; e < 24; ++e) { prod *= av[static_cast<std::size_t>(e)]; w1[static_cast<std::size_t>(e)] = prod; }
+        for (int e = 0; e < 24; ++e) {
+            prod *= av[static_cast<std::size_t>(e)];
+            w1[static_cast<std::size_t>(e)] = prod;
+        }
         for (int i = 0; i < 2; ++i)
             for (int k = 0; k < 4; ++k) {
                 double s = 0, mx = -INFINITY, z = 0;
-                for (int j = 0; j < 3; ++j) { s += at(i, j, k); w0[static_cast<std::size_t>((i * 3 + j) * 4 + k)] = s; mx = std::max(mx, at(i, j, k)); }
+                for (int j = 0; j < 3; ++j) {
+                    s += at(i, j, k);
+                    w0[static_cast<std::size_t>((i * 3 + j) * 4 + k)] = s;
+                    mx = std::max(mx, at(i, j, k));
+                }
                 for (int j = 0; j < 3; ++j) z += std::exp(at(i, j, k) - mx);
-                for (int j = 0; j < 3; ++j) w2[static_cast<std::size_t>((i * 3 + j) * 4 + k)] = std::exp(at(i, j, k) - mx) / z;
+                for (int j = 0; j < 3; ++j)
+                    w2[static_cast<std::size_t>((i * 3 + j) * 4 + k)] = std::exp(at(i, j, k) - mx) / z;
             }
         for (int i = 0; i < 2; ++i)
             for (int j = 0; j < 3; ++j) {
                 double mx = -INFINITY, z = 0;
                 for (int k = 0; k < 4; ++k) mx = std::max(mx, at(i, j, k));
                 for (int k = 0; k < 4; ++k) z += std::exp(at(i, j, k) - mx);
-                for (int k = 0; k < 4; ++k) w3[static_cast<std::size_t>((i * 3 + j) * 4 + k)] = at(i, j, k) - mx - std::log(z);
+                for (int k = 0; k < 4; ++k)
+                    w3[static_cast<std::size_t>((i * 3 + j) * 4 + k)] = at(i, j, k) - mx - std::log(z);
             }
         VERIFY_CLOSE(outs[0], w0, 1e-6, 1e-6);
         VERIFY_CLOSE(outs[1], w1, 1e-5, 1e-12);
@@ -754,14 +811,14 @@ private slots:
     }
 
     // ------------------------------------------------------------------ BLAS
-    void blasKernels()
-    {
+    void blasKernels() {
         Harness h;
         Tensor x = randn(DType::Float32, {5, 7}), y = randn(DType::Float32, {7, 3}), v = randn(DType::Float32, {7});
         Tensor z = Tensor::fromDoubles(DType::Float32, {5, 3}, std::vector<double>(15, NAN)); // b = 0 must not read z
         Tensor z2 = randn(DType::Float32, {5, 3}), zv = randn(DType::Float32, {5});
         Tensor ba = randn(DType::Float32, {2, 3, 4, 3}), bb = randn(DType::Float32, {2, 3, 3, 2});
-        Variable *vx = h.input(x), *vy = h.input(y), *vv = h.input(v), *vz = h.input(z), *vz2 = h.input(z2), *vzv = h.input(zv);
+        Variable *vx = h.input(x), *vy = h.input(y), *vv = h.input(v), *vz = h.input(z), *vz2 = h.input(z2),
+                 *vzv = h.input(zv);
         auto sc = [&](double s) { return h.constant(Tensor::scalar(DType::Float32, s)); };
         Variable* d22 = h.g.apply(Op::get("Dot22"), {vx, vy});
         Variable* dmv = h.g.apply(Op::get("Dot"), {vx, vv});
@@ -782,7 +839,8 @@ private slots:
             wv[static_cast<std::size_t>(i)] = 2.0 * ZV[static_cast<std::size_t>(i)] + 1.5 * m;
             for (int j = 0; j < 3; ++j) {
                 double s = 0;
-                for (int k = 0; k < 7; ++k) s += X[static_cast<std::size_t>(i * 7 + k)] * Y[static_cast<std::size_t>(k * 3 + j)];
+                for (int k = 0; k < 7; ++k)
+                    s += X[static_cast<std::size_t>(i * 7 + k)] * Y[static_cast<std::size_t>(k * 3 + j)];
                 w22[static_cast<std::size_t>(i * 3 + j)] = s;
                 w0[static_cast<std::size_t>(i * 3 + j)] = 2 * s;
                 w1[static_cast<std::size_t>(i * 3 + j)] = 3 * Z2[static_cast<std::size_t>(i * 3 + j)] - 0.5 * s;
@@ -804,14 +862,18 @@ private slots:
                 for (int i = 0; i < 4; ++i)
                     for (int j = 0; j < 2; ++j) {
                         double s = 0;
-                        for (int k = 0; k < 3; ++k) s += A[static_cast<std::size_t>(((p * 3 + q) * 4 + i) * 3 + k)] * B[static_cast<std::size_t>(((p * 3 + q) * 3 + k) * 2 + j)];
+                        for (int k = 0; k < 3; ++k)
+                            s += A[static_cast<std::size_t>(((p * 3 + q) * 4 + i) * 3 + k)] *
+                                 B[static_cast<std::size_t>(((p * 3 + q) * 3 + k) * 2 + j)];
                         wb.push_back(s);
                     }
         VERIFY_CLOSE(outs[6], wb, 1e-5, 1e-5);
         // 0-size GEMM
         Harness h0;
-        Variable* e = h0.g.apply(Op::get("Dot22"), {h0.input(randn(DType::Float32, {0, 4})), h0.input(randn(DType::Float32, {4, 2}))});
-        Variable* k0 = h0.g.apply(Op::get("Dot22"), {h0.input(randn(DType::Float32, {2, 0})), h0.input(randn(DType::Float32, {0, 3}))});
+        Variable* e = h0.g.apply(Op::get("Dot22"),
+                                 {h0.input(randn(DType::Float32, {0, 4})), h0.input(randn(DType::Float32, {4, 2}))});
+        Variable* k0 = h0.g.apply(Op::get("Dot22"),
+                                  {h0.input(randn(DType::Float32, {2, 0})), h0.input(randn(DType::Float32, {0, 3}))});
         auto o0 = h0.run({e, k0});
         QCOMPARE(o0[0].shape(), (Shape{0, 2}));
         VERIFY_CLOSE(o0[1], std::vector<double>(6, 0.0), 0, 0);
@@ -819,8 +881,10 @@ private slots:
         // read z either (NaN), beta != 0 scales it
         for (DType dt : {DType::Float32, DType::Float64}) {
             Harness h1;
-            Tensor r = randn(dt, {1, 7}), c = randn(dt, {7, 1}), m = randn(dt, {7, 5}), m2 = randn(dt, {4, 7}), zr2 = randn(dt, {1, 5});
-            Tensor zr = Tensor::fromDoubles(dt, {1, 5}, std::vector<double>(5, NAN)), zc = Tensor::fromDoubles(dt, {4, 1}, std::vector<double>(4, NAN));
+            Tensor r = randn(dt, {1, 7}), c = randn(dt, {7, 1}), m = randn(dt, {7, 5}), m2 = randn(dt, {4, 7}),
+                   zr2 = randn(dt, {1, 5});
+            Tensor zr = Tensor::fromDoubles(dt, {1, 5}, std::vector<double>(5, NAN)),
+                   zc = Tensor::fromDoubles(dt, {4, 1}, std::vector<double>(4, NAN));
             auto s1 = [&](double v) { return h1.constant(Tensor::scalar(dt, v)); };
             Variable *vr = h1.input(r), *vc = h1.input(c), *vm = h1.input(m), *vm2 = h1.input(m2);
             Variable* row0 = h1.g.apply(Op::get("Gemm"), {h1.input(zr), s1(2.0), vr, vm, s1(0.0)});
@@ -828,18 +892,21 @@ private slots:
             Variable* row1 = h1.g.apply(Op::get("Gemm"), {h1.input(zr2), s1(0.5), vr, vm, s1(3.0)});
             Variable* dr = h1.g.apply(Op::get("Dot22"), {vr, vm});
             auto o1 = h1.run({row0, col0, row1, dr});
-            const auto R = r.toDoubles(), Cv = c.toDoubles(), M = m.toDoubles(), M2 = m2.toDoubles(), ZR2 = zr2.toDoubles();
+            const auto R = r.toDoubles(), Cv = c.toDoubles(), M = m.toDoubles(), M2 = m2.toDoubles(),
+                       ZR2 = zr2.toDoubles();
             std::vector<double> wr0(5), wc0(4), wr1(5), wd(5);
             for (int j = 0; j < 5; ++j) {
                 double acc = 0;
-                for (int k = 0; k < 7; ++k) acc += R[static_cast<std::size_t>(k)] * M[static_cast<std::size_t>(k * 5 + j)];
+                for (int k = 0; k < 7; ++k)
+                    acc += R[static_cast<std::size_t>(k)] * M[static_cast<std::size_t>(k * 5 + j)];
                 wr0[static_cast<std::size_t>(j)] = 2 * acc;
                 wr1[static_cast<std::size_t>(j)] = 3 * ZR2[static_cast<std::size_t>(j)] + 0.5 * acc;
                 wd[static_cast<std::size_t>(j)] = acc;
             }
             for (int i = 0; i < 4; ++i) {
                 double acc = 0;
-                for (int k = 0; k < 7; ++k) acc += M2[static_cast<std::size_t>(i * 7 + k)] * Cv[static_cast<std::size_t>(k)];
+                for (int k = 0; k < 7; ++k)
+                    acc += M2[static_cast<std::size_t>(i * 7 + k)] * Cv[static_cast<std::size_t>(k)];
                 wc0[static_cast<std::size_t>(i)] = 2 * acc;
             }
             VERIFY_CLOSE(o1[0], wr0, 1e-5, 1e-5);
@@ -850,8 +917,7 @@ private slots:
     }
 
     // ------------------------------------------------------------------ convolution, pooling, BN
-    void conv_data()
-    {
+    void conv_data() {
         QTest::addColumn<QString>("borderMode");
         QTest::addColumn<int>("stride");
         QTest::addColumn<int>("dilation");
@@ -869,8 +935,7 @@ private slots:
         QTest::newRow("depthwise 5x5 dilated") << "[2,2]" << 1 << 2 << 4 << 5;
     }
 
-    void conv()
-    {
+    void conv() {
         QFETCH(QString, borderMode);
         QFETCH(int, stride);
         QFETCH(int, dilation);
@@ -888,7 +953,9 @@ private slots:
                 vx = h.g.apply(Op::get("GpuFromHost"), {vx});
                 vw = h.g.apply(Op::get("GpuFromHost"), {vw});
             }
-            Variable* y = h.g.apply(Op::get(kind, {{"border_mode", bm}, {"subsample", {stride, stride}}, {"filter_dilation", {dilation, dilation}},
+            Variable* y = h.g.apply(Op::get(kind, {{"border_mode", bm},
+                                                   {"subsample", {stride, stride}},
+                                                   {"filter_dilation", {dilation, dilation}},
                                                    {"num_groups", groups}}),
                                     {vx, vw});
             if (gpu) y = h.g.apply(Op::get("HostFromGpu"), {y});
@@ -899,7 +966,10 @@ private slots:
                 const std::string m = bm.get<std::string>();
                 pt = pb = pl = pr = m == "full" ? ek - 1 : m == "half" ? ek / 2 : 0;
             } else if (bm[0].is_array()) {
-                pt = bm[0][0]; pb = bm[0][1]; pl = bm[1][0]; pr = bm[1][1];
+                pt = bm[0][0];
+                pb = bm[0][1];
+                pl = bm[1][0];
+                pr = bm[1][1];
             } else {
                 pt = pb = bm[0];
                 pl = pr = bm[1];
@@ -915,8 +985,7 @@ private slots:
     // reference: odd sizes that are not a multiple of the tile, padding on any side, kernels as
     // graph inputs (transformed per call) and as constants (transformed once, cached), bias
     // through OnnxConv, batch 2.
-    void convWinograd_data()
-    {
+    void convWinograd_data() {
         QTest::addColumn<int>("m");
         QTest::addColumn<int>("C");
         QTest::addColumn<int>("F");
@@ -929,15 +998,15 @@ private slots:
             const std::string t = "F" + std::to_string(m) + " ";
             QTest::newRow((t + "valid 7x9").c_str()) << m << 3 << 5 << 7 << 9 << "[0,0,0,0]" << false << false;
             QTest::newRow((t + "same 13x11 const").c_str()) << m << 17 << 9 << 13 << 11 << "[1,1,1,1]" << true << false;
-            QTest::newRow((t + "asymmetric pads 10x6").c_str()) << m << 4 << 6 << 10 << 6 << "[0,2,1,0]" << false << false;
+            QTest::newRow((t + "asymmetric pads 10x6").c_str())
+                << m << 4 << 6 << 10 << 6 << "[0,2,1,0]" << false << false;
             QTest::newRow((t + "full 5x5 bias").c_str()) << m << 2 << 3 << 5 << 5 << "[2,2,2,2]" << true << true;
             QTest::newRow((t + "3x3 input bias").c_str()) << m << 6 << 4 << 3 << 3 << "[1,1,1,1]" << false << true;
             QTest::newRow((t + "wide 4x37 const").c_str()) << m << 8 << 16 << 4 << 37 << "[1,1,1,1]" << true << false;
         }
     }
 
-    void convWinograd()
-    {
+    void convWinograd() {
         QFETCH(int, m);
         QFETCH(int, C);
         QFETCH(int, F);
@@ -960,12 +1029,14 @@ private slots:
         Variable* vw = constWeights ? h.constant(w) : h.input(w);
         Variable* y;
         if (bias) {
-            y = h.g.makeApply(Op::get("OnnxConv", {{"pads", {pt, pl, pb, pr}}, {"kernel_shape", {3, 3}}}), {vx, vw, h.constant(b)},
-                              std::vector<Type>{Type::parse("float32[*]")})
+            y = h.g.makeApply(Op::get("OnnxConv", {{"pads", {pt, pl, pb, pr}}, {"kernel_shape", {3, 3}}}),
+                              {vx, vw, h.constant(b)}, std::vector<Type>{Type::parse("float32[*]")})
                     ->output(0);
         } else {
-            y = h.g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pt, pb}, {pl, pr}}}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}}),
-                          {vx, vw});
+            y = h.g.apply(
+                Op::get("AbstractConv2d",
+                        {{"border_mode", {{pt, pb}, {pl, pr}}}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}}),
+                {vx, vw});
         }
         auto outs = h.run({y});
         Shape os;
@@ -973,7 +1044,8 @@ private slots:
         if (bias) {
             const auto B = b.toDoubles();
             const std::int64_t plane = os[2] * os[3];
-            for (std::size_t i = 0; i < want.size(); ++i) want[i] += B[(i / static_cast<std::size_t>(plane)) % static_cast<std::size_t>(F)];
+            for (std::size_t i = 0; i < want.size(); ++i)
+                want[i] += B[(i / static_cast<std::size_t>(plane)) % static_cast<std::size_t>(F)];
         }
         QCOMPARE(outs[0].shape(), os);
         // |x|, |w| <= 2: each output sums 9*C products; the transforms lose a few ulps of the
@@ -991,8 +1063,7 @@ private slots:
     // the GEMM, per depthwise channel chunk, per Winograd image): the result has the bits of the unfused run
     // (fuseEpilogues = false), matches the reference, the element-wise step is marked fused and the
     // profile lists it as "fused into node #N".
-    void epilogueFusion_data()
-    {
+    void epilogueFusion_data() {
         QTest::addColumn<int>("kernel");
         QTest::addColumn<int>("stride");
         QTest::addColumn<int>("groups");
@@ -1010,8 +1081,7 @@ private slots:
         QTest::newRow("depthwise 3x3 stride 2, multiplier 2") << 3 << 2 << 8 << 8 << 16 << 29 << true;
     }
 
-    void epilogueFusion()
-    {
+    void epilogueFusion() {
         QFETCH(int, kernel);
         QFETCH(int, stride);
         QFETCH(int, groups);
@@ -1026,8 +1096,10 @@ private slots:
         Tensor sc = Tensor::fromDoubles(DType::Float32, {1, 1, 1, 1}, {0.75});
         FunctionGraph g;
         Variable* vx = g.addInput(typeOf(x), "x");
-        Variable* y = g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}}, {"subsample", {stride, stride}},
-                                                         {"filter_dilation", {1, 1}}, {"num_groups", groups}}),
+        Variable* y = g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}},
+                                                         {"subsample", {stride, stride}},
+                                                         {"filter_dilation", {1, 1}},
+                                                         {"num_groups", groups}}),
                               {vx, g.addConstant(w.toTensorData())});
         Variable* vb = g.addConstant(b.toTensorData());
         Variable* vs = g.addConstant(sc.toTensorData());
@@ -1078,7 +1150,8 @@ private slots:
         bool listed = false;
         for (const json& n : rj.at("not_run"))
             if (n.at("node") == z->owner()->id())
-                listed = n.at("reason") == "fused into node #" + std::to_string(y->owner()->id()) && n.at("kind") == "n/a";
+                listed =
+                    n.at("reason") == "fused into node #" + std::to_string(y->owner()->id()) && n.at("kind") == "n/a";
         QVERIFY(listed);
         for (const json& n : rj.at("nodes")) QVERIFY(n.at("node") != z->owner()->id());
     }
@@ -1087,28 +1160,36 @@ private slots:
     // bias + clip epilogue, one plain). Same bits as the plain path; the Join is reported in place; and
     // the cases where it must not happen: a convolution output with a second client, the Join as
     // a graph output, a graph input as one of the Join's inputs.
-    void joinInPlace()
-    {
+    void joinInPlace() {
         Tensor x = randn(DType::Float32, {1, 8, 9, 9});
-        Tensor w1 = randn(DType::Float32, {6, 8, 1, 1}), w3 = randn(DType::Float32, {5, 8, 3, 3}), b = randn(DType::Float32, {1, 6, 1, 1});
+        Tensor w1 = randn(DType::Float32, {6, 8, 1, 1}), w3 = randn(DType::Float32, {5, 8, 3, 3}),
+               b = randn(DType::Float32, {1, 6, 1, 1});
         for (int variant = 0; variant < 4; ++variant) {
             FunctionGraph g;
             Variable* vx = g.addInput(typeOf(x), "x");
             auto conv = [&](const Tensor& w, int pad) {
-                return g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}, {"num_groups", 1}}),
+                return g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}},
+                                                          {"subsample", {1, 1}},
+                                                          {"filter_dilation", {1, 1}},
+                                                          {"num_groups", 1}}),
                                {vx, g.addConstant(w.toTensorData())});
             };
             Variable* c1 = conv(w1, 0);
-            Variable* e1 = g.apply(Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "clip{0,6}(add(i0,i1))"}, {"dtype", "float32"}}),
-                                   {c1, g.addConstant(b.toTensorData())});
+            Variable* e1 = g.apply(
+                Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "clip{0,6}(add(i0,i1))"}, {"dtype", "float32"}}),
+                {c1, g.addConstant(b.toTensorData())});
             Variable* c3 = conv(w3, 1);
             Variable* second = variant == 3 ? vx : c3;
             Variable* j = g.apply(Op::get("Join", {{"axis", 1}}), {e1, second});
             Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "mul"}, {"dtype", "float32"}}), {j, j});
-            if (variant == 0) g.setOutputs({z});
-            else if (variant == 1) g.setOutputs({z, c3});   // c3 has a second client (the outputs)
-            else if (variant == 2) g.setOutputs({z, j});    // the Join is a graph output
-            else g.setOutputs({z, c3});                     // x (a graph input) joined
+            if (variant == 0)
+                g.setOutputs({z});
+            else if (variant == 1)
+                g.setOutputs({z, c3}); // c3 has a second client (the outputs)
+            else if (variant == 2)
+                g.setOutputs({z, j}); // the Join is a graph output
+            else
+                g.setOutputs({z, c3}); // x (a graph input) joined
             Executor inPlace(g, ExecOptions{DeviceChoice::Cpu, true});
             ExecOptions off{DeviceChoice::Cpu, true};
             off.joinInPlace = false;
@@ -1128,7 +1209,8 @@ private slots:
             const auto ref = plain.run({x});
             for (std::size_t k = 0; k < a.size(); ++k) {
                 QCOMPARE(a[k].shape(), ref[k].shape());
-                QVERIFY2(std::memcmp(a[k].rawData(), ref[k].rawData(), a[k].nbytes()) == 0, qPrintable(QString::number(variant)));
+                QVERIFY2(std::memcmp(a[k].rawData(), ref[k].rawData(), a[k].nbytes()) == 0,
+                         qPrintable(QString::number(variant)));
             }
             if (variant == 0) {
                 ProfileReport rep = profileExecutor(inPlace, {x}, ProfileOptions{1, 2}, "final");
@@ -1147,7 +1229,8 @@ private slots:
                     if (n.at("node") == j->owner()->id()) {
                         listed = true;
                         QCOMPARE(n.at("kind").get<std::string>(), std::string("n/a"));
-                        QVERIFY(n.at("reason").get<std::string>().starts_with("in place: inputs written into its output by nodes #"));
+                        QVERIFY(n.at("reason").get<std::string>().starts_with(
+                            "in place: inputs written into its output by nodes #"));
                     }
                 QVERIFY(listed);
                 QVERIFY(rep.text().find("(in place: inputs written by nodes #") != std::string::npos);
@@ -1158,8 +1241,7 @@ private slots:
     // Where fusion must not happen: a second client of the convolution's output, the output also
     // a graph output, a non-constant or non-per-channel other input, float64. Nothing is fused and
     // every output equals the reference.
-    void epilogueFusionDeclined()
-    {
+    void epilogueFusionDeclined() {
         for (int which = 0; which < 5; ++which) {
             const DType dt = which == 4 ? DType::Float64 : DType::Float32;
             Tensor x = randn(dt, {1, 8, 12, 12});
@@ -1167,8 +1249,10 @@ private slots:
             Tensor b = randn(dt, which == 3 ? Shape{1, 1, 1, 12} : Shape{1, 8, 1, 1});
             FunctionGraph g;
             std::vector<Tensor> in{x};
-            Variable* y = g.apply(Op::get("AbstractConv2d", {{"border_mode", "valid"}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}}),
-                                  {g.addInput(typeOf(x), "x"), g.addConstant(w.toTensorData())});
+            Variable* y =
+                g.apply(Op::get("AbstractConv2d",
+                                {{"border_mode", "valid"}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}}),
+                        {g.addInput(typeOf(x), "x"), g.addConstant(w.toTensorData())});
             Variable* vb;
             if (which == 2) {
                 vb = g.addInput(typeOf(b), "b");
@@ -1212,8 +1296,7 @@ private slots:
     // gather of im2col) and the chain form of epilogues give exactly the bits of the portable
     // loops / the interpreted program: every output element compared as bits, outputs poisoned
     // with NaN first, on the shapes where vector tails, padding and parity change.
-    void loopBuildsAgree()
-    {
+    void loopBuildsAgree() {
         using namespace passlens::cpu;
         const LoopTable& base = baseline::table();
         const LoopTable& best = loops();
@@ -1226,23 +1309,33 @@ private slots:
         for (int s : {1, 2})
             for (int H : {1, 2, 5, 9, 16})
                 for (int W : {1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 57})
-                    for (auto pads : std::vector<std::array<int, 4>>{{1, 1, 1, 1}, {0, 0, 0, 0}, {0, 1, 1, 0}, {2, 2, 2, 2}, {1, 0, 0, 1}})
+                    for (auto pads : std::vector<std::array<int, 4>>{
+                             {1, 1, 1, 1}, {0, 0, 0, 0}, {0, 1, 1, 0}, {2, 2, 2, 2}, {1, 0, 0, 1}})
                         for (int mult : {1, 2}) {
                             Conv2dParams p;
                             p.padTop = pads[0], p.padBottom = pads[1], p.padLeft = pads[2], p.padRight = pads[3];
                             p.strideH = p.strideW = s;
                             const int C = 3;
                             p.groups = C;
-                            const std::int64_t OH = (H + p.padTop + p.padBottom - 3) / s + 1, OW = (W + p.padLeft + p.padRight - 3) / s + 1;
+                            const std::int64_t OH = (H + p.padTop + p.padBottom - 3) / s + 1,
+                                               OW = (W + p.padLeft + p.padRight - 3) / s + 1;
                             if (H + p.padTop + p.padBottom < 3 || W + p.padLeft + p.padRight < 3) continue;
-                            std::vector<float> x(static_cast<std::size_t>(C * H * W)), w(static_cast<std::size_t>(C * mult * 9));
+                            std::vector<float> x(static_cast<std::size_t>(C * H * W)),
+                                w(static_cast<std::size_t>(C * mult * 9));
                             for (float& v : x) v = u(gen);
                             for (float& v : w) v = u(gen);
                             std::vector<float> ya(static_cast<std::size_t>(C * mult * OH * OW), NAN), yb = ya;
                             base.depthwiseFloat(x.data(), w.data(), ya.data(), C, mult, H, W, 3, 3, OH, OW, p);
                             best.depthwiseFloat(x.data(), w.data(), yb.data(), C, mult, H, W, 3, 3, OH, OW, p);
                             QVERIFY2(sameBits(ya, yb), qPrintable(QString("depthwise s%1 H%2 W%3 pads %4%5%6%7 mult %8")
-                                                                      .arg(s).arg(H).arg(W).arg(pads[0]).arg(pads[1]).arg(pads[2]).arg(pads[3]).arg(mult)));
+                                                                      .arg(s)
+                                                                      .arg(H)
+                                                                      .arg(W)
+                                                                      .arg(pads[0])
+                                                                      .arg(pads[1])
+                                                                      .arg(pads[2])
+                                                                      .arg(pads[3])
+                                                                      .arg(mult)));
                             for (float v : yb) QVERIFY(!std::isnan(v));
                             // im2col of the same input with a 3x3 kernel (stride 2: the vector gather)
                             p.groups = 1;
@@ -1256,17 +1349,19 @@ private slots:
 
         // epilogue chains: the chain loop against the interpreted program, on rows holding NaN,
         // infinities, signed zeros and subnormals; and which programs form a chain
-        const std::vector<float> special = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 6.0f, -6.0f, 3.5f, -0.25f};
+        const std::vector<float> special = {NAN,     INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f,
+                                            -1e-40f, 6.0f,     -6.0f,     3.5f, -0.25f};
         struct Case {
             const char* expr;
             bool chain;
         };
-        for (const Case& c : {Case{"add(i0,i1)", true}, Case{"relu(add(i1,i0))", true}, Case{"clip{0,6}(add(i0,i1))", true},
-                              Case{"sub(i1,i0)", true}, Case{"true_div(sub(i0,i1),i2)", true}, Case{"maximum(i1,mul(i0,i2))", true},
-                              Case{"minimum(add(i0,i1),i2)", true}, Case{"true_div(i1,relu(i0))", true},
-                              Case{"maximum(add(i0,i1),i2)", true}, Case{"minimum(i2,sub(i0,i1))", true}, Case{"mul(i1,i0)", true},
-                              Case{"mul(i0,sigmoid(i0))", false}, Case{"add(mul(i0,i1),i0)", false}, Case{"exp(add(i0,i1))", false},
-                              Case{"add(i1,i2)", false}}) {
+        for (const Case& c :
+             {Case{"add(i0,i1)", true}, Case{"relu(add(i1,i0))", true}, Case{"clip{0,6}(add(i0,i1))", true},
+              Case{"sub(i1,i0)", true}, Case{"true_div(sub(i0,i1),i2)", true}, Case{"maximum(i1,mul(i0,i2))", true},
+              Case{"minimum(add(i0,i1),i2)", true}, Case{"true_div(i1,relu(i0))", true},
+              Case{"maximum(add(i0,i1),i2)", true}, Case{"minimum(i2,sub(i0,i1))", true}, Case{"mul(i1,i0)", true},
+              Case{"mul(i0,sigmoid(i0))", false}, Case{"add(mul(i0,i1),i0)", false}, Case{"exp(add(i0,i1))", false},
+              Case{"add(i1,i2)", false}}) {
             const ScalarProgram prog = compileExpr(c.expr, {DType::Float32, DType::Float32, DType::Float32});
             RowEpilogue e;
             e.yInput = 0;
@@ -1291,19 +1386,28 @@ private slots:
         }
     }
 
-    void stride2OddWidths()
-    {
+    void stride2OddWidths() {
         for (int W : {7, 10, 13})
             for (int pad : {0, 1}) {
                 Tensor x = randn(DType::Float32, {1, 3, 9, W});
                 Tensor w = randn(DType::Float32, {3, 1, 3, 3});
                 Harness h;
-                Variable* y = h.g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, 0}, {pad, 1 - pad}}}, {"subsample", {2, 2}},
-                                                                    {"filter_dilation", {1, 1}}, {"num_groups", 3}}),
+                Variable* y = h.g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, 0}, {pad, 1 - pad}}},
+                                                                   {"subsample", {2, 2}},
+                                                                   {"filter_dilation", {1, 1}},
+                                                                   {"num_groups", 3}}),
                                         {h.input(x), h.input(w)});
-                Variable* pm = h.g.apply(Op::get("Pool", {{"mode", "max"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {pad, pad}}, {"ignore_border", true}}),
+                Variable* pm = h.g.apply(Op::get("Pool", {{"mode", "max"},
+                                                          {"ws", {3, 3}},
+                                                          {"stride", {2, 2}},
+                                                          {"pad", {pad, pad}},
+                                                          {"ignore_border", true}}),
                                          {h.input(x)});
-                Variable* ps = h.g.apply(Op::get("Pool", {{"mode", "sum"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {0, 0}}, {"ignore_border", false}}),
+                Variable* ps = h.g.apply(Op::get("Pool", {{"mode", "sum"},
+                                                          {"ws", {3, 3}},
+                                                          {"stride", {2, 2}},
+                                                          {"pad", {0, 0}},
+                                                          {"ignore_border", false}}),
                                          {h.input(x)});
                 auto outs = h.run({y, pm, ps});
                 Shape os;
@@ -1341,8 +1445,7 @@ private slots:
             }
     }
 
-    void pool_data()
-    {
+    void pool_data() {
         QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("pad");
         QTest::addColumn<int>("stride");
@@ -1355,8 +1458,7 @@ private slots:
         }
     }
 
-    void pool()
-    {
+    void pool() {
         QFETCH(QString, mode);
         QFETCH(QString, pad);
         QFETCH(int, stride);
@@ -1364,20 +1466,28 @@ private slots:
         const json pj = json::parse(pad.toStdString());
         Tensor x = randn(DType::Float32, {2, 3, 7, 6});
         Harness h;
-        Variable* y = h.g.apply(Op::get("Pool", {{"mode", mode.toStdString()}, {"ws", {3, 3}}, {"stride", {stride, stride}}, {"pad", pj},
-                                                  {"ignore_border", ignoreBorder}}),
+        Variable* y = h.g.apply(Op::get("Pool", {{"mode", mode.toStdString()},
+                                                 {"ws", {3, 3}},
+                                                 {"stride", {stride, stride}},
+                                                 {"pad", pj},
+                                                 {"ignore_border", ignoreBorder}}),
                                 {h.input(x)});
         auto outs = h.run({y});
         std::int64_t p0[2], p1[2];
         for (int a = 0; a < 2; ++a) {
-            if (pj[static_cast<std::size_t>(a)].is_array()) { p0[a] = pj[static_cast<std::size_t>(a)][0]; p1[a] = pj[static_cast<std::size_t>(a)][1]; }
-            else p0[a] = p1[a] = pj[static_cast<std::size_t>(a)].get<std::int64_t>();
+            if (pj[static_cast<std::size_t>(a)].is_array()) {
+                p0[a] = pj[static_cast<std::size_t>(a)][0];
+                p1[a] = pj[static_cast<std::size_t>(a)][1];
+            } else
+                p0[a] = p1[a] = pj[static_cast<std::size_t>(a)].get<std::int64_t>();
         }
         const std::int64_t n[2] = {7, 6};
         std::int64_t o[2];
         for (int a = 0; a < 2; ++a) {
             const std::int64_t r = n[a] + p0[a] + p1[a];
-            o[a] = ignoreBorder ? (r - 3) / stride + 1 : (stride >= 3 ? (r - 1) / stride + 1 : std::max<std::int64_t>(0, (r - 1 - 3 + stride) / stride) + 1);
+            o[a] = ignoreBorder ? (r - 3) / stride + 1
+                                : (stride >= 3 ? (r - 1) / stride + 1
+                                               : std::max<std::int64_t>(0, (r - 1 - 3 + stride) / stride) + 1);
         }
         QCOMPARE(outs[0].shape(), (Shape{2, 3, o[0], o[1]}));
         const auto X = x.toDoubles();
@@ -1399,10 +1509,14 @@ private slots:
                             s += v;
                             ++cnt;
                         }
-                    if (mode == "max") want.push_back(mx);
-                    else if (mode == "sum") want.push_back(s);
-                    else if (mode == "average_exc_pad") want.push_back(cnt ? s / cnt : 0);
-                    else want.push_back(s / static_cast<double>((r1 - r0) * (c1 - c0)));
+                    if (mode == "max")
+                        want.push_back(mx);
+                    else if (mode == "sum")
+                        want.push_back(s);
+                    else if (mode == "average_exc_pad")
+                        want.push_back(cnt ? s / cnt : 0);
+                    else
+                        want.push_back(s / static_cast<double>((r1 - r0) * (c1 - c0)));
                 }
         VERIFY_CLOSE(outs[0], want, 1e-5, 1e-6);
     }
@@ -1410,31 +1524,40 @@ private slots:
     // Max pooling with 3-wide windows at column stride 2 runs a direct kernel: same bits as the
     // separable one, NaN, infinities and signed zeros included, on odd / even sizes, ceil mode and
     // top padding (left padding keeps the separable kernel).
-    void poolMaxDirectSameBits()
-    {
-        for (const auto& [H, W, ib, pad] : std::vector<std::tuple<int, int, bool, std::string>>{
-                 {7, 6, true, "[0,0]"}, {9, 9, false, "[0,0]"}, {111, 111, false, "[0,0]"}, {8, 13, false, "[[1,0],[0,1]]"}, {5, 5, true, "[1,1]"}}) {
+    void poolMaxDirectSameBits() {
+        for (const auto& [H, W, ib, pad] :
+             std::vector<std::tuple<int, int, bool, std::string>>{{7, 6, true, "[0,0]"},
+                                                                  {9, 9, false, "[0,0]"},
+                                                                  {111, 111, false, "[0,0]"},
+                                                                  {8, 13, false, "[[1,0],[0,1]]"},
+                                                                  {5, 5, true, "[1,1]"}}) {
             Tensor x = randn(DType::Float32, {1, 5, H, W});
             float* xp = x.data<float>();
-            for (std::int64_t i = 0; i < x.numel(); i += 7) xp[i] = (i / 7) % 4 == 0 ? NAN : (i / 7) % 4 == 1 ? -0.0f : (i / 7) % 4 == 2 ? 0.0f : -INFINITY;
+            for (std::int64_t i = 0; i < x.numel(); i += 7)
+                xp[i] = (i / 7) % 4 == 0 ? NAN : (i / 7) % 4 == 1 ? -0.0f : (i / 7) % 4 == 2 ? 0.0f : -INFINITY;
             Harness h;
-            Variable* y = h.g.apply(Op::get("Pool", {{"mode", "max"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", json::parse(pad)}, {"ignore_border", ib}}),
+            Variable* y = h.g.apply(Op::get("Pool", {{"mode", "max"},
+                                                     {"ws", {3, 3}},
+                                                     {"stride", {2, 2}},
+                                                     {"pad", json::parse(pad)},
+                                                     {"ignore_border", ib}}),
                                     {h.input(x)});
             const auto direct = h.run({y});
             setenv("PASSLENS_POOL_SEPARABLE", "1", 1);
             const auto separable = h.run({y});
             unsetenv("PASSLENS_POOL_SEPARABLE");
             QCOMPARE(direct[0].shape(), separable[0].shape());
-            QVERIFY2(std::memcmp(direct[0].rawData(), separable[0].rawData(), direct[0].nbytes()) == 0, qPrintable(QString::number(H) + "x" + QString::number(W)));
+            QVERIFY2(std::memcmp(direct[0].rawData(), separable[0].rawData(), direct[0].nbytes()) == 0,
+                     qPrintable(QString::number(H) + "x" + QString::number(W)));
         }
     }
 
-    void batchNorm()
-    {
+    void batchNorm() {
         Harness h;
         Tensor x = randn(DType::Float32, {2, 3, 2, 2}), g = randn(DType::Float32, {3}), b = randn(DType::Float32, {3}),
                m = randn(DType::Float32, {3}), v = randn(DType::Float32, {3}, 0.5, 2);
-        Variable* y = h.g.apply(Op::get("BatchNormInference", {{"epsilon", 1e-3}}), {h.input(x), h.input(g), h.input(b), h.input(m), h.input(v)});
+        Variable* y = h.g.apply(Op::get("BatchNormInference", {{"epsilon", 1e-3}}),
+                                {h.input(x), h.input(g), h.input(b), h.input(m), h.input(v)});
         auto outs = h.run({y});
         const auto X = x.toDoubles(), G = g.toDoubles(), B = b.toDoubles(), M = m.toDoubles(), V = v.toDoubles();
         std::vector<double> want;
@@ -1442,30 +1565,36 @@ private slots:
             for (int c = 0; c < 3; ++c)
                 for (int i = 0; i < 4; ++i) {
                     const auto uc = static_cast<std::size_t>(c);
-                    want.push_back((X[static_cast<std::size_t>((n * 3 + c) * 4 + i)] - M[uc]) / std::sqrt(V[uc] + 1e-3) * G[uc] + B[uc]);
+                    want.push_back((X[static_cast<std::size_t>((n * 3 + c) * 4 + i)] - M[uc]) /
+                                       std::sqrt(V[uc] + 1e-3) * G[uc] +
+                                   B[uc]);
                 }
         VERIFY_CLOSE(outs[0], want, 1e-5, 1e-5);
     }
 
     // ------------------------------------------------------------------ ONNX fallbacks
-    void onnxKernels()
-    {
+    void onnxKernels() {
         Harness h;
         Tensor x = randn(DType::Float32, {1, 2, 5});
         Variable* vx = h.input(x);
         auto onnx = [&](const std::string& t, json attrs, std::vector<Variable*> ins, const std::string& type) {
             return h.g.makeApply(Op::get("Onnx" + t, attrs), ins, std::vector<Type>{Type::parse(type)})->output(0);
         };
-        Variable* pad = onnx("Pad", {{"mode", "reflect"}}, {vx, h.constant(ints(DType::Int64, {6}, {0, 0, 2, 0, 0, 3}))}, "float32[*]");
+        Variable* pad = onnx("Pad", {{"mode", "reflect"}},
+                             {vx, h.constant(ints(DType::Int64, {6}, {0, 0, 2, 0, 0, 3}))}, "float32[*]");
         Variable* sl = onnx("Slice", json::object(),
                             {vx, h.constant(ints(DType::Int64, {1}, {4})), h.constant(ints(DType::Int64, {1}, {-10})),
                              h.constant(ints(DType::Int64, {1}, {2})), h.constant(ints(DType::Int64, {1}, {-2}))},
                             "float32[*]");
         Variable* rm = onnx("ReduceMean", {{"axes", {2}}, {"keepdims", 1}}, {vx}, "float32[*]");
         Variable* tr = onnx("Transpose", {{"perm", {2, 0, 1}}}, {vx}, "float32[*]");
-        Variable* ad = onnx("Add", json::object(), {vx, h.constant(ints(DType::Float32, {5}, {1, 2, 3, 4, 5}))}, "float32[*]");
-        Variable* rz = onnx("Resize", {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}},
-                            {vx, h.constant(ints(DType::Float32, {0}, {})), h.constant(ints(DType::Float32, {3}, {1, 1, 2}))}, "float32[*]");
+        Variable* ad =
+            onnx("Add", json::object(), {vx, h.constant(ints(DType::Float32, {5}, {1, 2, 3, 4, 5}))}, "float32[*]");
+        Variable* rz =
+            onnx("Resize",
+                 {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}},
+                 {vx, h.constant(ints(DType::Float32, {0}, {})), h.constant(ints(DType::Float32, {3}, {1, 1, 2}))},
+                 "float32[*]");
         Variable* rl = onnx("Resize", {{"mode", "linear"}, {"coordinate_transformation_mode", "align_corners"}},
                             {vx, h.constant(ints(DType::Float32, {0}, {})), h.constant(ints(DType::Float32, {0}, {})),
                              h.constant(ints(DType::Int64, {3}, {1, 2, 9}))},
@@ -1478,7 +1607,10 @@ private slots:
             for (int k : {2, 1, 0, 1, 2, 3, 4, 3, 2, 1}) wp.push_back(at(c, k)); // reflect 2 left, 3 right
             for (int k : {4, 2, 0}) ws.push_back(at(c, k));
             double s = 0;
-            for (int k = 0; k < 5; ++k) { s += at(c, k); wa.push_back(static_cast<float>(at(c, k) + k + 1)); }
+            for (int k = 0; k < 5; ++k) {
+                s += at(c, k);
+                wa.push_back(static_cast<float>(at(c, k) + k + 1));
+            }
             wm.push_back(s / 5);
             for (int k = 0; k < 10; ++k) wz.push_back(at(c, k / 2));
             for (int k = 0; k < 9; ++k) {
@@ -1488,7 +1620,8 @@ private slots:
                 wl.push_back(at(c, i0) * (1 - (p - i0)) + at(c, i1) * (p - i0));
             }
         }
-        for (int k = 0; k < 5; ++k) for (int c = 0; c < 2; ++c) wt.push_back(at(c, k));
+        for (int k = 0; k < 5; ++k)
+            for (int c = 0; c < 2; ++c) wt.push_back(at(c, k));
         QCOMPARE(outs[0].shape(), (Shape{1, 2, 10}));
         VERIFY_CLOSE(outs[0], wp, 0, 0);
         QCOMPARE(outs[1].shape(), (Shape{1, 2, 3}));
@@ -1505,8 +1638,7 @@ private slots:
     }
 
     // ------------------------------------------------------------------ executor
-    void transfersAreEmulatedCopies()
-    {
+    void transfersAreEmulatedCopies() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[4]"), "x");
         Variable* gx = g.apply(Op::get("GpuFromHost"), {x});
@@ -1533,20 +1665,23 @@ private slots:
         QVERIFY(j["nodes"][1]["time_us"].is_number());
         QCOMPARE(QString::fromStdString(j["nodes"][1]["kind"].get<std::string>()), QString("emulated"));
         const QString text = QString::fromStdString(rep.text());
-        QVERIFY(text.contains("Class") && text.contains("Apply") && text.contains("GpuElemwise{exp}") && text.contains("overhead"));
+        QVERIFY(text.contains("Class") && text.contains("Apply") && text.contains("GpuElemwise{exp}") &&
+                text.contains("overhead"));
     }
 
-    void missingKernelIsNamed()
-    {
+    void missingKernelIsNamed() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[4]"), "x");
         Variable* e = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x});
-        Variable* y = g.makeApply(Op::get("OnnxFrobnicate"), {e}, std::vector<Type>{Type::parse("float32[4]")}, "frob_1")->output(0);
+        Variable* y =
+            g.makeApply(Op::get("OnnxFrobnicate"), {e}, std::vector<Type>{Type::parse("float32[4]")}, "frob_1")
+                ->output(0);
         g.setOutputs({y});
         Executor ex(g, ExecOptions{DeviceChoice::Cpu});
         QCOMPARE(ex.missingKernels().size(), std::size_t(1));
         const QString err = errorOf([&] { ex.run({randn(DType::Float32, {4})}); });
-        QVERIFY2(err.contains("OnnxFrobnicate") && err.contains("frob_1") && err.contains("no kernel"), qPrintable(err));
+        QVERIFY2(err.contains("OnnxFrobnicate") && err.contains("frob_1") && err.contains("no kernel"),
+                 qPrintable(err));
         ProfileReport rep = profileExecutor(ex, {randn(DType::Float32, {4})}, ProfileOptions{1, 2}, "source");
         QVERIFY(!rep.error.empty());
         QVERIFY(rep.nodes[0].timeUs.has_value());
@@ -1557,8 +1692,7 @@ private slots:
         QVERIFY(QString::fromStdString(rep.text()).contains("n/a"));
     }
 
-    void missingConstantIsRefused()
-    {
+    void missingConstantIsRefused() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[2]"), "x");
         auto d = std::make_shared<TensorData>();
@@ -1571,19 +1705,19 @@ private slots:
         QVERIFY2(err.contains("'w'") && err.contains("w.bin") && err.contains("Elemwise{add}"), qPrintable(err));
     }
 
-    void assertFails()
-    {
+    void assertFails() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[2]"), "x");
         Variable* c = g.addInput(Type::parse("bool[]"), "c");
         g.setOutputs({g.apply(Op::get("Assert", {{"msg", "shapes differ"}}), {x, c})});
         Executor ex(g, ExecOptions{DeviceChoice::Cpu});
         QCOMPARE(ex.run({randn(DType::Float32, {2}), ints(DType::Bool, {}, {1})}).size(), std::size_t(1));
-        QVERIFY(errorOf([&] { ex.run({randn(DType::Float32, {2}), ints(DType::Bool, {}, {0})}); }).contains("shapes differ"));
+        QVERIFY(errorOf([&] {
+                    ex.run({randn(DType::Float32, {2}), ints(DType::Bool, {}, {0})});
+                }).contains("shapes differ"));
     }
 
-    void memoryIsReleasedAfterLastUse()
-    {
+    void memoryIsReleasedAfterLastUse() {
         // a chain of 50 element-wise nodes over 1 MiB tensors keeps only a few alive at once
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[262144]"), "x");
@@ -1595,14 +1729,14 @@ private slots:
         ex.run({in});
         ex.context().pool->resetPeaks();
         ex.run({in});
-        QVERIFY2(ex.context().pool->peakLiveBytes() <= 2u * (1u << 20), qPrintable(QString::number(ex.context().pool->peakLiveBytes())));
+        QVERIFY2(ex.context().pool->peakLiveBytes() <= 2u * (1u << 20),
+                 qPrintable(QString::number(ex.context().pool->peakLiveBytes())));
         // deterministic: equal runs give equal bits
         auto a = ex.run({in}), b = ex.run({in});
         QVERIFY(std::memcmp(a[0].rawData(), b[0].rawData(), a[0].nbytes()) == 0);
     }
 
-    void compareOutputsDefinition()
-    {
+    void compareOutputsDefinition() {
         std::vector<Tensor> a = {Tensor::fromDoubles(DType::Float32, {3}, {1, 2, 4})};
         std::vector<Tensor> b = {Tensor::fromDoubles(DType::Float32, {3}, {1, 2, 3.9})};
         const CompareResult r = compareOutputs(a, b);
@@ -1612,7 +1746,8 @@ private slots:
         QVERIFY(r.within(0.03));
         std::vector<Tensor> c = {Tensor::fromDoubles(DType::Float32, {2}, {1, 2})};
         QVERIFY(!compareOutputs(a, c).within(1));
-        std::vector<Tensor> n1 = {Tensor::fromDoubles(DType::Float32, {1}, {NAN})}, n2 = {Tensor::fromDoubles(DType::Float32, {1}, {1})};
+        std::vector<Tensor> n1 = {Tensor::fromDoubles(DType::Float32, {1}, {NAN})},
+                            n2 = {Tensor::fromDoubles(DType::Float32, {1}, {1})};
         QVERIFY(compareOutputs(n1, n1).within(0));
         QVERIFY(!compareOutputs(n1, n2).within(1e9));
     }
@@ -1621,14 +1756,14 @@ private slots:
     // An ONNX If whose then branch returns an outer-scope value as it is (no node of its own,
     // valid ONNX), its producer listed after the If: imported (the value captured as an explicit
     // input, core/README.md) and run on both branches, before and after the theano pipeline.
-    void onnxIfReturningOuterValue()
-    {
+    void onnxIfReturningOuterValue() {
         onnx::ModelProto m;
         m.set_ir_version(7);
         m.add_opset_import()->set_version(13);
         auto* g = m.mutable_graph();
         g->set_name("if_outer");
-        auto valueInfo = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type, std::vector<std::int64_t> dims) {
+        auto valueInfo = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type,
+                            std::vector<std::int64_t> dims) {
             auto* vi = list->Add();
             vi->set_name(name);
             auto* tt = vi->mutable_type()->mutable_tensor_type();
@@ -1636,7 +1771,8 @@ private slots:
             tt->mutable_shape();
             for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
         };
-        auto node = [](onnx::GraphProto* gp, const char* op, std::vector<std::string> ins, const char* out, const char* name) {
+        auto node = [](onnx::GraphProto* gp, const char* op, std::vector<std::string> ins, const char* out,
+                       const char* name) {
             auto* n = gp->add_node();
             n->set_op_type(op);
             n->set_name(name);
@@ -1668,15 +1804,15 @@ private slots:
             for (bool c : {true, false}) {
                 const auto outs = ex.run({Tensor::fromDoubles(DType::Bool, {}, {c ? 1.0 : 0.0}), x});
                 QCOMPARE(outs.size(), std::size_t(1));
-                const std::vector<double> want = c ? std::vector<double>{1.5, -0.0, -2.0} : std::vector<double>{0.0, 0.0, 2.0};
+                const std::vector<double> want =
+                    c ? std::vector<double>{1.5, -0.0, -2.0} : std::vector<double>{0.0, 0.0, 2.0};
                 QCOMPARE(outs[0].shape(), Shape({3}));
                 for (std::int64_t i = 0; i < 3; ++i) QCOMPARE(outs[0].at(i), want[static_cast<std::size_t>(i)]);
             }
         }
     }
 
-    void corpus_data()
-    {
+    void corpus_data() {
         QTest::addColumn<QString>("model");
         for (const auto& m : corpusModels()) QTest::newRow(m.c_str()) << QString::fromStdString(m);
     }
@@ -1688,8 +1824,7 @@ private slots:
     // outputs are multiples of 2^-24 and exact zeros below ~3e-8), so the reference itself is off
     // by up to 1.2e-7 absolute = 2e-3 relative to the output's maximum. For that model the check is
     // max_abs <= 1e-6 (and the phases must agree with the source graph within max_rel 1e-4).
-    void corpus()
-    {
+    void corpus() {
         QFETCH(QString, model);
         const std::string m = model.toStdString();
         const auto file = corpusDir() / (m + ".onnx");
@@ -1720,20 +1855,23 @@ private slots:
             std::vector<Tensor> outs;
             QVERIFY2(checkAgainstReference(*loaded.graph, p + " final", outs), p.c_str());
             const CompareResult vsSource = compareOutputs(outs, sourceOuts);
-            QVERIFY2(vsSource.within(1e-4), qPrintable(QString("%1 %2 vs source: max_rel %3").arg(model, QString::fromStdString(p)).arg(vsSource.maxRel)));
+            QVERIFY2(
+                vsSource.within(1e-4),
+                qPrintable(
+                    QString("%1 %2 vs source: max_rel %3").arg(model, QString::fromStdString(p)).arg(vsSource.maxRel)));
         }
     }
 
     // Every phase of the theano pipeline on one model (the check's divergence search).
-    void everyPhaseOfTransformer()
-    {
+    void everyPhaseOfTransformer() {
         const auto file = corpusDir() / "transformer_encoder_layer.onnx";
         LoadedGraph loaded = loadGraphFile(file);
         Trace trace;
         Pipeline pipe = Pipeline::builtin("theano");
         const PipelineRun run = pipe.run(*loaded.graph, &trace);
         trace.finish(run, *loaded.graph, pipe.buildContext().caps);
-        const auto inputs = readTensorDir(corpusDir() / "testdata" / "transformer_encoder_layer" / "test_data_set_0", "input");
+        const auto inputs =
+            readTensorDir(corpusDir() / "testdata" / "transformer_encoder_layer" / "test_data_set_0", "input");
         auto src = trace.sourceGraph();
         const auto ref = Executor(*src, ExecOptions{DeviceChoice::Cpu}).run(inputs);
         int checked = 0;
@@ -1748,8 +1886,7 @@ private slots:
     }
 
     // ------------------------------------------------------------------ passlens-cli run
-    void cliRun()
-    {
+    void cliRun() {
 #ifndef PASSLENS_CLI
         QSKIP("passlens-cli is not built");
 #else
@@ -1764,7 +1901,9 @@ private slots:
         const QString model = QString::fromStdString((corpusDir() / "mlp.onnx").string());
         const QString data = QString::fromStdString((corpusDir() / "testdata" / "mlp" / "test_data_set_0").string());
         QByteArray out, err;
-        QCOMPARE(cli({"run", model, "--inputs", data, "--check", "--repeat", "2", "--warmup", "1", "--json"}, &out, &err), 0);
+        QCOMPARE(
+            cli({"run", model, "--inputs", data, "--check", "--repeat", "2", "--warmup", "1", "--json"}, &out, &err),
+            0);
         const json j = json::parse(out.toStdString());
         QCOMPARE(QString::fromStdString(j["device"].get<std::string>()).left(3), QString("cpu"));
         QVERIFY(j["outputs"][0]["shape"] == json({64, 10}));
@@ -1782,7 +1921,8 @@ private slots:
         QVERIFY2(out.contains(", 2 threads\n"), out.constData());
         QCOMPARE(cli({"run", model, "--threads", "-1"}, &out, &err), 2);
         // human text with the Theano-style tables, a profile file, the source phase
-        const auto dir = std::filesystem::temp_directory_path() / ("passlens_tst_exec_cli_" + std::to_string(::getpid()));
+        const auto dir =
+            std::filesystem::temp_directory_path() / ("passlens_tst_exec_cli_" + std::to_string(::getpid()));
         std::filesystem::create_directories(dir);
         const QString prof = QString::fromStdString((dir / "p.json").string());
         QCOMPARE(cli({"run", model, "--phase", "source", "--repeat", "2", "--profile", prof}, &out, &err), 0);
@@ -1806,8 +1946,7 @@ private slots:
     }
 
     // ------------------------------------------------------------------ CUDA (label gpu)
-    void cudaMatchesCpu()
-    {
+    void cudaMatchesCpu() {
         NEED_CUDA();
         const DeviceInfo info = queryDevices();
         // every corpus model's final graph, against the reference outputs (ch_PP-OCRv4_det_infer:
@@ -1829,15 +1968,19 @@ private slots:
             const auto outs = cuda.run(inputs);
             const CompareResult r = compareOutputs(outs, reference);
             const bool ok = m == "ch_PP-OCRv4_det_infer" ? (r.countMatches && r.maxAbs <= 1e-6) : r.within(1e-3);
-            QVERIFY2(ok, qPrintable(QString("%1 on %2: max_abs %3 max_rel %4").arg(QString::fromStdString(m), QString::fromStdString(info.name)).arg(r.maxAbs).arg(r.maxRel)));
+            QVERIFY2(ok, qPrintable(QString("%1 on %2: max_abs %3 max_rel %4")
+                                        .arg(QString::fromStdString(m), QString::fromStdString(info.name))
+                                        .arg(r.maxAbs)
+                                        .arg(r.maxRel)));
             const auto cpu = Executor(*loaded.graph, ExecOptions{DeviceChoice::Cpu}).run(inputs);
             const CompareResult vsCpu = compareOutputs(outs, cpu);
-            QVERIFY2(vsCpu.within(1e-3), qPrintable(QString("%1: CUDA vs CPU max_rel %2").arg(QString::fromStdString(m)).arg(vsCpu.maxRel)));
+            QVERIFY2(
+                vsCpu.within(1e-3),
+                qPrintable(QString("%1: CUDA vs CPU max_rel %2").arg(QString::fromStdString(m)).arg(vsCpu.maxRel)));
         }
     }
 
-    void cudaKernels()
-    {
+    void cudaKernels() {
         NEED_CUDA();
         // every GPU kind on small random inputs, CUDA against the CPU backend
         FunctionGraph g;
@@ -1845,10 +1988,18 @@ private slots:
         Variable* w = g.addInput(Type::parse("float32[4,3,3,3]"), "w");
         Variable* gx = g.apply(Op::get("GpuFromHost"), {x});
         Variable* gw = g.apply(Op::get("GpuFromHost"), {w});
-        Variable* c = g.apply(Op::get("GpuCorrMM", {{"border_mode", {1, 1}}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}, {"num_groups", 1}}), {gx, gw});
-        Variable* e = g.apply(Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(add(i0,i0))"}, {"dtype", "float32"}}), {c});
-        Variable* p = g.apply(Op::get("GpuPool", {{"mode", "max"}, {"ws", {2, 2}}, {"stride", {2, 2}}, {"pad", {0, 0}}, {"ignore_border", true}}), {e});
-        Variable* r = g.apply(Op::get("GpuCAReduceCuda", {{"scalar", "add"}, {"axis", {2, 3}}, {"pre_scalar_op", "sqr"}}), {p});
+        Variable* c = g.apply(
+            Op::get("GpuCorrMM",
+                    {{"border_mode", {1, 1}}, {"subsample", {1, 1}}, {"filter_dilation", {1, 1}}, {"num_groups", 1}}),
+            {gx, gw});
+        Variable* e = g.apply(
+            Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(add(i0,i0))"}, {"dtype", "float32"}}), {c});
+        Variable* p = g.apply(
+            Op::get("GpuPool",
+                    {{"mode", "max"}, {"ws", {2, 2}}, {"stride", {2, 2}}, {"pad", {0, 0}}, {"ignore_border", true}}),
+            {e});
+        Variable* r =
+            g.apply(Op::get("GpuCAReduceCuda", {{"scalar", "add"}, {"axis", {2, 3}}, {"pre_scalar_op", "sqr"}}), {p});
         Variable* s = g.apply(Op::get("GpuSoftmax", {{"axis", 1}}), {r});
         g.setOutputs({g.apply(Op::get("HostFromGpu"), {s}), g.apply(Op::get("HostFromGpu"), {p})});
         std::vector<Tensor> in = {randn(DType::Float32, {2, 3, 8, 8}), randn(DType::Float32, {4, 3, 3, 3})};
@@ -1864,8 +2015,7 @@ private slots:
 
     // Every CUDA kernel against the CPU backend on fresh random inputs with poisoned buffers,
     // including 0-size and broadcasting shapes.
-    void cudaKernelsEach()
-    {
+    void cudaKernelsEach() {
         NEED_CUDA();
         GpuHarness h;
         Variable* a = h.input(randn(DType::Float32, {3, 4, 5}));
@@ -1877,19 +2027,24 @@ private slots:
             return h.op("GpuElemwise", {{"scalar", "composite"}, {"expr", expr}, {"dtype", dtype}}, std::move(ins));
         };
         std::vector<Variable*> outs = {
-            comp("mul(add(i0,i1),exp(i1))", {a, b}, "float32"),                       // broadcasting
-            comp("add(i0,i1)", {z, b}, "float32"),                                    // 0-size
-            comp("true_div(i0,i1)", {d, n}, "float64"),                               // double mode, int input
-            comp("int_div(i0,i0)", {n}, "int32"),                                     // integer mode
-            h.op("GpuDimShuffle", {{"order", {2, 0, 1}}}, {a}),                       // strided gather
+            comp("mul(add(i0,i1),exp(i1))", {a, b}, "float32"), // broadcasting
+            comp("add(i0,i1)", {z, b}, "float32"),              // 0-size
+            comp("true_div(i0,i1)", {d, n}, "float64"),         // double mode, int input
+            comp("int_div(i0,i0)", {n}, "int32"),               // integer mode
+            h.op("GpuDimShuffle", {{"order", {2, 0, 1}}}, {a}), // strided gather
             h.op("GpuReshape", {{"ndim", 2}}, {a, h.g.addConstant(ints(DType::Int64, {2}, {-1, 10}).toTensorData())}),
             h.op("GpuSubtensor", {{"idx", json::array({json{{"start", 1}}, json{{"step", -2}}})}}, {a}),
             h.op("GpuIncSubtensor", {{"idx", json::array({json{{"start", 1}}})}}, {a, b}),
-            h.op("GpuIncSubtensor", {{"idx", json::array({0})}, {"set_instead_of_inc", true}}, {d, h.input(randn(DType::Float32, {4, 1}))}), // float32 into float64
-            h.op("GpuAdvancedSubtensor1", json::object(), {a, h.g.addConstant(ints(DType::Int64, {4}, {2, -3, 0, 2}).toTensorData())}),
+            h.op("GpuIncSubtensor", {{"idx", json::array({0})}, {"set_instead_of_inc", true}},
+                 {d, h.input(randn(DType::Float32, {4, 1}))}), // float32 into float64
+            h.op("GpuAdvancedSubtensor1", json::object(),
+                 {a, h.g.addConstant(ints(DType::Int64, {4}, {2, -3, 0, 2}).toTensorData())}),
             h.op("GpuJoin", {{"axis", 0}}, {a, z, a}),
-            h.op("GpuAlloc", json::object(), {b, h.g.addConstant(ints(DType::Int64, {}, {2}).toTensorData()), h.g.addConstant(ints(DType::Int64, {}, {3}).toTensorData()),
-                                              h.g.addConstant(ints(DType::Int64, {}, {4}).toTensorData()), h.g.addConstant(ints(DType::Int64, {}, {6}).toTensorData())}),
+            h.op("GpuAlloc", json::object(),
+                 {b, h.g.addConstant(ints(DType::Int64, {}, {2}).toTensorData()),
+                  h.g.addConstant(ints(DType::Int64, {}, {3}).toTensorData()),
+                  h.g.addConstant(ints(DType::Int64, {}, {4}).toTensorData()),
+                  h.g.addConstant(ints(DType::Int64, {}, {6}).toTensorData())}),
             h.op("GpuCAReduceCuda", {{"scalar", "add"}, {"axis", {0, 2}}}, {a}),
             h.op("GpuCAReduceCuda", {{"scalar", "maximum"}, {"axis", {1}}, {"pre_scalar_op", "abs"}}, {d}),
             h.op("GpuCAReduceCuda", {{"scalar", "mul"}, {"axis", nullptr}}, {n}),
@@ -1897,14 +2052,20 @@ private slots:
             h.op("GpuLogSoftmax", {{"axis", -1}}, {a}),
             h.op("GpuCumOp", {{"axis", 1}, {"mode", "add"}}, {a}),
             h.op("GpuCumOp", {{"axis", nullptr}, {"mode", "mul"}}, {d}),
-            h.op("GpuCumOp", {{"axis", 0}, {"mode", "add"}}, {h.input(ints(DType::Int64, {3, 2}, {1, -2, 3, 4, -5, 6}))}),
+            h.op("GpuCumOp", {{"axis", 0}, {"mode", "add"}},
+                 {h.input(ints(DType::Int64, {3, 2}, {1, -2, 3, 4, -5, 6}))}),
             h.op("GpuSoftmax", {{"axis", 1}}, {d}),
             h.op("GpuContiguous", json::object(), {h.op("GpuDimShuffle", {{"order", {1, 0, 2}}}, {a})}),
-            h.op("GpuIncSubtensor", {{"idx", json::array({json{{"start", 1}}})}}, {n, h.input(ints(DType::Int32, {5}, {1, 2, 3, 4, 5}))}), // int32 add
-            h.op("GpuAllocEmpty", {{"dtype", "float32"}}, {h.g.addConstant(ints(DType::Int64, {}, {2}).toTensorData()), h.g.addConstant(ints(DType::Int64, {}, {3}).toTensorData())}),
-            h.op("GpuAlloc", {{"memset_0", true}}, {h.input(ints(DType::Float32, {}, {0})), h.g.addConstant(ints(DType::Int64, {}, {4}).toTensorData())}),
+            h.op("GpuIncSubtensor", {{"idx", json::array({json{{"start", 1}}})}},
+                 {n, h.input(ints(DType::Int32, {5}, {1, 2, 3, 4, 5}))}), // int32 add
+            h.op("GpuAllocEmpty", {{"dtype", "float32"}},
+                 {h.g.addConstant(ints(DType::Int64, {}, {2}).toTensorData()),
+                  h.g.addConstant(ints(DType::Int64, {}, {3}).toTensorData())}),
+            h.op("GpuAlloc", {{"memset_0", true}},
+                 {h.input(ints(DType::Float32, {}, {0})), h.g.addConstant(ints(DType::Int64, {}, {4}).toTensorData())}),
         };
-        Apply* sp = h.g.makeApply(Op::get("GpuSplit", {{"axis", 2}, {"n_splits", 3}}), {a, h.g.addConstant(ints(DType::Int64, {3}, {2, 0, 3}).toTensorData())});
+        Apply* sp = h.g.makeApply(Op::get("GpuSplit", {{"axis", 2}, {"n_splits", 3}}),
+                                  {a, h.g.addConstant(ints(DType::Int64, {3}, {2, 0, 3}).toTensorData())});
         for (int k = 0; k < 3; ++k) outs.push_back(sp->output(k));
         // BLAS
         Variable* m1 = h.input(randn(DType::Float32, {3, 4}));
@@ -1917,19 +2078,35 @@ private slots:
         outs.push_back(h.op("GpuDot22", json::object(), {m1, m2}));
         outs.push_back(h.op("GpuGemm", json::object(), {zz, alpha, m1, m2, beta}));
         outs.push_back(h.op("GpuGemv", json::object(), {v3, alpha, m1, vv, beta}));
-        outs.push_back(h.op("GpuGemmBatch", json::object(), {h.input(randn(DType::Float64, {2, 3, 4})), h.input(randn(DType::Float64, {2, 4, 5}))}));
+        outs.push_back(h.op("GpuGemmBatch", json::object(),
+                            {h.input(randn(DType::Float64, {2, 3, 4})), h.input(randn(DType::Float64, {2, 4, 5}))}));
         // convolution (grouped, strided, dilated; depthwise), pooling, batch norm
         Variable* img = h.input(randn(DType::Float32, {2, 4, 9, 8}));
         auto conv = [&](Variable* w, json pad, int stride, int dil, int groups) {
-            return h.op("GpuCorrMM", {{"border_mode", pad}, {"subsample", {stride, stride}}, {"filter_dilation", {dil, dil}}, {"num_groups", groups}}, {img, w});
+            return h.op("GpuCorrMM",
+                        {{"border_mode", pad},
+                         {"subsample", {stride, stride}},
+                         {"filter_dilation", {dil, dil}},
+                         {"num_groups", groups}},
+                        {img, w});
         };
         outs.push_back(conv(h.input(randn(DType::Float32, {6, 2, 3, 3})), {1, 2}, 2, 1, 2));
         outs.push_back(conv(h.input(randn(DType::Float32, {8, 1, 3, 3})), {1, 1}, 1, 2, 4));
         outs.push_back(conv(h.input(randn(DType::Float32, {3, 4, 1, 1})), "valid", 1, 1, 1));
-        outs.push_back(h.op("GpuPool", {{"mode", "average_exc_pad"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}, {"ignore_border", true}}, {img}));
-        outs.push_back(h.op("GpuPool", {{"mode", "max"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {0, 0}}, {"ignore_border", false}}, {img}));
-        outs.push_back(h.op("GpuPool", {{"mode", "sum"}, {"ws", {2, 3}}, {"stride", {1, 2}}, {"pad", {0, 0}}, {"ignore_border", true}}, {img}));
-        outs.push_back(h.op("GpuPool", {{"mode", "average_inc_pad"}, {"ws", {3, 3}}, {"stride", {3, 3}}, {"pad", {1, 1}}, {"ignore_border", true}}, {img}));
+        outs.push_back(h.op(
+            "GpuPool",
+            {{"mode", "average_exc_pad"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}, {"ignore_border", true}},
+            {img}));
+        outs.push_back(h.op(
+            "GpuPool", {{"mode", "max"}, {"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {0, 0}}, {"ignore_border", false}},
+            {img}));
+        outs.push_back(h.op(
+            "GpuPool", {{"mode", "sum"}, {"ws", {2, 3}}, {"stride", {1, 2}}, {"pad", {0, 0}}, {"ignore_border", true}},
+            {img}));
+        outs.push_back(h.op(
+            "GpuPool",
+            {{"mode", "average_inc_pad"}, {"ws", {3, 3}}, {"stride", {3, 3}}, {"pad", {1, 1}}, {"ignore_border", true}},
+            {img}));
         Variable* scale = h.input(randn(DType::Float32, {4}));
         Variable* var = h.input(randn(DType::Float32, {4}, 0.5, 2));
         outs.push_back(h.op("GpuDnnBatchNormInference", {{"epsilon", 1e-3}}, {img, scale, scale, scale, var}));
@@ -1939,15 +2116,18 @@ private slots:
         QCOMPARE(gpu.size(), cpu.size());
         for (std::size_t i = 0; i < cpu.size(); ++i) {
             const CompareResult r = compareOutputs({gpu[i]}, {cpu[i]});
-            QVERIFY2(gpu[i].dtype() == cpu[i].dtype() && gpu[i].shape() == cpu[i].shape() && r.within(1e-5),
-                     qPrintable(QString("output %1: %2 vs %3, max_rel %4").arg(i).arg(QString::fromStdString(gpu[i].typeStr()), QString::fromStdString(cpu[i].typeStr())).arg(r.maxRel)));
+            QVERIFY2(
+                gpu[i].dtype() == cpu[i].dtype() && gpu[i].shape() == cpu[i].shape() && r.within(1e-5),
+                qPrintable(QString("output %1: %2 vs %3, max_rel %4")
+                               .arg(i)
+                               .arg(QString::fromStdString(gpu[i].typeStr()), QString::fromStdString(cpu[i].typeStr()))
+                               .arg(r.maxRel)));
         }
     }
 
     // Reductions as the CPU: NaN propagates through max / min, integer identities, the output's
     // accumulator, refusals (empty max axis, float16, unknown pre_scalar_op).
-    void cudaReductions()
-    {
+    void cudaReductions() {
         NEED_CUDA();
         GpuHarness h;
         Variable* f = h.input(ints(DType::Float32, {3, 4}, {1, 2, 3, 4, 5, NAN, -7, 8, -1, -2, -3, -4}));
@@ -1958,9 +2138,12 @@ private slots:
         ut.data<std::uint64_t>()[2] = 4;
         Variable* u = h.input(ut);
         Variable* e = h.input(ints(DType::Float32, {3, 0}, {}));
-        auto red = [&](const std::string& s, json axis, Variable* x) { return h.host(h.op("GpuCAReduceCuda", {{"scalar", s}, {"axis", axis}}, {x})); };
-        const auto [cpu, gpu] = h.both({red("maximum", {1}, f), red("minimum", {1}, f), red("maximum", nullptr, f), red("minimum", {1}, i), red("maximum", {0}, i),
-                                        red("maximum", nullptr, u), red("add", {1}, e), red("mul", {1}, e), red("maximum", {0}, e)});
+        auto red = [&](const std::string& s, json axis, Variable* x) {
+            return h.host(h.op("GpuCAReduceCuda", {{"scalar", s}, {"axis", axis}}, {x}));
+        };
+        const auto [cpu, gpu] = h.both({red("maximum", {1}, f), red("minimum", {1}, f), red("maximum", nullptr, f),
+                                        red("minimum", {1}, i), red("maximum", {0}, i), red("maximum", nullptr, u),
+                                        red("add", {1}, e), red("mul", {1}, e), red("maximum", {0}, e)});
         for (std::size_t k = 0; k < cpu.size(); ++k) VERIFY_SAME(gpu[k], cpu[k]);
         QVERIFY(std::isnan(gpu[0].at(1)) && std::isnan(gpu[1].at(1)) && std::isnan(gpu[2].at(0)));
         QCOMPARE(gpu[0].at(2), -1.0);
@@ -1978,34 +2161,44 @@ private slots:
             return errorOf([&] { (void)r.run(DeviceChoice::Cuda); });
         };
         const QString empty = refused(ints(DType::Float32, {3, 0}, {}), {{"scalar", "minimum"}, {"axis", {1}}});
-        QVERIFY2(empty.contains("GpuCAReduceCuda") && empty.contains("cannot take the minimum of an empty axis of float32[3,0]"), qPrintable(empty));
-        const QString pre = refused(randn(DType::Float32, {2, 2}), {{"scalar", "add"}, {"axis", {1}}, {"pre_scalar_op", "exp"}});
+        QVERIFY2(empty.contains("GpuCAReduceCuda") &&
+                     empty.contains("cannot take the minimum of an empty axis of float32[3,0]"),
+                 qPrintable(empty));
+        const QString pre =
+            refused(randn(DType::Float32, {2, 2}), {{"scalar", "add"}, {"axis", {1}}, {"pre_scalar_op", "exp"}});
         QVERIFY2(pre.contains("unsupported pre_scalar_op 'exp'"), qPrintable(pre));
         const QString half = refused(Tensor::zeros(DType::Float16, {2, 2}), {{"scalar", "add"}, {"axis", {1}}});
         QVERIFY2(half.contains("dtype float16 is not supported by the CUDA backend"), qPrintable(half));
     }
 
     // GEMMs as the CPU: batch 0, K = 0, mixed dtypes (read in the output dtype), broadcast batches.
-    void cudaGemmShapes()
-    {
+    void cudaGemmShapes() {
         NEED_CUDA();
         GpuHarness h;
-        Variable* zb = h.op("GpuGemmBatch", json::object(), {h.input(randn(DType::Float32, {0, 2, 3})), h.input(randn(DType::Float32, {0, 3, 4}))});
-        Variable* k0 = h.op("GpuDot22", json::object(), {h.input(randn(DType::Float32, {2, 0})), h.input(randn(DType::Float32, {0, 3}))});
+        Variable* zb = h.op("GpuGemmBatch", json::object(),
+                            {h.input(randn(DType::Float32, {0, 2, 3})), h.input(randn(DType::Float32, {0, 3, 4}))});
+        Variable* k0 = h.op("GpuDot22", json::object(),
+                            {h.input(randn(DType::Float32, {2, 0})), h.input(randn(DType::Float32, {0, 3}))});
         Variable* half = h.g.addConstant(ints(DType::Float64, {}, {0.5}).toTensorData());
-        Variable* gk0 = h.op("GpuGemm", json::object(), {h.input(randn(DType::Float64, {2, 3})), half, h.input(randn(DType::Float64, {2, 0})),
-                                                        h.input(randn(DType::Float64, {0, 3})), half});
+        Variable* gk0 = h.op("GpuGemm", json::object(),
+                             {h.input(randn(DType::Float64, {2, 3})), half, h.input(randn(DType::Float64, {2, 0})),
+                              h.input(randn(DType::Float64, {0, 3})), half});
         // mixed: float64 z with float32 x (read as float64), float32 z with a float64 matrix
-        Variable* mixed = h.op("GpuGemm", json::object(), {h.input(randn(DType::Float64, {2, 3})), half, h.input(randn(DType::Float32, {2, 4})),
-                                                          h.input(randn(DType::Float64, {4, 3})), half});
-        Variable* mixedv = h.op("GpuGemv", json::object(), {h.input(randn(DType::Float32, {3})), half, h.input(randn(DType::Float64, {3, 4})),
-                                                           h.input(randn(DType::Float32, {4})), half});
+        Variable* mixed = h.op("GpuGemm", json::object(),
+                               {h.input(randn(DType::Float64, {2, 3})), half, h.input(randn(DType::Float32, {2, 4})),
+                                h.input(randn(DType::Float64, {4, 3})), half});
+        Variable* mixedv = h.op("GpuGemv", json::object(),
+                                {h.input(randn(DType::Float32, {3})), half, h.input(randn(DType::Float64, {3, 4})),
+                                 h.input(randn(DType::Float32, {4})), half});
         // broadcast batches: one shared operand (stride 0) and a mixed broadcast (one GEMM per batch)
-        Variable* bc1 = h.op("GpuGemmBatch", json::object(), {h.input(randn(DType::Float32, {1, 2, 3}), Type::parse("float32[?,2,3]")),
-                                                             h.input(randn(DType::Float32, {4, 3, 5}), Type::parse("float32[?,3,5]"))});
-        Variable* bc2 = h.op("GpuGemmBatch", json::object(), {h.input(randn(DType::Float32, {2, 1, 2, 3}), Type::parse("float32[?,?,2,3]")),
-                                                             h.input(randn(DType::Float32, {1, 3, 3, 4}), Type::parse("float32[?,?,3,4]"))});
-        const auto [cpu, gpu] = h.both({h.host(zb), h.host(k0), h.host(gk0), h.host(mixed), h.host(mixedv), h.host(bc1), h.host(bc2)});
+        Variable* bc1 = h.op("GpuGemmBatch", json::object(),
+                             {h.input(randn(DType::Float32, {1, 2, 3}), Type::parse("float32[?,2,3]")),
+                              h.input(randn(DType::Float32, {4, 3, 5}), Type::parse("float32[?,3,5]"))});
+        Variable* bc2 = h.op("GpuGemmBatch", json::object(),
+                             {h.input(randn(DType::Float32, {2, 1, 2, 3}), Type::parse("float32[?,?,2,3]")),
+                              h.input(randn(DType::Float32, {1, 3, 3, 4}), Type::parse("float32[?,?,3,4]"))});
+        const auto [cpu, gpu] =
+            h.both({h.host(zb), h.host(k0), h.host(gk0), h.host(mixed), h.host(mixedv), h.host(bc1), h.host(bc2)});
         QCOMPARE(gpu[0].shape(), (Shape{0, 2, 4}));
         VERIFY_SAME(gpu[1], cpu[1]); // zeros
         QCOMPARE(gpu[1].at(5), 0.0);
@@ -2020,8 +2213,7 @@ private slots:
 
     // Element-wise parameters in double, as the CPU: clip bounds of float64 and large int64
     // values, leaky_relu and hard_sigmoid parameters.
-    void cudaElemwiseParameters()
-    {
+    void cudaElemwiseParameters() {
         NEED_CUDA();
         GpuHarness h;
         Variable* d = h.input(ints(DType::Float64, {6}, {0.1, 0.1000000001, 0.7, 0.69999999999, -1, 2}));
@@ -2029,8 +2221,9 @@ private slots:
         auto comp = [&](const std::string& expr, Variable* x, const std::string& dtype) {
             return h.host(h.op("GpuElemwise", {{"scalar", "composite"}, {"expr", expr}, {"dtype", dtype}}, {x}));
         };
-        const auto [cpu, gpu] = h.both({comp("clip{0.1,0.7}(i0)", d, "float64"), comp("clip{-3,1099511627777}(i0)", i, "int64"),
-                                        comp("leaky_relu{0.1}(i0)", d, "float64"), comp("hard_sigmoid{0.3,0.1}(i0)", d, "float64")});
+        const auto [cpu, gpu] =
+            h.both({comp("clip{0.1,0.7}(i0)", d, "float64"), comp("clip{-3,1099511627777}(i0)", i, "int64"),
+                    comp("leaky_relu{0.1}(i0)", d, "float64"), comp("hard_sigmoid{0.3,0.1}(i0)", d, "float64")});
         for (std::size_t k = 0; k < cpu.size(); ++k) VERIFY_SAME(gpu[k], cpu[k]);
         QCOMPARE(gpu[0].at(0), 0.1);
         QCOMPARE(gpu[0].at(1), 0.1000000001);
@@ -2042,8 +2235,7 @@ private slots:
 
     // Host-side validation as on the CPU: stride or dilation 0, a kernel larger than the padded
     // input, AdvancedSubtensor1 of a 0-d tensor: a message naming the node, no crash.
-    void cudaValidation()
-    {
+    void cudaValidation() {
         NEED_CUDA();
         // (a zero stride is refused when the node is made; the kernel refuses it too)
         auto convError = [&](Shape xs, Shape ws, json pad, json sub, json dil) {
@@ -2051,7 +2243,9 @@ private slots:
                 GpuHarness h;
                 Variable* x = h.input(randn(DType::Float32, xs));
                 Variable* w = h.input(randn(DType::Float32, ws));
-                h.g.setOutputs({h.host(h.op("GpuCorrMM", {{"border_mode", pad}, {"subsample", sub}, {"filter_dilation", dil}, {"num_groups", 1}}, {x, w}))});
+                h.g.setOutputs({h.host(h.op(
+                    "GpuCorrMM",
+                    {{"border_mode", pad}, {"subsample", sub}, {"filter_dilation", dil}, {"num_groups", 1}}, {x, w}))});
                 (void)h.run(DeviceChoice::Cuda);
             });
         };
@@ -2063,15 +2257,15 @@ private slots:
         QVERIFY2(big.contains("is larger than the padded input float32[1,1,2,2]"), qPrintable(big));
         GpuHarness h;
         Variable* x = h.input(ints(DType::Float32, {}, {3}), Type::parse("float32[*]"));
-        h.g.setOutputs({h.host(h.op("GpuAdvancedSubtensor1", json::object(), {x, h.g.addConstant(ints(DType::Int64, {1}, {0}).toTensorData())}))});
+        h.g.setOutputs({h.host(h.op("GpuAdvancedSubtensor1", json::object(),
+                                    {x, h.g.addConstant(ints(DType::Int64, {1}, {0}).toTensorData())}))});
         const QString sc = errorOf([&] { (void)h.run(DeviceChoice::Cuda); });
         QVERIFY2(sc.contains("GpuAdvancedSubtensor1") && sc.contains("cannot index a scalar"), qPrintable(sc));
     }
 
     // A profile whose run fails at a later node keeps the event times of the CUDA steps that
     // completed (they read 0 us before) and leaves the failing node and those after it n/a.
-    void cudaProfileAfterFailure()
-    {
+    void cudaProfileAfterFailure() {
         NEED_CUDA();
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[256,64]"), "x");
@@ -2080,7 +2274,8 @@ private slots:
         Variable* sel = g.apply(Op::get("GpuAdvancedSubtensor1"), {e, idx});
         g.setOutputs({g.apply(Op::get("HostFromGpu"), {sel})});
         Executor ex(g, ExecOptions{DeviceChoice::Cuda});
-        const ProfileReport rep = profileExecutor(ex, {randn(DType::Float32, {256, 64}), ints(DType::Int64, {2}, {1, 300})}, ProfileOptions{1, 2}, "final");
+        const ProfileReport rep = profileExecutor(
+            ex, {randn(DType::Float32, {256, 64}), ints(DType::Int64, {2}, {1, 300})}, ProfileOptions{1, 2}, "final");
         QVERIFY2(QString::fromStdString(rep.error).contains("index 300 out of bounds"), rep.error.c_str());
         bool sawExp = false, sawSel = false;
         for (const ProfileNode& n : rep.nodes) {
@@ -2101,14 +2296,13 @@ private slots:
     // that launched it when steps are synchronised (PASSLENS_CUDA_SYNC=1), the executor's device
     // buffers are then released without terminating the process, and out of device memory names
     // the node and the bytes.
-    void cudaFaults()
-    {
+    void cudaFaults() {
         NEED_CUDA();
         auto graph = [](GpuHarness& h) {
             Variable* x = h.input(randn(DType::Float32, {64}));
-            Variable* e = h.op("GpuElemwise", {{"scalar", "exp"}}, {x});
-            Variable* n = h.op("GpuElemwise", {{"scalar", "neg"}}, {e});
-            h.g.setOutputs({h.host(h.op("GpuElemwise", {{"scalar", "abs"}}, {n}))});
+            Variable* e = h.op("GpuElemwise", {{ "scalar", "exp" }}, {x});
+            Variable* n = h.op("GpuElemwise", {{ "scalar", "neg" }}, {e});
+            h.g.setOutputs({h.host(h.op("GpuElemwise", {{ "scalar", "abs" }}, {n}))});
         };
         {
             GpuHarness h;
@@ -2132,7 +2326,9 @@ private slots:
             cuda::emu::failAllocation(1); // the upload's buffer, then exp's output
             const QString msg = errorOf([&] { (void)ex.run(h.values); });
             cuda::emu::reset();
-            QVERIFY2(msg.contains("GpuElemwise{exp}") && msg.contains("out of device memory: cannot allocate 256 bytes"), qPrintable(msg));
+            QVERIFY2(msg.contains("GpuElemwise{exp}") &&
+                         msg.contains("out of device memory: cannot allocate 256 bytes"),
+                     qPrintable(msg));
             const auto outs = ex.run(h.values); // the same executor runs once memory is back
             QCOMPARE(outs[0].numel(), 64);
         }
@@ -2140,12 +2336,11 @@ private slots:
 
     // Without page-locked memory (injected), host buffers fall back to pageable memory, and
     // those fallbacks are reused by later runs instead of growing the pool run after run.
-    void cudaPageableFallbackReused()
-    {
+    void cudaPageableFallbackReused() {
         NEED_CUDA();
         GpuHarness h;
         Variable* x = h.input(randn(DType::Float32, {1000}));
-        h.g.setOutputs({h.host(h.op("GpuElemwise", {{"scalar", "exp"}}, {x}))});
+        h.g.setOutputs({h.host(h.op("GpuElemwise", {{ "scalar", "exp" }}, {x}))});
         Executor ex(h.g, ExecOptions{DeviceChoice::Cuda});
         cuda::emu::failPinnedAllocation(true);
         const auto first = ex.run(h.values);
@@ -2162,15 +2357,17 @@ private slots:
 
     // Several devices (emulated): a context naming another existing device is refused with a
     // message (every kernel runs on device 0); names of missing devices mean device 0.
-    void cudaSeveralDevices()
-    {
+    void cudaSeveralDevices() {
         NEED_CUDA();
         cuda::emu::setDeviceCount(2);
         auto runContext = [](const std::string& ctx) {
             FunctionGraph g;
             Variable* x = g.addInput(Type::parse("float32[3]"), "x");
-            Variable* gx = g.apply(Op::get("GpuFromHost", {{"context", ctx}}), {x});
-            g.setOutputs({g.apply(Op::get("HostFromGpu"), {g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {gx})})});
+            Variable* gx = g.apply(Op::get("GpuFromHost", {{ "context", ctx }}), {x});
+            g.setOutputs({g.apply(Op::get("HostFromGpu"), {g.apply(Op::get("GpuElemwise",
+                                                                           {{ "scalar",
+                                                                              "neg" }}),
+                                                                   {gx})})});
             Executor ex(g, ExecOptions{DeviceChoice::Cuda});
             std::vector<Tensor> out;
             const QString err = errorOf([&] { out = ex.run({ints(DType::Float32, {3}, {1, 2, 3})}); });
@@ -2180,7 +2377,8 @@ private slots:
         const auto [err7, out7] = runContext("dev7");
         const auto [err0, out0] = runContext("dev0");
         cuda::emu::reset();
-        QVERIFY2(err1.contains("GpuFromHost") && err1.contains("context 'dev1' is CUDA device 1, but PassLens runs every CUDA kernel on device 0"),
+        QVERIFY2(err1.contains("GpuFromHost") &&
+                     err1.contains("context 'dev1' is CUDA device 1, but PassLens runs every CUDA kernel on device 0"),
                  qPrintable(err1));
         QVERIFY2(err7.isEmpty() && err0.isEmpty(), qPrintable(err7 + err0));
         QCOMPARE(out7[0].at(2), -3.0);

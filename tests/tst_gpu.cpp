@@ -31,7 +31,8 @@ void cut(FunctionGraph& g) {
     eq.apply(e);
 }
 
-std::vector<LiftDecision> graphToGpu(FunctionGraph& g, GpuCapabilities caps = GpuCapabilities::defaults(), bool special = true) {
+std::vector<LiftDecision> graphToGpu(FunctionGraph& g, GpuCapabilities caps = GpuCapabilities::defaults(),
+                                     bool special = true) {
     GraphToGpu p(std::move(caps), special);
     RewriteEngine e(g, nullptr);
     p.apply(e);
@@ -40,7 +41,9 @@ std::vector<LiftDecision> graphToGpu(FunctionGraph& g, GpuCapabilities caps = Gp
 }
 
 Variable* c64(FunctionGraph& g, std::int64_t v) { return g.addConstant(TensorData::fromInts(DType::Int64, {}, {v})); }
-Variable* cf(FunctionGraph& g, double v, DType dt = DType::Float32) { return g.addConstant(TensorData::fromDoubles(dt, {}, {v})); }
+Variable* cf(FunctionGraph& g, double v, DType dt = DType::Float32) {
+    return g.addConstant(TensorData::fromDoubles(dt, {}, {v}));
+}
 
 struct LiftCase {
     const char* hostKind;
@@ -49,55 +52,116 @@ struct LiftCase {
 };
 
 std::vector<LiftCase> liftCases() {
-    auto ds = [](FunctionGraph& g, Variable* v, json order) { return g.apply(Op::get("DimShuffle", {{"order", order}}), {v}); };
+    auto ds = [](FunctionGraph& g, Variable* v, json order) {
+        return g.apply(Op::get("DimShuffle", {{"order", order}}), {v});
+    };
     return {
-        {"Elemwise", "GpuElemwise", [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {x}); }},
-        {"DimShuffle", "GpuDimShuffle", [ds](FunctionGraph& g, Variable* x) { return ds(g, x, {1, 0}); }},
-        {"Reshape", "GpuReshape", [](FunctionGraph& g, Variable* x) {
-             return g.apply(Op::get("Reshape", {{"ndim", 1}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {1}, {24}))}); }},
-        {"Flatten", "GpuReshape", [ds](FunctionGraph& g, Variable* x) { return g.apply(Op::get("Flatten", {{"outdim", 1}}), {x}); }},
-        {"Alloc", "GpuAlloc", [](FunctionGraph& g, Variable* x) {
+        {"Elemwise", "GpuElemwise",
+         [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {x});
+         }},
+        {"DimShuffle", "GpuDimShuffle",
+         [ds](FunctionGraph& g, Variable* x) {
+             return ds(g, x, {1, 0});
+         }},
+        {"Reshape", "GpuReshape",
+         [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Reshape", {{"ndim", 1}}),
+                            {x, g.addConstant(TensorData::fromInts(DType::Int64, {1}, {24}))});
+         }},
+        {"Flatten", "GpuReshape",
+         [ds](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Flatten", {{"outdim", 1}}), {x});
+         }},
+        {"Alloc", "GpuAlloc",
+         [](FunctionGraph& g, Variable* x) {
              Variable* a = g.apply(Op::get("Alloc"), {cf(g, 0), c64(g, 2), c64(g, 6)});
-             return g.apply(Op::get("Join", {{"axis", 0}}), {x, a}); }},
-        {"AllocEmpty", "GpuAllocEmpty", [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Join", {{"axis", 0}}), {x, a});
+         }},
+        {"AllocEmpty", "GpuAllocEmpty",
+         [](FunctionGraph& g, Variable* x) {
              Variable* a = g.apply(Op::get("AllocEmpty", {{"dtype", "float32"}}), {c64(g, 2), c64(g, 6)});
-             return g.apply(Op::get("Join", {{"axis", 0}}), {x, a}); }},
-        {"Subtensor", "GpuSubtensor", [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Join", {{"axis", 0}}), {x, a});
+         }},
+        {"Subtensor", "GpuSubtensor",
+         [](FunctionGraph& g, Variable* x) {
              Variable* e = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}); // not a plain input: no heuristic
-             return g.apply(Op::get("Subtensor", {{"idx", {json{{"start", 1}, {"stop", 3}}}}}), {e}); }},
-        {"AdvancedSubtensor1", "GpuAdvancedSubtensor1", [](FunctionGraph& g, Variable* x) {
-             return g.apply(Op::get("AdvancedSubtensor1"), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {0, 3}))}); }},
-        {"IncSubtensor", "GpuIncSubtensor", [](FunctionGraph& g, Variable* x) {
-             return g.apply(Op::get("IncSubtensor", {{"idx", {1}}}), {x, g.addConstant(TensorData::fromDoubles(DType::Float32, {6}, {1, 1, 1, 1, 1, 1}))}); }},
-        {"Join", "GpuJoin", [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("Join", {{"axis", 1}}), {x, x}); }},
-        {"Split", "GpuSplit", [](FunctionGraph& g, Variable* x) {
-             return g.makeApply(Op::get("Split", {{"axis", 1}, {"n_splits", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {2, 4}))})->output(1); }},
-        {"CAReduce", "GpuCAReduceCuda", [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("CAReduce", {{"scalar", "add"}, {"axis", {1}}}), {x}); }},
-        {"Dot", "GpuDot22", [ds](FunctionGraph& g, Variable* x) { return g.apply(Op::get("Dot"), {x, ds(g, x, {1, 0})}); }},
-        {"Dot22", "GpuDot22", [ds](FunctionGraph& g, Variable* x) { return g.apply(Op::get("Dot22"), {x, ds(g, x, {1, 0})}); }},
-        {"Gemm", "GpuGemm", [ds](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Subtensor", {{"idx", {json{{"start", 1}, {"stop", 3}}}}}), {e});
+         }},
+        {"AdvancedSubtensor1", "GpuAdvancedSubtensor1",
+         [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("AdvancedSubtensor1"),
+                            {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {0, 3}))});
+         }},
+        {"IncSubtensor", "GpuIncSubtensor",
+         [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("IncSubtensor", {{"idx", {1}}}),
+                            {x, g.addConstant(TensorData::fromDoubles(DType::Float32, {6}, {1, 1, 1, 1, 1, 1}))});
+         }},
+        {"Join", "GpuJoin",
+         [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Join", {{"axis", 1}}), {x, x});
+         }},
+        {"Split", "GpuSplit",
+         [](FunctionGraph& g, Variable* x) {
+             return g
+                 .makeApply(Op::get("Split", {{"axis", 1}, {"n_splits", 2}}),
+                            {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {2, 4}))})
+                 ->output(1);
+         }},
+        {"CAReduce", "GpuCAReduceCuda",
+         [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("CAReduce", {{"scalar", "add"}, {"axis", {1}}}), {x});
+         }},
+        {"Dot", "GpuDot22",
+         [ds](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Dot"), {x, ds(g, x, {1, 0})});
+         }},
+        {"Dot22", "GpuDot22",
+         [ds](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Dot22"), {x, ds(g, x, {1, 0})});
+         }},
+        {"Gemm", "GpuGemm",
+         [ds](FunctionGraph& g, Variable* x) {
              Variable* z = g.addConstant(TensorData::fromDoubles(DType::Float32, {4, 4}, std::vector<double>(16, 1.0)));
-             return g.apply(Op::get("Gemm"), {z, cf(g, 1), x, ds(g, x, {1, 0}), cf(g, 1)}); }},
-        {"Gemv", "GpuGemv", [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Gemm"), {z, cf(g, 1), x, ds(g, x, {1, 0}), cf(g, 1)});
+         }},
+        {"Gemv", "GpuGemv",
+         [](FunctionGraph& g, Variable* x) {
              Variable* z = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {0, 0, 0, 0}));
              Variable* v = g.addConstant(TensorData::fromDoubles(DType::Float32, {6}, {1, 2, 3, 4, 5, 6}));
-             return g.apply(Op::get("Gemv"), {z, cf(g, 1), x, v, cf(g, 0)}); }},
-        {"BatchedDot", "GpuGemmBatch", [ds](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Gemv"), {z, cf(g, 1), x, v, cf(g, 0)});
+         }},
+        {"BatchedDot", "GpuGemmBatch",
+         [ds](FunctionGraph& g, Variable* x) {
              Variable* a = ds(g, x, {"x", 0, 1});
-             return g.apply(Op::get("BatchedDot"), {a, ds(g, x, {"x", 1, 0})}); }},
+             return g.apply(Op::get("BatchedDot"), {a, ds(g, x, {"x", 1, 0})});
+         }},
         {"Softmax", "GpuSoftmax", [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("Softmax"), {x}); }},
-        {"LogSoftmax", "GpuLogSoftmax", [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("LogSoftmax"), {x}); }},
-        {"AbstractConv2d", "GpuCorrMM", [ds](FunctionGraph& g, Variable* x) {
+        {"LogSoftmax", "GpuLogSoftmax",
+         [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("LogSoftmax"), {x}); }},
+        {"AbstractConv2d", "GpuCorrMM",
+         [ds](FunctionGraph& g, Variable* x) {
              Variable* img = ds(g, x, {"x", "x", 0, 1});
-             Variable* w = g.addConstant(TensorData::fromDoubles(DType::Float32, {2, 1, 3, 3}, std::vector<double>(18, 0.5)));
-             return g.apply(Op::get("AbstractConv2d", {{"border_mode", "half"}}), {img, w}); }},
-        {"Pool", "GpuPool", [ds](FunctionGraph& g, Variable* x) {
-             return g.apply(Op::get("Pool", {{"ws", {2, 2}}}), {ds(g, x, {"x", "x", 0, 1})}); }},
-        {"BatchNormInference", "GpuDnnBatchNormInference", [ds](FunctionGraph& g, Variable* x) {
+             Variable* w =
+                 g.addConstant(TensorData::fromDoubles(DType::Float32, {2, 1, 3, 3}, std::vector<double>(18, 0.5)));
+             return g.apply(Op::get("AbstractConv2d", {{"border_mode", "half"}}), {img, w});
+         }},
+        {"Pool", "GpuPool",
+         [ds](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("Pool", {{"ws", {2, 2}}}), {ds(g, x, {"x", "x", 0, 1})});
+         }},
+        {"BatchNormInference", "GpuDnnBatchNormInference",
+         [ds](FunctionGraph& g, Variable* x) {
              Variable* p = g.addConstant(TensorData::fromDoubles(DType::Float32, {1, 1, 1, 1}, {1}));
-             return g.apply(Op::get("BatchNormInference"), {ds(g, x, {"x", "x", 0, 1}), p, p, p, p}); }},
-        {"CpuContiguous", "GpuContiguous", [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("CpuContiguous"), {x}); }},
-        {"CumOp", "GpuCumOp", [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("CumOp", {{"axis", 1}}), {x}); }},
+             return g.apply(Op::get("BatchNormInference"), {ds(g, x, {"x", "x", 0, 1}), p, p, p, p});
+         }},
+        {"CpuContiguous", "GpuContiguous",
+         [](FunctionGraph& g, Variable* x) { return g.apply(Op::get("CpuContiguous"), {x}); }},
+        {"CumOp", "GpuCumOp",
+         [](FunctionGraph& g, Variable* x) {
+             return g.apply(Op::get("CumOp", {{"axis", 1}}), {x});
+         }},
     };
 }
 } // namespace
@@ -106,7 +170,7 @@ class TestGpu : public QObject {
     Q_OBJECT
 private slots:
     void transferCases() {
-        {   // D01: H(G(x)) -> x
+        { // D01: H(G(x)) -> x
             FunctionGraph g;
             Variable* x = g.addInput(Type::parse("float32[?,?]"), "x");
             g.setOutputs({g.apply(Op::get("HostFromGpu"), {g.apply(Op::get("GpuFromHost"), {x})})});
@@ -114,20 +178,22 @@ private slots:
             QCOMPARE(g.outputs()[0], x);
             QCOMPARE(g.nodeCount(), std::size_t(0));
         }
-        {   // D02: G(H(g)) -> g
+        { // D02: G(H(g)) -> g
             FunctionGraph g;
             Variable* v = g.addInput(Type::parse("float32[?,?]@gpu"), "g");
             g.setOutputs({g.apply(Op::get("GpuFromHost"), {g.apply(Op::get("HostFromGpu"), {v})})});
             cut(g);
             QCOMPARE(g.outputs()[0], v);
         }
-        {   // D03, D04, D05, D06, D07
+        { // D03, D04, D05, D06, D07
             FunctionGraph g;
             Variable* ga = g.addInput(Type::parse("float32[?]@gpu:a"), "g_a");
             Variable* x = g.addInput(Type::parse("float32[?]"), "x");
             auto g2g = [&](const char* c, Variable* v) { return g.apply(Op::get("GpuToGpu", {{"context", c}}), {v}); };
             auto g2h = [&](Variable* v) { return g.apply(Op::get("HostFromGpu"), {v}); };
-            auto h2g = [&](const char* c, Variable* v) { return g.apply(Op::get("GpuFromHost", {{"context", c}}), {v}); };
+            auto h2g = [&](const char* c, Variable* v) {
+                return g.apply(Op::get("GpuFromHost", {{"context", c}}), {v});
+            };
             Variable* d03 = g2g("a", ga);
             Variable* d04 = g2h(g2g("b", ga));
             Variable* d05 = h2g("b", g2h(ga));
@@ -163,7 +229,8 @@ private slots:
         const Apply* add = h->input(0)->owner();
         QCOMPARE(add->op().str(), std::string("GpuElemwise{add}<gpuarray>"));
         QCOMPARE(add->input(0)->owner()->op().kind(), std::string("GpuFromHost"));
-        QCOMPARE(add->input(1)->owner()->op().kind(), std::string("GpuFromHost")); // the host DimShuffle of the constant
+        QCOMPARE(add->input(1)->owner()->op().kind(),
+                 std::string("GpuFromHost")); // the host DimShuffle of the constant
         QCOMPARE(add->input(1)->owner()->input(0), one);
     }
 
@@ -182,7 +249,8 @@ private slots:
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[?,?]"), "x");
         Variable* two = g.apply(Op::get("DimShuffle", {{"order", {"x", "x"}}}), {cf(g, 2)});
-        g.setOutputs({g.apply(Op::get("Elemwise", {{"scalar", "mul"}}), {g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}), two})});
+        g.setOutputs({g.apply(Op::get("Elemwise", {{"scalar", "mul"}}),
+                              {g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}), two})});
         const auto d = graphToGpu(g);
         int elemwise = 0, hostLeft = 0;
         for (const auto& e : d) {
@@ -238,7 +306,9 @@ private slots:
         QVERIFY(!c.count("GpuSubtensor"));
         bool sliceTransferred = false;
         for (const Apply* n : g.toposort())
-            if (n->op().kind() == "GpuFromHost" && n->input(0)->owner() && n->input(0)->owner()->op().kind() == "Subtensor") sliceTransferred = true;
+            if (n->op().kind() == "GpuFromHost" && n->input(0)->owner() &&
+                n->input(0)->owner()->op().kind() == "Subtensor")
+                sliceTransferred = true;
         QVERIFY(sliceTransferred);
     }
 
@@ -283,10 +353,15 @@ private slots:
         QVERIFY(g.opCounts().count("CumOp"));
         const auto rep = liftingReport(g, GpuCapabilities::defaults());
         bool cum = false;
-        for (const auto& l : rep) cum |= l.op.rfind("CumOp", 0) == 0 && QString::fromStdString(l.reason).startsWith("GpuCumOp does not support float64");
+        for (const auto& l : rep)
+            cum |= l.op.rfind("CumOp", 0) == 0 &&
+                   QString::fromStdString(l.reason).startsWith("GpuCumOp does not support float64");
         QVERIFY(cum);
         // the table is editable from a pipeline document
-        Pipeline p = Pipeline::fromJson(json::parse(R"({"format": "passlens.pipeline", "version": 1, "base": "theano", "disable_dtypes": ["float64"], "capabilities": {"GpuCumOp": ["float32", "float64"]}})"), "p.json");
+        Pipeline p = Pipeline::fromJson(
+            json::parse(
+                R"({"format": "passlens.pipeline", "version": 1, "base": "theano", "disable_dtypes": ["float64"], "capabilities": {"GpuCumOp": ["float32", "float64"]}})"),
+            "p.json");
         QVERIFY(p.buildContext().caps.check("GpuElemwise", DType::Float64).has_value());
         QVERIFY(!p.buildContext().caps.check("GpuCumOp", DType::Float32).has_value());
     }
@@ -297,29 +372,44 @@ private slots:
             for (const auto& ph : p.phases()) n << QString::fromStdString(ph.name);
             return n.join(' ');
         };
-        QCOMPARE(names(Pipeline::builtin("theano")), QString("merge1 useless merge1.1 canonicalize merge1.2 gpuarray_graph_optimization InputToGpuArrayOptimizer "
-                                                             "gpuarray_local_optimizations gpuarray_cut_transfers gpua_elemwise_fusion merge2 merge3"));
-        QCOMPARE(names(Pipeline::builtin("cleanup")), QString("merge1 useless merge1.1 canonicalize merge1.2 gpuarray_graph_optimization gpuarray_backward "
-                                                              "InputToGpuArrayOptimizer gpuarray_local_optimizations gpuarray_cut_transfers gpua_elemwise_fusion merge2 merge3"));
-        QCOMPARE(names(Pipeline::builtin("legacy")), QString("merge1 useless merge1.1 canonicalize merge1.2 InputToGpuArrayOptimizer "
-                                                             "gpuarray_local_optimizations gpuarray_cut_transfers gpua_elemwise_fusion merge2 merge3"));
-        QCOMPARE(names(Pipeline::builtin("fast_compile")), QString("merge1 canonicalize_fast_compile merge1.2 gpuarray_graph_optimization "
-                                                                   "InputToGpuArrayOptimizer gpuarray_local_optimizations gpuarray_cut_transfers"));
+        QCOMPARE(
+            names(Pipeline::builtin("theano")),
+            QString(
+                "merge1 useless merge1.1 canonicalize merge1.2 gpuarray_graph_optimization InputToGpuArrayOptimizer "
+                "gpuarray_local_optimizations gpuarray_cut_transfers gpua_elemwise_fusion merge2 merge3"));
+        QCOMPARE(names(Pipeline::builtin("cleanup")),
+                 QString("merge1 useless merge1.1 canonicalize merge1.2 gpuarray_graph_optimization gpuarray_backward "
+                         "InputToGpuArrayOptimizer gpuarray_local_optimizations gpuarray_cut_transfers "
+                         "gpua_elemwise_fusion merge2 merge3"));
+        QCOMPARE(names(Pipeline::builtin("legacy")),
+                 QString("merge1 useless merge1.1 canonicalize merge1.2 InputToGpuArrayOptimizer "
+                         "gpuarray_local_optimizations gpuarray_cut_transfers gpua_elemwise_fusion merge2 merge3"));
+        QCOMPARE(names(Pipeline::builtin("fast_compile")),
+                 QString("merge1 canonicalize_fast_compile merge1.2 gpuarray_graph_optimization "
+                         "InputToGpuArrayOptimizer gpuarray_local_optimizations gpuarray_cut_transfers"));
         QCOMPARE(names(Pipeline::builtin("none")), QString(""));
         // FORMAT.md §3 example
-        Pipeline f = Pipeline::fromJson(json::parse(R"({"format": "passlens.pipeline", "version": 1, "name": "my-order", "base": "theano",
-            "include": ["backward"], "exclude": ["local_gpualloc_memset_0", "fusion"], "move": [{"phase": "gpuarray_backward", "position": 48.4}]})"), "p.json");
-        QCOMPARE(names(f), QString("merge1 useless merge1.1 canonicalize merge1.2 gpuarray_backward gpuarray_graph_optimization InputToGpuArrayOptimizer "
+        Pipeline f = Pipeline::fromJson(
+            json::parse(R"({"format": "passlens.pipeline", "version": 1, "name": "my-order", "base": "theano",
+            "include": ["backward"], "exclude": ["local_gpualloc_memset_0", "fusion"], "move": [{"phase": "gpuarray_backward", "position": 48.4}]})"),
+            "p.json");
+        QCOMPARE(names(f), QString("merge1 useless merge1.1 canonicalize merge1.2 gpuarray_backward "
+                                   "gpuarray_graph_optimization InputToGpuArrayOptimizer "
                                    "gpuarray_local_optimizations gpuarray_cut_transfers merge2 merge3"));
         QCOMPARE(QString::fromStdString(f.name()), QString("my-order"));
-        QVERIFY(QString::fromStdString([] {
-            try {
-                Pipeline::fromJson(json::parse(R"({"format": "passlens.pipeline", "version": 1, "move": [{"phase": "nope", "position": 1}]})"), "bad.json");
-            } catch (const Error& e) {
-                return std::string(e.what());
-            }
-            return std::string();
-        }()).contains("bad.json: move[0]: no phase 'nope'"));
+        QVERIFY(
+            QString::fromStdString([] {
+                try {
+                    Pipeline::fromJson(
+                        json::parse(
+                            R"({"format": "passlens.pipeline", "version": 1, "move": [{"phase": "nope", "position": 1}]})"),
+                        "bad.json");
+                } catch (const Error& e) {
+                    return std::string(e.what());
+                }
+                return std::string();
+            }())
+                .contains("bad.json: move[0]: no phase 'nope'"));
     }
 
     // Inputs the pipeline fuzz target (fuzz/fuzz_pipeline.cpp) found: each is refused with a
@@ -336,12 +426,14 @@ private slots:
         };
         // a number outside double's range, thrown by the JSON lexer (json.exception.out_of_range.406)
         const QString overflow = errorOf(dir + "number-overflow.pipeline.json");
-        QCOMPARE(overflow, QString::fromStdString(dir + "number-overflow.pipeline.json: move[0].position: invalid JSON: "
-                                                        "number overflow parsing '-1e700'"));
+        QCOMPARE(overflow,
+                 QString::fromStdString(dir + "number-overflow.pipeline.json: move[0].position: invalid JSON: "
+                                              "number overflow parsing '-1e700'"));
     }
 
     void allocSpecialCaseVersusBackwardPass() {
-        auto finalGraph = [](const std::string& file, const std::string& pipeline, FunctionGraph** out, std::unique_ptr<FunctionGraph>& keep) {
+        auto finalGraph = [](const std::string& file, const std::string& pipeline, FunctionGraph** out,
+                             std::unique_ptr<FunctionGraph>& keep) {
             LoadedGraph lg = loadGraphFile(kSource + "/resources/examples/" + file);
             Pipeline p = Pipeline::builtin(pipeline);
             Trace t;
@@ -399,16 +491,22 @@ private slots:
         Trace tc, tt;
         const LoadedGraph cleanup = optimize("cleanup", tc);
         const LoadedGraph theano = optimize("theano", tt);
-        QCOMPARE(kinds(*tc.sourceGraph()), QString("Dot DimShuffle Elemwise Elemwise Alloc Elemwise Alloc Dot DimShuffle Elemwise"));
+        QCOMPARE(kinds(*tc.sourceGraph()),
+                 QString("Dot DimShuffle Elemwise Elemwise Alloc Elemwise Alloc Dot DimShuffle Elemwise"));
         // GraphToGpu lifts the dense layer; the `ones` Alloc has no GPU input and stays (no special case)
-        QCOMPARE(events(tc, "gpuarray_graph_optimization"),
-                 QStringList{"GraphToGPU: DimShuffle Dot Dot Elemwise Elemwise Elemwise Elemwise -> Dot Elemwise GpuDimShuffle GpuDot22 GpuElemwise "
-                             "GpuElemwise GpuElemwise GpuFromHost GpuFromHost GpuFromHost GpuFromHost HostFromGpu HostFromGpu"});
+        QCOMPARE(
+            events(tc, "gpuarray_graph_optimization"),
+            QStringList{
+                "GraphToGPU: DimShuffle Dot Dot Elemwise Elemwise Elemwise Elemwise -> Dot Elemwise GpuDimShuffle "
+                "GpuDot22 GpuElemwise "
+                "GpuElemwise GpuElemwise GpuFromHost GpuFromHost GpuFromHost GpuFromHost HostFromGpu HostFromGpu"});
         // the dropout mask's only client is a GpuFromHost: the backward pass lifts it
-        QCOMPARE(events(tc, "gpuarray_backward"), QStringList{"backward_local_gpua_alloc: Alloc GpuFromHost -> GpuAlloc GpuFromHost"});
+        QCOMPARE(events(tc, "gpuarray_backward"),
+                 QStringList{"backward_local_gpua_alloc: Alloc GpuFromHost -> GpuAlloc GpuFromHost"});
         // column_sums (a Dot of a vector, no lifter) read x through HostFromGpu(GpuFromHost(x))
         QCOMPARE(events(tc, "gpuarray_cut_transfers"), QStringList{"local_cut_gpu_transfers: HostFromGpu -> "});
-        QCOMPARE(kinds(*cleanup.graph), QString("GpuFromHost GpuFromHost GpuDot22 GpuFromHost GpuDimShuffle GpuAlloc GpuElemwise HostFromGpu Alloc Dot Elemwise"));
+        QCOMPARE(kinds(*cleanup.graph), QString("GpuFromHost GpuFromHost GpuDot22 GpuFromHost GpuDimShuffle GpuAlloc "
+                                                "GpuElemwise HostFromGpu Alloc Dot Elemwise"));
         const Apply* columnSums = nullptr;
         for (const Apply* n : cleanup.graph->toposort())
             if (n->op().kind() == "Dot") columnSums = n;
@@ -421,21 +519,26 @@ private slots:
                 if (l.op == op && !l.lifted) return QString::fromStdString(l.reason);
             return QString();
         };
-        QCOMPARE(reasonOf(tc, "Dot"), QString("Dot of a vector: no GPU lifter (Theano's BlasOpt turns it into Gemv first)"));
+        QCOMPARE(reasonOf(tc, "Dot"),
+                 QString("Dot of a vector: no GPU lifter (Theano's BlasOpt turns it into Gemv first)"));
         QCOMPARE(reasonOf(tc, "Alloc"), QString("no input on the GPU"));
         // theano: the Alloc special case moves both Allocs in GraphToGpu, `ones` on a wrong guess
         // (its client Dot has a lifter but stays on the host): one GpuAlloc and transfer more
         QCOMPARE(events(tt, "gpuarray_graph_optimization"),
-                 QStringList{"GraphToGPU: Alloc Alloc DimShuffle Dot Dot Elemwise Elemwise Elemwise Elemwise -> Dot Elemwise GpuAlloc GpuAlloc "
-                             "GpuDimShuffle GpuDot22 GpuElemwise GpuElemwise GpuElemwise GpuFromHost GpuFromHost GpuFromHost GpuFromHost "
+                 QStringList{"GraphToGPU: Alloc Alloc DimShuffle Dot Dot Elemwise Elemwise Elemwise Elemwise -> Dot "
+                             "Elemwise GpuAlloc GpuAlloc "
+                             "GpuDimShuffle GpuDot22 GpuElemwise GpuElemwise GpuElemwise GpuFromHost GpuFromHost "
+                             "GpuFromHost GpuFromHost "
                              "GpuFromHost HostFromGpu HostFromGpu HostFromGpu"});
         QVERIFY(events(tt, "gpuarray_backward").isEmpty());
         QVERIFY(!tt.phases().empty());
         for (const PhaseRecord& ph : tt.phases()) QVERIFY(ph.info.name != "gpuarray_backward");
         QCOMPARE(events(tt, "gpuarray_cut_transfers"), QStringList{"local_cut_gpu_transfers: HostFromGpu -> "});
-        QCOMPARE(kinds(*theano.graph), QString("GpuFromHost GpuFromHost GpuDot22 GpuFromHost GpuDimShuffle GpuAlloc GpuElemwise HostFromGpu GpuAlloc HostFromGpu Dot Elemwise"));
+        QCOMPARE(kinds(*theano.graph), QString("GpuFromHost GpuFromHost GpuDot22 GpuFromHost GpuDimShuffle GpuAlloc "
+                                               "GpuElemwise HostFromGpu GpuAlloc HostFromGpu Dot Elemwise"));
         QCOMPARE(theano.graph->opCounts().at("HostFromGpu"), cleanup.graph->opCounts().at("HostFromGpu") + 1);
-        QCOMPARE(reasonOf(tt, "Dot"), QString("Dot of a vector: no GPU lifter (Theano's BlasOpt turns it into Gemv first)"));
+        QCOMPARE(reasonOf(tt, "Dot"),
+                 QString("Dot of a vector: no GPU lifter (Theano's BlasOpt turns it into Gemv first)"));
         QVERIFY(reasonOf(tt, "Alloc").isEmpty()); // both Allocs on the GPU
     }
 
@@ -451,7 +554,8 @@ private slots:
         QVERIFY(lstm);
         QCOMPARE(lstm->input(0)->owner()->op().kind(), std::string("HostFromGpu")); // the transfer before it
         bool reason = false;
-        for (const auto& l : t.lifting()) reason |= l.node == lstm->id() && !l.lifted && l.reason == "no GPU lifter for OnnxLSTM";
+        for (const auto& l : t.lifting())
+            reason |= l.node == lstm->id() && !l.lifted && l.reason == "no GPU lifter for OnnxLSTM";
         QVERIFY(reason);
     }
 };

@@ -46,19 +46,23 @@ QString errorOf(const std::string& text, const std::filesystem::path& dir = {}) 
 QString errorOf(const json& doc, const std::filesystem::path& dir = {}) { return errorOf(doc.dump(), dir); }
 
 // Asserts that the message names the file, the JSON path and the reason.
-#define CHECK_ERROR(msg, path, reason)                                                             \
-    do {                                                                                           \
-        const QString m_ = (msg);                                                                  \
-        QVERIFY2(!m_.isEmpty(), "expected passlens::Error, but the graph loaded");                 \
-        QVERIFY2(m_.startsWith(QString(kLabel) + ": "), qPrintable(m_));                           \
-        QVERIFY2(m_.contains(QString(path)), qPrintable("path '" + QString(path) + "' not in: " + m_)); \
-        QVERIFY2(m_.contains(QString(reason)), qPrintable("reason '" + QString(reason) + "' not in: " + m_)); \
+#define CHECK_ERROR(msg, path, reason)                                                                                 \
+    do {                                                                                                               \
+        const QString m_ = (msg);                                                                                      \
+        QVERIFY2(!m_.isEmpty(), "expected passlens::Error, but the graph loaded");                                     \
+        QVERIFY2(m_.startsWith(QString(kLabel) + ": "), qPrintable(m_));                                               \
+        QVERIFY2(m_.contains(QString(path)), qPrintable("path '" + QString(path) + "' not in: " + m_));                \
+        QVERIFY2(m_.contains(QString(reason)), qPrintable("reason '" + QString(reason) + "' not in: " + m_));          \
     } while (0)
 
 json graphDoc(json inputs, json constants, json nodes, json outputs) {
-    return {{"format", "passlens.graph"}, {"version", 1}, {"name", "t"},
-            {"inputs", std::move(inputs)}, {"constants", std::move(constants)},
-            {"nodes", std::move(nodes)}, {"outputs", std::move(outputs)}};
+    return {{"format", "passlens.graph"},
+            {"version", 1},
+            {"name", "t"},
+            {"inputs", std::move(inputs)},
+            {"constants", std::move(constants)},
+            {"nodes", std::move(nodes)},
+            {"outputs", std::move(outputs)}};
 }
 
 json node(const std::string& op, json inputs, json outputs, json attrs = nullptr) {
@@ -72,17 +76,16 @@ json elemwise(const std::string& scalar, json inputs, json outputs) {
 }
 
 // (No raw string literals in this file: moc's tokenizer mis-reads some of them.)
-const char* const kTransferPair =
-    "{\n"
-    "  \"format\": \"passlens.graph\", \"version\": 1, \"name\": \"transfer_pair\",\n"
-    "  \"inputs\":  [ {\"name\": \"x\", \"type\": \"float32[?,?]\"} ],\n"
-    "  \"constants\": [ {\"name\": \"two\", \"type\": \"float32[]\", \"value\": 2.0} ],\n"
-    "  \"nodes\": [\n"
-    "    {\"op\": \"GpuFromHost\", \"inputs\": [\"x\"], \"outputs\": [\"xg\"]},\n"
-    "    {\"op\": \"HostFromGpu\", \"inputs\": [\"xg\"], \"outputs\": [\"y\"]}\n"
-    "  ],\n"
-    "  \"outputs\": [\"y\"]\n"
-    "}";
+const char* const kTransferPair = "{\n"
+                                  "  \"format\": \"passlens.graph\", \"version\": 1, \"name\": \"transfer_pair\",\n"
+                                  "  \"inputs\":  [ {\"name\": \"x\", \"type\": \"float32[?,?]\"} ],\n"
+                                  "  \"constants\": [ {\"name\": \"two\", \"type\": \"float32[]\", \"value\": 2.0} ],\n"
+                                  "  \"nodes\": [\n"
+                                  "    {\"op\": \"GpuFromHost\", \"inputs\": [\"x\"], \"outputs\": [\"xg\"]},\n"
+                                  "    {\"op\": \"HostFromGpu\", \"inputs\": [\"xg\"], \"outputs\": [\"y\"]}\n"
+                                  "  ],\n"
+                                  "  \"outputs\": [\"y\"]\n"
+                                  "}";
 // Covers tagged inputs, every kind of inline constant, a multi-output op, attrs, a named node and
 // a graph input that is also an output.
 json richDoc() {
@@ -91,17 +94,22 @@ json richDoc() {
          {{"name", "z"}, {"type", "int64[3]"}}},
         {{{"name", "s"}, {"type", "float32[]"}, {"value", 2.5}},
          {{"name", "m"}, {"type", "float32[4,2]"}, {"value", {{1, 2}, {3, 4}, {5, 6}, {7.5, -8.25}}}},
-         {{"name", "big"}, {"type", "int64[3]"},
-          {"value", {std::int64_t{9007199254740993}, std::int64_t{-9007199254740995}, std::int64_t{9223372036854775807}}}},
+         {{"name", "big"},
+          {"type", "int64[3]"},
+          {"value",
+           {std::int64_t{9007199254740993}, std::int64_t{-9007199254740995}, std::int64_t{9223372036854775807}}}},
          {{"name", "flag"}, {"type", "bool[2]"}, {"value", {true, false}}},
          {{"name", "sizes"}, {"type", "int64[2]"}, {"value", {2, 4}}}},
         {node("Split", {"x", "sizes"}, {"a", "b"}, {{"axis", 1}, {"n_splits", 2}}),
          node("DimShuffle", {"s"}, {"s2"}, {{"order", {"x", "x"}}}),
-         [] { json n = elemwise("mul", {"a", "s2"}, {"as"}); n["name"] = "scale"; return n; }(),
+         [] {
+             json n = elemwise("mul", {"a", "s2"}, {"as"});
+             n["name"] = "scale";
+             return n;
+         }(),
          elemwise("add", {"as", "m"}, {"y"}),
          node("Elemwise", {"b"}, {"b6"}, {{"scalar", "clip"}, {"min", 0.0}, {"max", 6.0}}),
-         elemwise("add", {"z", "big"}, {"zb"}),
-         elemwise("not", {"flag"}, {"nf"})},
+         elemwise("add", {"z", "big"}, {"zb"}), elemwise("not", {"flag"}, {"nf"})},
         {"y", "b6", "zb", "nf", "x"});
 }
 
@@ -127,7 +135,8 @@ QStringList kinds(const FunctionGraph& g) {
 // The names in a folder, sorted (hidden ones too).
 QStringList entriesOf(const std::filesystem::path& dir) {
     QStringList out;
-    for (const auto& e : std::filesystem::directory_iterator(dir)) out << QString::fromStdString(e.path().filename().string());
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        out << QString::fromStdString(e.path().filename().string());
     out.sort();
     return out;
 }
@@ -215,8 +224,10 @@ private slots:
                             {{{"name", "w"}, {"type", "float32[2,3]"}, {"value", std::move(value)}}},
                             {elemwise("add", {"x", "w"}, {"y"})}, {"y"});
         };
-        CHECK_ERROR(errorOf(withFill({{"fill", "normal"}, {"seed", "seven"}})), "constants[0].value.seed", "non-negative integer");
-        CHECK_ERROR(errorOf(withFill({{"fill", "normal"}, {"seed", -1}})), "constants[0].value.seed", "non-negative integer");
+        CHECK_ERROR(errorOf(withFill({{"fill", "normal"}, {"seed", "seven"}})), "constants[0].value.seed",
+                    "non-negative integer");
+        CHECK_ERROR(errorOf(withFill({{"fill", "normal"}, {"seed", -1}})), "constants[0].value.seed",
+                    "non-negative integer");
         const LoadedGraph zeros = load(withFill({{"fill", "zeros"}}));
         const LoadedGraph ones = load(withFill({{"fill", "ones"}}));
         const TensorData& z = *zeros.graph->constants().at(0)->constant();
@@ -233,7 +244,8 @@ private slots:
         QVERIFY(n2 != n1);
         QVERIFY(n1 != zeros.graph->fingerprint());
         QVERIFY(zeros.graph->fingerprint() != ones.graph->fingerprint());
-        CHECK_ERROR(errorOf(withFill({{"fill", "gaussian"}})), "constants[0].value.fill", "must be zeros, ones, normal or uniform");
+        CHECK_ERROR(errorOf(withFill({{"fill", "gaussian"}})), "constants[0].value.fill",
+                    "must be zeros, ones, normal or uniform");
     }
 
     void npyConstants() {
@@ -273,14 +285,16 @@ private slots:
         CHECK_ERROR(errorOf(withValue({{1, 2, 3}, {4, 5}})), "constants[0].value", "does not match the shape");
         CHECK_ERROR(errorOf(withValue({{1, 2, 3}, {4, 5, "six"}})), "constants[0].value", "expected a number");
         // Booleans are numbers 0 and 1 in any dtype, also in the exact 64-bit integer path.
-        const json ints = graphDoc(json::array(), {{{"name", "c"}, {"type", "int64[3]"}, {"value", {true, false, 7}}}}, json::array(), {"c"});
+        const json ints = graphDoc(json::array(), {{{"name", "c"}, {"type", "int64[3]"}, {"value", {true, false, 7}}}},
+                                   json::array(), {"c"});
         const LoadedGraph li = load(ints);
         const TensorData& ci = *li.graph->constants().at(0)->constant();
         QCOMPARE(ci.intAt(0), std::int64_t(1));
         QCOMPARE(ci.intAt(1), std::int64_t(0));
         QCOMPARE(ci.intAt(2), std::int64_t(7));
         // A scalar needs a number, not a list.
-        const json scalar = graphDoc(json::array(), {{{"name", "c"}, {"type", "float32[]"}, {"value", {1.0}}}}, {}, {"c"});
+        const json scalar =
+            graphDoc(json::array(), {{{"name", "c"}, {"type", "float32[]"}, {"value", {1.0}}}}, {}, {"c"});
         CHECK_ERROR(errorOf(scalar), "constants[0].value", "expected a number");
     }
 
@@ -295,7 +309,8 @@ private slots:
         CHECK_ERROR(errorOf(withDeclared("float32[3,4]", "float32[?,5]")), "nodes[0]", "type mismatch");
         CHECK_ERROR(errorOf(withDeclared("float32[3,4]", "float64[3,4]")), "nodes[0]", "type mismatch");
         CHECK_ERROR(errorOf(withDeclared("float32[3,4]", "float32[3,4,1]")), "nodes[0]", "type mismatch");
-        CHECK_ERROR(errorOf(withDeclared("float32[3,4]", "float32[3,4")), "nodes[0].outputs[0].type", "bad type string");
+        CHECK_ERROR(errorOf(withDeclared("float32[3,4]", "float32[3,4")), "nodes[0].outputs[0].type",
+                    "bad type string");
 
         // Only some outputs of a multi-output node declared: each declared one is still checked.
         auto split = [](json out0) {
@@ -343,11 +358,9 @@ private slots:
     }
 
     void cycle() {
-        const json d = graphDoc({{{"name", "x"}, {"type", "float32[3]"}}}, json::array(),
-                                {elemwise("add", {"x", "c"}, {"a"}),
-                                 elemwise("neg", {"a"}, {"b"}),
-                                 elemwise("exp", {"b"}, {"c"})},
-                                {"c"});
+        const json d = graphDoc(
+            {{{"name", "x"}, {"type", "float32[3]"}}}, json::array(),
+            {elemwise("add", {"x", "c"}, {"a"}), elemwise("neg", {"a"}, {"b"}), elemwise("exp", {"b"}, {"c"})}, {"c"});
         const QString m = errorOf(d);
         CHECK_ERROR(m, "nodes", "cycle");
         QVERIFY2(m.contains("nodes[0]") && m.contains("nodes[1]") && m.contains("nodes[2]"), qPrintable(m));
@@ -367,16 +380,17 @@ private slots:
                                     {elemwise("neg", {"x"}, {"y"}), elemwise("exp", {"x"}, {"y"})}, {"y"});
         CHECK_ERROR(errorOf(twice), "nodes[1].outputs[0]", "produced twice");
         QVERIFY(errorOf(twice).contains("'y'"));
-        const json shadowsInput = graphDoc({{{"name", "x"}, {"type", "float32[3]"}}}, json::array(),
-                                           {elemwise("neg", {"x"}, {"x"})}, {"x"});
+        const json shadowsInput =
+            graphDoc({{{"name", "x"}, {"type", "float32[3]"}}}, json::array(), {elemwise("neg", {"x"}, {"x"})}, {"x"});
         CHECK_ERROR(errorOf(shadowsInput), "nodes[0].outputs[0]", "produced twice");
         QVERIFY(errorOf(shadowsInput).contains("inputs[0]"));
-        const json shadowsConstant = graphDoc({{{"name", "x"}, {"type", "float32[3]"}}},
-                                              {{{"name", "k"}, {"type", "float32[]"}, {"value", 1}}},
-                                              {elemwise("neg", {"x"}, {"k"})}, {"k"});
+        const json shadowsConstant =
+            graphDoc({{{"name", "x"}, {"type", "float32[3]"}}}, {{{"name", "k"}, {"type", "float32[]"}, {"value", 1}}},
+                     {elemwise("neg", {"x"}, {"k"})}, {"k"});
         CHECK_ERROR(errorOf(shadowsConstant), "nodes[0].outputs[0]", "produced twice");
-        const json twoInputs = graphDoc({{{"name", "x"}, {"type", "float32[3]"}}, {{"name", "x"}, {"type", "float32[3]"}}},
-                                        json::array(), json::array(), {"x"});
+        const json twoInputs =
+            graphDoc({{{"name", "x"}, {"type", "float32[3]"}}, {{"name", "x"}, {"type", "float32[3]"}}}, json::array(),
+                     json::array(), {"x"});
         CHECK_ERROR(errorOf(twoInputs), "inputs[1]", "defined twice");
     }
 
@@ -409,12 +423,12 @@ private slots:
 
     void wrongInputCount() {
         const json in = {{{"name", "x"}, {"type", "float32[3,3]"}}};
-        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {elemwise("sub", {"x", "x", "x"}, {"y"})}, {"y"})),
-                    "nodes[0]", "takes 2 inputs, got 3");
-        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {node("Dot22", {"x"}, {"y"})}, {"y"})),
-                    "nodes[0]", "takes 2 inputs, got 1");
-        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {elemwise("neg", {"x", "x"}, {"y"})}, {"y"})),
-                    "nodes[0]", "takes 1 input, got 2");
+        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {elemwise("sub", {"x", "x", "x"}, {"y"})}, {"y"})), "nodes[0]",
+                    "takes 2 inputs, got 3");
+        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {node("Dot22", {"x"}, {"y"})}, {"y"})), "nodes[0]",
+                    "takes 2 inputs, got 1");
+        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {elemwise("neg", {"x", "x"}, {"y"})}, {"y"})), "nodes[0]",
+                    "takes 1 input, got 2");
         // Wrong number of listed outputs.
         CHECK_ERROR(errorOf(graphDoc(in, json::array(), {elemwise("neg", {"x"}, {"y", "y2"})}, {"y"})),
                     "nodes[0].outputs", "output");
@@ -433,14 +447,16 @@ private slots:
 
     void badAttribute() {
         const json in = {{{"name", "x"}, {"type", "float32[3,1]"}}};
-        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {node("DimShuffle", {"x"}, {"y"}, {{"order", {0, "y"}}})}, {"y"})),
-                    "nodes[0].attrs", "'order' entries must be axes or \"x\"");
+        CHECK_ERROR(
+            errorOf(graphDoc(in, json::array(), {node("DimShuffle", {"x"}, {"y"}, {{"order", {0, "y"}}})}, {"y"})),
+            "nodes[0].attrs", "'order' entries must be axes or \"x\"");
         CHECK_ERROR(errorOf(graphDoc(in, json::array(), {node("Elemwise", {"x"}, {"y"}, {{"scalar", "frob"}})}, {"y"})),
                     "nodes[0].attrs", "unknown scalar op 'frob'");
-        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {node("Elemwise", {"x"}, {"y"}, {{"scalar", "neg"}, {"colour", 1}})}, {"y"})),
+        CHECK_ERROR(errorOf(graphDoc(in, json::array(),
+                                     {node("Elemwise", {"x"}, {"y"}, {{"scalar", "neg"}, {"colour", 1}})}, {"y"})),
                     "nodes[0].attrs", "unknown attribute 'colour'");
-        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {node("DimShuffle", {"x"}, {"y"})}, {"y"})),
-                    "nodes[0].attrs", "missing attribute 'order'");
+        CHECK_ERROR(errorOf(graphDoc(in, json::array(), {node("DimShuffle", {"x"}, {"y"})}, {"y"})), "nodes[0].attrs",
+                    "missing attribute 'order'");
         // A valid order still loads ("x" adds a broadcastable axis, axis 1 of size 1 may be dropped).
         const json ok = graphDoc(in, json::array(), {node("DimShuffle", {"x"}, {"y"}, {{"order", {"x", 0}}})}, {"y"});
         QCOMPARE(QString::fromStdString(load(ok).graph->outputs()[0]->type().str()), QString("float32[1,3]"));
@@ -470,16 +486,18 @@ private slots:
     }
 
     void nonFiniteConstantsRoundTrip() {
-        const json doc = graphDoc(json::array({{{"name", "x"}, {"type", "float32[3]"}}}),
-                                  json::array({{{"name", "c"}, {"type", "float32[3]"}, {"value", {"nan", "inf", "-inf"}}}}),
-                                  json::array({elemwise("add", {"x", "c"}, {"y"})}), {"y"});
+        const json doc =
+            graphDoc(json::array({{{"name", "x"}, {"type", "float32[3]"}}}),
+                     json::array({{{"name", "c"}, {"type", "float32[3]"}, {"value", {"nan", "inf", "-inf"}}}}),
+                     json::array({elemwise("add", {"x", "c"}, {"y"})}), {"y"});
         LoadedGraph g = load(doc);
         const Variable* c = g.graph->toposort()[0]->input(1);
         QVERIFY(std::isnan(c->constant()->at(0)));
         QCOMPARE(c->constant()->at(1), std::numeric_limits<double>::infinity());
         QCOMPARE(c->constant()->at(2), -std::numeric_limits<double>::infinity());
         const json written = writeGraphJson(*g.graph);
-        QCOMPARE(QString::fromStdString(written["constants"][0]["value"].dump()), QString("[\"nan\",\"inf\",\"-inf\"]"));
+        QCOMPARE(QString::fromStdString(written["constants"][0]["value"].dump()),
+                 QString("[\"nan\",\"inf\",\"-inf\"]"));
         QCOMPARE(load(written).graph->fingerprint(), g.graph->fingerprint());
     }
 
@@ -492,8 +510,9 @@ private slots:
             for (int i = 0; i < levels; ++i) tag += "{\"a\": ";
             tag += "1";
             for (int i = 0; i < levels; ++i) tag += "}";
-            return "{\"format\": \"passlens.graph\", \"version\": 1, \"inputs\": [{\"name\": \"x\", \"type\": \"float32[2]\", \"tag\": " + tag +
-                   "}], \"nodes\": [], \"outputs\": [\"x\"]}";
+            return "{\"format\": \"passlens.graph\", \"version\": 1, \"inputs\": [{\"name\": \"x\", \"type\": "
+                   "\"float32[2]\", \"tag\": " +
+                   tag + "}], \"nodes\": [], \"outputs\": [\"x\"]}";
         };
         // top-level object, inputs list, input object: 3 levels, so a tag of 253 reaches 256
         const LoadedGraph ok = load(withTag(kJsonMaxDepth - 3));
@@ -502,16 +521,21 @@ private slots:
         CHECK_ERROR(errorOf(withTag(kJsonMaxDepth - 2)), "inputs[0].tag.a.a.a.a.a...", "nested deeper than 256 levels");
         CHECK_ERROR(errorOf(withTag(200000)), "inputs[0].tag.a.a.a.a.a...", "nested deeper than 256 levels");
         // lists in a node's attrs, and the top level itself
-        std::string attrs = "{\"format\": \"passlens.graph\", \"version\": 1, \"inputs\": [], \"nodes\": [{\"op\": \"Elemwise\", \"attrs\": {\"scalar\": ";
-        attrs += std::string(100000, '[') + std::string(100000, ']') + "}, \"inputs\": [], \"outputs\": [\"y\"]}], \"outputs\": [\"y\"]}";
+        std::string attrs = "{\"format\": \"passlens.graph\", \"version\": 1, \"inputs\": [], \"nodes\": [{\"op\": "
+                            "\"Elemwise\", \"attrs\": {\"scalar\": ";
+        attrs += std::string(100000, '[') + std::string(100000, ']') +
+                 "}, \"inputs\": [], \"outputs\": [\"y\"]}], \"outputs\": [\"y\"]}";
         CHECK_ERROR(errorOf(attrs), "nodes[0].attrs.scalar[0][0][0][0]...", "nested deeper than 256 levels");
-        CHECK_ERROR(errorOf(std::string(60000, '[')), ": [0][0][0][0][0][0][0][0]...: ", "nested deeper than 256 levels");
+        CHECK_ERROR(errorOf(std::string(60000, '[')),
+                    ": [0][0][0][0][0][0][0][0]...: ", "nested deeper than 256 levels");
         try {
             parseJson(std::string(300, '[') + std::string(300, ']'), "p.json");
             QFAIL("expected passlens::Error");
         } catch (const Error& e) {
-            QCOMPARE(QString(e.what()), QString("p.json: [0][0][0][0][0][0][0][0]...: JSON nested deeper than 256 levels of arrays and objects "
-                                                "(the limit of every JSON file PassLens reads)"));
+            QCOMPARE(
+                QString(e.what()),
+                QString("p.json: [0][0][0][0][0][0][0][0]...: JSON nested deeper than 256 levels of arrays and objects "
+                        "(the limit of every JSON file PassLens reads)"));
         }
     }
 
@@ -519,19 +543,22 @@ private slots:
     // is built: {"fill"} constants, .npy headers.
     void tensorSizeLimit() {
         auto filled = [](const std::string& type) {
-            return graphDoc({{{"name", "x"}, {"type", type}}}, {{{"name", "w"}, {"type", type}, {"value", {{"fill", "normal"}}}}},
+            return graphDoc({{{"name", "x"}, {"type", type}}},
+                            {{{"name", "w"}, {"type", type}, {"value", {{"fill", "normal"}}}}},
                             {elemwise("add", {"x", "w"}, {"y"})}, {"y"});
         };
         qunsetenv("PASSLENS_MAX_TENSOR_BYTES");
         QCOMPARE(maxTensorBytes(), std::uint64_t(4) << 30);
         CHECK_ERROR(errorOf(filled("float32[100000,100000]")), "constants[0].value (constant 'w')",
                     "float32[100000,100000] is 40000000000 bytes (37.3 GiB), more than the limit of 4 GiB");
-        CHECK_ERROR(errorOf(filled("float64[4294967296,4294967296,4294967296]")), "constants[0].value (constant 'w')", "more than 2^64 bytes");
+        CHECK_ERROR(errorOf(filled("float64[4294967296,4294967296,4294967296]")), "constants[0].value (constant 'w')",
+                    "more than 2^64 bytes");
         qputenv("PASSLENS_MAX_TENSOR_BYTES", "1K");
         QCOMPARE(maxTensorBytes(), std::uint64_t(1024));
         QCOMPARE(load(filled("float32[16,16]")).graph->constants().at(0)->constant()->byteSize(), std::size_t(1024));
         CHECK_ERROR(errorOf(filled("float32[16,17]")), "constants[0].value (constant 'w')",
-                    "float32[16,17] is 1088 bytes (1.1 KiB), more than the limit of 1 KiB for a tensor read from a file (set PASSLENS_MAX_TENSOR_BYTES");
+                    "float32[16,17] is 1088 bytes (1.1 KiB), more than the limit of 1 KiB for a tensor read from a "
+                    "file (set PASSLENS_MAX_TENSOR_BYTES");
         qputenv("PASSLENS_MAX_TENSOR_BYTES", "lots");
         QCOMPARE(maxTensorBytes(), kDefaultMaxTensorBytes);
         qunsetenv("PASSLENS_MAX_TENSOR_BYTES");
@@ -539,12 +566,15 @@ private slots:
         std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }";
         while ((10 + header.size() + 1) % 64) header += ' ';
         header += '\n';
-        std::string npy = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header + std::string(4, '\0');
+        std::string npy = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header +
+                          std::string(4, '\0');
         try {
             parseNpy(npy, "w.npy");
             QFAIL("expected passlens::Error");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).startsWith("w.npy: float32[1099511627776,1099511627776] is more than 2^64 bytes"), e.what());
+            QVERIFY2(
+                QString(e.what()).startsWith("w.npy: float32[1099511627776,1099511627776] is more than 2^64 bytes"),
+                e.what());
         }
     }
 
@@ -566,15 +596,20 @@ private slots:
         QCOMPARE(messageOf([&] { readFile(fifo); }), expected);
         QCOMPARE(messageOf([&] { readJsonFile(fifo); }), expected);
         QCOMPARE(messageOf([&] { sniffFileKind(fifo); }), expected);
-        QCOMPARE(messageOf([&] { loadGraphFile("/dev/zero"); }), QString("/dev/zero: is a character device, not a regular file"));
-        QCOMPARE(messageOf([&] { loadGraphFile(tmp.path().toStdString()); }), tmp.path() + ": is a directory, not a regular file");
-        QCOMPARE(messageOf([&] { loadGraphFile(tmp.filePath("none.onnx").toStdString()); }), tmp.filePath("none.onnx") + ": no such file");
+        QCOMPARE(messageOf([&] { loadGraphFile("/dev/zero"); }),
+                 QString("/dev/zero: is a character device, not a regular file"));
+        QCOMPARE(messageOf([&] { loadGraphFile(tmp.path().toStdString()); }),
+                 tmp.path() + ": is a directory, not a regular file");
+        QCOMPARE(messageOf([&] { loadGraphFile(tmp.filePath("none.onnx").toStdString()); }),
+                 tmp.filePath("none.onnx") + ": no such file");
         // a .npy constant that is a FIFO
         const std::string npy = tmp.filePath("w.npy").toStdString();
         QCOMPARE(::mkfifo(npy.c_str(), 0600), 0);
-        const json doc = graphDoc({{{"name", "x"}, {"type", "float32[2]"}}}, {{{"name", "w"}, {"type", "float32[2]"}, {"value", {{"file", "w.npy"}}}}},
+        const json doc = graphDoc({{{"name", "x"}, {"type", "float32[2]"}}},
+                                  {{{"name", "w"}, {"type", "float32[2]"}, {"value", {{"file", "w.npy"}}}}},
                                   {elemwise("add", {"x", "w"}, {"y"})}, {"y"});
-        CHECK_ERROR(errorOf(doc, tmp.path().toStdString()), "constants[0].value.file", "w.npy: is a FIFO (named pipe), not a regular file");
+        CHECK_ERROR(errorOf(doc, tmp.path().toStdString()), "constants[0].value.file",
+                    "w.npy: is a FIFO (named pipe), not a regular file");
     }
 
     // Writes go through what is at the output path: a symlink stays a symlink, permission bits
@@ -610,7 +645,8 @@ private slots:
             writeFileAtomic(fifo, "x");
             QFAIL("expected passlens::Error");
         } catch (const Error& e) {
-            QCOMPARE(QString(e.what()), QString::fromStdString(fifo.string()) + ": cannot write: it is a FIFO (named pipe) that no process reads");
+            QCOMPARE(QString(e.what()), QString::fromStdString(fifo.string()) +
+                                            ": cannot write: it is a FIFO (named pipe) that no process reads");
         }
         const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
         QVERIFY(reader >= 0);
@@ -624,7 +660,8 @@ private slots:
             writeFileAtomic(dir / "real", "x");
             QFAIL("expected passlens::Error");
         } catch (const Error& e) {
-            QCOMPARE(QString(e.what()), QString::fromStdString((dir / "real").string()) + ": cannot write: it is a directory, not a file");
+            QCOMPARE(QString(e.what()),
+                     QString::fromStdString((dir / "real").string()) + ": cannot write: it is a directory, not a file");
         }
     }
 
@@ -650,8 +687,8 @@ private slots:
         make(".out.json.tmp1.5", true);              // pid 1 is alive: kept
         make(".other.json.tmp" + dead + ".1", true); // another file's: kept
         writeFileAtomic(dir / "out.json", "{}");
-        QStringList kept = {".other.json.tmp" + QString::fromStdString(dead) + ".1", ".out.json.tmp" + QString::fromStdString(dead) + ".4",
-                            ".out.json.tmp1.5", "out.json"};
+        QStringList kept = {".other.json.tmp" + QString::fromStdString(dead) + ".1",
+                            ".out.json.tmp" + QString::fromStdString(dead) + ".4", ".out.json.tmp1.5", "out.json"};
         kept.sort();
         QCOMPARE(entriesOf(dir), kept);
     }
@@ -682,12 +719,14 @@ private slots:
 
     void longChain() {
         constexpr int n = 20000;
-        std::string text = "{\"format\": \"passlens.graph\", \"version\": 1, \"name\": \"chain\",\n"
-                           "  \"inputs\": [{\"name\": \"v0\", \"type\": \"float32[8]\"}], \"constants\": [], \"nodes\": [\n";
+        std::string text =
+            "{\"format\": \"passlens.graph\", \"version\": 1, \"name\": \"chain\",\n"
+            "  \"inputs\": [{\"name\": \"v0\", \"type\": \"float32[8]\"}], \"constants\": [], \"nodes\": [\n";
         for (int i = 0; i < n; ++i) {
             text += "  {\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"";
             text += (i % 2 ? "neg" : "exp");
-            text += "\"}, \"inputs\": [\"v" + std::to_string(i) + "\"], \"outputs\": [\"v" + std::to_string(i + 1) + "\"]}";
+            text +=
+                "\"}, \"inputs\": [\"v" + std::to_string(i) + "\"], \"outputs\": [\"v" + std::to_string(i + 1) + "\"]}";
             text += i + 1 < n ? ",\n" : "\n";
         }
         text += "], \"outputs\": [\"v" + std::to_string(n) + "\"]}\n";

@@ -43,7 +43,8 @@ const QString kCorpus = QStringLiteral(PASSLENS_CORPUS_DIR);
 
 // Opens `file` and waits until the pipeline and the first layout are done. The timeout only
 // guards against a hang; it is far above any run on a loaded machine.
-bool openAndWait(MainWindow& w, const QString& file, const QString& pipeline = QStringLiteral("theano"), int timeoutMs = 600000) {
+bool openAndWait(MainWindow& w, const QString& file, const QString& pipeline = QStringLiteral("theano"),
+                 int timeoutMs = 600000) {
     bool done = false, ok = false;
     w.whenIdle([&](bool good, const QString&) {
         done = true;
@@ -68,12 +69,14 @@ QString writeChainGraph(const QTemporaryDir& dir, int n) {
     QString text = QStringLiteral(R"({"format": "passlens.graph", "version": 1, "name": "chain",
   "inputs": [{"name": "v0", "type": "float32[8]"}], "constants": [], "nodes": [)");
     for (int i = 0; i < n; ++i)
-        text += QStringLiteral(R"(%1{"op": "Elemwise", "name": "%2", "attrs": {"scalar": "%3"}, "inputs": ["v%4"], "outputs": ["v%5"]})")
-                    .arg(i ? ",\n" : "\n")
-                    .arg(i == 1 ? QStringLiteral("first_neg") : QStringLiteral("step%1").arg(i))
-                    .arg(i % 2 ? "neg" : "exp")
-                    .arg(i)
-                    .arg(i + 1);
+        text +=
+            QStringLiteral(
+                R"(%1{"op": "Elemwise", "name": "%2", "attrs": {"scalar": "%3"}, "inputs": ["v%4"], "outputs": ["v%5"]})")
+                .arg(i ? ",\n" : "\n")
+                .arg(i == 1 ? QStringLiteral("first_neg") : QStringLiteral("step%1").arg(i))
+                .arg(i % 2 ? "neg" : "exp")
+                .arg(i)
+                .arg(i + 1);
     text += QStringLiteral(R"(], "outputs": ["v%1"]})").arg(n);
     const QString path = dir.filePath(QStringLiteral("chain.graph.json"));
     QFile f(path);
@@ -85,11 +88,19 @@ QString writeChainGraph(const QTemporaryDir& dir, int n) {
 // 10 + (id % 7) µs; compare() reports a match for its first `matching` calls, then a divergence.
 class FakeBackend final : public ExecutionBackend {
 public:
-    explicit FakeBackend(int matching) : m_matching(matching) {}
-    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest&, const std::function<void(double)>&, const std::atomic<bool>&) override {
+    explicit FakeBackend(int matching)
+        : m_matching(matching) {}
+    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest&, const std::function<void(double)>&,
+                           const std::atomic<bool>&) override {
         nlohmann::json nodes = nlohmann::json::array();
-        for (const Apply* a : graph.toposort()) nodes.push_back({{"node", a->id()}, {"time_us", 10.0 + static_cast<double>(a->id() % 7)}, {"kind", "kernel"}});
-        return {{"phase", "shown"}, {"device", "cpu"}, {"repeats", 1}, {"nodes", nodes}, {"transfers", nlohmann::json::array()}};
+        for (const Apply* a : graph.toposort())
+            nodes.push_back(
+                {{"node", a->id()}, {"time_us", 10.0 + static_cast<double>(a->id() % 7)}, {"kind", "kernel"}});
+        return {{"phase", "shown"},
+                {"device", "cpu"},
+                {"repeats", 1},
+                {"nodes", nodes},
+                {"transfers", nlohmann::json::array()}};
     }
     nlohmann::json compare(const FunctionGraph&, const FunctionGraph&) override {
         const bool same = m_calls++ < m_matching;
@@ -197,9 +208,12 @@ private slots:
 
         ProfileModel prof(ProfileModel::Mode::PerNode);
         QAbstractItemModelTester tester2(&prof, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        nlohmann::json profile = {{"device", "cpu"}, {"nodes", {{{"node", lg.graph->toposort()[0]->id()}, {"time_us", 30.0}, {"kind", "kernel"}},
-                                                                {{"node", lg.graph->toposort()[1]->id()}, {"time_us", 10.0}, {"kind", "kernel"}},
-                                                                {{"node", lg.graph->toposort()[2]->id()}, {"time_us", nullptr}, {"kind", "none"}}}}};
+        nlohmann::json profile = {
+            {"device", "cpu"},
+            {"nodes",
+             {{{"node", lg.graph->toposort()[0]->id()}, {"time_us", 30.0}, {"kind", "kernel"}},
+              {{"node", lg.graph->toposort()[1]->id()}, {"time_us", 10.0}, {"kind", "kernel"}},
+              {{"node", lg.graph->toposort()[2]->id()}, {"time_us", nullptr}, {"kind", "none"}}}}};
         prof.setProfile(profile, lg.graph.get());
         QCOMPARE(prof.rowCount(), 3);
         QCOMPARE(prof.data(prof.index(0, ProfileModel::Share)).toString(), QString("75.0 %"));
@@ -257,7 +271,8 @@ private slots:
         QVERIFY(openAndWait(*w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
         QTest::keyClick(w.get(), Qt::Key_Home);
         QVERIFY(waitIdle(*w));
-        while (w->graphScene()->selectedItems().isEmpty() && w->session().currentStep() + 1 < static_cast<int>(w->session().steps().size())) {
+        while (w->graphScene()->selectedItems().isEmpty() &&
+               w->session().currentStep() + 1 < static_cast<int>(w->session().steps().size())) {
             QTest::keyClick(w.get(), Qt::Key_Right);
             QVERIFY(waitIdle(*w));
         }
@@ -287,12 +302,14 @@ private slots:
         s.setCurrentStep(eventStep);
         QVERIFY(waitIdle(w));
         QVERIFY(currentRow().parent().isValid()); // an event row
-        QCOMPARE(currentRow().data(PipelineModel::EventRole).toInt(), s.steps()[static_cast<std::size_t>(eventStep)].event);
+        QCOMPARE(currentRow().data(PipelineModel::EventRole).toInt(),
+                 s.steps()[static_cast<std::size_t>(eventStep)].event);
         QCOMPARE(s.currentStep(), eventStep); // following did not move the step
         s.setCurrentStep(phaseEndStep);
         QVERIFY(waitIdle(w));
         QVERIFY(!currentRow().parent().isValid()); // a phase row
-        QCOMPARE(currentRow().data(PipelineModel::PhaseRole).toInt(), s.steps()[static_cast<std::size_t>(phaseEndStep)].phase);
+        QCOMPARE(currentRow().data(PipelineModel::PhaseRole).toInt(),
+                 s.steps()[static_cast<std::size_t>(phaseEndStep)].phase);
         QCOMPARE(s.currentStep(), phaseEndStep);
         // Keys in the tree move the step: Up from the phase row is the last row above it (an
         // event of an expanded phase or a phase row), Down comes back to the phase's end.
@@ -341,7 +358,8 @@ private slots:
         for (int k = 1; k <= 48; ++k) {
             const auto before = shown.back();
             QHash<QString, QPoint> screenBefore;
-            for (auto it = before.begin(); it != before.end(); ++it) screenBefore.insert(it.key(), onScreen(it.value()));
+            for (auto it = before.begin(); it != before.end(); ++it)
+                screenBefore.insert(it.key(), onScreen(it.value()));
             const QRectF visibleBefore = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
             QTest::keyClick(&w, Qt::Key_Right);
             QVERIFY(waitIdle(w));
@@ -354,12 +372,15 @@ private slots:
             }
             ++stableSteps;
             if (qEnvironmentVariableIsSet("PASSLENS_SHOTS")) // to look at: the step before and this one
-                w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") + QStringLiteral("/stepping-%1.png").arg(k, 2, 10, QChar('0')));
+                w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") +
+                              QStringLiteral("/stepping-%1.png").arg(k, 2, 10, QChar('0')));
             for (auto it = now.begin(); it != now.end(); ++it) {
                 if (!before.contains(it.key())) continue;
                 const QPointF d = it.value() - before.value(it.key());
-                if (std::abs(d.x()) > 0.01 || std::abs(d.y()) > 0.01) ++moved;
-                else ++kept;
+                if (std::abs(d.x()) > 0.01 || std::abs(d.y()) > 0.01)
+                    ++moved;
+                else
+                    ++kept;
             }
             // The view did not jump either, unless none of the rewrite's new nodes would have
             // been on screen: then it moved to show them (the view follows the action).
@@ -367,14 +388,18 @@ private slots:
             const StepPoint& st = s.steps()[static_cast<std::size_t>(k)];
             if (!st.phaseEnd)
                 for (NodeId id : s.trace()->events()[static_cast<std::size_t>(st.event - 1)].added)
-                    if (auto* item = w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id))) added = added.united(item->sceneBoundingRect());
+                    if (auto* item = w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id)))
+                        added = added.united(item->sceneBoundingRect());
             for (auto it = now.begin(); it != now.end(); ++it)
                 if (screenBefore.contains(it.key())) {
                     if (onScreen(it.value()) != screenBefore.value(it.key())) {
                         ++scrolled;
                         QVERIFY(!added.isNull());
                         QVERIFY(!visibleBefore.intersects(added));
-                        QVERIFY(w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect().intersects(added));
+                        QVERIFY(w.graphView()
+                                    ->mapToScene(w.graphView()->viewport()->rect())
+                                    .boundingRect()
+                                    .intersects(added));
                     }
                     break;
                 }
@@ -423,7 +448,8 @@ private slots:
         QVERIFY(w.beforeScene()->nodeItemCount() > 10 && w.graphScene()->nodeItemCount() > 10);
         for (auto* item : w.graphScene()->nodeItems()) QVERIFY(item->node().change != NodeChange::Removed);
         for (auto* item : w.beforeScene()->nodeItems()) QVERIFY(item->node().change != NodeChange::Added);
-        if (qEnvironmentVariableIsSet("PASSLENS_SHOTS")) w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") + "/stepping.png");
+        if (qEnvironmentVariableIsSet("PASSLENS_SHOTS"))
+            w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") + "/stepping.png");
     }
 
     void profileRowSelectsTheNode() {
@@ -432,8 +458,10 @@ private slots:
         QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json"));
         auto g = w.session().graphAt(w.session().currentStep());
         const NodeId target = g->toposort()[1]->id();
-        nlohmann::json profile = {{"device", "cpu"}, {"nodes", {{{"node", g->toposort()[0]->id()}, {"time_us", 5.0}, {"kind", "kernel"}},
-                                                                {{"node", target}, {"time_us", 50.0}, {"kind", "kernel"}}}}};
+        nlohmann::json profile = {{"device", "cpu"},
+                                  {"nodes",
+                                   {{{"node", g->toposort()[0]->id()}, {"time_us", 5.0}, {"kind", "kernel"}},
+                                    {{"node", target}, {"time_us", 50.0}, {"kind", "kernel"}}}}};
         w.profileModel()->setProfile(profile, g.get());
         QTableView* table = w.profileTable();
         // sorted by time, descending: row 0 is the target
@@ -499,13 +527,17 @@ private slots:
         QCOMPARE(w.suggestedExportName(), QStringLiteral("join_alloc-step%1.svg").arg(w.session().currentStep()));
         w.setDiffMode(1);
         QVERIFY(waitIdle(w));
-        QCOMPARE(w.suggestedExportName(QStringLiteral("pdf")), QStringLiteral("join_alloc-step%1-diff.pdf").arg(w.session().currentStep()));
+        QCOMPARE(w.suggestedExportName(QStringLiteral("pdf")),
+                 QStringLiteral("join_alloc-step%1-diff.pdf").arg(w.session().currentStep()));
         QVERIFY(w.graphView()->paneLabel().isEmpty()); // overlay: one pane, no label
-        w.setDiffMode(2); // side by side: the panes say which is which
+        w.setDiffMode(2);                              // side by side: the panes say which is which
         QVERIFY(waitIdle(w));
-        QVERIFY2(w.beforeView()->paneLabel().startsWith(QStringLiteral("before: step %1,").arg(w.session().diffFrom().value_or(-1))),
+        QVERIFY2(w.beforeView()->paneLabel().startsWith(
+                     QStringLiteral("before: step %1,").arg(w.session().diffFrom().value_or(-1))),
                  qPrintable(w.beforeView()->paneLabel()));
-        QVERIFY2(w.graphView()->paneLabel().startsWith(QStringLiteral("after: step %1,").arg(w.session().currentStep())), qPrintable(w.graphView()->paneLabel()));
+        QVERIFY2(
+            w.graphView()->paneLabel().startsWith(QStringLiteral("after: step %1,").arg(w.session().currentStep())),
+            qPrintable(w.graphView()->paneLabel()));
         w.setDiffMode(0);
         QVERIFY(waitIdle(w));
         QVERIFY(w.graphView()->paneLabel().isEmpty());
@@ -541,7 +573,8 @@ private slots:
             if (s.steps()[i].phaseEnd) checkedPhases.push_back(s.steps()[i].phase);
         QVERIFY(checkedPhases.size() >= 4);
         auto mark = [&](int phase) {
-            return static_cast<PipelineModel::CheckMark>(w.pipelineModel()->data(w.pipelineModel()->index(phase, 0), PipelineModel::CheckRole).toInt());
+            return static_cast<PipelineModel::CheckMark>(
+                w.pipelineModel()->data(w.pipelineModel()->index(phase, 0), PipelineModel::CheckRole).toInt());
         };
         QCOMPARE(mark(checkedPhases[0]), PipelineModel::CheckMark::None);
         w.runCheck();
@@ -550,8 +583,13 @@ private slots:
         QCOMPARE(mark(checkedPhases[1]), PipelineModel::CheckMark::Match);
         QCOMPARE(mark(checkedPhases[2]), PipelineModel::CheckMark::FirstDivergent);
         QCOMPARE(mark(checkedPhases[3]), PipelineModel::CheckMark::Diverged);
-        QVERIFY(w.pipelineModel()->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::ToolTipRole).toString().contains("first divergent"));
-        QVERIFY(w.pipelineModel()->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::DecorationRole).canConvert<QColor>());
+        QVERIFY(w.pipelineModel()
+                    ->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::ToolTipRole)
+                    .toString()
+                    .contains("first divergent"));
+        QVERIFY(w.pipelineModel()
+                    ->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::DecorationRole)
+                    .canConvert<QColor>());
 
         QVERIFY(w.profileStatus().startsWith("No profile yet"));
         QVERIFY(!w.profileTablesShown()); // an empty Profile dock is one line
@@ -559,18 +597,20 @@ private slots:
         w.executeCurrent();
         QVERIFY(waitIdle(w));
         QVERIFY(w.profileTablesShown());
-        QVERIFY2(w.profileStatus().startsWith(QStringLiteral("Measured on step %1:").arg(here)), qPrintable(w.profileStatus()));
+        QVERIFY2(w.profileStatus().startsWith(QStringLiteral("Measured on step %1:").arg(here)),
+                 qPrintable(w.profileStatus()));
         QVERIFY(!w.profileDimmed());
         QVERIFY(w.profileModel()->rowCount() > 0);
         // the overlay: the exports' heat colours on the drawing's shares, and a legend
-        QVERIFY2(w.graphView()->legend().startsWith(QString::fromUtf8("timing: 0 \u2192 ")) && w.graphView()->legend().contains("linear scale") &&
-                     w.graphView()->legend().endsWith("cpu"),
+        QVERIFY2(w.graphView()->legend().startsWith(QString::fromUtf8("timing: 0 \u2192 ")) &&
+                     w.graphView()->legend().contains("linear scale") && w.graphView()->legend().endsWith("cpu"),
                  qPrintable(w.graphView()->legend()));
         int heated = 0;
         for (GraphNodeItem* it : w.graphScene()->nodeItems())
             if (it->node().timeShare >= 0) {
                 ++heated;
-                QCOMPARE(GraphNodeItem::fillFor(it->node(), false, it->node().timeShare), QColor(QString::fromStdString(heatColour(it->node().timeShare))));
+                QCOMPARE(GraphNodeItem::fillFor(it->node(), false, it->node().timeShare),
+                         QColor(QString::fromStdString(heatColour(it->node().timeShare))));
             }
         QVERIFY(heated > 10);
         s.setCurrentStep(0);
@@ -603,12 +643,15 @@ private slots:
                 if (w.graphScene()->nodeItems().contains(QStringLiteral("n%1").arg(id))) added.insert(id);
             if (added.isEmpty()) continue;
             QSet<NodeId> selected;
-            for (QGraphicsItem* it : w.graphScene()->selectedItems()) selected.insert(static_cast<GraphNodeItem*>(it)->node().node);
+            for (QGraphicsItem* it : w.graphScene()->selectedItems())
+                selected.insert(static_cast<GraphNodeItem*>(it)->node().node);
             QCOMPARE(selected, added);
             QVERIFY(added.contains(w.inspector()->shownNode()));
             const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
             bool onScreen = false;
-            for (NodeId id : added) onScreen |= visible.intersects(w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id))->sceneBoundingRect());
+            for (NodeId id : added)
+                onScreen |= visible.intersects(
+                    w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id))->sceneBoundingRect());
             QVERIFY2(onScreen, qPrintable(QStringLiteral("step %1").arg(k)));
             ++checkedSteps;
         }
@@ -642,7 +685,8 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
-        QVERIFY2(least.width() <= 1024 && least.height() <= 700, qPrintable(QStringLiteral("%1 x %2").arg(least.width()).arg(least.height())));
+        QVERIFY2(least.width() <= 1024 && least.height() <= 700,
+                 qPrintable(QStringLiteral("%1 x %2").arg(least.width()).arg(least.height())));
         w.resize(1024, 700);
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QVERIFY(w.width() <= 1024 && w.height() <= 700);
@@ -708,7 +752,8 @@ private slots:
         w.openNested(ifNode, QStringLiteral("else_branch"));
         QVERIFY(waitIdle(w));
         QVERIFY(w.session().showingNested());
-        QVERIFY2(w.graphScene()->nodeItemCount() > topLevel + 20, qPrintable(QString::number(w.graphScene()->nodeItemCount())));
+        QVERIFY2(w.graphScene()->nodeItemCount() > topLevel + 20,
+                 qPrintable(QString::number(w.graphScene()->nodeItemCount())));
         w.session().setCurrentStep(0); // stepping returns to the step's graph
         QVERIFY(waitIdle(w));
         QVERIFY(!w.session().showingNested());
@@ -736,7 +781,8 @@ private slots:
         QCOMPARE(w.inspector()->shownNode(), target);
         const auto selected = w.graphScene()->selectedItems();
         QCOMPARE(selected.size(), qsizetype(1));
-        QVERIFY(w.graphView()->viewport()->rect().contains(w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
+        QVERIFY(w.graphView()->viewport()->rect().contains(
+            w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
 
         // By id, with and without '#'; by op kind (every node), cycling with wrap-around.
         w.findNext(QStringLiteral("#%1").arg(target));
@@ -774,11 +820,13 @@ private slots:
         QCOMPARE(hidden + std::size_t(drawn), std::size_t(n) + 1);
         // a real double-click on the box
         w.graphView()->centerOn(c);
-        QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {}, w.graphView()->mapFromScene(c->sceneBoundingRect().center()));
+        QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {},
+                           w.graphView()->mapFromScene(c->sceneBoundingRect().center()));
         QVERIFY(waitIdle(w));
         QCOMPARE(w.graphScene()->nodeIds().size(), drawn + 60);
         int placeholders = 0;
-        for (GraphNodeItem* it : w.graphScene()->nodeItems()) placeholders += it->node().category == NodeCategory::Collapsed;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            placeholders += it->node().category == NodeCategory::Collapsed;
         QCOMPARE(placeholders, 1); // still one: the output box stays drawn
         GraphNodeItem* after = placeholder();
         QVERIFY(after);
@@ -803,7 +851,8 @@ private slots:
         std::map<std::string, std::vector<int>> applied;
         for (const RewriteEvent& e : s.trace()->events())
             if (e.status == "applied") applied[e.rewriter].push_back(e.seq);
-        auto most = std::max_element(applied.begin(), applied.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+        auto most = std::max_element(applied.begin(), applied.end(),
+                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
         QVERIFY(most != applied.end() && most->second.size() >= 3);
         const QString name = QString::fromStdString(most->first);
 
@@ -814,7 +863,11 @@ private slots:
             const QModelIndex phase = tree->model()->index(p, 0);
             QVERIFY(tree->model()->rowCount(phase) > 0); // phases without such events are hidden
             for (int r = 0; r < tree->model()->rowCount(phase); ++r) {
-                QVERIFY(tree->model()->index(r, 0, phase).data(PipelineModel::RewriterRole).toString().contains(name, Qt::CaseInsensitive));
+                QVERIFY(tree->model()
+                            ->index(r, 0, phase)
+                            .data(PipelineModel::RewriterRole)
+                            .toString()
+                            .contains(name, Qt::CaseInsensitive));
                 ++shownEvents;
             }
         }
@@ -830,7 +883,8 @@ private slots:
         }
         std::vector<int> expected;
         for (const auto& [rewriter, seqs] : applied)
-            if (QString::fromStdString(rewriter).contains(name, Qt::CaseInsensitive)) expected.insert(expected.end(), seqs.begin(), seqs.end());
+            if (QString::fromStdString(rewriter).contains(name, Qt::CaseInsensitive))
+                expected.insert(expected.end(), seqs.begin(), seqs.end());
         std::sort(expected.begin(), expected.end());
         QCOMPARE(visited, expected);
 
@@ -864,16 +918,21 @@ private slots:
             const LayoutNode& n = it->node();
             if (n.node < 0) continue;
             const QString title = QString::fromStdString(n.title);
-            if (n.change == NodeChange::Removed) removed << title;
-            else if (n.change == NodeChange::Added) added << title;
-            else shared << title;
+            if (n.change == NodeChange::Removed)
+                removed << title;
+            else if (n.change == NodeChange::Added)
+                added << title;
+            else
+                shared << title;
             if (n.change != NodeChange::Added) QVERIFY2(it->toolTip().contains("theano: "), qPrintable(it->toolTip()));
-            if (n.change != NodeChange::Removed) QVERIFY2(it->toolTip().contains("cleanup: "), qPrintable(it->toolTip()));
+            if (n.change != NodeChange::Removed)
+                QVERIFY2(it->toolTip().contains("cleanup: "), qPrintable(it->toolTip()));
         }
         removed.sort();
         added.sort();
         shared.sort();
-        QCOMPARE(removed, (QStringList{"GpuAlloc<None>{memset_0=False}", "GpuElemwise{exp}<gpuarray>", "HostFromGpu(gpuarray)"}));
+        QCOMPARE(removed, (QStringList{"GpuAlloc<None>{memset_0=False}", "GpuElemwise{exp}<gpuarray>",
+                                       "HostFromGpu(gpuarray)"}));
         QCOMPARE(added, (QStringList{"Alloc", "Elemwise{exp}"}));
         QCOMPARE(shared, (QStringList{"GpuElemwise{tanh}<gpuarray>", "GpuFromHost<None>", "HostFromGpu(gpuarray)"}));
         dlg->close();
@@ -912,8 +971,8 @@ private slots:
         QList<Shown> shown;
         connect(&s, &DebugSession::layoutReady, this, [&] {
             const auto sel = w.graphScene()->selectedItems();
-            shown << Shown{s.layout()->focused, QString::fromStdString(s.layout()->focusReason), w.graphScene()->nodeIds().contains(target),
-                           w.inspector()->shownNode(),
+            shown << Shown{s.layout()->focused, QString::fromStdString(s.layout()->focusReason),
+                           w.graphScene()->nodeIds().contains(target), w.inspector()->shownNode(),
                            sel.size() == 1 && static_cast<GraphNodeItem*>(sel.front())->node().node == target};
         });
         w.jumpToEvent(created, target);
@@ -931,7 +990,8 @@ private slots:
         QCOMPARE(static_cast<std::size_t>(w.graphScene()->nodeIds().size()), s.graphAt(s.currentStep())->nodeCount());
         const auto selected = w.graphScene()->selectedItems();
         QCOMPARE(selected.size(), qsizetype(1));
-        QVERIFY(w.graphView()->viewport()->rect().contains(w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
+        QVERIFY(w.graphView()->viewport()->rect().contains(
+            w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
         QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
     }
 
@@ -960,7 +1020,8 @@ private slots:
 
     void eventLoopNeverStalls_data() {
         QTest::addColumn<QString>("model");
-        for (const char* m : {"mlp", "lstm", "transformer_encoder_layer", "squeezenet1_1", "resnet18", "mobilenet_v2", "shape_ops", "silero_vad_legacy", "ch_PP-OCRv4_det_infer"})
+        for (const char* m : {"mlp", "lstm", "transformer_encoder_layer", "squeezenet1_1", "resnet18", "mobilenet_v2",
+                              "shape_ops", "silero_vad_legacy", "ch_PP-OCRv4_det_infer"})
             QTest::newRow(m) << QString(m);
     }
     void eventLoopNeverStalls() {

@@ -37,7 +37,8 @@ struct Recorder : GraphObserver {
     void onPrune(const FunctionGraph&, const Apply& n, std::string_view r) override {
         log << QString("prune %1 %2").arg(n.id()).arg(QString::fromUtf8(r.data(), int(r.size())));
     }
-    void onChangeInput(const FunctionGraph&, const Apply* n, int i, const Variable&, const Variable&, std::string_view r) override {
+    void onChangeInput(const FunctionGraph&, const Apply* n, int i, const Variable&, const Variable&,
+                       std::string_view r) override {
         log << QString("change %1:%2 %3").arg(n ? n->id() : -1).arg(i).arg(QString::fromUtf8(r.data(), int(r.size())));
     }
 };
@@ -94,19 +95,27 @@ private slots:
         QVERIFY(&a != &Op::get("Elemwise", {{"scalar", "mul"}}));
         QCOMPARE(QString::fromStdString(a.str()), QString("Elemwise{add}"));
         QCOMPARE(QString::fromStdString(Op::get("GpuFromHost").str()), QString("GpuFromHost<None>"));
-        QCOMPARE(QString::fromStdString(Op::get("GpuFromHost", {{"context", "dev1"}}).str()), QString("GpuFromHost<dev1>"));
+        QCOMPARE(QString::fromStdString(Op::get("GpuFromHost", {{"context", "dev1"}}).str()),
+                 QString("GpuFromHost<dev1>"));
         QCOMPARE(QString::fromStdString(Op::get("HostFromGpu").str()), QString("HostFromGpu(gpuarray)"));
-        QCOMPARE(QString::fromStdString(Op::get("GpuAlloc", {{"memset_0", true}}).str()), QString("GpuAlloc<None>{memset_0=True}"));
-        QCOMPARE(QString::fromStdString(Op::get("DimShuffle", {{"order", {"x", 0}}}).str()), QString("DimShuffle{x,0}"));
-        QCOMPARE(QString::fromStdString(Op::get("Subtensor", {{"idx", {json{{"start", 3}, {"stop", 4}}}}}).str()), QString("Subtensor{3:4}"));
+        QCOMPARE(QString::fromStdString(Op::get("GpuAlloc", {{"memset_0", true}}).str()),
+                 QString("GpuAlloc<None>{memset_0=True}"));
+        QCOMPARE(QString::fromStdString(Op::get("DimShuffle", {{"order", {"x", 0}}}).str()),
+                 QString("DimShuffle{x,0}"));
+        QCOMPARE(QString::fromStdString(Op::get("Subtensor", {{"idx", {json{{"start", 3}, {"stop", 4}}}}}).str()),
+                 QString("Subtensor{3:4}"));
         QCOMPARE(QString::fromStdString(Op::get("Shape_i", {{"i", 0}}).str()), QString("Shape_i{0}"));
-        QCOMPARE(QString::fromStdString(Op::get("GpuElemwise", {{"scalar", "mul"}}).str()), QString("GpuElemwise{mul}<gpuarray>"));
+        QCOMPARE(QString::fromStdString(Op::get("GpuElemwise", {{"scalar", "mul"}}).str()),
+                 QString("GpuElemwise{mul}<gpuarray>"));
         QVERIFY(Op::get("GpuFromHost").isTransfer());
         QVERIFY(Op::get("GpuElemwise", {{"scalar", "mul"}}).isGpu());
-        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "add"}}).info().gpuCounterpart), QString("GpuElemwise"));
+        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "add"}}).info().gpuCounterpart),
+                 QString("GpuElemwise"));
         QVERIFY(errorOf([] { Op::get("Frobnicate"); }).contains("unknown op kind 'Frobnicate'"));
         QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "bogus"}}); }).contains("unknown scalar op 'bogus'"));
-        QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "add"}, {"colour", 1}}); }).contains("unknown attribute 'colour'"));
+        QVERIFY(errorOf([] {
+                    Op::get("Elemwise", {{"scalar", "add"}, {"colour", 1}});
+                }).contains("unknown attribute 'colour'"));
         QVERIFY(errorOf([] { Op::get("Join", {{"axis", "zero"}}); }).contains("must be an integer"));
         QVERIFY(errorOf([] { Op::get("Reshape"); }).contains("missing attribute 'ndim'"));
         QVERIFY(Op::get("OnnxLSTM", {{"hidden_size", 64}}).isOnnx());
@@ -123,43 +132,69 @@ private slots:
         Variable* i = g.addInput(Type::parse("int64[3]"), "i");
         QCOMPARE(g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {i})->type().dtype(), DType::Float64);
         Variable* z = g.addInput(Type::parse("float32[3,5]"), "z");
-        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, z}); }).contains("incompatible static shapes at axis 1"));
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, z});
+                }).contains("incompatible static shapes at axis 1"));
         Variable* v = g.addInput(Type::parse("float32[4]"), "v");
-        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, v}); }).contains("different ranks"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {x}); }).contains("takes 2 inputs, got 1"));
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, v});
+                }).contains("different ranks"));
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {x});
+                }).contains("takes 2 inputs, got 1"));
         Variable* xg = g.apply(Op::get("GpuFromHost"), {x});
-        QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {xg}); }).contains("a host op needs host inputs"));
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {xg});
+                }).contains("a host op needs host inputs"));
         Variable* ng = g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {xg});
         QCOMPARE(QString::fromStdString(ng->type().str()), QString("float32[?,4]@gpu"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {x}); }).contains("a GPU op needs GPU inputs"));
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {x});
+                }).contains("a GPU op needs GPU inputs"));
         Variable* xd = g.apply(Op::get("GpuFromHost", {{"context", "dev1"}}), {x});
-        QVERIFY(errorOf([&] { g.apply(Op::get("GpuElemwise", {{"scalar", "add"}}), {xg, xd}); }).contains("expected gpu"));
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("GpuElemwise", {{"scalar", "add"}}), {xg, xd});
+                }).contains("expected gpu"));
     }
 
     void shapeRules() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[2,3,4]"), "x");
-        auto t = [&](const Op& op, std::vector<Variable*> in) { return QString::fromStdString(g.apply(op, in)->type().str()); };
+        auto t = [&](const Op& op, std::vector<Variable*> in) {
+            return QString::fromStdString(g.apply(op, in)->type().str());
+        };
         QCOMPARE(t(Op::get("DimShuffle", {{"order", {2, "x", 0, 1}}}), {x}), QString("float32[4,1,2,3]"));
         Variable* one = g.addInput(Type::parse("float32[1,5]"), "one");
         QCOMPARE(t(Op::get("DimShuffle", {{"order", {1}}}), {one}), QString("float32[5]"));
         QVERIFY(errorOf([&] { g.apply(Op::get("DimShuffle", {{"order", {0}}}), {x}); }).contains("not broadcastable"));
-        QCOMPARE(t(Op::get("Reshape", {{"ndim", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {6, -1}))}), QString("float32[6,4]"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("Reshape", {{"ndim", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {5, 5}))}); }).contains("incompatible static shapes"));
+        QCOMPARE(
+            t(Op::get("Reshape", {{"ndim", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {6, -1}))}),
+            QString("float32[6,4]"));
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("Reshape", {{"ndim", 2}}),
+                            {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {5, 5}))});
+                }).contains("incompatible static shapes"));
         Variable* mv = g.apply(Op::get("MakeVector"), {g.apply(Op::get("Shape_i", {{"i", 0}}), {x}), scalarInt(g, 12)});
         QCOMPARE(QString::fromStdString(mv->type().str()), QString("int64[2]"));
         QCOMPARE(t(Op::get("Reshape", {{"ndim", 2}}), {x, mv}), QString("float32[2,12]"));
         QCOMPARE(t(Op::get("Flatten", {{"outdim", 2}}), {x}), QString("float32[2,12]"));
         QCOMPARE(t(Op::get("Shape"), {x}), QString("int64[3]"));
-        QCOMPARE(t(Op::get("Subtensor", {{"idx", {1, json{{"start", 0}, {"stop", 3}, {"step", 2}}}}}), {x}), QString("float32[2,4]"));
+        QCOMPARE(t(Op::get("Subtensor", {{"idx", {1, json{{"start", 0}, {"stop", 3}, {"step", 2}}}}}), {x}),
+                 QString("float32[2,4]"));
         QCOMPARE(t(Op::get("Subtensor", {{"idx", {json{{"start", -1}}}}}), {x}), QString("float32[1,3,4]"));
         QVERIFY(errorOf([&] { g.apply(Op::get("Subtensor", {{"idx", {5}}}), {x}); }).contains("out of bounds"));
-        QCOMPARE(t(Op::get("Alloc"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0})), scalarInt(g, 3), g.apply(Op::get("Shape_i", {{"i", 2}}), {x})}), QString("float32[3,4]"));
+        QCOMPARE(t(Op::get("Alloc"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0})),
+                                      scalarInt(g, 3), g.apply(Op::get("Shape_i", {{"i", 2}}), {x})}),
+                 QString("float32[3,4]"));
         QCOMPARE(t(Op::get("Join", {{"axis", 1}}), {x, x}), QString("float32[2,6,4]"));
-        Apply* sp = g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 3}))});
+        Apply* sp = g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}),
+                                {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 3}))});
         QCOMPARE(sp->nout(), 2);
         QCOMPARE(QString::fromStdString(sp->output(1)->type().str()), QString("float32[2,3,3]"));
-        QVERIFY(errorOf([&] { g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 1}))}); }).contains("sum to 2"));
+        QVERIFY(errorOf([&] {
+                    g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}),
+                                {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 1}))});
+                }).contains("sum to 2"));
         QCOMPARE(t(Op::get("CAReduce", {{"scalar", "add"}, {"axis", {0, 2}}}), {x}), QString("float32[3]"));
         QCOMPARE(t(Op::get("CAReduce", {{"scalar", "maximum"}}), {x}), QString("float32[]"));
         QCOMPARE(t(Op::get("CumOp", {{"axis", nullptr}}), {x}), QString("float32[24]"));
@@ -169,7 +204,9 @@ private slots:
         FunctionGraph g;
         Variable* a = g.addInput(Type::parse("float32[8,16]"), "a");
         Variable* b = g.addInput(Type::parse("float32[16,4]"), "b");
-        auto t = [&](const Op& op, std::vector<Variable*> in) { return QString::fromStdString(g.apply(op, in)->type().str()); };
+        auto t = [&](const Op& op, std::vector<Variable*> in) {
+            return QString::fromStdString(g.apply(op, in)->type().str());
+        };
         QCOMPARE(t(Op::get("Dot22"), {a, b}), QString("float32[8,4]"));
         QVERIFY(errorOf([&] { g.apply(Op::get("Dot22"), {b, b}); }).contains("inner dimensions"));
         Variable* z = g.addInput(Type::parse("float32[8,4]"), "z");
@@ -177,15 +214,22 @@ private slots:
         QCOMPARE(t(Op::get("Gemm"), {z, s, a, b, s}), QString("float32[8,4]"));
         Variable* img = g.addInput(Type::parse("float32[1,3,224,224]"), "img");
         Variable* w = g.addInput(Type::parse("float32[64,3,7,7]"), "w");
-        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", {3, 3}}, {"subsample", {2, 2}}}), {img, w}), QString("float32[1,64,112,112]"));
+        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", {3, 3}}, {"subsample", {2, 2}}}), {img, w}),
+                 QString("float32[1,64,112,112]"));
         Variable* wg = g.addInput(Type::parse("float32[32,1,3,3]"), "wg");
         Variable* f = g.addInput(Type::parse("float32[1,32,10,10]"), "f");
-        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", "half"}, {"num_groups", 32}}), {f, wg}), QString("float32[1,32,10,10]"));
+        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", "half"}, {"num_groups", 32}}), {f, wg}),
+                 QString("float32[1,32,10,10]"));
         QVERIFY(errorOf([&] { g.apply(Op::get("AbstractConv2d"), {img, wg}); }).contains("channels"));
         Variable* p = g.addInput(Type::parse("float32[1,64,112,112]"), "p");
-        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}}), {p}), QString("float32[1,64,56,56]"));
-        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"ignore_border", false}}), {g.addInput(Type::parse("float32[1,1,6,6]"))}), QString("float32[1,1,3,3]"));
-        QCOMPARE(t(Op::get("BatchedDot"), {g.addInput(Type::parse("float32[4,2,3]")), g.addInput(Type::parse("float32[4,3,5]"))}), QString("float32[4,2,5]"));
+        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}}), {p}),
+                 QString("float32[1,64,56,56]"));
+        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"ignore_border", false}}),
+                   {g.addInput(Type::parse("float32[1,1,6,6]"))}),
+                 QString("float32[1,1,3,3]"));
+        QCOMPARE(t(Op::get("BatchedDot"),
+                   {g.addInput(Type::parse("float32[4,2,3]")), g.addInput(Type::parse("float32[4,3,5]"))}),
+                 QString("float32[4,2,5]"));
         QVERIFY(errorOf([&] { g.makeApply(Op::get("BatchNormInference"), {p, p}); }).contains("takes 5 inputs, got 2"));
     }
 
@@ -196,13 +240,22 @@ private slots:
         QCOMPARE(QString::fromStdString(xg->type().str()), QString("float32[2,3]@gpu"));
         QVERIFY(errorOf([&] { g.apply(Op::get("GpuFromHost"), {xg}); }).contains("already on gpu"));
         QCOMPARE(QString::fromStdString(g.apply(Op::get("HostFromGpu"), {xg})->type().str()), QString("float32[2,3]"));
-        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuToGpu", {{"context", "dev1"}}), {xg})->type().str()), QString("float32[2,3]@gpu:dev1"));
+        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuToGpu", {{"context", "dev1"}}), {xg})->type().str()),
+                 QString("float32[2,3]@gpu:dev1"));
         // GpuAlloc: value on the GPU, shape scalars on the host.
-        Variable* v = g.apply(Op::get("GpuFromHost"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0}))});
-        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuAlloc", {{"memset_0", true}}), {v, scalarInt(g, 5)})->type().str()), QString("float32[5]@gpu"));
-        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuAllocEmpty", {{"dtype", "float16"}, {"context", "dev1"}}), {scalarInt(g, 5)})->type().str()), QString("float16[5]@gpu:dev1"));
+        Variable* v =
+            g.apply(Op::get("GpuFromHost"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0}))});
+        QCOMPARE(QString::fromStdString(
+                     g.apply(Op::get("GpuAlloc", {{"memset_0", true}}), {v, scalarInt(g, 5)})->type().str()),
+                 QString("float32[5]@gpu"));
+        QCOMPARE(QString::fromStdString(
+                     g.apply(Op::get("GpuAllocEmpty", {{"dtype", "float16"}, {"context", "dev1"}}), {scalarInt(g, 5)})
+                         ->type()
+                         .str()),
+                 QString("float16[5]@gpu:dev1"));
         // Shape and Shape_i read a GPU variable's shape and stay on the host.
-        QCOMPARE(QString::fromStdString(g.apply(Op::get("Shape_i", {{"i", 1}}), {xg})->type().str()), QString("int64[]"));
+        QCOMPARE(QString::fromStdString(g.apply(Op::get("Shape_i", {{"i", 1}}), {xg})->type().str()),
+                 QString("int64[]"));
         // Every host kind with a lifter has a registered GPU kind that mirrors it.
         for (const auto& k : OpRegistry::instance().kinds()) {
             const OpKindInfo* info = OpRegistry::instance().find(k);
@@ -278,7 +331,8 @@ private slots:
         // Cycle checks prune with topological ranks; compare with brute force on random edits.
         FunctionGraph g;
         std::mt19937 rng(7);
-        std::vector<Variable*> vars{g.addInput(Type::parse("float32[4]"), "a"), g.addInput(Type::parse("float32[4]"), "b")};
+        std::vector<Variable*> vars{g.addInput(Type::parse("float32[4]"), "a"),
+                                    g.addInput(Type::parse("float32[4]"), "b")};
         for (int i = 0; i < 300; ++i) {
             Variable* x = vars[rng() % vars.size()];
             Variable* y = vars[rng() % vars.size()];
@@ -357,15 +411,14 @@ private slots:
         Variable* m = g.apply(Op::get("Elemwise", {{"scalar", "mul"}}), {d, z});
         Variable* out = g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {m, z});
         g.setOutputs({out});
-        const QString expected =
-            "Elemwise{sub} [id A] '' 3\n"
-            " |Elemwise{mul} [id B] '' 2\n"
-            " | |DimShuffle{x,x} [id C] '' 0\n"
-            " | | |TensorConstant{2.0} [id D]\n"
-            " | |Elemwise{add} [id E] 'z' 1\n"
-            " |   |x [id F]\n"
-            " |   |y [id G]\n"
-            " |Elemwise{add} [id E] 'z' 1\n"; // printed again, as Theano does, without its inputs
+        const QString expected = "Elemwise{sub} [id A] '' 3\n"
+                                 " |Elemwise{mul} [id B] '' 2\n"
+                                 " | |DimShuffle{x,x} [id C] '' 0\n"
+                                 " | | |TensorConstant{2.0} [id D]\n"
+                                 " | |Elemwise{add} [id E] 'z' 1\n"
+                                 " |   |x [id F]\n"
+                                 " |   |y [id G]\n"
+                                 " |Elemwise{add} [id E] 'z' 1\n"; // printed again, as Theano does, without its inputs
         QCOMPARE(QString::fromStdString(debugprint(g)), expected);
         // depth 2: the outputs and their inputs; the two inputs' own inputs are cut
         DebugPrintOptions depth2;
@@ -376,9 +429,11 @@ private slots:
         QCOMPARE(s.lines, std::size_t(3));
         QCOMPARE(s.cutNodes, std::size_t(2));
         QCOMPARE(s.depth, 2);
-        QCOMPARE(QString::fromStdString(debugprintCutNote(s, g.nodeCount())),
-                 QString("debugprint cut at depth 2 (graph of 4 nodes): 2 nodes' inputs not shown; --depth N sets the depth, "
-                         "--depth -1 prints everything"));
+        QCOMPARE(
+            QString::fromStdString(debugprintCutNote(s, g.nodeCount())),
+            QString(
+                "debugprint cut at depth 2 (graph of 4 nodes): 2 nodes' inputs not shown; --depth N sets the depth, "
+                "--depth -1 prints everything"));
         // a whole listing has no note
         DebugPrintSummary whole;
         debugprint(g, {}, &whole);
@@ -441,12 +496,14 @@ private slots:
         QCOMPARE(s.lines, std::size_t(50));
         QCOMPARE(s.cutNodes, std::size_t(1));
         QCOMPARE(std::count(dp.begin(), dp.end(), '\n'), 50L);
-        QVERIFY(dp.find("\n" + std::string(96, ' ') + " |Elemwise{") != std::string::npos); // level 49: 48 x "  " + " |"
+        QVERIFY(dp.find("\n" + std::string(96, ' ') + " |Elemwise{") !=
+                std::string::npos); // level 49: 48 x "  " + " |"
         QVERIFY(dp.find(std::string(98, ' ')) == std::string::npos);
         const std::string listing = debugprintListing(chain, autoDepth);
         QVERIFY(listing.size() > dp.size());
         QCOMPARE(QString::fromStdString(listing.substr(dp.size())),
-                 QString("(debugprint cut at depth 50 (graph of 20000 nodes): 1 node's inputs not shown; --depth N sets the depth, "
+                 QString("(debugprint cut at depth 50 (graph of 20000 nodes): 1 node's inputs not shown; --depth N "
+                         "sets the depth, "
                          "--depth -1 prints everything)\n"));
         // A 100,000-node graph of adds of earlier values (shared inputs everywhere): each node's
         // inputs are listed once, so at most one line per output and per edge.

@@ -8,8 +8,7 @@ class TestKernels : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    void queryDoesNotCrash()
-    {
+    void queryDoesNotCrash() {
         const passlens::DeviceInfo info = passlens::queryDevices();
         QVERIFY(info.deviceCount >= 0);
         QCOMPARE(info.cudaCompiled, PASSLENS_HAVE_CUDA == 1);
@@ -22,8 +21,7 @@ private Q_SLOTS:
         QCOMPARE(again.name, info.name);
     }
 
-    void noDeviceMeansError()
-    {
+    void noDeviceMeansError() {
         const passlens::DeviceInfo info = passlens::queryDevices();
         if (info.deviceCount == 0) {
             QVERIFY2(!info.error.empty(), "deviceCount == 0 but error is empty");
@@ -31,8 +29,7 @@ private Q_SLOTS:
         }
     }
 
-    void deviceIsUsable()
-    {
+    void deviceIsUsable() {
         const passlens::DeviceInfo info = passlens::queryDevices();
         if (info.deviceCount == 0) {
             QSKIP(qPrintable(QString::fromStdString(info.error)));

@@ -44,19 +44,25 @@ std::map<std::string, int> expectedCnnCounts(const onnx::ModelProto& m) {
         };
         if (t == "Conv") {
             ++c["AbstractConv2d"];
-            if (n.input_size() > 2) { ++c["DimShuffle"]; ++c["Elemwise"]; }
+            if (n.input_size() > 2) {
+                ++c["DimShuffle"];
+                ++c["Elemwise"];
+            }
         } else if (t == "Relu" || t == "Add" || t == "Clip") {
             ++c["Elemwise"];
         } else if (t == "MaxPool") {
             ++c["Pool"];
         } else if (t == "GlobalAveragePool") {
-            ++c["CAReduce"]; ++c["Elemwise"]; c["DimShuffle"] += 2;
+            ++c["CAReduce"];
+            ++c["Elemwise"];
+            c["DimShuffle"] += 2;
         } else if (t == "Flatten") {
             ++c["Flatten"];
         } else if (t == "Concat") {
             ++c["Join"];
         } else if (t == "Gemm") {
-            ++c["Gemm"]; ++c["Alloc"];
+            ++c["Gemm"];
+            ++c["Alloc"];
             c["DimShuffle"] += static_cast<int>(attr("transA") + attr("transB"));
         } else if (t != "Constant") {
             c["unexpected " + t]++;
@@ -108,7 +114,8 @@ struct ModelBuilder {
         for (auto v : vals) t->add_int64_data(v);
         return t;
     }
-    onnx::NodeProto* node(const std::string& type, std::vector<std::string> ins, std::vector<std::string> outs, const std::string& name = {}) {
+    onnx::NodeProto* node(const std::string& type, std::vector<std::string> ins, std::vector<std::string> outs,
+                          const std::string& name = {}) {
         auto* n = m.mutable_graph()->add_node();
         n->set_op_type(type);
         n->set_name(name);
@@ -142,8 +149,8 @@ struct ModelBuilder {
         a->mutable_g()->set_name(graphName);
         return a->mutable_g();
     }
-    static onnx::NodeProto* addNode(onnx::GraphProto* g, const std::string& type, std::vector<std::string> ins, std::vector<std::string> outs,
-                                    const std::string& name = {}) {
+    static onnx::NodeProto* addNode(onnx::GraphProto* g, const std::string& type, std::vector<std::string> ins,
+                                    std::vector<std::string> outs, const std::string& name = {}) {
         auto* n = g->add_node();
         n->set_op_type(type);
         n->set_name(name);
@@ -152,8 +159,8 @@ struct ModelBuilder {
         return n;
     }
     // A value_info of a graph's inputs or outputs with static dims.
-    static void valueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name, std::vector<std::int64_t> dims,
-                          int type = onnx::TensorProto::FLOAT) {
+    static void valueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                          std::vector<std::int64_t> dims, int type = onnx::TensorProto::FLOAT) {
         auto* vi = list->Add();
         vi->set_name(name);
         auto* tt = vi->mutable_type()->mutable_tensor_type();
@@ -220,8 +227,10 @@ ModelBuilder loopWithOuterValue(const std::string& bodyOrder, bool cycle = false
     ModelBuilder::valueInfo(body->mutable_input(), "cond_in", {}, onnx::TensorProto::BOOL);
     ModelBuilder::valueInfo(body->mutable_input(), "v_in", {3});
     for (const QString& op : QString::fromStdString(bodyOrder).split(' ')) {
-        if (op == "add") ModelBuilder::addNode(body, "Add", {cycle ? "v_out" : "v_in", "a"}, {"t"}, "b_add");
-        else ModelBuilder::addNode(body, "Relu", {"t"}, {"v_out"}, "b_relu");
+        if (op == "add")
+            ModelBuilder::addNode(body, "Add", {cycle ? "v_out" : "v_in", "a"}, {"t"}, "b_add");
+        else
+            ModelBuilder::addNode(body, "Relu", {"t"}, {"v_out"}, "b_relu");
     }
     ModelBuilder::valueInfo(body->mutable_output(), "cond_in", {}, onnx::TensorProto::BOOL);
     ModelBuilder::valueInfo(body->mutable_output(), "v_out", {3});
@@ -247,7 +256,8 @@ class TestOnnx : public QObject {
 private slots:
     void initTestCase() {
         if (!QFile::exists(QString::fromStdString(corpus("MANIFEST.md"))))
-            QFAIL(qPrintable("the ONNX corpus is not at " + QString::fromStdString(kCorpus) + " (configure with -DPASSLENS_CORPUS_DIR=<folder>)"));
+            QFAIL(qPrintable("the ONNX corpus is not at " + QString::fromStdString(kCorpus) +
+                             " (configure with -DPASSLENS_CORPUS_DIR=<folder>)"));
     }
 
     void cnnModels_data() {
@@ -310,8 +320,10 @@ private slots:
         int pools = 0;
         for (const Apply* n : g.toposort()) {
             for (const Variable* v : n->outputs()) QVERIFY2(v->type().isStatic(), v->type().str().c_str());
-            if (n->op().kind() == "AbstractConv2d" || n->op().kind() == "Pool") QCOMPARE(n->output()->type().dims()[0], std::int64_t(8));
-            if (n->op().kind() == "Pool" && pools++ == 0) QCOMPARE(n->output()->type().str(), std::string("float32[8,64,55,55]"));
+            if (n->op().kind() == "AbstractConv2d" || n->op().kind() == "Pool")
+                QCOMPARE(n->output()->type().dims()[0], std::int64_t(8));
+            if (n->op().kind() == "Pool" && pools++ == 0)
+                QCOMPARE(n->output()->type().str(), std::string("float32[8,64,55,55]"));
         }
         QCOMPARE(pools, 3);
         // a model with If subgraphs and value_info: silero bound to batch 3 imports (the dims
@@ -390,7 +402,8 @@ private slots:
         QCOMPARE(lg.graph->nodeCount(), std::size_t(656));
         // weights live in Constant nodes (0 initializers): they are graph constants
         std::size_t elements = 0;
-        for (const Variable* v : lg.graph->constants()) elements += static_cast<std::size_t>(v->constant()->numElements());
+        for (const Variable* v : lg.graph->constants())
+            elements += static_cast<std::size_t>(v->constant()->numElements());
         QVERIFY(elements > 1170000);
         QCOMPARE(lg.graph->inputs()[0]->type().str(), std::string("float32[?,3,?,?]"));
         const Apply* resize = nullptr;
@@ -433,9 +446,13 @@ private slots:
                 ModelBuilder::floatAttr(clip, "max", 6.0f);
             } else {
                 auto* lo = b.m.mutable_graph()->add_initializer();
-                lo->set_name("lo"); lo->set_data_type(onnx::TensorProto::FLOAT); lo->add_float_data(0.0f);
+                lo->set_name("lo");
+                lo->set_data_type(onnx::TensorProto::FLOAT);
+                lo->add_float_data(0.0f);
                 auto* hi = b.m.mutable_graph()->add_initializer();
-                hi->set_name("hi"); hi->set_data_type(onnx::TensorProto::FLOAT); hi->add_float_data(6.0f);
+                hi->set_name("hi");
+                hi->set_data_type(onnx::TensorProto::FLOAT);
+                hi->add_float_data(6.0f);
                 clip->add_input("lo");
                 clip->add_input("hi");
             }
@@ -456,7 +473,9 @@ private slots:
             }
             {
                 auto* a = split->add_attribute();
-                a->set_name("axis"); a->set_type(onnx::AttributeProto::INT); a->set_i(2);
+                a->set_name("axis");
+                a->set_type(onnx::AttributeProto::INT);
+                a->set_i(2);
             }
             b.output("r", {0, 1, 2});
             b.output("s1", {0, 1, 2});
@@ -577,7 +596,9 @@ private slots:
             b.node("Neg", {"x"}, {"y"}, "second");
             b.output("y", {0});
             const QString e = errorOf([&] { b.import(); });
-            QVERIFY2(e.contains("synthetic.onnx") && e.contains("'y'") && (e.contains("produced twice") || e.contains("multiple times")), qPrintable(e));
+            QVERIFY2(e.contains("synthetic.onnx") && e.contains("'y'") &&
+                         (e.contains("produced twice") || e.contains("multiple times")),
+                     qPrintable(e));
         }
         {
             ModelBuilder b(13);
@@ -588,7 +609,8 @@ private slots:
             const QString e = errorOf([&] { b.import(); });
             QVERIFY2(e.contains("badadd") || e.contains("checker"), qPrintable(e));
         }
-        QVERIFY(errorOf([] { importOnnxBytes("<!DOCTYPE html><html></html>", "page.onnx", "."); }).contains("page.onnx"));
+        QVERIFY(
+            errorOf([] { importOnnxBytes("<!DOCTYPE html><html></html>", "page.onnx", "."); }).contains("page.onnx"));
         const QString e = errorOf([] { importOnnxBytes(std::string("\x08\x07\x12", 3), "short.onnx", "."); });
         QVERIFY2(e.contains("short.onnx"), qPrintable(e));
     }
@@ -600,17 +622,22 @@ private slots:
     void tensorDataChecked() {
         for (std::size_t bytes : {std::size_t(0), std::size_t(4), std::size_t(24)}) {
             const QString e = errorOf([&] { reshapeWithRawShape(bytes).import(); });
-            QVERIFY2(e == QString("synthetic.onnx: graph initializer 0: tensor 'shape': raw_data has %1 bytes, dims [2] of INT64 need 16").arg(bytes), qPrintable(e));
+            QVERIFY2(e == QString("synthetic.onnx: graph initializer 0: tensor 'shape': raw_data has %1 bytes, dims "
+                                  "[2] of INT64 need 16")
+                              .arg(bytes),
+                     qPrintable(e));
         }
         {
             ModelBuilder b = reshapeWithRawShape(16);
             const std::int64_t shape[2] = {3, 2};
-            b.m.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(reinterpret_cast<const char*>(shape), sizeof shape));
+            b.m.mutable_graph()->mutable_initializer(0)->set_raw_data(
+                std::string(reinterpret_cast<const char*>(shape), sizeof shape));
             LoadedGraph lg = b.import();
             QCOMPARE(kinds(*lg.graph), QString("Reshape"));
             QCOMPARE(lg.graph->outputs()[0]->type().str(), std::string("float32[3,2]"));
         }
-        auto int64Tensor = [](onnx::TensorProto* t, const std::string& name, std::vector<std::int64_t> dims, std::vector<std::int64_t> vals) {
+        auto int64Tensor = [](onnx::TensorProto* t, const std::string& name, std::vector<std::int64_t> dims,
+                              std::vector<std::int64_t> vals) {
             t->set_name(name);
             t->set_data_type(onnx::TensorProto::INT64);
             for (auto d : dims) t->add_dims(d);
@@ -622,16 +649,18 @@ private slots:
             a->set_type(onnx::AttributeProto::TENSOR);
             return a->mutable_t();
         };
-        {   // a Constant's typed field shorter than its dims
+        { // a Constant's typed field shorter than its dims
             ModelBuilder b(13);
             b.input("x", {2, 3});
             int64Tensor(tensorAttr(b.node("Constant", {}, {"shape"}, "c1"), "value"), "shape_value", {3}, {6});
             b.node("Reshape", {"x", "shape"}, {"y"}, "r1");
             b.output("y", {0});
             const QString e = errorOf([&] { b.import(); });
-            QVERIFY2(e == "synthetic.onnx: node 0 'c1' (Constant) attribute 'value': tensor 'shape_value': int64_data holds 1 values, dims [3] of INT64 need 3", qPrintable(e));
+            QVERIFY2(e == "synthetic.onnx: node 0 'c1' (Constant) attribute 'value': tensor 'shape_value': int64_data "
+                          "holds 1 values, dims [3] of INT64 need 3",
+                     qPrintable(e));
         }
-        {   // ConstantOfShape's value with a raw_data too short for one float
+        { // ConstantOfShape's value with a raw_data too short for one float
             ModelBuilder b(13);
             b.initInt64("dims", {2, 2});
             auto* v = tensorAttr(b.node("ConstantOfShape", {"dims"}, {"y"}, "fill"), "value");
@@ -641,9 +670,11 @@ private slots:
             v->set_raw_data(std::string(2, '\0'));
             b.output("y", {0, 1});
             const QString e = errorOf([&] { b.import(); });
-            QVERIFY2(e == "synthetic.onnx: node 0 'fill' (ConstantOfShape) attribute 'value': tensor 'v': raw_data has 2 bytes, dims [1] of FLOAT need 4", qPrintable(e));
+            QVERIFY2(e == "synthetic.onnx: node 0 'fill' (ConstantOfShape) attribute 'value': tensor 'v': raw_data has "
+                          "2 bytes, dims [1] of FLOAT need 4",
+                     qPrintable(e));
         }
-        {   // tensors inside If branches: a Constant's value, a branch initializer
+        { // tensors inside If branches: a Constant's value, a branch initializer
             for (bool inInitializer : {false, true}) {
                 ModelBuilder b(13);
                 b.input("c", {}, onnx::TensorProto::BOOL);
@@ -656,21 +687,26 @@ private slots:
                 if (inInitializer) {
                     int64Tensor(elseG->add_initializer(), "s", {2}, {6});
                 } else {
-                    int64Tensor(tensorAttr(ModelBuilder::addNode(elseG, "Constant", {}, {"s"}, "k"), "value"), "s", {2}, {6});
+                    int64Tensor(tensorAttr(ModelBuilder::addNode(elseG, "Constant", {}, {"s"}, "k"), "value"), "s", {2},
+                                {6});
                 }
                 ModelBuilder::addNode(elseG, "Reshape", {"x", "s"}, {"e"}, "reshape2");
                 ModelBuilder::valueInfo(elseG->mutable_output(), "e", {2, 3});
                 b.output("y", {0, 1});
                 const QString e = errorOf([&] { b.import(); });
-                const QString where = inInitializer ? "node 0 'if1' (If) attribute 'else_branch' initializer 0: tensor 's'"
-                                                    : "node 0 'if1' (If) attribute 'else_branch': node 0 'k' (Constant) attribute 'value': tensor 's'";
-                QVERIFY2(e == "synthetic.onnx: " + where + ": int64_data holds 1 values, dims [2] of INT64 need 2", qPrintable(e));
+                const QString where = inInitializer
+                                          ? "node 0 'if1' (If) attribute 'else_branch' initializer 0: tensor 's'"
+                                          : "node 0 'if1' (If) attribute 'else_branch': node 0 'k' (Constant) "
+                                            "attribute 'value': tensor 's'";
+                QVERIFY2(e == "synthetic.onnx: " + where + ": int64_data holds 1 values, dims [2] of INT64 need 2",
+                         qPrintable(e));
             }
         }
-        {   // negative dims, element counts and byte sizes beyond 64 bits
+        { // negative dims, element counts and byte sizes beyond 64 bits
             const std::vector<std::pair<std::vector<std::int64_t>, QString>> cases = {
                 {{2, -1}, "dim 1 of dims [2,-1] is negative"},
-                {{std::int64_t(1) << 32, std::int64_t(1) << 32}, "dims [4294967296,4294967296] hold more than 2^63 elements"},
+                {{std::int64_t(1) << 32, std::int64_t(1) << 32},
+                 "dims [4294967296,4294967296] hold more than 2^63 elements"},
                 {{std::int64_t(1) << 61}, "dims [2305843009213693952] of INT64 need more than 2^63 bytes"},
             };
             for (const auto& [dims, why] : cases) {
@@ -713,9 +749,11 @@ private slots:
         QVERIFY(!missing.graph->toposort()[0]->input(1)->constant()->loaded());
         QCOMPARE(missing.warnings.size(), std::size_t(2));
         QCOMPARE(QString::fromStdString(missing.warnings[0]),
-                 QString::fromStdString("synthetic.onnx: ONNX checker stopped at a missing external data file '" + resolved + "'; its per-node checks are made during the import"));
+                 QString::fromStdString("synthetic.onnx: ONNX checker stopped at a missing external data file '" +
+                                        resolved + "'; its per-node checks are made during the import"));
         QCOMPARE(QString::fromStdString(missing.warnings[1]),
-                 QString::fromStdString("synthetic.onnx: external data file '" + resolved + "' of tensor 'w' cannot be read; nodes using it cannot be executed"));
+                 QString::fromStdString("synthetic.onnx: external data file '" + resolved +
+                                        "' of tensor 'w' cannot be read; nodes using it cannot be executed"));
         {
             std::ofstream f(d + "/short.bin", std::ios::binary);
             f.write("\0\0\0\0\0\0\0\0", 8);
@@ -723,13 +761,20 @@ private slots:
         // dims of 2^40 floats in a file of 8 bytes: reported, nothing allocated
         LoadedGraph shortFile = build({{"location", "short.bin"}}, std::int64_t(1) << 40).import(d);
         QCOMPARE(shortFile.warnings.size(), std::size_t(1));
-        QVERIFY2(QString::fromStdString(shortFile.warnings[0]).contains("(8 bytes) is too short for tensor 'w' (4398046511104 bytes at offset 0)"), shortFile.warnings[0].c_str());
+        QVERIFY2(QString::fromStdString(shortFile.warnings[0])
+                     .contains("(8 bytes) is too short for tensor 'w' (4398046511104 bytes at offset 0)"),
+                 shortFile.warnings[0].c_str());
         QString e = errorOf([&] { build({{"location", "short.bin"}, {"offset", "4x"}}, 1).import(d); });
-        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data offset '4x' is not a non-negative integer", qPrintable(e));
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data offset '4x' is not a "
+                      "non-negative integer",
+                 qPrintable(e));
         e = errorOf([&] { build({{"location", "short.bin"}, {"length", "4"}}, 2).import(d); });
-        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data length 4 bytes, dims [2] of FLOAT need 8", qPrintable(e));
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': external data length 4 bytes, dims [2] of "
+                      "FLOAT need 8",
+                 qPrintable(e));
         e = errorOf([&] { build({}, 2).import(d); });
-        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': has external data without a location", qPrintable(e));
+        QVERIFY2(e == "synthetic.onnx: graph initializer 0: tensor 'w': has external data without a location",
+                 qPrintable(e));
         LoadedGraph ok = build({{"location", "short.bin"}, {"length", "8"}}, 2).import(d);
         QVERIFY(ok.warnings.empty());
         QVERIFY(ok.graph->toposort()[0]->input(1)->constant()->loaded());
@@ -778,14 +823,18 @@ private slots:
         QCOMPARE(kinds(*lg.graph), QString("Elemwise OnnxLoop"));
         QCOMPARE(lg.warnings.size(), std::size_t(2));
         QCOMPARE(QString::fromStdString(lg.warnings[0]),
-                 QString("synthetic.onnx: graph 'synthetic': the node list is not topologically sorted (as ONNX requires); accepted, node numbers below refer to the sorted order"));
+                 QString("synthetic.onnx: graph 'synthetic': the node list is not topologically sorted (as ONNX "
+                         "requires); accepted, node numbers below refer to the sorted order"));
         QCOMPARE(QString::fromStdString(lg.warnings[1]),
-                 QString("synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the node list is not topologically sorted (as ONNX requires); accepted, node numbers in it below refer to the sorted order"));
+                 QString("synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the node list is not topologically "
+                         "sorted (as ONNX requires); accepted, node numbers in it below refer to the sorted order"));
         const FunctionGraph& body = *lg.graph->toposort()[1]->op().subgraphs()[0].graph;
         QCOMPARE(body.toposort()[0]->op().str(), std::string("Elemwise{add}"));
         QCOMPARE(body.toposort()[1]->op().str(), std::string("Elemwise{relu}"));
         const QString e = errorOf([] { loopWithOuterValue("add relu", true).import(); });
-        QVERIFY2(e == "synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the graph has a cycle: node 0 'b_add' (Add) -> node 1 'b_relu' (Relu) -> node 0 'b_add' (Add)", qPrintable(e));
+        QVERIFY2(e == "synthetic.onnx: node 1 'loop1' (Loop) attribute 'body': the graph has a cycle: node 0 'b_add' "
+                      "(Add) -> node 1 'b_relu' (Relu) -> node 0 'b_add' (Add)",
+                 qPrintable(e));
     }
 
     // Attributes and inputs of mapped ops are checked against the spec and the input ranks
@@ -800,7 +849,9 @@ private slots:
             int opset;
             QString message; // after "synthetic.onnx: node 0 'n1' (Op): "
         };
-        auto ints = [](onnx::NodeProto* n, const char* name, std::vector<std::int64_t> v) { ModelBuilder::intsAttr(n, name, v); };
+        auto ints = [](onnx::NodeProto* n, const char* name, std::vector<std::int64_t> v) {
+            ModelBuilder::intsAttr(n, name, v);
+        };
         auto conv = [](ModelBuilder& b) {
             b.input("x", {1, 1, 5, 5});
             auto* w = b.m.mutable_graph()->add_initializer();
@@ -811,70 +862,129 @@ private slots:
             return b.node("Conv", {"x", "w"}, {"y"}, "n1");
         };
         const std::vector<Case> cases = {
-            {"short perm", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {1, 0}); }, 13,
-             "attribute 'perm' has 2 entries, the input has rank 3"},
-            {"repeated perm", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 0, 1}); }, 13,
-             "attribute 'perm': axis 0 appears twice"},
-            {"perm out of range", [&](ModelBuilder& b) { b.input("x", {2, 3, 4}); ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 1, 3}); }, 13,
-             "attribute 'perm': entry 3 out of range for rank 3"},
-            {"perm of another type (checker skipped)", [&](ModelBuilder& b) {
+            {"short perm",
+             [&](ModelBuilder& b) {
+                 b.input("x", {2, 3, 4});
+                 ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {1, 0});
+             },
+             13, "attribute 'perm' has 2 entries, the input has rank 3"},
+            {"repeated perm",
+             [&](ModelBuilder& b) {
+                 b.input("x", {2, 3, 4});
+                 ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 0, 1});
+             },
+             13, "attribute 'perm': axis 0 appears twice"},
+            {"perm out of range",
+             [&](ModelBuilder& b) {
+                 b.input("x", {2, 3, 4});
+                 ints(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", {0, 1, 3});
+             },
+             13, "attribute 'perm': entry 3 out of range for rank 3"},
+            {"perm of another type (checker skipped)",
+             [&](ModelBuilder& b) {
                  b.input("x", {2, 3});
                  ModelBuilder::intAttr(b.node("Transpose", {"x"}, {"y"}, "n1"), "perm", 1);
-             }, onnxLatestKnownOpset() + 1, "attribute 'perm' must be INTS, is INT"},
-            {"repeated unsqueeze axes", [&](ModelBuilder& b) { b.input("x", {2, 3}); ints(b.node("Unsqueeze", {"x"}, {"y"}, "n1"), "axes", {0, -4}); }, 11,
-             "axes: axis 0 is named twice"},
-            {"squeeze of a dim > 1", [&](ModelBuilder& b) { b.input("x", {2, 3, 1}); ints(b.node("Squeeze", {"x"}, {"y"}, "n1"), "axes", {1}); }, 11,
-             "axes: axis 1 of float32[2,3,1] has size 3, it cannot be squeezed"},
-            {"conv pads", [&](ModelBuilder& b) { ints(conv(b), "pads", {1, 1}); }, 13,
-             "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
-            {"conv stride 0", [&](ModelBuilder& b) { ints(conv(b), "strides", {0, 1}); }, 13,
-             "attribute 'strides' has value 0, it must be at least 1"},
-            {"conv kernel_shape", [&](ModelBuilder& b) { ints(conv(b), "kernel_shape", {2, 2}); }, 13,
-             "attribute 'kernel_shape' [2,2] does not match the kernel float32[1,1,3,3]"},
-            {"pool pads", [&](ModelBuilder& b) {
+             },
+             onnxLatestKnownOpset() + 1, "attribute 'perm' must be INTS, is INT"},
+            {"repeated unsqueeze axes",
+             [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 ints(b.node("Unsqueeze", {"x"}, {"y"}, "n1"), "axes", {0, -4});
+             },
+             11, "axes: axis 0 is named twice"},
+            {"squeeze of a dim > 1",
+             [&](ModelBuilder& b) {
+                 b.input("x", {2, 3, 1});
+                 ints(b.node("Squeeze", {"x"}, {"y"}, "n1"), "axes", {1});
+             },
+             11, "axes: axis 1 of float32[2,3,1] has size 3, it cannot be squeezed"},
+            {"conv pads",
+             [&](ModelBuilder& b) {
+                 ints(conv(b), "pads", {1, 1});
+             },
+             13, "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
+            {"conv stride 0",
+             [&](ModelBuilder& b) {
+                 ints(conv(b), "strides", {0, 1});
+             },
+             13, "attribute 'strides' has value 0, it must be at least 1"},
+            {"conv kernel_shape",
+             [&](ModelBuilder& b) {
+                 ints(conv(b), "kernel_shape", {2, 2});
+             },
+             13, "attribute 'kernel_shape' [2,2] does not match the kernel float32[1,1,3,3]"},
+            {"pool pads",
+             [&](ModelBuilder& b) {
                  b.input("x", {1, 1, 4, 4});
                  auto* n = b.node("MaxPool", {"x"}, {"y"}, "n1");
                  ints(n, "kernel_shape", {2, 2});
                  ints(n, "pads", {0, 0});
-             }, 13, "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
-            {"split sizes", [&](ModelBuilder& b) {
+             },
+             13, "attribute 'pads' has 2 values, 4 needed (begin and end of 2 spatial axes)"},
+            {"split sizes",
+             [&](ModelBuilder& b) {
                  b.input("x", {2, 6});
                  auto* n = b.node("Split", {"x"}, {"y", "z"}, "n1");
                  ModelBuilder::intAttr(n, "axis", 1);
                  ints(n, "split", {1, 2});
-             }, 11, "split sizes sum to 3, the axis has 6"},
-            {"gemm of a vector", [&](ModelBuilder& b) { b.input("a", {3}); b.input("c", {3, 4}); b.node("Gemm", {"a", "c"}, {"y"}, "n1"); }, 13,
-             "input 0 must have rank 2, has type float32[3]"},
-            {"slice ends shorter than starts", [&](ModelBuilder& b) {
+             },
+             11, "split sizes sum to 3, the axis has 6"},
+            {"gemm of a vector",
+             [&](ModelBuilder& b) {
+                 b.input("a", {3});
+                 b.input("c", {3, 4});
+                 b.node("Gemm", {"a", "c"}, {"y"}, "n1");
+             },
+             13, "input 0 must have rank 2, has type float32[3]"},
+            {"slice ends shorter than starts",
+             [&](ModelBuilder& b) {
                  b.input("x", {4, 4});
                  b.initInt64("starts", {0, 0});
                  b.initInt64("ends", {1});
                  b.node("Slice", {"x", "starts", "ends"}, {"y"}, "n1");
-             }, 13, "input 2 has type int64[1], starts has 2 entries"},
-            {"softmax axis", [&](ModelBuilder& b) { b.input("x", {2, 3}); ModelBuilder::intAttr(b.node("Softmax", {"x"}, {"y"}, "n1"), "axis", 5); }, 13,
-             "attribute 'axis': 5 out of range for rank 2"},
-            {"expand to an incompatible shape", [&](ModelBuilder& b) {
+             },
+             13, "input 2 has type int64[1], starts has 2 entries"},
+            {"softmax axis",
+             [&](ModelBuilder& b) {
+                 b.input("x", {2, 3});
+                 ModelBuilder::intAttr(b.node("Softmax", {"x"}, {"y"}, "n1"), "axis", 5);
+             },
+             13, "attribute 'axis': 5 out of range for rank 2"},
+            {"expand to an incompatible shape",
+             [&](ModelBuilder& b) {
                  b.input("x", {2, 3});
                  b.initInt64("s", {4, 3});
                  b.node("Expand", {"x", "s"}, {"y"}, "n1");
-             }, 13, "cannot expand float32[2,3] to shape [4,3]"},
-            {"gather index out of range", [&](ModelBuilder& b) {
+             },
+             13, "cannot expand float32[2,3] to shape [4,3]"},
+            {"gather index out of range",
+             [&](ModelBuilder& b) {
                  b.input("x", {2, 3});
                  b.initInt64("i", {5});
                  b.node("Gather", {"x", "i"}, {"y"}, "n1");
-             }, 13, "index 5 out of range for axis 0 of float32[2,3]"},
-            {"reshape with two -1", [&](ModelBuilder& b) {
+             },
+             13, "index 5 out of range for axis 0 of float32[2,3]"},
+            {"reshape with two -1",
+             [&](ModelBuilder& b) {
                  b.input("x", {2, 3});
                  b.initInt64("s", {-1, -1});
                  b.node("Reshape", {"x", "s"}, {"y"}, "n1");
-             }, 13, "shape [-1,-1] has more than one -1"},
-            {"empty name for a required input (checker skipped)", [&](ModelBuilder& b) {
+             },
+             13, "shape [-1,-1] has more than one -1"},
+            {"empty name for a required input (checker skipped)",
+             [&](ModelBuilder& b) {
                  b.input("x", {2, 3});
                  b.node("Max", {"x", ""}, {"y"}, "n1");
-             }, onnxLatestKnownOpset() + 1, "Max input 1 is required, the node gives an empty name"},
-            {"no inputs (checker skipped)", [&](ModelBuilder& b) { ModelBuilder::intAttr(b.node("Concat", {}, {"y"}, "n1"), "axis", 0); },
+             },
+             onnxLatestKnownOpset() + 1, "Max input 1 is required, the node gives an empty name"},
+            {"no inputs (checker skipped)",
+             [&](ModelBuilder& b) { ModelBuilder::intAttr(b.node("Concat", {}, {"y"}, "n1"), "axis", 0); },
              onnxLatestKnownOpset() + 1, "Concat needs 1 inputs, got 0"},
-            {"required attribute missing (checker skipped)", [&](ModelBuilder& b) { b.input("x", {2}); b.node("Cast", {"x"}, {"y"}, "n1"); },
+            {"required attribute missing (checker skipped)",
+             [&](ModelBuilder& b) {
+                 b.input("x", {2});
+                 b.node("Cast", {"x"}, {"y"}, "n1");
+             },
              onnxLatestKnownOpset() + 1, "attribute 'to' is required"},
         };
         for (const Case& c : cases) {
@@ -883,7 +993,8 @@ private slots:
             b.output("y", {});
             const QString e = errorOf([&] { b.import(); });
             const QString op = QString::fromStdString(b.m.graph().node(0).op_type());
-            QVERIFY2(e == "synthetic.onnx: node 0 'n1' (" + op + "): " + c.message, qPrintable(QString(c.what) + ": " + e));
+            QVERIFY2(e == "synthetic.onnx: node 0 'n1' (" + op + "): " + c.message,
+                     qPrintable(QString(c.what) + ": " + e));
         }
         ModelBuilder twice(onnxLatestKnownOpset() + 1);
         twice.input("x", {2});
@@ -925,7 +1036,8 @@ private slots:
             t->add_dims(3);
             for (int i = 0; i < 6; ++i) t->add_float_data(1.0f);
         }
-        ModelBuilder::intAttr(bn.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn1"), "spatial", 0);
+        ModelBuilder::intAttr(bn.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn1"),
+                              "spatial", 0);
         bn.output("y", {0, 1, 2});
         QCOMPARE(kinds(*bn.import().graph), QString("OnnxBatchNormalization"));
     }
@@ -957,7 +1069,8 @@ private slots:
         QCOMPARE(relu->output()->name(), std::string("r\\xFE\\xFD"));
         QCOMPARE(g.toposort()[1]->op().attrs()["mode"].get<std::string>(), std::string("fast\\xE2\\x82"));
         QCOMPARE(lg.warnings.size(), std::size_t(1));
-        QCOMPARE(QString::fromStdString(lg.warnings[0]), QString("synthetic.onnx: 7 name(s) are not valid UTF-8; their invalid bytes are written as \\xNN"));
+        QCOMPARE(QString::fromStdString(lg.warnings[0]),
+                 QString("synthetic.onnx: 7 name(s) are not valid UTF-8; their invalid bytes are written as \\xNN"));
         const std::string text = writeGraphJson(g).dump();
         QVERIFY(text.find("relu\\\\xFF") != std::string::npos);
         // "v\xff" escapes to the name of another value
@@ -968,14 +1081,17 @@ private slots:
         c.node("Add", {"v\\xFF", "v\xff"}, {"y"});
         c.output("y", {0});
         const QString e = errorOf([&] { c.import(); });
-        QVERIFY2(e == "synthetic.onnx: value name 'v\\xFF' (bytes that are not UTF-8, escaped) is also the name of another value", qPrintable(e));
+        QVERIFY2(e == "synthetic.onnx: value name 'v\\xFF' (bytes that are not UTF-8, escaped) is also the name of "
+                      "another value",
+                 qPrintable(e));
     }
 
     void truncatedCorpusModel() {
         std::ifstream in(corpus("lstm.onnx"), std::ios::binary);
         const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         int rejected = 0;
-        for (std::size_t cut : {std::size_t(1), std::size_t(10), std::size_t(100), std::size_t(1000), bytes.size() / 3, bytes.size() / 2, bytes.size() - 100, bytes.size() - 1}) {
+        for (std::size_t cut : {std::size_t(1), std::size_t(10), std::size_t(100), std::size_t(1000), bytes.size() / 3,
+                                bytes.size() / 2, bytes.size() - 100, bytes.size() - 1}) {
             const QString e = errorOf([&] { importOnnxBytes(bytes.substr(0, cut), "cut.onnx", "."); });
             QVERIFY2(e.startsWith("cut.onnx: "), qPrintable(QString("cut at %1: %2").arg(cut).arg(e)));
             ++rejected;
@@ -989,7 +1105,8 @@ private slots:
         // shape_ops.onnx with a Reshape target shape whose element count overflows int64
         // (signed overflow in the Reshape type rule)
         const QString reshape = errorOf([&] { importOnnxFile(dir + "reshape-shape-overflow.onnx"); });
-        QVERIFY2(reshape.startsWith(QString::fromStdString(dir + "reshape-shape-overflow.onnx: ")), qPrintable(reshape));
+        QVERIFY2(reshape.startsWith(QString::fromStdString(dir + "reshape-shape-overflow.onnx: ")),
+                 qPrintable(reshape));
         QVERIFY2(reshape.contains("has more elements than a 64-bit count holds"), qPrintable(reshape));
     }
 };

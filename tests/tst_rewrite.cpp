@@ -78,19 +78,22 @@ struct Fixture {
     Variable* a(const char* k, std::vector<Variable*> in) { return g.apply(op(k), std::move(in)); }
 };
 
-
 // Every graph edit and every driver event as one canonical line (no times, no tries): the
 // golden event log of a pipeline run. Variables print as v<id>, nodes as #id Op{attrs}.
 struct EventLog final : Instrumentation {
     QStringList lines;
-    static QString node(const Apply& n) { return QString("#%1 %2").arg(n.id()).arg(QString::fromStdString(n.op().str())); }
+    static QString node(const Apply& n) {
+        return QString("#%1 %2").arg(n.id()).arg(QString::fromStdString(n.op().str()));
+    }
     static QString var(const Variable& v) { return QString("v%1").arg(v.id()); }
     static QString text(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
     void pipelineBegin(std::string_view n, const FunctionGraph&) override { lines << "pipeline " + text(n); }
     void pipelineEnd(std::string_view n, const FunctionGraph& g) override {
         lines << QString("end %1 nodes=%2").arg(text(n)).arg(g.nodeCount());
     }
-    void phaseBegin(const PhaseInfo& p, const FunctionGraph&) override { lines << "phase " + QString::fromStdString(p.name); }
+    void phaseBegin(const PhaseInfo& p, const FunctionGraph&) override {
+        lines << "phase " + QString::fromStdString(p.name);
+    }
     void phaseEnd(const PhaseInfo& p, const FunctionGraph&, bool changed, double) override {
         lines << QString("phase-end %1 changed=%2").arg(QString::fromStdString(p.name)).arg(changed);
     }
@@ -107,8 +110,12 @@ struct EventLog final : Instrumentation {
         lines << "  import " + node(n) + "(" + ins.join(",") + ") -> " + var(*n.output());
     }
     void onPrune(const FunctionGraph&, const Apply& n, std::string_view) override { lines << "  prune " + node(n); }
-    void onChangeInput(const FunctionGraph&, const Apply* n, int i, const Variable& a, const Variable& b, std::string_view) override {
-        lines << QString("  change %1[%2] %3 -> %4").arg(n ? "#" + QString::number(n->id()) : QString("output")).arg(i).arg(var(a), var(b));
+    void onChangeInput(const FunctionGraph&, const Apply* n, int i, const Variable& a, const Variable& b,
+                       std::string_view) override {
+        lines << QString("  change %1[%2] %3 -> %4")
+                     .arg(n ? "#" + QString::number(n->id()) : QString("output"))
+                     .arg(i)
+                     .arg(var(a), var(b));
     }
     void onReplace(const FunctionGraph&, const Variable& a, const Variable& b, std::string_view) override {
         lines << "  replace " + var(a) + " -> " + var(b);
@@ -180,7 +187,8 @@ private slots:
     }
     void mergeDeepAndOutputs() {
         Fixture f;
-        Variable* o = f.a("Op1", {f.a("Op3", {f.a("Op2", {f.x, f.y}), f.z}), f.a("Op4", {f.a("Op3", {f.a("Op2", {f.x, f.y}), f.z})})});
+        Variable* o = f.a("Op1", {f.a("Op3", {f.a("Op2", {f.x, f.y}), f.z}),
+                                  f.a("Op4", {f.a("Op3", {f.a("Op2", {f.x, f.y}), f.z})})});
         f.g.setOutputs({o});
         Merge m;
         run(m, f.g);
@@ -213,9 +221,11 @@ private slots:
         run(m, f.g);
         QCOMPARE(f.g.outputs()[0], f.g.outputs()[1]);
         QCOMPARE(f.g.nodeCount(), std::size_t(6));
-        QCOMPARE(expr(f.g.outputs()[0]), QString("Op1(Op1(x, y), Op4(Op2(Op3(x), y, z), Op1(x, y)), Op1(Op2(Op3(x), y, z)))"));
+        QCOMPARE(expr(f.g.outputs()[0]),
+                 QString("Op1(Op1(x, y), Op4(Op2(Op3(x), y, z), Op1(x, y)), Op1(Op2(Op3(x), y, z)))"));
         Fixture h;
-        h.g.setOutputs({h.g.apply(Op::get("NoInputOp", {{"x", 0}}), {}), h.g.apply(Op::get("NoInputOp", {{"x", 0}}), {}),
+        h.g.setOutputs({h.g.apply(Op::get("NoInputOp", {{"x", 0}}), {}),
+                        h.g.apply(Op::get("NoInputOp", {{"x", 0}}), {}),
                         h.g.apply(Op::get("NoInputOp", {{"x", 1}}), {})});
         run(m, h.g);
         QCOMPARE(h.g.nodeCount(), std::size_t(2));
@@ -242,7 +252,10 @@ private slots:
             if (!in || in->op().kind() != "Op2" || n.nin() != 1) return nullptr;
             return g.apply(Op::get("Op4"), in->inputs());
         });
-        Equilibrium eq("eq", {op1op2, renameRule("Op3", "Op4"), renameRule("Op4", "Op5"), renameRule("Op5", "Op6"), renameRule("Op6", "Op2")}, {10.0});
+        Equilibrium eq("eq",
+                       {op1op2, renameRule("Op3", "Op4"), renameRule("Op4", "Op5"), renameRule("Op5", "Op6"),
+                        renameRule("Op6", "Op2")},
+                       {10.0});
         run(eq, f.g);
         QCOMPARE(outputs(f.g), QString("[Op2(x, y)]"));
     }
@@ -257,7 +270,8 @@ private slots:
         Equilibrium eq("eq", {renameRule("Op1", "Op2"), renameRule("Op4", "Op1"), op3op2}, {0.5});
         run(eq, f.g);
         QCOMPARE(outputs(f.g), QString("[Op1(x, y)]"));
-        QVERIFY2(QString::fromStdString(eq.abortMessage()).contains("max'ed out by 'Op4->Op1'"), eq.abortMessage().c_str());
+        QVERIFY2(QString::fromStdString(eq.abortMessage()).contains("max'ed out by 'Op4->Op1'"),
+                 eq.abortMessage().c_str());
     }
     void tracksDispatchSavesAttempts() {
         auto count = [](bool dispatch) {
@@ -277,36 +291,43 @@ private slots:
     }
 
     void walkerPatterns() {
-        {   // replace_output: Op1(Op2(a,b), c) -> Op4(c, b)
+        { // replace_output: Op1(Op2(a,b), c) -> Op4(c, b)
             Fixture f;
             f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.z})});
             Walker w("w", {rule("r", "Op1", [](FunctionGraph& g, Apply& n) -> Variable* {
-                const Apply* in = n.input(0)->owner();
-                if (!in || in->op().kind() != "Op2") return nullptr;
-                return g.apply(Op::get("Op4"), {n.input(1), in->input(1)});
-            })});
+                         const Apply* in = n.input(0)->owner();
+                         if (!in || in->op().kind() != "Op2") return nullptr;
+                         return g.apply(Op::get("Op4"), {n.input(1), in->input(1)});
+                     })});
             run(w, f.g);
             QCOMPARE(outputs(f.g), QString("[Op4(z, y)]"));
         }
-        {   // replace_subgraph: Op2(a,b) -> Op1(b,a)
+        { // replace_subgraph: Op2(a,b) -> Op1(b,a)
             Fixture f;
             f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.z})});
-            Walker w("w", {rule("r", "Op2", [](FunctionGraph& g, Apply& n) { return g.apply(Op::get("Op1"), {n.input(1), n.input(0)}); })});
+            Walker w("w", {rule("r", "Op2", [](FunctionGraph& g, Apply& n) {
+                         return g.apply(Op::get("Op1"), {n.input(1), n.input(0)});
+                     })});
             run(w, f.g);
             QCOMPARE(outputs(f.g), QString("[Op1(Op1(y, x), z)]"));
         }
-        {   // no_recurse (ignore_newtrees): Op2(a,b) -> Op2(b,a) applies once
+        { // no_recurse (ignore_newtrees): Op2(a,b) -> Op2(b,a) applies once
             Fixture f;
             f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.z})});
-            Walker w("w", {rule("r", "Op2", [](FunctionGraph& g, Apply& n) { return g.apply(Op::get("Op2"), {n.input(1), n.input(0)}); })},
+            Walker w("w",
+                     {rule("r", "Op2",
+                           [](FunctionGraph& g, Apply& n) {
+                               return g.apply(Op::get("Op2"), {n.input(1), n.input(0)});
+                           })},
                      {WalkerConfig::Order::InToOut, true});
             run(w, f.g);
             QCOMPARE(outputs(f.g), QString("[Op1(Op2(y, x), z)]"));
         }
-        {   // multiple: Op2(a,b) -> Op4(a)
+        { // multiple: Op2(a,b) -> Op4(a)
             Fixture f;
             f.g.setOutputs({f.a("Op1", {f.a("Op2", {f.x, f.y}), f.a("Op2", {f.x, f.y}), f.a("Op2", {f.y, f.z})})});
-            Walker w("w", {rule("r", "Op2", [](FunctionGraph& g, Apply& n) { return g.apply(Op::get("Op4"), {n.input(0)}); })});
+            Walker w("w", {rule("r", "Op2",
+                                [](FunctionGraph& g, Apply& n) { return g.apply(Op::get("Op4"), {n.input(0)}); })});
             run(w, f.g);
             QCOMPARE(outputs(f.g), QString("[Op1(Op4(x), Op4(x), Op4(y))]"));
         }
@@ -315,31 +336,37 @@ private slots:
             Variable* v = f.x;
             for (int i = 0; i < depth; ++i) v = f.a("Op1", {v});
             f.g.setOutputs({v});
-            Walker w("w", {rule("r", "Op1", [](FunctionGraph&, Apply& n) -> Variable* {
-                const Apply* in = n.input(0)->owner();
-                return in && in->op().kind() == "Op1" ? in->input(0) : nullptr;
-            })}, {WalkerConfig::Order::OutToIn, false});
+            Walker w("w",
+                     {rule("r", "Op1",
+                           [](FunctionGraph&, Apply& n) -> Variable* {
+                               const Apply* in = n.input(0)->owner();
+                               return in && in->op().kind() == "Op1" ? in->input(0) : nullptr;
+                           })},
+                     {WalkerConfig::Order::OutToIn, false});
             run(w, f.g);
             QCOMPARE(outputs(f.g), depth == 4 ? QString("[x]") : QString("[Op1(x)]"));
         }
-        {   // expand (ignore_newtrees): Op1(a) -> Op2(Op1(a)), no infinite expansion
+        { // expand (ignore_newtrees): Op1(a) -> Op2(Op1(a)), no infinite expansion
             Fixture f;
             f.g.setOutputs({f.a("Op1", {f.a("Op1", {f.a("Op1", {f.x})})})});
-            Walker w("w", {rule("r", "Op1", [](FunctionGraph& g, Apply& n) {
-                return g.apply(Op::get("Op2"), {g.apply(Op::get("Op1"), n.inputs())});
-            })}, {WalkerConfig::Order::InToOut, true});
+            Walker w("w",
+                     {rule("r", "Op1",
+                           [](FunctionGraph& g, Apply& n) {
+                               return g.apply(Op::get("Op2"), {g.apply(Op::get("Op1"), n.inputs())});
+                           })},
+                     {WalkerConfig::Order::InToOut, true});
             run(w, f.g);
             QCOMPARE(outputs(f.g), QString("[Op2(Op1(Op2(Op1(Op2(Op1(x))))))]"));
         }
-        {   // ambiguous (in_to_out, new trees visited): Op1(Op1(a)) -> Op1(a) on 5 nested Op1
+        { // ambiguous (in_to_out, new trees visited): Op1(Op1(a)) -> Op1(a) on 5 nested Op1
             Fixture f;
             Variable* v = f.x;
             for (int i = 0; i < 5; ++i) v = f.a("Op1", {v});
             f.g.setOutputs({v});
             Walker w("w", {rule("r", "Op1", [](FunctionGraph& g, Apply& n) -> Variable* {
-                const Apply* in = n.input(0)->owner();
-                return in && in->op().kind() == "Op1" ? g.apply(Op::get("Op1"), in->inputs()) : nullptr;
-            })});
+                         const Apply* in = n.input(0)->owner();
+                         return in && in->op().kind() == "Op1" ? g.apply(Op::get("Op1"), in->inputs()) : nullptr;
+                     })});
             run(w, f.g);
             QCOMPARE(outputs(f.g), QString("[Op1(x)]"));
         }
@@ -368,7 +395,7 @@ private slots:
         QCOMPARE(f.g.fingerprint(), before);
         QCOMPARE(outputs(f.g), QString("[Op1(Op2(x), y)]"));
         QCOMPARE(log.lines, QStringList{"rejected half_bad at #1"}); // no edit, no revert
-        {   // the same through a walker and a local group
+        {                                                            // the same through a walker and a local group
             RewriteEngine e(f.g, &log);
             Walker w("w", {makeLocalGroup("group", {rejectedAfterEdits()})});
             QVERIFY(!w.apply(e).changed);
@@ -385,14 +412,19 @@ private slots:
         struct AtCommit final : GraphObserver {
             QStringList seen;
             void onImport(const FunctionGraph& g, const Apply& n, std::string_view) override {
-                seen << QString("import %1 output-is-new=%2").arg(QString::fromStdString(n.op().kind())).arg(g.outputs()[0]->owner()->op().kind() == "Op4");
+                seen << QString("import %1 output-is-new=%2")
+                            .arg(QString::fromStdString(n.op().kind()))
+                            .arg(g.outputs()[0]->owner()->op().kind() == "Op4");
             }
-            void onPrune(const FunctionGraph&, const Apply& n, std::string_view) override { seen << "prune " + QString::fromStdString(n.op().kind()); }
+            void onPrune(const FunctionGraph&, const Apply& n, std::string_view) override {
+                seen << "prune " + QString::fromStdString(n.op().kind());
+            }
         } obs;
         f.g.addObserver(&obs);
         Variable* repl = f.a("Op4", {f.a("Op5", {f.x}), f.y});
         f.g.replaceAllValidate({{out, repl}}, "test");
-        QCOMPARE(obs.seen, (QStringList{"import Op5 output-is-new=1", "import Op4 output-is-new=1", "prune Op1", "prune Op2"}));
+        QCOMPARE(obs.seen,
+                 (QStringList{"import Op5 output-is-new=1", "import Op4 output-is-new=1", "prune Op1", "prune Op2"}));
         f.g.removeObserver(&obs);
     }
 
@@ -433,7 +465,10 @@ private slots:
                     {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["a", "x"], "outputs": ["b"]},
                     {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["b", "x"], "outputs": ["c"]}], "outputs": ["c"]})";
         LoadedGraph lg = readGraphJsonText(doc, "g.graph.json", {});
-        Pipeline p = Pipeline::fromJson(nlohmann::json::parse(R"({"format": "passlens.pipeline", "version": 1, "base": "theano", "max_use_ratio": 0.1})"), "p.json");
+        Pipeline p = Pipeline::fromJson(
+            nlohmann::json::parse(
+                R"({"format": "passlens.pipeline", "version": 1, "base": "theano", "max_use_ratio": 0.1})"),
+            "p.json");
         Trace t;
         const PipelineRun run = p.run(*lg.graph, &t, true);
         QStringList notConverged;
@@ -442,8 +477,7 @@ private slots:
         QCOMPARE(notConverged, QStringList{"canonicalize"});
         t.finish(run, *lg.graph, p.buildContext().caps);
         const nlohmann::json j = optimizeJson(run, *lg.graph, t);
-        for (const auto& ph : j["phases"])
-            QCOMPARE(ph.contains("converged"), ph["name"] == "canonicalize");
+        for (const auto& ph : j["phases"]) QCOMPARE(ph.contains("converged"), ph["name"] == "canonicalize");
         QVERIFY(QString::fromStdString(j["messages"].dump()).contains("max'ed out by 'local_add_mul_fusion'"));
     }
 
@@ -459,7 +493,8 @@ private slots:
         Trace t;
         RewriteEngine e(g, &t);
         t.pipelineBegin("test", g);
-        Variable* n1 = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {c}, "n1"); // imported by pair 1, rewired by pair 2
+        Variable* n1 =
+            g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {c}, "n1"); // imported by pair 1, rewired by pair 2
         Variable* d = g.apply(Op::get("Elemwise", {{"scalar", "sqrt"}}), {x}, "d");
         Replacement r;
         r.pairs = {{a, n1}, {c, d}};
@@ -479,7 +514,8 @@ private slots:
         const auto before = f.g.fingerprint();
         RewriteEngine e(f.g, nullptr);
         // throws
-        NodeRewriter thrower("thrower", Tracks::of({"Op2"}), [](RewriteCall&) -> std::optional<Replacement> { throw Error("boom"); });
+        NodeRewriter thrower("thrower", Tracks::of({"Op2"}),
+                             [](RewriteCall&) -> std::optional<Replacement> { throw Error("boom"); });
         // changes a type
         NodeRewriter retype("retype", Tracks::of({"Op2"}), [](RewriteCall& c) -> std::optional<Replacement> {
             Variable* v = c.graph.addConstant(TensorData::fromDoubles(DType::Float64, {2}, {0, 0}));

@@ -31,8 +31,8 @@ struct Compiled {
 // graph JSON with the header filled in: `body` holds "inputs", "constants", "nodes", "outputs".
 std::string doc(const std::string& body) { return R"({"format": "passlens.graph", "version": 1, )" + body + "}"; }
 
-Compiled compile(const std::string& body, const std::string& pipeline = "theano", const std::vector<std::string>& exclude = {},
-                 const std::vector<std::string>& include = {}) {
+Compiled compile(const std::string& body, const std::string& pipeline = "theano",
+                 const std::vector<std::string>& exclude = {}, const std::vector<std::string>& include = {}) {
     LoadedGraph lg = readGraphJsonText(doc(body), "port.graph.json", {});
     Pipeline p = Pipeline::builtin(pipeline);
     for (const auto& e : exclude) p.exclude(e);
@@ -119,8 +119,11 @@ private slots:
     // hand-written GpuContiguous takes a host matrix: make_node inserts GpuFromHost.
     void test_local_gpu_contiguous_gpu_contiguous() {
         const char* in = R"("inputs": [{"name": "a", "type": "float32[?,?]"}],)";
-        Compiled f1 = compile(std::string(in) + R"("nodes": [{"op": "GpuContiguous", "inputs": ["a"], "outputs": ["o1"]}], "outputs": ["o1"])");
-        Compiled f2 = compile(std::string(in) + R"("nodes": [{"op": "GpuContiguous", "inputs": ["a"], "outputs": ["o1"]},
+        Compiled f1 =
+            compile(std::string(in) +
+                    R"("nodes": [{"op": "GpuContiguous", "inputs": ["a"], "outputs": ["o1"]}], "outputs": ["o1"])");
+        Compiled f2 =
+            compile(std::string(in) + R"("nodes": [{"op": "GpuContiguous", "inputs": ["a"], "outputs": ["o1"]},
             {"op": "GpuContiguous", "inputs": ["o1"], "outputs": ["o2"]}], "outputs": ["o2"])");
         QCOMPARE(count(f1, "GpuContiguous"), 1);
         QCOMPARE(count(f2, "GpuContiguous"), 1);
@@ -148,7 +151,8 @@ private slots:
         QCOMPARE(res[0].numel(), std::int64_t(110));
         QVERIFY(allClose(asVector(res[0]), asVector(val)));
         Compiled f2 = compile(R"("inputs": [{"name": "m", "type": "float32[?,?]"}],
-            "nodes": [{"op": "Flatten", "attrs": {"outdim": 2}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])", "theano", {"local_useless_reshape"});
+            "nodes": [{"op": "Flatten", "attrs": {"outdim": 2}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])",
+                              "theano", {"local_useless_reshape"});
         QCOMPARE(count(f2, "GpuReshape"), 1);
         QVERIFY(allClose(asVector(eval(f2, {val})[0]), asVector(val)));
         Compiled f3 = compile(R"("inputs": [{"name": "m", "type": "float32[?,?,?]"}],
@@ -166,8 +170,10 @@ private slots:
     }
     void test_reduce() {
         QFETCH(QString, scalar);
-        Compiled f = compile(R"("inputs": [{"name": "m", "type": "float32[?,?]"}],
-            "nodes": [{"op": "CAReduce", "attrs": {"scalar": ")" + scalar.toStdString() + R"(", "axis": [0]}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])");
+        Compiled f =
+            compile(R"("inputs": [{"name": "m", "type": "float32[?,?]"}],
+            "nodes": [{"op": "CAReduce", "attrs": {"scalar": ")" +
+                    scalar.toStdString() + R"(", "axis": [0]}, "inputs": ["m"], "outputs": ["o"]}], "outputs": ["o"])");
         QCOMPARE(count(f, "GpuCAReduceCuda"), 1);
         const passlens::Tensor val = values(DType::Float32, {10, 11});
         const auto res = eval(f, {val});
@@ -178,7 +184,10 @@ private slots:
             double acc = v[static_cast<std::size_t>(j)];
             for (int i = 1; i < 10; ++i) {
                 const double x = v[static_cast<std::size_t>(i * 11 + j)];
-                acc = scalar == "add" ? acc + x : scalar == "mul" ? acc * x : scalar == "maximum" ? std::max(acc, x) : std::min(acc, x);
+                acc = scalar == "add"       ? acc + x
+                      : scalar == "mul"     ? acc * x
+                      : scalar == "maximum" ? std::max(acc, x)
+                                            : std::min(acc, x);
             }
             want[static_cast<std::size_t>(j)] = acc;
         }
@@ -191,7 +200,8 @@ private slots:
             "constants": [{"name": "z", "type": "float32[1]", "value": [0.0]}, {"name": "o", "type": "float32[1]", "value": [1.0]},
                           {"name": "ones", "type": "float32[2]", "value": [1.0, 1.0]}],)";
         // 0 from a CPU op, only client the output: not transferred
-        Compiled a = compile(head + R"("nodes": [{"op": "Alloc", "inputs": ["z", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        Compiled a =
+            compile(head + R"("nodes": [{"op": "Alloc", "inputs": ["z", "i"], "outputs": ["a"]}], "outputs": ["a"])");
         QCOMPARE(kinds(a), QString("Alloc"));
         QCOMPARE(asVector(eval(a, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 0.0));
         // 0 from a CPU op used by another op (cumsum): transferred
@@ -205,19 +215,24 @@ private slots:
         // GPU to start from (the only input is a scalar), so Alloc and CumOp stay on the host;
         // Theano moves both on the special case's guess that the CumOp will move.
         QCOMPARE(kinds(compile(head + R"("nodes": [{"op": "Alloc", "inputs": ["z", "i"], "outputs": ["a"]},
-            {"op": "CumOp", "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])", "cleanup")), QString("Alloc CumOp"));
+            {"op": "CumOp", "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])",
+                               "cleanup")),
+                 QString("Alloc CumOp"));
         // GpuAlloc(ctx)(z, i) written by hand: memset_0
-        Compiled c = compile(head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["z", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        Compiled c = compile(
+            head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["z", "i"], "outputs": ["a"]}], "outputs": ["a"])");
         QCOMPARE(kinds(c), QString("GpuAlloc"));
         QVERIFY(c.topo()[0]->op().boolAttr("memset_0"));
         QCOMPARE(asVector(eval(c, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 0.0));
         // with 1: no memset_0
-        Compiled d = compile(head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["o", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        Compiled d = compile(
+            head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["o", "i"], "outputs": ["a"]}], "outputs": ["a"])");
         QCOMPARE(kinds(d), QString("GpuAlloc"));
         QVERIFY(!d.topo()[0]->op().boolAttr("memset_0"));
         QCOMPARE(asVector(eval(d, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 1.0));
         // with [1, 1]
-        Compiled e = compile(head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["ones", "i"], "outputs": ["a"]}], "outputs": ["a"])");
+        Compiled e = compile(
+            head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["ones", "i"], "outputs": ["a"]}], "outputs": ["a"])");
         QCOMPARE(kinds(e), QString("GpuAlloc"));
         QVERIFY(!e.topo()[0]->op().boolAttr("memset_0"));
         QCOMPARE(asVector(eval(e, {scalarOf(DType::Int32, 2)})[0]), std::vector<double>(2, 1.0));
@@ -227,14 +242,19 @@ private slots:
     // cumsum it moves (3 nodes, GpuAllocEmpty first), for a vector and a matrix.
     void test_local_gpualloc_empty() {
         const std::string head = R"("inputs": [{"name": "i", "type": "int32[]"}, {"name": "ii", "type": "int32[]"}],)";
-        Compiled a = compile(head + R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i"], "outputs": ["a"]}], "outputs": ["a"])");
+        Compiled a = compile(
+            head +
+            R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i"], "outputs": ["a"]}], "outputs": ["a"])");
         QCOMPARE(kinds(a), QString("AllocEmpty"));
         QCOMPARE(eval(a, {scalarOf(DType::Int32, 3), scalarOf(DType::Int32, 1)})[0].shape(), (passlens::Shape{3}));
-        Compiled b = compile(head + R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i"], "outputs": ["a"]},
+        Compiled b = compile(
+            head + R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i"], "outputs": ["a"]},
             {"op": "CumOp", "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])");
         QCOMPARE(int(b.topo().size()), 3);
         QCOMPARE(QString::fromStdString(b.topo()[0]->op().kind()), QString("GpuAllocEmpty"));
-        Compiled c = compile(head + R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i", "ii"], "outputs": ["a"]},
+        Compiled c = compile(
+            head +
+            R"("nodes": [{"op": "AllocEmpty", "attrs": {"dtype": "float32"}, "inputs": ["i", "ii"], "outputs": ["a"]},
             {"op": "CumOp", "attrs": {"axis": 0}, "inputs": ["a"], "outputs": ["c"]}], "outputs": ["c"])");
         QCOMPARE(int(c.topo().size()), 3);
         QCOMPARE(QString::fromStdString(c.topo()[0]->op().kind()), QString("GpuAllocEmpty"));
@@ -251,15 +271,19 @@ private slots:
         QTest::addColumn<QString>("axis");
         for (auto [pre, red] : {std::pair{"sqr", "add"}, {"abs", "add"}, {"abs", "maximum"}})
             for (const char* axis : {"null", "[0]", "[1]"})
-                QTest::newRow(qPrintable(QString("%1-%2-%3").arg(pre, red, axis))) << QString(pre) << QString(red) << QString(axis);
+                QTest::newRow(qPrintable(QString("%1-%2-%3").arg(pre, red, axis)))
+                    << QString(pre) << QString(red) << QString(axis);
     }
     void test_local_gpu_elemwise_careduce() {
         QFETCH(QString, pre);
         QFETCH(QString, red);
         QFETCH(QString, axis);
         Compiled f = compile(R"("inputs": [{"name": "x", "type": "float32[?,?]"}],
-            "nodes": [{"op": "Elemwise", "attrs": {"scalar": ")" + pre.toStdString() + R"("}, "inputs": ["x"], "outputs": ["e"]},
-                      {"op": "CAReduce", "attrs": {"scalar": ")" + red.toStdString() + R"(", "axis": )" + axis.toStdString() + R"(}, "inputs": ["e"], "outputs": ["o"]}],
+            "nodes": [{"op": "Elemwise", "attrs": {"scalar": ")" +
+                             pre.toStdString() + R"("}, "inputs": ["x"], "outputs": ["e"]},
+                      {"op": "CAReduce", "attrs": {"scalar": ")" +
+                             red.toStdString() + R"(", "axis": )" + axis.toStdString() +
+                             R"(}, "inputs": ["e"], "outputs": ["o"]}],
             "outputs": ["o"])");
         const auto topo = f.topo();
         QCOMPARE(int(topo.size()), 3);
@@ -278,7 +302,10 @@ private slots:
             const int ax = axis == "[0]" ? 0 : 1;
             const int n = ax == 0 ? 4 : 3, m = ax == 0 ? 3 : 4;
             for (int j = 0; j < n; ++j) {
-                auto at = [&](int k) { return preOf(ax == 0 ? v[static_cast<std::size_t>(k * 4 + j)] : v[static_cast<std::size_t>(j * 4 + k)]); };
+                auto at = [&](int k) {
+                    return preOf(ax == 0 ? v[static_cast<std::size_t>(k * 4 + j)]
+                                         : v[static_cast<std::size_t>(j * 4 + k)]);
+                };
                 double acc = at(0);
                 for (int k = 1; k < m; ++k) acc = combine(acc, at(k));
                 want.push_back(acc);
@@ -291,27 +318,35 @@ private slots:
     // (Theano's first and last cases use a CPU shared variable; PassLens has no shared
     // variables, and an input with tag target cpu is the closest: it is never moved).
     void test_local_gpu_subtensor() {
-        const std::string slice = R"({"op": "Subtensor", "attrs": {"idx": [{"start": 3, "stop": 4}]}, "inputs": ["t"], "outputs": ["s"]})";
-        const std::string plus1 = R"({"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["t", 1.0], "outputs": ["p"]})";
+        const std::string slice =
+            R"({"op": "Subtensor", "attrs": {"idx": [{"start": 3, "stop": 4}]}, "inputs": ["t"], "outputs": ["s"]})";
+        const std::string plus1 =
+            R"({"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["t", 1.0], "outputs": ["p"]})";
         // shared forced on CPU
-        Compiled a = compile(R"("inputs": [{"name": "t", "type": "float32[20]", "tag": {"target": "cpu"}}], "nodes": [)" + slice + R"(], "outputs": ["s"])");
+        Compiled a =
+            compile(R"("inputs": [{"name": "t", "type": "float32[20]", "tag": {"target": "cpu"}}], "nodes": [)" +
+                    slice + R"(], "outputs": ["s"])");
         QCOMPARE(count(a, "Subtensor"), 1);
         QCOMPARE(count(a, "GpuSubtensor"), 0);
         // graph input
-        Compiled b = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + R"(], "outputs": ["s"])");
+        Compiled b = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice +
+                             R"(], "outputs": ["s"])");
         QCOMPARE(count(b, "Subtensor"), 1);
         QCOMPARE(count(b, "GpuSubtensor"), 0);
         // multiple use of the input: on the GPU to prevent several transfers
-        Compiled c = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + "," + plus1 + R"(], "outputs": ["s", "p"])");
+        Compiled c = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + "," + plus1 +
+                             R"(], "outputs": ["s", "p"])");
         QCOMPARE(count(c, "Subtensor"), 0);
         QCOMPARE(count(c, "GpuSubtensor"), 1);
         // multiple use of the input + the input as an output
-        Compiled d = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + "," + plus1 + R"(], "outputs": ["s", "p", "t"])");
+        Compiled d = compile(R"("inputs": [{"name": "t", "type": "float32[?,?]"}], "nodes": [)" + slice + "," + plus1 +
+                             R"(], "outputs": ["s", "p", "t"])");
         QCOMPARE(count(d, "Subtensor"), 0);
         QCOMPARE(count(d, "GpuSubtensor"), 1);
         // shared forced on CPU, computation on the slice: the Elemwise stays on the host too
-        Compiled e = compile(R"("inputs": [{"name": "t", "type": "float32[20]", "tag": {"target": "cpu"}}], "nodes": [)" + slice +
-                             R"(, {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["s", 1.0], "outputs": ["p"]}], "outputs": ["p"])");
+        Compiled e = compile(
+            R"("inputs": [{"name": "t", "type": "float32[20]", "tag": {"target": "cpu"}}], "nodes": [)" + slice +
+            R"(, {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["s", 1.0], "outputs": ["p"]}], "outputs": ["p"])");
         QCOMPARE(count(e, "Subtensor"), 1);
         QCOMPARE(count(e, "GpuSubtensor"), 0);
         QCOMPARE(count(e, "Elemwise"), 1);
@@ -320,17 +355,22 @@ private slots:
     // test_local_gpu_elemwise: a (int8) + b + c (float32) -> one GpuElemwise and no Elemwise;
     // the same with the Composite already built on the CPU; values.
     void test_local_gpu_elemwise() {
-        const std::string in = R"("inputs": [{"name": "a", "type": "int8[4,5]"}, {"name": "b", "type": "float32[4,5]"}, {"name": "c", "type": "float32[4,5]"}],)";
-        Compiled f = compile(in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["a", "b"], "outputs": ["ab"]},
+        const std::string in =
+            R"("inputs": [{"name": "a", "type": "int8[4,5]"}, {"name": "b", "type": "float32[4,5]"}, {"name": "c", "type": "float32[4,5]"}],)";
+        Compiled f = compile(
+            in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["a", "b"], "outputs": ["ab"]},
             {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["ab", "c"], "outputs": ["o"]}], "outputs": ["o"])");
         QCOMPARE(count(f, "GpuElemwise"), 1);
         QCOMPARE(count(f, "Elemwise"), 0);
-        const passlens::Tensor av = values(DType::Int8, {4, 5}, 1), bv = values(DType::Float32, {4, 5}, 2), cv = values(DType::Float32, {4, 5}, 3);
+        const passlens::Tensor av = values(DType::Int8, {4, 5}, 1), bv = values(DType::Float32, {4, 5}, 2),
+                               cv = values(DType::Float32, {4, 5}, 3);
         std::vector<double> want;
         for (std::int64_t i = 0; i < 20; ++i) want.push_back(av.at(i) + bv.at(i) + cv.at(i));
         QVERIFY(allClose(asVector(eval(f, {av, bv, cv})[0]), want));
-        Compiled g = compile(in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "composite", "expr": ")" + std::string("add(add(i0,i1),i2)") +
-                             R"(", "dtype": "float32"}, "inputs": ["a", "b", "c"], "outputs": ["o"]}], "outputs": ["o"])");
+        Compiled g =
+            compile(in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "composite", "expr": ")" +
+                    std::string("add(add(i0,i1),i2)") +
+                    R"(", "dtype": "float32"}, "inputs": ["a", "b", "c"], "outputs": ["o"]}], "outputs": ["o"])");
         QCOMPARE(count(g, "GpuElemwise"), 1);
         QCOMPARE(count(g, "Elemwise"), 0);
         QVERIFY(allClose(asVector(eval(g, {av, bv, cv})[0]), want));
@@ -364,8 +404,10 @@ private slots:
             ins.push_back({{"name", "x" + std::to_string(k)}, {"type", type}});
             names.push_back("x" + std::to_string(k));
         }
-        const json node = {{"op", "Elemwise"}, {"attrs", {{"scalar", scalar.toStdString()}}}, {"inputs", names}, {"outputs", {"o"}}};
-        const std::string body = "\"inputs\": " + ins.dump() + ", \"nodes\": [" + node.dump() + "], \"outputs\": [\"o\"]";
+        const json node = {
+            {"op", "Elemwise"}, {"attrs", {{"scalar", scalar.toStdString()}}}, {"inputs", names}, {"outputs", {"o"}}};
+        const std::string body =
+            "\"inputs\": " + ins.dump() + ", \"nodes\": [" + node.dump() + "], \"outputs\": [\"o\"]";
         QCOMPARE(maxInputsToGpuElemwise(ndim) - numArgs >= 0, ndim == 2); // 126 at rank 2, 49 at rank 8
         Compiled gpu = compile(body);
         Compiled cpu = compileCpu(body);
@@ -378,7 +420,8 @@ private slots:
             passlens::Tensor t = values(DType::Float32, shape, static_cast<std::uint32_t>(k + 1));
             std::vector<double> v = asVector(t);
             for (double& x : v) x = x / 10.0 + 0.5; // keep the product of 64 finite
-            args.push_back(passlens::Tensor::fromDoubles(DType::Float32, passlens::Shape(shape.begin(), shape.end()), v));
+            args.push_back(
+                passlens::Tensor::fromDoubles(DType::Float32, passlens::Shape(shape.begin(), shape.end()), v));
         }
         QVERIFY(allClose(asVector(eval(gpu, args)[0]), asVector(eval(cpu, args)[0]), 1e-3));
     }
@@ -391,17 +434,24 @@ private slots:
     void test_batched_dot_lifter_data() {
         QTest::addColumn<QString>("xt");
         QTest::addColumn<QString>("yt");
-        QTest::newRow("3x2") << "float32[3,5,7]" << "float32[3,7]";
-        QTest::newRow("2x3") << "float32[3,5]" << "float32[3,5,7]";
-        QTest::newRow("2x2") << "float32[3,5]" << "float32[3,5]";
-        QTest::newRow("f32xf32") << "float32[3,5,7]" << "float32[3,7,9]";
-        QTest::newRow("f64xf32") << "float64[3,5,7]" << "float32[3,7,9]";
+        QTest::newRow("3x2") << "float32[3,5,7]"
+                             << "float32[3,7]";
+        QTest::newRow("2x3") << "float32[3,5]"
+                             << "float32[3,5,7]";
+        QTest::newRow("2x2") << "float32[3,5]"
+                             << "float32[3,5]";
+        QTest::newRow("f32xf32") << "float32[3,5,7]"
+                                 << "float32[3,7,9]";
+        QTest::newRow("f64xf32") << "float64[3,5,7]"
+                                 << "float32[3,7,9]";
     }
     void test_batched_dot_lifter() {
         QFETCH(QString, xt);
         QFETCH(QString, yt);
         const json ins = {{{"name", "x"}, {"type", xt.toStdString()}}, {{"name", "y"}, {"type", yt.toStdString()}}};
-        Compiled f = compile("\"inputs\": " + ins.dump() + R"(, "nodes": [{"op": "BatchedDot", "inputs": ["x", "y"], "outputs": ["z"]}], "outputs": ["z"])");
+        Compiled f =
+            compile("\"inputs\": " + ins.dump() +
+                    R"(, "nodes": [{"op": "BatchedDot", "inputs": ["x", "y"], "outputs": ["z"]}], "outputs": ["z"])");
         QCOMPARE(count(f, "GpuGemmBatch"), 1);
         QCOMPARE(count(f, "BatchedDot"), 0);
         const Type tx = Type::parse(xt.toStdString()), ty = Type::parse(yt.toStdString());
@@ -409,7 +459,8 @@ private slots:
         const auto z = eval(f, {xv, yv})[0];
         QCOMPARE(z.dtype(), upcast(tx.dtype(), ty.dtype()));
         // (B,N,K) x (B,K,M) with N = 1 / M = 1 standing for a rank-2 operand
-        const std::int64_t B = 3, N = tx.ndim() == 3 ? tx.dims()[1] : 1, K = tx.dims().back(), M = ty.ndim() == 3 ? ty.dims()[2] : 1;
+        const std::int64_t B = 3, N = tx.ndim() == 3 ? tx.dims()[1] : 1, K = tx.dims().back(),
+                           M = ty.ndim() == 3 ? ty.dims()[2] : 1;
         std::vector<double> want;
         for (std::int64_t b = 0; b < B; ++b)
             for (std::int64_t n = 0; n < N; ++n)
@@ -428,10 +479,13 @@ private slots:
     // guard in GraphToGPU and op_lifter). Also with vectors, which would otherwise move.
     void test_no_complex() {
         for (const char* shape : {"[]", "[4]"}) {
-            const json ins = {{{"name", "w"}, {"type", std::string("complex64") + shape}}, {{"name", "f"}, {"type", std::string("float32") + shape}},
+            const json ins = {{{"name", "w"}, {"type", std::string("complex64") + shape}},
+                              {{"name", "f"}, {"type", std::string("float32") + shape}},
                               {{"name", "s"}, {"type", std::string("float32") + shape}}};
             const std::string in = "\"inputs\": " + ins.dump() + ",";
-            Compiled c = compile(in + R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["w", "f"], "outputs": ["wf"]},
+            Compiled c = compile(
+                in +
+                R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["w", "f"], "outputs": ["wf"]},
                 {"op": "Elemwise", "attrs": {"scalar": "exp"}, "inputs": ["wf"], "outputs": ["e"]},
                 {"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["e", "s"], "outputs": ["o"]}], "outputs": ["o"])");
             QVERIFY(c.run.messages.empty());
@@ -447,10 +501,12 @@ private slots:
 
     // test_transfer_cpu_gpu: GpuFromHost(a) and host_from_gpu(g) return the values.
     void test_transfer_cpu_gpu() {
-        Compiled f = compile(R"("inputs": [{"name": "a", "type": "float32[5,4]"}], "nodes": [{"op": "GpuFromHost", "inputs": ["a"], "outputs": ["g"]}], "outputs": ["g"])");
+        Compiled f = compile(
+            R"("inputs": [{"name": "a", "type": "float32[5,4]"}], "nodes": [{"op": "GpuFromHost", "inputs": ["a"], "outputs": ["g"]}], "outputs": ["g"])");
         const passlens::Tensor av = values(DType::Float32, {5, 4});
         QVERIFY(allClose(asVector(eval(f, {av})[0]), asVector(av)));
-        Compiled h = compile(R"("inputs": [{"name": "g", "type": "float32[5,4]@gpu"}], "nodes": [{"op": "HostFromGpu", "inputs": ["g"], "outputs": ["a"]}], "outputs": ["a"])");
+        Compiled h = compile(
+            R"("inputs": [{"name": "g", "type": "float32[5,4]@gpu"}], "nodes": [{"op": "HostFromGpu", "inputs": ["g"], "outputs": ["a"]}], "outputs": ["a"])");
         QVERIFY(allClose(asVector(eval(h, {av})[0]), asVector(av)));
     }
 
@@ -458,8 +514,9 @@ private slots:
     // (Theano's cut_gpua_host_transfers is PassLens's local_cut_gpu_transfers in
     // gpuarray_cut_transfers; local_cut_gpua_host_gpua is the same rewrite in canonicalize).
     void test_transfer_gpu_gpu() {
-        Compiled f = compile(R"("inputs": [{"name": "g", "type": "float32[?,?]@gpu"}], "nodes": [{"op": "GpuToGpu", "inputs": ["g"], "outputs": ["o"]}], "outputs": ["o"])",
-                             "theano", {"local_cut_gpu_transfers", "local_cut_gpua_host_gpua"});
+        Compiled f = compile(
+            R"("inputs": [{"name": "g", "type": "float32[?,?]@gpu"}], "nodes": [{"op": "GpuToGpu", "inputs": ["g"], "outputs": ["o"]}], "outputs": ["o"])",
+            "theano", {"local_cut_gpu_transfers", "local_cut_gpua_host_gpua"});
         QCOMPARE(kinds(f), QString("GpuToGpu"));
         const passlens::Tensor gv = values(DType::Float32, {5, 4});
         QVERIFY(allClose(asVector(eval(f, {gv})[0]), asVector(gv)));
@@ -470,7 +527,8 @@ private slots:
     // uint64 GpuAllocEmpty merge into one.
     void test_alloc_empty() {
         for (const char* dt : {"float32", "int8"}) {
-            const json node = {{"op", "GpuAllocEmpty"}, {"attrs", {{"dtype", dt}}}, {"inputs", {2, 3}}, {"outputs", {"o"}}};
+            const json node = {
+                {"op", "GpuAllocEmpty"}, {"attrs", {{"dtype", dt}}}, {"inputs", {2, 3}}, {"outputs", {"o"}}};
             Compiled f = compile("\"nodes\": [" + node.dump() + "], \"outputs\": [\"o\"]", "none");
             QCOMPARE(int(f.g->nodeCount()), 1);
             QCOMPARE(f.g->outputs()[0]->type().str(), std::string(dt) + "[2,3]@gpu");
@@ -479,7 +537,8 @@ private slots:
             QCOMPARE(out[0].shape(), (passlens::Shape{2, 3}));
             QCOMPARE(out[0].dtype(), *parseDType(dt));
         }
-        Compiled f = compile(R"("nodes": [{"op": "GpuAllocEmpty", "attrs": {"dtype": "uint64"}, "inputs": [3, 2], "outputs": ["o1"]},
+        Compiled f = compile(
+            R"("nodes": [{"op": "GpuAllocEmpty", "attrs": {"dtype": "uint64"}, "inputs": [3, 2], "outputs": ["o1"]},
             {"op": "GpuAllocEmpty", "attrs": {"dtype": "uint64"}, "inputs": [3, 2], "outputs": ["o2"]}], "outputs": ["o1", "o2"])");
         QCOMPARE(count(f, "GpuAllocEmpty"), 1);
         const auto out = eval(f, {});
@@ -491,7 +550,8 @@ private slots:
     // with the values (3, 4, 5). Difference: the first half (Shape_i x3 + MakeVector in
     // FAST_RUN) needs local_shape_to_shape_i, which PassLens does not model; Shape stays.
     void test_shape() {
-        Compiled f = compile(R"("inputs": [{"name": "x", "type": "float32[?,?,?]@gpu"}], "nodes": [{"op": "Shape", "inputs": ["x"], "outputs": ["s"]}], "outputs": ["s"])");
+        Compiled f = compile(
+            R"("inputs": [{"name": "x", "type": "float32[?,?,?]@gpu"}], "nodes": [{"op": "Shape", "inputs": ["x"], "outputs": ["s"]}], "outputs": ["s"])");
         QCOMPARE(kinds(f), QString("Shape"));
         QCOMPARE(asVector(eval(f, {values(DType::Float32, {3, 4, 5})})[0]), (std::vector<double>{3, 4, 5}));
     }
@@ -509,7 +569,8 @@ private slots:
         const passlens::Tensor av = values(DType::Float32, {4, 5});
         const auto r2 = eval(f, {av, scalarOf(DType::Int32, 2)});
         QCOMPARE(r2[0].shape(), (passlens::Shape{3, 4}));
-        QVERIFY(allClose(asVector(r2[0]), {av.at(0), av.at(1), av.at(2), av.at(3), av.at(8), av.at(9), av.at(10), av.at(11), av.at(16), av.at(17), av.at(18), av.at(19)}));
+        QVERIFY(allClose(asVector(r2[0]), {av.at(0), av.at(1), av.at(2), av.at(3), av.at(8), av.at(9), av.at(10),
+                                           av.at(11), av.at(16), av.at(17), av.at(18), av.at(19)}));
     }
 
     // G_Join_and_Split.test_gpusplit_opt: Split(2)(m, 0, [2, 2]) moves to the GPU (GpuSplit);
@@ -530,12 +591,15 @@ private slots:
     // zeros_like / ones_like are written as Alloc(0 / 1, Shape_i...) (Theano reaches that form
     // through fill and local_fill_to_alloc, which PassLens does not model).
     void test_gpujoin_gpualloc() {
-        const std::string in = R"("inputs": [{"name": "a", "type": "float32[?,?]"}, {"name": "b", "type": "float32[?,?]"}],
+        const std::string in =
+            R"("inputs": [{"name": "a", "type": "float32[?,?]"}, {"name": "b", "type": "float32[?,?]"}],
             "nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["a"], "outputs": ["a0"]}, {"op": "Shape_i", "attrs": {"i": 1}, "inputs": ["a"], "outputs": ["a1"]},
                       {"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["b"], "outputs": ["b0"]}, {"op": "Shape_i", "attrs": {"i": 1}, "inputs": ["b"], "outputs": ["b1"]},
                       {"op": "Alloc", "inputs": [0.0, "a0", "a1"], "outputs": ["za"]}, {"op": "Alloc", "inputs": [1.0, "b0", "b1"], "outputs": ["ob"]},
                       {"op": "Join", "attrs": {"axis": 0}, "inputs": ["za", "ob"], "outputs": ["j"]})";
-        const std::string plus4 = in + R"(, {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["j", 4.0], "outputs": ["o"]}], "outputs": ["o"])";
+        const std::string plus4 =
+            in +
+            R"(, {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["j", 4.0], "outputs": ["o"]}], "outputs": ["o"])";
         Compiled f = compileCpu(plus4);
         Compiled fGpu = compile(in + R"(], "outputs": ["j"])");
         Compiled fGpu2 = compile(plus4);
@@ -564,28 +628,37 @@ private slots:
                       {"op": "Join", "attrs": {"axis": 0}, "inputs": ["d"], "outputs": ["s"]}], "outputs": ["s"])");
         QCOMPARE(count(v, "Join"), 0);
         QCOMPARE(v.g->outputs()[0]->type().dtype(), DType::Float32);
-        QCOMPARE(asVector(eval(v, {passlens::Tensor::fromDoubles(DType::Float32, {1}, {1})})[0]), std::vector<double>{1});
+        QCOMPARE(asVector(eval(v, {passlens::Tensor::fromDoubles(DType::Float32, {1}, {1})})[0]),
+                 std::vector<double>{1});
         for (int axis : {0, 1}) {
-            Compiled m = compileCpu(R"("inputs": [{"name": "a", "type": "float32[?,?]"}],
-                "nodes": [{"op": "Join", "attrs": {"axis": )" + std::to_string(axis) + R"(}, "inputs": ["a"], "outputs": ["s"]}], "outputs": ["s"])");
+            Compiled m =
+                compileCpu(R"("inputs": [{"name": "a", "type": "float32[?,?]"}],
+                "nodes": [{"op": "Join", "attrs": {"axis": )" +
+                           std::to_string(axis) + R"(}, "inputs": ["a"], "outputs": ["s"]}], "outputs": ["s"])");
             QCOMPARE(count(m, "Join"), 0);
             QCOMPARE(m.g->outputs()[0]->type().dtype(), DType::Float32);
         }
         Compiled two = compileCpu(R"("inputs": [{"name": "a", "type": "float32[?,?]"}],
             "nodes": [{"op": "Join", "attrs": {"axis": 1}, "inputs": ["a", "a"], "outputs": ["s"]}], "outputs": ["s"])");
         QCOMPARE(count(two, "Join"), 1);
-        QCOMPARE(asVector(eval(two, {passlens::Tensor::fromDoubles(DType::Float32, {1, 1}, {1})})[0]), (std::vector<double>{1, 1}));
+        QCOMPARE(asVector(eval(two, {passlens::Tensor::fromDoubles(DType::Float32, {1, 1}, {1})})[0]),
+                 (std::vector<double>{1, 1}));
     }
 
     // test_local_useless_split: split into one piece is removed; into three kept (one Split).
     // Difference: Theano leaves a DeepCopyOp for the output and an Assert on the split sizes;
     // PassLens has neither (the output is the input).
     void test_local_useless_split() {
-        const std::string in = R"("inputs": [{"name": "x", "type": "float32[?,?]"}, {"name": "splits", "type": "int32[?]"}],)";
-        Compiled opt = compileCpu(in + R"("nodes": [{"op": "Split", "attrs": {"axis": 0, "n_splits": 1}, "inputs": ["x", "splits"], "outputs": ["o"]}], "outputs": ["o"])");
+        const std::string in =
+            R"("inputs": [{"name": "x", "type": "float32[?,?]"}, {"name": "splits", "type": "int32[?]"}],)";
+        Compiled opt = compileCpu(
+            in +
+            R"("nodes": [{"op": "Split", "attrs": {"axis": 0, "n_splits": 1}, "inputs": ["x", "splits"], "outputs": ["o"]}], "outputs": ["o"])");
         QCOMPARE(count(opt, "Split"), 0);
         QCOMPARE(opt.g->outputs()[0], opt.g->inputs()[0]);
-        Compiled nonopt = compileCpu(in + R"("nodes": [{"op": "Split", "attrs": {"axis": 0, "n_splits": 3}, "inputs": ["x", "splits"], "outputs": ["o1", "o2", "o3"]}],
+        Compiled nonopt = compileCpu(
+            in +
+            R"("nodes": [{"op": "Split", "attrs": {"axis": 0, "n_splits": 3}, "inputs": ["x", "splits"], "outputs": ["o1", "o2", "o3"]}],
             "outputs": ["o1", "o2", "o3"])");
         QCOMPARE(kinds(nonopt), QString("Split"));
     }
@@ -598,12 +671,14 @@ private slots:
         Compiled t1 = compileCpu(in + R"("nodes": [{"op": "Shape", "inputs": ["x"], "outputs": ["s"]},
             {"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", "s"], "outputs": ["r"]}], "outputs": ["r"])");
         QCOMPARE(count(t1, "Reshape"), 0);
-        Compiled t2 = compileCpu(in + R"("nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["x"], "outputs": ["s0"]},
+        Compiled t2 =
+            compileCpu(in + R"("nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["x"], "outputs": ["s0"]},
             {"op": "Shape_i", "attrs": {"i": 1}, "inputs": ["x"], "outputs": ["s1"]},
             {"op": "MakeVector", "inputs": ["s0", "s1"], "outputs": ["s"]},
             {"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", "s"], "outputs": ["r"]}], "outputs": ["r"])");
         QCOMPARE(count(t2, "Reshape"), 0);
-        Compiled m1 = compileCpu(in + R"("nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["x"], "outputs": ["s0"]},
+        Compiled m1 =
+            compileCpu(in + R"("nodes": [{"op": "Shape_i", "attrs": {"i": 0}, "inputs": ["x"], "outputs": ["s0"]},
             {"op": "MakeVector", "inputs": ["s0", -1], "outputs": ["s"]},
             {"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", "s"], "outputs": ["r"]}], "outputs": ["r"])");
         QCOMPARE(count(m1, "Reshape"), 0);
@@ -623,7 +698,8 @@ private slots:
         Compiled st = compileCpu(R"("inputs": [{"name": "x", "type": "float64[3,7]"}],
             "nodes": [{"op": "Alloc", "inputs": ["x", 6, 7], "outputs": ["a"]}], "outputs": ["a"])");
         QCOMPARE(kinds(st), QString("Alloc"));
-        Compiled dyn = compileCpu(R"("inputs": [{"name": "x", "type": "float64[?,?]"}, {"name": "m", "type": "int64[]"}, {"name": "n", "type": "int64[]"}],
+        Compiled dyn = compileCpu(
+            R"("inputs": [{"name": "x", "type": "float64[?,?]"}, {"name": "m", "type": "int64[]"}, {"name": "n", "type": "int64[]"}],
             "nodes": [{"op": "Alloc", "inputs": ["x", "m", "n"], "outputs": ["a"]}], "outputs": ["a"])");
         QCOMPARE(kinds(dyn), QString(""));
     }
@@ -633,11 +709,13 @@ private slots:
     // Alloc(m, x, Assert(y2, eq(y2, y)), z, w) (3 nodes, Assert then Alloc last), which fails
     // at run time when y != y2. Values of shape (1, 2, 3, 4).
     void test_local_merge_alloc() {
-        const std::string in = R"("inputs": [{"name": "m", "type": "float32[]"}, {"name": "x", "type": "int32[]"}, {"name": "y", "type": "int32[]"},
+        const std::string in =
+            R"("inputs": [{"name": "m", "type": "float32[]"}, {"name": "x", "type": "int32[]"}, {"name": "y", "type": "int32[]"},
             {"name": "y2", "type": "int32[]"}, {"name": "z", "type": "int32[]"}, {"name": "w", "type": "int32[]"}],)";
         auto args = [](int y2) {
-            return std::vector<passlens::Tensor>{scalarOf(DType::Float32, 0), scalarOf(DType::Int32, 1), scalarOf(DType::Int32, 2),
-                                                 scalarOf(DType::Int32, y2), scalarOf(DType::Int32, 3), scalarOf(DType::Int32, 4)};
+            return std::vector<passlens::Tensor>{scalarOf(DType::Float32, 0), scalarOf(DType::Int32, 1),
+                                                 scalarOf(DType::Int32, 2),   scalarOf(DType::Int32, y2),
+                                                 scalarOf(DType::Int32, 3),   scalarOf(DType::Int32, 4)};
         };
         Compiled c1 = compileCpu(in + R"("nodes": [{"op": "Alloc", "inputs": ["m", 1, "y", 1, 1], "outputs": ["i"]},
             {"op": "Alloc", "inputs": ["i", "x", "y", "z", "w"], "outputs": ["o"]}], "outputs": ["o"])");
@@ -669,18 +747,22 @@ private slots:
     void test_useless_elemwise() {
         for (const char* s : {"mul", "add", "identity"}) {
             const json node = {{"op", "Elemwise"}, {"attrs", {{"scalar", s}}}, {"inputs", {"x"}}, {"outputs", {"o"}}};
-            Compiled f = compileCpu(R"("inputs": [{"name": "x", "type": "float64[?,?]"}], "nodes": [)" + node.dump() + R"(], "outputs": ["o"])");
+            Compiled f = compileCpu(R"("inputs": [{"name": "x", "type": "float64[?,?]"}], "nodes": [)" + node.dump() +
+                                    R"(], "outputs": ["o"])");
             QCOMPARE(kinds(f), QString(""));
         }
         for (const char* s : {"mul", "add"}) {
-            const json node = {{"op", "Elemwise"}, {"attrs", {{"scalar", s}}}, {"inputs", {"x", "y"}}, {"outputs", {"o"}}};
-            Compiled f = compileCpu(R"("inputs": [{"name": "x", "type": "float64[5,4]"}, {"name": "y", "type": "float64[5,4]"}], "nodes": [)" + node.dump() +
-                                    R"(], "outputs": ["o"])");
+            const json node = {
+                {"op", "Elemwise"}, {"attrs", {{"scalar", s}}}, {"inputs", {"x", "y"}}, {"outputs", {"o"}}};
+            Compiled f = compileCpu(
+                R"("inputs": [{"name": "x", "type": "float64[5,4]"}, {"name": "y", "type": "float64[5,4]"}], "nodes": [)" +
+                node.dump() + R"(], "outputs": ["o"])");
             QCOMPARE(kinds(f), QString("Elemwise"));
             QCOMPARE(f.topo()[0]->op().str("scalar"), std::string(s));
             const passlens::Tensor vx = values(DType::Float64, {5, 4}, 1), vy = values(DType::Float64, {5, 4}, 2);
             std::vector<double> want;
-            for (std::int64_t i = 0; i < 20; ++i) want.push_back(std::string(s) == "mul" ? vx.at(i) * vy.at(i) : vx.at(i) + vy.at(i));
+            for (std::int64_t i = 0; i < 20; ++i)
+                want.push_back(std::string(s) == "mul" ? vx.at(i) * vy.at(i) : vx.at(i) + vy.at(i));
             QCOMPARE(asVector(eval(f, {vx, vy})[0]), want);
         }
     }
@@ -690,11 +772,14 @@ private slots:
     // two nodes; of the constant 3 both fold to constants. Difference: Theano's two remaining
     // nodes are the outputs' DeepCopyOps, PassLens has none: no node, constant outputs 6 and 6.
     void test_constant_folding() {
-        const std::string nodes = R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["x", 2], "outputs": ["a"]},
+        const std::string nodes =
+            R"("nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["x", 2], "outputs": ["a"]},
             {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["x", "x"], "outputs": ["b"]}], "outputs": ["a", "b"])";
-        Compiled f = compile(R"("inputs": [{"name": "x", "type": "float64[?]"}],)" + nodes, "fast_compile", {"fusion", "gpuarray"});
+        Compiled f = compile(R"("inputs": [{"name": "x", "type": "float64[?]"}],)" + nodes, "fast_compile",
+                             {"fusion", "gpuarray"});
         QCOMPARE(int(f.g->nodeCount()), 2);
-        Compiled c = compile(R"("constants": [{"name": "x", "type": "int8[]", "value": 3}],)" + nodes, "fast_compile", {"fusion", "gpuarray"});
+        Compiled c = compile(R"("constants": [{"name": "x", "type": "int8[]", "value": 3}],)" + nodes, "fast_compile",
+                             {"fusion", "gpuarray"});
         QCOMPARE(int(c.g->nodeCount()), 0);
         QVERIFY(c.g->outputs()[0]->isConstant() && c.g->outputs()[1]->isConstant());
         const auto out = eval(c, {});
@@ -709,15 +794,18 @@ private slots:
     // not constant-folded: one alloc node, the output.
     void test_alloc_output() {
         const std::string val = R"("constants": [{"name": "val", "type": "float32[1,1]", "value": [[0.5]]}],)";
-        Compiled cpu = compileCpu(val + R"("nodes": [{"op": "Alloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
+        Compiled cpu = compileCpu(
+            val + R"("nodes": [{"op": "Alloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
         QCOMPARE(kinds(cpu), QString("Alloc"));
-        Compiled gpu = compile(val + R"("nodes": [{"op": "GpuAlloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
+        Compiled gpu = compile(
+            val + R"("nodes": [{"op": "GpuAlloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
         QCOMPARE(kinds(gpu), QString("GpuAlloc"));
         QCOMPARE(gpu.g->outputs()[0]->type().str(), std::string("float32[50,60]@gpu"));
         const auto out = eval(gpu, {});
         QCOMPARE(out[0].shape(), (passlens::Shape{50, 60}));
         QCOMPARE(asVector(out[0]), std::vector<double>(3000, 0.5));
-        Compiled host = compile(val + R"("nodes": [{"op": "Alloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
+        Compiled host = compile(
+            val + R"("nodes": [{"op": "Alloc", "inputs": ["val", 50, 60], "outputs": ["o"]}], "outputs": ["o"])");
         QCOMPARE(kinds(host), QString("Alloc")); // its only client is the output: not moved
     }
 
@@ -751,8 +839,10 @@ private slots:
     // Elemwise.make_node pads lower ranks with DimShuffle{x,...} (provenance make_node): the
     // graph of theano.tensor's `matrix + vector + 2.0`.
     void makeNodePadsRanks() {
-        LoadedGraph lg = readGraphJsonText(doc(R"("inputs": [{"name": "m", "type": "float32[?,4]"}, {"name": "v", "type": "float32[4]"}],
-            "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["m", "v", 2.0], "outputs": ["y"]}], "outputs": ["y"])"), "p.graph.json", {});
+        LoadedGraph lg = readGraphJsonText(
+            doc(R"("inputs": [{"name": "m", "type": "float32[?,4]"}, {"name": "v", "type": "float32[4]"}],
+            "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["m", "v", 2.0], "outputs": ["y"]}], "outputs": ["y"])"),
+            "p.graph.json", {});
         const auto& topo = lg.graph->toposort();
         QCOMPARE(int(topo.size()), 3);
         QCOMPARE(topo[0]->op().str(), std::string("DimShuffle{x,0}"));
@@ -770,12 +860,16 @@ private slots:
         QVERIFY(src->toposort()[2]->tag.empty());
         // what Theano refuses: non-broadcastable static dims that differ
         try {
-            readGraphJsonText(doc(R"("inputs": [{"name": "m", "type": "float32[?,4]"}, {"name": "v", "type": "float32[3]"}],
-                "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["m", "v"], "outputs": ["y"]}], "outputs": ["y"])"), "p.graph.json", {});
+            readGraphJsonText(
+                doc(R"("inputs": [{"name": "m", "type": "float32[?,4]"}, {"name": "v", "type": "float32[3]"}],
+                "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["m", "v"], "outputs": ["y"]}], "outputs": ["y"])"),
+                "p.graph.json", {});
             QFAIL("accepted");
         } catch (const Error& e) {
             const QString m = e.what();
-            QVERIFY2(m.contains("nodes[0]") && m.contains("incompatible static shapes at axis 1") && m.contains("Theano's Elemwise"), e.what());
+            QVERIFY2(m.contains("nodes[0]") && m.contains("incompatible static shapes at axis 1") &&
+                         m.contains("Theano's Elemwise"),
+                     e.what());
         }
     }
 
@@ -784,7 +878,8 @@ private slots:
     void makeNodeConvertsGpuInputs() {
         LoadedGraph lg = readGraphJsonText(doc(R"("inputs": [{"name": "v", "type": "float32[]"}],
             "nodes": [{"op": "GpuAlloc", "inputs": ["v", 3], "outputs": ["a"]}, {"op": "GpuAlloc", "inputs": [0.0, 3], "outputs": ["b"]}],
-            "outputs": ["a", "b"])"), "p.graph.json", {});
+            "outputs": ["a", "b"])"),
+                                           "p.graph.json", {});
         const Apply* a = lg.graph->outputs()[0]->owner();
         QCOMPARE(a->input(0)->owner()->op().kind(), std::string("GpuFromHost"));
         QCOMPARE(a->input(1)->type().str(), std::string("int8[]"));
@@ -795,23 +890,29 @@ private slots:
         // as_tensor_variable refuses True / False, naming the rule
         try {
             readGraphJsonText(doc(R"("inputs": [{"name": "x", "type": "float32[2]"}],
-                "nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["x", true], "outputs": ["y"]}], "outputs": ["y"])"), "p.graph.json", {});
+                "nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["x", true], "outputs": ["y"]}], "outputs": ["y"])"),
+                              "p.graph.json", {});
             QFAIL("accepted");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("as_tensor_variable"), e.what());
+            QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("as_tensor_variable"),
+                     e.what());
         }
     }
     // The other conversions: a GpuElemwise infers its context from its GPU input and moves the
     // host one (GpuFromHost<ctx>); a host Elemwise given a GPU value gets HostFromGpu; a list
     // literal is numpy.asarray (int64) for Reshape's shape; a ragged list is refused.
     void makeNodeHostAndGpuSides() {
-        LoadedGraph lg = readGraphJsonText(doc(R"("inputs": [{"name": "g", "type": "float32[2,3]@gpu:dev1"}, {"name": "h", "type": "float32[2,3]"}],
+        LoadedGraph lg = readGraphJsonText(
+            doc(R"("inputs": [{"name": "g", "type": "float32[2,3]@gpu:dev1"}, {"name": "h", "type": "float32[2,3]"}],
             "nodes": [{"op": "GpuElemwise", "attrs": {"scalar": "add"}, "inputs": ["g", "h"], "outputs": ["s"]},
                       {"op": "Elemwise", "attrs": {"scalar": "exp"}, "inputs": ["s"], "outputs": ["e"]},
-                      {"op": "Reshape", "attrs": {"ndim": 1}, "inputs": ["e", [6]], "outputs": ["r"]}], "outputs": ["r"])"), "p.graph.json", {});
+                      {"op": "Reshape", "attrs": {"ndim": 1}, "inputs": ["e", [6]], "outputs": ["r"]}], "outputs": ["r"])"),
+            "p.graph.json", {});
         QStringList k;
         for (const Apply* n : lg.graph->toposort()) k << QString::fromStdString(n->op().str());
-        QCOMPARE(k.join(' '), QString("GpuFromHost<dev1> GpuElemwise{add}<gpuarray> HostFromGpu(gpuarray) Elemwise{exp} Reshape{1}"));
+        QCOMPARE(
+            k.join(' '),
+            QString("GpuFromHost<dev1> GpuElemwise{add}<gpuarray> HostFromGpu(gpuarray) Elemwise{exp} Reshape{1}"));
         const Apply* r = lg.graph->outputs()[0]->owner();
         QCOMPARE(r->input(1)->type().str(), std::string("int64[1]"));
         int inserted = 0;
@@ -819,19 +920,24 @@ private slots:
         QCOMPARE(inserted, 2);
         try {
             readGraphJsonText(doc(R"("inputs": [{"name": "x", "type": "float32[?,?]"}],
-                "nodes": [{"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", [[1, 2], [3]]], "outputs": ["y"]}], "outputs": ["y"])"), "p.graph.json", {});
+                "nodes": [{"op": "Reshape", "attrs": {"ndim": 2}, "inputs": ["x", [[1, 2], [3]]], "outputs": ["y"]}], "outputs": ["y"])"),
+                              "p.graph.json", {});
             QFAIL("accepted");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("rectangular"), e.what());
+            QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("rectangular"),
+                     e.what());
         }
         // nesting beyond numpy's 32 dimensions is refused before it is walked
         const std::string deep = std::string(40, '[') + "1" + std::string(40, ']');
         try {
             readGraphJsonText(doc(R"("inputs": [{"name": "x", "type": "float32[?]"}],
-                "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["x", )" + deep + R"(], "outputs": ["y"]}], "outputs": ["y"])"), "p.graph.json", {});
+                "nodes": [{"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["x", )" +
+                                  deep + R"(], "outputs": ["y"]}], "outputs": ["y"])"),
+                              "p.graph.json", {});
             QFAIL("accepted");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("more than 32 levels"), e.what());
+            QVERIFY2(QString(e.what()).contains("nodes[0].inputs") && QString(e.what()).contains("more than 32 levels"),
+                     e.what());
         }
     }
 };

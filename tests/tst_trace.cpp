@@ -29,7 +29,9 @@ const std::string kSource = PASSLENS_SOURCE_DIR;
 // Captures the fingerprint of the graph at the end of every phase.
 struct PhaseFingerprints final : Instrumentation {
     std::vector<std::pair<std::string, std::uint64_t>> after;
-    void phaseEnd(const PhaseInfo& p, const FunctionGraph& g, bool, double) override { after.push_back({p.name, g.fingerprint()}); }
+    void phaseEnd(const PhaseInfo& p, const FunctionGraph& g, bool, double) override {
+        after.push_back({p.name, g.fingerprint()});
+    }
 };
 
 // Fault injection: while g_limited, operator new fails (calling the new-handler as the
@@ -67,8 +69,8 @@ private slots:
     void corpusReplay_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("pipeline");
-        for (const char* m : {"mlp", "lstm", "shape_ops", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2", "resnet18",
-                              "ch_PP-OCRv4_det_infer", "silero_vad_legacy"})
+        for (const char* m : {"mlp", "lstm", "shape_ops", "transformer_encoder_layer", "squeezenet1_1", "mobilenet_v2",
+                              "resnet18", "ch_PP-OCRv4_det_infer", "silero_vad_legacy"})
             for (const char* p : {"theano", "cleanup", "legacy", "fast_compile"})
                 QTest::newRow(qPrintable(QString("%1/%2").arg(m, p))) << QString(m) << QString(p);
     }
@@ -88,7 +90,8 @@ private slots:
         QVERIFY2(run.messages.empty(), run.messages.empty() ? "" : run.messages[0].c_str());
         QCOMPARE(fps.after.size(), p.phases().size());
         QCOMPARE(trace.graphAfter(0)->fingerprint(), source);
-        for (const auto& [phase, fp] : fps.after) QVERIFY2(trace.graphAfterPhase(phase)->fingerprint() == fp, phase.c_str());
+        for (const auto& [phase, fp] : fps.after)
+            QVERIFY2(trace.graphAfterPhase(phase)->fingerprint() == fp, phase.c_str());
         QCOMPARE(trace.graphAfterPhase("final")->fingerprint(), lg.graph->fingerprint());
         // provenance: every node of the final graph was created by a recorded event or is from the source
         for (const Apply* n : lg.graph->toposort()) {
@@ -124,7 +127,8 @@ private slots:
         // one replay, compared at each phase's last event
         for (std::size_t i = 0; i < fps.after.size(); ++i) {
             QCOMPARE(back.phases()[i].info.name, fps.after[i].first);
-            QVERIFY2(back.graphAfter(back.lastEventOfPhase(i))->fingerprint() == fps.after[i].second, fps.after[i].first.c_str());
+            QVERIFY2(back.graphAfter(back.lastEventOfPhase(i))->fingerprint() == fps.after[i].second,
+                     fps.after[i].first.c_str());
         }
         QCOMPARE(back.graphAfterPhase("final")->fingerprint(), lg.graph->fingerprint());
     }
@@ -153,14 +157,20 @@ private slots:
                 } catch (...) {
                     g_limited = false;
                     const std::string m = currentExceptionMessage("save s.passlens.json");
-                    ::_exit(m == "save s.passlens.json: out of memory (the input needs more memory than this process may use)" ? 3 : 4);
+                    ::_exit(m == "save s.passlens.json: out of memory (the input needs more memory than this process "
+                                 "may use)"
+                                ? 3
+                                : 4);
                 }
                 ::_exit(0);
             }
             int status = 0;
             QCOMPARE(::waitpid(child, &status, 0), child);
-            QVERIFY2(WIFEXITED(status), qPrintable(QString("budget %1 bytes: the child died of signal %2").arg(budget).arg(WTERMSIG(status))));
-            QVERIFY2(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3, qPrintable(QString("budget %1: exit %2").arg(budget).arg(WEXITSTATUS(status))));
+            QVERIFY2(
+                WIFEXITED(status),
+                qPrintable(QString("budget %1 bytes: the child died of signal %2").arg(budget).arg(WTERMSIG(status))));
+            QVERIFY2(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3,
+                     qPrintable(QString("budget %1: exit %2").arg(budget).arg(WEXITSTATUS(status))));
             if (WEXITSTATUS(status) == 3) {
                 ++outOfMemory;
                 QVERIFY(!std::filesystem::exists(path)); // nothing half-written
@@ -171,7 +181,8 @@ private slots:
         QVERIFY(outOfMemory > 10);
         QCOMPARE(saved, 1);
         QCOMPARE(Trace::load(path).events().size(), trace.events().size());
-        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList({"s.passlens.json"}));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList({"s.passlens.json"}));
     }
 
     void sessionRoundTrip() {
@@ -190,7 +201,8 @@ private slots:
         QCOMPARE(back.pipelineName(), std::string("cleanup"));
         QCOMPARE(back.graphAfterPhase("final")->fingerprint(), lg.graph->fingerprint());
         for (std::size_t i = 0; i < trace.phases().size(); ++i)
-            QCOMPARE(back.graphAfter(back.lastEventOfPhase(i))->fingerprint(), trace.graphAfter(trace.lastEventOfPhase(i))->fingerprint());
+            QCOMPARE(back.graphAfter(back.lastEventOfPhase(i))->fingerprint(),
+                     trace.graphAfter(trace.lastEventOfPhase(i))->fingerprint());
         int declined = 0;
         for (const auto& e : back.events()) declined += e.status == "declined";
         QVERIFY(declined > 0); // --reasons keeps declined attempts with their reasons
@@ -214,7 +226,9 @@ private slots:
             }
             return QString();
         }();
-        QVERIFY2(err.startsWith("bad.passlens.json: events[0] (") && err.contains("cannot replay: replaces unknown variable 999999"), qPrintable(err));
+        QVERIFY2(err.startsWith("bad.passlens.json: events[0] (") &&
+                     err.contains("cannot replay: replaces unknown variable 999999"),
+                 qPrintable(err));
         // a value of the wrong type: the file, the place and the reason, no library text
         auto loadError = [](const nlohmann::json& d) {
             try {
@@ -228,13 +242,16 @@ private slots:
         while (doc["events"][withNodes].value("nodes", nlohmann::json::array()).empty()) ++withNodes;
         nlohmann::json typed = doc;
         typed["events"][withNodes]["nodes"][0][1] = 5;
-        QCOMPARE(loadError(typed), QString("bad.passlens.json: events[%1].nodes[0]: type must be string, but is number").arg(withNodes));
+        QCOMPARE(loadError(typed),
+                 QString("bad.passlens.json: events[%1].nodes[0]: type must be string, but is number").arg(withNodes));
         typed = doc;
         typed["phases"][1]["changed"] = "yes";
         QCOMPARE(loadError(typed), QString("bad.passlens.json: phases[1]: type must be boolean, but is string"));
         typed = doc;
         typed["events"][withNodes]["nodes"][0][4][0][1] = "float99[2]";
-        QVERIFY2(loadError(typed).startsWith(QString("bad.passlens.json: events[%1].nodes[0]: bad type string 'float99[2]'").arg(withNodes)), qPrintable(loadError(typed)));
+        QVERIFY2(loadError(typed).startsWith(
+                     QString("bad.passlens.json: events[%1].nodes[0]: bad type string 'float99[2]'").arg(withNodes)),
+                 qPrintable(loadError(typed)));
     }
 };
 

@@ -32,8 +32,7 @@ struct RenderArgs {
     std::size_t threshold = 1500;
 };
 
-int runRender(const RenderArgs& a, CLI::App* cmd)
-{
+int runRender(const RenderArgs& a, CLI::App* cmd) {
     try {
         // Format: --format, else the output's extension, else svg.
         RenderFormat format = RenderFormat::Svg;
@@ -47,7 +46,8 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
         } else if (const auto f = formatFromExtension(a.out)) {
             format = *f;
         } else if (std::filesystem::path(a.out).has_extension()) {
-            std::cerr << "error: -o " << a.out << ": unknown extension; use .svg, .pdf, .png or .dot, or give --format\n";
+            std::cerr << "error: -o " << a.out
+                      << ": unknown extension; use .svg, .pdf, .png or .dot, or give --format\n";
             return 2;
         }
         if (!a.diffSpec.empty()) {
@@ -59,8 +59,10 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
             }
         }
         DiffView view = DiffView::Overlay;
-        if (a.view == "before") view = DiffView::Before;
-        else if (a.view == "after") view = DiffView::After;
+        if (a.view == "before")
+            view = DiffView::Before;
+        else if (a.view == "after")
+            view = DiffView::After;
 
         const bool pipelineGiven = cmd->count("--pipeline") > 0;
         TraceInput in = openTrace(a.file, a.pipeline, pipelineGiven);
@@ -108,7 +110,8 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
             to.logScale = a.logScale;
             to.bins = a.bins;
             applyTiming(drawing, profile, to);
-            const bool matched = std::any_of(drawing.nodes.begin(), drawing.nodes.end(), [](const DrawNode& n) { return n.timeUs >= 0; });
+            const bool matched = std::any_of(drawing.nodes.begin(), drawing.nodes.end(),
+                                             [](const DrawNode& n) { return n.timeUs >= 0; });
             if (!matched && (!profile.nodes.empty() || !profile.transfers.empty()))
                 std::cerr << "warning: " << a.overlay << ": no node of the drawn graph has a timing (profile of phase '"
                           << profile.phase << "'; node ids are those of the profiled step)\n";
@@ -142,8 +145,9 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
             if (!diffJson.is_null()) j["diff"] = diffJson;
             std::cout << j.dump(2) << "\n";
         } else {
-            std::cout << "wrote " << a.out << " (" << renderFormatName(format) << ", " << layout.nodes.size() << " nodes, "
-                      << layout.edges.size() << " edges, layout " << static_cast<long long>(layout.layoutMs) << " ms)\n";
+            std::cout << "wrote " << a.out << " (" << renderFormatName(format) << ", " << layout.nodes.size()
+                      << " nodes, " << layout.edges.size() << " edges, layout "
+                      << static_cast<long long>(layout.layoutMs) << " ms)\n";
             if (layout.focused)
                 std::cout << "focused view: " << layout.hiddenNodes << " of " << layout.totalNodes
                           << " nodes folded into placeholders (" << layout.focusReason << ")\n";
@@ -160,31 +164,42 @@ int runRender(const RenderArgs& a, CLI::App* cmd)
 
 } // namespace
 
-DrawSubcommand registerRenderCommand(CLI::App& app)
-{
+DrawSubcommand registerRenderCommand(CLI::App& app) {
     auto args = std::make_shared<RenderArgs>();
-    CLI::App* cmd = app.add_subcommand("render", "Draw a step, or the diff between two steps, through Graphviz (legend and caption included)");
+    CLI::App* cmd = app.add_subcommand(
+        "render", "Draw a step, or the diff between two steps, through Graphviz (legend and caption included)");
     cmd->add_option("FILE", args->file, "ONNX model, graph JSON (optimized first) or session file")->required();
-    cmd->add_option("--pipeline", args->pipeline, "Pipeline for a model or graph: theano, cleanup, legacy, fast_compile, none, or a .pipeline.json")
+    cmd->add_option("--pipeline", args->pipeline,
+                    "Pipeline for a model or graph: theano, cleanup, legacy, fast_compile, none, or a .pipeline.json")
         ->capture_default_str();
-    auto* phase = cmd->add_option("--phase", args->phase, "Step to draw: a phase name, source or final (default final)");
-    auto* event = cmd->add_option("--event", args->event, "Draw the graph right after rewrite event N")->check(CLI::NonNegativeNumber);
-    auto* diffOpt = cmd->add_option("--diff", args->diffSpec, "Draw the diff A..B between two steps (phase names, source, final, event numbers)");
+    auto* phase =
+        cmd->add_option("--phase", args->phase, "Step to draw: a phase name, source or final (default final)");
+    auto* event = cmd->add_option("--event", args->event, "Draw the graph right after rewrite event N")
+                      ->check(CLI::NonNegativeNumber);
+    auto* diffOpt = cmd->add_option("--diff", args->diffSpec,
+                                    "Draw the diff A..B between two steps (phase names, source, final, event numbers)");
     phase->excludes(event);
     diffOpt->excludes(phase)->excludes(event);
-    cmd->add_option("--overlay", args->overlay, "Paint timings from a profile JSON (FORMAT.md section 2 profiles, or run --json output)");
+    cmd->add_option("--overlay", args->overlay,
+                    "Paint timings from a profile JSON (FORMAT.md section 2 profiles, or run --json output)");
     cmd->add_option("--format", args->format, "svg, pdf, png or dot (default: from -o's extension, else svg)");
     cmd->add_option("-o,--output", args->out, "Output file")->required();
     cmd->add_option("--view", args->view, "For --diff: overlay (both), before, after")
         ->check(CLI::IsMember({"overlay", "before", "after"}))
         ->capture_default_str();
-    cmd->add_option("--dpi", args->dpi, "PNG resolution, dots per inch (150 for print)")->check(CLI::Range(1.0, 2400.0))->capture_default_str();
+    cmd->add_option("--dpi", args->dpi, "PNG resolution, dots per inch (150 for print)")
+        ->check(CLI::Range(1.0, 2400.0))
+        ->capture_default_str();
     cmd->add_option("--budget", args->budget,
-                    "Layout time budget in seconds (past 70% of it: the focused view; past all of it, or 0: a simple layered layout)")
+                    "Layout time budget in seconds (past 70% of it: the focused view; past all of it, or 0: a simple "
+                    "layered layout)")
         ->check(CLI::Range(0.0, 3600.0))
         ->capture_default_str();
-    cmd->add_option("--focus-threshold", args->threshold, "Above this many drawn nodes, draw the focused view")->capture_default_str();
-    cmd->add_option("--rankdir", args->rankdir, "TB (top to bottom) or LR")->check(CLI::IsMember({"TB", "LR"}))->capture_default_str();
+    cmd->add_option("--focus-threshold", args->threshold, "Above this many drawn nodes, draw the focused view")
+        ->capture_default_str();
+    cmd->add_option("--rankdir", args->rankdir, "TB (top to bottom) or LR")
+        ->check(CLI::IsMember({"TB", "LR"}))
+        ->capture_default_str();
     cmd->add_flag("--log-scale", args->logScale, "Overlay: colour by log(time)");
     cmd->add_option("--bins", args->bins, "Overlay: colour thresholds (2-9), 0 for a continuous gradient")
         ->check(CLI::Range(0, 9))

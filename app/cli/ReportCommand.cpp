@@ -36,8 +36,7 @@ struct ReportArgs {
 };
 
 // --run: profiles the final graph on seeded random inputs (CPU, or CUDA when present).
-nlohmann::json profileFinal(const Trace& trace)
-{
+nlohmann::json profileFinal(const Trace& trace) {
     auto g = trace.graphAfterPhase("final");
     Executor exec(*g);
     std::vector<Tensor> inputs;
@@ -48,10 +47,7 @@ nlohmann::json profileFinal(const Trace& trace)
     return rep.toJson();
 }
 
-
-
-int runReport(const ReportArgs& a, CLI::App* cmd)
-{
+int runReport(const ReportArgs& a, CLI::App* cmd) {
     const bool progress = ::isatty(2) != 0 && !a.json;
     try {
         TraceInput in = openTrace(a.file, a.pipeline, cmd->count("--pipeline") > 0);
@@ -61,7 +57,10 @@ int runReport(const ReportArgs& a, CLI::App* cmd)
         opt.sourceLabel = in.sourceLabel;
         opt.pipeline = in.pipeline;
         opt.budgetSeconds = a.budget;
-        if (progress) opt.progress = [](int k, int n) { std::cerr << "\rreport: step " << k << " of " << n << "   " << std::flush; };
+        if (progress)
+            opt.progress = [](int k, int n) {
+                std::cerr << "\rreport: step " << k << " of " << n << "   " << std::flush;
+            };
         if (a.run) opt.profile = profileFinal(in.trace);
         const ReportResult r = writeReport(in.trace, a.dir, opt);
         if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
@@ -71,14 +70,16 @@ int runReport(const ReportArgs& a, CLI::App* cmd)
         const std::filesystem::path dir(a.dir);
         const std::size_t stepCount = r.steps;
         if (a.json) {
-            std::cout << nlohmann::json{{"dir", a.dir}, {"files", files}, {"steps", stepCount}, {"failed", failures}}.dump(2)
-                      << "\n";
+            std::cout
+                << nlohmann::json{{"dir", a.dir}, {"files", files}, {"steps", stepCount}, {"failed", failures}}.dump(2)
+                << "\n";
         } else {
             std::cout << "wrote " << a.dir << ": " << files.size() << " files, " << stepCount - 1
                       << " changed phases; open " << (dir / "index.html").string() << "\n";
         }
         if (failures > 0) {
-            std::cerr << "error: " << a.file << ": " << failures << " figure(s) could not be drawn (see the warnings above)\n";
+            std::cerr << "error: " << a.file << ": " << failures
+                      << " figure(s) could not be drawn (see the warnings above)\n";
             return 1;
         }
         return 0;
@@ -90,14 +91,17 @@ int runReport(const ReportArgs& a, CLI::App* cmd)
 
 } // namespace
 
-DrawSubcommand registerReportCommand(CLI::App& app)
-{
+DrawSubcommand registerReportCommand(CLI::App& app) {
     auto args = std::make_shared<ReportArgs>();
-    CLI::App* cmd = app.add_subcommand("report", "Write a browsable report: session file, one SVG per changed phase and per diff, index.html");
+    CLI::App* cmd = app.add_subcommand(
+        "report", "Write a browsable report: session file, one SVG per changed phase and per diff, index.html");
     cmd->add_option("FILE", args->file, "ONNX model, graph JSON (optimized first) or session file")->required();
     cmd->add_option("-o,--output", args->dir, "Report folder (created)")->required();
     cmd->add_option("--pipeline", args->pipeline, "Pipeline for a model or graph")->capture_default_str();
-    cmd->add_option("--budget", args->budget, "Layout time budget per figure, seconds (past it, or 0: a simpler layout, see render)")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+    cmd->add_option("--budget", args->budget,
+                    "Layout time budget per figure, seconds (past it, or 0: a simpler layout, see render)")
+        ->check(CLI::Range(0.0, 3600.0))
+        ->capture_default_str();
     cmd->add_flag("--run", args->run, "Execute and profile the final graph; add the profile and its timing overlay");
     cmd->add_flag("--json", args->json, "Print one JSON document on stdout");
     return {cmd, [args, cmd] { return runReport(*args, cmd); }};

@@ -35,32 +35,31 @@ struct RunArgs {
     std::uint64_t seed = 0;
 };
 
-Pipeline makePipeline(const std::string& name)
-{
+Pipeline makePipeline(const std::string& name) {
     const bool isFile = name.find(".json") != std::string::npos || name.find('/') != std::string::npos;
     return isFile ? Pipeline::fromFile(name) : Pipeline::builtin(name);
 }
 
 // Output i's name: its own, else the source graph's output i (rewrites replace the variable
 // but keep the position), else the display name.
-std::string outputName(const FunctionGraph& g, const FunctionGraph* source, std::size_t i)
-{
+std::string outputName(const FunctionGraph& g, const FunctionGraph* source, std::size_t i) {
     const Variable* v = g.outputs()[i];
     if (!v->name().empty()) return v->name();
-    if (source && i < source->outputs().size() && !source->outputs()[i]->name().empty()) return source->outputs()[i]->name();
+    if (source && i < source->outputs().size() && !source->outputs()[i]->name().empty())
+        return source->outputs()[i]->name();
     return v->displayName();
 }
 
-json outputsJson(const FunctionGraph& g, const FunctionGraph* source, const std::vector<Tensor>& outs)
-{
+json outputsJson(const FunctionGraph& g, const FunctionGraph* source, const std::vector<Tensor>& outs) {
     json a = json::array();
     for (std::size_t i = 0; i < outs.size(); ++i)
-        a.push_back({{"name", outputName(g, source, i)}, {"shape", outs[i].shape()}, {"dtype", std::string(dtypeName(outs[i].dtype()))}});
+        a.push_back({{"name", outputName(g, source, i)},
+                     {"shape", outs[i].shape()},
+                     {"dtype", std::string(dtypeName(outs[i].dtype()))}});
     return a;
 }
 
-json diffJson(const CompareResult& r)
-{
+json diffJson(const CompareResult& r) {
     json outs = json::array();
     for (const OutputDiff& d : r.outputs) {
         json e = {{"index", d.index}, {"max_abs", d.maxAbs}, {"max_rel", d.maxRel}};
@@ -70,15 +69,13 @@ json diffJson(const CompareResult& r)
     return {{"max_abs", r.maxAbs}, {"max_rel", r.maxRel}, {"outputs", outs}};
 }
 
-std::string num(double v)
-{
+std::string num(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.3g", v);
     return b;
 }
 
-int runRun(const RunArgs& a)
-{
+int runRun(const RunArgs& a) {
     const auto device = parseDeviceChoice(a.device);
     if (!device) {
         std::cerr << "error: --device must be auto, cpu or cuda, got '" << a.device << "'\n";
@@ -108,9 +105,12 @@ int runRun(const RunArgs& a)
             trace->finish(run, *loaded.graph, p.buildContext().caps);
             for (const auto& m : run.messages) std::cerr << "note: " << m << "\n";
             source = trace->sourceGraph();
-            if (a.phase == "final") graph = std::move(loaded.graph);
-            else if (a.phase == "source") graph = trace->sourceGraph();
-            else graph = trace->graphAfterPhase(a.phase);
+            if (a.phase == "final")
+                graph = std::move(loaded.graph);
+            else if (a.phase == "source")
+                graph = trace->sourceGraph();
+            else
+                graph = trace->graphAfterPhase(a.phase);
         }
     }
 
@@ -144,7 +144,8 @@ int runRun(const RunArgs& a)
     if (!a.saveOutputs.empty()) {
         std::filesystem::create_directories(a.saveOutputs);
         for (std::size_t i = 0; i < outs.size(); ++i)
-            writeTensorProto(outs[i], std::filesystem::path(a.saveOutputs) / ("output_" + std::to_string(i) + ".pb"), outputName(*graph, source.get(), i));
+            writeTensorProto(outs[i], std::filesystem::path(a.saveOutputs) / ("output_" + std::to_string(i) + ".pb"),
+                             outputName(*graph, source.get(), i));
     }
 
     // ---- check
@@ -162,8 +163,12 @@ int runRun(const RunArgs& a)
         const CompareResult vsSource = compareOutputs(outs, srcOuts);
         const bool haveRef = !reference.empty();
         const CompareResult main = haveRef ? compareOutputs(outs, reference) : vsSource;
-        check = {{"against", haveRef ? "reference" : "source"}, {"max_abs", main.maxAbs}, {"max_rel", main.maxRel},
-                 {"tolerance", a.tolerance}, {"outputs", diffJson(main)["outputs"]}, {"source", diffJson(vsSource)}};
+        check = {{"against", haveRef ? "reference" : "source"},
+                 {"max_abs", main.maxAbs},
+                 {"max_rel", main.maxRel},
+                 {"tolerance", a.tolerance},
+                 {"outputs", diffJson(main)["outputs"]},
+                 {"source", diffJson(vsSource)}};
         checkOk = main.within(a.tolerance) && vsSource.within(a.tolerance);
         if (haveRef) {
             const CompareResult srcRef = compareOutputs(srcOuts, reference);
@@ -193,10 +198,15 @@ int runRun(const RunArgs& a)
         check["first_divergent_phase"] = firstDiv;
         check["phases"] = phases;
         check["ok"] = checkOk;
-        checkText = "check against " + std::string(haveRef ? "reference outputs" : "the source graph") + ": max_abs " + num(main.maxAbs) +
-                    ", max_rel " + num(main.maxRel) + " (tolerance " + num(a.tolerance) + ") -> " + (checkOk ? "OK" : "DIVERGES") + "\n";
-        if (a.phase != "source") checkText += "  vs source graph: max_abs " + num(vsSource.maxAbs) + ", max_rel " + num(vsSource.maxRel) + "\n";
-        checkText += "  first divergent phase: " + (firstDiv.is_null() ? std::string("none") : firstDiv.get<std::string>()) + "\n";
+        checkText = "check against " + std::string(haveRef ? "reference outputs" : "the source graph") + ": max_abs " +
+                    num(main.maxAbs) + ", max_rel " + num(main.maxRel) + " (tolerance " + num(a.tolerance) + ") -> " +
+                    (checkOk ? "OK" : "DIVERGES") + "\n";
+        if (a.phase != "source")
+            checkText +=
+                "  vs source graph: max_abs " + num(vsSource.maxAbs) + ", max_rel " + num(vsSource.maxRel) + "\n";
+        checkText +=
+            "  first divergent phase: " + (firstDiv.is_null() ? std::string("none") : firstDiv.get<std::string>()) +
+            "\n";
     }
 
     if (a.asJson) {
@@ -210,18 +220,20 @@ int runRun(const RunArgs& a)
         if (a.check) j["check"] = check;
         std::cout << j.dump(2) << "\n";
     } else {
-        std::cout << a.file << ": phase " << a.phase << (pipelineName.empty() ? "" : " of pipeline " + pipelineName) << ", "
-                  << graph->nodeCount() << " nodes, device " << rep.device << "; CPU BLAS: " << cpuBackendDescription() << ", " << cpuThreads()
+        std::cout << a.file << ": phase " << a.phase << (pipelineName.empty() ? "" : " of pipeline " + pipelineName)
+                  << ", " << graph->nodeCount() << " nodes, device " << rep.device
+                  << "; CPU BLAS: " << cpuBackendDescription() << ", " << cpuThreads()
                   << (cpuThreads() == 1 ? " thread" : " threads") << "\n";
         for (std::size_t i = 0; i < outs.size(); ++i)
-            std::cout << "  output " << i << " " << outputName(*graph, source.get(), i) << ": " << outs[i].typeStr() << "\n";
+            std::cout << "  output " << i << " " << outputName(*graph, source.get(), i) << ": " << outs[i].typeStr()
+                      << "\n";
         std::cout << "\n" << rep.text();
         if (a.check) std::cout << "\n" << checkText;
         if (!a.profile.empty()) std::cout << "\nprofile: " << a.profile << "\n";
     }
     if (a.check && !checkOk) {
-        std::cerr << "error: " << a.file << ": outputs of phase " << a.phase << " diverge (max_rel " << num(check["max_rel"].get<double>())
-                  << " > " << num(a.tolerance) << ")\n";
+        std::cerr << "error: " << a.file << ": outputs of phase " << a.phase << " diverge (max_rel "
+                  << num(check["max_rel"].get<double>()) << " > " << num(a.tolerance) << ")\n";
         return 1;
     }
     return 0;
@@ -229,25 +241,33 @@ int runRun(const RunArgs& a)
 
 } // namespace
 
-RunSubcommand registerRunCommand(CLI::App& app)
-{
+RunSubcommand registerRunCommand(CLI::App& app) {
     auto args = std::make_shared<RunArgs>();
-    auto* cmd = app.add_subcommand("run", "Execute the graph of a phase (default: final), profile it, optionally check it");
+    auto* cmd =
+        app.add_subcommand("run", "Execute the graph of a phase (default: final), profile it, optionally check it");
     cmd->add_option("FILE", args->file, "ONNX model, graph JSON or session file")->required();
     cmd->add_option("--phase", args->phase, "source, final or a phase name of the pipeline")->capture_default_str();
-    cmd->add_option("--pipeline", args->pipeline, "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")->capture_default_str();
-    cmd->add_option("--device", args->device, "auto, cpu or cuda (GPU ops run on the CPU when there is no CUDA device)")->capture_default_str();
+    cmd->add_option("--pipeline", args->pipeline,
+                    "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")
+        ->capture_default_str();
+    cmd->add_option("--device", args->device, "auto, cpu or cuda (GPU ops run on the CPU when there is no CUDA device)")
+        ->capture_default_str();
     cmd->add_option("--inputs", args->inputs, "Directory with input_N.pb (and optional output_N.pb reference outputs)");
     cmd->add_option("--repeat", args->repeat, "Measured runs")->capture_default_str()->check(CLI::Range(1, 1000000));
-    cmd->add_option("--warmup", args->warmup, "Unmeasured runs before measuring")->capture_default_str()->check(CLI::Range(0, 1000000));
+    cmd->add_option("--warmup", args->warmup, "Unmeasured runs before measuring")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1000000));
     cmd->add_option("--profile", args->profile, "Write the profile (FORMAT.md section 2 profiles) to this JSON file");
-    cmd->add_flag("--check", args->check, "Compare with the source graph and the reference outputs; name the first divergent phase");
+    cmd->add_flag("--check", args->check,
+                  "Compare with the source graph and the reference outputs; name the first divergent phase");
     cmd->add_option("--tolerance", args->tolerance, "--check: largest accepted max_rel")->capture_default_str();
-    cmd->add_option("--threads", args->threads, "BLAS threads of the CPU backend (0: OpenBLAS's default, OPENBLAS_NUM_THREADS or every core)")
+    cmd->add_option("--threads", args->threads,
+                    "BLAS threads of the CPU backend (0: OpenBLAS's default, OPENBLAS_NUM_THREADS or every core)")
         ->capture_default_str()
         ->check(CLI::Range(0, 1024));
     cmd->add_option("--seed", args->seed, "Seed of the random inputs (without --inputs)")->capture_default_str();
-    cmd->add_option("--save-outputs", args->saveOutputs, "Write the outputs as output_N.pb (TensorProto) into this directory");
+    cmd->add_option("--save-outputs", args->saveOutputs,
+                    "Write the outputs as output_N.pb (TensorProto) into this directory");
     cmd->add_flag("--json", args->asJson, "Print one JSON document on stdout");
     RunSubcommand sub;
     sub.app = cmd;

@@ -8,8 +8,7 @@
 
 namespace passlens::cli {
 
-TraceInput openTrace(const std::string& file, const std::string& pipeline, bool pipelineGiven)
-{
+TraceInput openTrace(const std::string& file, const std::string& pipeline, bool pipelineGiven) {
     TraceInput in;
     if (!std::filesystem::exists(file)) throw Error(file + ": no such file");
     if (sniffFileKind(file) == FileKind::Session) {
@@ -18,7 +17,8 @@ TraceInput openTrace(const std::string& file, const std::string& pipeline, bool 
         in.pipeline = in.trace.pipelineName();
         in.sourcePath = in.trace.sourcePath().empty() ? file : in.trace.sourcePath();
         if (pipelineGiven && pipeline != in.pipeline)
-            in.warnings.push_back(file + ": a session holds its pipeline ('" + in.pipeline + "'); --pipeline " + pipeline + " ignored");
+            in.warnings.push_back(file + ": a session holds its pipeline ('" + in.pipeline + "'); --pipeline " +
+                                  pipeline + " ignored");
     } else {
         LoadedGraph loaded = loadGraphFile(file);
         in.warnings = loaded.warnings;

@@ -36,8 +36,10 @@ int runConvert(const std::string& file, const std::string& out, bool asJson, std
     passlens::GraphJsonWriteOptions opt;
     opt.baseDir = outPath.has_parent_path() ? outPath.parent_path() : std::filesystem::path(".");
     std::string stem = outPath.filename().string();
-    if (auto p = stem.find(".graph.json"); p != std::string::npos) stem.resize(p);
-    else if (auto q = stem.rfind('.'); q != std::string::npos && q > 0) stem.resize(q);
+    if (auto p = stem.find(".graph.json"); p != std::string::npos)
+        stem.resize(p);
+    else if (auto q = stem.rfind('.'); q != std::string::npos && q > 0)
+        stem.resize(q);
     opt.npyDir = stem + ".data";
     opt.inlineLimit = inlineLimit;
     // A convert that fails (disk full, no such folder) removes the .npy folder it created.
@@ -52,8 +54,10 @@ int runConvert(const std::string& file, const std::string& out, bool asJson, std
         throw;
     }
     for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
-    if (asJson) std::cout << nlohmann::json{{"output", out}}.dump() << "\n";
-    else std::cout << "wrote " << out << " (" << loaded.graph->nodeCount() << " nodes)\n";
+    if (asJson)
+        std::cout << nlohmann::json{{"output", out}}.dump() << "\n";
+    else
+        std::cout << "wrote " << out << " (" << loaded.graph->nodeCount() << " nodes)\n";
     return 0;
 }
 
@@ -101,7 +105,7 @@ int runOptimize(const std::string& file, const OptimizeArgs& a, bool asJson) {
 
 int main(int argc, char** argv) {
     const passlens::MemoryReserve reserve; // out of memory stays a message (io/Failure.h)
-    std::signal(SIGXFSZ, SIG_IGN);          // past a file-size limit a write fails with a message
+    std::signal(SIGXFSZ, SIG_IGN);         // past a file-size limit a write fails with a message
     CLI::App app{"passlens-cli: the headless side of PassLens, a debugger for Theano-style graph optimizers.\n"
                  "FILE is an ONNX model, a graph JSON or a session file (recognised by content)."};
     app.require_subcommand(1);
@@ -111,26 +115,34 @@ int main(int argc, char** argv) {
     bool asJson = false, types = false;
     std::size_t inlineLimit = 64;
     int depth = passlens::DebugPrintOptions::kAutoDepth;
-    const std::string depthHelp = "Listing depth: levels below and including each output, -1 for all (default: all while the listing "
-                                  "stays under " + std::to_string(passlens::kDebugPrintFullBytes >> 20) + " MiB, else " +
-                                  std::to_string(passlens::kDebugPrintLargeDepth) + ")";
+    const std::string depthHelp =
+        "Listing depth: levels below and including each output, -1 for all (default: all while the listing "
+        "stays under " +
+        std::to_string(passlens::kDebugPrintFullBytes >> 20) + " MiB, else " +
+        std::to_string(passlens::kDebugPrintLargeDepth) + ")";
 
-    auto* inspect = app.add_subcommand("inspect", "Load and validate FILE; print a debugprint-style listing and statistics");
+    auto* inspect =
+        app.add_subcommand("inspect", "Load and validate FILE; print a debugprint-style listing and statistics");
     inspect->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
     inspect->add_flag("--json", asJson, "Print one JSON document on stdout");
     inspect->add_flag("--types", types, "Show each variable's type in the listing");
     inspect->add_option("--depth", depth, depthHelp)->check(CLI::Range(-1, 1000000));
 
-    auto* convert = app.add_subcommand("convert", "Write FILE as graph JSON (large constants go to .npy files beside it)");
+    auto* convert =
+        app.add_subcommand("convert", "Write FILE as graph JSON (large constants go to .npy files beside it)");
     convert->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
     convert->add_option("-o,--output", out, "Output .graph.json")->required();
-    convert->add_option("--inline-limit", inlineLimit, "Constants with more elements go to .npy files")->capture_default_str();
+    convert->add_option("--inline-limit", inlineLimit, "Constants with more elements go to .npy files")
+        ->capture_default_str();
     convert->add_flag("--json", asJson, "Print one JSON document on stdout");
 
     OptimizeArgs oa;
-    auto* optimize = app.add_subcommand("optimize", "Run an optimization pipeline on FILE and record every phase and rewrite");
+    auto* optimize =
+        app.add_subcommand("optimize", "Run an optimization pipeline on FILE and record every phase and rewrite");
     optimize->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
-    optimize->add_option("--pipeline", oa.pipeline, "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")->capture_default_str();
+    optimize
+        ->add_option("--pipeline", oa.pipeline, "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")
+        ->capture_default_str();
     optimize->add_option("--include", oa.include, "Add phases or rewrites with this tag or name (repeatable)");
     optimize->add_option("--exclude", oa.exclude, "Drop phases or rewrites with this name or tag (repeatable)");
     optimize->add_option("--session", oa.session, "Write the session file (FORMAT.md section 2)");
@@ -168,7 +180,10 @@ int main(int argc, char** argv) {
         if (*runCmd.app) return runCmd.run();
     } catch (...) {
         const auto subs = app.get_subcommands();
-        std::cerr << "error: " << passlens::currentExceptionMessage((subs.empty() ? std::string() : subs[0]->get_name() + " ") + file) << "\n";
+        std::cerr << "error: "
+                  << passlens::currentExceptionMessage((subs.empty() ? std::string() : subs[0]->get_name() + " ") +
+                                                       file)
+                  << "\n";
         return 1;
     }
     return 2;

@@ -21,8 +21,8 @@ std::vector<Tensor> inputsFor(const FunctionGraph& g) {
 
 class KernelsBackend final : public ExecutionBackend {
 public:
-    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request, const std::function<void(double)>& progress,
-                           const std::atomic<bool>& cancel) override {
+    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
+                           const std::function<void(double)>& progress, const std::atomic<bool>& cancel) override {
         ExecOptions opt;
         if (auto d = parseDeviceChoice(request.device)) opt.device = *d;
         Executor exec(graph, opt);
@@ -40,12 +40,14 @@ public:
             ProfileReport rep = profileExecutor(exec, inputs, po, "step");
             if (!rep.error.empty()) throw std::runtime_error(rep.error);
             po.warmup = 0;
-            if (r == 0) best = rep;
+            if (r == 0)
+                best = rep;
             else
                 for (std::size_t i = 0; i < rep.nodes.size() && i < best.nodes.size(); ++i)
                     if (rep.nodes[i].timeUs && best.nodes[i].timeUs) *best.nodes[i].timeUs += *rep.nodes[i].timeUs;
             if (r > 0)
-                for (std::size_t i = 0; i < rep.transfers.size() && i < best.transfers.size(); ++i) best.transfers[i].timeUs += rep.transfers[i].timeUs;
+                for (std::size_t i = 0; i < rep.transfers.size() && i < best.transfers.size(); ++i)
+                    best.transfers[i].timeUs += rep.transfers[i].timeUs;
             progress(static_cast<double>(r + 1) / request.repeats);
         }
         for (auto& n : best.nodes)

@@ -1,5 +1,5 @@
-// passlens [FILE] [--pipeline NAME] [--screenshot OUT.png] [--phase NAME | --step N] [--diff [--side-by-side]] [--execute]
-// The debugger window. With no FILE it opens the bundled example (a real model).
+// passlens [FILE] [--pipeline NAME] [--screenshot OUT.png] [--phase NAME | --step N] [--diff [--side-by-side]]
+// [--execute] The debugger window. With no FILE it opens the bundled example (a real model).
 #include "MainWindow.h"
 
 #include "GuiExecution.h"
@@ -27,19 +27,34 @@ int main(int argc, char* argv[]) {
     parser.setApplicationDescription(QStringLiteral("PassLens: a debugger for Theano-style graph optimizers."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("ONNX model, graph JSON or session file (default: the bundled example)"), QStringLiteral("[FILE]"));
-    const QCommandLineOption pipelineOpt(QStringLiteral("pipeline"), QStringLiteral("Pipeline: theano, cleanup, legacy, fast_compile, none or a .pipeline.json"), QStringLiteral("NAME"), QStringLiteral("theano"));
-    const QCommandLineOption screenshotOpt(QStringLiteral("screenshot"), QStringLiteral("Render the window after loading and running the pipeline, write the PNG and exit."), QStringLiteral("OUT.png"));
-    const QCommandLineOption stepOpt(QStringLiteral("step"), QStringLiteral("Show this step (0 = source) instead of the final graph."), QStringLiteral("N"));
-    const QCommandLineOption phaseOpt(QStringLiteral("phase"), QStringLiteral("Show the end of this phase."), QStringLiteral("NAME"));
-    const QCommandLineOption diffOpt(QStringLiteral("diff"), QStringLiteral("Show the diff of the step against the start of its phase."));
-    const QCommandLineOption executeOpt(QStringLiteral("execute"), QStringLiteral("Execute and profile the shown step (timing overlay)."));
+    parser.addPositionalArgument(
+        QStringLiteral("FILE"), QStringLiteral("ONNX model, graph JSON or session file (default: the bundled example)"),
+        QStringLiteral("[FILE]"));
+    const QCommandLineOption pipelineOpt(
+        QStringLiteral("pipeline"),
+        QStringLiteral("Pipeline: theano, cleanup, legacy, fast_compile, none or a .pipeline.json"),
+        QStringLiteral("NAME"), QStringLiteral("theano"));
+    const QCommandLineOption screenshotOpt(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the window after loading and running the pipeline, write the PNG and exit."),
+        QStringLiteral("OUT.png"));
+    const QCommandLineOption stepOpt(QStringLiteral("step"),
+                                     QStringLiteral("Show this step (0 = source) instead of the final graph."),
+                                     QStringLiteral("N"));
+    const QCommandLineOption phaseOpt(QStringLiteral("phase"), QStringLiteral("Show the end of this phase."),
+                                      QStringLiteral("NAME"));
+    const QCommandLineOption diffOpt(QStringLiteral("diff"),
+                                     QStringLiteral("Show the diff of the step against the start of its phase."));
+    const QCommandLineOption executeOpt(QStringLiteral("execute"),
+                                        QStringLiteral("Execute and profile the shown step (timing overlay)."));
     parser.addOption(pipelineOpt);
     parser.addOption(screenshotOpt);
     parser.addOption(stepOpt);
     parser.addOption(phaseOpt);
     parser.addOption(diffOpt);
-    const QCommandLineOption sideOpt(QStringLiteral("side-by-side"), QStringLiteral("With --diff: before and after side by side instead of the overlay."));
+    const QCommandLineOption sideOpt(
+        QStringLiteral("side-by-side"),
+        QStringLiteral("With --diff: before and after side by side instead of the overlay."));
     parser.addOption(sideOpt);
     parser.addOption(executeOpt);
     parser.process(app);
@@ -56,7 +71,8 @@ int main(int argc, char* argv[]) {
         if (!builtin && !pipeline.endsWith(QStringLiteral(".json"))) {
             QStringList list;
             for (const auto& n : names) list << QString::fromStdString(n);
-            std::fprintf(stderr, "passlens: --pipeline: no built-in pipeline '%s' (built in: %s; or a .pipeline.json file)\n",
+            std::fprintf(stderr,
+                         "passlens: --pipeline: no built-in pipeline '%s' (built in: %s; or a .pipeline.json file)\n",
                          qPrintable(pipeline), qPrintable(list.join(QStringLiteral(", "))));
             return 2;
         }
@@ -108,13 +124,16 @@ int main(int argc, char* argv[]) {
                     names << s.steps()[static_cast<std::size_t>(i)].label;
                     if (s.steps()[static_cast<std::size_t>(i)].label == parser.value(phaseOpt)) found = i;
                 }
-            if (found < 0) return usage(QStringLiteral("--phase: no phase '%1' (phases: %2)").arg(parser.value(phaseOpt), names.join(QStringLiteral(", "))));
+            if (found < 0)
+                return usage(QStringLiteral("--phase: no phase '%1' (phases: %2)")
+                                 .arg(parser.value(phaseOpt), names.join(QStringLiteral(", "))));
             moved = found != s.currentStep();
             s.setCurrentStep(found);
         } else if (parser.isSet(stepOpt)) {
             bool ok = false;
             const int n = parser.value(stepOpt).toInt(&ok);
-            if (!ok || n < 0 || n > last) return usage(QStringLiteral("--step: expected 0 to %1, got '%2'").arg(last).arg(parser.value(stepOpt)));
+            if (!ok || n < 0 || n > last)
+                return usage(QStringLiteral("--step: expected 0 to %1, got '%2'").arg(last).arg(parser.value(stepOpt)));
             moved = n != s.currentStep();
             s.setCurrentStep(n);
         }
@@ -131,8 +150,10 @@ int main(int argc, char* argv[]) {
             return;
         }
         if (!shot.isEmpty()) {
-            if (moved) window.whenIdle(finishShot);
-            else finishShot(true, {});
+            if (moved)
+                window.whenIdle(finishShot);
+            else
+                finishShot(true, {});
         }
     };
     window.whenIdle(afterOpen);

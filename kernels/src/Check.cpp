@@ -8,16 +8,14 @@
 
 namespace passlens {
 
-bool CompareResult::within(double tolerance) const
-{
+bool CompareResult::within(double tolerance) const {
     if (!countMatches) return false;
     for (const OutputDiff& d : outputs)
         if (!d.shapeMatches || !(d.maxRel <= tolerance)) return false;
     return true;
 }
 
-CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& ref)
-{
+CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& ref) {
     CompareResult r;
     r.countMatches = got.size() == ref.size();
     const std::size_t n = std::min(got.size(), ref.size());
@@ -39,9 +37,12 @@ CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<T
             for (std::size_t k = 0; k < va.size(); ++k) {
                 const double x = va[k], y = vb[k];
                 double e;
-                if (std::isnan(x) || std::isnan(y)) e = (std::isnan(x) && std::isnan(y)) ? 0 : inf;
-                else if (std::isinf(x) || std::isinf(y)) e = x == y ? 0 : inf;
-                else e = std::fabs(x - y);
+                if (std::isnan(x) || std::isnan(y))
+                    e = (std::isnan(x) && std::isnan(y)) ? 0 : inf;
+                else if (std::isinf(x) || std::isinf(y))
+                    e = x == y ? 0 : inf;
+                else
+                    e = std::fabs(x - y);
                 d.maxAbs = std::max(d.maxAbs, e);
             }
             d.maxRel = d.maxAbs == 0 ? 0 : d.maxAbs / std::max(scale, 1e-30);
@@ -53,22 +54,26 @@ CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<T
     return r;
 }
 
-std::string allCloseMismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& ref, double rtol, double atol)
-{
-    if (got.size() != ref.size()) return std::to_string(got.size()) + " outputs vs " + std::to_string(ref.size()) + " expected";
+std::string allCloseMismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& ref, double rtol, double atol) {
+    if (got.size() != ref.size())
+        return std::to_string(got.size()) + " outputs vs " + std::to_string(ref.size()) + " expected";
     for (std::size_t i = 0; i < got.size(); ++i) {
         const std::string where = "output " + std::to_string(i) + ": ";
         const Tensor& a = got[i];
         const Tensor& b = ref[i];
-        if (a.dtype() != b.dtype()) return where + "dtype " + std::string(dtypeName(a.dtype())) + " vs " + std::string(dtypeName(b.dtype()));
+        if (a.dtype() != b.dtype())
+            return where + "dtype " + std::string(dtypeName(a.dtype())) + " vs " + std::string(dtypeName(b.dtype()));
         if (a.shape() != b.shape()) return where + "shape " + shapeStr(a.shape()) + " vs " + shapeStr(b.shape());
         const std::vector<double> va = a.toDoubles(), vb = b.toDoubles();
         for (std::size_t k = 0; k < va.size(); ++k) {
             const double x = va[k], y = vb[k];
             bool ok;
-            if (std::isnan(x) || std::isnan(y)) ok = std::isnan(x) && std::isnan(y);
-            else if (std::isinf(x) || std::isinf(y)) ok = x == y;
-            else ok = std::fabs(x - y) <= atol + rtol * std::fabs(y);
+            if (std::isnan(x) || std::isnan(y))
+                ok = std::isnan(x) && std::isnan(y);
+            else if (std::isinf(x) || std::isinf(y))
+                ok = x == y;
+            else
+                ok = std::fabs(x - y) <= atol + rtol * std::fabs(y);
             if (!ok) {
                 char b2[96];
                 std::snprintf(b2, sizeof b2, "element %zu: %.6g vs %.6g", k, x, y);

@@ -3,8 +3,7 @@
 
 namespace passlens {
 
-DeviceInfo queryDevices()
-{
+DeviceInfo queryDevices() {
     DeviceInfo info;
     info.cudaCompiled = false;
     info.deviceCount = 0;
@@ -12,8 +11,7 @@ DeviceInfo queryDevices()
     return info;
 }
 
-CopyBandwidth measurePinnedCopyBandwidth(std::size_t, int)
-{
+CopyBandwidth measurePinnedCopyBandwidth(std::size_t, int) {
     CopyBandwidth b;
     b.error = "no CUDA device: PassLens was built without CUDA support";
     return b;

@@ -23,16 +23,14 @@ double usSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 
 } // namespace
 
-std::optional<DeviceChoice> parseDeviceChoice(const std::string& text)
-{
+std::optional<DeviceChoice> parseDeviceChoice(const std::string& text) {
     if (text == "auto") return DeviceChoice::Auto;
     if (text == "cpu") return DeviceChoice::Cpu;
     if (text == "cuda") return DeviceChoice::Cuda;
     return std::nullopt;
 }
 
-const char* stepKindName(StepKind k)
-{
+const char* stepKindName(StepKind k) {
     switch (k) {
     case StepKind::Kernel: return "kernel";
     case StepKind::Emulated: return "emulated";
@@ -42,8 +40,7 @@ const char* stepKindName(StepKind k)
     return "?";
 }
 
-const char* transferDirectionName(TransferDirection d)
-{
+const char* transferDirectionName(TransferDirection d) {
     switch (d) {
     case TransferDirection::HtoD: return "HtoD";
     case TransferDirection::DtoH: return "DtoH";
@@ -52,32 +49,30 @@ const char* transferDirectionName(TransferDirection d)
     return "?";
 }
 
-std::string describeNode(const Apply& node)
-{
+std::string describeNode(const Apply& node) {
     std::string s = node.op().str() + " (node #" + std::to_string(node.id());
     if (!node.name().empty()) s += " '" + node.name() + "'";
     return s + ")";
 }
 
-Tensor ExecContext::allocateDevice(DType dtype, Shape shape)
-{
+Tensor ExecContext::allocateDevice(DType dtype, Shape shape) {
     return Tensor::empty(dtype, std::move(shape), pool.get(), MemoryKind::Device, device);
 }
 
-float* ExecContext::scratch(std::size_t floats)
-{
+float* ExecContext::scratch(std::size_t floats) {
     if (scratchBuffer.size() < floats) scratchBuffer.resize(floats);
     return scratchBuffer.data();
 }
 
 // ------------------------------------------------------------------ construction
-Executor::Executor(const FunctionGraph& graph, ExecOptions options) : m_graph(graph)
-{
+Executor::Executor(const FunctionGraph& graph, ExecOptions options)
+    : m_graph(graph) {
     m_ctx = std::make_shared<ExecContext>();
     m_ctx->pool = std::make_shared<BufferPool>();
     m_ctx->pool->setPoison(options.poison);
     m_ctx->options = options;
-    if (const char* e = std::getenv("PASSLENS_CUDA_SYNC"); e && std::strcmp(e, "1") == 0) m_ctx->options.cudaSyncEachStep = true;
+    if (const char* e = std::getenv("PASSLENS_CUDA_SYNC"); e && std::strcmp(e, "1") == 0)
+        m_ctx->options.cudaSyncEachStep = true;
     m_ctx->deviceName = "cpu";
     if (options.device != DeviceChoice::Cpu) {
         const DeviceInfo info = queryDevices();
@@ -105,19 +100,17 @@ Executor::Executor(const FunctionGraph& graph, ExecOptions options) : m_graph(gr
 }
 
 Executor::Executor(const FunctionGraph& graph, std::shared_ptr<ExecContext> context)
-    : m_graph(graph), m_ctx(std::move(context))
-{
+    : m_graph(graph)
+    , m_ctx(std::move(context)) {
     plan();
 }
 
-Executor::~Executor()
-{
+Executor::~Executor() {
     for (ExecStep& s : m_steps)
         if (s.timer && m_ctx->gpu) m_ctx->gpu->timerDestroy(s.timer);
 }
 
-void Executor::plan()
-{
+void Executor::plan() {
     const KernelRegistry& reg = KernelRegistry::instance();
     std::unordered_map<const Variable*, int> slotOf;
     auto slot = [&](const Variable* v) {
@@ -151,7 +144,7 @@ void Executor::plan()
                 s.backend = Backend::Cpu;
                 s.kind = StepKind::Emulated;
                 s.why = m_ctx->gpuBackend == Backend::Cuda ? "no CUDA kernel for " + kind + ": emulated on CPU"
-                                                            : "emulated on CPU";
+                                                           : "emulated on CPU";
             }
         } else {
             s.fn = reg.find(kind, Backend::Cpu);
@@ -163,10 +156,12 @@ void Executor::plan()
             s.why = "no kernel for op kind '" + kind + "'";
         }
         if (m_ctx->gpuBackend == Backend::Cuda) {
-            s.deviceTimed = (s.kind == StepKind::Kernel && s.backend == Backend::Cuda) || (s.kind == StepKind::Transfer && s.backend == Backend::Cuda);
+            s.deviceTimed = (s.kind == StepKind::Kernel && s.backend == Backend::Cuda) ||
+                            (s.kind == StepKind::Transfer && s.backend == Backend::Cuda);
             s.uploadOutput.assign(static_cast<std::size_t>(n->nout()), false);
             if (s.kind == StepKind::Emulated)
-                for (int k = 0; k < n->nout(); ++k) s.uploadOutput[static_cast<std::size_t>(k)] = n->output(k)->type().isGpu();
+                for (int k = 0; k < n->nout(); ++k)
+                    s.uploadOutput[static_cast<std::size_t>(k)] = n->output(k)->type().isGpu();
         }
         m_steps.push_back(std::move(s));
     }
@@ -189,7 +184,8 @@ void Executor::plan()
                             (data && !data->missing.empty() ? ": " + data->missing : std::string()));
         }
         Tensor t = Tensor::fromConstant(*data);
-        if (m_ctx->gpu && v->type().isGpu()) t = m_ctx->gpu->upload(t, *m_ctx->pool); // GPU constants live on the device
+        if (m_ctx->gpu && v->type().isGpu())
+            t = m_ctx->gpu->upload(t, *m_ctx->pool); // GPU constants live on the device
         m_constSlots[static_cast<std::size_t>(sl)] = std::move(t);
     }
 
@@ -221,8 +217,7 @@ void Executor::plan()
 // The output is neither a graph output nor read by anyone else, so overwriting it in place with
 // the element-wise result is invisible; the kernel checks the runtime shapes (accepts) and the
 // element-wise step passes the value through only when the kernel applied it.
-void Executor::planEpilogueFusion()
-{
+void Executor::planEpilogueFusion() {
     if (m_ctx->gpu || !m_ctx->options.fuseEpilogues) return;
     if (const char* e = std::getenv("PASSLENS_EPILOGUE_FUSION"); e && std::strcmp(e, "off") == 0) return;
     std::unordered_map<const Apply*, int> stepOf;
@@ -230,7 +225,9 @@ void Executor::planEpilogueFusion()
     for (std::size_t i = 0; i < m_steps.size(); ++i) {
         ExecStep& s = m_steps[i];
         const std::string& kind = s.node->op().kind();
-        if (s.backend != Backend::Cpu || s.kind == StepKind::Missing || s.kind == StepKind::Transfer || s.node->nout() != 1) continue;
+        if (s.backend != Backend::Cpu || s.kind == StepKind::Missing || s.kind == StepKind::Transfer ||
+            s.node->nout() != 1)
+            continue;
         if (kind != "GpuCorrMM" && kind != "AbstractConv2d" && kind != "OnnxConv") continue;
         const Variable* v = s.node->output(0);
         if (v->clients().size() != 1 || !v->clients()[0].node) continue;
@@ -241,7 +238,9 @@ void Executor::planEpilogueFusion()
         auto it = stepOf.find(consumer);
         if (it == stepOf.end()) continue;
         ExecStep& c = m_steps[static_cast<std::size_t>(it->second)];
-        if (c.backend != Backend::Cpu || c.kind == StepKind::Missing || c.fusedInto >= 0 || c.fusedStep >= 0 || c.outSlots.size() != 1) continue;
+        if (c.backend != Backend::Cpu || c.kind == StepKind::Missing || c.fusedInto >= 0 || c.fusedStep >= 0 ||
+            c.outSlots.size() != 1)
+            continue;
         int yInput = -1;
         bool ok = true;
         std::vector<Tensor> constants;
@@ -275,19 +274,22 @@ void Executor::planEpilogueFusion()
 // (KernelCall::outputInto); when every input then arrives as its block, the Join passes the
 // buffer on without copying. Anything else (a kernel that declined the block, an epilogue that was
 // not applied, other shapes at run time) runs the Join's kernel as usual.
-void Executor::planJoinInPlace()
-{
+void Executor::planJoinInPlace() {
     if (m_ctx->gpu || !m_ctx->options.joinInPlace) return;
     if (const char* e = std::getenv("PASSLENS_JOIN_IN_PLACE"); e && std::strcmp(e, "off") == 0) return;
     std::unordered_map<const Apply*, int> stepOf;
     for (std::size_t i = 0; i < m_steps.size(); ++i) stepOf[m_steps[i].node] = static_cast<int>(i);
     auto isConv = [](const ExecStep& s) {
         const std::string& k = s.node->op().kind();
-        return (k == "GpuCorrMM" || k == "AbstractConv2d" || k == "OnnxConv") && s.backend == Backend::Cpu && s.kind != StepKind::Missing &&
-               s.kind != StepKind::Transfer && s.node->nout() == 1;
+        return (k == "GpuCorrMM" || k == "AbstractConv2d" || k == "OnnxConv") && s.backend == Backend::Cpu &&
+               s.kind != StepKind::Missing && s.kind != StepKind::Transfer && s.node->nout() == 1;
     };
-    auto isOutput = [&](int slot) { return std::find(m_outputSlots.begin(), m_outputSlots.end(), slot) != m_outputSlots.end(); };
-    auto isGraphInput = [&](int slot) { return std::find(m_inputSlots.begin(), m_inputSlots.end(), slot) != m_inputSlots.end(); };
+    auto isOutput = [&](int slot) {
+        return std::find(m_outputSlots.begin(), m_outputSlots.end(), slot) != m_outputSlots.end();
+    };
+    auto isGraphInput = [&](int slot) {
+        return std::find(m_inputSlots.begin(), m_inputSlots.end(), slot) != m_inputSlots.end();
+    };
     auto staticShape = [](const Type& t, Shape& out) {
         if (!t.rankKnown()) return false;
         for (std::int64_t d : t.dims())
@@ -297,12 +299,15 @@ void Executor::planJoinInPlace()
     };
     // a variable read by one node (no graph output), once
     auto soleUse = [&](const Variable* v, int slot) {
-        return v->clients().size() == 1 && v->clients()[0].node && !isOutput(slot) && !v->isConstant() && !isGraphInput(slot);
+        return v->clients().size() == 1 && v->clients()[0].node && !isOutput(slot) && !v->isConstant() &&
+               !isGraphInput(slot);
     };
     for (std::size_t j = 0; j < m_steps.size(); ++j) {
         ExecStep& js = m_steps[j];
         const std::string& kind = js.node->op().kind();
-        if ((kind != "Join" && kind != "GpuJoin") || js.backend != Backend::Cpu || js.kind == StepKind::Missing || js.outSlots.size() != 1) continue;
+        if ((kind != "Join" && kind != "GpuJoin") || js.backend != Backend::Cpu || js.kind == StepKind::Missing ||
+            js.outSlots.size() != 1)
+            continue;
         if (js.inSlots.empty() || isOutput(js.outSlots[0]) || js.fusedInto >= 0) continue;
         const Variable* out = js.node->output(0);
         Shape os;
@@ -320,9 +325,10 @@ void Executor::planJoinInPlace()
         for (std::size_t k = 0; k < js.inSlots.size() && ok; ++k) {
             const Variable* v = js.node->input(static_cast<int>(k));
             Shape vs;
-            ok = soleUse(v, js.inSlots[k]) && v->owner() && v->type().dtype() == out->type().dtype() && staticShape(v->type(), vs) &&
-                 vs.size() == os.size();
-            for (std::size_t a = 0; a < vs.size() && ok; ++a) ok = static_cast<std::int64_t>(a) == axis || vs[a] == os[a];
+            ok = soleUse(v, js.inSlots[k]) && v->owner() && v->type().dtype() == out->type().dtype() &&
+                 staticShape(v->type(), vs) && vs.size() == os.size();
+            for (std::size_t a = 0; a < vs.size() && ok; ++a)
+                ok = static_cast<std::int64_t>(a) == axis || vs[a] == os[a];
             if (!ok) break;
             auto it = stepOf.find(v->owner());
             if (it == stepOf.end()) {
@@ -342,7 +348,8 @@ void Executor::planJoinInPlace()
             } else {
                 ok = isConv(p) && p.fusedStep < 0;
             }
-            ok = ok && m_steps[static_cast<std::size_t>(w)].joinStep < 0 && std::find(writers.begin(), writers.end(), w) == writers.end();
+            ok = ok && m_steps[static_cast<std::size_t>(w)].joinStep < 0 &&
+                 std::find(writers.begin(), writers.end(), w) == writers.end();
             writers.push_back(w);
             offsets.push_back(along * inner);
             shapes.push_back(vs);
@@ -362,8 +369,7 @@ void Executor::planJoinInPlace()
     }
 }
 
-std::string Executor::deviceDescription() const
-{
+std::string Executor::deviceDescription() const {
     std::string d = m_ctx->deviceName;
     bool anyGpu = false, anyEmulated = false;
     for (const ExecStep& s : m_steps) {
@@ -371,12 +377,12 @@ std::string Executor::deviceDescription() const
         anyEmulated |= s.kind == StepKind::Emulated;
     }
     if (!anyGpu) return "cpu"; // host ops only: the GPU (if any) is not used
-    if (anyEmulated) d += m_ctx->gpuBackend == Backend::Cpu ? " (GPU ops emulated on CPU)" : " (some GPU ops emulated on CPU)";
+    if (anyEmulated)
+        d += m_ctx->gpuBackend == Backend::Cpu ? " (GPU ops emulated on CPU)" : " (some GPU ops emulated on CPU)";
     return d;
 }
 
-std::vector<std::string> Executor::missingKernels() const
-{
+std::vector<std::string> Executor::missingKernels() const {
     std::vector<std::string> out;
     for (const ExecStep& s : m_steps)
         if (s.kind == StepKind::Missing) out.push_back(describeNode(*s.node));
@@ -385,8 +391,7 @@ std::vector<std::string> Executor::missingKernels() const
 
 // ------------------------------------------------------------------ running
 namespace {
-std::string typeMismatch(const Type& t, const Tensor& x)
-{
+std::string typeMismatch(const Type& t, const Tensor& x) {
     if (t.dtype() != x.dtype()) return "dtype " + std::string(dtypeName(x.dtype())) + ", expected " + t.str();
     if (t.rankKnown() && t.ndim() != x.ndim()) return "shape " + shapeStr(x.shape()) + ", expected " + t.str();
     if (t.rankKnown())
@@ -398,11 +403,11 @@ std::string typeMismatch(const Type& t, const Tensor& x)
 }
 } // namespace
 
-std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings* timings)
-{
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings* timings) {
     const auto runStart = Clock::now();
     if (inputs.size() != m_inputSlots.size())
-        throw ExecError("the graph takes " + std::to_string(m_inputSlots.size()) + " inputs, " + std::to_string(inputs.size()) + " given");
+        throw ExecError("the graph takes " + std::to_string(m_inputSlots.size()) + " inputs, " +
+                        std::to_string(inputs.size()) + " given");
     std::vector<Tensor> slots = m_constSlots;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const Variable* v = m_graph.inputs()[i];
@@ -430,8 +435,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         RunTimings* timings;
         const std::size_t& failed;
         const int exceptions = std::uncaught_exceptions();
-        ~FailureTimes()
-        {
+        ~FailureTimes() {
             if (std::uncaught_exceptions() == exceptions || !timings || !ex.m_ctx->gpu) return;
             bool synced = true;
             try {
@@ -445,8 +449,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
                 double us = std::numeric_limits<double>::quiet_NaN();
                 try {
                     if (synced && k < failed && st.timer) us = ex.m_ctx->gpu->timerElapsedUs(st.timer);
-                } catch (...) {
-                }
+                } catch (...) {}
                 timings->stepUs[k] = us;
             }
         }
@@ -460,19 +463,25 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             Tensor& t = slots[static_cast<std::size_t>(s.inSlots[static_cast<std::size_t>(s.fusedInput)])];
             const std::string bad = typeMismatch(node.output(0)->type(), t);
             if (!bad.empty()) throw ExecError(describeNode(node) + ": output 0 has " + bad);
-            if (!node.output(0)->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(t);
-            else t = Tensor();
+            if (!node.output(0)->clients().empty())
+                slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(t);
+            else
+                t = Tensor();
             if (timings) timings->stepFused[si] = true;
             continue;
         }
         if (s.kind == StepKind::Missing)
-            throw ExecError(describeNode(node) + ": " + s.why + " on the " + (m_ctx->gpuBackend == Backend::Cuda ? "CUDA or CPU" : "CPU") + " backend");
+            throw ExecError(describeNode(node) + ": " + s.why + " on the " +
+                            (m_ctx->gpuBackend == Backend::Cuda ? "CUDA or CPU" : "CPU") + " backend");
         ins.clear();
         for (std::size_t k = 0; k < s.inSlots.size(); ++k) {
             Tensor& t = slots[static_cast<std::size_t>(s.inSlots[k])];
-            if (!t.defined()) throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " has no value (internal error)");
-            if (s.lastUse[k]) ins.push_back(std::move(t));
-            else ins.push_back(t);
+            if (!t.defined())
+                throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " has no value (internal error)");
+            if (s.lastUse[k])
+                ins.push_back(std::move(t));
+            else
+                ins.push_back(t);
         }
         outs.assign(s.outSlots.size(), Tensor());
         if (m_ctx->gpu && s.backend == Backend::Cpu && s.kind != StepKind::Transfer) {
@@ -496,7 +505,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             bool all = ins.size() == s.joinOffsets.size();
             for (std::size_t k = 0; k < ins.size() && all; ++k)
                 all = ins[k].onHost() && ins[k].dtype() == s.joinDType &&
-                      ins[k].rawData() == static_cast<const char*>(buf.rawData()) + static_cast<std::size_t>(s.joinOffsets[k]) * es;
+                      ins[k].rawData() ==
+                          static_cast<const char*>(buf.rawData()) + static_cast<std::size_t>(s.joinOffsets[k]) * es;
             if (all) {
                 ins.clear();
                 if (!node.output(0)->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(buf);
@@ -519,7 +529,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             (*s.fn)(call);
             if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
             for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
-                if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost()) outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
+                if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost())
+                    outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
             // a kernel fault surfaces here, named after this node, instead of at a later sync
             if (m_ctx->gpu && m_ctx->options.cudaSyncEachStep) m_ctx->gpu->synchronize();
         } catch (const ExecError&) {
@@ -536,11 +547,13 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         if (devTimed) m_ctx->gpu->timerStop(s.timer);
         if (timings) {
             timings->stepUs[si] = devTimed ? 0.0 : usSince(t0);
-            if (s.kind == StepKind::Transfer && !outs.empty() && outs[0].defined()) timings->stepBytes[si] = outs[0].nbytes();
+            if (s.kind == StepKind::Transfer && !outs.empty() && outs[0].defined())
+                timings->stepBytes[si] = outs[0].nbytes();
         }
         for (std::size_t k = 0; k < outs.size(); ++k) {
             const Variable* v = node.output(static_cast<int>(k));
-            if (!outs[k].defined()) throw ExecError(describeNode(node) + ": the kernel produced no output " + std::to_string(k));
+            if (!outs[k].defined())
+                throw ExecError(describeNode(node) + ": the kernel produced no output " + std::to_string(k));
             // Onnx ops whose output ONNX shape inference could not type carry an assumed
             // float32[*]: their real dtype is accepted
             const bool assumed = node.op().isOnnx() && !v->type().rankKnown();
@@ -558,7 +571,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         m_ctx->gpu->synchronize();
         if (timings)
             for (std::size_t si = 0; si < m_steps.size(); ++si)
-                if (m_steps[si].deviceTimed && m_steps[si].timer) timings->stepUs[si] = m_ctx->gpu->timerElapsedUs(m_steps[si].timer);
+                if (m_steps[si].deviceTimed && m_steps[si].timer)
+                    timings->stepUs[si] = m_ctx->gpu->timerElapsedUs(m_steps[si].timer);
     }
     if (timings) timings->totalUs = usSince(runStart);
     return result;

@@ -13,29 +13,25 @@ namespace passlens {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-TransferDirection directionOf(const Apply& n)
-{
+TransferDirection directionOf(const Apply& n) {
     const std::string& k = n.op().kind();
     if (k == "GpuFromHost") return TransferDirection::HtoD;
     if (k == "HostFromGpu") return TransferDirection::DtoH;
     return TransferDirection::DtoD;
 }
 
-std::string fmt(const char* f, double v)
-{
+std::string fmt(const char* f, double v) {
     char b[64];
     std::snprintf(b, sizeof b, f, v);
     return b;
 }
 
-std::string pad(std::string s, std::size_t w, bool right = true)
-{
+std::string pad(std::string s, std::size_t w, bool right = true) {
     if (s.size() >= w) return s;
     return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
 
-const char* typeLetter(StepKind k)
-{
+const char* typeLetter(StepKind k) {
     switch (k) {
     case StepKind::Kernel: return "C";
     case StepKind::Emulated: return "E";
@@ -46,8 +42,8 @@ const char* typeLetter(StepKind k)
 }
 } // namespace
 
-ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs, const ProfileOptions& options, const std::string& phase)
-{
+ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs, const ProfileOptions& options,
+                              const std::string& phase) {
     ProfileReport rep;
     rep.phase = phase;
     rep.device = exec.deviceDescription();
@@ -118,15 +114,15 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
         std::fill(sum.begin(), sum.end(), 0.0);
         try {
             exec.run(inputs, &tm);
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
         for (std::size_t k = 0; k < ns && k < tm.stepUs.size(); ++k) {
             sum[k] = tm.stepUs[k];
             bytes[k] = tm.stepBytes[k];
         }
         // steps up to (not including) the failing one ran
         for (std::size_t k = 0; k < ns; ++k) {
-            if (steps[k].kind == StepKind::Missing || rep.error.find(describeNode(*steps[k].node)) != std::string::npos) break;
+            if (steps[k].kind == StepKind::Missing || rep.error.find(describeNode(*steps[k].node)) != std::string::npos)
+                break;
             ran[k] = k < tm.stepUs.size() && !std::isnan(tm.stepUs[k]); // NaN: a device time that was not recorded
         }
         rep.repeats = 0;
@@ -137,27 +133,34 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
 
 namespace {
 // "nodes #3, #7" / "node #3"
-std::string writersText(const ProfileNode& n)
-{
+std::string writersText(const ProfileNode& n) {
     std::string s = n.inPlaceWriters.size() == 1 ? "node " : "nodes ";
-    for (std::size_t k = 0; k < n.inPlaceWriters.size(); ++k) s += (k ? ", #" : "#") + std::to_string(n.inPlaceWriters[k]);
+    for (std::size_t k = 0; k < n.inPlaceWriters.size(); ++k)
+        s += (k ? ", #" : "#") + std::to_string(n.inPlaceWriters[k]);
     return s;
 }
 } // namespace
 
-nlohmann::json ProfileReport::toJson() const
-{
-    nlohmann::json j = {{"phase", phase}, {"device", device}, {"repeats", repeats}, {"warmup", warmup},
-                        {"wall_us", wallUs}, {"wall_std_us", wallStdUs}, {"profiled_wall_us", profiledWallUs}, {"overhead_us", overheadUs()},
+nlohmann::json ProfileReport::toJson() const {
+    nlohmann::json j = {{"phase", phase},
+                        {"device", device},
+                        {"repeats", repeats},
+                        {"warmup", warmup},
+                        {"wall_us", wallUs},
+                        {"wall_std_us", wallStdUs},
+                        {"profiled_wall_us", profiledWallUs},
+                        {"overhead_us", overheadUs()},
                         {"node_sum_us", nodeSumUs}};
     nlohmann::json ns = nlohmann::json::array(), notRun = nlohmann::json::array();
     for (const ProfileNode& n : nodes) {
         if (n.timeUs) {
             ns.push_back({{"node", n.node}, {"op", n.op}, {"kind", stepKindName(n.stepKind)}, {"time_us", *n.timeUs}});
         } else {
-            notRun.push_back({{"node", n.node}, {"op", n.op}, {"kind", "n/a"},
-                              {"reason", n.fusedInto                            ? "fused into node #" + std::to_string(*n.fusedInto)
-                                         : n.inPlace                        ? "in place: inputs written into its output by " + writersText(n)
+            notRun.push_back({{"node", n.node},
+                              {"op", n.op},
+                              {"kind", "n/a"},
+                              {"reason", n.fusedInto ? "fused into node #" + std::to_string(*n.fusedInto)
+                                         : n.inPlace ? "in place: inputs written into its output by " + writersText(n)
                                          : n.stepKind == StepKind::Missing ? std::string("no kernel")
                                                                            : std::string("not run")}});
         }
@@ -166,24 +169,30 @@ nlohmann::json ProfileReport::toJson() const
     if (!notRun.empty()) j["not_run"] = notRun;
     nlohmann::json ts = nlohmann::json::array();
     for (const ProfileTransfer& t : transfers)
-        ts.push_back({{"node", t.node}, {"bytes", t.bytes}, {"direction", transferDirectionName(t.direction)}, {"time_us", t.timeUs},
+        ts.push_back({{"node", t.node},
+                      {"bytes", t.bytes},
+                      {"direction", transferDirectionName(t.direction)},
+                      {"time_us", t.timeUs},
                       {"gb_per_s", t.gbPerS()}});
     j["transfers"] = ts;
     if (!error.empty()) j["error"] = error;
     return j;
 }
 
-std::string ProfileReport::text(std::size_t maxApplyRows) const
-{
+std::string ProfileReport::text(std::size_t maxApplyRows) const {
     std::string s;
     s += "Function profiling\n==================\n";
     s += "  Message: phase " + phase + " on " + device + "\n";
-    s += "  Time in " + std::to_string(repeats) + " calls (after " + std::to_string(warmup) + " warm-up): " + fmt("%.3f", wallUs * 1e-6 * repeats) +
-         "s, " + fmt("%.1f", wallUs) + "us per call\n";
-    s += "  Profiled calls: " + fmt("%.1f", profiledWallUs) + "us per call; profiler overhead " + fmt("%.1f", overheadUs()) + "us per call (" +
-         fmt("%.1f", wallUs > 0 ? 100.0 * overheadUs() / wallUs : 0.0) + "%" +
-         (std::abs(overheadUs()) <= wallStdUs ? "; within the runs' own spread of +-" + fmt("%.1f", wallStdUs) + "us" : std::string()) + ")\n";
-    s += "  Sum of node times: " + fmt("%.1f", nodeSumUs) + "us per call (" + fmt("%.1f", profiledWallUs > 0 ? 100.0 * nodeSumUs / profiledWallUs : 0.0) +
+    s += "  Time in " + std::to_string(repeats) + " calls (after " + std::to_string(warmup) +
+         " warm-up): " + fmt("%.3f", wallUs * 1e-6 * repeats) + "s, " + fmt("%.1f", wallUs) + "us per call\n";
+    s += "  Profiled calls: " + fmt("%.1f", profiledWallUs) + "us per call; profiler overhead " +
+         fmt("%.1f", overheadUs()) + "us per call (" + fmt("%.1f", wallUs > 0 ? 100.0 * overheadUs() / wallUs : 0.0) +
+         "%" +
+         (std::abs(overheadUs()) <= wallStdUs ? "; within the runs' own spread of +-" + fmt("%.1f", wallStdUs) + "us"
+                                              : std::string()) +
+         ")\n";
+    s += "  Sum of node times: " + fmt("%.1f", nodeSumUs) + "us per call (" +
+         fmt("%.1f", profiledWallUs > 0 ? 100.0 * nodeSumUs / profiledWallUs : 0.0) +
          "% of the profiled call; the rest is the executor's own work)\n";
     if (!error.empty()) s += "  ERROR: " + error + "\n";
     s += "  Types: C = kernel, E = GPU op emulated on CPU, T = transfer, n/a = no kernel / not run\n\n";
@@ -201,8 +210,10 @@ std::string ProfileReport::text(std::size_t maxApplyRows) const
             a.t += n.timeUs.value_or(0);
             a.apply++;
             const std::string l = typeLetter(n.stepKind);
-            if (a.type.empty()) a.type = l;
-            else if (a.type.find(l) == std::string::npos) a.type += "," + l;
+            if (a.type.empty())
+                a.type = l;
+            else if (a.type.find(l) == std::string::npos)
+                a.type += "," + l;
         }
         std::vector<std::pair<std::string, Agg>> v(m.begin(), m.end());
         std::stable_sort(v.begin(), v.end(), [](auto& x, auto& y) { return x.second.t > y.second.t; });
@@ -212,9 +223,10 @@ std::string ProfileReport::text(std::size_t maxApplyRows) const
         for (const auto& [k, a] : v) {
             const double pct = 100.0 * a.t / total;
             cum += pct;
-            s += "  " + pad(fmt("%.1f%%", pct), 6) + "  " + pad(fmt("%.1f%%", cum), 6) + "  " + pad(fmt("%.3fs", a.t * 1e-6 * repeats), 9) + "  " +
-                 pad(fmt("%.2fus", a.t / std::max(1, a.apply)), 11) + "  " + pad(a.type, 4, false) + " " + pad(std::to_string(repeats * a.apply), 6) +
-                 " " + pad(std::to_string(a.apply), 5) + "  " + k + "\n";
+            s += "  " + pad(fmt("%.1f%%", pct), 6) + "  " + pad(fmt("%.1f%%", cum), 6) + "  " +
+                 pad(fmt("%.3fs", a.t * 1e-6 * repeats), 9) + "  " +
+                 pad(fmt("%.2fus", a.t / std::max(1, a.apply)), 11) + "  " + pad(a.type, 4, false) + " " +
+                 pad(std::to_string(repeats * a.apply), 6) + " " + pad(std::to_string(a.apply), 5) + "  " + k + "\n";
         }
         s += "\n";
     };
@@ -224,7 +236,8 @@ std::string ProfileReport::text(std::size_t maxApplyRows) const
     s += "Apply\n------\n<% time> <sum %> <apply time> <time per call> <type> <#call> <id> <Apply name>\n";
     std::vector<const ProfileNode*> order;
     for (const ProfileNode& n : nodes) order.push_back(&n);
-    std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->timeUs.value_or(-1) > b->timeUs.value_or(-1); });
+    std::stable_sort(order.begin(), order.end(),
+                     [](auto* a, auto* b) { return a->timeUs.value_or(-1) > b->timeUs.value_or(-1); });
     double cum = 0;
     std::size_t shown = 0;
     for (const ProfileNode* n : order) {
@@ -241,16 +254,18 @@ std::string ProfileReport::text(std::size_t maxApplyRows) const
             t = fmt("%.3fs", *n->timeUs * 1e-6 * repeats);
             per = fmt("%.2fus", *n->timeUs);
         }
-        s += "  " + pad(pct, 6) + "  " + pad(cs, 6) + "  " + pad(t, 9) + "  " + pad(per, 11) + "  " + pad(typeLetter(n->stepKind), 4, false) + " " +
-             pad(std::to_string(repeats), 6) + " " + pad(std::to_string(n->node), 5) + "  " + n->op + (n->name.empty() ? "" : " '" + n->name + "'") +
+        s += "  " + pad(pct, 6) + "  " + pad(cs, 6) + "  " + pad(t, 9) + "  " + pad(per, 11) + "  " +
+             pad(typeLetter(n->stepKind), 4, false) + " " + pad(std::to_string(repeats), 6) + " " +
+             pad(std::to_string(n->node), 5) + "  " + n->op + (n->name.empty() ? "" : " '" + n->name + "'") +
              (n->fusedInto ? " (fused into #" + std::to_string(*n->fusedInto) + ")" : "") +
              (n->inPlace ? " (in place: inputs written by " + writersText(*n) + ")" : "") + "\n";
     }
     if (!transfers.empty()) {
         s += "\nTransfers\n---------\n<direction> <bytes> <time per call> <GB/s> <id>\n";
         for (const ProfileTransfer& t : transfers)
-            s += "  " + pad(transferDirectionName(t.direction), 4, false) + "  " + pad(std::to_string(t.bytes), 10) + "  " + pad(fmt("%.2fus", t.timeUs), 11) +
-                 "  " + pad(fmt("%.2f", t.gbPerS()), 7) + "  " + std::to_string(t.node) + "\n";
+            s += "  " + pad(transferDirectionName(t.direction), 4, false) + "  " + pad(std::to_string(t.bytes), 10) +
+                 "  " + pad(fmt("%.2fus", t.timeUs), 11) + "  " + pad(fmt("%.2f", t.gbPerS()), 7) + "  " +
+                 std::to_string(t.node) + "\n";
     }
     return s;
 }

@@ -13,29 +13,25 @@
 
 namespace passlens {
 
-std::int64_t shapeNumel(const Shape& shape)
-{
+std::int64_t shapeNumel(const Shape& shape) {
     std::int64_t n = 1;
     for (auto d : shape) n *= d;
     return n;
 }
 
-std::string shapeStr(const Shape& shape)
-{
+std::string shapeStr(const Shape& shape) {
     std::string s = "[";
     for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
     return s + "]";
 }
 
-void* rawAllocate(std::size_t bytes, MemoryKind kind, int device)
-{
+void* rawAllocate(std::size_t bytes, MemoryKind kind, int device) {
     if (kind == MemoryKind::Device) return cudaHooks().allocate ? cudaHooks().allocate(bytes, device) : nullptr;
     const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
     return std::aligned_alloc(64, rounded);
 }
 
-void rawFree(void* ptr, MemoryKind kind, int device, bool pinned)
-{
+void rawFree(void* ptr, MemoryKind kind, int device, bool pinned) {
     if (!ptr) return;
     if (pinned && cudaHooks().freePinned) {
         cudaHooks().freePinned(ptr);
@@ -49,15 +45,18 @@ void rawFree(void* ptr, MemoryKind kind, int device, bool pinned)
 }
 
 // ------------------------------------------------------------------ Storage
-Storage::Storage(void* ptr, std::size_t bytes, MemoryKind kind, bool readOnly,
-                 std::shared_ptr<const void> keepAlive, std::weak_ptr<BufferPool> pool, int device, bool pinned)
-    : m_ptr(ptr), m_bytes(bytes), m_kind(kind), m_readOnly(readOnly), m_keepAlive(std::move(keepAlive)),
-      m_pool(std::move(pool)), m_device(device), m_pinned(pinned)
-{
-}
+Storage::Storage(void* ptr, std::size_t bytes, MemoryKind kind, bool readOnly, std::shared_ptr<const void> keepAlive,
+                 std::weak_ptr<BufferPool> pool, int device, bool pinned)
+    : m_ptr(ptr)
+    , m_bytes(bytes)
+    , m_kind(kind)
+    , m_readOnly(readOnly)
+    , m_keepAlive(std::move(keepAlive))
+    , m_pool(std::move(pool))
+    , m_device(device)
+    , m_pinned(pinned) {}
 
-Storage::~Storage()
-{
+Storage::~Storage() {
     if (m_keepAlive) return; // borrowed
     if (auto pool = m_pool.lock()) {
         pool->release(m_ptr, m_bytes, m_kind, m_device, m_pinned);
@@ -69,8 +68,7 @@ Storage::~Storage()
 // ------------------------------------------------------------------ BufferPool
 BufferPool::~BufferPool() { trim(); }
 
-std::shared_ptr<Storage> BufferPool::allocate(std::size_t bytes, MemoryKind kind, int device)
-{
+std::shared_ptr<Storage> BufferPool::allocate(std::size_t bytes, MemoryKind kind, int device) {
     const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
     const bool wantPinned = kind == MemoryKind::Host && m_pinnedHost && cudaHooks().allocatePinned;
     // a cached buffer of the same kind; when pinned memory is wanted, a pageable one (left by a
@@ -106,37 +104,33 @@ std::shared_ptr<Storage> BufferPool::allocate(std::size_t bytes, MemoryKind kind
         p = rawAllocate(rounded, kind, device);
     }
     if (!p)
-        throw Error(std::string("out of ") + (kind == MemoryKind::Host ? "host" : "device") + " memory: cannot allocate " +
-                    std::to_string(bytes) + " bytes");
+        throw Error(std::string("out of ") + (kind == MemoryKind::Host ? "host" : "device") +
+                    " memory: cannot allocate " + std::to_string(bytes) + " bytes");
     noteAllocated(rounded);
     if (m_poison && kind == MemoryKind::Host) std::memset(p, 0xFF, rounded);
     return std::make_shared<Storage>(p, rounded, kind, false, nullptr, weak_from_this(), device, pinned);
 }
 
-void BufferPool::noteAllocated(std::size_t bytes)
-{
+void BufferPool::noteAllocated(std::size_t bytes) {
     m_liveBytes += bytes;
     m_peakLive = std::max(m_peakLive, m_liveBytes);
     m_peakFootprint = std::max(m_peakFootprint, m_liveBytes + m_cachedBytes);
 }
 
-void BufferPool::release(void* ptr, std::size_t bytes, MemoryKind kind, int device, bool pinned)
-{
+void BufferPool::release(void* ptr, std::size_t bytes, MemoryKind kind, int device, bool pinned) {
     m_liveBytes -= std::min(m_liveBytes, bytes);
     m_free.push_back({bytes, kind, device, ptr, pinned});
     m_cachedBytes += bytes;
 }
 
-void BufferPool::trim()
-{
+void BufferPool::trim() {
     for (const Entry& e : m_free) rawFree(e.ptr, e.kind, e.device, e.pinned);
     m_free.clear();
     m_cachedBytes = 0;
 }
 
 // ------------------------------------------------------------------ Tensor
-Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind, int device)
-{
+Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind, int device) {
     std::int64_t n = 1;
     bool overflow = false;
     for (auto d : shape) {
@@ -156,46 +150,43 @@ Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind
         const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
         void* p = rawAllocate(rounded, kind, device);
         if (!p)
-            throw Error(std::string("out of ") + (kind == MemoryKind::Host ? "host" : "device") + " memory: cannot allocate " +
-                        std::to_string(bytes) + " bytes for a tensor of shape " + shapeStr(shape));
+            throw Error(std::string("out of ") + (kind == MemoryKind::Host ? "host" : "device") +
+                        " memory: cannot allocate " + std::to_string(bytes) + " bytes for a tensor of shape " +
+                        shapeStr(shape));
         t.m_storage = std::make_shared<Storage>(p, rounded, kind, false, nullptr, std::weak_ptr<BufferPool>(), device);
     }
     t.m_shape = std::move(shape);
     return t;
 }
 
-Tensor Tensor::zeros(DType dtype, Shape shape, BufferPool* pool)
-{
+Tensor Tensor::zeros(DType dtype, Shape shape, BufferPool* pool) {
     Tensor t = empty(dtype, std::move(shape), pool);
     std::memset(t.rawData(), 0, t.nbytes());
     return t;
 }
 
-Tensor Tensor::fromConstant(const TensorData& data)
-{
+Tensor Tensor::fromConstant(const TensorData& data) {
     if (!data.loaded())
         throw Error("constant data is not loaded" + (data.missing.empty() ? std::string() : ": " + data.missing));
     Tensor t;
     t.m_dtype = data.dtype;
     t.m_shape = data.shape;
     if (data.bytes->size() < t.nbytes())
-        throw Error("constant data holds " + std::to_string(data.bytes->size()) + " bytes, its shape " + shapeStr(data.shape) +
-                    " needs " + std::to_string(t.nbytes()));
+        throw Error("constant data holds " + std::to_string(data.bytes->size()) + " bytes, its shape " +
+                    shapeStr(data.shape) + " needs " + std::to_string(t.nbytes()));
     void* p = const_cast<char*>(data.bytes->data());
     t.m_storage = std::make_shared<Storage>(p, data.bytes->size(), MemoryKind::Host, true,
                                             std::shared_ptr<const void>(data.bytes), std::weak_ptr<BufferPool>(), 0);
     return t;
 }
 
-Tensor Tensor::fromBytes(DType dtype, Shape shape, const void* bytes)
-{
+Tensor Tensor::fromBytes(DType dtype, Shape shape, const void* bytes) {
     Tensor t = empty(dtype, std::move(shape));
     if (t.nbytes()) std::memcpy(t.rawData(), bytes, t.nbytes());
     return t;
 }
 
-Tensor Tensor::fromDoubles(DType dtype, Shape shape, const std::vector<double>& values)
-{
+Tensor Tensor::fromDoubles(DType dtype, Shape shape, const std::vector<double>& values) {
     Tensor t = empty(dtype, std::move(shape));
     if (static_cast<std::int64_t>(values.size()) != t.numel())
         throw Error("fromDoubles: " + std::to_string(values.size()) + " values for shape " + shapeStr(t.shape()));
@@ -205,8 +196,7 @@ Tensor Tensor::fromDoubles(DType dtype, Shape shape, const std::vector<double>& 
 
 Tensor Tensor::scalar(DType dtype, double value) { return fromDoubles(dtype, {}, {value}); }
 
-Tensor Tensor::reshaped(Shape shape) const
-{
+Tensor Tensor::reshaped(Shape shape) const {
     if (shapeNumel(shape) != numel())
         throw Error("cannot reshape " + typeStr() + " to " + shapeStr(shape) + ": element counts differ");
     Tensor t = *this;
@@ -214,49 +204,44 @@ Tensor Tensor::reshaped(Shape shape) const
     return t;
 }
 
-Tensor Tensor::sliceView(std::int64_t offset, Shape shape) const
-{
+Tensor Tensor::sliceView(std::int64_t offset, Shape shape) const {
     if (offset < 0 || offset + shapeNumel(shape) > numel())
-        throw Error("view of " + shapeStr(shape) + " at element " + std::to_string(offset) + " does not fit in " + typeStr());
+        throw Error("view of " + shapeStr(shape) + " at element " + std::to_string(offset) + " does not fit in " +
+                    typeStr());
     Tensor t = *this;
     t.m_offset += static_cast<std::size_t>(offset) * dtypeSize(m_dtype);
     t.m_shape = std::move(shape);
     return t;
 }
 
-Tensor Tensor::clone(BufferPool* pool) const
-{
+Tensor Tensor::clone(BufferPool* pool) const {
     if (!onHost()) throw Error("clone: only host tensors are cloned here");
     Tensor t = empty(m_dtype, m_shape, pool);
     if (nbytes()) std::memcpy(t.rawData(), rawData(), nbytes());
     return t;
 }
 
-double Tensor::at(std::int64_t i) const
-{
+double Tensor::at(std::int64_t i) const {
     return visitDType(m_dtype, "Tensor::at", [&](auto z) -> double {
         using T = decltype(z);
         return static_cast<double>(data<T>()[i]);
     });
 }
 
-std::int64_t Tensor::intAt(std::int64_t i) const
-{
+std::int64_t Tensor::intAt(std::int64_t i) const {
     return visitDType(m_dtype, "Tensor::intAt", [&](auto z) -> std::int64_t {
         using T = decltype(z);
         return static_cast<std::int64_t>(data<T>()[i]);
     });
 }
 
-std::vector<double> Tensor::toDoubles() const
-{
+std::vector<double> Tensor::toDoubles() const {
     std::vector<double> v(static_cast<std::size_t>(numel()));
     convertElements(rawData(), m_dtype, v.data(), DType::Float64, numel());
     return v;
 }
 
-std::shared_ptr<TensorData> Tensor::toTensorData() const
-{
+std::shared_ptr<TensorData> Tensor::toTensorData() const {
     auto d = std::make_shared<TensorData>();
     d->dtype = m_dtype;
     d->shape = m_shape;
@@ -267,8 +252,7 @@ std::shared_ptr<TensorData> Tensor::toTensorData() const
 std::string Tensor::typeStr() const { return std::string(dtypeName(m_dtype)) + shapeStr(m_shape); }
 
 namespace {
-template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n)
-{
+template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n) {
     if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
         // C-style truncation; NaN, infinities and values beyond int64 give 0 (no UB)
         for (std::int64_t i = 0; i < n; ++i) {
@@ -281,8 +265,7 @@ template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n)
 }
 } // namespace
 
-void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n)
-{
+void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n) {
     if (n <= 0) return; // empty tensors may have no buffer
     if (srcType == dstType) {
         std::memcpy(dst, src, static_cast<std::size_t>(n) * dtypeSize(srcType));

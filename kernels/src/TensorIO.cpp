@@ -17,21 +17,21 @@ namespace passlens {
 
 namespace {
 // The reader handles real dtypes only (complex data has no int32_data layout).
-std::optional<DType> dtypeOf(int t)
-{
+std::optional<DType> dtypeOf(int t) {
     const auto d = dtypeFromOnnx(t);
     if (d && isComplex(*d)) return std::nullopt;
     return d;
 }
 } // namespace
 
-Tensor readTensorProto(const std::filesystem::path& file, std::string* name)
-{
+Tensor readTensorProto(const std::filesystem::path& file, std::string* name) {
     const std::string bytes = readFile(file); // a regular file only
     onnx::TensorProto t;
     if (bytes.empty() || !t.ParseFromString(bytes)) throw Error(file.string() + ": not a serialized onnx.TensorProto");
     const auto dt = dtypeOf(t.data_type());
-    if (!dt) throw Error(file.string() + ": tensor '" + t.name() + "' has unsupported element type " + std::to_string(t.data_type()));
+    if (!dt)
+        throw Error(file.string() + ": tensor '" + t.name() + "' has unsupported element type " +
+                    std::to_string(t.data_type()));
     Shape shape;
     for (auto d : t.dims()) {
         if (d < 0) throw Error(file.string() + ": tensor '" + t.name() + "' has a negative dim");
@@ -41,15 +41,18 @@ Tensor readTensorProto(const std::filesystem::path& file, std::string* name)
     checkTensorBytes(file.string() + ": tensor '" + t.name() + "'", *dt, shape); // before allocating it
     const std::int64_t n = shapeNumel(shape);
     const std::size_t need = static_cast<std::size_t>(n) * dtypeSize(*dt);
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) throw Error(file.string() + ": external tensor data is not supported here");
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+        throw Error(file.string() + ": external tensor data is not supported here");
     if (t.has_raw_data()) {
         if (t.raw_data().size() != need)
-            throw Error(file.string() + ": tensor '" + t.name() + "' has " + std::to_string(t.raw_data().size()) + " bytes of raw data, its shape " +
-                        shapeStr(shape) + " needs " + std::to_string(need));
+            throw Error(file.string() + ": tensor '" + t.name() + "' has " + std::to_string(t.raw_data().size()) +
+                        " bytes of raw data, its shape " + shapeStr(shape) + " needs " + std::to_string(need));
         return Tensor::fromBytes(*dt, shape, t.raw_data().data());
     }
     auto count = [&](std::int64_t have) {
-        if (have != n) throw Error(file.string() + ": tensor '" + t.name() + "' holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
+        if (have != n)
+            throw Error(file.string() + ": tensor '" + t.name() + "' holds " + std::to_string(have) +
+                        " values, its shape needs " + std::to_string(n));
     };
     // the values present are counted before the tensor is allocated
     switch (*dt) {
@@ -62,27 +65,34 @@ Tensor readTensorProto(const std::filesystem::path& file, std::string* name)
     }
     Tensor r = Tensor::empty(*dt, shape);
     switch (*dt) {
-    case DType::Float32: if (need) std::memcpy(r.rawData(), t.float_data().data(), need); break;
-    case DType::Float64: if (need) std::memcpy(r.rawData(), t.double_data().data(), need); break;
-    case DType::Int64: if (need) std::memcpy(r.rawData(), t.int64_data().data(), need); break;
+    case DType::Float32:
+        if (need) std::memcpy(r.rawData(), t.float_data().data(), need);
+        break;
+    case DType::Float64:
+        if (need) std::memcpy(r.rawData(), t.double_data().data(), need);
+        break;
+    case DType::Int64:
+        if (need) std::memcpy(r.rawData(), t.int64_data().data(), need);
+        break;
     case DType::UInt32:
     case DType::UInt64:
         for (std::int64_t i = 0; i < n; ++i) {
             const std::uint64_t v = t.uint64_data(static_cast<int>(i));
-            std::memcpy(static_cast<char*>(r.rawData()) + static_cast<std::size_t>(i) * dtypeSize(*dt), &v, dtypeSize(*dt));
+            std::memcpy(static_cast<char*>(r.rawData()) + static_cast<std::size_t>(i) * dtypeSize(*dt), &v,
+                        dtypeSize(*dt));
         }
         break;
     default:
         for (std::int64_t i = 0; i < n; ++i) {
             const std::int32_t v = t.int32_data(static_cast<int>(i));
-            std::memcpy(static_cast<char*>(r.rawData()) + static_cast<std::size_t>(i) * dtypeSize(*dt), &v, dtypeSize(*dt));
+            std::memcpy(static_cast<char*>(r.rawData()) + static_cast<std::size_t>(i) * dtypeSize(*dt), &v,
+                        dtypeSize(*dt));
         }
     }
     return r;
 }
 
-void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, const std::string& name)
-{
+void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, const std::string& name) {
     if (!tensor.onHost()) throw Error(file.string() + ": only host tensors can be written");
     onnx::TensorProto t;
     t.set_name(name);
@@ -94,8 +104,7 @@ void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, c
     writeFileAtomic(file, bytes);
 }
 
-std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::string& prefix)
-{
+std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::string& prefix) {
     std::vector<Tensor> out;
     for (int i = 0;; ++i) {
         const auto f = dir / (prefix + "_" + std::to_string(i) + ".pb");
@@ -106,8 +115,7 @@ std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::s
     return out;
 }
 
-Tensor randomTensor(const Type& type, std::uint64_t seed, std::int64_t unknownLead, std::int64_t unknownDim)
-{
+Tensor randomTensor(const Type& type, std::uint64_t seed, std::int64_t unknownLead, std::int64_t unknownDim) {
     Shape shape;
     if (type.rankKnown())
         for (int a = 0; a < type.ndim(); ++a) {

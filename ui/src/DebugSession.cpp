@@ -20,7 +20,8 @@ struct DebugSession::Loaded {
     std::shared_ptr<const FunctionGraph> finalGraph;
 };
 
-DebugSession::DebugSession(QObject* parent) : QObject(parent) {}
+DebugSession::DebugSession(QObject* parent)
+    : QObject(parent) {}
 DebugSession::~DebugSession() { m_cancel.cancel(); }
 
 void DebugSession::setBusy(bool busy, const QString& what) {
@@ -29,7 +30,8 @@ void DebugSession::setBusy(bool busy, const QString& what) {
 }
 
 namespace {
-std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous,
+std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
+                                                 std::shared_ptr<const Trace> previous,
                                                  QMap<QString, double> moves = {});
 } // namespace
 
@@ -44,7 +46,8 @@ void DebugSession::open(const QString& path, const QString& pipeline) {
     watcher->setFuture(QtConcurrent::run([path, pipeline] { return loadAndRun(path, pipeline, {}, nullptr); }));
 }
 
-void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases, const QMap<QString, double>& moves) {
+void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases,
+                               const QMap<QString, double>& moves) {
     if (m_busy || m_path.isEmpty()) return;
     setBusy(true, tr("Running pipeline %1 …").arg(pipeline));
     auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
@@ -54,12 +57,14 @@ void DebugSession::runPipeline(const QString& pipeline, const QStringList& disab
     });
     const QString path = m_path;
     std::shared_ptr<const Trace> previous(m_trace ? new Trace(*m_trace) : nullptr);
-    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, previous, moves] { return loadAndRun(path, pipeline, disabledPhases, previous, moves); }));
+    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, previous, moves] {
+        return loadAndRun(path, pipeline, disabledPhases, previous, moves);
+    }));
 }
 
 namespace {
-std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled, std::shared_ptr<const Trace> previous,
-                                                 QMap<QString, double> moves) {
+std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
+                                                 std::shared_ptr<const Trace> previous, QMap<QString, double> moves) {
     auto r = std::make_shared<DebugSession::Loaded>();
     r->path = path;
     r->pipeline = pipeline;
@@ -70,14 +75,17 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
             const nlohmann::json doc = readJsonFile(p);
             r->trace = std::make_unique<Trace>(Trace::fromSessionJson(doc, path.toStdString(), p.parent_path()));
             if (doc.contains("view") && doc["view"].is_object()) r->viewStep = doc["view"].value("step", -1);
-            if (doc.contains("source") && doc["source"].is_object()) r->sourcePath = QString::fromStdString(doc["source"].value("path", std::string()));
+            if (doc.contains("source") && doc["source"].is_object())
+                r->sourcePath = QString::fromStdString(doc["source"].value("path", std::string()));
             r->pipeline = QString::fromStdString(r->trace->pipelineName());
             r->finalGraph = r->trace->graphAfterPhase("final");
             r->finalGraph->toposort();
             return r;
         }
-        if (previous) graph = previous->sourceGraph();
-        else graph = std::move(loadGraphFile(p).graph);
+        if (previous)
+            graph = previous->sourceGraph();
+        else
+            graph = std::move(loadGraphFile(p).graph);
         const std::string pl = pipeline.toStdString();
         Pipeline pipe = pl.find(".json") != std::string::npos ? Pipeline::fromFile(pl) : Pipeline::builtin(pl);
         for (const auto& d : disabled) pipe.setEnabled(d.toStdString(), false);
@@ -130,10 +138,12 @@ void DebugSession::rebuildSteps() {
             for (int s = ph.firstEvent; s <= ph.lastEvent; ++s) {
                 const RewriteEvent& e = events[static_cast<std::size_t>(s - 1)];
                 if (e.status != "applied") continue;
-                m_steps.push_back({s, static_cast<int>(p), QStringLiteral("#%1 %2").arg(s).arg(QString::fromStdString(e.rewriter)), false});
+                m_steps.push_back({s, static_cast<int>(p),
+                                   QStringLiteral("#%1 %2").arg(s).arg(QString::fromStdString(e.rewriter)), false});
             }
         // every phase ends at a step (unchanged phases show the same graph)
-        m_steps.push_back({m_trace->lastEventOfPhase(p), static_cast<int>(p), QString::fromStdString(ph.info.name), true});
+        m_steps.push_back(
+            {m_trace->lastEventOfPhase(p), static_cast<int>(p), QString::fromStdString(ph.info.name), true});
     }
 }
 
@@ -179,7 +189,8 @@ void DebugSession::goToEvent(int seq) {
 int DebugSession::phaseStartStep(int index) const {
     const int phase = m_steps[static_cast<std::size_t>(index)].phase;
     for (int i = index - 1; i >= 0; --i)
-        if (m_steps[static_cast<std::size_t>(i)].phaseEnd && m_steps[static_cast<std::size_t>(i)].phase != phase) return i;
+        if (m_steps[static_cast<std::size_t>(i)].phaseEnd && m_steps[static_cast<std::size_t>(i)].phase != phase)
+            return i;
     return 0;
 }
 
@@ -241,8 +252,10 @@ void DebugSession::requestLayout() {
     Caption cap;
     cap.source = QFileInfo(m_path).fileName().toStdString();
     cap.pipeline = m_pipelineName.toStdString();
-    cap.step = m_nested ? m_nestedLabel.toStdString() : m_diffFrom ? ("diff " + m_steps[static_cast<std::size_t>(*m_diffFrom)].label.toStdString() + " .. " + step.label.toStdString())
-                          : step.label.toStdString();
+    cap.step = m_nested     ? m_nestedLabel.toStdString()
+               : m_diffFrom ? ("diff " + m_steps[static_cast<std::size_t>(*m_diffFrom)].label.toStdString() + " .. " +
+                               step.label.toStdString())
+                            : step.label.toStdString();
     cap.stepIndex = m_current;
     cap.stepCount = static_cast<int>(m_steps.size()) - 1;
     std::optional<TimingProfile> profile = m_nested ? std::nullopt : m_profile;
@@ -257,8 +270,10 @@ void DebugSession::requestLayout() {
     const std::optional<int> chain = nested ? std::nullopt : std::optional<int>(before ? *m_diffFrom : -1);
     std::optional<LayoutResult> remembered, anchor;
     if (chain) {
-        if (auto it = m_stepLayouts.find({*chain, m_current}); it != m_stepLayouts.end()) remembered = it->second;
-        else if (m_layout && m_layoutChain == chain) anchor = m_layout;
+        if (auto it = m_stepLayouts.find({*chain, m_current}); it != m_stepLayouts.end())
+            remembered = it->second;
+        else if (m_layout && m_layoutChain == chain)
+            anchor = m_layout;
     }
     const int current = m_current;
     const std::vector<NodeId> extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;
@@ -270,47 +285,49 @@ void DebugSession::requestLayout() {
     const bool quick = m_neighbourhoodFirst && !extraFocus.empty() && !m_nested && !m_diffFrom;
     m_neighbourhoodFirst = false;
     if (quick) layoutOptions.nodeThreshold = 0; // the focused view, whatever the size
-    if (!extraFocus.empty()) { // the remembered or pinned drawing may lack the seeds
+    if (!extraFocus.empty()) {                  // the remembered or pinned drawing may lack the seeds
         remembered.reset();
         anchor.reset();
     }
     auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, chain, current, extraFocus, quick] {
-        auto res = watcher->result();
-        watcher->deleteLater();
-        if (generation != m_layoutGeneration) return; // a newer request superseded it
-        if (!res.first) {
-            m_followUp = false;
-            emit layoutFailed(res.second);
-            return;
-        }
-        if (quick) {
-            // shown now; the whole step follows, laid out afresh (not pinned to this excerpt)
-            res.first->focusReason = "the neighbourhood of the target first; the whole step follows";
-            m_layout = std::move(res.first);
-            m_layoutChain.reset();
-            const bool whole = m_layout->hiddenNodes > 0;
-            m_extraFocus.clear();
-            m_followUp = whole;
-            emit layoutReady();
-            if (whole) requestLayout();
-            return;
-        }
-        m_followUp = false;
-        m_layoutChain = chain;
-        if (chain && extraFocus.empty()) {
-            m_stepLayouts[{*chain, current}] = *res.first;
-            // keep it bounded: drop the drawings farthest from this step
-            while (m_stepLayouts.size() > 48) {
-                auto farthest = m_stepLayouts.begin();
-                for (auto it = m_stepLayouts.begin(); it != m_stepLayouts.end(); ++it)
-                    if (std::abs(it->first.second - current) > std::abs(farthest->first.second - current)) farthest = it;
-                m_stepLayouts.erase(farthest);
-            }
-        }
-        m_layout = std::move(res.first);
-        emit layoutReady();
-    });
+    connect(watcher, &QFutureWatcherBase::finished, this,
+            [this, watcher, generation, chain, current, extraFocus, quick] {
+                auto res = watcher->result();
+                watcher->deleteLater();
+                if (generation != m_layoutGeneration) return; // a newer request superseded it
+                if (!res.first) {
+                    m_followUp = false;
+                    emit layoutFailed(res.second);
+                    return;
+                }
+                if (quick) {
+                    // shown now; the whole step follows, laid out afresh (not pinned to this excerpt)
+                    res.first->focusReason = "the neighbourhood of the target first; the whole step follows";
+                    m_layout = std::move(res.first);
+                    m_layoutChain.reset();
+                    const bool whole = m_layout->hiddenNodes > 0;
+                    m_extraFocus.clear();
+                    m_followUp = whole;
+                    emit layoutReady();
+                    if (whole) requestLayout();
+                    return;
+                }
+                m_followUp = false;
+                m_layoutChain = chain;
+                if (chain && extraFocus.empty()) {
+                    m_stepLayouts[{*chain, current}] = *res.first;
+                    // keep it bounded: drop the drawings farthest from this step
+                    while (m_stepLayouts.size() > 48) {
+                        auto farthest = m_stepLayouts.begin();
+                        for (auto it = m_stepLayouts.begin(); it != m_stepLayouts.end(); ++it)
+                            if (std::abs(it->first.second - current) > std::abs(farthest->first.second - current))
+                                farthest = it;
+                        m_stepLayouts.erase(farthest);
+                    }
+                }
+                m_layout = std::move(res.first);
+                emit layoutReady();
+            });
     watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
         if (remembered) return {remembered, {}};
         try {

@@ -23,8 +23,8 @@ namespace passlens {
 /// One stop of the step slider: the graph after applied event `event` (0 = source).
 struct StepPoint {
     int event = 0;
-    int phase = -1;   ///< index of the phase the event belongs to; -1 for the source
-    QString label;    ///< "source", "merge1", "#17 local_cut_gpu_transfers"
+    int phase = -1; ///< index of the phase the event belongs to; -1 for the source
+    QString label;  ///< "source", "merge1", "#17 local_cut_gpu_transfers"
     bool phaseEnd = false;
 };
 
@@ -39,7 +39,8 @@ public:
     void open(const QString& path, const QString& pipeline = QStringLiteral("theano"));
     /// Re-runs a pipeline on the source graph (disabled phases skipped). Asynchronous.
     /// `moves`: phase name -> new position (Pipeline::move), to reorder phases.
-    void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {}, const QMap<QString, double>& moves = {});
+    void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {},
+                     const QMap<QString, double>& moves = {});
     bool busy() const { return m_busy; }
 
     const Trace* trace() const { return m_trace.get(); }

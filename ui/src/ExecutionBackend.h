@@ -27,8 +27,7 @@ public:
     /// throws std::exception with a user-facing message (unsupported op, cancelled). `progress`
     /// gets a fraction in [0, 1]; `cancel` is polled between runs. Called on a worker thread.
     virtual nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
-                                   const std::function<void(double)>& progress,
-                                   const std::atomic<bool>& cancel) = 0;
+                                   const std::function<void(double)>& progress, const std::atomic<bool>& cancel) = 0;
     /// Outputs of `graph` vs `reference` on the same seeded inputs: {"max_abs", "max_rel"}.
     virtual nlohmann::json compare(const FunctionGraph& graph, const FunctionGraph& reference) = 0;
 };

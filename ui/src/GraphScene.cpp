@@ -43,14 +43,16 @@ QColor changeFill(NodeChange c) {
 
 QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, double timeShare) {
     // heat by share of time as in exports (heatColour), then the diff class, then the category
-    const QColor c = timeShare >= 0                        ? hex(heatColour(timeShare))
+    const QColor c = timeShare >= 0                      ? hex(heatColour(timeShare))
                      : n.change != NodeChange::Unchanged ? changeFill(n.change)
                                                          : hex(categoryFill(n.category));
     return dark ? c.darker(260) : c;
 }
 
 GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, double timeShare)
-    : m_node(node), m_dark(dark), m_timeShare(timeShare) {
+    : m_node(node)
+    , m_dark(dark)
+    , m_timeShare(timeShare) {
     const QPointF c = toScene(node.center, height);
     m_rect = QRectF(c.x() - node.width / 2, c.y() - node.height / 2, node.width, node.height);
     setFlag(ItemIsSelectable);
@@ -69,12 +71,14 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     p->setRenderHint(QPainter::Antialiasing);
     const QColor fg = m_dark ? QColor(0xee, 0xee, 0xee) : QColor(0x21, 0x21, 0x21);
     const QColor border = m_dark ? fg : hex(categoryBorder(m_node.category));
-    QPen pen(m_node.change == NodeChange::Unchanged ? border : changeColor(m_node.change), m_node.change == NodeChange::Unchanged ? 1.0 : 2.6);
+    QPen pen(m_node.change == NodeChange::Unchanged ? border : changeColor(m_node.change),
+             m_node.change == NodeChange::Unchanged ? 1.0 : 2.6);
     if (m_node.change == NodeChange::Removed) pen.setStyle(Qt::DashLine);
     if (option->state & QStyle::State_Selected) pen = QPen(QColor(0x19, 0x76, 0xd2), 3.2);
     p->setPen(pen);
     p->setBrush(fillFor(m_node, m_dark, m_timeShare));
-    const bool round = m_node.category == NodeCategory::Input || m_node.category == NodeCategory::Output || m_node.category == NodeCategory::Constant;
+    const bool round = m_node.category == NodeCategory::Input || m_node.category == NodeCategory::Output ||
+                       m_node.category == NodeCategory::Constant;
     p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
     // light text on the dark end of the heat scale, as the exports' heatOf
     p->setPen(m_timeShare >= 0.62 && !m_dark ? QColor(Qt::white) : fg);
@@ -105,7 +109,8 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     if (!m_node.detail.empty()) drawLine(m_node.detail, line, 8, false);
 }
 
-GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
+GraphScene::GraphScene(QObject* parent)
+    : QGraphicsScene(parent) {
     connect(this, &QGraphicsScene::selectionChanged, this, [this] {
         const auto sel = selectedItems();
         for (auto* it : sel)
@@ -121,8 +126,8 @@ GraphScene::~GraphScene() {
     clear();
 }
 
-void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips, const QHash<NodeId, double>& timeShares,
-                           bool growOnly) {
+void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QString>& tooltips,
+                           const QHash<NodeId, double>& timeShares, bool growOnly) {
     const QRectF old = sceneRect();
     // Forget the items first and delete them quietly: a selected item's deletion emits
     // selectionChanged, whose handlers must not reach the items being deleted.
@@ -179,7 +184,8 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
     for (const LayoutNode& n : layout.nodes) {
         auto* item = new GraphNodeItem(n, h, m_dark, n.node >= 0 ? timeShares.value(n.node, -1.0) : -1.0);
         const QString key = QString::fromStdString(n.key);
-        item->setToolTip(tooltips.value(key, QString::fromStdString(n.title + "\n" + n.subtitle + (n.detail.empty() ? "" : "\n" + n.detail))));
+        item->setToolTip(tooltips.value(
+            key, QString::fromStdString(n.title + "\n" + n.subtitle + (n.detail.empty() ? "" : "\n" + n.detail))));
         addItem(item);
         m_nodes.insert(key, item);
     }
@@ -211,7 +217,8 @@ QList<GraphNodeItem*> GraphScene::find(const QString& text) const {
         if (t.contains(text, Qt::CaseInsensitive)) out << it;
     }
     std::sort(out.begin(), out.end(), [](GraphNodeItem* a, GraphNodeItem* b) {
-        return a->node().center.y != b->node().center.y ? a->node().center.y > b->node().center.y : a->node().center.x < b->node().center.x;
+        return a->node().center.y != b->node().center.y ? a->node().center.y > b->node().center.y
+                                                        : a->node().center.x < b->node().center.x;
     });
     return out;
 }

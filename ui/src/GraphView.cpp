@@ -15,7 +15,9 @@ namespace passlens {
 // A small overview of the whole scene with the visible rectangle; click to move there.
 class GraphView::Minimap final : public QGraphicsView {
 public:
-    Minimap(QGraphicsScene* scene, GraphView* main) : QGraphicsView(scene, main), m_main(main) {
+    Minimap(QGraphicsScene* scene, GraphView* main)
+        : QGraphicsView(scene, main)
+        , m_main(main) {
         setInteractive(false);
         setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -44,7 +46,8 @@ private:
     GraphView* m_main;
 };
 
-GraphView::GraphView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene, parent) {
+GraphView::GraphView(QGraphicsScene* scene, QWidget* parent)
+    : QGraphicsView(scene, parent) {
     setRenderHint(QPainter::Antialiasing);
     setDragMode(QGraphicsView::ScrollHandDrag);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
@@ -112,7 +115,8 @@ void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
     // in viewport pixels, so they stay put and readable at any zoom
     painter->save();
     painter->resetTransform();
-    const QColor frame = palette().color(QPalette::Mid), back = palette().color(QPalette::Window), ink = palette().color(QPalette::WindowText);
+    const QColor frame = palette().color(QPalette::Mid), back = palette().color(QPalette::Window),
+                 ink = palette().color(QPalette::WindowText);
     if (!m_paneLabel.isEmpty()) {
         QFont f = font();
         f.setBold(true);
@@ -139,7 +143,8 @@ void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
         painter->setBrush(bar);
         painter->drawRect(QRect(box.left() + 8, box.top() + 6, box.width() - 16, 10));
         painter->setPen(ink);
-        painter->drawText(QRect(box.left() + 8, box.top() + 18, box.width() - 16, fm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter, m_legend);
+        painter->drawText(QRect(box.left() + 8, box.top() + 18, box.width() - 16, fm.height() + 4),
+                          Qt::AlignLeft | Qt::AlignVCenter, m_legend);
     }
     painter->restore();
 }

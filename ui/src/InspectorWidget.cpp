@@ -14,7 +14,8 @@ QString eventLink(const Trace* t, int seq) {
 }
 } // namespace
 
-InspectorWidget::InspectorWidget(QWidget* parent) : QTextBrowser(parent) {
+InspectorWidget::InspectorWidget(QWidget* parent)
+    : QTextBrowser(parent) {
     setOpenLinks(false);
     connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
         if (url.scheme() == QStringLiteral("event")) emit eventActivated(url.path().toInt());
@@ -31,27 +32,40 @@ void InspectorWidget::clearNode() {
     setHtml(tr("<p><i>Select a node in the graph or the profile table.</i></p>"));
 }
 
-void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, NodeId id, const nlohmann::json* profile) {
+void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, NodeId id,
+                               const nlohmann::json* profile) {
     const Apply* n = graph ? graph->node(id) : nullptr;
     if (!n) return clearNode();
     m_node = id;
     QString h;
     h += QStringLiteral("<h3>%1</h3>").arg(esc(n->op().str()));
-    h += QStringLiteral("<p>node #%1%2 · kind <b>%3</b> · %4</p>").arg(id).arg(n->name().empty() ? QString() : QStringLiteral(" · ") + esc(n->name()),
-                                                                      esc(n->op().kind()), n->op().isGpu() ? tr("GPU") : n->op().isTransfer() ? tr("transfer") : tr("host"));
-    if (!n->op().attrs().empty()) h += QStringLiteral("<p><b>Attributes</b><br><code>%1</code></p>").arg(esc(n->op().attrs().dump()));
+    h += QStringLiteral("<p>node #%1%2 · kind <b>%3</b> · %4</p>")
+             .arg(id)
+             .arg(n->name().empty() ? QString() : QStringLiteral(" · ") + esc(n->name()), esc(n->op().kind()),
+                  n->op().isGpu()        ? tr("GPU")
+                  : n->op().isTransfer() ? tr("transfer")
+                                         : tr("host"));
+    if (!n->op().attrs().empty())
+        h += QStringLiteral("<p><b>Attributes</b><br><code>%1</code></p>").arg(esc(n->op().attrs().dump()));
     if (!n->op().subgraphs().empty()) {
         h += tr("<p><b>Nested graphs</b><br>");
         for (const Subgraph& sg : n->op().subgraphs())
-            h += QStringLiteral("<a href=\"nested:%1/%2\">open %2</a> (%3 nodes)<br>").arg(id).arg(esc(sg.attribute)).arg(sg.graph->nodeCount());
+            h += QStringLiteral("<a href=\"nested:%1/%2\">open %2</a> (%3 nodes)<br>")
+                     .arg(id)
+                     .arg(esc(sg.attribute))
+                     .arg(sg.graph->nodeCount());
         h += QStringLiteral("</p>");
     }
     h += tr("<p><b>Inputs</b><br>");
     for (int i = 0; i < n->nin(); ++i)
-        h += QStringLiteral("%1. %2 : <code>%3</code><br>").arg(i).arg(esc(n->input(i)->displayName()), esc(n->input(i)->type().str()));
+        h += QStringLiteral("%1. %2 : <code>%3</code><br>")
+                 .arg(i)
+                 .arg(esc(n->input(i)->displayName()), esc(n->input(i)->type().str()));
     h += tr("</p><p><b>Outputs</b><br>");
     for (int i = 0; i < n->nout(); ++i)
-        h += QStringLiteral("%1. %2 : <code>%3</code><br>").arg(i).arg(esc(n->output(i)->displayName()), esc(n->output(i)->type().str()));
+        h += QStringLiteral("%1. %2 : <code>%3</code><br>")
+                 .arg(i)
+                 .arg(esc(n->output(i)->displayName()), esc(n->output(i)->type().str()));
     h += QStringLiteral("</p>");
     if (trace) {
         const int created = trace->createdBy(id);
@@ -62,12 +76,15 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
         const int removed = trace->removedBy(id);
         h += tr("<b>Removed by</b> %1</p>").arg(removed ? eventLink(trace, removed) : tr("— (in the final graph)"));
         for (const auto& l : trace->lifting())
-            if (l.node == id) h += tr("<p><b>Lifting</b>: %1 — %2</p>").arg(l.lifted ? tr("on the GPU") : tr("left on the host"), esc(l.reason));
+            if (l.node == id)
+                h += tr("<p><b>Lifting</b>: %1 — %2</p>")
+                         .arg(l.lifted ? tr("on the GPU") : tr("left on the host"), esc(l.reason));
         QString tried;
         int count = 0;
         for (const auto& e : trace->events())
             if (e.node == id && e.status != "applied" && count++ < 30)
-                tried += QStringLiteral("<li>%1 <i>%2</i>: %3</li>").arg(eventLink(trace, e.seq), esc(e.status), esc(e.reason));
+                tried += QStringLiteral("<li>%1 <i>%2</i>: %3</li>")
+                             .arg(eventLink(trace, e.seq), esc(e.status), esc(e.reason));
         if (!tried.isEmpty()) h += tr("<p><b>Rewrites tried on it</b></p><ul>%1</ul>").arg(tried);
     }
     if (profile) {
@@ -76,9 +93,14 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
                 if (t.value("node", -1LL) == id) {
                     const auto tu = t.find("time_us");
                     h += tr("<p><b>Timing</b>: %1 µs per run (%2)%3</p>")
-                             .arg(tu != t.end() && tu->is_number() ? QString::number(tu->get<double>(), 'f', 1) : tr("n/a"))
+                             .arg(tu != t.end() && tu->is_number() ? QString::number(tu->get<double>(), 'f', 1)
+                                                                   : tr("n/a"))
                              .arg(QString::fromStdString(t.value("kind", std::string(key))))
-                             .arg(t.contains("bytes") ? tr(", %1 bytes %2").arg(t["bytes"].get<long long>()).arg(QString::fromStdString(t.value("direction", std::string()))) : QString());
+                             .arg(t.contains("bytes")
+                                      ? tr(", %1 bytes %2")
+                                            .arg(t["bytes"].get<long long>())
+                                            .arg(QString::fromStdString(t.value("direction", std::string())))
+                                      : QString());
                 }
     }
     setHtml(h);

@@ -78,12 +78,14 @@ QRectF outputsArea(const GraphScene& scene) {
 }
 } // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new DebugSession(this)) {
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+    , m_session(new DebugSession(this)) {
     setWindowTitle(QStringLiteral("PassLens"));
     setAcceptDrops(true);
     buildUi();
     buildActions();
-    updateProfileLabel(); // no profile yet: the dock is one line high
+    updateProfileLabel();                                          // no profile yet: the dock is one line high
     QTimer::singleShot(0, this, [this] { updateProfileLabel(); }); // (dock sizes apply once laid out)
     connect(m_session, &DebugSession::opened, this, [this] {
         {
@@ -94,12 +96,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
             m_syncingTree = wasSyncing;
         }
         m_slider->setRange(0, static_cast<int>(m_session->steps().size()) - 1);
-        setWindowTitle(QStringLiteral("%1 — %2 — PassLens").arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
+        setWindowTitle(QStringLiteral("%1 — %2 — PassLens")
+                           .arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
         const int idx = m_pipelineCombo->findText(m_session->pipelineName());
         if (idx >= 0) m_pipelineCombo->setCurrentIndex(idx);
         if (const auto* run = m_session->run()) {
-            log(tr("Pipeline %1: %2 → %3 nodes in %4 ms, %5 rewrites applied").arg(m_session->pipelineName()).arg(run->nodesBefore).arg(run->nodesAfter)
-                    .arg(run->totalUs / 1000.0, 0, 'f', 1).arg(m_session->trace()->appliedCount()));
+            log(tr("Pipeline %1: %2 → %3 nodes in %4 ms, %5 rewrites applied")
+                    .arg(m_session->pipelineName())
+                    .arg(run->nodesBefore)
+                    .arg(run->nodesAfter)
+                    .arg(run->totalUs / 1000.0, 0, 'f', 1)
+                    .arg(m_session->trace()->appliedCount()));
             for (const auto& m : run->messages) log(QString::fromStdString(m));
         }
         addRecent(m_session->path());
@@ -112,14 +119,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
         // another node under the same id, so the inspector lets it go
         if (const NodeId shown = m_inspector->shownNode(); shown >= 0) {
             auto source = m_session->graphAt(0);
-            if (!source || !source->node(shown) || !source->node(shown)->inGraph() || m_session->trace()->createdBy(shown) > 0)
+            if (!source || !source->node(shown) || !source->node(shown)->inGraph() ||
+                m_session->trace()->createdBy(shown) > 0)
                 m_inspector->clearNode();
         }
     });
     connect(m_session, &DebugSession::failed, this, [this](const QString& msg) {
         log(tr("error: %1").arg(msg));
         m_summary->setText(tr("<b>Cannot open:</b> %1").arg(msg.toHtmlEscaped()));
-        if (qEnvironmentVariableIsEmpty("PASSLENS_NO_DIALOGS") && isVisible()) QMessageBox::warning(this, tr("PassLens"), msg);
+        if (qEnvironmentVariableIsEmpty("PASSLENS_NO_DIALOGS") && isVisible())
+            QMessageBox::warning(this, tr("PassLens"), msg);
         settleIdle(false, msg);
     });
     connect(m_session, &DebugSession::stepChanged, this, [this] { refreshStep(); });
@@ -129,8 +138,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Deb
         settleIdle(false, m);
     });
     connect(m_session, &DebugSession::busyChanged, this, [this](bool busy, const QString& what) {
-        if (busy) statusBar()->showMessage(what);
-        else statusBar()->clearMessage();
+        if (busy)
+            statusBar()->showMessage(what);
+        else
+            statusBar()->clearMessage();
     });
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
@@ -192,7 +203,8 @@ void MainWindow::buildUi() {
     m_pipelineTree->setModel(filter);
     m_pipelineTree->setUniformRowHeights(true);
     m_pipelineTree->header()->setSectionResizeMode(0, QHeaderView::Stretch);
-    for (int c = 1; c < PipelineModel::ColumnCount; ++c) m_pipelineTree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    for (int c = 1; c < PipelineModel::ColumnCount; ++c)
+        m_pipelineTree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     m_pipelineTree->header()->setStretchLastSection(false);
     auto* pipeBox = new QWidget;
     auto* pv = new QVBoxLayout(pipeBox);
@@ -204,9 +216,11 @@ void MainWindow::buildUi() {
         const bool wasSyncing = std::exchange(m_syncingTree, true);
         change();
         m_syncingTree = wasSyncing;
-        if (!m_session->steps().empty()) syncPipelineTree(m_session->steps()[static_cast<std::size_t>(m_session->currentStep())]);
+        if (!m_session->steps().empty())
+            syncPipelineTree(m_session->steps()[static_cast<std::size_t>(m_session->currentStep())]);
     };
-    connect(m_hideUnchanged, &QAction::toggled, this, [filter, refilter](bool on) { refilter([&] { filter->setHideUnchanged(on); }); });
+    connect(m_hideUnchanged, &QAction::toggled, this,
+            [filter, refilter](bool on) { refilter([&] { filter->setHideUnchanged(on); }); });
     auto* hide = new QToolButton;
     hide->setDefaultAction(m_hideUnchanged);
     hide->setToolButtonStyle(Qt::ToolButtonTextOnly);
@@ -230,17 +244,19 @@ void MainWindow::buildUi() {
     m_pipelineFilter = filter;
     // A row made current (click, arrow keys) shows its step: an event row its event, a phase
     // row the phase's end. The tree follows the slider in refreshStep().
-    connect(m_pipelineTree->selectionModel(), &QItemSelectionModel::currentChanged, this, [this, filter](const QModelIndex& i) {
-        if (m_syncingTree || !i.isValid()) return;
-        const QModelIndex src = filter->mapToSource(i);
-        if (!src.parent().isValid()) { // a phase row: its end step
-            const int phase = src.row();
-            for (int k = 0; k < static_cast<int>(m_session->steps().size()); ++k)
-                if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd && m_session->steps()[static_cast<std::size_t>(k)].phase == phase)
-                    return m_session->setCurrentStep(k);
-        }
-        m_session->goToEvent(m_pipelineModel->data(src, PipelineModel::EventRole).toInt());
-    });
+    connect(m_pipelineTree->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this, filter](const QModelIndex& i) {
+                if (m_syncingTree || !i.isValid()) return;
+                const QModelIndex src = filter->mapToSource(i);
+                if (!src.parent().isValid()) { // a phase row: its end step
+                    const int phase = src.row();
+                    for (int k = 0; k < static_cast<int>(m_session->steps().size()); ++k)
+                        if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd &&
+                            m_session->steps()[static_cast<std::size_t>(k)].phase == phase)
+                            return m_session->setCurrentStep(k);
+                }
+                m_session->goToEvent(m_pipelineModel->data(src, PipelineModel::EventRole).toInt());
+            });
     // reorder: move a phase to another SequenceDB position; applied by the next Run
     m_pipelineTree->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_pipelineTree, &QWidget::customContextMenuRequested, this, [this, filter](const QPoint& pos) {
@@ -248,15 +264,19 @@ void MainWindow::buildUi() {
         if (!src.isValid() || src.parent().isValid() || !m_session->trace()) return;
         const PhaseRecord& ph = m_session->trace()->phases()[static_cast<std::size_t>(src.row())];
         QMenu menu;
-        menu.addAction(tr("Move “%1” (position %2)…").arg(QString::fromStdString(ph.info.name)).arg(ph.info.position), this, [this, &ph] {
-            bool ok = false;
-            const double p = QInputDialog::getDouble(this, tr("Move phase"), tr("New position of %1 (the next Run uses it):").arg(QString::fromStdString(ph.info.name)),
-                                                     ph.info.position, -1000, 1000, 3, &ok);
-            if (ok) {
-                m_phaseMoves[QString::fromStdString(ph.info.name)] = p;
-                log(tr("%1 moves to %2 on the next Run").arg(QString::fromStdString(ph.info.name)).arg(p));
-            }
-        });
+        menu.addAction(
+            tr("Move “%1” (position %2)…").arg(QString::fromStdString(ph.info.name)).arg(ph.info.position), this,
+            [this, &ph] {
+                bool ok = false;
+                const double p = QInputDialog::getDouble(
+                    this, tr("Move phase"),
+                    tr("New position of %1 (the next Run uses it):").arg(QString::fromStdString(ph.info.name)),
+                    ph.info.position, -1000, 1000, 3, &ok);
+                if (ok) {
+                    m_phaseMoves[QString::fromStdString(ph.info.name)] = p;
+                    log(tr("%1 moves to %2 on the next Run").arg(QString::fromStdString(ph.info.name)).arg(p));
+                }
+            });
         menu.addAction(tr("Reset the phase order"), this, [this] { m_phaseMoves.clear(); });
         menu.exec(m_pipelineTree->viewport()->mapToGlobal(pos));
     });
@@ -268,8 +288,10 @@ void MainWindow::buildUi() {
     inspDock->setWidget(m_inspector);
     m_inspector->setMinimumWidth(220);
     addDockWidget(Qt::RightDockWidgetArea, inspDock);
-    connect(m_inspector, &InspectorWidget::eventActivated, this, [this](int seq) { jumpToEvent(seq, m_inspector->shownNode()); });
-    connect(m_inspector, &InspectorWidget::nestedActivated, this, [this](NodeId id, const QString& attribute) { openNested(id, attribute); });
+    connect(m_inspector, &InspectorWidget::eventActivated, this,
+            [this](int seq) { jumpToEvent(seq, m_inspector->shownNode()); });
+    connect(m_inspector, &InspectorWidget::nestedActivated, this,
+            [this](NodeId id, const QString& attribute) { openNested(id, attribute); });
     connect(m_scene, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
     connect(m_scene, &GraphScene::nodeActivated, this, [this](const QString& key) {
         if (key.startsWith(QLatin1Char('c'))) expandPlaceholder(key);
@@ -295,11 +317,12 @@ void MainWindow::buildUi() {
     };
     m_profileTable = makeTable(m_profileNodes);
     m_profileOpTable = makeTable(m_profileOps);
-    connect(m_profileTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
-        if (!cur.isValid()) return;
-        const NodeId id = cur.data(ProfileModel::NodeIdRole).toLongLong();
-        if (!revealNode(id)) selectNode(id); // on screen when drawn, in the inspector always
-    });
+    connect(m_profileTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& cur) {
+                if (!cur.isValid()) return;
+                const NodeId id = cur.data(ProfileModel::NodeIdRole).toLongLong();
+                if (!revealNode(id)) selectNode(id); // on screen when drawn, in the inspector always
+            });
     auto* tabs = new QTabWidget;
     tabs->addTab(m_profileTable, tr("Per node"));
     tabs->addTab(m_profileOpTable, tr("Per op kind"));
@@ -357,7 +380,8 @@ void MainWindow::buildActions() {
     // Choosing another pipeline runs it at once (the box never shows one that did not run).
     connect(m_pipelineCombo, &QComboBox::activated, this, [this](int i) {
         if (m_pipelineCombo->itemText(i) == tr("Pipeline file…")) {
-            const QString f = QFileDialog::getOpenFileName(this, tr("Pipeline file"), {}, tr("Pipelines (*.pipeline.json *.json)"));
+            const QString f =
+                QFileDialog::getOpenFileName(this, tr("Pipeline file"), {}, tr("Pipelines (*.pipeline.json *.json)"));
             if (f.isEmpty()) {
                 const int back = m_pipelineCombo->findText(m_session->pipelineName());
                 if (back >= 0) m_pipelineCombo->setCurrentIndex(back);
@@ -372,7 +396,9 @@ void MainWindow::buildActions() {
         m_session->runPipeline(chosen, {}, m_phaseMoves); // unchecked phases belong to the other pipeline
     });
     tb->addWidget(m_pipelineCombo);
-    auto* run = tb->addAction(tr("Run"), this, [this] { m_session->runPipeline(m_pipelineCombo->currentText(), m_pipelineModel->disabledPhases(), m_phaseMoves); });
+    auto* run = tb->addAction(tr("Run"), this, [this] {
+        m_session->runPipeline(m_pipelineCombo->currentText(), m_pipelineModel->disabledPhases(), m_phaseMoves);
+    });
     run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->setToolTip(tr("Run the pipeline on the source graph (Ctrl+R)"));
     tb->addSeparator();
@@ -392,12 +418,16 @@ void MainWindow::buildActions() {
     nav->addSeparator();
     for (const auto& [text, key, direction] : {std::tuple{tr("Previous event of this rewrite"), Qt::Key_Left, -1},
                                                std::tuple{tr("Next event of this rewrite"), Qt::Key_Right, 1}}) {
-        auto* a = nav->addAction(text, this, [this, d = direction] { stepToRewrite(d); }); // menu only: the toolbar is full
+        auto* a =
+            nav->addAction(text, this, [this, d = direction] { stepToRewrite(d); }); // menu only: the toolbar is full
         a->setShortcut(QKeySequence(Qt::CTRL | key));
         a->setShortcutContext(Qt::ApplicationShortcut);
     }
-    nav->addAction(tr("First step"), this, [this] { m_session->setCurrentStep(0); })->setShortcut(QKeySequence(Qt::Key_Home));
-    nav->addAction(tr("Last step"), this, [this] { m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1); })->setShortcut(QKeySequence(Qt::Key_End));
+    nav->addAction(tr("First step"), this, [this] { m_session->setCurrentStep(0); })
+        ->setShortcut(QKeySequence(Qt::Key_Home));
+    nav->addAction(tr("Last step"), this,
+                   [this] { m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1); })
+        ->setShortcut(QKeySequence(Qt::Key_End));
     tb->addSeparator();
 
     m_diffCombo = new QComboBox;
@@ -406,13 +436,15 @@ void MainWindow::buildActions() {
     tb->addWidget(m_diffCombo);
     connect(m_diffCombo, &QComboBox::currentIndexChanged, this, [this](int i) { setDiffMode(i); });
     auto* cycle = new QShortcut(QKeySequence(Qt::Key_D), this);
-    connect(cycle, &QShortcut::activated, this, [this] { m_diffCombo->setCurrentIndex((m_diffCombo->currentIndex() + 1) % 3); });
+    connect(cycle, &QShortcut::activated, this,
+            [this] { m_diffCombo->setCurrentIndex((m_diffCombo->currentIndex() + 1) % 3); });
 
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Zoom in"), this, [this] { m_view->zoomBy(1.25); })->setShortcut(QKeySequence::ZoomIn);
     view->addAction(tr("Zoom out"), this, [this] { m_view->zoomBy(0.8); })->setShortcut(QKeySequence::ZoomOut);
     view->addAction(tr("Fit"), this, [this] { m_view->fit(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-    view->addAction(tr("Lay out afresh"), this, [this] { m_session->relayout(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    view->addAction(tr("Lay out afresh"), this, [this] { m_session->relayout(); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     auto* dark = view->addAction(tr("Dark palette"));
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
@@ -435,20 +467,26 @@ void MainWindow::buildActions() {
     m_executeAction->setEnabled(false);
     exec->addAction(tr("Repeats…"), this, [this] {
         bool ok = false;
-        const int n = QInputDialog::getInt(this, tr("Repeats"), tr("Timed runs after 3 warm-ups:"), QSettings().value(QStringLiteral("execute/repeats"), 10).toInt(), 1, 1000, 1, &ok);
+        const int n =
+            QInputDialog::getInt(this, tr("Repeats"), tr("Timed runs after 3 warm-ups:"),
+                                 QSettings().value(QStringLiteral("execute/repeats"), 10).toInt(), 1, 1000, 1, &ok);
         if (ok) QSettings().setValue(QStringLiteral("execute/repeats"), n);
     });
     exec->addAction(tr("Check every phase against the source"), this, [this] { runCheck(); });
-    exec->addAction(tr("Cancel"), this, [this] {
-        m_cancelExec = true;
-        m_session->cancelLayout();
-    })->setShortcut(QKeySequence(Qt::Key_Escape));
+    exec->addAction(tr("Cancel"), this,
+                    [this] {
+                        m_cancelExec = true;
+                        m_session->cancelLayout();
+                    })
+        ->setShortcut(QKeySequence(Qt::Key_Escape));
     m_overlayAction = exec->addAction(tr("Timing overlay"));
     m_overlayAction->setCheckable(true);
     m_overlayAction->setChecked(true);
     connect(m_overlayAction, &QAction::toggled, this, [this](bool on) {
-        if (on && !m_profileJson.is_null()) m_session->setProfile(parseTimingProfile(m_profileJson, "profile"), m_session->timingOptions());
-        else m_session->setProfile(std::nullopt, m_session->timingOptions());
+        if (on && !m_profileJson.is_null())
+            m_session->setProfile(parseTimingProfile(m_profileJson, "profile"), m_session->timingOptions());
+        else
+            m_session->setProfile(std::nullopt, m_session->timingOptions());
         m_session->requestLayout();
     });
     auto* logScale = exec->addAction(tr("Overlay on a log scale"));
@@ -489,7 +527,10 @@ void MainWindow::buildActions() {
     });
     auto* findAct = new QAction(this);
     findAct->setShortcut(QKeySequence::Find);
-    connect(findAct, &QAction::triggered, this, [this] { m_search->setFocus(); m_search->selectAll(); });
+    connect(findAct, &QAction::triggered, this, [this] {
+        m_search->setFocus();
+        m_search->selectAll();
+    });
     addAction(findAct);
     auto* nextHit = new QAction(this);
     nextHit->setShortcut(QKeySequence::FindNext);
@@ -533,11 +574,13 @@ void MainWindow::findNext(const QString& text, int direction) {
 void MainWindow::syncPipelineTree(const StepPoint& s) {
     // the event's row, else (source, phase ends, a phase whose events are hidden) the phase's
     QModelIndex src = s.phaseEnd ? QModelIndex() : m_pipelineModel->indexOfEvent(s.event);
-    if (!src.isValid() && s.phase >= 0 && s.phase < m_pipelineModel->rowCount()) src = m_pipelineModel->index(s.phase, 0);
+    if (!src.isValid() && s.phase >= 0 && s.phase < m_pipelineModel->rowCount())
+        src = m_pipelineModel->index(s.phase, 0);
     const QModelIndex shown = m_pipelineFilter->mapFromSource(src);
     const bool wasSyncing = std::exchange(m_syncingTree, true);
     if (shown.isValid()) {
-        m_pipelineTree->selectionModel()->setCurrentIndex(shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_pipelineTree->selectionModel()->setCurrentIndex(shown, QItemSelectionModel::ClearAndSelect |
+                                                                     QItemSelectionModel::Rows);
         m_pipelineTree->scrollTo(shown);
     } else {
         m_pipelineTree->selectionModel()->clearSelection();
@@ -563,7 +606,8 @@ int MainWindow::expandPlaceholder(const QString& key, int batch) {
     for (const LayoutEdge& e : layout->edges) {
         if (e.tail == k || e.head == k) found = true;
         if (e.tail == k) upstream = true;
-        if (const Apply* a = drawnApply(e.tail == k ? e.head : e.head == k ? e.tail : std::string())) frontier.push_back(a);
+        if (const Apply* a = drawnApply(e.tail == k ? e.head : e.head == k ? e.tail : std::string()))
+            frontier.push_back(a);
     }
     if (!found || frontier.empty()) return 0;
     // Breadth-first into the hidden side, nearest first.
@@ -603,7 +647,8 @@ bool MainWindow::stepToRewrite(int direction) {
     // which rewrite: the filter's text, else the rewriter of the event shown
     QString wanted = m_rewriteFilter->text().trimmed();
     bool exact = false;
-    if (wanted.isEmpty() && !here.phaseEnd && here.event >= 1 && here.event <= static_cast<int>(trace->events().size())) {
+    if (wanted.isEmpty() && !here.phaseEnd && here.event >= 1 &&
+        here.event <= static_cast<int>(trace->events().size())) {
         wanted = QString::fromStdString(trace->events()[static_cast<std::size_t>(here.event - 1)].rewriter);
         exact = true;
     }
@@ -619,11 +664,13 @@ bool MainWindow::stepToRewrite(int direction) {
         if (seq < 1 || seq > n) break;
         const RewriteEvent& e = events[static_cast<std::size_t>(seq - 1)];
         const QString name = QString::fromStdString(e.rewriter);
-        if (e.status != "applied" || (exact ? name != wanted : !PipelineFilterModel::rewriterMatches(name, wanted))) continue;
+        if (e.status != "applied" || (exact ? name != wanted : !PipelineFilterModel::rewriterMatches(name, wanted)))
+            continue;
         m_session->goToEvent(seq);
         return true;
     }
-    statusBar()->showMessage(direction > 0 ? tr("No later event of %1").arg(wanted) : tr("No earlier event of %1").arg(wanted), 4000);
+    statusBar()->showMessage(
+        direction > 0 ? tr("No later event of %1").arg(wanted) : tr("No earlier event of %1").arg(wanted), 4000);
     return false;
 }
 
@@ -644,7 +691,8 @@ void MainWindow::jumpToEvent(int seq, NodeId id) {
 
 void MainWindow::updateProfileLabel() {
     const auto& steps = m_session->steps();
-    auto* dock = qobject_cast<QDockWidget*>(m_profileTabs->parentWidget() ? m_profileTabs->parentWidget()->parentWidget() : nullptr);
+    auto* dock = qobject_cast<QDockWidget*>(
+        m_profileTabs->parentWidget() ? m_profileTabs->parentWidget()->parentWidget() : nullptr);
     if (m_profileStep < 0 || m_profileStep >= static_cast<int>(steps.size()) || m_profileJson.is_null()) {
         m_profileStep = -1;
         m_profileLabel->setText(tr("No profile yet: Execute and profile this step (F5)"));
@@ -658,11 +706,14 @@ void MainWindow::updateProfileLabel() {
         m_profileTabs->show();
         if (dock) resizeDocks({dock}, {std::max(220, height() / 4)}, Qt::Vertical);
     }
-    const QString where = tr("step %1: %2").arg(m_profileStep).arg(steps[static_cast<std::size_t>(m_profileStep)].label);
+    const QString where =
+        tr("step %1: %2").arg(m_profileStep).arg(steps[static_cast<std::size_t>(m_profileStep)].label);
     const QString device = QString::fromStdString(m_profileJson.value("device", std::string()));
     const bool here = m_profileStep == m_session->currentStep();
-    m_profileLabel->setText(here ? tr("Measured on %1 (%2)").arg(where, device)
-                                 : tr("Measured on %1 (%2), not on the step shown: execute again (F5) to time this one").arg(where, device));
+    m_profileLabel->setText(
+        here
+            ? tr("Measured on %1 (%2)").arg(where, device)
+            : tr("Measured on %1 (%2), not on the step shown: execute again (F5) to time this one").arg(where, device));
     // dimmed on another step: its node ids and times describe another graph
     for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(here);
 }
@@ -742,10 +793,16 @@ void MainWindow::showLayout() {
         for (const LayoutNode& n : layout->nodes)
             if (n.node >= 0)
                 if (const Apply* a = g->node(n.node)) {
-                    QString t = QStringLiteral("<b>%1</b><br>node #%2 · %3").arg(QString::fromStdString(a->op().str()).toHtmlEscaped()).arg(n.node)
-                                    .arg(a->op().isGpu() ? tr("GPU") : a->op().isTransfer() ? tr("transfer") : tr("host"));
-                    for (const Variable* in : a->inputs()) t += QStringLiteral("<br>in: %1").arg(QString::fromStdString(in->type().str()));
-                    for (const Variable* o : a->outputs()) t += QStringLiteral("<br>out: %1").arg(QString::fromStdString(o->type().str()));
+                    QString t = QStringLiteral("<b>%1</b><br>node #%2 · %3")
+                                    .arg(QString::fromStdString(a->op().str()).toHtmlEscaped())
+                                    .arg(n.node)
+                                    .arg(a->op().isGpu()        ? tr("GPU")
+                                         : a->op().isTransfer() ? tr("transfer")
+                                                                : tr("host"));
+                    for (const Variable* in : a->inputs())
+                        t += QStringLiteral("<br>in: %1").arg(QString::fromStdString(in->type().str()));
+                    for (const Variable* o : a->outputs())
+                        t += QStringLiteral("<br>out: %1").arg(QString::fromStdString(o->type().str()));
                     tips.insert(QString::fromStdString(n.key), t);
                 }
     // the overlay's fills: the shares applyTiming put on the drawing (its scale, as exports)
@@ -759,16 +816,18 @@ void MainWindow::showLayout() {
     QString legend;
     if (const auto& prof = m_session->profile(); prof && !shares.isEmpty())
         legend = tr("timing: 0 \u2192 %1 per run, %2 scale · total %3 · %4")
-                     .arg(QString::fromStdString(formatMicros(maxUs)), m_session->timingOptions().logScale ? tr("log") : tr("linear"),
+                     .arg(QString::fromStdString(formatMicros(maxUs)),
+                          m_session->timingOptions().logScale ? tr("log") : tr("linear"),
                           QString::fromStdString(formatMicros(prof->totalUs())), QString::fromStdString(prof->device));
     m_view->setLegend(legend);
     m_viewBefore->setLegend(legend);
     // refit when the drawing changed size a lot (another step, a diff), else keep the view
     const QRectF oldRect = m_scene->sceneRect();
     // a stable layout continues the drawing on screen: keep the view exactly
-    const bool first = m_scene->items().isEmpty() ||
-                       (!layout->stable && (std::abs(oldRect.width() - (layout->width + 40)) > 0.25 * oldRect.width() ||
-                                            std::abs(oldRect.height() - (layout->height + 40)) > 0.25 * oldRect.height()));
+    const bool first =
+        m_scene->items().isEmpty() ||
+        (!layout->stable && (std::abs(oldRect.width() - (layout->width + 40)) > 0.25 * oldRect.width() ||
+                             std::abs(oldRect.height() - (layout->height + 40)) > 0.25 * oldRect.height()));
     const QTransform keep = m_view->transform();
     // the view maps scene to viewport by transform and scroll values alone, so a stable layout
     // (same scene coordinates) keeps every pinned box at its pixel by keeping both
@@ -786,8 +845,11 @@ void MainWindow::showLayout() {
         m_scene->setLayout(after, tips, shares);
         const auto& steps = m_session->steps();
         if (const auto from = m_session->diffFrom(); from && *from < static_cast<int>(steps.size())) {
-            m_viewBefore->setPaneLabel(tr("before: step %1, %2").arg(*from).arg(steps[static_cast<std::size_t>(*from)].label));
-            m_view->setPaneLabel(tr("after: step %1, %2").arg(m_session->currentStep()).arg(steps[static_cast<std::size_t>(m_session->currentStep())].label));
+            m_viewBefore->setPaneLabel(
+                tr("before: step %1, %2").arg(*from).arg(steps[static_cast<std::size_t>(*from)].label));
+            m_view->setPaneLabel(tr("after: step %1, %2")
+                                     .arg(m_session->currentStep())
+                                     .arg(steps[static_cast<std::size_t>(m_session->currentStep())].label));
         }
         m_centre->setCurrentIndex(1);
         auto* split = static_cast<QSplitter*>(m_centre->widget(1));
@@ -811,8 +873,7 @@ void MainWindow::showLayout() {
             const double visibleHeight = m_view->mapToScene(m_view->viewport()->rect()).boundingRect().height();
             m_view->centerOn(outputsArea(*m_scene).center() - QPointF(0, visibleHeight * 0.3));
         }
-    }
-    else if (layout->stable && !side) {
+    } else if (layout->stable && !side) {
         m_view->setTransform(keep);
         m_view->horizontalScrollBar()->setValue(keepH);
         m_view->verticalScrollBar()->setValue(keepV);
@@ -822,17 +883,22 @@ void MainWindow::showLayout() {
     }
     m_view->updateMinimap(); // (items were added after the scene rectangle changed)
     m_viewBefore->updateMinimap();
-    QString summary = tr("%1 · %2 Apply nodes · layout %3 ms%4").arg(m_stepLabel->text()).arg(g ? g->nodeCount() : 0).arg(layout->layoutMs, 0, 'f', 0)
-                  .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason))
-                       : layout->stable && m_session->currentStep() != m_lastShownStep
-                           ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
-                                        : QString());
+    QString summary =
+        tr("%1 · %2 Apply nodes · layout %3 ms%4")
+            .arg(m_stepLabel->text())
+            .arg(g ? g->nodeCount() : 0)
+            .arg(layout->layoutMs, 0, 'f', 0)
+            .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason))
+                 : layout->stable && m_session->currentStep() != m_lastShownStep
+                     ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
+                     : QString());
     if (auto d = m_session->currentDiff()) // (an unbreakable arrow: "150 KiB → 81 KiB" never wraps inside "->")
-        summary += QStringLiteral("<br>") +
-                   QString::fromStdString(d->summary())
-                       .toHtmlEscaped()
-                       .replace(QStringLiteral(" -&gt; "), QStringLiteral("&nbsp;\u2192&nbsp;"))
-                       .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")), QStringLiteral("\\1&nbsp;\\2"));
+        summary +=
+            QStringLiteral("<br>") + QString::fromStdString(d->summary())
+                                         .toHtmlEscaped()
+                                         .replace(QStringLiteral(" -&gt; "), QStringLiteral("&nbsp;\u2192&nbsp;"))
+                                         .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")),
+                                                  QStringLiteral("\\1&nbsp;\\2"));
     m_summary->setText(summary);
     m_lastShownStep = m_session->currentStep();
     if (m_pendingReveal < 0 && stepped && !first && !m_session->showingNested() && showEventNodes()) {
@@ -853,8 +919,13 @@ void MainWindow::openNested(NodeId id, const QString& attribute) {
     if (!n) return;
     for (const Subgraph& sg : n->op().subgraphs())
         if (QString::fromStdString(sg.attribute) == attribute) {
-            m_session->showNested(sg.graph, QStringLiteral("%1 of %2 #%3").arg(attribute, QString::fromStdString(n->op().kind())).arg(id));
-            log(tr("Showing %1 of node #%2 (%3 nodes); step to return").arg(attribute).arg(id).arg(sg.graph->nodeCount()));
+            m_session->showNested(
+                sg.graph,
+                QStringLiteral("%1 of %2 #%3").arg(attribute, QString::fromStdString(n->op().kind())).arg(id));
+            log(tr("Showing %1 of node #%2 (%3 nodes); step to return")
+                    .arg(attribute)
+                    .arg(id)
+                    .arg(sg.graph->nodeCount()));
             m_session->requestLayout();
             return;
         }
@@ -884,8 +955,10 @@ void MainWindow::setDiffMode(int mode) {
         m_diffCombo->setCurrentIndex(mode);
         return;
     }
-    if (mode == 0) m_session->setDiffFrom(std::nullopt);
-    else m_session->setDiffFrom(m_session->phaseStartStep(m_session->currentStep()));
+    if (mode == 0)
+        m_session->setDiffFrom(std::nullopt);
+    else
+        m_session->setDiffFrom(m_session->phaseStartStep(m_session->currentStep()));
     m_session->requestLayout();
 }
 
@@ -899,7 +972,10 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
     progress->setRange(0, 100);
     progress->setMaximumWidth(200);
     statusBar()->addPermanentWidget(progress);
-    log(tr("Executing step %1 on %2 (%3 repeats) …").arg(m_session->currentStep()).arg(QString::fromStdString(request.device)).arg(request.repeats));
+    log(tr("Executing step %1 on %2 (%3 repeats) …")
+            .arg(m_session->currentStep())
+            .arg(QString::fromStdString(request.device))
+            .arg(request.repeats));
     auto backend = m_backend;
     auto* watcher = new QFutureWatcher<std::pair<nlohmann::json, QString>>(this);
     QPointer<QProgressBar> bar(progress);
@@ -921,15 +997,23 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
         m_profileOps->setProfile(profile, g.get());
         m_profileStep = step;
         updateProfileLabel();
-        log(tr("Profiled on %1: %2 µs per run").arg(QString::fromStdString(profile.value("device", std::string()))).arg(m_profileNodes->totalUs(), 0, 'f', 1));
-        if (m_overlayAction->isChecked()) m_session->setProfile(parseTimingProfile(profile, "profile"), m_session->timingOptions());
+        log(tr("Profiled on %1: %2 µs per run")
+                .arg(QString::fromStdString(profile.value("device", std::string())))
+                .arg(m_profileNodes->totalUs(), 0, 'f', 1));
+        if (m_overlayAction->isChecked())
+            m_session->setProfile(parseTimingProfile(profile, "profile"), m_session->timingOptions());
         m_session->requestLayout();
     });
     std::atomic<bool>* cancel = &m_cancelExec;
     watcher->setFuture(QtConcurrent::run([backend, g, request, cancel, bar]() -> std::pair<nlohmann::json, QString> {
         try {
             auto report = [bar](double f) {
-                QMetaObject::invokeMethod(qApp, [bar, f] { if (bar) bar->setValue(static_cast<int>(f * 100)); }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(
+                    qApp,
+                    [bar, f] {
+                        if (bar) bar->setValue(static_cast<int>(f * 100));
+                    },
+                    Qt::QueuedConnection);
             };
             return {backend->profile(*g, request, report, *cancel), {}};
         } catch (const std::exception& e) {
@@ -968,7 +1052,8 @@ void MainWindow::runCheck() {
             log(QStringLiteral("  ") + r.line);
             diverged |= r.mark == PipelineModel::CheckMark::FirstDivergent;
             // the marks go into the tree, unless another run replaced the trace meanwhile
-            if (m_session->trace() == checked) m_pipelineModel->setCheckMark(r.index, r.mark, tr("check: %1").arg(r.line));
+            if (m_session->trace() == checked)
+                m_pipelineModel->setCheckMark(r.index, r.mark, tr("check: %1").arg(r.line));
         }
         if (!diverged) log(tr("  every phase matches the source within max_rel 1e-4"));
         settleIdle(true, {});
@@ -981,13 +1066,21 @@ void MainWindow::runCheck() {
                 const auto r = backend->compare(*ph.graph, *source);
                 const double rel = r.value("max_rel", 0.0);
                 const bool bad = rel > 1e-4;
-                const auto mark = !bad ? PipelineModel::CheckMark::Match : diverged ? PipelineModel::CheckMark::Diverged : PipelineModel::CheckMark::FirstDivergent;
+                const auto mark = !bad       ? PipelineModel::CheckMark::Match
+                                  : diverged ? PipelineModel::CheckMark::Diverged
+                                             : PipelineModel::CheckMark::FirstDivergent;
                 out.push_back({ph.index, mark,
-                               QStringLiteral("%1: max_abs %2, max_rel %3%4").arg(ph.name).arg(r.value("max_abs", 0.0), 0, 'g', 3).arg(rel, 0, 'g', 3)
-                                   .arg(mark == PipelineModel::CheckMark::FirstDivergent ? QStringLiteral("   <-- first divergent phase") : QString())});
+                               QStringLiteral("%1: max_abs %2, max_rel %3%4")
+                                   .arg(ph.name)
+                                   .arg(r.value("max_abs", 0.0), 0, 'g', 3)
+                                   .arg(rel, 0, 'g', 3)
+                                   .arg(mark == PipelineModel::CheckMark::FirstDivergent
+                                            ? QStringLiteral("   <-- first divergent phase")
+                                            : QString())});
                 diverged |= bad;
             } catch (const std::exception& e) {
-                out.push_back({ph.index, PipelineModel::CheckMark::Failed, QStringLiteral("%1: %2").arg(ph.name, QString::fromStdString(e.what()))});
+                out.push_back({ph.index, PipelineModel::CheckMark::Failed,
+                               QStringLiteral("%1: %2").arg(ph.name, QString::fromStdString(e.what()))});
             }
         }
         return out;
@@ -1001,10 +1094,12 @@ void MainWindow::comparePipelines() {
     for (const auto& n : Pipeline::builtinNames())
         if (QString::fromStdString(n) != m_session->pipelineName()) names << QString::fromStdString(n);
     if (names.isEmpty()) return;
-    const QString preferred = m_session->pipelineName() == QStringLiteral("theano") ? QStringLiteral("cleanup") : QStringLiteral("theano");
+    const QString preferred =
+        m_session->pipelineName() == QStringLiteral("theano") ? QStringLiteral("cleanup") : QStringLiteral("theano");
     bool ok = false;
-    const QString other = QInputDialog::getItem(this, tr("Compare"), tr("Compare %1 with:").arg(m_session->pipelineName()), names,
-                                                std::max<int>(0, static_cast<int>(names.indexOf(preferred))), false, &ok);
+    const QString other =
+        QInputDialog::getItem(this, tr("Compare"), tr("Compare %1 with:").arg(m_session->pipelineName()), names,
+                              std::max<int>(0, static_cast<int>(names.indexOf(preferred))), false, &ok);
     if (ok) compareWith(other);
 }
 
@@ -1026,7 +1121,8 @@ void MainWindow::compareWith(const QString& other) {
     const Trace* mine = m_session->trace();
     const PipelineRun* myRun = m_session->run();
     const QString mineName = m_session->pipelineName();
-    QString myText = myRun ? QString::fromStdString(optimizeText(*myRun, *mine->graphAfterPhase("final"), *mine)) : tr("(session without a run)");
+    QString myText = myRun ? QString::fromStdString(optimizeText(*myRun, *mine->graphAfterPhase("final"), *mine))
+                           : tr("(session without a run)");
     std::shared_ptr<const FunctionGraph> myFinal(mine->graphAfterPhase("final"));
     Caption cap;
     cap.source = QFileInfo(m_session->path()).fileName().toStdString();
@@ -1078,21 +1174,24 @@ void MainWindow::compareWith(const QString& other) {
 
 QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
 
-void MainWindow::showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
-                                const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
-                                const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout, const QString& summary) {
+void MainWindow::showComparison(const QString& mineName, const QString& other, const QString& myText,
+                                std::shared_ptr<const FunctionGraph> myFinal, const QString& otherText,
+                                std::shared_ptr<const FunctionGraph> otherFinal,
+                                std::shared_ptr<const Trace> otherTrace, const std::map<NodeId, NodeId>& otherIds,
+                                const std::optional<LayoutResult>& layout, const QString& summary) {
     if (m_compareDialog) m_compareDialog->close();
     auto* dlg = new QDialog(this);
     m_compareDialog = dlg;
     dlg->setAttribute(Qt::WA_DeleteOnClose);
     dlg->setWindowTitle(tr("%1 vs %2").arg(mineName, other));
     auto* l = new QVBoxLayout(dlg);
-    auto* head = new QLabel(summary.toHtmlEscaped() +
-                            tr("<br><span style='color:%1'>■ only in %2</span> · <span style='color:%3'>■ only in %4</span> · "
-                               "<span style='color:%5'>■ rewired</span> · double-click a node of %2 to go to the rewrite that made it")
-                                .arg(QString::fromLatin1(defaultPalette().removedBorder), mineName.toHtmlEscaped(),
-                                     QString::fromLatin1(defaultPalette().addedBorder), other.toHtmlEscaped(),
-                                     QString::fromLatin1(defaultPalette().rewiredBorder)));
+    auto* head = new QLabel(
+        summary.toHtmlEscaped() +
+        tr("<br><span style='color:%1'>■ only in %2</span> · <span style='color:%3'>■ only in %4</span> · "
+           "<span style='color:%5'>■ rewired</span> · double-click a node of %2 to go to the rewrite that made it")
+            .arg(QString::fromLatin1(defaultPalette().removedBorder), mineName.toHtmlEscaped(),
+                 QString::fromLatin1(defaultPalette().addedBorder), other.toHtmlEscaped(),
+                 QString::fromLatin1(defaultPalette().rewiredBorder)));
     head->setWordWrap(true);
     l->addWidget(head);
     auto* tabs = new QTabWidget;
@@ -1108,14 +1207,18 @@ void MainWindow::showComparison(const QString& mineName, const QString& other, c
             auto made = [](const Trace* t, NodeId id, const QString& name) {
                 const int ev = t ? t->createdBy(id) : 0;
                 if (ev <= 0) return tr("%1: from the source graph").arg(name);
-                return tr("%1: created by #%2 %3").arg(name).arg(ev).arg(QString::fromStdString(t->events()[static_cast<std::size_t>(ev - 1)].rewriter));
+                return tr("%1: created by #%2 %3")
+                    .arg(name)
+                    .arg(ev)
+                    .arg(QString::fromStdString(t->events()[static_cast<std::size_t>(ev - 1)].rewriter));
             };
             if (myFinal->node(n.node) && myFinal->node(n.node)->inGraph()) where << made(mine, n.node, mineName);
             if (otherFinal && otherFinal->node(n.node) && otherFinal->node(n.node)->inGraph()) {
                 const auto original = otherIds.find(n.node);
                 where << made(otherTrace.get(), original != otherIds.end() ? original->second : n.node, other);
             }
-            tips.insert(QString::fromStdString(n.key), QString::fromStdString(n.title + "\n" + n.subtitle) + QStringLiteral("\n") + where.join(QLatin1Char('\n')));
+            tips.insert(QString::fromStdString(n.key), QString::fromStdString(n.title + "\n" + n.subtitle) +
+                                                           QStringLiteral("\n") + where.join(QLatin1Char('\n')));
         }
         scene->setLayout(*layout, tips);
         auto* view = new GraphView(scene);
@@ -1131,7 +1234,10 @@ void MainWindow::showComparison(const QString& mineName, const QString& other, c
             raise();
         });
         tabs->addTab(view, tr("Final graphs drawn"));
-        QTimer::singleShot(0, view, [view] { view->fit(); view->updateMinimap(); });
+        QTimer::singleShot(0, view, [view] {
+            view->fit();
+            view->updateMinimap();
+        });
     }
     auto* split = new QSplitter;
     for (const QString& t : {myText, otherText}) {
@@ -1157,22 +1263,26 @@ QString MainWindow::suggestedExportName(const QString& extension) const {
         }
     if (base.isEmpty()) base = QStringLiteral("graph");
     QString name = QStringLiteral("%1-step%2").arg(base).arg(m_session->currentStep());
-    if (m_session->showingNested()) name += QStringLiteral("-nested");
-    else if (m_session->diffFrom()) name += QStringLiteral("-diff");
+    if (m_session->showingNested())
+        name += QStringLiteral("-nested");
+    else if (m_session->diffFrom())
+        name += QStringLiteral("-diff");
     return name + QLatin1Char('.') + extension;
 }
 
 void MainWindow::exportView() {
     const auto& layout = m_session->layout();
     if (!layout) return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), suggestedExportName(), tr("SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;DOT (*.dot)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), suggestedExportName(),
+                                                      tr("SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;DOT (*.dot)"));
     if (path.isEmpty()) return;
     try {
         const auto fmt = formatFromExtension(path.toStdString()).value_or(RenderFormat::Svg);
         const std::size_t n = exportLayout(m_session->layoutEngine(), *layout, path.toStdString(), fmt);
         log(tr("Exported %1 (%2 bytes)").arg(path).arg(n));
     } catch (...) {
-        QMessageBox::warning(this, tr("Export"), QString::fromStdString(currentExceptionMessage("export " + path.toStdString())));
+        QMessageBox::warning(this, tr("Export"),
+                             QString::fromStdString(currentExceptionMessage("export " + path.toStdString())));
     }
 }
 
@@ -1196,23 +1306,28 @@ void MainWindow::exportReport() {
     watcher->setFuture(QtConcurrent::run([trace, opt, dir]() {
         try {
             const ReportResult r = writeReport(*trace, dir.toStdString(), opt);
-            return QObject::tr("Report: %1 files in %2, open %2/index.html%3").arg(r.files.size()).arg(dir)
+            return QObject::tr("Report: %1 files in %2, open %2/index.html%3")
+                .arg(r.files.size())
+                .arg(dir)
                 .arg(r.failures ? QObject::tr(" (%1 figures failed)").arg(r.failures) : QString());
         } catch (...) {
-            return QObject::tr("report failed: %1").arg(QString::fromStdString(currentExceptionMessage("report " + dir.toStdString())));
+            return QObject::tr("report failed: %1")
+                .arg(QString::fromStdString(currentExceptionMessage("report " + dir.toStdString())));
         }
     }));
 }
 
 void MainWindow::saveSession() {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save session"), QFileInfo(m_session->path()).completeBaseName() + QStringLiteral(".passlens.json"),
-                                                      tr("Sessions (*.passlens.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save session"), QFileInfo(m_session->path()).completeBaseName() + QStringLiteral(".passlens.json"),
+        tr("Sessions (*.passlens.json)"));
     if (path.isEmpty()) return;
     try {
         m_session->saveSession(path);
         log(tr("Saved %1").arg(path));
     } catch (...) {
-        QMessageBox::warning(this, tr("Save session"), QString::fromStdString(currentExceptionMessage("save session " + path.toStdString())));
+        QMessageBox::warning(this, tr("Save session"),
+                             QString::fromStdString(currentExceptionMessage("save session " + path.toStdString())));
     }
 }
 
@@ -1282,7 +1397,8 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
 
 void MainWindow::dropEvent(QDropEvent* e) {
     const auto urls = e->mimeData()->urls();
-    if (!urls.isEmpty() && urls.first().isLocalFile()) openFile(urls.first().toLocalFile(), m_pipelineCombo->currentText());
+    if (!urls.isEmpty() && urls.first().isLocalFile())
+        openFile(urls.first().toLocalFile(), m_pipelineCombo->currentText());
 }
 
 } // namespace passlens

@@ -127,9 +127,11 @@ private:
     void exportReport();
     void saveSession();
     void comparePipelines();
-    void showComparison(const QString& mineName, const QString& other, const QString& myText, std::shared_ptr<const FunctionGraph> myFinal,
-                        const QString& otherText, std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
-                        const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout, const QString& summary);
+    void showComparison(const QString& mineName, const QString& other, const QString& myText,
+                        std::shared_ptr<const FunctionGraph> myFinal, const QString& otherText,
+                        std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
+                        const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout,
+                        const QString& summary);
     void updateProfileLabel();
     void settleIdle(bool ok, const QString& message);
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
@@ -177,7 +179,7 @@ private:
     QSortFilterProxyModel* m_pipelineFilter = nullptr;
     QLineEdit* m_rewriteFilter = nullptr;
     QPointer<QDialog> m_compareDialog;
-    bool m_syncingTree = false; ///< the tree is being moved to the step: do not move the step
+    bool m_syncingTree = false;  ///< the tree is being moved to the step: do not move the step
     NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
     bool m_executing = false;
     std::atomic<bool> m_cancelExec{false};

@@ -29,7 +29,8 @@ bool PipelineFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sou
     if (m_hideUnchanged && m->data(row, PipelineModel::UnchangedRole).toBool()) return false;
     if (m_rewrite.isEmpty()) return true;
     for (int r = 0; r < m->rowCount(row); ++r)
-        if (rewriterMatches(m->data(m->index(r, 0, row), PipelineModel::RewriterRole).toString(), m_rewrite)) return true;
+        if (rewriterMatches(m->data(m->index(r, 0, row), PipelineModel::RewriterRole).toString(), m_rewrite))
+            return true;
     return false;
 }
 

@@ -10,7 +10,8 @@
 namespace passlens {
 
 // Internal ids: phase rows have id 0; event rows have id = phase index + 1.
-PipelineModel::PipelineModel(QObject* parent) : QAbstractItemModel(parent) {}
+PipelineModel::PipelineModel(QObject* parent)
+    : QAbstractItemModel(parent) {}
 
 void PipelineModel::setTrace(const Trace* trace) {
     beginResetModel();
@@ -70,8 +71,11 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
             break;
         case Qt::ToolTipRole: {
             const QString& check = m_checks[static_cast<std::size_t>(index.row())].second;
-            return QStringLiteral("%1 (%2 at %3)%4%5").arg(QString::fromStdString(p.info.name), QString::fromStdString(p.info.kind))
-                .arg(p.info.position).arg(p.changed ? QString() : tr("\nchanged nothing"), check.isEmpty() ? QString() : QStringLiteral("\n") + check);
+            return QStringLiteral("%1 (%2 at %3)%4%5")
+                .arg(QString::fromStdString(p.info.name), QString::fromStdString(p.info.kind))
+                .arg(p.info.position)
+                .arg(p.changed ? QString() : tr("\nchanged nothing"),
+                     check.isEmpty() ? QString() : QStringLiteral("\n") + check);
         }
         case Qt::DecorationRole:
             if (index.column() == Name) {
@@ -89,7 +93,8 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
             if (!p.changed) return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
             break;
         case Qt::CheckStateRole:
-            if (index.column() == Name) return m_disabled.contains(QString::fromStdString(p.info.name)) ? Qt::Unchecked : Qt::Checked;
+            if (index.column() == Name)
+                return m_disabled.contains(QString::fromStdString(p.info.name)) ? Qt::Unchecked : Qt::Checked;
             break;
         case EventRole: return p.lastEvent;
         case PhaseRole: return index.row();
@@ -103,7 +108,11 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
-        case Name: return QStringLiteral("#%1 %2%3").arg(seq).arg(QString::fromStdString(e.rewriter), e.status == "applied" ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(e.status)));
+        case Name:
+            return QStringLiteral("#%1 %2%3")
+                .arg(seq)
+                .arg(QString::fromStdString(e.rewriter),
+                     e.status == "applied" ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(e.status)));
         case Applied: return e.node >= 0 ? QStringLiteral("node %1").arg(e.node) : QString();
         case Nodes: return QStringLiteral("+%1 −%2").arg(e.added.size()).arg(e.removed.size());
         case Time: return QStringLiteral("%1 µs").arg(e.timeUs, 0, 'f', 1);
@@ -139,7 +148,8 @@ Qt::ItemFlags PipelineModel::flags(const QModelIndex& index) const {
 }
 
 bool PipelineModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-    if (!m_trace || !index.isValid() || index.internalId() != 0 || index.column() != Name || role != Qt::CheckStateRole) return false;
+    if (!m_trace || !index.isValid() || index.internalId() != 0 || index.column() != Name || role != Qt::CheckStateRole)
+        return false;
     const QString name = QString::fromStdString(m_trace->phases()[static_cast<std::size_t>(index.row())].info.name);
     m_disabled.removeAll(name);
     if (value.toInt() == Qt::Unchecked) m_disabled << name;

@@ -51,7 +51,7 @@ public:
 private:
     const Trace* m_trace = nullptr;
     QStringList m_disabled;
-    std::vector<std::vector<int>> m_eventsOfPhase; // event seqs (applied and rejected) per phase
+    std::vector<std::vector<int>> m_eventsOfPhase;       // event seqs (applied and rejected) per phase
     std::vector<std::pair<CheckMark, QString>> m_checks; // per phase
 };
 

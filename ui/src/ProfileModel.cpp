@@ -6,7 +6,9 @@
 
 namespace passlens {
 
-ProfileModel::ProfileModel(Mode mode, QObject* parent) : QAbstractTableModel(parent), m_mode(mode) {}
+ProfileModel::ProfileModel(Mode mode, QObject* parent)
+    : QAbstractTableModel(parent)
+    , m_mode(mode) {}
 
 void ProfileModel::setProfile(const nlohmann::json& profile, const FunctionGraph* graph) {
     beginResetModel();
@@ -51,7 +53,9 @@ void ProfileModel::setProfile(const nlohmann::json& profile, const FunctionGraph
     endResetModel();
 }
 
-int ProfileModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(m_rows.size()); }
+int ProfileModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
 int ProfileModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant ProfileModel::data(const QModelIndex& index, int role) const {
@@ -62,15 +66,19 @@ QVariant ProfileModel::data(const QModelIndex& index, int role) const {
     if (role == SortRole) {
         switch (index.column()) {
         case Node: return m_mode == Mode::PerNode ? QVariant::fromValue<qlonglong>(r.node) : QVariant(r.calls);
-        case TimeUs: case Share: return r.timeUs;
+        case TimeUs:
+        case Share: return r.timeUs;
         default: return data(index, Qt::DisplayRole);
         }
     }
-    if (role == Qt::TextAlignmentRole && (index.column() == TimeUs || index.column() == Share || index.column() == Node))
+    if (role == Qt::TextAlignmentRole &&
+        (index.column() == TimeUs || index.column() == Share || index.column() == Node))
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-    case Node: return m_mode == Mode::PerNode ? (r.node >= 0 ? QStringLiteral("#%1").arg(r.node) : QString()) : QString::number(r.calls);
+    case Node:
+        return m_mode == Mode::PerNode ? (r.node >= 0 ? QStringLiteral("#%1").arg(r.node) : QString())
+                                       : QString::number(r.calls);
     case Op: return r.op;
     case TimeUs: return r.timeUs >= 0 ? QString::number(r.timeUs, 'f', 1) : QStringLiteral("n/a");
     case Share: return share >= 0 ? QStringLiteral("%1 %").arg(share, 0, 'f', 1) : QStringLiteral("n/a");

@@ -17,8 +17,7 @@ namespace {
 
 // Decodes UTF-8 into code points; each byte that does not start a valid sequence (overlong,
 // surrogate, out of range, truncated) becomes U+FFFD.
-template <class F> void forEachCodePoint(std::string_view s, F&& f)
-{
+template <class F> void forEachCodePoint(std::string_view s, F&& f) {
     std::size_t i = 0;
     while (i < s.size()) {
         const auto c = static_cast<unsigned char>(s[i]);
@@ -40,8 +39,10 @@ template <class F> void forEachCodePoint(std::string_view s, F&& f)
         bool ok = len > 0 && i + len <= s.size();
         for (std::size_t k = 1; ok && k < len; ++k) {
             const auto cc = static_cast<unsigned char>(s[i + k]);
-            if ((cc & 0xC0u) != 0x80u) ok = false;
-            else cp = (cp << 6) | (cc & 0x3Fu);
+            if ((cc & 0xC0u) != 0x80u)
+                ok = false;
+            else
+                cp = (cp << 6) | (cc & 0x3Fu);
         }
         if (ok) {
             if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
@@ -59,15 +60,13 @@ template <class F> void forEachCodePoint(std::string_view s, F&& f)
 }
 
 // Control characters are shown as their Unicode control pictures (␀ ␊ ␉ ␡).
-std::uint32_t visible(std::uint32_t cp)
-{
+std::uint32_t visible(std::uint32_t cp) {
     if (cp < 0x20) return 0x2400 + cp;
     if (cp == 0x7F) return 0x2421;
     return cp;
 }
 
-void appendUtf8(std::string& out, std::uint32_t cp)
-{
+void appendUtf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {
         out += static_cast<char>(cp);
     } else if (cp < 0x800) {
@@ -87,8 +86,7 @@ void appendUtf8(std::string& out, std::uint32_t cp)
 
 } // namespace
 
-std::string htmlLabelText(std::string_view raw)
-{
+std::string htmlLabelText(std::string_view raw) {
     std::string out;
     out.reserve(raw.size() + 8);
     forEachCodePoint(raw, [&out](std::uint32_t cp) {
@@ -111,21 +109,18 @@ std::string htmlLabelText(std::string_view raw)
     return out;
 }
 
-std::string displayedText(std::string_view raw)
-{
+std::string displayedText(std::string_view raw) {
     std::string out;
     forEachCodePoint(raw, [&out](std::uint32_t cp) { appendUtf8(out, visible(cp)); });
     return out;
 }
 
-const Palette& defaultPalette()
-{
+const Palette& defaultPalette() {
     static const Palette palette;
     return palette;
 }
 
-const char* categoryFill(NodeCategory c, const Palette& p)
-{
+const char* categoryFill(NodeCategory c, const Palette& p) {
     switch (c) {
     case NodeCategory::HostOp: return p.hostFill;
     case NodeCategory::GpuOp: return p.gpuFill;
@@ -139,8 +134,7 @@ const char* categoryFill(NodeCategory c, const Palette& p)
     return p.hostFill;
 }
 
-const char* categoryBorder(NodeCategory c, const Palette& p)
-{
+const char* categoryBorder(NodeCategory c, const Palette& p) {
     switch (c) {
     case NodeCategory::GpuOp: return p.gpuBorder;
     case NodeCategory::Transfer: return p.transferBorder;
@@ -157,20 +151,19 @@ const char* categoryBorder(NodeCategory c, const Palette& p)
 namespace {
 
 // ColorBrewer YlOrRd (5 classes): lightness falls monotonically, so it reads in grayscale.
-constexpr std::array<std::array<int, 3>, 5> kHeat = {{
-    {255, 255, 178}, {254, 204, 92}, {253, 141, 60}, {240, 59, 32}, {189, 0, 38}}};
+constexpr std::array<std::array<int, 3>, 5> kHeat = {
+    {{255, 255, 178}, {254, 204, 92}, {253, 141, 60}, {240, 59, 32}, {189, 0, 38}}};
 
-std::string hexColour(int r, int g, int b)
-{
+std::string hexColour(int r, int g, int b) {
     char buf[8];
-    std::snprintf(buf, sizeof buf, "#%02X%02X%02X", std::clamp(r, 0, 255), std::clamp(g, 0, 255), std::clamp(b, 0, 255));
+    std::snprintf(buf, sizeof buf, "#%02X%02X%02X", std::clamp(r, 0, 255), std::clamp(g, 0, 255),
+                  std::clamp(b, 0, 255));
     return buf;
 }
 
 } // namespace
 
-std::string heatColour(double share)
-{
+std::string heatColour(double share) {
     if (!(share >= 0)) share = 0; // NaN too
     share = std::min(share, 1.0);
     const double pos = share * static_cast<double>(kHeat.size() - 1);
@@ -192,8 +185,7 @@ struct Heat {
     bool darkText = true;
 };
 
-Heat heatOf(const DrawNode& n, const TimingLegend& t)
-{
+Heat heatOf(const DrawNode& n, const TimingLegend& t) {
     // timeShare was normalised by applyTiming into [0, 1] on the chosen scale.
     const double s = std::clamp(n.timeShare, 0.0, 1.0);
     Heat h;
@@ -214,13 +206,11 @@ struct NodeStyle {
 };
 
 // The location stripe: light gray on the host, dark on a GPU, so it also reads in grayscale.
-const char* categoryStripe(NodeCategory c, const Palette& p)
-{
+const char* categoryStripe(NodeCategory c, const Palette& p) {
     return c == NodeCategory::HostOp ? p.hostStripe : categoryBorder(c, p);
 }
 
-double categoryPen(NodeCategory c)
-{
+double categoryPen(NodeCategory c) {
     switch (c) {
     case NodeCategory::GpuOp: return 1.4;
     case NodeCategory::Transfer: return 2.2;
@@ -231,14 +221,12 @@ double categoryPen(NodeCategory c)
     }
 }
 
-bool isOp(NodeCategory c)
-{
+bool isOp(NodeCategory c) {
     return c == NodeCategory::HostOp || c == NodeCategory::GpuOp || c == NodeCategory::Transfer ||
            c == NodeCategory::OnnxHostOp;
 }
 
-NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p)
-{
+NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p) {
     NodeStyle s;
     s.fill = categoryFill(n.category, p);
     s.border = categoryBorder(n.category, p);
@@ -246,8 +234,10 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p)
     if (isOp(n.category)) {
         s.stripe = categoryStripe(n.category, p);
         if (!g.isDiff && n.timeShare < 0) {
-            if (n.accent == OpAccent::Elemwise) s.stripe = p.elemwiseAccent;
-            else if (n.accent == OpAccent::Alloc) s.stripe = p.allocAccent;
+            if (n.accent == OpAccent::Elemwise)
+                s.stripe = p.elemwiseAccent;
+            else if (n.accent == OpAccent::Alloc)
+                s.stripe = p.allocAccent;
         }
     }
     switch (n.category) {
@@ -264,9 +254,7 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p)
         s.style = "filled";
         s.titleSize = 8;
         break;
-    case NodeCategory::Collapsed:
-        s.style = "rounded,dashed,filled";
-        break;
+    case NodeCategory::Collapsed: s.style = "rounded,dashed,filled"; break;
     default: break;
     }
     if (g.isDiff) {
@@ -305,8 +293,7 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p)
     return s;
 }
 
-std::string fmtNum(double v)
-{
+std::string fmtNum(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", v);
     std::string s = buf;
@@ -315,8 +302,7 @@ std::string fmtNum(double v)
     return s;
 }
 
-std::string font(const std::string& text, int size, const char* colour, bool bold = false)
-{
+std::string font(const std::string& text, int size, const char* colour, bool bold = false) {
     if (text.empty()) return {}; // an empty <FONT></FONT> is a syntax error for Graphviz
     // Bold through the face name, not <B>: Graphviz 2.43's pango plugin leaks the markup it
     // builds for <B> on every text measurement.
@@ -327,8 +313,7 @@ std::string font(const std::string& text, int size, const char* colour, bool bol
     return s;
 }
 
-const char* changeBadge(NodeChange c)
-{
+const char* changeBadge(NodeChange c) {
     switch (c) {
     case NodeChange::Added: return "added";
     case NodeChange::Removed: return "removed";
@@ -339,8 +324,7 @@ const char* changeBadge(NodeChange c)
 }
 
 // Code points of UTF-8 text (a stray byte counts as one).
-std::size_t codePoints(std::string_view s)
-{
+std::size_t codePoints(std::string_view s) {
     std::size_t n = 0;
     for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0u) != 0x80u ? 1 : 0;
     return n;
@@ -349,8 +333,7 @@ std::size_t codePoints(std::string_view s)
 // Splits a long op string into at most `maxLines` lines of about `width` characters, breaking
 // after ", " or an opening brace ("GpuCorrMM{border_mode=[3,3], | filter_dilation=[1,1], ..."),
 // so that no attribute is lost to a cut; the last line is cut with "…" if still too long.
-std::vector<std::string> wrapTitle(const std::string& title, std::size_t width, std::size_t maxLines)
-{
+std::vector<std::string> wrapTitle(const std::string& title, std::size_t width, std::size_t maxLines) {
     std::vector<std::string> lines;
     std::string rest = title;
     while (!rest.empty()) {
@@ -384,7 +367,8 @@ std::vector<std::string> wrapTitle(const std::string& title, std::size_t width, 
             }
             if (count > width) break;
         }
-        if (weakAt != std::string::npos && codePoints(rest) > width + 8 && (breakAt == std::string::npos || countAtBreak > width + 8))
+        if (weakAt != std::string::npos && codePoints(rest) > width + 8 &&
+            (breakAt == std::string::npos || countAtBreak > width + 8))
             breakAt = weakAt;
         if (breakAt == std::string::npos || breakAt >= rest.size()) {
             lines.push_back(rest);
@@ -405,13 +389,13 @@ std::vector<std::string> titleLines(const std::string& title) { return wrapTitle
 
 namespace {
 
-std::string nodeLabel(const DrawNode& n, const NodeStyle& s, const DrawGraph& g, const Palette& p)
-{
+std::string nodeLabel(const DrawNode& n, const NodeStyle& s, const DrawGraph& g, const Palette& p) {
     const char* textColour = s.darkText ? p.text : "#FFFFFF";
     const char* subtle = s.darkText ? p.subtleText : "#F2F2F2";
     std::vector<std::string> rows;
     const bool bold = isOp(n.category) || n.category == NodeCategory::Input || n.category == NodeCategory::Output;
-    for (const std::string& line : titleLines(n.title)) rows.push_back(font(htmlLabelText(line), s.titleSize, textColour, bold));
+    for (const std::string& line : titleLines(n.title))
+        rows.push_back(font(htmlLabelText(line), s.titleSize, textColour, bold));
     std::string sub = htmlLabelText(n.subtitle);
     if (g.isDiff) {
         if (const char* badge = changeBadge(n.change)) {
@@ -445,26 +429,23 @@ struct LegendRow {
     std::vector<LegendEntry> entries;
 };
 
-std::string swatch(const std::string& fill, const std::string& border, const char* cellStyle = nullptr)
-{
-    std::string s = "<TD FIXEDSIZE=\"TRUE\" BORDER=\"1\" COLOR=\"" + border + "\" BGCOLOR=\"" + fill + "\" WIDTH=\"18\" HEIGHT=\"11\"";
+std::string swatch(const std::string& fill, const std::string& border, const char* cellStyle = nullptr) {
+    std::string s = "<TD FIXEDSIZE=\"TRUE\" BORDER=\"1\" COLOR=\"" + border + "\" BGCOLOR=\"" + fill +
+                    "\" WIDTH=\"18\" HEIGHT=\"11\"";
     if (cellStyle != nullptr) s += std::string(" STYLE=\"") + cellStyle + "\"";
     return s + "></TD>";
 }
 
-std::string stripeSwatch(const std::string& colour)
-{
+std::string stripeSwatch(const std::string& colour) {
     return "<TD FIXEDSIZE=\"TRUE\" BGCOLOR=\"" + colour + "\" WIDTH=\"5\" HEIGHT=\"13\"></TD>";
 }
 
-std::string glyphSwatch(const std::string& glyphs, const char* colour, bool bold)
-{
+std::string glyphSwatch(const std::string& glyphs, const char* colour, bool bold) {
     const std::string text = htmlLabelText(glyphs);
     return "<TD>" + font(text, 9, colour, bold) + "</TD>";
 }
 
-std::string legendGrid(const std::vector<LegendRow>& rows, const Palette& p)
-{
+std::string legendGrid(const std::vector<LegendRow>& rows, const Palette& p) {
     std::size_t width = 0;
     for (const LegendRow& r : rows) width = std::max(width, r.entries.size());
     if (width == 0) return {};
@@ -475,8 +456,9 @@ std::string legendGrid(const std::vector<LegendRow>& rows, const Palette& p)
         for (std::size_t i = 0; i < r.entries.size(); ++i) {
             // The last entry of a short row spans the rest, so its text widens no column.
             const std::size_t span = i + 1 == r.entries.size() ? 1 + 2 * (width - r.entries.size()) : 1;
-            t += r.entries[i].swatch + "<TD ALIGN=\"LEFT\"" + (span > 1 ? " COLSPAN=\"" + std::to_string(span) + "\"" : std::string()) +
-                 ">" + font(htmlLabelText(r.entries[i].text), 9, p.text) + "</TD>";
+            t += r.entries[i].swatch + "<TD ALIGN=\"LEFT\"" +
+                 (span > 1 ? " COLSPAN=\"" + std::to_string(span) + "\"" : std::string()) + ">" +
+                 font(htmlLabelText(r.entries[i].text), 9, p.text) + "</TD>";
         }
         if (r.entries.empty()) t += "<TD COLSPAN=\"" + std::to_string(2 * width) + "\"></TD>";
         t += "</TR>";
@@ -484,8 +466,7 @@ std::string legendGrid(const std::vector<LegendRow>& rows, const Palette& p)
     return t + "</TABLE>";
 }
 
-std::string legendTable(const DrawGraph& g, const Palette& p)
-{
+std::string legendTable(const DrawGraph& g, const Palette& p) {
     std::set<NodeCategory> present;
     bool elemwise = false, alloc = false, gpuEdges = false, hostEdges = false, labelled = false;
     for (const DrawNode& n : g.nodes) {
@@ -502,13 +483,16 @@ std::string legendTable(const DrawGraph& g, const Palette& p)
     // Node kinds: fills in the plain view; in diffs and overlays the left stripe keeps the location.
     const bool plainFills = !g.isDiff && !g.timing.present;
     LegendRow kinds{plainFills ? "nodes" : "location", {}};
-    for (NodeCategory c : {NodeCategory::HostOp, NodeCategory::GpuOp, NodeCategory::Transfer, NodeCategory::OnnxHostOp,
-                           NodeCategory::Input, NodeCategory::Constant, NodeCategory::Output, NodeCategory::Collapsed}) {
+    for (NodeCategory c :
+         {NodeCategory::HostOp, NodeCategory::GpuOp, NodeCategory::Transfer, NodeCategory::OnnxHostOp,
+          NodeCategory::Input, NodeCategory::Constant, NodeCategory::Output, NodeCategory::Collapsed}) {
         if (!present.count(c)) continue;
         const bool op = isOp(c);
         std::string sw;
-        if (op && !plainFills) sw = stripeSwatch(categoryStripe(c, p));
-        else sw = swatch(categoryFill(c, p), categoryBorder(c, p), c == NodeCategory::Collapsed ? "dashed" : nullptr);
+        if (op && !plainFills)
+            sw = stripeSwatch(categoryStripe(c, p));
+        else
+            sw = swatch(categoryFill(c, p), categoryBorder(c, p), c == NodeCategory::Collapsed ? "dashed" : nullptr);
         std::string name = nodeCategoryName(c);
         if (c == NodeCategory::Collapsed) name = "hidden nodes";
         kinds.entries.push_back({sw, name});
@@ -521,8 +505,10 @@ std::string legendTable(const DrawGraph& g, const Palette& p)
         rows.push_back(accents);
     }
     LegendRow edges{"edges", {}};
-    if (hostEdges) edges.entries.push_back({glyphSwatch("\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80", p.hostEdge, false), "host value"});
-    if (gpuEdges) edges.entries.push_back({glyphSwatch("\xE2\x94\x81\xE2\x94\x81\xE2\x94\x81", p.gpuEdge, false), "GPU value"});
+    if (hostEdges)
+        edges.entries.push_back({glyphSwatch("\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80", p.hostEdge, false), "host value"});
+    if (gpuEdges)
+        edges.entries.push_back({glyphSwatch("\xE2\x94\x81\xE2\x94\x81\xE2\x94\x81", p.gpuEdge, false), "GPU value"});
     if (labelled) edges.entries.push_back({"<TD></TD>", "label: dtype[shape], ? unknown"});
     if (!edges.entries.empty()) rows.push_back(edges);
 
@@ -540,9 +526,12 @@ std::string legendTable(const DrawGraph& g, const Palette& p)
         for (std::size_t i = 0; i < bins.size(); ++i) {
             const double share = bins.size() == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(bins.size() - 1);
             std::string text;
-            if (g.timing.continuous) text = formatMicros(bins[i]);
-            else if (i == 0) text = "\xE2\x89\xA4 " + formatMicros(bins[i]);
-            else text = formatMicros(lower) + " \xE2\x80\x93 " + formatMicros(bins[i]);
+            if (g.timing.continuous)
+                text = formatMicros(bins[i]);
+            else if (i == 0)
+                text = "\xE2\x89\xA4 " + formatMicros(bins[i]);
+            else
+                text = formatMicros(lower) + " \xE2\x80\x93 " + formatMicros(bins[i]);
             t.entries.push_back({swatch(heatColour(share), "#8C8C8C"), text});
             lower = bins[i];
         }
@@ -556,15 +545,13 @@ std::string legendTable(const DrawGraph& g, const Palette& p)
 }
 
 // Raw text (cells escape it).
-std::string bytesCell(const TransferBytes& t)
-{
+std::string bytesCell(const TransferBytes& t) {
     std::string s = formatBytes(t.crossing());
     if (!t.exact()) s += " + " + std::to_string(t.unknownHostGpu) + " of unknown size";
     return s;
 }
 
-std::string summaryTable(const DrawGraph& g, const Palette& p)
-{
+std::string summaryTable(const DrawGraph& g, const Palette& p) {
     if (!g.isDiff || !g.diff) return {};
     const GraphDiff& d = *g.diff;
     // Every cell's text is raw and escaped here.
@@ -574,7 +561,8 @@ std::string summaryTable(const DrawGraph& g, const Palette& p)
                (text.empty() ? std::string() : font(text, 9, p.text, bold)) + "</TD>";
     };
     std::string t = "<TABLE BORDER=\"1\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\" COLOR=\"#8C8C8C\">";
-    t += "<TR>" + cell("", true) + cell("before", false, true) + cell("after", false, true) + cell("change", false, true) + "</TR>";
+    t += "<TR>" + cell("", true) + cell("before", false, true) + cell("after", false, true) +
+         cell("change", false, true) + "</TR>";
     auto delta = [](long long a, long long b) {
         const long long x = b - a;
         std::string magnitude = formatBytes(x < 0 ? -x : x);
@@ -585,16 +573,18 @@ std::string summaryTable(const DrawGraph& g, const Palette& p)
          cell("+" + std::to_string(d.added.size()) + " / \xE2\x88\x92" + std::to_string(d.removed.size()) + " / " +
               std::to_string(d.rewired.size()) + " rewired") +
          "</TR>";
-    t += "<TR>" + cell("transfers", true) + cell(std::to_string(d.bytesBefore.transfers)) + cell(std::to_string(d.bytesAfter.transfers)) +
-         cell("+" + std::to_string(d.transfersAdded.size()) + " added / " + std::to_string(d.transfersCut.size()) + " cut") + "</TR>";
-    t += "<TR>" + cell("bytes host\xE2\x86\x94GPU per run", true) + cell(bytesCell(d.bytesBefore)) + cell(bytesCell(d.bytesAfter)) +
-         cell(delta(d.bytesBefore.crossing(), d.bytesAfter.crossing())) + "</TR>";
+    t += "<TR>" + cell("transfers", true) + cell(std::to_string(d.bytesBefore.transfers)) +
+         cell(std::to_string(d.bytesAfter.transfers)) +
+         cell("+" + std::to_string(d.transfersAdded.size()) + " added / " + std::to_string(d.transfersCut.size()) +
+              " cut") +
+         "</TR>";
+    t += "<TR>" + cell("bytes host\xE2\x86\x94GPU per run", true) + cell(bytesCell(d.bytesBefore)) +
+         cell(bytesCell(d.bytesAfter)) + cell(delta(d.bytesBefore.crossing(), d.bytesAfter.crossing())) + "</TR>";
     t += "</TABLE>";
     return t;
 }
 
-std::string graphLabel(const DrawGraph& g, const DotOptions& o, const Palette& p)
-{
+std::string graphLabel(const DrawGraph& g, const DotOptions& o, const Palette& p) {
     std::vector<std::string> rows;
     if (o.caption) {
         // Two lines: the source in bold, then pipeline and step. (A caption wider than the legend
@@ -607,20 +597,24 @@ std::string graphLabel(const DrawGraph& g, const DotOptions& o, const Palette& p
         if (!line.empty()) rows.push_back(font(htmlLabelText(line), 10, p.text, title.empty()));
         if (!g.caption.note.empty()) rows.push_back(font(htmlLabelText(g.caption.note), 9, p.subtleText));
         if (g.focused) {
-            rows.push_back(font(htmlLabelText("focused view: " + groupThousands(g.totalNodes - g.hiddenNodes) + " of " +
-                                              groupThousands(g.totalNodes) + " nodes, " + std::to_string(g.focusHops) +
-                                              (g.focusHops == 1 ? " hop" : " hops") + " around " +
-                                              (g.focusAround.empty() ? std::string("the changed region") : g.focusAround) + "; " +
-                                              groupThousands(g.hiddenNodes) + " folded into dashed \xE2\x80\x9C\xE2\x80\xA6 N nodes\xE2\x80\x9D boxes"),
-                                9, p.subtleText));
+            rows.push_back(
+                font(htmlLabelText("focused view: " + groupThousands(g.totalNodes - g.hiddenNodes) + " of " +
+                                   groupThousands(g.totalNodes) + " nodes, " + std::to_string(g.focusHops) +
+                                   (g.focusHops == 1 ? " hop" : " hops") + " around " +
+                                   (g.focusAround.empty() ? std::string("the changed region") : g.focusAround) + "; " +
+                                   groupThousands(g.hiddenNodes) +
+                                   " folded into dashed \xE2\x80\x9C\xE2\x80\xA6 N nodes\xE2\x80\x9D boxes"),
+                     9, p.subtleText));
         }
     }
     if (o.legend) {
         const std::string legend = legendTable(g, p);
         const std::string summary = summaryTable(g, p);
         if (!legend.empty() && !summary.empty()) {
-            rows.push_back("<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"0\" CELLPADDING=\"0\"><TR><TD ALIGN=\"LEFT\" VALIGN=\"TOP\">" +
-                           summary + "</TD><TD WIDTH=\"14\"></TD><TD ALIGN=\"LEFT\" VALIGN=\"TOP\">" + legend + "</TD></TR></TABLE>");
+            rows.push_back("<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"0\" CELLPADDING=\"0\"><TR><TD "
+                           "ALIGN=\"LEFT\" VALIGN=\"TOP\">" +
+                           summary + "</TD><TD WIDTH=\"14\"></TD><TD ALIGN=\"LEFT\" VALIGN=\"TOP\">" + legend +
+                           "</TD></TR></TABLE>");
         } else if (!legend.empty()) {
             rows.push_back(legend);
         } else if (!summary.empty()) {
@@ -634,15 +628,14 @@ std::string graphLabel(const DrawGraph& g, const DotOptions& o, const Palette& p
     return t;
 }
 
-std::string edgeAttrs(const DrawEdge& e, const DrawGraph& g, const Palette& p, std::size_t index)
-{
+std::string edgeAttrs(const DrawEdge& e, const DrawGraph& g, const Palette& p, std::size_t index) {
     std::string colour = e.gpu ? p.gpuEdge : p.hostEdge;
     double pen = e.gpu ? 1.5 : 0.9;
     std::string style;
     if (e.headCluster >= 0 && static_cast<std::size_t>(e.headCluster) < g.clusters.size()) {
         // a node to its nested graph: ends at the cluster's border
-        return "color=\"#9A9A9A\", penwidth=0.9, style=dashed, lhead=" + g.clusters[static_cast<std::size_t>(e.headCluster)].key +
-               ", pl_edge=" + std::to_string(index);
+        return "color=\"#9A9A9A\", penwidth=0.9, style=dashed, lhead=" +
+               g.clusters[static_cast<std::size_t>(e.headCluster)].key + ", pl_edge=" + std::to_string(index);
     }
     if (e.collapsed) {
         colour = "#9A9A9A";
@@ -659,8 +652,7 @@ std::string edgeAttrs(const DrawEdge& e, const DrawGraph& g, const Palette& p, s
             pen = 1.6;
             style = "dashed";
             break;
-        default:
-            break;
+        default: break;
         }
     }
     std::string a = "color=\"" + colour + "\", penwidth=" + fmtNum(pen);
@@ -673,15 +665,14 @@ std::string edgeAttrs(const DrawEdge& e, const DrawGraph& g, const Palette& p, s
 
 } // namespace
 
-std::string writeDot(const DrawGraph& g, const DotOptions& o)
-{
+std::string writeDot(const DrawGraph& g, const DotOptions& o) {
     const Palette& p = defaultPalette();
     const std::size_t n = g.nodes.size();
     std::string out;
     out.reserve(256 + n * 400 + g.edges.size() * 120);
     out += "digraph G {\n";
-    out += "  graph [rankdir=" + std::string(o.rankdir == "LR" ? "LR" : "TB") +
-           ", fontname=\"" + p.font + "\", bgcolor=\"#FFFFFF\", pad=0.15, nodesep=0.22, ranksep=0.32, forcelabels=false, "
+    out += "  graph [rankdir=" + std::string(o.rankdir == "LR" ? "LR" : "TB") + ", fontname=\"" + p.font +
+           "\", bgcolor=\"#FFFFFF\", pad=0.15, nodesep=0.22, ranksep=0.32, forcelabels=false, "
            "labelloc=t, labeljust=l";
     if (n > o.fastAbove) out += ", nslimit=4, nslimit1=4, mclimit=0.5, searchsize=20, remincross=false";
     if (!g.clusters.empty()) out += ", compound=true";
@@ -689,8 +680,8 @@ std::string writeDot(const DrawGraph& g, const DotOptions& o)
     if (!label.empty()) out += ",\n    label=<" + label + ">";
     out += "];\n";
     out += "  node [shape=box, style=\"rounded,filled\", fontname=\"" + std::string(p.font) +
-           "\", fontsize=10, margin=\"0.05,0.02\", height=0.3, penwidth=1, color=\"" + p.hostBorder + "\", fillcolor=\"" +
-           p.hostFill + "\", fontcolor=\"" + p.text + "\"];\n";
+           "\", fontsize=10, margin=\"0.05,0.02\", height=0.3, penwidth=1, color=\"" + p.hostBorder +
+           "\", fillcolor=\"" + p.hostFill + "\", fontcolor=\"" + p.text + "\"];\n";
     out += "  edge [fontname=\"" + std::string(p.font) + "\", fontsize=7, fontcolor=\"" + p.subtleText +
            "\", arrowsize=0.55, penwidth=0.9, color=\"" + p.hostEdge + "\"];\n";
     auto writeNode = [&](const DrawNode& node, const std::string& indent) {
@@ -721,14 +712,17 @@ std::string writeDot(const DrawGraph& g, const DotOptions& o)
             if (const int c = clusterOf(g.nodes[i]); c >= 0) members[static_cast<std::size_t>(c)].push_back(i);
         for (std::size_t c = 0; c < clusterCount; ++c) {
             const int parent = g.clusters[c].parent;
-            if (parent >= 0 && static_cast<std::size_t>(parent) < c) children[static_cast<std::size_t>(parent)].push_back(c);
-            else roots.push_back(c);
+            if (parent >= 0 && static_cast<std::size_t>(parent) < c)
+                children[static_cast<std::size_t>(parent)].push_back(c);
+            else
+                roots.push_back(c);
         }
         std::vector<bool> used(clusterCount, false); // has nodes, itself or below
         for (std::size_t c = clusterCount; c-- > 0;) {
             used[c] = used[c] || !members[c].empty();
             const int parent = g.clusters[c].parent;
-            if (used[c] && parent >= 0 && static_cast<std::size_t>(parent) < c) used[static_cast<std::size_t>(parent)] = true;
+            if (used[c] && parent >= 0 && static_cast<std::size_t>(parent) < c)
+                used[static_cast<std::size_t>(parent)] = true;
         }
         // iterative, so that deep nesting cannot overflow the stack
         std::vector<std::pair<std::size_t, bool>> stack; // cluster, closing
@@ -746,7 +740,8 @@ std::string writeDot(const DrawGraph& g, const DotOptions& o)
             const std::string indent(static_cast<std::size_t>(2 + 2 * depth), ' ');
             out += indent + "subgraph " + g.clusters[c].key + " {\n" + indent + "  graph [label=<" +
                    font(htmlLabelText(g.clusters[c].title), 9, p.subtleText) +
-                   ">, labeljust=l, labelloc=t, style=\"rounded,dashed\", color=\"#9A9A9A\", penwidth=1, bgcolor=\"#FBFBFB\"];\n";
+                   ">, labeljust=l, labelloc=t, style=\"rounded,dashed\", color=\"#9A9A9A\", penwidth=1, "
+                   "bgcolor=\"#FBFBFB\"];\n";
             for (std::size_t i : members[c]) writeNode(g.nodes[i], indent + "  ");
             ++depth;
             stack.push_back({c, true});

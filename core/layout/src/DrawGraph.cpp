@@ -13,8 +13,7 @@
 
 namespace passlens {
 
-const char* nodeCategoryName(NodeCategory c)
-{
+const char* nodeCategoryName(NodeCategory c) {
     switch (c) {
     case NodeCategory::HostOp: return "host op";
     case NodeCategory::GpuOp: return "GPU op";
@@ -28,8 +27,7 @@ const char* nodeCategoryName(NodeCategory c)
     return "host op";
 }
 
-std::string Caption::text() const
-{
+std::string Caption::text() const {
     std::string s;
     auto add = [&s](const std::string& part) {
         if (part.empty()) return;
@@ -47,8 +45,7 @@ std::string Caption::text() const
     return s;
 }
 
-int DrawGraph::indexOf(const std::string& key) const
-{
+int DrawGraph::indexOf(const std::string& key) const {
     for (std::size_t i = 0; i < nodes.size(); ++i)
         if (nodes[i].key == key) return static_cast<int>(i);
     return -1;
@@ -58,8 +55,7 @@ namespace {
 
 // Cuts UTF-8 text to at most `maxChars` code points, ending with "…" when cut. Never splits a
 // multi-byte sequence (invalid bytes count as one character each).
-std::string cutText(const std::string& s, std::size_t maxChars)
-{
+std::string cutText(const std::string& s, std::size_t maxChars) {
     if (maxChars == 0) return {};
     std::size_t chars = 0, i = 0;
     std::size_t cutAt = std::string::npos;
@@ -67,9 +63,12 @@ std::string cutText(const std::string& s, std::size_t maxChars)
         if (chars == maxChars - 1 && cutAt == std::string::npos) cutAt = i;
         const unsigned char c = static_cast<unsigned char>(s[i]);
         std::size_t len = 1;
-        if (c >= 0xF0 && c < 0xF8) len = 4;
-        else if (c >= 0xE0) len = 3;
-        else if (c >= 0xC0) len = 2;
+        if (c >= 0xF0 && c < 0xF8)
+            len = 4;
+        else if (c >= 0xE0)
+            len = 3;
+        else if (c >= 0xC0)
+            len = 2;
         if (c >= 0xF8 || (c >= 0x80 && c < 0xC0)) len = 1;
         if (i + len > s.size()) len = 1;
         i += len;
@@ -79,8 +78,7 @@ std::string cutText(const std::string& s, std::size_t maxChars)
     return s;
 }
 
-std::string typeLabel(const Type& t)
-{
+std::string typeLabel(const Type& t) {
     std::string s(dtypeName(t.dtype()));
     if (!t.rankKnown()) {
         s += "[*]";
@@ -97,16 +95,14 @@ std::string typeLabel(const Type& t)
     return s;
 }
 
-NodeCategory categoryOf(const Op& op)
-{
+NodeCategory categoryOf(const Op& op) {
     if (op.isTransfer()) return NodeCategory::Transfer;
     if (op.isOnnx()) return NodeCategory::OnnxHostOp;
     if (op.isGpu()) return NodeCategory::GpuOp;
     return NodeCategory::HostOp;
 }
 
-OpAccent accentOf(const Op& op)
-{
+OpAccent accentOf(const Op& op) {
     const std::string& k = op.kind();
     if (k.find("Elemwise") != std::string::npos) return OpAccent::Elemwise;
     if (k.find("Alloc") != std::string::npos) return OpAccent::Alloc;
@@ -114,14 +110,12 @@ OpAccent accentOf(const Op& op)
 }
 
 std::string nodeKey(const Apply& n) { return "n" + std::to_string(n.id()); }
-std::string varKey(const Variable& v)
-{
+std::string varKey(const Variable& v) {
     if (v.owner() != nullptr) return nodeKey(*v.owner());
     return "v" + std::to_string(v.id());
 }
 
-std::string bytesShort(std::int64_t b)
-{
+std::string bytesShort(std::int64_t b) {
     std::string s = formatBytes(b);
     // "602,112 B (588.0 KiB)" -> "588.0 KiB"; "24 B" stays.
     const auto open = s.find('(');
@@ -129,8 +123,7 @@ std::string bytesShort(std::int64_t b)
     return s;
 }
 
-DrawNode applyNode(const Apply& n, const DrawOptions& o)
-{
+DrawNode applyNode(const Apply& n, const DrawOptions& o) {
     DrawNode d;
     d.key = nodeKey(n);
     d.node = n.id();
@@ -156,17 +149,18 @@ DrawNode applyNode(const Apply& n, const DrawOptions& o)
         bool known = true;
         for (const Variable* out : n.outputs()) {
             const auto b = staticBytes(*out);
-            if (b < 0) known = false;
-            else bytes += b;
+            if (b < 0)
+                known = false;
+            else
+                bytes += b;
         }
-        d.detail = d.transferDirection + " \xC2\xB7 " + (known ? bytesShort(bytes) : std::string("size unknown")) +
-                   " per run";
+        d.detail =
+            d.transferDirection + " \xC2\xB7 " + (known ? bytesShort(bytes) : std::string("size unknown")) + " per run";
     }
     return d;
 }
 
-DrawNode inputNode(const Variable& v, const DrawOptions& o)
-{
+DrawNode inputNode(const Variable& v, const DrawOptions& o) {
     DrawNode d;
     d.key = varKey(v);
     d.var = v.id();
@@ -177,28 +171,27 @@ DrawNode inputNode(const Variable& v, const DrawOptions& o)
     return d;
 }
 
-DrawNode constantNode(const Variable& v, const DrawOptions& o)
-{
+DrawNode constantNode(const Variable& v, const DrawOptions& o) {
     DrawNode d;
     d.key = varKey(v);
     d.var = v.id();
     d.category = NodeCategory::Constant;
-    if (!v.name().empty()) d.title = cutText(v.name(), o.maxNameChars);
+    if (!v.name().empty())
+        d.title = cutText(v.name(), o.maxNameChars);
     else if (v.constant() && v.constant()->loaded()) {
         std::string value = v.constant()->shortValue(4);
         // "{0.0}" -> "0.0" for scalars; "{...}" stays.
         if (v.constant()->numElements() == 1 && value.size() > 2 && value.front() == '{' && value.back() == '}')
             value = value.substr(1, value.size() - 2);
         d.title = value.find("...") != std::string::npos ? std::string("constant") : cutText(value, o.maxNameChars);
-    }
-    else d.title = "constant";
+    } else
+        d.title = "constant";
     d.subtitle = typeLabel(v.type());
     if (v.type().isGpu()) d.subtitle += " on GPU";
     return d;
 }
 
-DrawNode outputNode(int index, const Variable& v, const DrawOptions& o)
-{
+DrawNode outputNode(int index, const Variable& v, const DrawOptions& o) {
     DrawNode d;
     d.key = "o" + std::to_string(index);
     d.var = v.id();
@@ -208,8 +201,7 @@ DrawNode outputNode(int index, const Variable& v, const DrawOptions& o)
     return d;
 }
 
-DrawEdge edgeFor(const Variable& v, const std::string& head, int index)
-{
+DrawEdge edgeFor(const Variable& v, const std::string& head, int index) {
     DrawEdge e;
     e.tail = varKey(v);
     e.head = head;
@@ -220,8 +212,7 @@ DrawEdge edgeFor(const Variable& v, const std::string& head, int index)
     return e;
 }
 
-bool wantConstantNodes(const DrawOptions& o, std::size_t applyCount)
-{
+bool wantConstantNodes(const DrawOptions& o, std::size_t applyCount) {
     return o.constantNodes.value_or(applyCount <= 400);
 }
 
@@ -234,8 +225,7 @@ struct Parts {
 // A node with more than this many constant inputs of its own gets them folded into one box.
 constexpr int kFoldConstantsAbove = 6;
 
-Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes)
-{
+Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes) {
     Parts p;
     std::unordered_set<VarId> placed;
     for (const Variable* in : g.inputs()) {
@@ -255,7 +245,8 @@ Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes)
     for (const Apply* n : topo) {
         std::unordered_set<VarId> seen;
         for (const Variable* in : n->inputs())
-            if (in->isConstant() && consumers[in->id()].size() == 1 && !outputVars.count(in->id()) && seen.insert(in->id()).second)
+            if (in->isConstant() && consumers[in->id()].size() == 1 && !outputVars.count(in->id()) &&
+                seen.insert(in->id()).second)
                 own[n->id()].push_back(in);
     }
     std::unordered_set<VarId> folded;
@@ -293,7 +284,8 @@ Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes)
             p.edges.push_back(edgeFor(*in, d.key, i));
         }
         if (hiddenConsts > 0) {
-            const std::string note = "+" + std::to_string(hiddenConsts) + (hiddenConsts == 1 ? " constant" : " constants");
+            const std::string note =
+                "+" + std::to_string(hiddenConsts) + (hiddenConsts == 1 ? " constant" : " constants");
             d.detail = d.detail.empty() ? note : d.detail + " \xC2\xB7 " + note;
         }
         if (foldedHere > 0) {
@@ -321,22 +313,17 @@ Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes)
     return p;
 }
 
-void finishEdgeLabels(DrawGraph& g, const DrawOptions& o)
-{
+void finishEdgeLabels(DrawGraph& g, const DrawOptions& o) {
     const bool labels = o.edgeLabels.value_or(g.edges.size() <= 250);
     if (!labels)
         for (DrawEdge& e : g.edges) e.label.clear();
 }
 
-std::string edgeIdentity(const DrawEdge& e)
-{
-    return e.tail + ">" + e.head + "#" + std::to_string(e.inputIndex);
-}
+std::string edgeIdentity(const DrawEdge& e) { return e.tail + ">" + e.head + "#" + std::to_string(e.inputIndex); }
 
 // Orders nodes topologically along the edges (Kahn, ties broken by the current order); nodes
 // on cycles (possible in a union of two graphs) keep their relative order at the end.
-void orderTopologically(DrawGraph& g)
-{
+void orderTopologically(DrawGraph& g) {
     const std::size_t n = g.nodes.size();
     std::unordered_map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
@@ -372,9 +359,8 @@ void orderTopologically(DrawGraph& g)
 
 // The nested graphs of `graph`'s nodes as clusters of `out`, recursively; `prefix` is the key
 // prefix of `graph`'s own nodes, `parent` its cluster (-1: the drawn graph).
-void addNestedGraphs(DrawGraph& out, const FunctionGraph& graph, const std::string& prefix, int parent, const DrawOptions& o,
-                     int depth)
-{
+void addNestedGraphs(DrawGraph& out, const FunctionGraph& graph, const std::string& prefix, int parent,
+                     const DrawOptions& o, int depth) {
     if (depth >= kMaxNestedDepth) return;
     for (const Apply* n : graph.toposort())
         for (const Subgraph& sg : n->op().subgraphs()) {
@@ -417,8 +403,7 @@ void addNestedGraphs(DrawGraph& out, const FunctionGraph& graph, const std::stri
 
 } // namespace
 
-DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options)
-{
+DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options) {
     DrawGraph g;
     Parts p = collect(graph, options, wantConstantNodes(options, graph.nodeCount()));
     g.nodes = std::move(p.nodes);
@@ -436,7 +421,8 @@ DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options)
         // the input, constant and output boxes of a seed node come with it (a focused view
         // never hides a graph output behind a "… 1 node" box next to the node that makes it)
         auto isValueBox = [](const DrawNode* d) {
-            return d->category == NodeCategory::Input || d->category == NodeCategory::Constant || d->category == NodeCategory::Output;
+            return d->category == NodeCategory::Input || d->category == NodeCategory::Constant ||
+                   d->category == NodeCategory::Output;
         };
         for (const DrawEdge& e : g.edges) {
             auto t = byKey.find(e.tail), h = byKey.find(e.head);
@@ -450,8 +436,7 @@ DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options)
 }
 
 DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, const GraphDiff& d,
-                   const DrawOptions& options)
-{
+                   const DrawOptions& options) {
     DrawGraph g;
     g.isDiff = true;
     g.diff = d;
@@ -469,8 +454,10 @@ DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, cons
     for (const DrawNode& n : pb.nodes) inBefore.insert(n.key);
 
     for (DrawNode& n : pa.nodes) {
-        if (n.node >= 0) n.change = d.changeOf(n.node);
-        else if (!inBefore.count(n.key)) n.change = NodeChange::Added;
+        if (n.node >= 0)
+            n.change = d.changeOf(n.node);
+        else if (!inBefore.count(n.key))
+            n.change = NodeChange::Added;
         g.nodes.push_back(std::move(n));
     }
     for (DrawNode& n : pb.nodes) {
@@ -482,7 +469,8 @@ DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, cons
         n.seed = n.node >= 0 && n.change != NodeChange::Unchanged;
         // An output whose variable changed is rewired.
         if (n.category == NodeCategory::Output && n.change == NodeChange::Unchanged &&
-            std::find(d.outputsChanged.begin(), d.outputsChanged.end(), std::stoi(n.key.substr(1))) != d.outputsChanged.end())
+            std::find(d.outputsChanged.begin(), d.outputsChanged.end(), std::stoi(n.key.substr(1))) !=
+                d.outputsChanged.end())
             n.change = NodeChange::Rewired;
     }
 
@@ -507,8 +495,7 @@ DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, cons
 
 // ------------------------------------------------------------------------------- focus view
 
-DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes)
-{
+DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
     const std::size_t n = g.nodes.size();
     if (n == 0) return g;
     maxNodes = std::max<std::size_t>(maxNodes, 1);
@@ -677,7 +664,8 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes)
         d.key = key;
         d.category = NodeCategory::Collapsed;
         d.hiddenCount = c.count;
-        d.title = "\xE2\x80\xA6 " + groupThousands(c.count) + (more ? " more" : "") + (c.count == 1 ? " node" : " nodes");
+        d.title =
+            "\xE2\x80\xA6 " + groupThousands(c.count) + (more ? " more" : "") + (c.count == 1 ? " node" : " nodes");
         d.subtitle = describe(c);
         return d;
     };

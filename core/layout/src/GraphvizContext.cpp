@@ -11,15 +11,13 @@ namespace passlens {
 
 namespace gvinternal {
 
-std::recursive_mutex& graphvizMutex()
-{
+std::recursive_mutex& graphvizMutex() {
     static std::recursive_mutex mutex;
     return mutex;
 }
 
 ErrorCapture::ErrorCapture()
-    : m_previousSink(s_sink)
-{
+    : m_previousSink(s_sink) {
     s_sink = &m_text;
     // A capture-less generic lambda converts to agusererrf whatever its exact parameter type
     // (char* in Graphviz 2.x, possibly const char* later).
@@ -33,25 +31,19 @@ ErrorCapture::ErrorCapture()
     agreseterrors();
 }
 
-ErrorCapture::~ErrorCapture()
-{
+ErrorCapture::~ErrorCapture() {
     agseterrf(m_previousHook);
     s_sink = m_previousSink;
 }
 
-void ErrorCapture::begin()
-{
+void ErrorCapture::begin() {
     m_text.clear();
     agreseterrors();
 }
 
-bool ErrorCapture::errorReported()
-{
-    return agerrors() >= AGERR;
-}
+bool ErrorCapture::errorReported() { return agerrors() >= AGERR; }
 
-std::string ErrorCapture::text() const
-{
+std::string ErrorCapture::text() const {
     std::string text = m_text;
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
         text.pop_back();
@@ -59,8 +51,7 @@ std::string ErrorCapture::text() const
     return text;
 }
 
-std::string ErrorCapture::message(std::string_view what, std::string_view fallback) const
-{
+std::string ErrorCapture::message(std::string_view what, std::string_view fallback) const {
     std::string message = "Graphviz: ";
     message += what;
     std::string detail = text();
@@ -74,14 +65,12 @@ std::string ErrorCapture::message(std::string_view what, std::string_view fallba
     return message;
 }
 
-void ErrorCapture::fail(std::string_view what, std::string_view fallback) const
-{
+void ErrorCapture::fail(std::string_view what, std::string_view fallback) const {
     throw std::runtime_error(message(what, fallback));
 }
 
 // Destroyed at exit, before the mutex (constructed later, destroyed earlier).
-GVC_s* sharedContext()
-{
+GVC_s* sharedContext() {
     static const GvcPtr context = [] {
         ErrorCapture errors;
         GvcPtr created(gvContext());
@@ -99,26 +88,22 @@ using gvinternal::ErrorCapture;
 using gvinternal::graphvizMutex;
 using gvinternal::RenderLength;
 
-void GvcDeleter::operator()(GVC_s* gvc) const noexcept
-{
+void GvcDeleter::operator()(GVC_s* gvc) const noexcept {
     std::lock_guard lock(graphvizMutex());
     gvFreeContext(gvc);
 }
 
-void GraphDeleter::operator()(Agraph_s* graph) const noexcept
-{
+void GraphDeleter::operator()(Agraph_s* graph) const noexcept {
     std::lock_guard lock(graphvizMutex());
     agclose(graph);
 }
 
-void RenderDataDeleter::operator()(char* data) const noexcept
-{
+void RenderDataDeleter::operator()(char* data) const noexcept {
     std::lock_guard lock(graphvizMutex());
     gvFreeRenderData(data);
 }
 
-LayoutGuard::~LayoutGuard()
-{
+LayoutGuard::~LayoutGuard() {
     if (m_gvc != nullptr && m_graph != nullptr) {
         std::lock_guard lock(graphvizMutex());
         gvFreeLayout(m_gvc, m_graph);
@@ -129,12 +114,9 @@ GraphvizContext::GraphvizContext()
     : m_gvc([] {
         std::lock_guard lock(graphvizMutex());
         return gvinternal::sharedContext();
-    }())
-{
-}
+    }()) {}
 
-std::string GraphvizContext::render(std::string_view dot, std::string_view format)
-{
+std::string GraphvizContext::render(std::string_view dot, std::string_view format) {
     std::lock_guard lock(graphvizMutex());
     ErrorCapture errors;
 
@@ -165,8 +147,7 @@ std::string GraphvizContext::render(std::string_view dot, std::string_view forma
     return std::string(buffer.get(), static_cast<std::size_t>(length));
 }
 
-std::string renderDot(std::string_view dot, std::string_view format)
-{
+std::string renderDot(std::string_view dot, std::string_view format) {
     GraphvizContext context;
     return context.render(dot, format);
 }

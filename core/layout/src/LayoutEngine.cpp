@@ -43,8 +43,7 @@ struct LayoutEngine::CacheEntry {
     LayoutResult result;
 };
 
-std::optional<RenderFormat> parseRenderFormat(std::string_view name)
-{
+std::optional<RenderFormat> parseRenderFormat(std::string_view name) {
     std::string lower(name);
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (lower == "svg") return RenderFormat::Svg;
@@ -54,8 +53,7 @@ std::optional<RenderFormat> parseRenderFormat(std::string_view name)
     return std::nullopt;
 }
 
-const char* renderFormatName(RenderFormat f)
-{
+const char* renderFormatName(RenderFormat f) {
     switch (f) {
     case RenderFormat::Svg: return "svg";
     case RenderFormat::Pdf: return "pdf";
@@ -65,8 +63,7 @@ const char* renderFormatName(RenderFormat f)
     return "svg";
 }
 
-std::pair<double, double> LayoutResult::pixelSize(double dpi) const
-{
+std::pair<double, double> LayoutResult::pixelSize(double dpi) const {
     // The DOT writer pads by 0.15 inch on every side (Graphviz's default is 4 points).
     const double pad = 0.15 * 72.0;
     return {std::ceil((width + 2 * pad) * dpi / 72.0), std::ceil((height + 2 * pad) * dpi / 72.0)};
@@ -74,8 +71,7 @@ std::pair<double, double> LayoutResult::pixelSize(double dpi) const
 
 namespace {
 
-std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull)
-{
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
     for (const unsigned char c : s) {
         h ^= c;
         h *= 1099511628211ull;
@@ -83,13 +79,11 @@ std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull
     return h;
 }
 
-double msSince(Clock::time_point start)
-{
+double msSince(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-std::string seconds(double ms)
-{
+std::string seconds(double ms) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f s", ms / 1000.0);
     return buf;
@@ -97,8 +91,7 @@ std::string seconds(double ms)
 
 // Loads the layout and text-layout plugins and the font machinery in this process, once, so a
 // forked child never has to dlopen or initialise fontconfig. Call with the lock held.
-void warmUp(GVC_s* gvc)
-{
+void warmUp(GVC_s* gvc) {
     static bool done = false;
     if (done) return;
     done = true;
@@ -110,8 +103,8 @@ void warmUp(GVC_s* gvc)
     int k = 0;
     for (const int size : {7, 8, 9, 10, 13}) {
         for (const char* face : {"Helvetica", "Helvetica-Bold"}) {
-            warm += "w" + std::to_string(k++) + " [label=<<TABLE BORDER=\"0\"><TR><TD><FONT POINT-SIZE=\"" + std::to_string(size) +
-                    "\" FACE=\"" + face + "\">w</FONT></TD></TR></TABLE>>]; ";
+            warm += "w" + std::to_string(k++) + " [label=<<TABLE BORDER=\"0\"><TR><TD><FONT POINT-SIZE=\"" +
+                    std::to_string(size) + "\" FACE=\"" + face + "\">w</FONT></TD></TR></TABLE>>]; ";
         }
     }
     warm += "w0 -> w1 [xlabel=<x>]; }";
@@ -123,7 +116,8 @@ void warmUp(GVC_s* gvc)
     RenderLength length = 0;
     if (gvRenderData(gvc, g.get(), "dot", &data, &length) == 0) gvFreeRenderData(data);
     // the neato plugin (nop2 with spline routing) too, for layoutStable's children
-    GraphPtr n(agmemread("digraph N { graph [splines=true]; a [pos=\"0,0!\"]; b [pos=\"0,-72!\"]; c [pos=\"60,-36!\"]; a -> b [xlabel=<x>]; }"));
+    GraphPtr n(agmemread("digraph N { graph [splines=true]; a [pos=\"0,0!\"]; b [pos=\"0,-72!\"]; c [pos=\"60,-36!\"]; "
+                         "a -> b [xlabel=<x>]; }"));
     if (!n || gvLayout(gvc, n.get(), "nop2") != 0) return;
     const LayoutGuard nguard(gvc, n.get());
     data = nullptr;
@@ -131,8 +125,7 @@ void warmUp(GVC_s* gvc)
 }
 
 // Graphviz's messages, one per line.
-std::vector<std::string> splitLines(const std::string& text)
-{
+std::vector<std::string> splitLines(const std::string& text) {
     std::vector<std::string> lines;
     std::size_t start = 0;
     while (start < text.size()) {
@@ -141,7 +134,8 @@ std::vector<std::string> splitLines(const std::string& text)
         std::string line = text.substr(start, end - start);
         // Edge labels are external labels placed "where space allows": Graphviz reports the ones
         // it left out, which is the intent, not a problem.
-        if (!line.empty() && line.find("exterior labels positioned") == std::string::npos) lines.push_back(std::move(line));
+        if (!line.empty() && line.find("exterior labels positioned") == std::string::npos)
+            lines.push_back(std::move(line));
         start = end + 1;
     }
     return lines;
@@ -153,8 +147,7 @@ struct Positioned {
 };
 
 // In-process: parse, lay out with dot, return the positioned DOT. Lock held.
-Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine)
-{
+Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine) {
     ErrorCapture errors;
     errors.begin();
     GraphPtr graph(agmemread(dot.c_str()));
@@ -177,8 +170,7 @@ Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine)
 }
 
 #if PASSLENS_LAYOUT_FORK
-bool writeAll(int fd, const char* data, std::size_t size)
-{
+bool writeAll(int fd, const char* data, std::size_t size) {
     while (size > 0) {
         const ssize_t n = ::write(fd, data, size);
         if (n < 0) {
@@ -193,8 +185,7 @@ bool writeAll(int fd, const char* data, std::size_t size)
 
 // The child's whole life: lay out, write 'O' + positioned DOT or 'E' + message, _exit. It never
 // takes graphvizMutex (owned by the parent's thread id) and never returns.
-[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, int fd)
-{
+[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, int fd) {
     std::string payload;
     char status = 'E';
     {
@@ -231,9 +222,8 @@ bool writeAll(int fd, const char* data, std::size_t size)
 
 // Lays out in a forked child, waiting until `deadline` or `cancel`. Lock held (so the child
 // starts from a consistent Graphviz state). Returns nullopt when fork is impossible.
-std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine, Clock::time_point deadline,
-                                          const CancelToken* cancel, double budgetMs)
-{
+std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine,
+                                         Clock::time_point deadline, const CancelToken* cancel, double budgetMs) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
     std::fflush(nullptr);
@@ -254,8 +244,7 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
     auto stopChild = [&]() {
         ::kill(pid, SIGKILL);
         int st = 0;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
+        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
         ::close(fds[0]);
     };
     while (!eof) {
@@ -277,22 +266,25 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
         }
         if (rc <= 0) continue;
         const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-        if (n > 0) received.append(buffer, static_cast<std::size_t>(n));
-        else if (n == 0) eof = true;
-        else if (errno != EINTR && errno != EAGAIN) eof = true;
+        if (n > 0)
+            received.append(buffer, static_cast<std::size_t>(n));
+        else if (n == 0)
+            eof = true;
+        else if (errno != EINTR && errno != EAGAIN)
+            eof = true;
     }
     ::close(fds[0]);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (WIFSIGNALED(status))
-        throw LayoutError(LayoutError::Kind::Crashed,
-                          "Graphviz crashed (signal " + std::to_string(WTERMSIG(status)) + ") while laying out the graph");
+        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz crashed (signal " + std::to_string(WTERMSIG(status)) +
+                                                          ") while laying out the graph");
     if (received.empty() || (received[0] != 'O' && received[0] != 'E'))
         throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process ended without a result");
     if (received[0] == 'E') throw LayoutError(LayoutError::Kind::Graphviz, received.substr(1));
     const auto newline = received.find('\n');
-    if (newline == std::string::npos) throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
+    if (newline == std::string::npos)
+        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
     const std::size_t warningBytes = std::strtoull(received.c_str() + 1, nullptr, 10);
     if (newline + 1 + warningBytes > received.size())
         throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
@@ -300,8 +292,7 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
 }
 #endif
 
-std::vector<double> numbers(const char* text)
-{
+std::vector<double> numbers(const char* text) {
     std::vector<double> v;
     if (text == nullptr) return v;
     const char* s = text;
@@ -318,8 +309,7 @@ std::vector<double> numbers(const char* text)
     return v;
 }
 
-std::optional<LayoutPoint> pointAttr(void* obj, const char* name)
-{
+std::optional<LayoutPoint> pointAttr(void* obj, const char* name) {
     const char* text = agget(obj, const_cast<char*>(name));
     if (text == nullptr || *text == '\0') return std::nullopt;
     const auto v = numbers(text);
@@ -327,8 +317,7 @@ std::optional<LayoutPoint> pointAttr(void* obj, const char* name)
     return LayoutPoint{v[0], v[1]};
 }
 
-double doubleAttr(void* obj, const char* name, double fallback)
-{
+double doubleAttr(void* obj, const char* name, double fallback) {
     const char* text = agget(obj, const_cast<char*>(name));
     if (text == nullptr || *text == '\0') return fallback;
     char* end = nullptr;
@@ -337,8 +326,7 @@ double doubleAttr(void* obj, const char* name, double fallback)
 }
 
 // "e,x,y s,x,y x1,y1 x2,y2 ..." (the first spline when there are several, ';'-separated).
-void parseSpline(const char* text, LayoutEdge& e)
-{
+void parseSpline(const char* text, LayoutEdge& e) {
     if (text == nullptr) return;
     std::string s(text);
     if (auto semi = s.find(';'); semi != std::string::npos) s.resize(semi);
@@ -376,8 +364,7 @@ void parseSpline(const char* text, LayoutEdge& e)
 
 // Reads the geometry of a positioned DOT into `r`, mapping keys back to `drawn` when given.
 // Lock held.
-void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutResult& r)
-{
+void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutResult& r) {
     ErrorCapture errors;
     errors.begin();
     GraphPtr graph(agmemread(positioned.c_str()));
@@ -443,8 +430,7 @@ void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutR
     }
 }
 
-std::string optionsKey(const LayoutOptions& o)
-{
+std::string optionsKey(const LayoutOptions& o) {
     return "|budget=" + std::to_string(o.budget.count()) + "|threshold=" + std::to_string(o.nodeThreshold) +
            "|hops=" + std::to_string(o.focusHops) + "|max=" + std::to_string(o.focusMaxNodes) +
            "|rankdir=" + o.dot.rankdir + "|legend=" + std::to_string(o.dot.legend) +
@@ -454,14 +440,11 @@ std::string optionsKey(const LayoutOptions& o)
 } // namespace
 
 LayoutEngine::LayoutEngine(std::size_t cacheEntries)
-    : m_capacity(cacheEntries)
-{
-}
+    : m_capacity(cacheEntries) {}
 
 LayoutEngine::~LayoutEngine() = default;
 
-std::optional<LayoutResult> LayoutEngine::cached(std::uint64_t hash, const std::string& key) const
-{
+std::optional<LayoutResult> LayoutEngine::cached(std::uint64_t hash, const std::string& key) const {
     std::lock_guard lock(m_cacheMutex);
     for (auto it = m_cache.begin(); it != m_cache.end(); ++it) {
         if (it->hash != hash || it->key != key) continue;
@@ -476,28 +459,24 @@ std::optional<LayoutResult> LayoutEngine::cached(std::uint64_t hash, const std::
     return std::nullopt;
 }
 
-void LayoutEngine::store(std::uint64_t hash, const std::string& key, const LayoutResult& result)
-{
+void LayoutEngine::store(std::uint64_t hash, const std::string& key, const LayoutResult& result) {
     if (m_capacity == 0) return;
     std::lock_guard lock(m_cacheMutex);
     m_cache.push_front(CacheEntry{hash, key, result});
     while (m_cache.size() > m_capacity) m_cache.pop_back();
 }
 
-std::size_t LayoutEngine::cacheHits() const
-{
+std::size_t LayoutEngine::cacheHits() const {
     std::lock_guard lock(m_cacheMutex);
     return m_hits;
 }
 
-std::size_t LayoutEngine::cacheMisses() const
-{
+std::size_t LayoutEngine::cacheMisses() const {
     std::lock_guard lock(m_cacheMutex);
     return m_misses;
 }
 
-void LayoutEngine::clearCache()
-{
+void LayoutEngine::clearCache() {
     std::lock_guard lock(m_cacheMutex);
     m_cache.clear();
 }
@@ -506,13 +485,14 @@ namespace {
 
 // One layout of `dot` until `deadline`. Lock taken here.
 LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const LayoutOptions& o,
-                       Clock::time_point deadline, const CancelToken* cancel, double budgetMs, const char* engine = "dot")
-{
+                       Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
+                       const char* engine = "dot") {
     if (cancel != nullptr && cancel->cancelled()) throw LayoutError(LayoutError::Kind::Cancelled, "layout cancelled");
     const auto start = Clock::now();
     // A budget already spent (0, or used up by an earlier attempt) stops before Graphviz starts,
     // in process too, where a running layout cannot be interrupted.
-    if (start >= deadline) throw LayoutError(LayoutError::Kind::TimedOut, "layout past its budget of " + seconds(budgetMs));
+    if (start >= deadline)
+        throw LayoutError(LayoutError::Kind::TimedOut, "layout past its budget of " + seconds(budgetMs));
     std::lock_guard lock(graphvizMutex());
     GVC_s* gvc = gvinternal::sharedContext();
     std::optional<Positioned> positioned;
@@ -544,8 +524,7 @@ LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const Lay
 
 } // namespace
 
-LayoutResult LayoutEngine::layoutDot(const std::string& dot, const LayoutOptions& options, const CancelToken* cancel)
-{
+LayoutResult LayoutEngine::layoutDot(const std::string& dot, const LayoutOptions& options, const CancelToken* cancel) {
     const std::string key = dot + optionsKey(options) + "|raw";
     const std::uint64_t hash = fnv1a(key);
     if (options.cache)
@@ -560,19 +539,18 @@ LayoutResult LayoutEngine::layoutDot(const std::string& dot, const LayoutOptions
 namespace {
 
 // Sets a Graphviz attribute (declaring it when new); throws LayoutError(Graphviz). Lock held.
-void setAttribute(const ErrorCapture& errors, void* obj, const char* name, const char* value)
-{
+void setAttribute(const ErrorCapture& errors, void* obj, const char* name, const char* value) {
     if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
         throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
 }
 
 // `g` written back as DOT text. Lock held.
-std::string dotText(Agraph_t* g, const ErrorCapture& errors, const char* what)
-{
+std::string dotText(Agraph_t* g, const ErrorCapture& errors, const char* what) {
     char* text = nullptr;
     std::size_t size = 0;
     FILE* out = ::open_memstream(&text, &size);
-    if (out == nullptr) throw LayoutError(LayoutError::Kind::Graphviz, std::string("cannot write ") + what + ": open_memstream failed");
+    if (out == nullptr)
+        throw LayoutError(LayoutError::Kind::Graphviz, std::string("cannot write ") + what + ": open_memstream failed");
     const int rc = agwrite(g, out);
     std::fclose(out);
     std::string result(text != nullptr ? text : "", size);
@@ -583,8 +561,7 @@ std::string dotText(Agraph_t* g, const ErrorCapture& errors, const char* what)
 
 // `dot` with every node pinned at `pos` (points, in agnode order; nullopt: side by side on one
 // row) and straight edges, for nop2. Lock held.
-std::string pinnedStraight(const std::string& dot, const std::unordered_map<std::string, LayoutPoint>* pos)
-{
+std::string pinnedStraight(const std::string& dot, const std::unordered_map<std::string, LayoutPoint>* pos) {
     ErrorCapture errors;
     errors.begin();
     GraphPtr graph(agmemread(dot.c_str()));
@@ -605,12 +582,11 @@ std::string pinnedStraight(const std::string& dot, const std::unordered_map<std:
 }
 
 // Node centres of the simple layout: ranks by the longest path from the sources (nodes on a
-// cycle after the rest, in draw order; a source one rank above its first consumer), one row per rank ordered by the mean position of each
-// node's predecessors in the rows above, boxes `size` (points) apart by dot's default node and
+// cycle after the rest, in draw order; a source one rank above its first consumer), one row per rank ordered by the
+// mean position of each node's predecessors in the rows above, boxes `size` (points) apart by dot's default node and
 // rank separations. TB: ranks go down; LR: ranks go right.
-std::unordered_map<std::string, LayoutPoint> simplePositions(const DrawGraph& g, const std::unordered_map<std::string, LayoutPoint>& size,
-                                                             bool leftToRight)
-{
+std::unordered_map<std::string, LayoutPoint>
+simplePositions(const DrawGraph& g, const std::unordered_map<std::string, LayoutPoint>& size, bool leftToRight) {
     const std::size_t n = g.nodes.size();
     std::unordered_map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
@@ -657,7 +633,8 @@ std::unordered_map<std::string, LayoutPoint> simplePositions(const DrawGraph& g,
     std::vector<std::vector<std::size_t>> rows(ranks);
     for (std::size_t i : order) rows[rank[i]].push_back(i);
 
-    constexpr double kNodeSep = 0.22 * 72, kRankSep = 0.5 * 72; // DotWriter's nodesep; a wider ranksep for straight edges
+    constexpr double kNodeSep = 0.22 * 72,
+                     kRankSep = 0.5 * 72; // DotWriter's nodesep; a wider ranksep for straight edges
     auto extent = [&](std::size_t i) {
         auto it = size.find(g.nodes[i].key);
         const LayoutPoint s = it != size.end() ? it->second : LayoutPoint{54, 22};
@@ -701,8 +678,7 @@ std::unordered_map<std::string, LayoutPoint> simplePositions(const DrawGraph& g,
 // Graphviz gives the labels (a first nop2 pass with every node on one row), then nop2 with
 // straight edges; nested graphs' clusters are left out (their nodes stay). In process and not
 // budgeted: a few hundred milliseconds for a focused view. Lock taken here.
-LayoutResult simpleLayout(const DrawGraph& drawing, const LayoutOptions& o)
-{
+LayoutResult simpleLayout(const DrawGraph& drawing, const LayoutOptions& o) {
     const auto start = Clock::now();
     // nop2 draws clusters from the boxes dot computed for them, which this layout has not:
     // nested graphs' nodes are laid out with the rest.
@@ -735,16 +711,14 @@ LayoutResult simpleLayout(const DrawGraph& drawing, const LayoutOptions& o)
 }
 
 // `g` with `note` added to its caption's note line.
-DrawGraph withNote(DrawGraph g, const std::string& note)
-{
+DrawGraph withNote(DrawGraph g, const std::string& note) {
     g.caption.note += (g.caption.note.empty() ? "" : " \xC2\xB7 ") + note;
     return g;
 }
 
 } // namespace
 
-LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& options, const CancelToken* cancel)
-{
+LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& options, const CancelToken* cancel) {
     const auto start = Clock::now();
     const double budgetMs = static_cast<double>(options.budget.count());
     const std::string fullDot = writeDot(g, options.dot);
@@ -773,7 +747,8 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
     LayoutResult r;
     if (count > options.nodeThreshold && !g.focused) {
         const DrawGraph focused = focusView(g, options.focusHops, options.focusMaxNodes);
-        r = layoutOrSimple(focused, "Graphviz's layout of the focused view ran past " + budgetText + ": simple layout drawn instead");
+        r = layoutOrSimple(focused, "Graphviz's layout of the focused view ran past " + budgetText +
+                                        ": simple layout drawn instead");
         r.focusReason = groupThousands(count) + " nodes (threshold " + groupThousands(options.nodeThreshold) + ")";
     } else {
         const bool canFall = !g.focused && count > 1;
@@ -793,9 +768,11 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
                     r = simpleLayout(withNote(g, note), options);
                     r.budgetNote = note;
                 } else {
-                    const std::string note = past + " (" + groupThousands(count) + " nodes): focused view drawn instead";
-                    r = layoutOrSimple(withNote(focused, note), past + " and the focused view's past " + budgetText +
-                                                                    ": simple layout of the focused view drawn instead");
+                    const std::string note =
+                        past + " (" + groupThousands(count) + " nodes): focused view drawn instead";
+                    r = layoutOrSimple(withNote(focused, note),
+                                       past + " and the focused view's past " + budgetText +
+                                           ": simple layout of the focused view drawn instead");
                     if (r.budgetNote.empty()) r.budgetNote = note;
                     r.focusReason = past;
                 }
@@ -818,8 +795,7 @@ constexpr std::size_t kStableFullLayoutNodes = 200;
 // nodes keep their spline (and label place) unless it runs through a new node's box; the others
 // get stable::route. Lock held.
 std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std::vector<LayoutNode>& nodes,
-                      const std::vector<LayoutPoint>& pos, const LayoutResult& previous)
-{
+                      const std::vector<LayoutPoint>& pos, const LayoutResult& previous) {
     ErrorCapture errors;
     errors.begin();
     GraphPtr graph(agmemread(dot.c_str()));
@@ -839,8 +815,8 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
         if (n == nullptr) continue;
         std::snprintf(buffer, sizeof buffer, "%.3f,%.3f!", pos[i].x, pos[i].y);
         set(n, "pos", buffer);
-        const stable::Rect box{pos[i].x - nodes[i].width / 2, pos[i].y - nodes[i].height / 2, pos[i].x + nodes[i].width / 2,
-                               pos[i].y + nodes[i].height / 2};
+        const stable::Rect box{pos[i].x - nodes[i].width / 2, pos[i].y - nodes[i].height / 2,
+                               pos[i].x + nodes[i].width / 2, pos[i].y + nodes[i].height / 2};
         boxOf.emplace(nodes[i].key, boxes.size());
         boxes.push_back(box);
         if (!kept.contains(nodes[i].key)) fresh.push_back(box);
@@ -850,8 +826,8 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
         if (e.spline.size() >= 4) oldEdges.emplace(e.tail + ' ' + e.head + ' ' + std::to_string(e.inputIndex), &e);
     // where each routed edge leaves its tail and meets its head: spread by the other end's x
     // (tails) and by input index (heads), as dot's ports would
-    std::unordered_map<std::string, std::vector<double>> outX;                 // tail -> heads' x
-    std::unordered_map<std::string, std::vector<int>> inIndex;                  // head -> input indices
+    std::unordered_map<std::string, std::vector<double>> outX; // tail -> heads' x
+    std::unordered_map<std::string, std::vector<int>> inIndex; // head -> input indices
     for (const DrawEdge& e : drawn.edges) {
         auto h = boxOf.find(e.head);
         if (h == boxOf.end()) continue;
@@ -869,7 +845,9 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
             const std::string tail = agnameof(agtail(e)), head = agnameof(aghead(e));
             const char* index = agget(e, const_cast<char*>("pl_edge"));
             const long k = index != nullptr && *index != '\0' ? std::strtol(index, nullptr, 10) : -1;
-            const DrawEdge* de = k >= 0 && static_cast<std::size_t>(k) < drawn.edges.size() ? &drawn.edges[static_cast<std::size_t>(k)] : nullptr;
+            const DrawEdge* de = k >= 0 && static_cast<std::size_t>(k) < drawn.edges.size()
+                                     ? &drawn.edges[static_cast<std::size_t>(k)]
+                                     : nullptr;
             const LayoutEdge* reuse = nullptr;
             if (de != nullptr && kept.contains(tail) && kept.contains(head)) {
                 auto it = oldEdges.find(tail + ' ' + head + ' ' + std::to_string(de->inputIndex));
@@ -885,8 +863,8 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
                 const double tailAt = spread(outX[tail], headX);
                 std::vector<double> inputs(inIndex[head].begin(), inIndex[head].end());
                 const double headAt = spread(inputs, de != nullptr ? de->inputIndex : 0);
-                routed.spline = stable::route(boxes[t->second], boxes[h->second], boxes, tip, labelAt, 3.6 * static_cast<double>(label.size()),
-                                              tailAt, headAt);
+                routed.spline = stable::route(boxes[t->second], boxes[h->second], boxes, tip, labelAt,
+                                              3.6 * static_cast<double>(label.size()), tailAt, headAt);
                 routed.arrowTip = tip;
                 if (!label.empty()) routed.labelPos = labelAt;
                 routed.label = label;
@@ -915,15 +893,15 @@ std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std:
 } // namespace
 
 LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& previous, const LayoutOptions& options,
-                                        const CancelToken* cancel)
-{
+                                        const CancelToken* cancel) {
     const auto start = Clock::now();
     std::unordered_map<std::string, const LayoutNode*> before;
     for (const LayoutNode& n : previous.nodes)
         if (n.category != NodeCategory::Collapsed) before.emplace(n.key, &n);
     std::size_t common = 0;
     for (const DrawNode& n : g.nodes) common += before.contains(n.key);
-    if (previous.focused || g.focused || g.nodes.empty() || g.nodes.size() > options.nodeThreshold || common * 2 < g.nodes.size())
+    if (previous.focused || g.focused || g.nodes.empty() || g.nodes.size() > options.nodeThreshold ||
+        common * 2 < g.nodes.size())
         return layout(g, options, cancel);
 
     // Box sizes and the local arrangement of the new nodes: from a dot layout of the whole graph
@@ -953,8 +931,10 @@ LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& 
         std::unordered_map<std::string, const LayoutNode*> placed;
         for (const LayoutNode& n : local.nodes) placed.emplace(n.key, &n);
         for (const DrawNode& n : g.nodes) {
-            if (auto it = placed.find(n.key); it != placed.end()) fresh.nodes.push_back(*it->second);
-            else if (auto old = before.find(n.key); old != before.end()) fresh.nodes.push_back(*old->second);
+            if (auto it = placed.find(n.key); it != placed.end())
+                fresh.nodes.push_back(*it->second);
+            else if (auto old = before.find(n.key); old != before.end())
+                fresh.nodes.push_back(*old->second);
         }
         fresh.edges = local.edges;
         fresh.dot = writeDot(g, options.dot);
@@ -1003,18 +983,18 @@ LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& 
     return r;
 }
 
-std::string LayoutEngine::render(const LayoutResult& layout, RenderFormat format, DiffView view, double dpi) const
-{
+std::string LayoutEngine::render(const LayoutResult& layout, RenderFormat format, DiffView view, double dpi) const {
     if (layout.positionedDot.empty()) throw Error("render: the layout is empty (nothing was laid out)");
     if (format == RenderFormat::Png) {
         if (!(dpi > 0) || dpi > 2400) throw Error("render: dpi must be in (0, 2400], got " + std::to_string(dpi));
         const auto [w, h] = layout.pixelSize(dpi);
         if (w > kMaxPngPixels || h > kMaxPngPixels) {
             char buf[256];
-            std::snprintf(buf, sizeof buf,
-                          "the PNG would be %.0f x %.0f px at %.0f dpi, past cairo's 32,767 px limit: export SVG or PDF "
-                          "instead (or lower the dpi)",
-                          w, h, dpi);
+            std::snprintf(
+                buf, sizeof buf,
+                "the PNG would be %.0f x %.0f px at %.0f dpi, past cairo's 32,767 px limit: export SVG or PDF "
+                "instead (or lower the dpi)",
+                w, h, dpi);
             throw Error(buf);
         }
     }

@@ -18,19 +18,18 @@ namespace passlens {
 namespace {
 
 // Phase names as file names: letters, digits, '-' and '_' only.
-std::string fileSafe(const std::string& s)
-{
+std::string fileSafe(const std::string& s) {
     std::string out;
     for (const char c : s) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+        const bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
         out += ok ? c : '_';
     }
     if (out.size() > 60) out.resize(60);
     return out.empty() ? "step" : out;
 }
 
-std::string twoDigits(int k)
-{
+std::string twoDigits(int k) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%02d", k);
     return buf;
@@ -199,21 +198,24 @@ const char* kIndexTemplate = R"HTML(<!DOCTYPE html>
 } // namespace
 
 namespace {
-ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro, std::vector<std::string>& written);
+ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro,
+                              std::vector<std::string>& written);
 } // namespace
 
 ReportResult writeReport(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro) {
     std::error_code ec;
     // The topmost folder this call creates: removed with everything in it if the report fails.
     std::filesystem::path created;
-    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {
+    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(std::filesystem::symlink_status(p, ec));
+         p = p.parent_path()) {
         created = p;
         if (p == p.parent_path()) break;
     }
     std::filesystem::create_directories(dir, ec);
     if (ec || !std::filesystem::is_directory(dir)) {
         if (!created.empty()) std::filesystem::remove_all(created, ec);
-        throw Error(dir.string() + ": cannot create the report folder: " + (ec ? ec.message() : std::string("a file of that name is in the way")));
+        throw Error(dir.string() + ": cannot create the report folder: " +
+                    (ec ? ec.message() : std::string("a file of that name is in the way")));
     }
     std::vector<std::string> written;
     try {
@@ -229,20 +231,21 @@ ReportResult writeReport(const Trace& trace, const std::filesystem::path& dir, c
 }
 
 namespace {
-ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro, std::vector<std::string>& written) {
-ReportResult result;
-std::vector<std::string>& files = result.files;
-const std::string sessionName = "session.passlens.json";
-nlohmann::json profiles = trace.profiles();
-if (ro.profile.is_object()) {
-    profiles = nlohmann::json::array({ro.profile});
-    written.push_back((dir / "profile.json").string());
-    writeFileAtomic(dir / "profile.json", ro.profile.dump(1) + "\n");
-    files.push_back((dir / "profile.json").string());
-}
-written.push_back((dir / sessionName).string());
-trace.save(dir / sessionName, ro.sourcePath, profiles);
-files.push_back((dir / sessionName).string());
+ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& dir, const ReportOptions& ro,
+                              std::vector<std::string>& written) {
+    ReportResult result;
+    std::vector<std::string>& files = result.files;
+    const std::string sessionName = "session.passlens.json";
+    nlohmann::json profiles = trace.profiles();
+    if (ro.profile.is_object()) {
+        profiles = nlohmann::json::array({ro.profile});
+        written.push_back((dir / "profile.json").string());
+        writeFileAtomic(dir / "profile.json", ro.profile.dump(1) + "\n");
+        files.push_back((dir / "profile.json").string());
+    }
+    written.push_back((dir / sessionName).string());
+    trace.save(dir / sessionName, ro.sourcePath, profiles);
+    files.push_back((dir / sessionName).string());
 
     const auto& phases = trace.phases();
     // Steps: the source, then every phase that changed the graph.
@@ -269,7 +272,8 @@ files.push_back((dir / sessionName).string());
             svg = engine.render(layout, RenderFormat::Svg);
             if (layout.focused) entry[std::string(fileKey) + "_focused"] = layout.focusReason;
             if (!layout.budgetNote.empty()) result.warnings.push_back(name + ": " + layout.budgetNote);
-        } catch (const Error& e) { // a figure Graphviz cannot draw: reported, the report goes on (out of memory ends it)
+        } catch (
+            const Error& e) { // a figure Graphviz cannot draw: reported, the report goes on (out of memory ends it)
             ++failures;
             entry[errorKey] = e.what();
             result.warnings.push_back(name + ": " + e.what());
@@ -299,12 +303,14 @@ files.push_back((dir / sessionName).string());
         opt.caption.step = s.label();
         opt.caption.stepIndex = static_cast<int>(k);
         opt.caption.stepCount = static_cast<int>(steps.size()) - 1;
-        opt.caption.note = k == 0 ? "" : "changed step " + std::to_string(k) + " of " + std::to_string(steps.size() - 1) +
-                                             " (phase " + std::to_string(s.index) + " of " + std::to_string(s.count) + ")";
+        opt.caption.note = k == 0 ? ""
+                                  : "changed step " + std::to_string(k) + " of " + std::to_string(steps.size() - 1) +
+                                        " (phase " + std::to_string(s.index) + " of " + std::to_string(s.count) + ")";
         opt.caption.stepIndex = s.index;
         opt.caption.stepCount = s.count;
         opt.caption.unit = "phase";
-        const std::string base = twoDigits(static_cast<int>(k)) + "_" + fileSafe(k == 0 ? std::string("source") : s.name);
+        const std::string base =
+            twoDigits(static_cast<int>(k)) + "_" + fileSafe(k == 0 ? std::string("source") : s.name);
         opt.focus = nodesAddedBetween(trace, k == 0 ? 0 : steps[k - 1].event, s.event);
         draw(drawGraph(*g, opt), "step_" + base + ".svg", entry, "svg", "error");
         if (previous) {
@@ -342,7 +348,8 @@ files.push_back((dir / sessionName).string());
                              {"applied", p.lastEvent > 0 ? p.lastEvent - p.firstEvent + 1 : 0},
                              {"time_us", p.timeUs}});
     }
-    const nlohmann::json data = {{"source", ro.sourceLabel}, {"timing_svg", ro.profile.is_object() ? "final_timing.svg" : ""},
+    const nlohmann::json data = {{"source", ro.sourceLabel},
+                                 {"timing_svg", ro.profile.is_object() ? "final_timing.svg" : ""},
                                  {"pipeline", ro.pipeline},
                                  {"session", sessionName},
                                  {"events", trace.events().size()},
@@ -350,7 +357,8 @@ files.push_back((dir / sessionName).string());
                                  {"steps", stepDocs}};
     // Embedded in a <script> element: "</" must not appear in it.
     std::string json = data.dump();
-    for (std::size_t p = json.find("</"); p != std::string::npos; p = json.find("</", p + 3)) json.replace(p, 2, "<\\/");
+    for (std::size_t p = json.find("</"); p != std::string::npos; p = json.find("</", p + 3))
+        json.replace(p, 2, "<\\/");
     std::string html = kIndexTemplate;
     html.replace(html.find("@DATA@"), 6, json);
     written.push_back((dir / "index.html").string());

@@ -40,10 +40,11 @@ public:
     }
 
 private:
-    template <typename F>
-    bool forCells(const Box& b, F&& f) const {
-        const auto cx0 = static_cast<std::int64_t>(std::floor(b.x0 / kCell)), cx1 = static_cast<std::int64_t>(std::floor(b.x1 / kCell));
-        const auto cy0 = static_cast<std::int64_t>(std::floor(b.y0 / kCell)), cy1 = static_cast<std::int64_t>(std::floor(b.y1 / kCell));
+    template <typename F> bool forCells(const Box& b, F&& f) const {
+        const auto cx0 = static_cast<std::int64_t>(std::floor(b.x0 / kCell)),
+                   cx1 = static_cast<std::int64_t>(std::floor(b.x1 / kCell));
+        const auto cy0 = static_cast<std::int64_t>(std::floor(b.y0 / kCell)),
+                   cy1 = static_cast<std::int64_t>(std::floor(b.y1 / kCell));
         for (auto cx = cx0; cx <= cx1; ++cx)
             for (auto cy = cy0; cy <= cy1; ++cy)
                 if (!f((cx << 32) ^ (cy & 0xffffffff))) return false;
@@ -60,7 +61,8 @@ constexpr double kStepX = 12, kStepY = 12;
 constexpr int kRingsX = 60, kRingsY = 30;
 
 Box boxAt(const LayoutPoint& c, const LayoutNode& n) {
-    return {c.x - n.width / 2 - kMarginX, c.y - n.height / 2 - kMarginY, c.x + n.width / 2 + kMarginX, c.y + n.height / 2 + kMarginY};
+    return {c.x - n.width / 2 - kMarginX, c.y - n.height / 2 - kMarginY, c.x + n.width / 2 + kMarginX,
+            c.y + n.height / 2 + kMarginY};
 }
 
 // Offsets of the search window ordered by cost |dx| + 2 |dy| (sideways first), then by
@@ -82,8 +84,7 @@ const std::vector<std::pair<int, int>>& searchOrder() {
 
 } // namespace
 
-std::vector<LayoutPoint> stablePositions(const LayoutResult& fresh, const LayoutResult& previous, std::size_t* pinned)
-{
+std::vector<LayoutPoint> stablePositions(const LayoutResult& fresh, const LayoutResult& previous, std::size_t* pinned) {
     const std::size_t n = fresh.nodes.size();
     std::vector<LayoutPoint> pos(n);
     std::vector<char> placed(n, 0);
@@ -183,16 +184,14 @@ namespace {
 
 constexpr double kArrow = 10; // Graphviz's arrowhead length at arrowsize 1, points
 
-void line(std::vector<LayoutPoint>& out, LayoutPoint a, LayoutPoint b)
-{
+void line(std::vector<LayoutPoint>& out, LayoutPoint a, LayoutPoint b) {
     out.push_back({a.x + (b.x - a.x) / 3, a.y + (b.y - a.y) / 3});
     out.push_back({a.x + 2 * (b.x - a.x) / 3, a.y + 2 * (b.y - a.y) / 3});
     out.push_back(b);
 }
 
 // A vertical S bend from a to b (a above b).
-void bend(std::vector<LayoutPoint>& out, LayoutPoint a, LayoutPoint b)
-{
+void bend(std::vector<LayoutPoint>& out, LayoutPoint a, LayoutPoint b) {
     const double mid = (a.y + b.y) / 2;
     out.push_back({a.x, mid});
     out.push_back({b.x, mid});
@@ -201,8 +200,7 @@ void bend(std::vector<LayoutPoint>& out, LayoutPoint a, LayoutPoint b)
 
 } // namespace
 
-bool crosses(const std::vector<LayoutPoint>& s, const std::vector<Rect>& boxes, double margin)
-{
+bool crosses(const std::vector<LayoutPoint>& s, const std::vector<Rect>& boxes, double margin) {
     for (std::size_t k = 0; k + 3 < s.size(); k += 3) {
         const LayoutPoint* c = &s[k];
         for (int i = 0; i <= 16; ++i) {
@@ -217,15 +215,16 @@ bool crosses(const std::vector<LayoutPoint>& s, const std::vector<Rect>& boxes, 
 }
 
 std::vector<LayoutPoint> route(const Rect& tail, const Rect& head, const std::vector<Rect>& obstacles, LayoutPoint& tip,
-                               LayoutPoint& labelAt, double labelWidth, double tailAt, double headAt)
-{
+                               LayoutPoint& labelAt, double labelWidth, double tailAt, double headAt) {
     const LayoutPoint s{tail.x0 + (tail.x1 - tail.x0) * tailAt, tail.y0};
     tip = {head.x0 + (head.x1 - head.x0) * headAt, head.y1};
     const LayoutPoint e{tip.x, tip.y + kArrow};
     // only boxes near the route's span matter
     std::vector<Rect> near;
     const double top = std::max(s.y, e.y) + 4, bottom = std::min(s.y, e.y) - 4;
-    auto same = [](const Rect& a, const Rect& b) { return a.x0 == b.x0 && a.y0 == b.y0 && a.x1 == b.x1 && a.y1 == b.y1; };
+    auto same = [](const Rect& a, const Rect& b) {
+        return a.x0 == b.x0 && a.y0 == b.y0 && a.x1 == b.x1 && a.y1 == b.y1;
+    };
     for (const Rect& r : obstacles)
         if (r.y1 > bottom && r.y0 < top && !same(r, tail) && !same(r, head)) near.push_back(r);
     auto build = [&](double x) {

@@ -9,8 +9,7 @@
 
 namespace passlens {
 
-double TimingProfile::totalUs() const
-{
+double TimingProfile::totalUs() const {
     double t = 0;
     for (const auto& [id, n] : nodes) t += n.timeUs;
     for (const auto& [id, x] : transfers)
@@ -18,20 +17,21 @@ double TimingProfile::totalUs() const
     return t;
 }
 
-std::string formatMicros(double us)
-{
+std::string formatMicros(double us) {
     char buf[32];
     if (!std::isfinite(us)) return "?";
-    if (us < 1000) std::snprintf(buf, sizeof buf, us < 10 ? "%.2f \xC2\xB5s" : "%.1f \xC2\xB5s", us);
-    else if (us < 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1e3);
-    else std::snprintf(buf, sizeof buf, "%.2f s", us / 1e6);
+    if (us < 1000)
+        std::snprintf(buf, sizeof buf, us < 10 ? "%.2f \xC2\xB5s" : "%.1f \xC2\xB5s", us);
+    else if (us < 1e6)
+        std::snprintf(buf, sizeof buf, "%.2f ms", us / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.2f s", us / 1e6);
     return buf;
 }
 
 namespace {
 
-double number(const nlohmann::json& j, const char* key, const std::string& where)
-{
+double number(const nlohmann::json& j, const char* key, const std::string& where) {
     if (!j.contains(key)) throw Error(where + "." + key + ": missing");
     const auto& v = j.at(key);
     if (!v.is_number()) throw Error(where + "." + key + ": expected a number");
@@ -40,20 +40,18 @@ double number(const nlohmann::json& j, const char* key, const std::string& where
     return d;
 }
 
-NodeId nodeId(const nlohmann::json& j, const std::string& where)
-{
-    if (!j.contains("node") || !j.at("node").is_number_integer()) throw Error(where + ".node: expected an integer node id");
+NodeId nodeId(const nlohmann::json& j, const std::string& where) {
+    if (!j.contains("node") || !j.at("node").is_number_integer())
+        throw Error(where + ".node: expected an integer node id");
     return j.at("node").get<NodeId>();
 }
 
 // A profile's phase ("final" when absent or not a string).
-std::string phaseOf(const nlohmann::json& p)
-{
+std::string phaseOf(const nlohmann::json& p) {
     return p.contains("phase") && p["phase"].is_string() ? p["phase"].get<std::string>() : "final";
 }
 
-TimingProfile parseOne(const nlohmann::json& p, const std::string& where)
-{
+TimingProfile parseOne(const nlohmann::json& p, const std::string& where) {
     if (!p.is_object()) throw Error(where + ": expected a profile object");
     TimingProfile t;
     t.phase = phaseOf(p);
@@ -83,14 +81,14 @@ TimingProfile parseOne(const nlohmann::json& p, const std::string& where)
             t.transfers[nodeId(n, w)] = tt;
         }
     }
-    if (!p.contains("nodes") && !p.contains("transfers")) throw Error(where + ": a profile needs \"nodes\" or \"transfers\"");
+    if (!p.contains("nodes") && !p.contains("transfers"))
+        throw Error(where + ": a profile needs \"nodes\" or \"transfers\"");
     return t;
 }
 
 } // namespace
 
-TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& label, const std::string& phase)
-{
+TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& label, const std::string& phase) {
     const nlohmann::json* list = nullptr;
     std::string where = label;
     if (doc.is_object() && doc.contains("profiles")) {
@@ -112,14 +110,12 @@ TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& l
     return parseOne((*list)[pick], where + "[" + std::to_string(pick) + "]");
 }
 
-TimingProfile loadTimingProfile(const std::filesystem::path& path, const std::string& phase)
-{
+TimingProfile loadTimingProfile(const std::filesystem::path& path, const std::string& phase) {
     const nlohmann::json doc = readJsonFile(path);
     return parseTimingProfile(doc, path.string(), phase);
 }
 
-void applyTiming(DrawGraph& g, const TimingProfile& profile, const TimingOptions& options)
-{
+void applyTiming(DrawGraph& g, const TimingProfile& profile, const TimingOptions& options) {
     const double total = profile.totalUs();
     double maxUs = 0, minPositive = 0;
     auto timeOf = [&profile](NodeId id, double& us) {
@@ -174,8 +170,10 @@ void applyTiming(DrawGraph& g, const TimingProfile& profile, const TimingOptions
         if (auto it = profile.transfers.find(n.node); it != profile.transfers.end()) {
             const auto& t = it->second;
             std::string bytes = t.bytes >= 0 ? formatBytes(t.bytes) : std::string("? B");
-            if (auto open = bytes.find('('); open != std::string::npos) bytes = bytes.substr(open + 1, bytes.size() - open - 2);
-            text = (t.direction.empty() ? n.transferDirection : t.direction) + " \xC2\xB7 " + bytes + " \xC2\xB7 " + text;
+            if (auto open = bytes.find('('); open != std::string::npos)
+                bytes = bytes.substr(open + 1, bytes.size() - open - 2);
+            text =
+                (t.direction.empty() ? n.transferDirection : t.direction) + " \xC2\xB7 " + bytes + " \xC2\xB7 " + text;
         }
         n.detail = text;
     }

@@ -79,7 +79,8 @@ AlignedGraph alignIds(const FunctionGraph& reference, const FunctionGraph& g) {
         if (v->isConstant() && v->constant()->loaded()) refConstants.emplace(v->constant()->contentHash(), v);
     auto sameConstant = [](const Variable* x, const Variable* y) {
         const TensorData &p = *x->constant(), &q = *y->constant();
-        return x->type() == y->type() && (x->constant() == y->constant() || (p.loaded() && q.loaded() && *p.bytes == *q.bytes));
+        return x->type() == y->type() &&
+               (x->constant() == y->constant() || (p.loaded() && q.loaded() && *p.bytes == *q.bytes));
     };
     std::unordered_map<VarId, bool> constantTaken;
     auto mapped = [&](const Variable* v) -> Variable* {
@@ -87,7 +88,8 @@ AlignedGraph alignIds(const FunctionGraph& reference, const FunctionGraph& g) {
         // a constant (the only variables without a producer that are not inputs): the
         // reference's constant with its id when one is equal, else a fresh id
         VarId id = -1;
-        if (auto r = refVars.find(v->id()); r != refVars.end() && r->second->isConstant() && !constantTaken[v->id()] && sameConstant(r->second, v))
+        if (auto r = refVars.find(v->id());
+            r != refVars.end() && r->second->isConstant() && !constantTaken[v->id()] && sameConstant(r->second, v))
             id = v->id();
         else if (v->constant()->loaded())
             for (auto [it, end] = refConstants.equal_range(v->constant()->contentHash()); it != end && id < 0; ++it)
@@ -109,7 +111,8 @@ AlignedGraph alignIds(const FunctionGraph& reference, const FunctionGraph& g) {
             key.inputs.push_back(m->id());
         }
         const Apply* match = nullptr;
-        if (auto it = refNodes.find(key); it != refNodes.end() && !used[it->second->id()] && it->second->nout() == n->nout()) {
+        if (auto it = refNodes.find(key);
+            it != refNodes.end() && !used[it->second->id()] && it->second->nout() == n->nout()) {
             match = it->second;
             for (int i = 0; i < n->nout() && match; ++i)
                 if (!(match->output(i)->type() == n->output(i)->type())) match = nullptr;

@@ -67,12 +67,16 @@ TransferBytes transferBytes(const FunctionGraph& graph) {
         bool known = true;
         for (const Variable* out : n->outputs()) {
             const std::int64_t b = staticBytes(*out);
-            if (b < 0) known = false;
-            else bytes += b;
+            if (b < 0)
+                known = false;
+            else
+                bytes += b;
         }
         if (kind == "GpuToGpu") {
-            if (known) t.gpuToGpu += bytes;
-            else ++t.unknownGpuGpu;
+            if (known)
+                t.gpuToGpu += bytes;
+            else
+                ++t.unknownGpuGpu;
         } else if (!known) {
             ++t.unknownHostGpu;
         } else if (kind == "GpuFromHost") {
@@ -85,9 +89,8 @@ TransferBytes transferBytes(const FunctionGraph& graph) {
 }
 
 nlohmann::json transferBytesJson(const TransferBytes& t) {
-    return {{"host_to_gpu", t.hostToGpu},       {"gpu_to_host", t.gpuToHost},
-            {"gpu_to_gpu", t.gpuToGpu},         {"crossing", t.crossing()},
-            {"transfers", t.transfers},         {"unknown_host_gpu", t.unknownHostGpu},
+    return {{"host_to_gpu", t.hostToGpu},         {"gpu_to_host", t.gpuToHost}, {"gpu_to_gpu", t.gpuToGpu},
+            {"crossing", t.crossing()},           {"transfers", t.transfers},   {"unknown_host_gpu", t.unknownHostGpu},
             {"unknown_gpu_gpu", t.unknownGpuGpu}, {"exact", t.exact()}};
 }
 
@@ -99,15 +102,13 @@ NodeChange GraphDiff::changeOf(NodeId id) const {
     return NodeChange::Unchanged;
 }
 
-bool GraphDiff::empty() const {
-    return added.empty() && removed.empty() && rewired.empty() && outputsChanged.empty();
-}
+bool GraphDiff::empty() const { return added.empty() && removed.empty() && rewired.empty() && outputsChanged.empty(); }
 
 std::string GraphDiff::summary() const {
-    std::string s = "+" + std::to_string(added.size()) + " nodes, -" + std::to_string(removed.size()) +
-                    " nodes, " + std::to_string(rewired.size()) + " rewired; transfers +" +
-                    std::to_string(transfersAdded.size()) + " / -" + std::to_string(transfersCut.size()) +
-                    "; host<->GPU bytes per run " + formatBytes(bytesBefore.crossing());
+    std::string s = "+" + std::to_string(added.size()) + " nodes, -" + std::to_string(removed.size()) + " nodes, " +
+                    std::to_string(rewired.size()) + " rewired; transfers +" + std::to_string(transfersAdded.size()) +
+                    " / -" + std::to_string(transfersCut.size()) + "; host<->GPU bytes per run " +
+                    formatBytes(bytesBefore.crossing());
     if (!bytesBefore.exact()) s += " (+" + std::to_string(bytesBefore.unknownHostGpu) + " unknown)";
     s += " -> " + formatBytes(bytesAfter.crossing());
     if (!bytesAfter.exact()) s += " (+" + std::to_string(bytesAfter.unknownHostGpu) + " unknown)";
@@ -150,8 +151,10 @@ GraphDiff diff(const FunctionGraph& before, const FunctionGraph& after) {
         inBefore.erase(it);
         // Ops are interned: same op is the same pointer. Within one trace a node id never
         // changes op; for unrelated graphs a different op counts as rewired in place.
-        if (&old->op() == &n->op() && sameInputs(*old, *n)) d.unchanged.push_back(n->id());
-        else d.rewired.push_back(n->id());
+        if (&old->op() == &n->op() && sameInputs(*old, *n))
+            d.unchanged.push_back(n->id());
+        else
+            d.rewired.push_back(n->id());
     }
     for (const auto& [id, n] : inBefore) {
         d.removed.push_back(id);

@@ -19,9 +19,7 @@ std::string TraceStep::label() const {
 }
 
 namespace {
-int lastSeq(const Trace& trace) {
-    return trace.events().empty() ? 0 : trace.events().back().seq;
-}
+int lastSeq(const Trace& trace) { return trace.events().empty() ? 0 : trace.events().back().seq; }
 
 bool allDigits(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
@@ -62,19 +60,24 @@ TraceStep resolveStep(const Trace& trace, const std::string& spec) {
     for (std::size_t i = 0; i < phases.size(); ++i)
         if (phases[i].info.name == spec) return phaseStep(trace, i);
     std::string number = spec;
-    if (number.starts_with("event:")) number = number.substr(6);
-    else if (number.starts_with("#")) number = number.substr(1);
+    if (number.starts_with("event:"))
+        number = number.substr(6);
+    else if (number.starts_with("#"))
+        number = number.substr(1);
     if (allDigits(number) && number.size() < 10) {
         const int seq = std::stoi(number);
         const int last = lastSeq(trace);
-        if (seq > last) throw Error("event " + number + " does not exist (this session has events 0.." + std::to_string(last) + ")");
+        if (seq > last)
+            throw Error("event " + number + " does not exist (this session has events 0.." + std::to_string(last) +
+                        ")");
         s.kind = TraceStep::Kind::Event;
         s.event = seq;
         s.fromEvent = seq > 0 ? seq - 1 : 0;
         s.index = seq;
         s.count = last;
         for (const auto& e : trace.events())
-            if (e.seq == seq) s.name = e.rewriter + ", phase " + e.phase + (e.status == "applied" ? "" : ", " + e.status);
+            if (e.seq == seq)
+                s.name = e.rewriter + ", phase " + e.phase + (e.status == "applied" ? "" : ", " + e.status);
         return s;
     }
     std::string names = "source";
@@ -100,7 +103,8 @@ std::vector<NodeId> nodesAddedBetween(const Trace& trace, int fromEvent, int toE
 std::pair<std::string, std::string> splitDiffSpec(const std::string& spec) {
     const auto p = spec.find("..");
     if (p == std::string::npos || p == 0 || p + 2 >= spec.size())
-        throw Error("--diff: expected A..B (two steps: phase names, source, final or event numbers), got '" + spec + "'");
+        throw Error("--diff: expected A..B (two steps: phase names, source, final or event numbers), got '" + spec +
+                    "'");
     return {spec.substr(0, p), spec.substr(p + 2)};
 }
 

@@ -6,11 +6,13 @@ namespace passlens {
 
 GpuCapabilities GpuCapabilities::defaults() {
     GpuCapabilities c;
-    const std::set<DType> all = {DType::Bool, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8,
-                                 DType::UInt16, DType::UInt32, DType::UInt64, DType::Float16, DType::Float32, DType::Float64};
+    const std::set<DType> all = {DType::Bool,   DType::Int8,    DType::Int16,   DType::Int32,
+                                 DType::Int64,  DType::UInt8,   DType::UInt16,  DType::UInt32,
+                                 DType::UInt64, DType::Float16, DType::Float32, DType::Float64};
     const std::set<DType> floats = {DType::Float16, DType::Float32, DType::Float64};
-    for (const char* k : {"GpuElemwise", "GpuDimShuffle", "GpuReshape", "GpuAlloc", "GpuAllocEmpty", "GpuSubtensor",
-                          "GpuAdvancedSubtensor1", "GpuIncSubtensor", "GpuJoin", "GpuSplit", "GpuCAReduceCuda", "GpuContiguous"})
+    for (const char* k :
+         {"GpuElemwise", "GpuDimShuffle", "GpuReshape", "GpuAlloc", "GpuAllocEmpty", "GpuSubtensor",
+          "GpuAdvancedSubtensor1", "GpuIncSubtensor", "GpuJoin", "GpuSplit", "GpuCAReduceCuda", "GpuContiguous"})
         c.m_table[k] = all;
     for (const char* k : {"GpuDot22", "GpuGemm", "GpuGemv", "GpuGemmBatch", "GpuCorrMM", "GpuPool", "GpuSoftmax",
                           "GpuLogSoftmax", "GpuDnnBatchNormInference"})

@@ -10,7 +10,8 @@
 namespace passlens {
 
 GraphToGpu::GraphToGpu(GpuCapabilities caps, bool allocSpecialCase, std::string phaseName)
-    : m_caps(std::move(caps)), m_allocSpecialCase(allocSpecialCase) {
+    : m_caps(std::move(caps))
+    , m_allocSpecialCase(allocSpecialCase) {
     name = std::move(phaseName);
 }
 
@@ -111,8 +112,10 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
                     LiftContext lc{g, *node, ctx, ins, m_caps, {}};
                     std::vector<Variable*> r;
                     if (!l.gpuKind.empty()) {
-                        if (auto why = m_caps.check(l.gpuKind, node->output()->type().dtype())) lc.reason = *why;
-                        else r = l.fn(lc);
+                        if (auto why = m_caps.check(l.gpuKind, node->output()->type().dtype()))
+                            lc.reason = *why;
+                        else
+                            r = l.fn(lc);
                     } else {
                         r = l.fn(lc);
                     }
@@ -160,7 +163,8 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
                 }
                 std::vector<Type> types;
                 for (auto* o : node->outputs()) types.push_back(o->type());
-                const Apply* clone = g.makeApply(node->op(), hostIns, node->op().info().infer ? std::nullopt : std::optional(types), node->name());
+                const Apply* clone = g.makeApply(
+                    node->op(), hostIns, node->op().info().infer ? std::nullopt : std::optional(types), node->name());
                 outs = clone->outputs();
                 // a refused lift: the clone left in the graph carries the lifter's reason (liftingReport)
                 if (move) d.node = clone->id();
@@ -179,8 +183,10 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
         if (n == o) continue;
         if (n->type().isGpu() && !o->type().isGpu()) {
             // input-is-output (commit 7d303ff): GpuFromHost(v) with v of the old type is just v
-            if (const Apply* a = n->owner(); a && a->op().kind() == "GpuFromHost" && a->input(0)->type() == o->type()) n = a->input(0);
-            else n = g.apply(Op::get("HostFromGpu"), {n}); // safe_to_cpu (commit 195f9b1)
+            if (const Apply* a = n->owner(); a && a->op().kind() == "GpuFromHost" && a->input(0)->type() == o->type())
+                n = a->input(0);
+            else
+                n = g.apply(Op::get("HostFromGpu"), {n}); // safe_to_cpu (commit 195f9b1)
         }
         if (n != o) r.pairs.push_back({o, n});
     }
@@ -197,22 +203,30 @@ std::string GraphToGpu::profile(const RewriteEngine&, int indent) const {
     out += buf;
     double total = 0;
     for (const auto& [n, t] : m_timeUs) total += t;
-    std::snprintf(buf, sizeof buf, "%s  Total time taken by local optimizers %.6fs\n%s  times - times applied - Node created - name:\n", p.c_str(), total / 1e6, p.c_str());
+    std::snprintf(buf, sizeof buf,
+                  "%s  Total time taken by local optimizers %.6fs\n%s  times - times applied - Node created - name:\n",
+                  p.c_str(), total / 1e6, p.c_str());
     out += buf;
     std::vector<std::pair<double, std::string>> rows;
     for (const auto& [n, t] : m_timeUs)
         if (m_processCount.count(n)) rows.emplace_back(t, n);
     std::sort(rows.rbegin(), rows.rend());
     for (const auto& [t, n] : rows) {
-        std::snprintf(buf, sizeof buf, "%s    %.6fs - %lld - %lld - %s\n", p.c_str(), t / 1e6, static_cast<long long>(m_processCount.at(n)),
+        std::snprintf(buf, sizeof buf, "%s    %.6fs - %lld - %lld - %s\n", p.c_str(), t / 1e6,
+                      static_cast<long long>(m_processCount.at(n)),
                       static_cast<long long>(m_nodeCreated.count(n) ? m_nodeCreated.at(n) : 0), n.c_str());
         out += buf;
     }
     double unused = 0;
     int nUnused = 0;
     for (const auto& [n, t] : m_timeUs)
-        if (!m_processCount.count(n) && t > 0) { unused += t; ++nUnused; }
-    std::snprintf(buf, sizeof buf, "%s  %.6fs - in %d optimization that were not used (display only those with a runtime > 0)\n", p.c_str(), unused / 1e6, nUnused);
+        if (!m_processCount.count(n) && t > 0) {
+            unused += t;
+            ++nUnused;
+        }
+    std::snprintf(buf, sizeof buf,
+                  "%s  %.6fs - in %d optimization that were not used (display only those with a runtime > 0)\n",
+                  p.c_str(), unused / 1e6, nUnused);
     out += buf;
     return out;
 }

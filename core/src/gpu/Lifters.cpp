@@ -41,7 +41,8 @@ const Op& transferOp(const char* kind, const std::string& context) {
     static std::map<std::pair<std::string, std::string>, const Op*> cache;
     std::lock_guard lock(mutex);
     auto [it, fresh] = cache.try_emplace({kind, context}, nullptr);
-    if (fresh) it->second = std::string(kind) == "HostFromGpu" ? &Op::get(kind) : &Op::get(kind, {{"context", context}});
+    if (fresh)
+        it->second = std::string(kind) == "HostFromGpu" ? &Op::get(kind) : &Op::get(kind, {{"context", context}});
     return *it->second;
 }
 
@@ -50,7 +51,8 @@ LifterFn simple(const std::string& gpuKind, std::set<int> hostParams = {}) {
     return [gpuKind, hostParams](LiftContext& c) -> std::vector<Variable*> {
         std::vector<Variable*> ins;
         for (int i = 0; i < static_cast<int>(c.inputs.size()); ++i)
-            ins.push_back(hostParams.count(i) ? asHost(c.graph, c.inputs[static_cast<std::size_t>(i)]) : asGpu(c.graph, c.inputs[static_cast<std::size_t>(i)], c.context));
+            ins.push_back(hostParams.count(i) ? asHost(c.graph, c.inputs[static_cast<std::size_t>(i)])
+                                              : asGpu(c.graph, c.inputs[static_cast<std::size_t>(i)], c.context));
         Apply* a = c.graph.makeApply(gpuTwin(c.node.op(), gpuKind), ins, std::nullopt, c.node.name());
         return a->outputs();
     };
@@ -76,7 +78,9 @@ std::vector<Variable*> liftElemwise(LiftContext& c) {
         while (static_cast<int>(ins.size()) > budget) {
             std::vector<Variable*> next;
             for (std::size_t i = 0; i < ins.size(); i += static_cast<std::size_t>(budget)) {
-                std::vector<Variable*> chunk(ins.begin() + static_cast<long>(i), ins.begin() + static_cast<long>(std::min(ins.size(), i + static_cast<std::size_t>(budget))));
+                std::vector<Variable*> chunk(
+                    ins.begin() + static_cast<long>(i),
+                    ins.begin() + static_cast<long>(std::min(ins.size(), i + static_cast<std::size_t>(budget))));
                 next.push_back(chunk.size() == 1 ? chunk[0] : c.graph.apply(gop, chunk, c.node.name()));
             }
             ins = std::move(next);
@@ -117,7 +121,8 @@ std::vector<Variable*> liftSubtensor(LiftContext& c) {
         const Variable* cpu = o->input(0);
         const Variable* orig = c.node.input(0);
         if (!cpu->owner() && orig == cpu && cpu->clients().size() == 1 && c.node.output()->clients().size() == 1) {
-            c.reason = "Subtensor single-client heuristic: x is a graph input used only here, so the slice is taken on the host and only the slice is transferred";
+            c.reason = "Subtensor single-client heuristic: x is a graph input used only here, so the slice is taken on "
+                       "the host and only the slice is transferred";
             return {};
         }
     }
@@ -134,7 +139,8 @@ std::vector<Variable*> liftSubtensor(LiftContext& c) {
                     for (const Variable* v : cl.node->outputs()) gpu |= v->type().isGpu();
                 }
                 if (gpu) {
-                    c.reason = "Subtensor heuristic (op_lifter): x is a graph input used only here and a client of the slice is a graph output or on the GPU";
+                    c.reason = "Subtensor heuristic (op_lifter): x is a graph input used only here and a client of the "
+                               "slice is a graph output or on the GPU";
                     return {};
                 }
             }
@@ -166,7 +172,8 @@ std::vector<Variable*> liftBatchedDot(LiftContext& c) {
     // other dtypes a cast.
     const int na = c.inputs[0]->type().ndim(), nb = c.inputs[1]->type().ndim();
     if (!((na == 3 && nb == 3) || ((na == 2 || na == 3) && (nb == 2 || nb == 3)))) {
-        c.reason = "GpuGemmBatch takes 3-D operands (or Theano's rank-2 ones), got ranks " + std::to_string(na) + " and " + std::to_string(nb);
+        c.reason = "GpuGemmBatch takes 3-D operands (or Theano's rank-2 ones), got ranks " + std::to_string(na) +
+                   " and " + std::to_string(nb);
         return {};
     }
     const DType out = c.node.output()->type().dtype();
@@ -174,7 +181,8 @@ std::vector<Variable*> liftBatchedDot(LiftContext& c) {
     if (na == 2) ins[0] = mk(c.graph, "GpuDimShuffle", {{"order", {0, "x", 1}}}, {ins[0]}, c.node);
     if (nb == 2) ins[1] = mk(c.graph, "GpuDimShuffle", {{"order", {0, 1, "x"}}}, {ins[1]}, c.node);
     for (auto*& v : ins)
-        if (v->type().dtype() != out) v = mk(c.graph, "GpuElemwise", {{"scalar", "cast"}, {"dtype", std::string(dtypeName(out))}}, {v}, c.node);
+        if (v->type().dtype() != out)
+            v = mk(c.graph, "GpuElemwise", {{"scalar", "cast"}, {"dtype", std::string(dtypeName(out))}}, {v}, c.node);
     Variable* r = mk(c.graph, "GpuGemmBatch", json::object(), ins, c.node);
     if (na == 3 && nb == 3) return {r};
     json keep = json::array({0});
@@ -210,7 +218,8 @@ std::map<std::string, std::vector<Lifter>> buildTable() {
     add("Alloc", "local_gpua_alloc", "GpuAlloc", liftAlloc);
     add("AllocEmpty", "local_gpua_alloc_empty", "GpuAllocEmpty", liftAllocEmpty);
     add("Subtensor", "local_gpua_subtensor", "GpuSubtensor", liftSubtensor);
-    add("AdvancedSubtensor1", "local_gpua_advanced_subtensor1", "GpuAdvancedSubtensor1", simple("GpuAdvancedSubtensor1", {1}));
+    add("AdvancedSubtensor1", "local_gpua_advanced_subtensor1", "GpuAdvancedSubtensor1",
+        simple("GpuAdvancedSubtensor1", {1}));
     add("IncSubtensor", "local_gpua_inc_subtensor", "GpuIncSubtensor", liftIncSubtensor);
     add("Join", "local_gpua_join", "GpuJoin", simple("GpuJoin"));
     add("Split", "local_gpua_split", "GpuSplit", simple("GpuSplit", {1}));
@@ -224,7 +233,8 @@ std::map<std::string, std::vector<Lifter>> buildTable() {
     add("LogSoftmax", "local_gpua_logsoftmax", "GpuLogSoftmax", simple("GpuLogSoftmax"));
     add("AbstractConv2d", "local_gpua_abstractconv", "GpuCorrMM", simple("GpuCorrMM"));
     add("Pool", "local_gpua_pool", "GpuPool", simple("GpuPool"));
-    add("BatchNormInference", "local_gpua_batch_norm_inference", "GpuDnnBatchNormInference", simple("GpuDnnBatchNormInference"));
+    add("BatchNormInference", "local_gpua_batch_norm_inference", "GpuDnnBatchNormInference",
+        simple("GpuDnnBatchNormInference"));
     add("CpuContiguous", "local_gpua_contiguous", "GpuContiguous", simple("GpuContiguous"));
     add("CumOp", "local_gpua_cumop", "GpuCumOp", simple("GpuCumOp"));
     add("Assert", "local_gpua_assert", "", liftAssert);

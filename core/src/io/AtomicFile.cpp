@@ -133,7 +133,8 @@ void removeStaleTemporaries(const std::filesystem::path& dir, const std::string&
         if (!entry.starts_with(prefix)) continue;
         const std::string rest = entry.substr(prefix.size());
         const auto dot = rest.find('.');
-        if (dot == std::string::npos || dot == 0 || rest.find_first_not_of("0123456789.") != std::string::npos) continue;
+        if (dot == std::string::npos || dot == 0 || rest.find_first_not_of("0123456789.") != std::string::npos)
+            continue;
         const long pid = std::strtol(rest.substr(0, dot).c_str(), nullptr, 10);
         const std::filesystem::path p = dir / entry;
         struct stat st {};
@@ -145,11 +146,14 @@ void removeStaleTemporaries(const std::filesystem::path& dir, const std::string&
 }
 
 // A device or a FIFO at the output path: written in place (a FIFO only when it has a reader).
-void writeSpecial(const std::filesystem::path& label, const std::filesystem::path& target, mode_t mode, std::string_view bytes) {
-    if (!S_ISCHR(mode) && !S_ISFIFO(mode)) throw Error(label.string() + ": cannot write: it is " + kindOf(mode) + ", not a file");
+void writeSpecial(const std::filesystem::path& label, const std::filesystem::path& target, mode_t mode,
+                  std::string_view bytes) {
+    if (!S_ISCHR(mode) && !S_ISFIFO(mode))
+        throw Error(label.string() + ": cannot write: it is " + kindOf(mode) + ", not a file");
     const int fd = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        if (errno == ENXIO) throw Error(label.string() + ": cannot write: it is a FIFO (named pipe) that no process reads");
+        if (errno == ENXIO)
+            throw Error(label.string() + ": cannot write: it is a FIFO (named pipe) that no process reads");
         throw Error(label.string() + ": cannot write: " + why(errno));
     }
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);

@@ -17,7 +17,8 @@ std::string sha256File(const std::filesystem::path& path) {
     std::string buf(1 << 20, '\0');
     while (in) {
         in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        if (in.gcount() > 0 && EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount())) != 1) throw Error("SHA-256 failed");
+        if (in.gcount() > 0 && EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount())) != 1)
+            throw Error("SHA-256 failed");
     }
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
@@ -33,7 +34,8 @@ std::string sha256File(const std::filesystem::path& path) {
 
 std::string base64Encode(std::string_view bytes) {
     std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                  reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
     out.resize(static_cast<std::size_t>(n));
     return out;
 }
@@ -41,7 +43,8 @@ std::string base64Encode(std::string_view bytes) {
 std::string base64Decode(std::string_view text) {
     if (text.size() % 4) throw Error("invalid base64 (length is not a multiple of 4)");
     std::string out(3 * text.size() / 4, '\0');
-    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                  reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
     if (n < 0) throw Error("invalid base64");
     std::size_t pad = 0;
     if (!text.empty() && text.back() == '=') ++pad;
@@ -58,9 +61,17 @@ std::size_t utf8SequenceAt(std::string_view s, std::size_t i) {
     if (c < 0x80) return 1;
     std::size_t len = 0;
     unsigned char lo = 0x80, hi = 0xBF; // range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    }
     if (len == 0 || i + len > s.size()) return 0;
     if (b(1) < lo || b(1) > hi) return 0;
     for (std::size_t k = 2; k < len; ++k)

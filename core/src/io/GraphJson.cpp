@@ -56,19 +56,33 @@ Type parseTypeAt(const Ctx& c, const json& v, const std::string& path) {
 void flattenValues(const Ctx& c, const json& v, std::size_t depth, const std::vector<std::int64_t>& shape,
                    std::vector<double>& out, const std::string& path) {
     if (depth == shape.size()) {
-        if (v.is_boolean()) { out.push_back(v.get<bool>() ? 1.0 : 0.0); return; }
+        if (v.is_boolean()) {
+            out.push_back(v.get<bool>() ? 1.0 : 0.0);
+            return;
+        }
         if (v.is_string()) { // non-finite values are written as strings (JSON has no NaN)
             const std::string t = v.get<std::string>();
-            if (t == "nan") { out.push_back(std::numeric_limits<double>::quiet_NaN()); return; }
-            if (t == "inf") { out.push_back(std::numeric_limits<double>::infinity()); return; }
-            if (t == "-inf") { out.push_back(-std::numeric_limits<double>::infinity()); return; }
+            if (t == "nan") {
+                out.push_back(std::numeric_limits<double>::quiet_NaN());
+                return;
+            }
+            if (t == "inf") {
+                out.push_back(std::numeric_limits<double>::infinity());
+                return;
+            }
+            if (t == "-inf") {
+                out.push_back(-std::numeric_limits<double>::infinity());
+                return;
+            }
         }
-        if (!v.is_number()) c.fail(path, "expected a number (or \"nan\", \"inf\", \"-inf\"), got " + v.dump().substr(0, 40));
+        if (!v.is_number())
+            c.fail(path, "expected a number (or \"nan\", \"inf\", \"-inf\"), got " + v.dump().substr(0, 40));
         out.push_back(v.get<double>());
         return;
     }
     if (!v.is_array() || static_cast<std::int64_t>(v.size()) != shape[depth])
-        c.fail(path, "value does not match the shape: expected a list of " + std::to_string(shape[depth]) + " at depth " + std::to_string(depth));
+        c.fail(path, "value does not match the shape: expected a list of " + std::to_string(shape[depth]) +
+                         " at depth " + std::to_string(depth));
     for (std::size_t i = 0; i < v.size(); ++i) flattenValues(c, v[i], depth + 1, shape, out, path);
 }
 
@@ -86,7 +100,8 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
             }
             auto data = parseNpy(bytes, f.string());
             if (data->dtype != t.dtype() || data->shape != t.dims())
-                c.fail(path, "the .npy file holds " + std::string(dtypeName(data->dtype)) + " of shape " + Type(data->dtype, data->shape).str() + ", the type says " + t.str());
+                c.fail(path, "the .npy file holds " + std::string(dtypeName(data->dtype)) + " of shape " +
+                                 Type(data->dtype, data->shape).str() + ", the type says " + t.str());
             return data;
         }
         if (v.contains("base64")) {
@@ -102,7 +117,8 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
                 c.fail(path + ".base64", e.what());
             }
             if (bytes.size() != d->byteSize())
-                c.fail(path + ".base64", "holds " + std::to_string(bytes.size()) + " bytes, the type needs " + std::to_string(d->byteSize()));
+                c.fail(path + ".base64", "holds " + std::to_string(bytes.size()) + " bytes, the type needs " +
+                                             std::to_string(d->byteSize()));
             d->bytes = std::make_shared<const std::string>(std::move(bytes));
             return d;
         }
@@ -119,14 +135,22 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
             if (v.contains("seed") && !v["seed"].is_number_unsigned())
                 c.fail(path + ".seed", "expected a non-negative integer, got " + v["seed"].dump());
             const std::uint64_t seed = v.value("seed", 0ull);
-            checkTensorBytes(c.label + ": " + path + " (constant '" + name + "')", t.dtype(), t.dims()); // before building it
+            checkTensorBytes(c.label + ": " + path + " (constant '" + name + "')", t.dtype(),
+                             t.dims()); // before building it
             std::vector<double> vals(static_cast<std::size_t>(t.numElements()));
             std::mt19937_64 rng(seed);
-            if (fill == "zeros") std::fill(vals.begin(), vals.end(), 0.0);
-            else if (fill == "ones") std::fill(vals.begin(), vals.end(), 1.0);
-            else if (fill == "normal") { std::normal_distribution<double> d(0, 1); for (auto& x : vals) x = d(rng); }
-            else if (fill == "uniform") { std::uniform_real_distribution<double> d(0, 1); for (auto& x : vals) x = d(rng); }
-            else c.fail(path + ".fill", "must be zeros, ones, normal or uniform");
+            if (fill == "zeros")
+                std::fill(vals.begin(), vals.end(), 0.0);
+            else if (fill == "ones")
+                std::fill(vals.begin(), vals.end(), 1.0);
+            else if (fill == "normal") {
+                std::normal_distribution<double> d(0, 1);
+                for (auto& x : vals) x = d(rng);
+            } else if (fill == "uniform") {
+                std::uniform_real_distribution<double> d(0, 1);
+                for (auto& x : vals) x = d(rng);
+            } else
+                c.fail(path + ".fill", "must be zeros, ones, normal or uniform");
             return TensorData::fromDoubles(t.dtype(), t.dims(), vals);
         }
         c.fail(path, "a constant value object needs 'fill', 'file' or 'missing'");
@@ -139,9 +163,13 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
         std::vector<double> probe;
         flattenValues(c, v, 0, t.dims(), probe, path);
         std::function<void(const json&)> walk = [&](const json& e) {
-            if (e.is_array()) { for (const auto& x : e) walk(x); return; }
-            ints.push_back(e.is_boolean() ? (e.get<bool>() ? 1 : 0)
-                           : e.is_number_integer() ? e.get<std::int64_t>() : static_cast<std::int64_t>(e.get<double>()));
+            if (e.is_array()) {
+                for (const auto& x : e) walk(x);
+                return;
+            }
+            ints.push_back(e.is_boolean()          ? (e.get<bool>() ? 1 : 0)
+                           : e.is_number_integer() ? e.get<std::int64_t>()
+                                                   : static_cast<std::int64_t>(e.get<double>()));
         };
         walk(v);
         return TensorData::fromInts(t.dtype(), t.dims(), ints);
@@ -161,8 +189,10 @@ void hintId(const Ctx& c, FunctionGraph& g, const json& id, const std::string& p
 
 std::string nodeLabel(const json& n, std::size_t i) {
     std::string s = "nodes[" + std::to_string(i) + "]";
-    if (n.is_object() && n.contains("op") && n["op"].is_string()) s += " (" + n["op"].get<std::string>();
-    else return s;
+    if (n.is_object() && n.contains("op") && n["op"].is_string())
+        s += " (" + n["op"].get<std::string>();
+    else
+        return s;
     if (n.contains("name") && n["name"].is_string()) s += " '" + n["name"].get<std::string>() + "'";
     return s + ")";
 }
@@ -175,7 +205,9 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     if (!doc.contains("format") || doc["format"] != "passlens.graph")
         c.fail("format", "not a PassLens graph: expected \"format\": \"passlens.graph\"");
     if (!doc.contains("version") || doc["version"] != 1)
-        c.fail("version", "unsupported graph JSON version " + (doc.contains("version") ? doc["version"].dump() : std::string("(missing)")) + " (this build reads version 1)");
+        c.fail("version", "unsupported graph JSON version " +
+                              (doc.contains("version") ? doc["version"].dump() : std::string("(missing)")) +
+                              " (this build reads version 1)");
 
     LoadedGraph result;
     result.format = "graph-json";
@@ -184,7 +216,11 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     g->sourcePath = label;
     // Where each name is defined, as (section, index, output index); the JSON path is only
     // built for a message.
-    struct Def { char section; std::uint32_t index; std::uint32_t out; };
+    struct Def {
+        char section;
+        std::uint32_t index;
+        std::uint32_t out;
+    };
     auto defPath = [](const Def& d) {
         if (d.section == 'i') return "inputs[" + std::to_string(d.index) + "]";
         if (d.section == 'c') return "constants[" + std::to_string(d.index) + "]";
@@ -244,10 +280,12 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         if (!ins.is_array()) c.fail(p + ".inputs", "expected a list");
         for (std::size_t k = 0; k < outs.size(); ++k) {
             const std::string op = p + ".outputs[" + std::to_string(k) + "]";
-            std::string name = outs[k].is_object() ? needString(c, outs[k], "name", op)
-                               : outs[k].is_string() ? outs[k].get<std::string>() : std::string();
+            std::string name = outs[k].is_object()   ? needString(c, outs[k], "name", op)
+                               : outs[k].is_string() ? outs[k].get<std::string>()
+                                                     : std::string();
             if (name.empty()) c.fail(op, "expected a variable name or {\"name\", \"type\"}");
-            auto [it, fresh] = definedAt.emplace(name, Def{'n', static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(k)});
+            auto [it, fresh] =
+                definedAt.emplace(name, Def{'n', static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(k)});
             if (!fresh) c.fail(op, "variable '" + name + "' is produced twice (also " + defPath(it->second) + ")");
             producer[name] = i;
         }
@@ -316,7 +354,8 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         }
         // Inputs as Theano's make_node converts them (MakeNode.h): literals, transfers, rank padding.
         std::vector<NodeInput> given;
-        for (const auto& in : n["inputs"]) given.push_back(in.is_string() ? NodeInput{vars.at(in.get<std::string>()), {}} : NodeInput{nullptr, in});
+        for (const auto& in : n["inputs"])
+            given.push_back(in.is_string() ? NodeInput{vars.at(in.get<std::string>()), {}} : NodeInput{nullptr, in});
         std::vector<Variable*> ins;
         try {
             ins = makeNodeInputs(*g, *op, given);
@@ -335,20 +374,28 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             for (std::size_t k = 0; k < outs.size(); ++k) {
                 const std::string op2 = p + ".outputs[" + std::to_string(k) + "]";
                 if (!outs[k].is_object() || !outs[k].contains("type")) {
-                    if (op->info().infer) { all = false; continue; }
+                    if (op->info().infer) {
+                        all = false;
+                        continue;
+                    }
                     c.fail(op2, op->str() + " has no type rule: give every output a type");
                 }
                 ts.push_back(parseTypeAt(c, outs[k]["type"], op2 + ".type"));
                 partial.emplace_back(k, ts.back());
             }
-            if (all) { declared = std::move(ts); partial.clear(); }
+            if (all) {
+                declared = std::move(ts);
+                partial.clear();
+            }
         }
         Apply* node = nullptr;
         if (n.contains("id")) {
             std::vector<VarId> outIds;
             for (const auto& o : outs)
-                if (o.is_object() && o.contains("id") && o["id"].is_number_integer()) outIds.push_back(o["id"].get<VarId>());
-            if (!n["id"].is_number_integer() || n["id"].get<NodeId>() < 0) c.fail(p + ".id", "expected a non-negative integer");
+                if (o.is_object() && o.contains("id") && o["id"].is_number_integer())
+                    outIds.push_back(o["id"].get<VarId>());
+            if (!n["id"].is_number_integer() || n["id"].get<NodeId>() < 0)
+                c.fail(p + ".id", "expected a non-negative integer");
             try {
                 g->hintNextIds(n["id"].get<NodeId>(), outIds);
             } catch (const Error& e) {
@@ -365,15 +412,19 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             node->tag = n["tag"];
         }
         if (static_cast<std::size_t>(node->nout()) != outs.size())
-            c.fail(p + ".outputs", op->str() + " has " + std::to_string(node->nout()) + " output(s), " + std::to_string(outs.size()) + " listed");
+            c.fail(p + ".outputs", op->str() + " has " + std::to_string(node->nout()) + " output(s), " +
+                                       std::to_string(outs.size()) + " listed");
         for (const auto& [k, t] : partial) {
             Variable* o = node->output(static_cast<int>(k));
             if (!o->type().compatible(t))
-                c.fail(p + ".outputs[" + std::to_string(k) + "]", op->str() + ": type mismatch on output " + std::to_string(k) + ": declared " + t.str() + ", inferred " + o->type().str());
+                c.fail(p + ".outputs[" + std::to_string(k) + "]", op->str() + ": type mismatch on output " +
+                                                                      std::to_string(k) + ": declared " + t.str() +
+                                                                      ", inferred " + o->type().str());
             g->refineType(o, t);
         }
         for (std::size_t k = 0; k < outs.size(); ++k) {
-            const std::string name = outs[k].is_object() ? outs[k]["name"].get<std::string>() : outs[k].get<std::string>();
+            const std::string name =
+                outs[k].is_object() ? outs[k]["name"].get<std::string>() : outs[k].get<std::string>();
             node->output(static_cast<int>(k))->setName(name);
             vars[name] = node->output(static_cast<int>(k));
         }
@@ -394,13 +445,13 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     for (NodeId id = 0; id < g->nodeIdLimit(); ++id)
         if (g->node(id) && !g->node(id)->inGraph()) ++unused;
     if (unused)
-        result.warnings.push_back(label + ": " + std::to_string(unused) + " node(s) do not lead to an output and were pruned (as Theano's FunctionGraph does)");
+        result.warnings.push_back(label + ": " + std::to_string(unused) +
+                                  " node(s) do not lead to an output and were pruned (as Theano's FunctionGraph does)");
     result.graph = std::move(g);
     return result;
 }
 
-LoadedGraph readGraphJsonText(const std::string& text, const std::string& label,
-                              const std::filesystem::path& baseDir) {
+LoadedGraph readGraphJsonText(const std::string& text, const std::string& label, const std::filesystem::path& baseDir) {
     const json doc = parseJson(text, label);
     return readGraphJson(doc, label, baseDir);
 }
@@ -473,7 +524,9 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
         } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty()) {
             std::error_code ec;
             std::filesystem::create_directories(opt.baseDir / opt.npyDir, ec);
-            if (ec) throw Error((opt.baseDir / opt.npyDir).string() + ": cannot create the folder for .npy constants: " + ec.message());
+            if (ec)
+                throw Error((opt.baseDir / opt.npyDir).string() +
+                            ": cannot create the folder for .npy constants: " + ec.message());
             std::string file = names[v];
             for (char& ch : file)
                 if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') ch = '_';

@@ -31,7 +31,9 @@ std::string printable(const std::string& s) {
 FileKind sniffFileKind(const std::filesystem::path& path) {
     const std::string h = head(path, 4096);
     std::size_t i = 0;
-    if (h.size() >= 3 && static_cast<unsigned char>(h[0]) == 0xEF && static_cast<unsigned char>(h[1]) == 0xBB && static_cast<unsigned char>(h[2]) == 0xBF) i = 3;
+    if (h.size() >= 3 && static_cast<unsigned char>(h[0]) == 0xEF && static_cast<unsigned char>(h[1]) == 0xBB &&
+        static_cast<unsigned char>(h[2]) == 0xBF)
+        i = 3;
     while (i < h.size() && std::isspace(static_cast<unsigned char>(h[i]))) ++i;
     if (i >= h.size()) return FileKind::Unknown;
     if (h[i] == '{') {
@@ -62,16 +64,15 @@ LoadedGraph loadGraphFile(const std::filesystem::path& path) {
         }
         return readGraphJson(doc, label, base);
     }
-    case FileKind::Onnx:
-        return importOnnxFile(path);
-    case FileKind::Unknown:
-        break;
+    case FileKind::Onnx: return importOnnxFile(path);
+    case FileKind::Unknown: break;
     }
     const std::string h = head(path, 64);
     std::size_t i = 0;
     while (i < h.size() && std::isspace(static_cast<unsigned char>(h[i]))) ++i;
     if (i >= h.size()) throw Error(label + ": the file holds only white space");
-    throw Error(label + ": byte 0: not an ONNX model, graph JSON or session file (it starts with '" + printable(h.substr(i)) + "')");
+    throw Error(label + ": byte 0: not an ONNX model, graph JSON or session file (it starts with '" +
+                printable(h.substr(i)) + "')");
 }
 
 } // namespace passlens

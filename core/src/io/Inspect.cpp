@@ -8,7 +8,8 @@
 
 namespace passlens {
 namespace {
-void forEachSubgraph(const FunctionGraph& g, const std::function<void(const Apply&, const Subgraph&, int)>& f, int depth = 1) {
+void forEachSubgraph(const FunctionGraph& g, const std::function<void(const Apply&, const Subgraph&, int)>& f,
+                     int depth = 1) {
     for (const Apply* n : g.toposort())
         for (const Subgraph& s : n->op().subgraphs()) {
             f(*n, s, depth);
@@ -33,7 +34,10 @@ Stats statsOf(const FunctionGraph& g) {
     const auto consts = g.constants();
     s.constants = consts.size();
     for (const Variable* c : consts) s.constantBytes += c->constant()->byteSize();
-    forEachSubgraph(g, [&](const Apply&, const Subgraph& sg, int) { ++s.subgraphs; s.subgraphNodes += sg.graph->nodeCount(); });
+    forEachSubgraph(g, [&](const Apply&, const Subgraph& sg, int) {
+        ++s.subgraphs;
+        s.subgraphNodes += sg.graph->nodeCount();
+    });
     return s;
 }
 } // namespace
@@ -76,11 +80,9 @@ std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool
     const Stats st = statsOf(g);
     std::ostringstream os;
     os << file << " (" << loaded.format << (g.name.empty() ? "" : ", graph '" + g.name + "'") << ")\n";
-    os << "  " << g.nodeCount() << " Apply nodes, " << g.inputs().size() << " inputs, "
-       << g.outputs().size() << " outputs, " << st.constants << " constants ("
-       << st.constantBytes << " bytes)";
-    if (st.subgraphs > 0)
-        os << ", " << st.subgraphs << " nested graphs with " << st.subgraphNodes << " nodes";
+    os << "  " << g.nodeCount() << " Apply nodes, " << g.inputs().size() << " inputs, " << g.outputs().size()
+       << " outputs, " << st.constants << " constants (" << st.constantBytes << " bytes)";
+    if (st.subgraphs > 0) os << ", " << st.subgraphs << " nested graphs with " << st.subgraphNodes << " nodes";
     os << "\n";
     for (const Variable* v : g.inputs()) os << "  input  " << v->displayName() << " : " << v->type().str() << "\n";
     for (const Variable* v : g.outputs()) os << "  output " << v->displayName() << " : " << v->type().str() << "\n";
@@ -92,8 +94,8 @@ std::string inspectText(const LoadedGraph& loaded, const std::string& file, bool
     os << debugprintListing(g, opt);
     forEachSubgraph(g, [&](const Apply& n, const Subgraph& s, int depth) {
         os << "\nInner graph " << s.attribute << " of " << n.op().str() << " #" << n.id()
-           << (n.name().empty() ? "" : " '" + n.name() + "'") << " (depth " << depth << ", "
-           << s.graph->nodeCount() << " nodes):\n";
+           << (n.name().empty() ? "" : " '" + n.name() + "'") << " (depth " << depth << ", " << s.graph->nodeCount()
+           << " nodes):\n";
         os << debugprintListing(*s.graph, opt);
     });
     os << "\nOp kinds:\n";

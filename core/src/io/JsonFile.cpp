@@ -23,8 +23,10 @@ std::string placeOf(const std::vector<Frame>& stack) {
     constexpr std::size_t kShown = 8;
     std::string s;
     for (std::size_t i = 0; i < stack.size() && i < kShown; ++i) {
-        if (stack[i].array) s += "[" + std::to_string(stack[i].index) + "]";
-        else s += (s.empty() ? "" : ".") + stack[i].key;
+        if (stack[i].array)
+            s += "[" + std::to_string(stack[i].index) + "]";
+        else
+            s += (s.empty() ? "" : ".") + stack[i].key;
     }
     if (stack.size() > kShown) s += "...";
     return s.empty() ? "top level" : s;
@@ -54,9 +56,7 @@ json parseJson(const std::string& text, const std::string& label) {
             if (stack.size() >= static_cast<std::size_t>(kJsonMaxDepth)) throw TooDeep{placeOf(stack)};
             stack.push_back({ev == json::parse_event_t::array_start, 0, {}});
             break;
-        case json::parse_event_t::key:
-            stack.back().key = parsed.get_ref<const std::string&>();
-            break;
+        case json::parse_event_t::key: stack.back().key = parsed.get_ref<const std::string&>(); break;
         case json::parse_event_t::object_end:
         case json::parse_event_t::array_end:
             stack.pop_back();
@@ -76,7 +76,8 @@ json parseJson(const std::string& text, const std::string& label) {
     } catch (const json::parse_error& e) {
         std::string what = e.what();
         const auto pos = what.find("parse error");
-        throw Error(label + ": byte " + std::to_string(e.byte) + ": invalid JSON: " + (pos == std::string::npos ? jsonErrorReason(e) : what.substr(pos)));
+        throw Error(label + ": byte " + std::to_string(e.byte) +
+                    ": invalid JSON: " + (pos == std::string::npos ? jsonErrorReason(e) : what.substr(pos)));
     } catch (const json::exception& e) {
         // out_of_range 406: a number outside double's range ("1e700"), thrown while lexing it
         throw Error(label + ": " + placeOf(stack) + ": invalid JSON: " + jsonErrorReason(e));

@@ -20,8 +20,11 @@ std::string humanBytes(std::uint64_t n) {
         ++u;
     }
     char buf[48];
-    if (u == 0) std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
-    else std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<std::uint64_t>(v)) ? "%.0f %s" : "%.1f %s", v, units[u]);
+    if (u == 0)
+        std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+    else
+        std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<std::uint64_t>(v)) ? "%.0f %s" : "%.1f %s",
+                      v, units[u]);
     return buf;
 }
 } // namespace
@@ -35,10 +38,26 @@ std::uint64_t maxTensorBytes() {
     int shift = 0;
     switch (*end) {
     case '\0': break;
-    case 'K': case 'k': shift = 10; ++end; break;
-    case 'M': case 'm': shift = 20; ++end; break;
-    case 'G': case 'g': shift = 30; ++end; break;
-    case 'T': case 't': shift = 40; ++end; break;
+    case 'K':
+    case 'k':
+        shift = 10;
+        ++end;
+        break;
+    case 'M':
+    case 'm':
+        shift = 20;
+        ++end;
+        break;
+    case 'G':
+    case 'g':
+        shift = 30;
+        ++end;
+        break;
+    case 'T':
+    case 't':
+        shift = 40;
+        ++end;
+        break;
     default: return kDefaultMaxTensorBytes;
     }
     if (*end != '\0' || n > (std::numeric_limits<std::uint64_t>::max() >> shift)) return kDefaultMaxTensorBytes;
@@ -61,10 +80,11 @@ void checkTensorBytes(const std::string& where, DType dtype, const std::vector<s
     const std::uint64_t n = tensorBytes(dtype, dims);
     const std::uint64_t limit = maxTensorBytes();
     if (n <= limit) return;
-    const std::string size = n == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64 bytes")
-                                                                             : std::to_string(n) + " bytes (" + humanBytes(n) + ")";
-    throw Error(where + ": " + Type(dtype, dims).str() + " is " + size + ", more than the limit of " + humanBytes(limit) +
-                " for a tensor read from a file (set PASSLENS_MAX_TENSOR_BYTES to raise it)");
+    const std::string size = n == std::numeric_limits<std::uint64_t>::max()
+                                 ? std::string("more than 2^64 bytes")
+                                 : std::to_string(n) + " bytes (" + humanBytes(n) + ")";
+    throw Error(where + ": " + Type(dtype, dims).str() + " is " + size + ", more than the limit of " +
+                humanBytes(limit) + " for a tensor read from a file (set PASSLENS_MAX_TENSOR_BYTES to raise it)");
 }
 
 } // namespace passlens

@@ -8,13 +8,16 @@
 
 namespace passlens {
 namespace {
-struct Descr { const char* code; DType dtype; };
-constexpr Descr kDescrs[] = {
-    {"|b1", DType::Bool},  {"|i1", DType::Int8},   {"<i2", DType::Int16},   {"<i4", DType::Int32},
-    {"<i8", DType::Int64}, {"|u1", DType::UInt8},  {"<u2", DType::UInt16},  {"<u4", DType::UInt32},
-    {"<u8", DType::UInt64}, {"<f2", DType::Float16}, {"<f4", DType::Float32}, {"<f8", DType::Float64},
-    {"<c8", DType::Complex64}, {"<c16", DType::Complex128}, {"<i1", DType::Int8}, {"<u1", DType::UInt8},
-    {"<b1", DType::Bool}};
+struct Descr {
+    const char* code;
+    DType dtype;
+};
+constexpr Descr kDescrs[] = {{"|b1", DType::Bool},      {"|i1", DType::Int8},        {"<i2", DType::Int16},
+                             {"<i4", DType::Int32},     {"<i8", DType::Int64},       {"|u1", DType::UInt8},
+                             {"<u2", DType::UInt16},    {"<u4", DType::UInt32},      {"<u8", DType::UInt64},
+                             {"<f2", DType::Float16},   {"<f4", DType::Float32},     {"<f8", DType::Float64},
+                             {"<c8", DType::Complex64}, {"<c16", DType::Complex128}, {"<i1", DType::Int8},
+                             {"<u1", DType::UInt8},     {"<b1", DType::Bool}};
 } // namespace
 
 std::shared_ptr<TensorData> parseNpy(const std::string& b, const std::string& label) {
@@ -41,10 +44,15 @@ std::shared_ptr<TensorData> parseNpy(const std::string& b, const std::string& la
     auto t = std::make_shared<TensorData>();
     bool found = false;
     for (const auto& d : kDescrs)
-        if (descr == d.code) { t->dtype = d.dtype; found = true; }
+        if (descr == d.code) {
+            t->dtype = d.dtype;
+            found = true;
+        }
     if (!found) throw fail("unsupported .npy dtype '" + descr + "' (little-endian numeric types only)");
-    if (std::regex_search(header, m, std::regex("'fortran_order'\\s*:\\s*True"))) throw fail("Fortran-ordered .npy arrays are not supported");
-    if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)"))) throw fail("no 'shape' in .npy header");
+    if (std::regex_search(header, m, std::regex("'fortran_order'\\s*:\\s*True")))
+        throw fail("Fortran-ordered .npy arrays are not supported");
+    if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
+        throw fail("no 'shape' in .npy header");
     const std::string shape = m[1];
     const std::regex num("\\d+");
     for (std::sregex_iterator it(shape.begin(), shape.end(), num), end; it != end; ++it) {
@@ -54,7 +62,8 @@ std::shared_ptr<TensorData> parseNpy(const std::string& b, const std::string& la
     checkTensorBytes(label, t->dtype, t->shape);
     const std::uint64_t need = tensorBytes(t->dtype, t->shape);
     if (b.size() - off - hlen != need)
-        throw fail("data has " + std::to_string(b.size() - off - hlen) + " bytes, the header says " + std::to_string(need));
+        throw fail("data has " + std::to_string(b.size() - off - hlen) + " bytes, the header says " +
+                   std::to_string(need));
     t->bytes = std::make_shared<const std::string>(b.substr(off + hlen));
     return t;
 }
@@ -62,7 +71,10 @@ std::shared_ptr<TensorData> parseNpy(const std::string& b, const std::string& la
 std::string toNpy(const TensorData& t) {
     std::string descr;
     for (const auto& d : kDescrs)
-        if (d.dtype == t.dtype) { descr = d.code; break; }
+        if (d.dtype == t.dtype) {
+            descr = d.code;
+            break;
+        }
     std::string shape = "(";
     for (std::size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + ", ";
     if (t.shape.size() > 1) shape.resize(shape.size() - 2);

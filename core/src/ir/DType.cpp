@@ -4,9 +4,9 @@
 
 namespace passlens {
 namespace {
-constexpr std::array<std::string_view, 14> kNames = {
-    "bool",   "int8",   "int16",   "int32",   "int64",   "uint8",     "uint16",
-    "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"};
+constexpr std::array<std::string_view, 14> kNames = {"bool",    "int8",    "int16",     "int32",     "int64",
+                                                     "uint8",   "uint16",  "uint32",    "uint64",    "float16",
+                                                     "float32", "float64", "complex64", "complex128"};
 constexpr std::array<std::size_t, 14> kSizes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
 
 int idx(DType d) { return static_cast<int>(d); }
@@ -14,8 +14,11 @@ int idx(DType d) { return static_cast<int>(d); }
 // Smallest float able to hold an integer dtype (NumPy's promotion).
 DType floatFor(DType d) {
     switch (d) {
-    case DType::Int8: case DType::UInt8: case DType::Bool: return DType::Float16;
-    case DType::Int16: case DType::UInt16: return DType::Float32;
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Bool: return DType::Float16;
+    case DType::Int16:
+    case DType::UInt16: return DType::Float32;
     default: return DType::Float64;
     }
 }
@@ -40,8 +43,7 @@ DType numpyPromote(DType a, DType b) {
         DType cx = ca ? a : b;
         if (ca && cb) return dtypeSize(a) >= dtypeSize(b) ? a : b;
         DType f = isFloat(other) ? other : floatFor(other);
-        return (f == DType::Float64 || cx == DType::Complex128) ? DType::Complex128
-                                                                 : DType::Complex64;
+        return (f == DType::Float64 || cx == DType::Complex128) ? DType::Complex128 : DType::Complex64;
     }
     if (fa && fb) return dtypeSize(a) >= dtypeSize(b) ? a : b;
     if (fa || fb) {
@@ -70,9 +72,7 @@ std::optional<DType> parseDType(std::string_view name) {
 std::size_t dtypeSize(DType d) { return kSizes[static_cast<std::size_t>(idx(d))]; }
 bool isFloat(DType d) { return d == DType::Float16 || d == DType::Float32 || d == DType::Float64; }
 bool isComplex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
-bool isUnsigned(DType d) {
-    return d == DType::UInt8 || d == DType::UInt16 || d == DType::UInt32 || d == DType::UInt64;
-}
+bool isUnsigned(DType d) { return d == DType::UInt8 || d == DType::UInt16 || d == DType::UInt32 || d == DType::UInt64; }
 bool isInteger(DType d) { return d != DType::Bool && !isFloat(d) && !isComplex(d); }
 
 DType upcast(DType a, DType b) {

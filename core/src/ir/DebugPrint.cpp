@@ -83,7 +83,8 @@ int debugprintDepth(const FunctionGraph& graph, int requested) {
     std::size_t bytes = 0;
     Walk w;
     w.run(graph, -1, [&](const Variable* v, const std::string& prefix) {
-        bytes += prefix.size() + 24 + (v->owner() ? v->owner()->op().str().size() + v->name().size() : v->displayName().size());
+        bytes += prefix.size() + 24 +
+                 (v->owner() ? v->owner()->op().str().size() + v->name().size() : v->displayName().size());
         return bytes <= kDebugPrintFullBytes;
     });
     return bytes > kDebugPrintFullBytes ? kDebugPrintLargeDepth : -1;

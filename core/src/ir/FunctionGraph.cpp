@@ -14,7 +14,7 @@ namespace passlens {
 
 struct FunctionGraph::UndoEntry {
     enum class Kind { Import, Prune, ChangeInput } kind;
-    Apply* node;     // imported/pruned node, or the client whose input changed (nullptr: output)
+    Apply* node; // imported/pruned node, or the client whose input changed (nullptr: output)
     int index = 0;
     Variable* old = nullptr;
 };
@@ -41,8 +41,10 @@ void FunctionGraph::deliver(const PendingEvent& e) {
 
 void FunctionGraph::notify(PendingEvent e) {
     if (m_observers.empty()) return;
-    if (m_recording) m_pending.push_back(e);
-    else deliver(e);
+    if (m_recording)
+        m_pending.push_back(e);
+    else
+        deliver(e);
 }
 
 namespace {
@@ -136,15 +138,13 @@ Apply* FunctionGraph::makeApply(const Op& op, std::vector<Variable*> inputs,
         std::string want = info.maxInputs < 0 ? "at least " + std::to_string(info.minInputs)
                            : info.minInputs == info.maxInputs
                                ? std::to_string(info.minInputs)
-                               : std::to_string(info.minInputs) + " to " +
-                                     std::to_string(info.maxInputs);
-        throw Error(op.str() + " takes " + want + " input" + (want == "1" ? "" : "s") + ", got " +
-                    std::to_string(n));
+                               : std::to_string(info.minInputs) + " to " + std::to_string(info.maxInputs);
+        throw Error(op.str() + " takes " + want + " input" + (want == "1" ? "" : "s") + ", got " + std::to_string(n));
     }
     for (int i = 0; i < n; ++i) {
         Variable* v = inputs[static_cast<std::size_t>(i)];
         if (!v) throw Error(op.str() + ": input " + std::to_string(i) + " is null");
-            if (v->m_id >= static_cast<VarId>(m_vars.size()) || m_vars[static_cast<std::size_t>(v->m_id)].get() != v)
+        if (v->m_id >= static_cast<VarId>(m_vars.size()) || m_vars[static_cast<std::size_t>(v->m_id)].get() != v)
             throw Error(op.str() + ": input " + std::to_string(i) + " belongs to another graph");
     }
     std::vector<Type> types;
@@ -152,20 +152,17 @@ Apply* FunctionGraph::makeApply(const Op& op, std::vector<Variable*> inputs,
         types = info.infer(op, inputs);
         if (outputTypes) {
             if (outputTypes->size() != types.size())
-                throw Error(op.str() + " has " + std::to_string(types.size()) +
-                            " outputs, but " + std::to_string(outputTypes->size()) +
-                            " were declared");
+                throw Error(op.str() + " has " + std::to_string(types.size()) + " outputs, but " +
+                            std::to_string(outputTypes->size()) + " were declared");
             for (std::size_t i = 0; i < types.size(); ++i) {
                 if (!types[i].compatible((*outputTypes)[i]))
-                    throw Error(op.str() + ": type mismatch on output " + std::to_string(i) +
-                                ": declared " + (*outputTypes)[i].str() + ", inferred " +
-                                types[i].str());
+                    throw Error(op.str() + ": type mismatch on output " + std::to_string(i) + ": declared " +
+                                (*outputTypes)[i].str() + ", inferred " + types[i].str());
                 types[i] = types[i].merged((*outputTypes)[i]);
             }
         }
     } else {
-        if (!outputTypes)
-            throw Error(op.str() + " has no type rule: its output types must be given");
+        if (!outputTypes) throw Error(op.str() + " has no type rule: its output types must be given");
         types = std::move(*outputTypes);
     }
     auto node = std::make_unique<Apply>();
@@ -264,14 +261,13 @@ void FunctionGraph::importVar(Variable* v, std::string_view reason) {
 }
 
 void FunctionGraph::changeInput(Apply* node, int index, Variable* newVar, std::string_view reason) {
-    Variable*& slot = node ? node->m_inputs[static_cast<std::size_t>(index)]
-                           : m_outputs[static_cast<std::size_t>(index)];
+    Variable*& slot =
+        node ? node->m_inputs[static_cast<std::size_t>(index)] : m_outputs[static_cast<std::size_t>(index)];
     Variable* old = slot;
     if (old == newVar) return;
     if (!old->type().compatible(newVar->type()))
-        throw ReplacementError("type mismatch: cannot replace " + old->displayName() + " (" +
-                               old->type().str() + ") by " + newVar->displayName() + " (" +
-                               newVar->type().str() + ")");
+        throw ReplacementError("type mismatch: cannot replace " + old->displayName() + " (" + old->type().str() +
+                               ") by " + newVar->displayName() + " (" + newVar->type().str() + ")");
     importVar(newVar, reason);
     slot = newVar;
     newVar->m_clients.push_back({node, index});
@@ -294,8 +290,7 @@ void FunctionGraph::pruneIfUnused(Apply* start, std::string_view reason) {
         if (used) continue;
         n->m_inGraph = false;
         --m_liveNodes;
-        for (std::size_t i = 0; i < n->m_inputs.size(); ++i)
-            removeClient(n->m_inputs[i], {n, static_cast<int>(i)});
+        for (std::size_t i = 0; i < n->m_inputs.size(); ++i) removeClient(n->m_inputs[i], {n, static_cast<int>(i)});
         m_undo.push_back({UndoEntry::Kind::Prune, n, 0, nullptr});
         invalidate();
         notify({PendingEvent::Kind::Prune, n, 0, nullptr, nullptr, reason});
@@ -307,7 +302,8 @@ void FunctionGraph::pruneIfUnused(Apply* start, std::string_view reason) {
 void FunctionGraph::computeRanks() const {
     if (m_rank.size() < m_nodes.size()) m_rank.resize(m_nodes.size() * 2, 0.0);
     const auto& topo = toposort();
-    for (std::size_t i = 0; i < topo.size(); ++i) m_rank[static_cast<std::size_t>(topo[i]->m_id)] = static_cast<double>(i + 1) * 1024.0;
+    for (std::size_t i = 0; i < topo.size(); ++i)
+        m_rank[static_cast<std::size_t>(topo[i]->m_id)] = static_cast<double>(i + 1) * 1024.0;
     m_ranksValid = true;
 }
 
@@ -340,9 +336,9 @@ void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
         const Apply* n = stack.back();
         stack.pop_back();
         if (std::find(clients.begin(), clients.end(), n) != clients.end())
-            throw ReplacementError("replacing " + var->displayName() + " by " +
-                                   newVar->displayName() + " would create a cycle through node #" +
-                                   std::to_string(n->id()) + " (" + n->op().str() + ")");
+            throw ReplacementError("replacing " + var->displayName() + " by " + newVar->displayName() +
+                                   " would create a cycle through node #" + std::to_string(n->id()) + " (" +
+                                   n->op().str() + ")");
         for (auto* in : n->m_inputs) {
             const Apply* o = in->m_owner;
             if (!o || seen(o)) continue;
@@ -358,7 +354,10 @@ void FunctionGraph::checkNoCycle(Variable* var, Variable* newVar) const {
 class FunctionGraph::Transaction {
 public:
     explicit Transaction(FunctionGraph& g)
-        : m_g(g), m_mark(g.m_undo.size()), m_eventMark(g.m_pending.size()), m_outer(!g.m_recording) {
+        : m_g(g)
+        , m_mark(g.m_undo.size())
+        , m_eventMark(g.m_pending.size())
+        , m_outer(!g.m_recording) {
         g.m_recording = true;
     }
     void commit() {
@@ -396,8 +395,8 @@ void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view re
         return;
     }
     if (!var->type().compatible(newVar->type()))
-        throw ReplacementError("type mismatch: cannot replace " + var->displayName() + " (" + var->type().str() + ") by " +
-                               newVar->displayName() + " (" + newVar->type().str() + ")");
+        throw ReplacementError("type mismatch: cannot replace " + var->displayName() + " (" + var->type().str() +
+                               ") by " + newVar->displayName() + " (" + newVar->type().str() + ")");
     checkNoCycle(var, newVar);
     if (m_ranksValid && newVar->m_owner && newVar->m_owner->m_inGraph && rankOf(newVar) >= m_pendingUpper)
         m_ranksValid = false; // an existing node now feeds lower-ranked clients
@@ -408,8 +407,7 @@ void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view re
 }
 
 void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
-                                       std::string_view reason,
-                                       const std::vector<const Apply*>& mustRemove) {
+                                       std::string_view reason, const std::vector<const Apply*>& mustRemove) {
     Transaction tx(*this);
     try {
         // Acyclicity and types are checked by each replace (checkNoCycle, changeInput); one
@@ -516,8 +514,7 @@ std::uint64_t FunctionGraph::fingerprint() const {
     for (std::size_t i = 0; i < m_inputs.size(); ++i)
         h[static_cast<std::size_t>(m_inputs[i]->m_id)] = mix(mix(0x1234, i), m_inputs[i]->m_type.hash());
     auto varHash = [&](const Variable* v) -> std::uint64_t {
-        if (v->m_constant)
-            return mix(mix(0xC0, v->m_type.hash()), v->m_constant->contentHash());
+        if (v->m_constant) return mix(mix(0xC0, v->m_type.hash()), v->m_constant->contentHash());
         return h[static_cast<std::size_t>(v->m_id)];
     };
     for (const Apply* n : toposort()) {
@@ -531,7 +528,8 @@ std::uint64_t FunctionGraph::fingerprint() const {
         }
         for (const Variable* in : n->m_inputs) nh = mix(nh, varHash(in));
         for (const Variable* out : n->m_outputs)
-            h[static_cast<std::size_t>(out->m_id)] = mix(mix(nh, static_cast<std::uint64_t>(out->m_index)), out->m_type.hash());
+            h[static_cast<std::size_t>(out->m_id)] =
+                mix(mix(nh, static_cast<std::uint64_t>(out->m_index)), out->m_type.hash());
     }
     std::uint64_t f = mix(0xF00D, m_inputs.size());
     for (const Variable* o : m_outputs) f = mix(f, varHash(o));
@@ -549,12 +547,12 @@ void FunctionGraph::validate() const {
     for (const Apply* n : m_topo) {
         for (std::size_t i = 0; i < n->m_outputs.size(); ++i)
             if (n->m_outputs[i]->m_owner != n || n->m_outputs[i]->m_index != static_cast<int>(i))
-                throw ReplacementError("variable " + n->m_outputs[i]->displayName() +
-                                       " has a second producer: node #" + std::to_string(n->m_id));
+                throw ReplacementError("variable " + n->m_outputs[i]->displayName() + " has a second producer: node #" +
+                                       std::to_string(n->m_id));
         for (const Variable* in : n->m_inputs)
             if (in->m_owner && !in->m_owner->m_inGraph)
-                throw ReplacementError("node #" + std::to_string(n->m_id) + " (" + n->op().str() +
-                                       ") uses " + in->displayName() + " of a removed node");
+                throw ReplacementError("node #" + std::to_string(n->m_id) + " (" + n->op().str() + ") uses " +
+                                       in->displayName() + " of a removed node");
     }
 }
 
@@ -564,8 +562,7 @@ void FunctionGraph::addObserver(GraphObserver* observer) {
 }
 
 void FunctionGraph::removeObserver(GraphObserver* observer) {
-    m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), observer),
-                      m_observers.end());
+    m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), observer), m_observers.end());
 }
 
 } // namespace passlens

@@ -8,23 +8,21 @@ namespace passlens {
 
 namespace {
 
-std::string lower(std::string_view s)
-{
+std::string lower(std::string_view s) {
     std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
 
-std::string_view trimmed(std::string_view s)
-{
+std::string_view trimmed(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
     return s;
 }
 
 // 0: a whole word equals the query; 1: the query is a substring of a word; 2: no match.
-int rankOf(const std::string& word, const std::string& query)
-{
+int rankOf(const std::string& word, const std::string& query) {
     if (word.empty()) return 2;
     const std::string w = lower(word);
     if (w == query) return 0;
@@ -41,8 +39,7 @@ int rankOf(const std::string& word, const std::string& query)
 
 } // namespace
 
-std::vector<const Apply*> findNodes(const FunctionGraph& g, std::string_view rawQuery)
-{
+std::vector<const Apply*> findNodes(const FunctionGraph& g, std::string_view rawQuery) {
     const std::string_view t = trimmed(rawQuery);
     if (t.empty()) return {};
     const std::string query = lower(t);
@@ -61,8 +58,10 @@ std::vector<const Apply*> findNodes(const FunctionGraph& g, std::string_view raw
         // a consumer of a variable of that name comes after its producer
         for (const Variable* v : n->inputs())
             if (best > 1 && rankOf(v->name(), query) == 0) best = 1;
-        if (best == 0) exact.push_back(n);
-        else if (best == 1) partial.push_back(n);
+        if (best == 0)
+            exact.push_back(n);
+        else if (best == 1)
+            partial.push_back(n);
     }
     exact.insert(exact.end(), partial.begin(), partial.end());
     return exact;

@@ -13,7 +13,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kMaxLiteralRank = 32; // numpy's NPY_MAXDIMS
-const char* const kRagged = "a list literal must be rectangular (numpy.asarray: setting an array element with a sequence)";
+const char* const kRagged =
+    "a list literal must be rectangular (numpy.asarray: setting an array element with a sequence)";
 
 // Shape and flattened entries of a (nested) list literal; throws for a ragged list or more
 // than kMaxLiteralRank levels (checked before recursing deeper).
@@ -23,7 +24,8 @@ void flatten(const json& v, std::size_t depth, std::vector<std::int64_t>& shape,
         out.push_back(&v);
         return;
     }
-    if (depth >= kMaxLiteralRank) throw Error("a list literal nests more than " + std::to_string(kMaxLiteralRank) + " levels (numpy's limit)");
+    if (depth >= kMaxLiteralRank)
+        throw Error("a list literal nests more than " + std::to_string(kMaxLiteralRank) + " levels (numpy's limit)");
     if (depth == shape.size()) {
         if (!out.empty()) throw Error(kRagged);
         shape.push_back(static_cast<std::int64_t>(v.size()));
@@ -66,7 +68,8 @@ Location inferContext(const Op& op, const std::vector<Variable*>& vars) {
         const Variable* v = todo.back();
         todo.pop_back();
         if (v->type().isGpu()) return v->type().location();
-        if (v->tag.contains("context") && v->tag["context"].is_string()) return Location::gpu(v->tag["context"].get<std::string>());
+        if (v->tag.contains("context") && v->tag["context"].is_string())
+            return Location::gpu(v->tag["context"].get<std::string>());
         if (const Apply* o = v->owner()) {
             if (o->op().kind() == "HostFromGpu") return o->input(0)->type().location();
             if (o->nin() == 1) todo.push_front(o->input(0));
@@ -85,21 +88,33 @@ std::shared_ptr<TensorData> literalTensor(const json& value, LiteralRule rule) {
     flatten(value, 0, shape, items);
     bool anyFloat = false, anyBool = false, anyInt = false, anyBig = false;
     for (const json* e : items) {
-        if (e->is_boolean()) anyBool = true;
-        else if (e->is_number_float()) anyFloat = true;
-        else if (e->is_number_unsigned() && e->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) anyBig = true;
-        else if (e->is_number_integer()) anyInt = true;
-        else throw Error("a literal holds numbers only, got " + e->dump());
+        if (e->is_boolean())
+            anyBool = true;
+        else if (e->is_number_float())
+            anyFloat = true;
+        else if (e->is_number_unsigned() &&
+                 e->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            anyBig = true;
+        else if (e->is_number_integer())
+            anyInt = true;
+        else
+            throw Error("a literal holds numbers only, got " + e->dump());
     }
     const bool scalar = !value.is_array();
     if (anyBool && rule == LiteralRule::AsTensorVariable)
-        throw Error("Theano's as_tensor_variable refuses true / false (\"Cannot cast True or False as a tensor variable\"); write 1 / 0");
+        throw Error("Theano's as_tensor_variable refuses true / false (\"Cannot cast True or False as a tensor "
+                    "variable\"); write 1 / 0");
     DType dt;
-    if (anyFloat) dt = scalar && rule == LiteralRule::AsTensorVariable ? DType::Float32 : DType::Float64;
-    else if (anyBig) dt = DType::UInt64;
-    else if (anyInt) dt = scalar && rule == LiteralRule::AsTensorVariable ? autocastInt(value.get<std::int64_t>()) : DType::Int64;
-    else if (anyBool) dt = DType::Bool;
-    else dt = rule == LiteralRule::AsTensorVariable ? DType::Float32 : DType::Float64; // empty list
+    if (anyFloat)
+        dt = scalar && rule == LiteralRule::AsTensorVariable ? DType::Float32 : DType::Float64;
+    else if (anyBig)
+        dt = DType::UInt64;
+    else if (anyInt)
+        dt = scalar && rule == LiteralRule::AsTensorVariable ? autocastInt(value.get<std::int64_t>()) : DType::Int64;
+    else if (anyBool)
+        dt = DType::Bool;
+    else
+        dt = rule == LiteralRule::AsTensorVariable ? DType::Float32 : DType::Float64; // empty list
     if (isFloat(dt)) {
         std::vector<double> vals;
         vals.reserve(items.size());
@@ -109,7 +124,9 @@ std::shared_ptr<TensorData> literalTensor(const json& value, LiteralRule rule) {
     if (dt == DType::UInt64) {
         // fromInts takes int64: write the bit patterns of the unsigned values.
         std::vector<std::int64_t> vals;
-        for (const json* e : items) vals.push_back(static_cast<std::int64_t>(e->is_boolean() ? std::uint64_t(e->get<bool>()) : e->get<std::uint64_t>()));
+        for (const json* e : items)
+            vals.push_back(
+                static_cast<std::int64_t>(e->is_boolean() ? std::uint64_t(e->get<bool>()) : e->get<std::uint64_t>()));
         return TensorData::fromInts(dt, shape, vals);
     }
     std::vector<std::int64_t> vals;
@@ -132,7 +149,8 @@ std::vector<Variable*> makeNodeInputs(FunctionGraph& g, const Op& op, const std:
         const bool gpuData = gpuKind && !info.isGpuHostParam(idx);
         Variable* v = inputs[i].var;
         if (!v) {
-            if (!isLiteral(inputs[i].literal)) throw Error(op.str() + ": input " + std::to_string(i) + " is neither a variable nor a literal");
+            if (!isLiteral(inputs[i].literal))
+                throw Error(op.str() + ": input " + std::to_string(i) + " is neither a variable nor a literal");
             try {
                 if (gpuData) {
                     out.push_back(g.addConstant(literalTensor(inputs[i].literal, LiteralRule::NumpyAsarray), {}, ctx));

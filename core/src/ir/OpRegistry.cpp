@@ -28,8 +28,7 @@ const Type& ty(Vars in, std::size_t i) { return in[i]->type(); }
 void needRank(const Op& op, Vars in, std::size_t i, int rank) {
     const Type& t = ty(in, i);
     if (t.rankKnown() && t.ndim() != rank)
-        fail(op, "input " + std::to_string(i) + " must have " + std::to_string(rank) +
-                     " dimensions, got " + t.str());
+        fail(op, "input " + std::to_string(i) + " must have " + std::to_string(rank) + " dimensions, got " + t.str());
 }
 
 void needInt(const Op& op, Vars in, std::size_t i) {
@@ -40,27 +39,24 @@ void needInt(const Op& op, Vars in, std::size_t i) {
 // Merge two dims that must agree; throws with context on a conflict.
 std::int64_t agree(const Op& op, std::int64_t a, std::int64_t b, const std::string& what) {
     if (a >= 0 && b >= 0 && a != b)
-        fail(op, "incompatible static shapes: " + what + " (" + std::to_string(a) + " vs " +
-                     std::to_string(b) + ")");
+        fail(op, "incompatible static shapes: " + what + " (" + std::to_string(a) + " vs " + std::to_string(b) + ")");
     return a >= 0 ? a : b;
 }
 
 // ---------------------------------------------------------------- elemwise
-const std::set<std::string> kUnary = {"neg", "abs", "exp", "log", "sqrt", "sqr", "tanh",
-                                      "sigmoid", "relu", "erf", "sin", "cos", "floor", "ceil",
-                                      "round", "sgn", "not", "identity", "cast", "clip",
-                                      "leaky_relu", "hard_sigmoid"};
+const std::set<std::string> kUnary = {
+    "neg", "abs",   "exp",  "log",   "sqrt", "sqr", "tanh",     "sigmoid", "relu", "erf",        "sin",
+    "cos", "floor", "ceil", "round", "sgn",  "not", "identity", "cast",    "clip", "leaky_relu", "hard_sigmoid"};
 const std::set<std::string> kBinary = {"sub", "true_div", "int_div", "mod", "pow", "lt", "gt",
-                                       "le", "ge", "eq", "neq", "and", "or"};
+                                       "le",  "ge",       "eq",      "neq", "and", "or"};
 const std::set<std::string> kNary = {"add", "mul", "maximum", "minimum"};
 const std::set<std::string> kCompare = {"lt", "gt", "le", "ge", "eq", "neq", "and", "or", "not"};
-const std::set<std::string> kFloatFn = {"exp", "log", "sqrt", "tanh", "sigmoid", "erf", "sin",
-                                        "cos", "true_div", "hard_sigmoid"};
+const std::set<std::string> kFloatFn = {"exp", "log", "sqrt", "tanh",     "sigmoid",
+                                        "erf", "sin", "cos",  "true_div", "hard_sigmoid"};
 
 DType upgradeToFloat(DType d) {
     if (isFloat(d) || isComplex(d)) return d;
-    if (d == DType::Int8 || d == DType::UInt8 || d == DType::Int16 || d == DType::UInt16 ||
-        d == DType::Bool)
+    if (d == DType::Int8 || d == DType::UInt8 || d == DType::Int16 || d == DType::UInt16 || d == DType::Bool)
         return DType::Float32;
     return DType::Float64;
 }
@@ -119,7 +115,8 @@ std::vector<Type> reshapeRule(const Op& op, Vars in) {
     needRank(op, in, 1, 1);
     const std::int64_t ndim = op.intAttr("ndim");
     if (ty(in, 1).rankKnown() && ty(in, 1).dims()[0] >= 0 && ty(in, 1).dims()[0] != ndim)
-        fail(op, "shape vector has " + std::to_string(ty(in, 1).dims()[0]) + " entries, ndim is " + std::to_string(ndim));
+        fail(op,
+             "shape vector has " + std::to_string(ty(in, 1).dims()[0]) + " entries, ndim is " + std::to_string(ndim));
     std::vector<std::int64_t> dims(static_cast<std::size_t>(ndim), U);
     if (auto known = knownIntVector(in[1])) {
         if (static_cast<std::int64_t>(known->size()) != ndim)
@@ -144,8 +141,8 @@ std::vector<Type> reshapeRule(const Op& op, Vars in) {
             if (total % prod) fail(op, "cannot reshape " + t.str() + " to " + dimsStr(*known));
             dims[static_cast<std::size_t>(minus)] = total / prod;
         } else if (minus < 0 && allKnown && total >= 0 && prod != total) {
-            fail(op, "incompatible static shapes: cannot reshape " + t.str() + " (" +
-                         std::to_string(total) + " elements) to " + dimsStr(dims));
+            fail(op, "incompatible static shapes: cannot reshape " + t.str() + " (" + std::to_string(total) +
+                         " elements) to " + dimsStr(dims));
         }
     }
     return {Type(t.dtype(), dims)};
@@ -236,7 +233,8 @@ std::int64_t sliceLen(std::int64_t n, const json& s) {
 std::size_t symbolicCount(const json& idx) {
     std::size_t n = 0;
     for (const auto& e : idx) {
-        if (e.is_string()) ++n;
+        if (e.is_string())
+            ++n;
         else if (e.is_object())
             for (const char* k : {"start", "stop", "step"})
                 if (e.contains(k) && e[k].is_string()) ++n;
@@ -250,7 +248,8 @@ std::vector<Type> subtensorRule(const Op& op, Vars in) {
     const std::size_t nsym = symbolicCount(idx);
     const std::size_t first = op.kind().find("IncSubtensor") != std::string::npos ? 2 : 1;
     if (in.size() != first + nsym && !(first == 2 && in.size() == 1))
-        fail(op, "takes " + std::to_string(first + nsym) + " inputs (" + std::to_string(nsym) + " symbolic indices), got " + std::to_string(in.size()));
+        fail(op, "takes " + std::to_string(first + nsym) + " inputs (" + std::to_string(nsym) +
+                     " symbolic indices), got " + std::to_string(in.size()));
     for (std::size_t i = first; i < in.size(); ++i) {
         if (!isInteger(ty(in, i).dtype()) || (ty(in, i).rankKnown() && ty(in, i).ndim() != 0))
             fail(op, "index input " + std::to_string(i) + " must be an integer scalar, got " + ty(in, i).str());
@@ -261,15 +260,17 @@ std::vector<Type> subtensorRule(const Op& op, Vars in) {
     for (std::size_t a = 0; a < idx.size(); ++a) {
         const std::int64_t n = t.rankKnown() ? t.dims()[a] : U;
         if (idx[a].is_string()) continue; // symbolic integer index: drops the axis
-        if (idx[a].is_object() && (idx[a].value("start", json()).is_string() || idx[a].value("stop", json()).is_string() ||
-                                   idx[a].value("step", json()).is_string())) {
+        if (idx[a].is_object() &&
+            (idx[a].value("start", json()).is_string() || idx[a].value("stop", json()).is_string() ||
+             idx[a].value("step", json()).is_string())) {
             dims.push_back(U);
             continue;
         }
         if (idx[a].is_number_integer()) {
             std::int64_t i = idx[a].get<std::int64_t>();
             if (n >= 0 && (i >= n || i < -n))
-                fail(op, "index " + std::to_string(i) + " out of bounds for axis " + std::to_string(a) + " of " + t.str());
+                fail(op,
+                     "index " + std::to_string(i) + " out of bounds for axis " + std::to_string(a) + " of " + t.str());
             continue;
         }
         if (idx[a].contains("step") && !idx[a]["step"].is_null() && idx[a]["step"].get<std::int64_t>() == 0)
@@ -294,7 +295,9 @@ std::vector<Type> advSub1Rule(const Op& op, Vars in) {
 std::vector<Type> incSubtensorRule(const Op& op, Vars in) {
     std::vector<Variable*> xs{in[0]};
     for (std::size_t i = 2; i < in.size(); ++i) xs.push_back(in[i]);
-    subtensorRule(Op::get(op.kind() == "GpuIncSubtensor" ? "GpuSubtensor" : "Subtensor", {{"idx", op.attrs().at("idx")}}), xs); // validates indices against x
+    subtensorRule(
+        Op::get(op.kind() == "GpuIncSubtensor" ? "GpuSubtensor" : "Subtensor", {{"idx", op.attrs().at("idx")}}),
+        xs); // validates indices against x
     return {Type(ty(in, 0).dtype(), ty(in, 0).dims())};
 }
 
@@ -311,13 +314,17 @@ std::vector<Type> joinRule(const Op& op, Vars in) {
     DType dt = ty(in, 0).dtype();
     for (std::size_t i = 1; i < in.size(); ++i) {
         const Type& t = ty(in, i);
-        if (t.ndim() != nd) fail(op, "input " + std::to_string(i) + " has rank " + std::to_string(t.ndim()) + ", input 0 has " + std::to_string(nd));
+        if (t.ndim() != nd)
+            fail(op, "input " + std::to_string(i) + " has rank " + std::to_string(t.ndim()) + ", input 0 has " +
+                         std::to_string(nd));
         dt = upcast(dt, t.dtype());
         for (int a = 0; a < nd; ++a) {
             auto& d = dims[static_cast<std::size_t>(a)];
             const std::int64_t e = t.dims()[static_cast<std::size_t>(a)];
-            if (a == axis) d = (d < 0 || e < 0) ? U : d + e;
-            else d = agree(op, d, e, "input " + std::to_string(i) + " axis " + std::to_string(a));
+            if (a == axis)
+                d = (d < 0 || e < 0) ? U : d + e;
+            else
+                d = agree(op, d, e, "input " + std::to_string(i) + " axis " + std::to_string(a));
         }
     }
     return {Type(dt, dims)};
@@ -340,12 +347,16 @@ std::vector<Type> splitRule(const Op& op, Vars in) {
         std::int64_t s = known ? (*known)[static_cast<std::size_t>(i)] : U;
         if (s == kUnknownValue) s = U;
         dims[static_cast<std::size_t>(axis)] = s;
-        if (s < 0) allKnown = false; else sum += s;
+        if (s < 0)
+            allKnown = false;
+        else
+            sum += s;
         out.emplace_back(t.dtype(), dims);
     }
     const std::int64_t whole = t.dims()[static_cast<std::size_t>(axis)];
     if (allKnown && whole >= 0 && sum != whole)
-        fail(op, "incompatible static shapes: split sizes sum to " + std::to_string(sum) + " but axis " + std::to_string(axis) + " of " + t.str() + " is " + std::to_string(whole));
+        fail(op, "incompatible static shapes: split sizes sum to " + std::to_string(sum) + " but axis " +
+                     std::to_string(axis) + " of " + t.str() + " is " + std::to_string(whole));
     return out;
 }
 
@@ -409,7 +420,8 @@ std::vector<Type> gemvRule(const Op& op, Vars in) {
 
 std::vector<Type> batchedDotRule(const Op& op, Vars in) {
     const Type &a = ty(in, 0), &b = ty(in, 1);
-    const bool mix = (a.ndim() == 2 || a.ndim() == 3) && (b.ndim() == 2 || b.ndim() == 3) && (a.ndim() == 2 || b.ndim() == 2);
+    const bool mix =
+        (a.ndim() == 2 || a.ndim() == 3) && (b.ndim() == 2 || b.ndim() == 3) && (a.ndim() == 2 || b.ndim() == 2);
     if (mix) { // Theano's BatchedDot: (B,N,K)x(B,K) -> (B,N), (B,K)x(B,K,M) -> (B,M), (B,K)x(B,K) -> (B)
         std::vector<std::int64_t> dims{agree(op, a.dims()[0], b.dims()[0], "batch axis 0")};
         agree(op, a.dims().back(), b.dims()[1], "inner dimensions of " + a.str() + " and " + b.str());
@@ -418,11 +430,14 @@ std::vector<Type> batchedDotRule(const Op& op, Vars in) {
         return {Type(upcast(a.dtype(), b.dtype()), dims)};
     }
     if (a.ndim() < 3 || b.ndim() != a.ndim())
-        fail(op, "takes two tensors of equal rank >= 3, or of rank 2 and 3 as Theano's BatchedDot, got " + a.str() + " and " + b.str());
+        fail(op, "takes two tensors of equal rank >= 3, or of rank 2 and 3 as Theano's BatchedDot, got " + a.str() +
+                     " and " + b.str());
     std::vector<std::int64_t> dims;
     for (int i = 0; i < a.ndim() - 2; ++i)
-        dims.push_back(agree(op, a.dims()[static_cast<std::size_t>(i)], b.dims()[static_cast<std::size_t>(i)], "batch axis " + std::to_string(i)));
-    agree(op, a.dims().back(), b.dims()[static_cast<std::size_t>(b.ndim() - 2)], "inner dimensions of " + a.str() + " and " + b.str());
+        dims.push_back(agree(op, a.dims()[static_cast<std::size_t>(i)], b.dims()[static_cast<std::size_t>(i)],
+                             "batch axis " + std::to_string(i)));
+    agree(op, a.dims().back(), b.dims()[static_cast<std::size_t>(b.ndim() - 2)],
+          "inner dimensions of " + a.str() + " and " + b.str());
     dims.push_back(a.dims()[static_cast<std::size_t>(a.ndim() - 2)]);
     dims.push_back(b.dims().back());
     return {Type(upcast(a.dtype(), b.dtype()), dims)};
@@ -439,8 +454,7 @@ std::vector<Type> softmaxRule(const Op& op, Vars in) {
     return sameAsInput0(op, in);
 }
 
-std::pair<std::int64_t, std::int64_t> pads2(const Op& op, const json& bm, int axis, std::int64_t k,
-                                            std::int64_t dil) {
+std::pair<std::int64_t, std::int64_t> pads2(const Op& op, const json& bm, int axis, std::int64_t k, std::int64_t dil) {
     if (bm.is_string()) {
         const std::string m = bm.get<std::string>();
         if (m == "valid") return {0, 0};
@@ -463,14 +477,18 @@ std::vector<Type> convRule(const Op& op, Vars in) {
     const json& dil = op.attrs().at("filter_dilation");
     const std::int64_t c = x.dims()[1], wc = w.dims()[1];
     if (c >= 0 && wc >= 0 && c != wc * g)
-        fail(op, "incompatible static shapes: input has " + std::to_string(c) + " channels, kernel " + w.str() + " with " + std::to_string(g) + " groups expects " + std::to_string(wc * g));
+        fail(op, "incompatible static shapes: input has " + std::to_string(c) + " channels, kernel " + w.str() +
+                     " with " + std::to_string(g) + " groups expects " + std::to_string(wc * g));
     std::vector<std::int64_t> dims{x.dims()[0], w.dims()[0]};
     for (int a = 0; a < 2; ++a) {
         const std::int64_t n = x.dims()[static_cast<std::size_t>(2 + a)], k = w.dims()[static_cast<std::size_t>(2 + a)];
         const std::int64_t s = sub.at(static_cast<std::size_t>(a)).get<std::int64_t>();
         const std::int64_t d = dil.at(static_cast<std::size_t>(a)).get<std::int64_t>();
         auto [p0, p1] = pads2(op, op.attrs().at("border_mode"), a, k, d);
-        if (n < 0 || k < 0 || p0 < 0 || p1 < 0) { dims.push_back(U); continue; }
+        if (n < 0 || k < 0 || p0 < 0 || p1 < 0) {
+            dims.push_back(U);
+            continue;
+        }
         const std::int64_t o = (n + p0 + p1 - d * (k - 1) - 1) / s + 1;
         if (o < 0) fail(op, "kernel " + w.str() + " larger than padded input " + x.str());
         dims.push_back(o);
@@ -490,13 +508,24 @@ std::vector<Type> poolRule(const Op& op, Vars in) {
         const std::int64_t k = ws[static_cast<std::size_t>(a)], s = st[static_cast<std::size_t>(a)];
         const json& pe = pad[static_cast<std::size_t>(a)];
         std::int64_t p0, p1;
-        if (pe.is_array()) { p0 = pe[0]; p1 = pe[1]; } else { p0 = p1 = pe.get<std::int64_t>(); }
-        if (n < 0) { dims.push_back(U); continue; }
+        if (pe.is_array()) {
+            p0 = pe[0];
+            p1 = pe[1];
+        } else {
+            p0 = p1 = pe.get<std::int64_t>();
+        }
+        if (n < 0) {
+            dims.push_back(U);
+            continue;
+        }
         const std::int64_t r = n + p0 + p1;
         std::int64_t o;
-        if (ib) o = (r - k) / s + 1;
-        else if (s >= k) o = (r - 1) / s + 1;
-        else o = std::max<std::int64_t>(0, (r - 1 - k + s) / s) + 1;
+        if (ib)
+            o = (r - k) / s + 1;
+        else if (s >= k)
+            o = (r - 1) / s + 1;
+        else
+            o = std::max<std::int64_t>(0, (r - 1 - k + s) / s) + 1;
         dims.push_back(o);
     }
     return {Type(x.dtype(), dims)};
@@ -533,11 +562,13 @@ TypeRule gpuRule(TypeRule r, std::set<int> hostParams = {}) {
         for (std::size_t i = 0; i < in.size(); ++i) {
             const Location& l = in[i]->type().location();
             if (hostParamAt(hostParams, i)) {
-                if (l.isGpu()) fail(op, "input " + std::to_string(i) + " must be on the host, got " + in[i]->type().str());
+                if (l.isGpu())
+                    fail(op, "input " + std::to_string(i) + " must be on the host, got " + in[i]->type().str());
                 continue;
             }
             if (!l.isGpu())
-                fail(op, "input " + std::to_string(i) + " (" + in[i]->displayName() + ") is on the host, a GPU op needs GPU inputs");
+                fail(op, "input " + std::to_string(i) + " (" + in[i]->displayName() +
+                             ") is on the host, a GPU op needs GPU inputs");
             if (ctx && *ctx != l)
                 fail(op, "input " + std::to_string(i) + " is on " + l.str() + ", expected " + ctx->str());
             ctx = l;
@@ -549,12 +580,9 @@ TypeRule gpuRule(TypeRule r, std::set<int> hostParams = {}) {
 }
 
 std::vector<AttrSpec> elemwiseAttrs() {
-    return {{"scalar", AttrKind::String, true, nullptr},
-            {"dtype", AttrKind::String, false, nullptr},
-            {"min", AttrKind::Float, false, nullptr},
-            {"max", AttrKind::Float, false, nullptr},
-            {"alpha", AttrKind::Float, false, nullptr},
-            {"beta", AttrKind::Float, false, nullptr},
+    return {{"scalar", AttrKind::String, true, nullptr}, {"dtype", AttrKind::String, false, nullptr},
+            {"min", AttrKind::Float, false, nullptr},    {"max", AttrKind::Float, false, nullptr},
+            {"alpha", AttrKind::Float, false, nullptr},  {"beta", AttrKind::Float, false, nullptr},
             {"expr", AttrKind::String, false, nullptr}};
 }
 
@@ -580,7 +608,8 @@ bool kindMatches(AttrKind k, const json& v) {
         return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); });
     case AttrKind::IntOrNull: return v.is_null() || v.is_number_integer();
     case AttrKind::IntListOrNull:
-        return v.is_null() || (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); }));
+        return v.is_null() ||
+               (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); }));
     case AttrKind::Any: return true;
     }
     return false;
@@ -622,14 +651,21 @@ std::string sliceText(const json& e) {
 std::string displayString(const Op& op) {
     const std::string& k = op.kind();
     const json& a = op.attrs();
-    auto ctx = [&]() { return op.has("context") && !op.str("context").empty() ? op.str("context") : std::string("None"); };
+    auto ctx = [&]() {
+        return op.has("context") && !op.str("context").empty() ? op.str("context") : std::string("None");
+    };
     if (k == "Elemwise" || k == "GpuElemwise") {
         const std::string s = op.str("scalar");
         std::string inner = s;
-        if (s == "cast") inner = "Cast{" + op.str("dtype") + "}";
-        else if (s == "composite") inner = "Composite{" + op.str("expr") + "}";
-        else if (s == "clip") inner = "clip{" + attrText(a.value("min", json(nullptr))) + "," + attrText(a.value("max", json(nullptr))) + "}";
-        else if (s == "leaky_relu") inner = "leaky_relu{" + attrText(a.value("alpha", json(nullptr))) + "}";
+        if (s == "cast")
+            inner = "Cast{" + op.str("dtype") + "}";
+        else if (s == "composite")
+            inner = "Composite{" + op.str("expr") + "}";
+        else if (s == "clip")
+            inner =
+                "clip{" + attrText(a.value("min", json(nullptr))) + "," + attrText(a.value("max", json(nullptr))) + "}";
+        else if (s == "leaky_relu")
+            inner = "leaky_relu{" + attrText(a.value("alpha", json(nullptr))) + "}";
         return k + "{" + inner + "}" + (k == "GpuElemwise" ? "<gpuarray>" : "");
     }
     if (k == "DimShuffle" || k == "GpuDimShuffle") {
@@ -661,8 +697,7 @@ std::string displayString(const Op& op) {
     }
     if (op.isOnnx() || a.empty()) return k;
     std::string s;
-    for (auto it = a.begin(); it != a.end(); ++it)
-        s += (s.empty() ? "" : ", ") + it.key() + "=" + attrText(it.value());
+    for (auto it = a.begin(); it != a.end(); ++it) s += (s.empty() ? "" : ", ") + it.key() + "=" + attrText(it.value());
     return k + "{" + s + "}";
 }
 
@@ -673,7 +708,8 @@ std::vector<std::int64_t> broadcastDims(std::span<Variable* const> in) {
     int nd = -1;
     for (auto* v : in) {
         if (!v->type().rankKnown()) continue;
-        if (nd < 0) nd = v->type().ndim();
+        if (nd < 0)
+            nd = v->type().ndim();
         else if (v->type().ndim() != nd)
             throw Error("inputs have different ranks (" + in[0]->type().str() + " and " + v->type().str() +
                         "); Theano's Elemwise.make_node left-pads the lower rank with a DimShuffle{x,...}, "
@@ -687,11 +723,14 @@ std::vector<std::int64_t> broadcastDims(std::span<Variable* const> in) {
             if (!v->type().rankKnown()) continue;
             const std::int64_t d = v->type().dims()[static_cast<std::size_t>(a)];
             auto& cur = dims[static_cast<std::size_t>(a)];
-            if (d < 0) { unknown[static_cast<std::size_t>(a)] = true; continue; }
+            if (d < 0) {
+                unknown[static_cast<std::size_t>(a)] = true;
+                continue;
+            }
             if (d == 1) continue;
             if (cur != 1 && cur != d)
-                throw Error("incompatible static shapes at axis " + std::to_string(a) + ": " +
-                            in[0]->type().str() + " and " + v->type().str() +
+                throw Error("incompatible static shapes at axis " + std::to_string(a) + ": " + in[0]->type().str() +
+                            " and " + v->type().str() +
                             " (Theano's Elemwise: dims that are not broadcastable must be equal)");
             cur = d;
         }
@@ -742,7 +781,9 @@ std::optional<std::vector<std::int64_t>> knownIntVector(const Variable* v) {
     return std::nullopt;
 }
 
-bool OpKindInfo::isGpuHostParam(int i) const { return gpu && !transfer && hostParamAt(gpuHostParams, static_cast<std::size_t>(i)); }
+bool OpKindInfo::isGpuHostParam(int i) const {
+    return gpu && !transfer && hostParamAt(gpuHostParams, static_cast<std::size_t>(i));
+}
 
 // ---------------------------------------------------------------- Op
 std::string Op::str(const char* attr) const {
@@ -803,14 +844,54 @@ OpRegistry::OpRegistry() {
         {"Shape", "", {}, 1, 1, shapeRule, {}, {0}, {}},
         {"Shape_i", "", {{"i", K::Int, true, nullptr}}, 1, 1, shapeIRule, {}, {0}, {}},
         {"MakeVector", "", {{"dtype", K::String, false, "int64"}}, 0, -1, makeVectorRule, {}, {}, {}},
-        {"Alloc", "GpuAlloc", {}, 1, -1, allocRule, {-2}, {}, {{"memset_0", K::Bool, false, false}, {"context", K::String, false, ""}}},
-        {"AllocEmpty", "GpuAllocEmpty", {{"dtype", K::String, false, "float32"}}, 0, -1, allocEmptyRule, {-1}, {}, {{"context", K::String, false, ""}}},
+        {"Alloc",
+         "GpuAlloc",
+         {},
+         1,
+         -1,
+         allocRule,
+         {-2},
+         {},
+         {{"memset_0", K::Bool, false, false}, {"context", K::String, false, ""}}},
+        {"AllocEmpty",
+         "GpuAllocEmpty",
+         {{"dtype", K::String, false, "float32"}},
+         0,
+         -1,
+         allocEmptyRule,
+         {-1},
+         {},
+         {{"context", K::String, false, ""}}},
         {"Subtensor", "GpuSubtensor", {{"idx", K::Any, true, nullptr}}, 1, -1, subtensorRule, {-2}, {}, {}},
         {"AdvancedSubtensor1", "GpuAdvancedSubtensor1", {}, 2, 2, advSub1Rule, {1}, {}, {}},
-        {"IncSubtensor", "GpuIncSubtensor", {{"idx", K::Any, true, nullptr}, {"set_instead_of_inc", K::Bool, false, false}}, 2, -1, incSubtensorRule, {-3}, {}, {}},
+        {"IncSubtensor",
+         "GpuIncSubtensor",
+         {{"idx", K::Any, true, nullptr}, {"set_instead_of_inc", K::Bool, false, false}},
+         2,
+         -1,
+         incSubtensorRule,
+         {-3},
+         {},
+         {}},
         {"Join", "GpuJoin", {{"axis", K::Int, false, 0}}, 1, -1, joinRule, {}, {}, {}},
-        {"Split", "GpuSplit", {{"axis", K::Int, false, 0}, {"n_splits", K::Int, true, nullptr}}, 2, 2, splitRule, {1}, {}, {}},
-        {"CAReduce", "GpuCAReduceCuda", {{"scalar", K::String, true, nullptr}, {"axis", K::IntListOrNull, false, nullptr}}, 1, 1, careduceRule, {}, {}, {{"pre_scalar_op", K::Any, false, nullptr}}},
+        {"Split",
+         "GpuSplit",
+         {{"axis", K::Int, false, 0}, {"n_splits", K::Int, true, nullptr}},
+         2,
+         2,
+         splitRule,
+         {1},
+         {},
+         {}},
+        {"CAReduce",
+         "GpuCAReduceCuda",
+         {{"scalar", K::String, true, nullptr}, {"axis", K::IntListOrNull, false, nullptr}},
+         1,
+         1,
+         careduceRule,
+         {},
+         {},
+         {{"pre_scalar_op", K::Any, false, nullptr}}},
         {"Dot", "", {}, 2, 2, dotRule, {}, {}, {}},
         {"Dot22", "GpuDot22", {}, 2, 2, dot22Rule, {}, {}, {}},
         {"Gemm", "GpuGemm", {}, 5, 5, gemmRule, {1, 4}, {}, {}},
@@ -819,10 +900,38 @@ OpRegistry::OpRegistry() {
         {"Softmax", "GpuSoftmax", {{"axis", K::Int, false, -1}}, 1, 1, softmaxRule, {}, {}, {}},
         {"LogSoftmax", "GpuLogSoftmax", {{"axis", K::Int, false, -1}}, 1, 1, softmaxRule, {}, {}, {}},
         {"AbstractConv2d", "GpuCorrMM", convAttrs, 2, 2, convRule, {}, {}, {}},
-        {"Pool", "GpuPool", {{"mode", K::String, false, "max"}, {"ws", K::IntList, true, nullptr}, {"stride", K::IntList, false, nullptr}, {"pad", K::Any, false, nullptr}, {"ignore_border", K::Bool, false, true}}, 1, 1, poolRule, {}, {}, {}},
-        {"BatchNormInference", "GpuDnnBatchNormInference", {{"epsilon", K::Float, false, 1e-5}}, 5, 5, sameAsInput0, {}, {}, {}},
+        {"Pool",
+         "GpuPool",
+         {{"mode", K::String, false, "max"},
+          {"ws", K::IntList, true, nullptr},
+          {"stride", K::IntList, false, nullptr},
+          {"pad", K::Any, false, nullptr},
+          {"ignore_border", K::Bool, false, true}},
+         1,
+         1,
+         poolRule,
+         {},
+         {},
+         {}},
+        {"BatchNormInference",
+         "GpuDnnBatchNormInference",
+         {{"epsilon", K::Float, false, 1e-5}},
+         5,
+         5,
+         sameAsInput0,
+         {},
+         {},
+         {}},
         {"CpuContiguous", "GpuContiguous", {}, 1, 1, sameAsInput0, {}, {}, {}},
-        {"CumOp", "GpuCumOp", {{"axis", K::IntOrNull, false, nullptr}, {"mode", K::String, false, "add"}}, 1, 1, cumRule, {}, {}, {}},
+        {"CumOp",
+         "GpuCumOp",
+         {{"axis", K::IntOrNull, false, nullptr}, {"mode", K::String, false, "add"}},
+         1,
+         1,
+         cumRule,
+         {},
+         {},
+         {}},
         {"Assert", "", {{"msg", K::String, false, "Assertion failed"}}, 1, -1, assertRule, {}, {0}, {}},
     };
     for (const Def& d : defs) {
@@ -856,9 +965,11 @@ OpRegistry::OpRegistry() {
         return {in[0]->type().withLocation(Location::host())};
     };
     add(g2h);
-    OpKindInfo h2g{"GpuFromHost", {{"context", K::String, false, ""}}, 1, 1, nullptr, true, true, false, "", "", {}, {}};
+    OpKindInfo h2g{
+        "GpuFromHost", {{"context", K::String, false, ""}}, 1, 1, nullptr, true, true, false, "", "", {}, {}};
     h2g.infer = [](const Op& op, Vars in) -> std::vector<Type> {
-        if (in[0]->type().isGpu()) fail(op, "input " + in[0]->displayName() + " is already on " + in[0]->type().location().str());
+        if (in[0]->type().isGpu())
+            fail(op, "input " + in[0]->displayName() + " is already on " + in[0]->type().location().str());
         return {in[0]->type().withLocation(Location::gpu(op.str("context")))};
     };
     add(h2g);
@@ -923,11 +1034,12 @@ const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vect
     if (!attrs.is_object()) throw Error(kind + ": attrs must be an object");
     if (!info->allowUnknownAttrs) {
         for (auto it = attrs.begin(); it != attrs.end(); ++it) {
-            auto spec = std::find_if(info->attrs.begin(), info->attrs.end(), [&](const AttrSpec& s) { return s.name == it.key(); });
-            if (spec == info->attrs.end())
-                throw Error(kind + ": unknown attribute '" + it.key() + "'");
+            auto spec = std::find_if(info->attrs.begin(), info->attrs.end(),
+                                     [&](const AttrSpec& s) { return s.name == it.key(); });
+            if (spec == info->attrs.end()) throw Error(kind + ": unknown attribute '" + it.key() + "'");
             if (!kindMatches(spec->kind, it.value()))
-                throw Error(kind + ": attribute '" + it.key() + "' must be " + kindName(spec->kind) + ", got " + it.value().dump());
+                throw Error(kind + ": attribute '" + it.key() + "' must be " + kindName(spec->kind) + ", got " +
+                            it.value().dump());
         }
         for (const AttrSpec& s : info->attrs) {
             if (attrs.contains(s.name)) continue;
@@ -942,7 +1054,8 @@ const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vect
         if (s == "cast" && (!attrs.contains("dtype") || !parseDType(attrs["dtype"].get<std::string>())))
             throw Error(kind + ": cast needs a valid 'dtype' attribute");
     }
-    if ((kind == "MakeVector" || kind == "AllocEmpty" || kind == "GpuAllocEmpty") && !parseDType(attrs["dtype"].get<std::string>()))
+    if ((kind == "MakeVector" || kind == "AllocEmpty" || kind == "GpuAllocEmpty") &&
+        !parseDType(attrs["dtype"].get<std::string>()))
         throw Error(kind + ": attribute 'dtype' is not a dtype: " + attrs["dtype"].dump());
     if (kind == "CAReduce" || kind == "GpuCAReduceCuda") {
         const std::string s = attrs["scalar"].get<std::string>();
@@ -966,7 +1079,8 @@ const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vect
             if (e.is_number_integer() || symbolic(e)) continue;
             if (!e.is_object()) throw Error(kind + ": 'idx' entries are integers, \"?\" or {start, stop, step}");
             for (auto it = e.begin(); it != e.end(); ++it)
-                if ((it.key() != "start" && it.key() != "stop" && it.key() != "step") || !(it.value().is_null() || it.value().is_number_integer() || symbolic(it.value())))
+                if ((it.key() != "start" && it.key() != "stop" && it.key() != "step") ||
+                    !(it.value().is_null() || it.value().is_number_integer() || symbolic(it.value())))
                     throw Error(kind + ": bad slice field '" + it.key() + "'");
         }
     }
@@ -976,7 +1090,9 @@ const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vect
         if (!attrs.contains("pad") || attrs["pad"].is_null()) attrs["pad"] = json(std::vector<int>(n, 0));
         if (attrs["stride"].size() != n || !attrs["pad"].is_array() || attrs["pad"].size() != n)
             throw Error(kind + ": ws, stride and pad must have the same length");
-        for (const auto& s : attrs["stride"]) if (!s.is_number_integer() || s.get<std::int64_t>() < 1) throw Error(kind + ": strides must be positive integers");
+        for (const auto& s : attrs["stride"])
+            if (!s.is_number_integer() || s.get<std::int64_t>() < 1)
+                throw Error(kind + ": strides must be positive integers");
         const std::string m = attrs["mode"].get<std::string>();
         if (m != "max" && m != "average_inc_pad" && m != "average_exc_pad" && m != "sum")
             throw Error(kind + ": mode must be max, average_inc_pad or average_exc_pad, got '" + m + "'");
@@ -987,7 +1103,8 @@ const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vect
             throw Error(kind + ": border_mode must be valid, full, half or a list of 2 pads");
         if (attrs["subsample"].size() != 2 || attrs["filter_dilation"].size() != 2)
             throw Error(kind + ": subsample and filter_dilation need 2 entries");
-        for (const auto& s : attrs["subsample"]) if (s.get<std::int64_t>() < 1) throw Error(kind + ": subsample entries must be >= 1");
+        for (const auto& s : attrs["subsample"])
+            if (s.get<std::int64_t>() < 1) throw Error(kind + ": subsample entries must be >= 1");
         if (attrs["num_groups"].get<std::int64_t>() < 1) throw Error(kind + ": num_groups must be >= 1");
     }
     if ((kind == "Reshape" || kind == "GpuReshape") && attrs["ndim"].get<std::int64_t>() < 0)

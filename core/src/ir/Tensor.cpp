@@ -13,9 +13,7 @@ std::int64_t TensorData::numElements() const {
     return n;
 }
 
-std::size_t TensorData::byteSize() const {
-    return static_cast<std::size_t>(numElements()) * dtypeSize(dtype);
-}
+std::size_t TensorData::byteSize() const { return static_cast<std::size_t>(numElements()) * dtypeSize(dtype); }
 
 namespace {
 template <class T> T load(const std::string& b, std::int64_t i) {
@@ -26,10 +24,12 @@ template <class T> T load(const std::string& b, std::int64_t i) {
 double halfToDouble(std::uint16_t h) {
     const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
     double v;
-    if (exp == 0) v = mant * (1.0 / (1 << 24));
-    else if (exp == 31) v = mant ? std::numeric_limits<double>::quiet_NaN()
-                                 : std::numeric_limits<double>::infinity();
-    else v = (1.0 + mant / 1024.0) * std::ldexp(1.0, exp - 15);
+    if (exp == 0)
+        v = mant * (1.0 / (1 << 24));
+    else if (exp == 31)
+        v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    else
+        v = (1.0 + mant / 1024.0) * std::ldexp(1.0, exp - 15);
     return sign ? -v : v;
 }
 } // namespace
@@ -106,8 +106,10 @@ std::string TensorData::shortValue(std::size_t maxElements) const {
     os << "{";
     for (std::int64_t i = 0; i < n; ++i) {
         if (i) os << ", ";
-        if (isFloat(dtype)) os << at(i);
-        else os << intAt(i);
+        if (isFloat(dtype))
+            os << at(i);
+        else
+            os << intAt(i);
     }
     os << "}";
     return os.str();
@@ -142,19 +144,26 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
             int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
             std::uint32_t m = x & 0x7fffff;
             std::uint16_t h;
-            if (((x >> 23) & 0xff) == 0xff) h = sign | 0x7c00 | (m ? 0x200 : 0);
-            else if (e >= 31) h = sign | 0x7c00;
-            else if (e <= 0) h = sign; // flush tiny values to zero
-            else h = static_cast<std::uint16_t>(sign | (e << 10) | ((m + 0x1000) >> 13));
+            if (((x >> 23) & 0xff) == 0xff)
+                h = sign | 0x7c00 | (m ? 0x200 : 0);
+            else if (e >= 31)
+                h = sign | 0x7c00;
+            else if (e <= 0)
+                h = sign; // flush tiny values to zero
+            else
+                h = static_cast<std::uint16_t>(sign | (e << 10) | ((m + 0x1000) >> 13));
             put(h);
             break;
         }
         case DType::Float32: put(static_cast<float>(v)); break;
         case DType::Float64: put(v); break;
-        case DType::Complex64: put(static_cast<float>(v)); {
-            float z = 0;
-            std::memcpy(p + 4, &z, 4);
-        } break;
+        case DType::Complex64:
+            put(static_cast<float>(v));
+            {
+                float z = 0;
+                std::memcpy(p + 4, &z, 4);
+            }
+            break;
         case DType::Complex128: {
             put(v);
             double z = 0;

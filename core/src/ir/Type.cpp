@@ -48,8 +48,7 @@ Type Type::parse(std::string_view text) {
         std::size_t pos = 0;
         while (true) {
             auto comma = dims.find(',', pos);
-            std::string_view d = dims.substr(pos, comma == std::string_view::npos ? dims.npos
-                                                                                  : comma - pos);
+            std::string_view d = dims.substr(pos, comma == std::string_view::npos ? dims.npos : comma - pos);
             while (!d.empty() && d.front() == ' ') d.remove_prefix(1);
             while (!d.empty() && d.back() == ' ') d.remove_suffix(1);
             if (d == "?") {

@@ -37,8 +37,7 @@ using namespace onnximport;
 // The dims the graph declares for its outputs and value_info, and those of every subgraph (If /
 // Loop / Scan bodies: value_info and outputs), cleared with rank and element type kept: after an
 // input was rebound they describe the old shapes and would contradict shape inference.
-void forgetDeclaredDims(onnx::GraphProto& g)
-{
+void forgetDeclaredDims(onnx::GraphProto& g) {
     auto forget = [](onnx::ValueInfoProto& v) {
         if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
             for (auto& d : *v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) d.Clear();
@@ -58,7 +57,9 @@ constexpr std::int64_t U = Type::kUnknownDim;
 std::optional<DType> dtypeOf(int onnxType) { return dtypeFromOnnx(onnxType); }
 
 std::string onnxTypeName(int t) {
-    return onnx::TensorProto::DataType_IsValid(t) ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)) : "type " + std::to_string(t);
+    return onnx::TensorProto::DataType_IsValid(t)
+               ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t))
+               : "type " + std::to_string(t);
 }
 
 std::optional<Type> typeOf(const onnx::TypeProto& tp) {
@@ -81,8 +82,8 @@ struct Scope {
     Scope* parent = nullptr;
     FunctionGraph* graph = nullptr;
     std::unordered_map<std::string, Variable*> vars;
-    std::unordered_map<std::string, Type> types;      // from shape inference / value_info
-    std::vector<std::string> captured;                 // outer names this graph imported
+    std::unordered_map<std::string, Type> types; // from shape inference / value_info
+    std::vector<std::string> captured;           // outer names this graph imported
     Variable* lookup(const std::string& name);
 };
 
@@ -138,15 +139,18 @@ struct Importer {
             std::error_code ec;
             const auto size = std::filesystem::file_size(file, ec);
             std::ifstream in(file, std::ios::binary);
-            if (ec || !in) return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
+            if (ec || !in)
+                return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
             // the file's size, not the dims, bounds what is allocated
             if (static_cast<std::uintmax_t>(offset) > size || size - static_cast<std::uintmax_t>(offset) < need)
-                return missing("external data file '" + fileText + "' (" + std::to_string(size) + " bytes) is too short for tensor '" + t.name() + "' (" +
-                               std::to_string(need) + " bytes at offset " + std::to_string(offset) + ")");
+                return missing("external data file '" + fileText + "' (" + std::to_string(size) +
+                               " bytes) is too short for tensor '" + t.name() + "' (" + std::to_string(need) +
+                               " bytes at offset " + std::to_string(offset) + ")");
             std::string bytes(need, '\0');
             in.seekg(offset);
             in.read(bytes.data(), static_cast<std::streamsize>(need));
-            if (!in) return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
+            if (!in)
+                return missing("external data file '" + fileText + "' of tensor '" + t.name() + "' cannot be read");
             d->bytes = std::make_shared<const std::string>(std::move(bytes));
             return d;
         }
@@ -165,7 +169,8 @@ struct Importer {
         case DType::Float32: copy(t.float_data().data()); break;
         case DType::Float64: copy(t.double_data().data()); break;
         case DType::Int64: copy(t.int64_data().data()); break;
-        case DType::UInt64: case DType::UInt32:
+        case DType::UInt64:
+        case DType::UInt32:
             for (std::size_t i = 0; i < n; ++i) {
                 const std::uint64_t v = t.uint64_data(static_cast<int>(i));
                 std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt));
@@ -198,11 +203,13 @@ const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string
 
 // The attribute `name` of a node, of the type the ONNX schema gives it (files of IR version 1
 // leave the type unset, which is accepted); nullptr when absent; `fail` when of another type.
-const onnx::AttributeProto* findAttrOfType(const onnx::NodeProto& n, const std::string& name, onnx::AttributeProto::AttributeType type,
+const onnx::AttributeProto* findAttrOfType(const onnx::NodeProto& n, const std::string& name,
+                                           onnx::AttributeProto::AttributeType type,
                                            const std::function<void(const std::string&)>& fail) {
     const auto* a = findAttr(n, name);
     if (a && a->type() != type && a->type() != onnx::AttributeProto::UNDEFINED)
-        fail("attribute '" + name + "' must be " + onnx::AttributeProto::AttributeType_Name(type) + ", is " + onnx::AttributeProto::AttributeType_Name(a->type()));
+        fail("attribute '" + name + "' must be " + onnx::AttributeProto::AttributeType_Name(type) + ", is " +
+             onnx::AttributeProto::AttributeType_Name(a->type()));
     return a;
 }
 
@@ -215,7 +222,8 @@ json attrToJson(const onnx::AttributeProto& a) {
     case onnx::AttributeProto::INTS: return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
     case onnx::AttributeProto::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
     case onnx::AttributeProto::TENSOR: {
-        json t = {{"tensor", onnxTypeName(a.t().data_type())}, {"dims", std::vector<std::int64_t>(a.t().dims().begin(), a.t().dims().end())}};
+        json t = {{"tensor", onnxTypeName(a.t().data_type())},
+                  {"dims", std::vector<std::int64_t>(a.t().dims().begin(), a.t().dims().end())}};
         return t;
     }
     default: return json(std::string("<") + onnx::AttributeProto::AttributeType_Name(a.type()) + ">");
@@ -269,11 +277,13 @@ struct NodeMapper {
     }
     // A list of axes (attribute or constant input `what`), each normalised; with `unique`, an
     // axis named twice is refused (Unsqueeze, Squeeze).
-    std::vector<std::int64_t> normAxes(const std::vector<std::int64_t>& axes, int nd, const std::string& what, bool unique) const {
+    std::vector<std::int64_t> normAxes(const std::vector<std::int64_t>& axes, int nd, const std::string& what,
+                                       bool unique) const {
         std::vector<std::int64_t> out;
         for (auto a : axes) {
             const std::int64_t r = normAxis(a, nd, what + ":");
-            if (unique && std::find(out.begin(), out.end(), r) != out.end()) fail(what + ": axis " + std::to_string(r) + " is named twice");
+            if (unique && std::find(out.begin(), out.end(), r) != out.end())
+                fail(what + ": axis " + std::to_string(r) + " is named twice");
             out.push_back(r);
         }
         return out;
@@ -287,11 +297,14 @@ struct NodeMapper {
             return out;
         }
         if (static_cast<int>(perm->size()) != nd)
-            fail("attribute 'perm' has " + std::to_string(perm->size()) + " entries, the input has rank " + std::to_string(nd));
+            fail("attribute 'perm' has " + std::to_string(perm->size()) + " entries, the input has rank " +
+                 std::to_string(nd));
         std::vector<bool> seen(static_cast<std::size_t>(nd), false);
         for (auto p : *perm) {
-            if (p < 0 || p >= nd) fail("attribute 'perm': entry " + std::to_string(p) + " out of range for rank " + std::to_string(nd));
-            if (seen[static_cast<std::size_t>(p)]) fail("attribute 'perm': axis " + std::to_string(p) + " appears twice");
+            if (p < 0 || p >= nd)
+                fail("attribute 'perm': entry " + std::to_string(p) + " out of range for rank " + std::to_string(nd));
+            if (seen[static_cast<std::size_t>(p)])
+                fail("attribute 'perm': axis " + std::to_string(p) + " appears twice");
             seen[static_cast<std::size_t>(p)] = true;
         }
         return *perm;
@@ -302,7 +315,8 @@ struct NodeMapper {
         auto v = intsAttr(name);
         if (!v) return std::vector<std::int64_t>(static_cast<std::size_t>(spatial), dflt);
         if (static_cast<int>(v->size()) != spatial)
-            fail("attribute '" + name + "' has " + std::to_string(v->size()) + " values, the input has " + std::to_string(spatial) + " spatial axes");
+            fail("attribute '" + name + "' has " + std::to_string(v->size()) + " values, the input has " +
+                 std::to_string(spatial) + " spatial axes");
         return *v;
     }
     // pads: begin values for each spatial axis, then end values, all non-negative (default 0).
@@ -310,8 +324,8 @@ struct NodeMapper {
         auto v = intsAttr("pads");
         if (!v) return std::vector<std::int64_t>(static_cast<std::size_t>(2 * spatial), 0);
         if (static_cast<int>(v->size()) != 2 * spatial)
-            fail("attribute 'pads' has " + std::to_string(v->size()) + " values, " + std::to_string(2 * spatial) + " needed (begin and end of " +
-                 std::to_string(spatial) + " spatial axes)");
+            fail("attribute 'pads' has " + std::to_string(v->size()) + " values, " + std::to_string(2 * spatial) +
+                 " needed (begin and end of " + std::to_string(spatial) + " spatial axes)");
         for (auto x : *v)
             if (x < 0) fail("attribute 'pads' has value " + std::to_string(x) + ", it must be at least 0");
         return *v;
@@ -333,11 +347,14 @@ struct NodeMapper {
             if (x < 0) fail("split size " + std::to_string(x) + " is negative");
             sum += x;
         }
-        if (dim >= 0 && sum != dim) fail("split sizes sum to " + std::to_string(sum) + ", the axis has " + std::to_string(dim));
+        if (dim >= 0 && sum != dim)
+            fail("split sizes sum to " + std::to_string(sum) + ", the axis has " + std::to_string(dim));
     }
     // Input k must have rank nd (the spec's requirement where a mapping indexes its dims).
     void needRank(std::size_t k, int nd) const {
-        if (rank(in[k]) != nd) fail("input " + std::to_string(k) + " must have rank " + std::to_string(nd) + ", has type " + in[k]->type().str());
+        if (rank(in[k]) != nd)
+            fail("input " + std::to_string(k) + " must have rank " + std::to_string(nd) + ", has type " +
+                 in[k]->type().str());
     }
 
     Variable* mk(const std::string& kind, json attrs, std::vector<Variable*> ins) {
@@ -377,7 +394,8 @@ struct NodeMapper {
         return out;
     }
     std::optional<double> constScalarValue(Variable* v) const {
-        if (!v || !v->isConstant() || !v->constant()->loaded() || v->constant()->numElements() != 1) return std::nullopt;
+        if (!v || !v->isConstant() || !v->constant()->loaded() || v->constant()->numElements() != 1)
+            return std::nullopt;
         return v->constant()->at(0);
     }
     // An axes list from an attribute (old opsets) or an input (newer opsets); nullopt when absent,
@@ -406,8 +424,10 @@ struct NodeMapper {
         std::vector<Variable*> dyn;
         for (auto a : red) {
             const std::int64_t d = v->type().dims()[static_cast<std::size_t>(a)];
-            if (d >= 0) count *= d;
-            else dyn.push_back(mk("Shape_i", {{"i", a}}, {v}));
+            if (d >= 0)
+                count *= d;
+            else
+                dyn.push_back(mk("Shape_i", {{"i", a}}, {v}));
         }
         if (dyn.empty()) return constScalar(dt, static_cast<double>(count));
         if (count != 1) dyn.push_back(constInt64({count}, true));
@@ -425,14 +445,14 @@ std::vector<Variable*> NodeMapper::map() {
     for (auto* v : in)
         if (v && !v->type().rankKnown()) return {};
     static const std::map<std::string, std::string> binary = {
-        {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Pow", "pow"}, {"Equal", "eq"},
-        {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"}, {"GreaterOrEqual", "ge"},
-        {"And", "and"}, {"Or", "or"}, {"Mod", "mod"}};
+        {"Add", "add"},           {"Sub", "sub"}, {"Mul", "mul"},    {"Pow", "pow"},
+        {"Equal", "eq"},          {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"},
+        {"GreaterOrEqual", "ge"}, {"And", "and"}, {"Or", "or"},      {"Mod", "mod"}};
     static const std::map<std::string, std::string> unary = {
-        {"Neg", "neg"}, {"Abs", "abs"}, {"Exp", "exp"}, {"Log", "log"}, {"Sqrt", "sqrt"},
-        {"Tanh", "tanh"}, {"Sigmoid", "sigmoid"}, {"Relu", "relu"}, {"Erf", "erf"},
-        {"Sin", "sin"}, {"Cos", "cos"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
-        {"Sign", "sgn"}, {"Not", "not"}};
+        {"Neg", "neg"},   {"Abs", "abs"},     {"Exp", "exp"},         {"Log", "log"},
+        {"Sqrt", "sqrt"}, {"Tanh", "tanh"},   {"Sigmoid", "sigmoid"}, {"Relu", "relu"},
+        {"Erf", "erf"},   {"Sin", "sin"},     {"Cos", "cos"},         {"Floor", "floor"},
+        {"Ceil", "ceil"}, {"Round", "round"}, {"Sign", "sgn"},        {"Not", "not"}};
     // The first n inputs are required: present and not the empty name of an absent optional.
     auto need = [&](std::size_t n) {
         if (in.size() < n) fail(t + " needs " + std::to_string(n) + " inputs, got " + std::to_string(in.size()));
@@ -495,8 +515,14 @@ std::vector<Variable*> NodeMapper::map() {
             lo = floatAttr("min", -3.4028234663852886e38f);
             hi = floatAttr("max", 3.4028234663852886e38f);
         } else {
-            if (input(1)) { lo = constScalarValue(input(1)); if (!lo) return {}; }
-            if (input(2)) { hi = constScalarValue(input(2)); if (!hi) return {}; }
+            if (input(1)) {
+                lo = constScalarValue(input(1));
+                if (!lo) return {};
+            }
+            if (input(2)) {
+                hi = constScalarValue(input(2));
+                if (!hi) return {};
+            }
         }
         json a = json::object();
         if (lo) a["min"] = *lo;
@@ -509,7 +535,8 @@ std::vector<Variable*> NodeMapper::map() {
     }
     if (t == "HardSigmoid") {
         need(1);
-        return {elem("hard_sigmoid", {in[0]}, {{"alpha", floatAttr("alpha", 0.2f)}, {"beta", floatAttr("beta", 0.5f)}})};
+        return {
+            elem("hard_sigmoid", {in[0]}, {{"alpha", floatAttr("alpha", 0.2f)}, {"beta", floatAttr("beta", 0.5f)}})};
     }
     if (t == "Transpose") {
         need(1);
@@ -526,8 +553,10 @@ std::vector<Variable*> NodeMapper::map() {
         json order = json::array();
         int src = 0;
         for (int i = 0; i < nd; ++i) {
-            if (newAxes.count(i)) order.push_back("x");
-            else order.push_back(src++);
+            if (newAxes.count(i))
+                order.push_back("x");
+            else
+                order.push_back(src++);
         }
         return {mk("DimShuffle", {{"order", order}}, {in[0]})};
     }
@@ -541,7 +570,9 @@ std::vector<Variable*> NodeMapper::map() {
         if (ax) {
             for (auto a : normAxes(*ax, ty.ndim(), "axes", true)) {
                 const std::int64_t d = ty.dims()[static_cast<std::size_t>(a)];
-                if (d >= 0 && d != 1) fail("axes: axis " + std::to_string(a) + " of " + ty.str() + " has size " + std::to_string(d) + ", it cannot be squeezed");
+                if (d >= 0 && d != 1)
+                    fail("axes: axis " + std::to_string(a) + " of " + ty.str() + " has size " + std::to_string(d) +
+                         ", it cannot be squeezed");
                 drop.insert(a);
             }
         } else {
@@ -569,10 +600,13 @@ std::vector<Variable*> NodeMapper::map() {
             std::vector<std::int64_t> s = *c;
             if (std::count(s.begin(), s.end(), -1) > 1) fail("shape " + intsText(s) + " has more than one -1");
             for (std::size_t i = 0; i < s.size(); ++i) {
-                if (s[i] < -1) fail("shape " + intsText(s) + " has entry " + std::to_string(s[i]) + ", entries must be at least -1");
+                if (s[i] < -1)
+                    fail("shape " + intsText(s) + " has entry " + std::to_string(s[i]) +
+                         ", entries must be at least -1");
                 if (s[i] != 0) continue;
                 hasZero = true;
-                if (static_cast<int>(i) >= rank(in[0])) fail("Reshape copies dim " + std::to_string(i) + " that the input does not have");
+                if (static_cast<int>(i) >= rank(in[0]))
+                    fail("Reshape copies dim " + std::to_string(i) + " that the input does not have");
                 s[i] = in[0]->type().dims()[i];
                 if (s[i] < 0) return {};
             }
@@ -585,9 +619,12 @@ std::vector<Variable*> NodeMapper::map() {
         const Type& ty = in[0]->type();
         std::int64_t axis = intAttr("axis", 1);
         if (!ty.rankKnown()) return {};
-        if (axis < -ty.ndim() || axis > ty.ndim()) fail("attribute 'axis': " + std::to_string(axis) + " out of range for rank " + std::to_string(ty.ndim()) + " (Flatten allows [-r, r])");
+        if (axis < -ty.ndim() || axis > ty.ndim())
+            fail("attribute 'axis': " + std::to_string(axis) + " out of range for rank " + std::to_string(ty.ndim()) +
+                 " (Flatten allows [-r, r])");
         if (axis < 0) axis += ty.ndim();
-        if (axis == 1 && ty.ndim() >= 2) return {mk("Flatten", {{"outdim", 2}}, {in[0]})}; // Theano's Flatten{2} needs rank >= 2
+        if (axis == 1 && ty.ndim() >= 2)
+            return {mk("Flatten", {{"outdim", 2}}, {in[0]})}; // Theano's Flatten{2} needs rank >= 2
         if (!ty.isStatic()) return {};
         std::int64_t a = 1, b = 1;
         for (int i = 0; i < ty.ndim(); ++i) (i < axis ? a : b) *= ty.dims()[static_cast<std::size_t>(i)];
@@ -619,7 +656,9 @@ std::vector<Variable*> NodeMapper::map() {
         if (idx) {
             const std::int64_t d = in[0]->type().dims()[static_cast<std::size_t>(axis)];
             for (auto i : *idx)
-                if (d >= 0 && (i < -d || i >= d)) fail("index " + std::to_string(i) + " out of range for axis " + std::to_string(axis) + " of " + in[0]->type().str());
+                if (d >= 0 && (i < -d || i >= d))
+                    fail("index " + std::to_string(i) + " out of range for axis " + std::to_string(axis) + " of " +
+                         in[0]->type().str());
         }
         if (!idx && in[1]->type().ndim() == 0 && isInteger(in[1]->type().dtype())) {
             json list = json::array();
@@ -665,12 +704,14 @@ std::vector<Variable*> NodeMapper::map() {
         need(3);
         // starts, ends, axes and steps: one entry per sliced axis, axes distinct, steps not 0
         const int nd = rank(in[0]);
-        auto checkLists = [&](std::size_t k, const std::vector<std::int64_t>& ax, const std::vector<std::int64_t>& steps) {
+        auto checkLists = [&](std::size_t k, const std::vector<std::int64_t>& ax,
+                              const std::vector<std::int64_t>& steps) {
             for (std::size_t i = 2; i < std::min<std::size_t>(in.size(), 5); ++i) {
                 if (!input(i)) continue;
                 const Type& ti = input(i)->type();
                 if (ti.ndim() != 1 || (ti.dims()[0] >= 0 && static_cast<std::size_t>(ti.dims()[0]) != k))
-                    fail("input " + std::to_string(i) + " has type " + ti.str() + ", starts has " + std::to_string(k) + " entries");
+                    fail("input " + std::to_string(i) + " has type " + ti.str() + ", starts has " + std::to_string(k) +
+                         " entries");
             }
             if (ax.size() != k || steps.size() != k) fail("axes and steps must have one entry per start");
             normAxes(ax, nd, "axes", true);
@@ -678,7 +719,8 @@ std::vector<Variable*> NodeMapper::map() {
                 if (st == 0) fail("Slice step cannot be 0");
         };
         for (std::size_t i = 1; i < std::min<std::size_t>(in.size(), 5); ++i)
-            if (input(i) && !isInteger(input(i)->type().dtype())) fail("input " + std::to_string(i) + " must be integers, got " + input(i)->type().str());
+            if (input(i) && !isInteger(input(i)->type().dtype()))
+                fail("input " + std::to_string(i) + " must be integers, got " + input(i)->type().str());
         auto starts = constInts(input(1)), ends = constInts(input(2));
         if (!starts || !ends) {
             // symbolic bounds: Subtensor{int64:int64:} with scalar inputs (Theano's x[a:b])
@@ -687,8 +729,16 @@ std::vector<Variable*> NodeMapper::map() {
             const std::int64_t k = st.dims()[0];
             std::vector<std::int64_t> ax(static_cast<std::size_t>(k)), steps(static_cast<std::size_t>(k), 1);
             std::iota(ax.begin(), ax.end(), 0);
-            if (input(3)) { auto a = constInts(input(3)); if (!a) return {}; ax = *a; }
-            if (input(4)) { auto sp = constInts(input(4)); if (!sp) return {}; steps = *sp; }
+            if (input(3)) {
+                auto a = constInts(input(3));
+                if (!a) return {};
+                ax = *a;
+            }
+            if (input(4)) {
+                auto sp = constInts(input(4));
+                if (!sp) return {};
+                steps = *sp;
+            }
             checkLists(static_cast<std::size_t>(k), ax, steps);
             if (k == 0) return {in[0]};
             std::vector<json> idx(static_cast<std::size_t>(nd), json::object());
@@ -702,16 +752,29 @@ std::vector<Variable*> NodeMapper::map() {
             }
             std::sort(bounds.begin(), bounds.end(), [](auto& x, auto& y) { return x.first < y.first; });
             std::vector<Variable*> ins{in[0]};
-            for (auto& b : bounds) { ins.push_back(b.second.first); ins.push_back(b.second.second); }
+            for (auto& b : bounds) {
+                ins.push_back(b.second.first);
+                ins.push_back(b.second.second);
+            }
             json list = json::array();
             for (int a = 0; a <= bounds.back().first; ++a) list.push_back(idx[static_cast<std::size_t>(a)]);
             return {mk("Subtensor", {{"idx", list}}, ins)};
         }
         std::vector<std::int64_t> ax, steps;
-        if (input(3)) { auto a = constInts(input(3)); if (!a) return {}; ax = *a; }
-        else { ax.resize(starts->size()); std::iota(ax.begin(), ax.end(), 0); }
-        if (input(4)) { auto s = constInts(input(4)); if (!s) return {}; steps = *s; }
-        else steps.assign(starts->size(), 1);
+        if (input(3)) {
+            auto a = constInts(input(3));
+            if (!a) return {};
+            ax = *a;
+        } else {
+            ax.resize(starts->size());
+            std::iota(ax.begin(), ax.end(), 0);
+        }
+        if (input(4)) {
+            auto s = constInts(input(4));
+            if (!s) return {};
+            steps = *s;
+        } else
+            steps.assign(starts->size(), 1);
         checkLists(starts->size(), ax, steps);
         std::vector<json> idx(static_cast<std::size_t>(nd), json::object());
         int last = -1;
@@ -719,9 +782,12 @@ std::vector<Variable*> NodeMapper::map() {
             const auto a = normAxis(ax[k], nd);
             json s = json::object();
             const std::int64_t big = INT64_MAX / 2;
-            if (!((*starts)[k] == 0 && steps[k] > 0) && !((*starts)[k] >= big && steps[k] < 0)) s["start"] = std::clamp((*starts)[k], -big, big);
-            if ((*ends)[k] < big && (*ends)[k] > -big) s["stop"] = (*ends)[k];
-            else if ((*ends)[k] <= -big && steps[k] > 0) s["stop"] = 0;
+            if (!((*starts)[k] == 0 && steps[k] > 0) && !((*starts)[k] >= big && steps[k] < 0))
+                s["start"] = std::clamp((*starts)[k], -big, big);
+            if ((*ends)[k] < big && (*ends)[k] > -big)
+                s["stop"] = (*ends)[k];
+            else if ((*ends)[k] <= -big && steps[k] > 0)
+                s["stop"] = 0;
             if (steps[k] != 1) s["step"] = steps[k];
             idx[static_cast<std::size_t>(a)] = s;
             last = std::max(last, static_cast<int>(a));
@@ -735,7 +801,9 @@ std::vector<Variable*> NodeMapper::map() {
         // axis is required from Concat-4 on; Concat-1 defaults it to 1
         if (opset >= 4 && !attr("axis", onnx::AttributeProto::INT)) fail("attribute 'axis' is required");
         for (std::size_t k = 1; k < in.size(); ++k)
-            if (rank(in[k]) != rank(in[0])) fail("input " + std::to_string(k) + " has type " + in[k]->type().str() + ", input 0 has " + in[0]->type().str());
+            if (rank(in[k]) != rank(in[0]))
+                fail("input " + std::to_string(k) + " has type " + in[k]->type().str() + ", input 0 has " +
+                     in[0]->type().str());
         return {mk("Join", {{"axis", axisAttr("axis", 1, rank(in[0]))}}, in)};
     }
     if (t == "Split") {
@@ -758,7 +826,8 @@ std::vector<Variable*> NodeMapper::map() {
             if (d < 0 || d % n) return {};
             sizes.assign(static_cast<std::size_t>(n), d / n);
         }
-        Apply* a = g.makeApply(Op::get("Split", {{"axis", axis}, {"n_splits", n}}), {in[0], constInt64(sizes)}, std::nullopt, node.name());
+        Apply* a = g.makeApply(Op::get("Split", {{"axis", axis}, {"n_splits", n}}), {in[0], constInt64(sizes)},
+                               std::nullopt, node.name());
         return a->outputs();
     }
     if (t == "Expand") {
@@ -777,16 +846,25 @@ std::vector<Variable*> NodeMapper::map() {
             const int xi = i - (outRank - r), si = i - (outRank - static_cast<int>(n));
             const std::int64_t xd = xi >= 0 ? in[0]->type().dims()[static_cast<std::size_t>(xi)] : 1;
             auto xDim = [&] { return xd >= 0 ? constInt64({xd}, true) : mk("Shape_i", {{"i", xi}}, {in[0]}); };
-            if (si < 0) { ins.push_back(xDim()); continue; }
+            if (si < 0) {
+                ins.push_back(xDim());
+                continue;
+            }
             if (c) {
                 const std::int64_t cd = (*c)[static_cast<std::size_t>(si)];
                 if (cd < 0 || (xd >= 0 && xd != 1 && cd != 1 && cd != xd))
                     fail("cannot expand " + in[0]->type().str() + " to shape " + intsText(*c));
-                if (xd < 0 && cd == 1) { ins.push_back(xDim()); continue; }
+                if (xd < 0 && cd == 1) {
+                    ins.push_back(xDim());
+                    continue;
+                }
                 ins.push_back(constInt64({std::max(xd, cd)}, true));
                 continue;
             }
-            if (xd > 1) { ins.push_back(xDim()); continue; }
+            if (xd > 1) {
+                ins.push_back(xDim());
+                continue;
+            }
             Variable* sd = mk("Subtensor", {{"idx", json::array({si})}}, {in[1]});
             if (sd->type().dtype() != DType::Int64) sd = elem("cast", {sd}, {{"dtype", "int64"}});
             ins.push_back(xd < 0 ? elem("maximum", {xDim(), sd}) : sd);
@@ -854,7 +932,10 @@ std::vector<Variable*> NodeMapper::map() {
         double beta = floatAttr("beta", 1.0f);
         const double alpha = floatAttr("alpha", 1.0f);
         Variable* c = input(2);
-        if (!c) { c = constScalar(dt, 0.0); beta = 0.0; }
+        if (!c) {
+            c = constScalar(dt, 0.0);
+            beta = 0.0;
+        }
         Variable* rows = m >= 0 ? constInt64({m}, true) : mk("Shape_i", {{"i", 0}}, {a});
         Variable* cols = n >= 0 ? constInt64({n}, true) : mk("Shape_i", {{"i", 1}}, {b});
         Variable* z = mk("Alloc", json::object(), {c, rows, cols});
@@ -875,10 +956,16 @@ std::vector<Variable*> NodeMapper::map() {
         const int nd = rank(in[0]);
         const bool keep = intAttr("keepdims", 1) != 0;
         std::set<std::int64_t> red;
-        if (ax && !ax->empty()) for (auto a : normAxes(*ax, nd, "axes", false)) red.insert(a);
-        else if (intAttr("noop_with_empty_axes", 0)) return {in[0]};
-        else for (int i = 0; i < nd; ++i) red.insert(i);
-        const std::string scalar = t == "ReduceMax" ? "maximum" : t == "ReduceMin" ? "minimum" : t == "ReduceProd" ? "mul" : "add";
+        if (ax && !ax->empty())
+            for (auto a : normAxes(*ax, nd, "axes", false)) red.insert(a);
+        else if (intAttr("noop_with_empty_axes", 0))
+            return {in[0]};
+        else
+            for (int i = 0; i < nd; ++i) red.insert(i);
+        const std::string scalar = t == "ReduceMax"    ? "maximum"
+                                   : t == "ReduceMin"  ? "minimum"
+                                   : t == "ReduceProd" ? "mul"
+                                                       : "add";
         json axisList = json::array();
         for (auto a : red) axisList.push_back(a);
         Variable* r = mk("CAReduce", {{"scalar", scalar}, {"axis", axisList}}, {in[0]});
@@ -919,15 +1006,19 @@ std::vector<Variable*> NodeMapper::map() {
         const std::int64_t group = intAttr("group", 1);
         if (group < 1) fail("attribute 'group' is " + std::to_string(group) + ", it must be at least 1");
         const std::int64_t m = in[1]->type().dims()[0];
-        if (m >= 0 && m % group) fail("the kernel " + in[1]->type().str() + " has " + std::to_string(m) + " output channels, not a multiple of group " + std::to_string(group));
+        if (m >= 0 && m % group)
+            fail("the kernel " + in[1]->type().str() + " has " + std::to_string(m) +
+                 " output channels, not a multiple of group " + std::to_string(group));
         const auto ks = spatialAttr("kernel_shape", spatial, 1);
         if (attr("kernel_shape", onnx::AttributeProto::INTS))
             for (int a = 0; a < spatial; ++a) {
                 const std::int64_t k = in[1]->type().dims()[static_cast<std::size_t>(2 + a)];
                 if (k >= 0 && k != ks[static_cast<std::size_t>(a)])
-                    fail("attribute 'kernel_shape' " + intsText(ks) + " does not match the kernel " + in[1]->type().str());
+                    fail("attribute 'kernel_shape' " + intsText(ks) + " does not match the kernel " +
+                         in[1]->type().str());
             }
-        std::vector<std::int64_t> strides = spatialAttr("strides", spatial, 1), dil = spatialAttr("dilations", spatial, 1);
+        std::vector<std::int64_t> strides = spatialAttr("strides", spatial, 1),
+                                  dil = spatialAttr("dilations", spatial, 1);
         std::vector<std::int64_t> pads = padsAttr(spatial);
         const std::string autoPad = autoPadAttr();
         if (input(2)) needRank(2, 1);
@@ -944,10 +1035,12 @@ std::vector<Variable*> NodeMapper::map() {
         }
         if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
             for (int a = 0; a < 2; ++a) {
-                const std::int64_t n = x->type().dims()[static_cast<std::size_t>(2 + a)], k = w->type().dims()[static_cast<std::size_t>(2 + a)];
+                const std::int64_t n = x->type().dims()[static_cast<std::size_t>(2 + a)],
+                                   k = w->type().dims()[static_cast<std::size_t>(2 + a)];
                 if (n < 0 || k < 0) return {};
                 const std::int64_t s = strides[static_cast<std::size_t>(a)], out = (n + s - 1) / s;
-                const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + dil[static_cast<std::size_t>(a)] * (k - 1) + 1 - n);
+                const std::int64_t total =
+                    std::max<std::int64_t>(0, (out - 1) * s + dil[static_cast<std::size_t>(a)] * (k - 1) + 1 - n);
                 const std::int64_t small = total / 2, big = total - small;
                 pads[static_cast<std::size_t>(a)] = autoPad == "SAME_UPPER" ? small : big;
                 pads[static_cast<std::size_t>(a + 2)] = autoPad == "SAME_UPPER" ? big : small;
@@ -956,10 +1049,14 @@ std::vector<Variable*> NodeMapper::map() {
             pads.assign(4, 0);
         }
         json bm;
-        if (pads[0] == pads[2] && pads[1] == pads[3]) bm = json::array({pads[0], pads[1]});
-        else bm = json::array({json::array({pads[0], pads[2]}), json::array({pads[1], pads[3]})});
+        if (pads[0] == pads[2] && pads[1] == pads[3])
+            bm = json::array({pads[0], pads[1]});
+        else
+            bm = json::array({json::array({pads[0], pads[2]}), json::array({pads[1], pads[3]})});
         if (pads == std::vector<std::int64_t>{0, 0, 0, 0}) bm = "valid";
-        Variable* y = mk("AbstractConv2d", {{"border_mode", bm}, {"subsample", strides}, {"filter_dilation", dil}, {"num_groups", group}}, {x, w});
+        Variable* y =
+            mk("AbstractConv2d",
+               {{"border_mode", bm}, {"subsample", strides}, {"filter_dilation", dil}, {"num_groups", group}}, {x, w});
         if (Variable* b = input(2)) y = elem("add", {y, mk("DimShuffle", {{"order", {"x", 0, "x", "x"}}}, {b})});
         if (nd == 3) y = mk("DimShuffle", {{"order", {0, 1, 3}}}, {y});
         return {y};
@@ -967,7 +1064,8 @@ std::vector<Variable*> NodeMapper::map() {
     if (t == "MaxPool" || t == "AveragePool") {
         need(1);
         const int spatial = rank(in[0]) - 2;
-        if (spatial < 1) fail("input 0 must have rank at least 3 (N, C, spatial axes), has type " + in[0]->type().str());
+        if (spatial < 1)
+            fail("input 0 must have rank at least 3 (N, C, spatial axes), has type " + in[0]->type().str());
         if (!attr("kernel_shape", onnx::AttributeProto::INTS)) fail("attribute 'kernel_shape' is required");
         const auto ks = spatialAttr("kernel_shape", spatial, 1);
         const auto strides = spatialAttr("strides", spatial, 1), dil = spatialAttr("dilations", spatial, 1);
@@ -983,12 +1081,16 @@ std::vector<Variable*> NodeMapper::map() {
         if (autoPad == "VALID") p.assign(4, 0);
         json pad = json::array();
         for (int a = 0; a < 2; ++a) {
-            if (p[static_cast<std::size_t>(a)] == p[static_cast<std::size_t>(a + 2)]) pad.push_back(p[static_cast<std::size_t>(a)]);
-            else pad.push_back(json::array({p[static_cast<std::size_t>(a)], p[static_cast<std::size_t>(a + 2)]}));
+            if (p[static_cast<std::size_t>(a)] == p[static_cast<std::size_t>(a + 2)])
+                pad.push_back(p[static_cast<std::size_t>(a)]);
+            else
+                pad.push_back(json::array({p[static_cast<std::size_t>(a)], p[static_cast<std::size_t>(a + 2)]}));
         }
         std::string mode = "max";
         if (t == "AveragePool") mode = includePad ? "average_inc_pad" : "average_exc_pad";
-        return {mk("Pool", {{"mode", mode}, {"ws", ks}, {"stride", strides}, {"pad", pad}, {"ignore_border", ceil == 0}}, {in[0]})};
+        return {mk("Pool",
+                   {{"mode", mode}, {"ws", ks}, {"stride", strides}, {"pad", pad}, {"ignore_border", ceil == 0}},
+                   {in[0]})};
     }
     if (t == "BatchNormalization") {
         need(5);
@@ -997,11 +1099,13 @@ std::vector<Variable*> NodeMapper::map() {
         if (opset < 9 && intAttr("spatial", 1) == 0) return {};
         for (std::size_t k = 1; k < 5; ++k) needRank(k, 1);
         if (node.output_size() > 1 || intAttr("training_mode", 0)) return {};
-        return {mk("BatchNormInference", {{"epsilon", floatAttr("epsilon", 1e-5f)}}, {in[0], in[1], in[2], in[3], in[4]})};
+        return {
+            mk("BatchNormInference", {{"epsilon", floatAttr("epsilon", 1e-5f)}}, {in[0], in[1], in[2], in[3], in[4]})};
     }
     if (t == "CumSum") {
         need(2);
-        if (in[1]->type().ndim() > 1 || !isInteger(in[1]->type().dtype())) fail("axis must be an integer scalar, got " + in[1]->type().str());
+        if (in[1]->type().ndim() > 1 || !isInteger(in[1]->type().dtype()))
+            fail("axis must be an integer scalar, got " + in[1]->type().str());
         if (intAttr("exclusive", 0) || intAttr("reverse", 0)) return {};
         auto ax = constInts(in[1]);
         if (!ax || ax->size() != 1) return {};
@@ -1017,7 +1121,8 @@ void freeNames(const onnx::GraphProto& sg, std::set<std::string>& out, std::set<
     for (const auto& x : sg.input()) local.insert(x.name());
     for (const auto& x : sg.initializer()) local.insert(x.name());
     for (const auto& n : sg.node()) {
-        for (const auto& x : n.input()) if (!x.empty() && !local.count(x)) out.insert(x);
+        for (const auto& x : n.input())
+            if (!x.empty() && !local.count(x)) out.insert(x);
         for (const auto& a : n.attribute()) {
             if (a.has_g()) freeNames(a.g(), out, local);
             for (const auto& gg : a.graphs()) freeNames(gg, out, local);
@@ -1086,7 +1191,8 @@ std::vector<int> topoOrder(const onnx::GraphProto& gp, const std::function<void(
 }
 
 std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope* parent, Scope*& outScope,
-                                                     std::vector<std::unique_ptr<Scope>>& scopes, const std::string& place) {
+                                                     std::vector<std::unique_ptr<Scope>>& scopes,
+                                                     const std::string& place) {
     auto g = std::make_unique<FunctionGraph>();
     g->name = gp.name();
     g->sourcePath = label;
@@ -1113,23 +1219,27 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
         const auto& vi = gp.input(i);
         if (initNames.count(vi.name())) continue; // an initializer listed as input (IR < 4)
         auto t = typeOf(vi.type());
-        if (!t) fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "only tensor inputs are supported");
-        if (sc.vars.count(vi.name())) fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "is declared twice");
+        if (!t)
+            fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "only tensor inputs are supported");
+        if (sc.vars.count(vi.name()))
+            fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "is declared twice");
         sc.vars[vi.name()] = g->addInput(*t, vi.name());
     }
 
     // Topological order of the ONNX nodes (the list need not be sorted).
     const int nn = gp.node_size();
-    auto nodeWhere = [&](int i) { return place.empty() ? nodePlace(i, gp.node(i)) : place + ": " + nodePlace(i, gp.node(i)); };
+    auto nodeWhere = [&](int i) {
+        return place.empty() ? nodePlace(i, gp.node(i)) : place + ": " + nodePlace(i, gp.node(i));
+    };
     std::unordered_map<std::string, int> producer;
     for (int i = 0; i < nn; ++i)
         for (const auto& o : gp.node(i).output())
             if (!o.empty()) {
-                if (producer.count(o) || sc.vars.count(o))
-                    fail(nodeWhere(i), "output '" + o + "' is produced twice");
+                if (producer.count(o) || sc.vars.count(o)) fail(nodeWhere(i), "output '" + o + "' is produced twice");
                 producer[o] = i;
             }
-    const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { fail(gwhere, why); }, nodeWhere);
+    const std::vector<int> order = topoOrder(
+        gp, [&](const std::string& why) { fail(gwhere, why); }, nodeWhere);
     for (int i : order) {
         onnx::NodeProto& node = *gp.mutable_node(i);
         const std::string where = nodeWhere(i);
@@ -1147,9 +1257,11 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             } else if (const auto* a = valueAttr("value_int", onnx::AttributeProto::INT)) {
                 d = TensorData::fromInts(DType::Int64, {}, {a->i()});
             } else if (const auto* a = valueAttr("value_floats", onnx::AttributeProto::FLOATS)) {
-                d = TensorData::fromDoubles(DType::Float32, {a->floats_size()}, std::vector<double>(a->floats().begin(), a->floats().end()));
+                d = TensorData::fromDoubles(DType::Float32, {a->floats_size()},
+                                            std::vector<double>(a->floats().begin(), a->floats().end()));
             } else if (const auto* a = valueAttr("value_ints", onnx::AttributeProto::INTS)) {
-                d = TensorData::fromInts(DType::Int64, {a->ints_size()}, std::vector<std::int64_t>(a->ints().begin(), a->ints().end()));
+                d = TensorData::fromInts(DType::Int64, {a->ints_size()},
+                                         std::vector<std::int64_t>(a->ints().begin(), a->ints().end()));
             } else {
                 fail(where, "Constant has no supported value attribute (value, value_float(s), value_int(s))");
             }
@@ -1159,7 +1271,10 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
         std::vector<Variable*> ins;
         for (int k = 0; k < node.input_size(); ++k) {
             const std::string& nm = node.input(k);
-            if (nm.empty()) { ins.push_back(nullptr); continue; }
+            if (nm.empty()) {
+                ins.push_back(nullptr);
+                continue;
+            }
             Variable* v = sc.lookup(nm);
             if (!v) fail(where, "input " + std::to_string(k) + " '" + nm + "' is undefined");
             ins.push_back(v);
@@ -1194,7 +1309,8 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             for (auto& a : *node.mutable_attribute()) {
                 if (a.type() == onnx::AttributeProto::GRAPH) {
                     Scope* subScope = nullptr;
-                    auto sub = importGraph(*a.mutable_g(), &sc, subScope, scopes, subgraphPlace(place, i, node, a.name()));
+                    auto sub =
+                        importGraph(*a.mutable_g(), &sc, subScope, scopes, subgraphPlace(place, i, node, a.name()));
                     for (const auto& c : subScope->captured)
                         if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
                     subs.push_back({a.name(), std::shared_ptr<const FunctionGraph>(std::move(sub))});
@@ -1225,7 +1341,8 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
                     types.push_back(it->second);
                 } else {
                     types.push_back(Type::unknownRank(DType::Float32));
-                    warnings.push_back(label + ": " + where + ": ONNX shape inference gave no type for output '" + o + "'; assumed float32 of unknown rank");
+                    warnings.push_back(label + ": " + where + ": ONNX shape inference gave no type for output '" + o +
+                                       "'; assumed float32 of unknown rank");
                 }
             }
             Apply* a = nullptr;
@@ -1237,7 +1354,8 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             outs = a->outputs();
         }
         if (static_cast<int>(outs.size()) < node.output_size())
-            fail(where, "mapped to " + std::to_string(outs.size()) + " outputs, the node has " + std::to_string(node.output_size()));
+            fail(where, "mapped to " + std::to_string(outs.size()) + " outputs, the node has " +
+                            std::to_string(node.output_size()));
         for (int k = 0; k < node.output_size(); ++k) {
             const std::string& nm = node.output(k);
             if (nm.empty()) continue;
@@ -1245,7 +1363,8 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             auto it = sc.types.find(nm);
             if (it != sc.types.end() && v->owner() && !v->owner()->op().isOnnx()) {
                 if (!v->type().compatible(it->second)) {
-                    fail(where, "output '" + nm + "': PassLens infers " + v->type().str() + ", ONNX shape inference says " + it->second.str());
+                    fail(where, "output '" + nm + "': PassLens infers " + v->type().str() +
+                                    ", ONNX shape inference says " + it->second.str());
                 }
                 if (!v->owner()->inGraph() && v->clients().empty()) g->refineType(v, it->second);
             }
@@ -1257,7 +1376,9 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
     std::vector<Variable*> outputs;
     for (int i = 0; i < gp.output_size(); ++i) {
         Variable* v = sc.lookup(gp.output(i).name());
-        if (!v) fail(gwhere + " output " + std::to_string(i) + " '" + gp.output(i).name() + "'", "is not produced by any node");
+        if (!v)
+            fail(gwhere + " output " + std::to_string(i) + " '" + gp.output(i).name() + "'",
+                 "is not produced by any node");
         outputs.push_back(v);
     }
     g->setOutputs(outputs);
@@ -1277,7 +1398,9 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
             dead.push_back(nodeWhere(i));
     }
     if (!dead.empty())
-        warnings.push_back(label + ": " + gwhere + ": " + std::to_string(dead.size()) + " ONNX node(s) lead to no output and were pruned (as Theano's FunctionGraph does), e.g. " + dead.front());
+        warnings.push_back(label + ": " + gwhere + ": " + std::to_string(dead.size()) +
+                           " ONNX node(s) lead to no output and were pruned (as Theano's FunctionGraph does), e.g. " +
+                           dead.front());
     return g;
 }
 
@@ -1300,10 +1423,12 @@ std::string firstLines(const std::string& s, int n) {
 // the ONNX checker accepts files whose node lists are not sorted (runtimes accept them too).
 // Adds a warning naming each graph whose list changed (`place`: subgraphPlace, empty for the
 // model's graph); a cycle is refused with the nodes on it.
-void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std::string& place, std::vector<std::string>& warnings) {
+void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std::string& place,
+                      std::vector<std::string>& warnings) {
     const std::string gwhere = place.empty() ? "graph '" + gp.name() + "'" : place;
     auto where = [&](int i) { return nodePlace(i, gp.node(i)); };
-    const std::vector<int> order = topoOrder(gp, [&](const std::string& why) { throw Error(label + ": " + gwhere + ": " + why); }, where);
+    const std::vector<int> order = topoOrder(
+        gp, [&](const std::string& why) { throw Error(label + ": " + gwhere + ": " + why); }, where);
     bool identity = true;
     for (std::size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int>(i);
     if (!identity) {
@@ -1311,7 +1436,8 @@ void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std:
         std::vector<onnx::NodeProto*> nodes(static_cast<std::size_t>(n));
         gp.mutable_node()->ExtractSubrange(0, n, nodes.data());
         for (int i : order) gp.mutable_node()->AddAllocated(nodes[static_cast<std::size_t>(i)]);
-        warnings.push_back(label + ": " + gwhere + ": the node list is not topologically sorted (as ONNX requires); accepted, node numbers " +
+        warnings.push_back(label + ": " + gwhere +
+                           ": the node list is not topologically sorted (as ONNX requires); accepted, node numbers " +
                            (place.empty() ? "" : "in it ") + "below refer to the sorted order");
     }
     // nested graphs after this one, so that their places number its nodes in sorted order
@@ -1319,7 +1445,8 @@ void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std:
         auto& n = *gp.mutable_node(i);
         for (auto& a : *n.mutable_attribute()) {
             if (a.has_g()) sortNodesInPlace(*a.mutable_g(), label, subgraphPlace(place, i, n, a.name()), warnings);
-            for (auto& g : *a.mutable_graphs()) sortNodesInPlace(g, label, subgraphPlace(place, i, n, a.name()), warnings);
+            for (auto& g : *a.mutable_graphs())
+                sortNodesInPlace(g, label, subgraphPlace(place, i, n, a.name()), warnings);
         }
     }
 }
@@ -1335,11 +1462,13 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
     if (imp.opset == 0) imp.opset = 1;
     const bool newer = model.ir_version() > onnx::Version::IR_VERSION || imp.opset > onnxLatestKnownOpset();
     if (newer)
-        imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " + std::to_string(imp.opset) +
-                               " is newer than libonnx knows (IR " + std::to_string(onnx::Version::IR_VERSION) + ", opset " + std::to_string(onnxLatestKnownOpset()) +
-                               "); importing with the newest rules known");
+        imp.warnings.push_back(label + ": IR version " + std::to_string(model.ir_version()) + ", opset " +
+                               std::to_string(imp.opset) + " is newer than libonnx knows (IR " +
+                               std::to_string(onnx::Version::IR_VERSION) + ", opset " +
+                               std::to_string(onnxLatestKnownOpset()) + "); importing with the newest rules known");
     if (const int escaped = escapeInvalidNames(model, label))
-        imp.warnings.push_back(label + ": " + std::to_string(escaped) + " name(s) are not valid UTF-8; their invalid bytes are written as \\xNN");
+        imp.warnings.push_back(label + ": " + std::to_string(escaped) +
+                               " name(s) are not valid UTF-8; their invalid bytes are written as \\xNN");
     // Every tensor's data against its dims and type, before libonnx parses any of it.
     const std::vector<std::string> missingFiles = checkModelTensors(model, label, baseDir);
     checkModelAttributes(model, label);
@@ -1370,7 +1499,8 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
             const auto& n = gp.node(i);
             for (int k = 0; k < n.input_size(); ++k)
                 if (!n.input(k).empty() && !defined.count(n.input(k)))
-                    throw Error(label + ": " + nodePlace(i, n) + ": input " + std::to_string(k) + " '" + n.input(k) + "' is undefined");
+                    throw Error(label + ": " + nodePlace(i, n) + ": input " + std::to_string(k) + " '" + n.input(k) +
+                                "' is undefined");
         }
     }
     sortNodesInPlace(*model.mutable_graph(), label, {}, imp.warnings);
@@ -1402,7 +1532,8 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         onnx::ShapeInferenceOptions so(true, 0, true);
         onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), so);
     } catch (const std::exception& e) {
-        imp.warnings.push_back(label + ": ONNX shape inference failed (" + firstLines(e.what(), 1) + "); types come from the model's declarations");
+        imp.warnings.push_back(label + ": ONNX shape inference failed (" + firstLines(e.what(), 1) +
+                               "); types come from the model's declarations");
     }
     Scope* top = nullptr;
     std::vector<std::unique_ptr<Scope>> scopes;
@@ -1445,16 +1576,18 @@ int onnxLatestKnownOpset() {
     return onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
 }
 
-LoadedGraph importOnnxBytes(const std::string& bytes, const std::string& label,
-                            const std::filesystem::path& baseDir, const OnnxImportOptions& options) {
+LoadedGraph importOnnxBytes(const std::string& bytes, const std::string& label, const std::filesystem::path& baseDir,
+                            const OnnxImportOptions& options) {
     if (bytes.size() > static_cast<std::size_t>(INT_MAX))
-        throw Error(label + ": " + std::to_string(bytes.size()) + " bytes: larger than the 2 GiB protobuf allows for an ONNX model");
+        throw Error(label + ": " + std::to_string(bytes.size()) +
+                    " bytes: larger than the 2 GiB protobuf allows for an ONNX model");
     onnx::ModelProto model;
     google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT_MAX);
     if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-        throw Error(label + ": byte " + std::to_string(coded.CurrentPosition()) + ": not a valid ONNX model (protobuf parse failed; the file may be truncated or of another format)");
+        throw Error(label + ": byte " + std::to_string(coded.CurrentPosition()) +
+                    ": not a valid ONNX model (protobuf parse failed; the file may be truncated or of another format)");
     return importModel(model, label, baseDir, options);
 }
 
@@ -1475,7 +1608,8 @@ LoadedGraph importOnnxFile(const std::filesystem::path& path, const OnnxImportOp
         if (raw.GetErrno() != 0) throw Error(label + ": cannot read: " + std::strerror(raw.GetErrno()));
     }
     if (!ok)
-        throw Error(label + ": byte " + std::to_string(pos) + ": not a valid ONNX model (protobuf parse failed; the file may be truncated or of another format)");
+        throw Error(label + ": byte " + std::to_string(pos) +
+                    ": not a valid ONNX model (protobuf parse failed; the file may be truncated or of another format)");
     std::filesystem::path base = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     return importModel(model, label, base, options);
 }

@@ -20,16 +20,21 @@ using TP = onnx::TensorProto;
 // The typed field of TensorProto that holds an element type's values (onnx.proto comments).
 enum class Field { Float, Int32, Int64, Double, UInt64, String };
 struct Elem {
-    std::size_t bytes;  // raw_data bytes per element (0 for STRING, which has no raw form)
+    std::size_t bytes; // raw_data bytes per element (0 for STRING, which has no raw form)
     Field field;
-    int perElement;     // typed-field values per element (2 for complex: real, imaginary)
+    int perElement; // typed-field values per element (2 for complex: real, imaginary)
 };
 
 std::optional<Elem> elemOf(int type) {
     switch (type) {
     case TP::FLOAT: return Elem{4, Field::Float, 1};
-    case TP::UINT8: case TP::INT8: case TP::BOOL: return Elem{1, Field::Int32, 1};
-    case TP::UINT16: case TP::INT16: case TP::FLOAT16: case TP::BFLOAT16: return Elem{2, Field::Int32, 1};
+    case TP::UINT8:
+    case TP::INT8:
+    case TP::BOOL: return Elem{1, Field::Int32, 1};
+    case TP::UINT16:
+    case TP::INT16:
+    case TP::FLOAT16:
+    case TP::BFLOAT16: return Elem{2, Field::Int32, 1};
     case TP::INT32: return Elem{4, Field::Int32, 1};
     case TP::INT64: return Elem{8, Field::Int64, 1};
     case TP::STRING: return Elem{0, Field::String, 1};
@@ -89,12 +94,15 @@ struct TensorWalker {
         if (t.data_location() == TP::EXTERNAL) {
             const std::string p = externalDataPath(t, baseDir).string();
             std::error_code ec;
-            if (!std::filesystem::exists(p, ec) && std::find(missing.begin(), missing.end(), p) == missing.end()) missing.push_back(p);
+            if (!std::filesystem::exists(p, ec) && std::find(missing.begin(), missing.end(), p) == missing.end())
+                missing.push_back(p);
         }
     }
     void sparse(const onnx::SparseTensorProto& s, const std::string& where) {
         for (auto d : s.dims())
-            if (d < 0) throw Error(label + ": " + where + ": sparse tensor '" + s.values().name() + "' has a negative dim " + std::to_string(d));
+            if (d < 0)
+                throw Error(label + ": " + where + ": sparse tensor '" + s.values().name() + "' has a negative dim " +
+                            std::to_string(d));
         tensor(s.values(), where + " values");
         tensor(s.indices(), where + " indices");
     }
@@ -114,8 +122,10 @@ struct TensorWalker {
     }
     void graph(const onnx::GraphProto& g, const std::string& place) {
         const std::string gp = place.empty() ? std::string("graph") : place;
-        for (int i = 0; i < g.initializer_size(); ++i) tensor(g.initializer(i), gp + " initializer " + std::to_string(i));
-        for (int i = 0; i < g.sparse_initializer_size(); ++i) sparse(g.sparse_initializer(i), gp + " sparse initializer " + std::to_string(i));
+        for (int i = 0; i < g.initializer_size(); ++i)
+            tensor(g.initializer(i), gp + " initializer " + std::to_string(i));
+        for (int i = 0; i < g.sparse_initializer_size(); ++i)
+            sparse(g.sparse_initializer(i), gp + " sparse initializer " + std::to_string(i));
         nodes(g.node(), place);
     }
 };
@@ -176,10 +186,12 @@ std::string intsText(const std::vector<std::int64_t>& v) {
 }
 
 std::string nodePlace(int index, const onnx::NodeProto& n) {
-    return "node " + std::to_string(index) + " " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
+    return "node " + std::to_string(index) + " " +
+           (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
 }
 
-std::string subgraphPlace(const std::string& parentPlace, int index, const onnx::NodeProto& n, const std::string& attribute) {
+std::string subgraphPlace(const std::string& parentPlace, int index, const onnx::NodeProto& n,
+                          const std::string& attribute) {
     return at(parentPlace, nodePlace(index, n)) + " attribute '" + attribute + "'";
 }
 
@@ -194,7 +206,8 @@ std::string tensorDataProblem(const TP& t) {
     for (int i = 0; i < t.dims_size(); ++i) {
         const std::int64_t d = t.dims(i);
         if (d < 0) return "dim " + std::to_string(i) + " of dims " + dimsText(t) + " is negative";
-        if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d) return "dims " + dimsText(t) + " hold more than 2^63 elements";
+        if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)
+            return "dims " + dimsText(t) + " hold more than 2^63 elements";
         n *= d;
     }
     if (e->bytes && n > std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(e->bytes))
@@ -226,7 +239,8 @@ std::string tensorDataProblem(const TP& t) {
     const std::int64_t have = fieldCount(t, e->field);
     if (n > INT_MAX || have != n * e->perElement)
         return std::string(fieldName(e->field)) + " holds " + std::to_string(have) + " values, " + needs +
-               std::to_string(n) + (e->perElement > 1 ? " x " + std::to_string(e->perElement) + " (real, imaginary)" : std::string());
+               std::to_string(n) +
+               (e->perElement > 1 ? " x " + std::to_string(e->perElement) + " (real, imaginary)" : std::string());
     return {};
 }
 
@@ -240,7 +254,8 @@ std::filesystem::path externalDataPath(const TP& t, const std::filesystem::path&
     return (ec ? p : abs).lexically_normal();
 }
 
-std::vector<std::string> checkModelTensors(const onnx::ModelProto& m, const std::string& label, const std::filesystem::path& baseDir) {
+std::vector<std::string> checkModelTensors(const onnx::ModelProto& m, const std::string& label,
+                                           const std::filesystem::path& baseDir) {
     TensorWalker w{label, baseDir, {}};
     if (m.has_graph()) w.graph(m.graph(), {});
     for (const auto& f : m.functions()) w.nodes(f.node(), "function '" + f.name() + "'");
@@ -255,10 +270,14 @@ void checkGraphAttributes(const onnx::GraphProto& g, const std::string& label, c
         for (const auto& a : n.attribute()) {
             if (standard) {
                 std::vector<std::int64_t> values;
-                if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape") values.assign(a.ints().begin(), a.ints().end());
-                else if (a.name() == "blocksize") values.push_back(a.i());
+                if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
+                    values.assign(a.ints().begin(), a.ints().end());
+                else if (a.name() == "blocksize")
+                    values.push_back(a.i());
                 for (auto v : values)
-                    if (v < 1) throw Error(label + ": " + at(place, nodePlace(i, n)) + ": attribute '" + a.name() + "' has value " + std::to_string(v) + ", it must be at least 1");
+                    if (v < 1)
+                        throw Error(label + ": " + at(place, nodePlace(i, n)) + ": attribute '" + a.name() +
+                                    "' has value " + std::to_string(v) + ", it must be at least 1");
             }
             if (a.has_g()) checkGraphAttributes(a.g(), label, subgraphPlace(place, i, n, a.name()));
             for (const auto& sg : a.graphs()) checkGraphAttributes(sg, label, subgraphPlace(place, i, n, a.name()));
@@ -285,7 +304,8 @@ int escapeInvalidNames(onnx::ModelProto& m, const std::string& label) {
         if (isValidUtf8(s)) return;
         const std::string e = escapeInvalidUtf8(s);
         if (isValue && values.count(e))
-            throw Error(label + ": value name '" + e + "' (bytes that are not UTF-8, escaped) is also the name of another value");
+            throw Error(label + ": value name '" + e +
+                        "' (bytes that are not UTF-8, escaped) is also the name of another value");
         set(e);
     };
     walkModelNames(m, escape);

@@ -19,23 +19,37 @@ nlohmann::json optimizeJson(const PipelineRun& run, const FunctionGraph& g, cons
     j["pipeline"] = run.pipeline;
     json phases = json::array();
     for (const auto& p : run.phases) {
-        phases.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}, {"changed", p.changed}, {"applied", p.applied},
-                          {"rejected", p.rejected}, {"nodes_before", p.nodesBefore}, {"nodes_after", p.nodesAfter}, {"time_us", p.timeUs}});
+        phases.push_back({{"name", p.info.name},
+                          {"position", p.info.position},
+                          {"kind", p.info.kind},
+                          {"changed", p.changed},
+                          {"applied", p.applied},
+                          {"rejected", p.rejected},
+                          {"nodes_before", p.nodesBefore},
+                          {"nodes_after", p.nodesAfter},
+                          {"time_us", p.timeUs}});
         if (!p.converged) phases.back()["converged"] = false; // an Equilibrium stopped before its fixed point
     }
     j["phases"] = phases;
     json topo = json::array();
     for (const Apply* a : g.toposort()) topo.push_back(a->op().kind());
-    j["final"] = {{"nodes", g.nodeCount()}, {"op_counts", g.opCounts()}, {"toposort", topo}, {"transfers", transfers(g)}};
+    j["final"] = {
+        {"nodes", g.nodeCount()}, {"op_counts", g.opCounts()}, {"toposort", topo}, {"transfers", transfers(g)}};
     json rws = json::array();
     for (const auto& [n, st] : run.rewriters) {
         auto ph = run.rewriterPhase.find(n);
-        rws.push_back({{"name", n}, {"phase", ph == run.rewriterPhase.end() ? "" : ph->second}, {"tried", st.tried}, {"applied", st.applied},
-                       {"rejected", st.rejected}, {"nodes_created", st.nodesCreated}, {"time_us", st.timeUs}});
+        rws.push_back({{"name", n},
+                       {"phase", ph == run.rewriterPhase.end() ? "" : ph->second},
+                       {"tried", st.tried},
+                       {"applied", st.applied},
+                       {"rejected", st.rejected},
+                       {"nodes_created", st.nodesCreated},
+                       {"time_us", st.timeUs}});
     }
     j["rewriters"] = rws;
     json lifting = json::array();
-    for (const auto& l : trace.lifting()) lifting.push_back({{"node", l.node}, {"op", l.op}, {"lifted", l.lifted}, {"reason", l.reason}});
+    for (const auto& l : trace.lifting())
+        lifting.push_back({{"node", l.node}, {"op", l.op}, {"lifted", l.lifted}, {"reason", l.reason}});
     j["lifting"] = lifting;
     j["events"] = trace.events().size();
     j["attempts"] = run.attempts;
@@ -47,14 +61,17 @@ nlohmann::json optimizeJson(const PipelineRun& run, const FunctionGraph& g, cons
 std::string optimizeText(const PipelineRun& run, const FunctionGraph& g, const Trace& trace) {
     std::string out;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "Pipeline %s: %zu -> %zu nodes in %.3f ms, %d rewrites applied, %zu events recorded\n\n", run.pipeline.c_str(),
-                  run.nodesBefore, run.nodesAfter, run.totalUs / 1000.0, trace.appliedCount(), trace.events().size());
+    std::snprintf(buf, sizeof buf,
+                  "Pipeline %s: %zu -> %zu nodes in %.3f ms, %d rewrites applied, %zu events recorded\n\n",
+                  run.pipeline.c_str(), run.nodesBefore, run.nodesAfter, run.totalUs / 1000.0, trace.appliedCount(),
+                  trace.events().size());
     out += buf;
     out += "  position  phase                           kind         changed  applied  rejected  nodes         time\n";
     for (const auto& p : run.phases) {
-        std::snprintf(buf, sizeof buf, "  %8.3f  %-30s  %-11s  %-7s  %7lld  %8lld  %5zu->%-5zu  %8.3f ms\n", p.info.position, p.info.name.c_str(),
-                      p.info.kind.c_str(), p.changed ? "yes" : "-", static_cast<long long>(p.applied), static_cast<long long>(p.rejected),
-                      p.nodesBefore, p.nodesAfter, p.timeUs / 1000.0);
+        std::snprintf(buf, sizeof buf, "  %8.3f  %-30s  %-11s  %-7s  %7lld  %8lld  %5zu->%-5zu  %8.3f ms\n",
+                      p.info.position, p.info.name.c_str(), p.info.kind.c_str(), p.changed ? "yes" : "-",
+                      static_cast<long long>(p.applied), static_cast<long long>(p.rejected), p.nodesBefore,
+                      p.nodesAfter, p.timeUs / 1000.0);
         out += buf;
     }
     out += "\n" + run.profileText();
@@ -62,8 +79,10 @@ std::string optimizeText(const PipelineRun& run, const FunctionGraph& g, const T
     std::map<std::string, std::vector<std::string>> host;
     int lifted = 0;
     for (const auto& l : trace.lifting()) {
-        if (l.lifted) ++lifted;
-        else host[l.reason].push_back(l.op + " #" + std::to_string(l.node));
+        if (l.lifted)
+            ++lifted;
+        else
+            host[l.reason].push_back(l.op + " #" + std::to_string(l.node));
     }
     std::size_t onHost = 0;
     for (const auto& [r, v] : host) onHost += v.size();

@@ -31,8 +31,9 @@ PhasePtr merge(const std::string& n) { return std::make_shared<Merge>(n); }
 
 PhasePtr useless(const Ctx& c) {
     std::vector<NodeRewriter> rws = c.filter(uselessRewrites());
-    auto w = std::make_shared<Walker>("useless", std::vector<NodeRewriter>{makeLocalGroup("local_useless", rws, true, c.localGroupDispatch)},
-                                      WalkerConfig{WalkerConfig::Order::InToOut, false, true});
+    auto w = std::make_shared<Walker>(
+        "useless", std::vector<NodeRewriter>{makeLocalGroup("local_useless", rws, true, c.localGroupDispatch)},
+        WalkerConfig{WalkerConfig::Order::InToOut, false, true});
     return w;
 }
 
@@ -43,7 +44,8 @@ PhasePtr canonicalize(const Ctx& c, bool fastCompile) {
         rws.insert(rws.end(), u.begin(), u.end());
         rws.push_back(localAddMulFusion());
     }
-    auto eq = std::make_shared<Equilibrium>("canonicalize", c.filter(rws), EquilibriumConfig{c.maxUseRatio, false, c.dispatch});
+    auto eq = std::make_shared<Equilibrium>("canonicalize", c.filter(rws),
+                                            EquilibriumConfig{c.maxUseRatio, false, c.dispatch});
     auto finals = c.filter({constantFolding("topo_constant_folding")});
     if (!finals.empty()) eq->addFinal(in2out("topo_constant_folding", finals));
     eq->addCleanup(std::make_shared<Merge>("merge"));
@@ -53,30 +55,39 @@ PhasePtr canonicalize(const Ctx& c, bool fastCompile) {
 PhasePtr gpuLocal(const Ctx& c, bool withLifters) {
     std::vector<NodeRewriter> rws;
     if (withLifters) rws = opLifters(c.caps);
-    for (auto r : {constantFolding("gpua_constant_folding"), localGpuAllocMemset0(), localGpuContiguousContiguous(),
-                   localJoin1("GpuJoin", "local_gpua_join_1"), localUselessElemwise("GpuElemwise", "local_useless_gpuelemwise"),
-                   localGpuGemmAlphaMerge(), localGpuGemmOutputMerge(), localGpuElemwiseCAReduce()})
+    for (auto r :
+         {constantFolding("gpua_constant_folding"), localGpuAllocMemset0(), localGpuContiguousContiguous(),
+          localJoin1("GpuJoin", "local_gpua_join_1"), localUselessElemwise("GpuElemwise", "local_useless_gpuelemwise"),
+          localGpuGemmAlphaMerge(), localGpuGemmOutputMerge(), localGpuElemwiseCAReduce()})
         rws.push_back(r);
-    return std::make_shared<Equilibrium>("gpuarray_local_optimizations", c.filter(rws), EquilibriumConfig{c.maxUseRatio, true, c.dispatch});
-}
-
-PhasePtr cutTransfers(const Ctx& c) {
-    return std::make_shared<Equilibrium>("gpuarray_cut_transfers",
-                                         c.filter({localCutGpuTransfers("local_cut_gpu_transfers"), constantFolding("cut_gpua_constant_transfers")}),
+    return std::make_shared<Equilibrium>("gpuarray_local_optimizations", c.filter(rws),
                                          EquilibriumConfig{c.maxUseRatio, true, c.dispatch});
 }
 
+PhasePtr cutTransfers(const Ctx& c) {
+    return std::make_shared<Equilibrium>(
+        "gpuarray_cut_transfers",
+        c.filter({localCutGpuTransfers("local_cut_gpu_transfers"), constantFolding("cut_gpua_constant_transfers")}),
+        EquilibriumConfig{c.maxUseRatio, true, c.dispatch});
+}
+
 NodeRewriter allocEmptyToZeros() {
-    return NodeRewriter("local_gpua_alloc_empty_to_zeros", Tracks::of({"GpuAllocEmpty"}), [](RewriteCall& call) -> std::optional<Replacement> {
-        Apply& n = call.node;
-        Variable* zero = call.graph.apply(Op::get("GpuFromHost", {{"context", n.op().str("context")}}),
-                                          {call.graph.addConstant(TensorData::fromDoubles(n.output()->type().dtype(), {}, {0.0}))});
-        std::vector<Variable*> ins{zero};
-        ins.insert(ins.end(), n.inputs().begin(), n.inputs().end());
-        Replacement r;
-        r.pairs.push_back({n.output(), call.graph.apply(Op::get("GpuAlloc", {{"memset_0", true}, {"context", n.op().str("context")}}), ins)});
-        return r;
-    }, {"alloc_empty_to_zeros"});
+    return NodeRewriter(
+        "local_gpua_alloc_empty_to_zeros", Tracks::of({"GpuAllocEmpty"}),
+        [](RewriteCall& call) -> std::optional<Replacement> {
+            Apply& n = call.node;
+            Variable* zero = call.graph.apply(
+                Op::get("GpuFromHost", {{"context", n.op().str("context")}}),
+                {call.graph.addConstant(TensorData::fromDoubles(n.output()->type().dtype(), {}, {0.0}))});
+            std::vector<Variable*> ins{zero};
+            ins.insert(ins.end(), n.inputs().begin(), n.inputs().end());
+            Replacement r;
+            r.pairs.push_back(
+                {n.output(),
+                 call.graph.apply(Op::get("GpuAlloc", {{"memset_0", true}, {"context", n.op().str("context")}}), ins)});
+            return r;
+        },
+        {"alloc_empty_to_zeros"});
 }
 
 PhaseEntry entry(const std::string& name, double pos, const std::string& kind, std::set<std::string> tags,
@@ -95,9 +106,12 @@ std::vector<PhaseEntry> buildRegistry() {
         entry("merge1", 0, "Merge", {"fast_run", "fast_compile", "merge"}, [](const Ctx&) { return merge("merge1"); }),
         entry("useless", 0.6, "Walker", {"fast_run", "useless"}, useless),
         entry("merge1.1", 0.65, "Merge", {"fast_run", "merge"}, [](const Ctx&) { return merge("merge1.1"); }),
-        entry("canonicalize", 1, "Equilibrium", {"fast_run", "canonicalize"}, [](const Ctx& c) { return canonicalize(c, false); }),
-        entry("canonicalize_fast_compile", 1, "Equilibrium", {"fast_compile_only"}, [](const Ctx& c) { return canonicalize(c, true); }),
-        entry("merge1.2", 1.2, "Merge", {"fast_run", "fast_compile", "merge"}, [](const Ctx&) { return merge("merge1.2"); }),
+        entry("canonicalize", 1, "Equilibrium", {"fast_run", "canonicalize"},
+              [](const Ctx& c) { return canonicalize(c, false); }),
+        entry("canonicalize_fast_compile", 1, "Equilibrium", {"fast_compile_only"},
+              [](const Ctx& c) { return canonicalize(c, true); }),
+        entry("merge1.2", 1.2, "Merge", {"fast_run", "fast_compile", "merge"},
+              [](const Ctx&) { return merge("merge1.2"); }),
         entry("gpuarray_graph_optimization", 48.495, "GraphToGpu", {"fast_run", "fast_compile", "gpuarray"},
               [](const Ctx& c) { return std::make_shared<GraphToGpu>(c.caps, c.allocSpecialCase); }),
         entry("gpuarray_backward", 48.497, "Walker", {"backward", "cleanup_only"},
@@ -141,21 +155,56 @@ Pipeline Pipeline::builtin(const std::string& name) {
     p.m_name = name;
     std::vector<std::string> names;
     if (name == "theano") {
-        names = {"merge1", "useless", "merge1.1", "canonicalize", "merge1.2", "gpuarray_graph_optimization", "InputToGpuArrayOptimizer",
-                 "gpuarray_local_optimizations", "gpuarray_cut_transfers", "gpua_elemwise_fusion", "merge2", "merge3"};
+        names = {"merge1",
+                 "useless",
+                 "merge1.1",
+                 "canonicalize",
+                 "merge1.2",
+                 "gpuarray_graph_optimization",
+                 "InputToGpuArrayOptimizer",
+                 "gpuarray_local_optimizations",
+                 "gpuarray_cut_transfers",
+                 "gpua_elemwise_fusion",
+                 "merge2",
+                 "merge3"};
         p.m_ctx.localGroupDispatch = false;
     } else if (name == "cleanup") {
-        names = {"merge1", "useless", "merge1.1", "canonicalize", "merge1.2", "gpuarray_graph_optimization", "gpuarray_backward",
-                 "InputToGpuArrayOptimizer", "gpuarray_local_optimizations", "gpuarray_cut_transfers", "gpua_elemwise_fusion", "merge2", "merge3"};
+        names = {"merge1",
+                 "useless",
+                 "merge1.1",
+                 "canonicalize",
+                 "merge1.2",
+                 "gpuarray_graph_optimization",
+                 "gpuarray_backward",
+                 "InputToGpuArrayOptimizer",
+                 "gpuarray_local_optimizations",
+                 "gpuarray_cut_transfers",
+                 "gpua_elemwise_fusion",
+                 "merge2",
+                 "merge3"};
         p.m_ctx.allocSpecialCase = false;
         p.m_ctx.opLiftersInEquilibrium = false;
         p.m_ctx.localGroupDispatch = true;
     } else if (name == "legacy") {
-        names = {"merge1", "useless", "merge1.1", "canonicalize", "merge1.2", "InputToGpuArrayOptimizer", "gpuarray_local_optimizations",
-                 "gpuarray_cut_transfers", "gpua_elemwise_fusion", "merge2", "merge3"};
+        names = {"merge1",
+                 "useless",
+                 "merge1.1",
+                 "canonicalize",
+                 "merge1.2",
+                 "InputToGpuArrayOptimizer",
+                 "gpuarray_local_optimizations",
+                 "gpuarray_cut_transfers",
+                 "gpua_elemwise_fusion",
+                 "merge2",
+                 "merge3"};
     } else if (name == "fast_compile") {
-        names = {"merge1", "canonicalize_fast_compile", "merge1.2", "gpuarray_graph_optimization", "InputToGpuArrayOptimizer",
-                 "gpuarray_local_optimizations", "gpuarray_cut_transfers"};
+        names = {"merge1",
+                 "canonicalize_fast_compile",
+                 "merge1.2",
+                 "gpuarray_graph_optimization",
+                 "InputToGpuArrayOptimizer",
+                 "gpuarray_local_optimizations",
+                 "gpuarray_cut_transfers"};
         p.m_ctx.requireTag = "fast_compile";
     } else if (name != "none") {
         throw Error("unknown pipeline '" + name + "' (built-in: theano, cleanup, legacy, fast_compile, none)");
@@ -166,10 +215,13 @@ Pipeline Pipeline::builtin(const std::string& name) {
 }
 
 Pipeline Pipeline::fromJson(const nlohmann::json& doc, const std::string& label) {
-    auto fail = [&](const std::string& field, const std::string& why) { return Error(label + ": " + field + ": " + why); };
+    auto fail = [&](const std::string& field, const std::string& why) {
+        return Error(label + ": " + field + ": " + why);
+    };
     if (!doc.is_object() || !doc.contains("format") || doc["format"] != "passlens.pipeline")
         throw fail("format", "not a pipeline file: expected \"format\": \"passlens.pipeline\"");
-    if (!doc.contains("version") || doc["version"] != 1) throw fail("version", "unsupported version (this build reads version 1)");
+    if (!doc.contains("version") || doc["version"] != 1)
+        throw fail("version", "unsupported version (this build reads version 1)");
     // an optional string field; a value of another type is named with its place
     auto text = [&](const char* key, const std::string& fallback) {
         if (!doc.contains(key)) return fallback;
@@ -201,7 +253,8 @@ Pipeline Pipeline::fromJson(const nlohmann::json& doc, const std::string& label)
         for (std::size_t i = 0; i < doc["move"].size(); ++i) {
             const auto& m = doc["move"][i];
             const std::string where = "move[" + std::to_string(i) + "]";
-            if (!m.is_object() || !m.contains("phase") || !m["phase"].is_string() || !m.contains("position") || !m["position"].is_number())
+            if (!m.is_object() || !m.contains("phase") || !m["phase"].is_string() || !m.contains("position") ||
+                !m["position"].is_number())
                 throw fail(where, "expected {\"phase\": NAME, \"position\": NUMBER}");
             try {
                 p.move(m["phase"].get<std::string>(), m["position"].get<double>());
@@ -211,7 +264,8 @@ Pipeline Pipeline::fromJson(const nlohmann::json& doc, const std::string& label)
         }
     }
     if (doc.contains("max_use_ratio")) {
-        if (!doc["max_use_ratio"].is_number() || doc["max_use_ratio"].get<double>() <= 0) throw fail("max_use_ratio", "expected a positive number");
+        if (!doc["max_use_ratio"].is_number() || doc["max_use_ratio"].get<double>() <= 0)
+            throw fail("max_use_ratio", "expected a positive number");
         p.m_ctx.maxUseRatio = doc["max_use_ratio"].get<double>();
     }
     if (doc.contains("tracks_dispatch")) {
@@ -243,7 +297,8 @@ void Pipeline::include(const std::string& t) {
     for (const auto& e : phaseRegistry()) {
         if (e.info.name != t && !e.tags.count(t)) continue;
         found = true;
-        const bool present = std::any_of(m_phases.begin(), m_phases.end(), [&](const PhaseEntry& p) { return p.info.name == e.info.name; });
+        const bool present = std::any_of(m_phases.begin(), m_phases.end(),
+                                         [&](const PhaseEntry& p) { return p.info.name == e.info.name; });
         if (!present) m_phases.push_back(e);
     }
     (void)found; // a tag that names no phase may still re-enable excluded rewrites
@@ -252,7 +307,8 @@ void Pipeline::include(const std::string& t) {
 }
 
 void Pipeline::exclude(const std::string& t) {
-    m_phases.erase(std::remove_if(m_phases.begin(), m_phases.end(), [&](const PhaseEntry& e) { return e.info.name == t || e.tags.count(t); }),
+    m_phases.erase(std::remove_if(m_phases.begin(), m_phases.end(),
+                                  [&](const PhaseEntry& e) { return e.info.name == t || e.tags.count(t); }),
                    m_phases.end());
     m_ctx.exclude.insert(t);
 }
@@ -268,8 +324,10 @@ void Pipeline::move(const std::string& phase, double position) {
 }
 
 void Pipeline::setEnabled(const std::string& phase, bool enabled) {
-    if (enabled) m_disabled.erase(phase);
-    else m_disabled.insert(phase);
+    if (enabled)
+        m_disabled.erase(phase);
+    else
+        m_disabled.insert(phase);
 }
 
 PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool validate) const {
@@ -348,17 +406,21 @@ PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool val
 std::string PipelineRun::profileText() const {
     char buf[512];
     std::string out;
-    std::snprintf(buf, sizeof buf, "Optimizer Profile\n-----------------\n SeqOptimizer OPT_%s time %.3fs for %zu/%zu nodes before/after optimization\n",
+    std::snprintf(buf, sizeof buf,
+                  "Optimizer Profile\n-----------------\n SeqOptimizer OPT_%s time %.3fs for %zu/%zu nodes "
+                  "before/after optimization\n",
                   pipeline.c_str(), totalUs / 1e6, nodesBefore, nodesAfter);
     out += buf;
     out += "   time      - (name, class, index, nodes before, nodes after) - applied\n";
     std::vector<std::size_t> order(phases.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return phases[a].timeUs > phases[b].timeUs; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return phases[a].timeUs > phases[b].timeUs; });
     for (std::size_t i : order) {
         const auto& p = phases[i];
-        std::snprintf(buf, sizeof buf, "   %.6fs - ('%s', '%s', %zu) - (%zu, %zu) - %lld\n", p.timeUs / 1e6, p.info.name.c_str(), p.info.kind.c_str(), i,
-                      p.nodesBefore, p.nodesAfter, static_cast<long long>(p.applied));
+        std::snprintf(buf, sizeof buf, "   %.6fs - ('%s', '%s', %zu) - (%zu, %zu) - %lld\n", p.timeUs / 1e6,
+                      p.info.name.c_str(), p.info.kind.c_str(), i, p.nodesBefore, p.nodesAfter,
+                      static_cast<long long>(p.applied));
         out += buf;
     }
     for (std::size_t i : order)

@@ -14,7 +14,8 @@ std::vector<LD> valuesOf(const TensorData& t) {
     const std::int64_t n = t.numElements();
     std::vector<LD> v(static_cast<std::size_t>(n));
     const bool ints = isInteger(t.dtype) || t.dtype == DType::Bool;
-    for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = ints ? static_cast<LD>(t.intAt(i)) : static_cast<LD>(t.at(i));
+    for (std::int64_t i = 0; i < n; ++i)
+        v[static_cast<std::size_t>(i)] = ints ? static_cast<LD>(t.intAt(i)) : static_cast<LD>(t.at(i));
     return v;
 }
 
@@ -32,7 +33,8 @@ std::shared_ptr<TensorData> makeTensor(DType dt, std::vector<std::int64_t> shape
 
 std::vector<std::int64_t> stridesOf(const std::vector<std::int64_t>& dims) {
     std::vector<std::int64_t> s(dims.size(), 1);
-    for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) s[static_cast<std::size_t>(i)] = s[static_cast<std::size_t>(i) + 1] * dims[static_cast<std::size_t>(i) + 1];
+    for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+        s[static_cast<std::size_t>(i)] = s[static_cast<std::size_t>(i) + 1] * dims[static_cast<std::size_t>(i) + 1];
     return s;
 }
 
@@ -107,7 +109,8 @@ std::optional<LD> scalarOp(const Op& op, const std::string& s, const std::vector
             return r;
         }
         if (s == "leaky_relu") return x >= 0 ? x : x * op.floatAttr("alpha", 0.01);
-        if (s == "hard_sigmoid") return std::clamp<LD>(op.floatAttr("alpha", 0.2) * x + op.floatAttr("beta", 0.5), 0, 1);
+        if (s == "hard_sigmoid")
+            return std::clamp<LD>(op.floatAttr("alpha", 0.2) * x + op.floatAttr("beta", 0.5), 0, 1);
         if (s == "add" || s == "mul" || s == "maximum" || s == "minimum") return x;
         return std::nullopt;
     }
@@ -131,8 +134,7 @@ std::optional<LD> scalarOp(const Op& op, const std::string& s, const std::vector
     case 3:
         if (s == "switch") return a[0] != 0 ? a[1] : a[2];
         break;
-    default:
-        break;
+    default: break;
     }
     if (s == "add") return std::accumulate(a.begin(), a.end(), LD(0));
     if (s == "mul") return std::accumulate(a.begin(), a.end(), LD(1), std::multiplies<>());
@@ -156,13 +158,16 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
     };
     for (const Variable* in : node.inputs()) {
         if (!in->isConstant()) return no("input " + in->displayName() + " is not a constant");
-        if (!in->constant()->loaded()) return no("constant " + in->displayName() + " is not loaded: " + in->constant()->missing);
+        if (!in->constant()->loaded())
+            return no("constant " + in->displayName() + " is not loaded: " + in->constant()->missing);
     }
     const Op& op = node.op();
     const std::string& k = op.kind();
     for (const Variable* out : node.outputs()) {
-        if (!out->type().isStatic() && k != "Shape" && k != "Shape_i") return no("output type " + out->type().str() + " is not static");
-        if (out->type().isStatic() && static_cast<std::size_t>(out->type().numElements()) * dtypeSize(out->type().dtype()) > kMaxFoldedBytes)
+        if (!out->type().isStatic() && k != "Shape" && k != "Shape_i")
+            return no("output type " + out->type().str() + " is not static");
+        if (out->type().isStatic() &&
+            static_cast<std::size_t>(out->type().numElements()) * dtypeSize(out->type().dtype()) > kMaxFoldedBytes)
             return no("the folded constant would exceed 64 MiB");
     }
     const Type& ot = node.output(0)->type();
@@ -189,8 +194,10 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
         forEachBroadcast(ot.dims(), dims, [&](std::int64_t e, const std::vector<std::int64_t>& off) {
             for (std::size_t j = 0; j < vals.size(); ++j) args[j] = vals[j][static_cast<std::size_t>(off[j])];
             auto r = scalarOp(op, s, args, ot.dtype());
-            if (!r) ok = false;
-            else res[static_cast<std::size_t>(e)] = *r;
+            if (!r)
+                ok = false;
+            else
+                res[static_cast<std::size_t>(e)] = *r;
         });
         if (!ok) return no("scalar op '" + s + "' is not evaluated here (or divides by zero)");
         out.push_back(makeTensor(ot.dtype(), ot.dims(), res));
@@ -200,7 +207,8 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
         const auto& src = in(0);
         const auto sst = stridesOf(src.shape);
         std::vector<std::int64_t> map; // per output axis: input stride or 0
-        for (const auto& e : op.attrs().at("order")) map.push_back(e.is_string() ? 0 : sst[static_cast<std::size_t>(e.get<std::int64_t>())]);
+        for (const auto& e : op.attrs().at("order"))
+            map.push_back(e.is_string() ? 0 : sst[static_cast<std::size_t>(e.get<std::int64_t>())]);
         std::vector<std::vector<std::int64_t>> fake{ot.dims()};
         auto v = valuesOf(src);
         std::vector<LD> res(static_cast<std::size_t>(ot.numElements()));
@@ -302,8 +310,10 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
         for (int i = 0; i < node.nin(); ++i) vals.push_back(valuesOf(in(i)));
         for (std::int64_t o = 0; o < outer; ++o)
             for (int i = 0; i < node.nin(); ++i) {
-                const std::int64_t chunk = product(std::vector<std::int64_t>(in(i).shape.begin() + axis, in(i).shape.end()));
-                res.insert(res.end(), vals[static_cast<std::size_t>(i)].begin() + o * chunk, vals[static_cast<std::size_t>(i)].begin() + (o + 1) * chunk);
+                const std::int64_t chunk =
+                    product(std::vector<std::int64_t>(in(i).shape.begin() + axis, in(i).shape.end()));
+                res.insert(res.end(), vals[static_cast<std::size_t>(i)].begin() + o * chunk,
+                           vals[static_cast<std::size_t>(i)].begin() + (o + 1) * chunk);
             }
         out.push_back(makeTensor(ot.dtype(), ot.dims(), res));
         return out;
@@ -314,8 +324,11 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
         std::vector<bool> red(src.shape.size(), op.attrs().at("axis").is_null());
         if (!op.attrs().at("axis").is_null())
             for (const auto& a : op.attrs().at("axis")) red[static_cast<std::size_t>(a.get<std::int64_t>())] = true;
-        std::vector<LD> res(static_cast<std::size_t>(std::max<std::int64_t>(1, ot.numElements())),
-                            s == "mul" ? 1 : s == "add" ? 0 : s == "maximum" ? -INFINITY : INFINITY);
+        std::vector<LD> res(static_cast<std::size_t>(std::max<std::int64_t>(1, ot.numElements())), s == "mul"   ? 1
+                                                                                                   : s == "add" ? 0
+                                                                                                   : s == "maximum"
+                                                                                                       ? -INFINITY
+                                                                                                       : INFINITY);
         auto v = valuesOf(src);
         for (std::int64_t e = 0; e < src.numElements(); ++e) {
             std::int64_t rem = e, o = 0, mult = 1;
@@ -330,10 +343,14 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
             }
             LD& r = res[static_cast<std::size_t>(o)];
             const LD x = v[static_cast<std::size_t>(e)];
-            if (s == "add") r += x;
-            else if (s == "mul") r *= x;
-            else if (s == "maximum") r = std::max(r, x);
-            else r = std::min(r, x);
+            if (s == "add")
+                r += x;
+            else if (s == "mul")
+                r *= x;
+            else if (s == "maximum")
+                r = std::max(r, x);
+            else
+                r = std::min(r, x);
         }
         out.push_back(makeTensor(ot.dtype(), ot.dims(), res));
         return out;
@@ -342,23 +359,28 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
 }
 
 NodeRewriter constantFolding(const std::string& name) {
-    return NodeRewriter(name, Tracks::allNodes(), [](RewriteCall& c) -> std::optional<Replacement> {
-        const Op& op = c.node.op();
-        // Theano's do_constant_folding: allocations are kept (they are memsets, not data).
-        if (op.kind() == "Alloc" || op.kind() == "AllocEmpty" || op.kind() == "GpuAlloc" || op.kind() == "GpuAllocEmpty")
-            return c.decline([&] { return op.kind() + " is not constant-folded (do_constant_folding is False)"; });
-        if (c.node.nin() == 0) return c.decline([] { return std::string("no inputs"); });
-        std::string why;
-        auto vals = evaluateConstantNode(c.node, c.wantsReasons() ? &why : nullptr);
-        if (!vals) return c.decline([&] { return why; });
-        Replacement r;
-        for (int i = 0; i < c.node.nout(); ++i) {
-            Variable* o = c.node.output(i);
-            Variable* k = c.graph.addConstant((*vals)[static_cast<std::size_t>(i)], o->name(), o->type().location());
-            r.pairs.push_back({o, k});
-        }
-        return r;
-    }, {"fast_run", "fast_compile"});
+    return NodeRewriter(
+        name, Tracks::allNodes(),
+        [](RewriteCall& c) -> std::optional<Replacement> {
+            const Op& op = c.node.op();
+            // Theano's do_constant_folding: allocations are kept (they are memsets, not data).
+            if (op.kind() == "Alloc" || op.kind() == "AllocEmpty" || op.kind() == "GpuAlloc" ||
+                op.kind() == "GpuAllocEmpty")
+                return c.decline([&] { return op.kind() + " is not constant-folded (do_constant_folding is False)"; });
+            if (c.node.nin() == 0) return c.decline([] { return std::string("no inputs"); });
+            std::string why;
+            auto vals = evaluateConstantNode(c.node, c.wantsReasons() ? &why : nullptr);
+            if (!vals) return c.decline([&] { return why; });
+            Replacement r;
+            for (int i = 0; i < c.node.nout(); ++i) {
+                Variable* o = c.node.output(i);
+                Variable* k =
+                    c.graph.addConstant((*vals)[static_cast<std::size_t>(i)], o->name(), o->type().location());
+                r.pairs.push_back({o, k});
+            }
+            return r;
+        },
+        {"fast_run", "fast_compile"});
 }
 
 } // namespace passlens

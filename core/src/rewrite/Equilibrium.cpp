@@ -18,7 +18,9 @@ std::string pad(int n) { return std::string(static_cast<std::size_t>(n), ' '); }
 } // namespace
 
 Equilibrium::Equilibrium(std::string phaseName, std::vector<NodeRewriter> locals, EquilibriumConfig config)
-    : m_locals(std::move(locals)), m_index(m_locals), m_config(config) {
+    : m_locals(std::move(locals))
+    , m_index(m_locals)
+    , m_config(config) {
     name = std::move(phaseName);
 }
 
@@ -73,9 +75,11 @@ PhaseResult Equilibrium::apply(RewriteEngine& engine) {
                 if (static_cast<double>(++processCount[rw.name()]) > maxUse) {
                     char buf[512];
                     std::snprintf(buf, sizeof buf,
-                                  "Equilibrium '%s' max'ed out by '%s' (applied %lld times > max_use %.0f = %zu nodes x max_use_ratio %g). "
+                                  "Equilibrium '%s' max'ed out by '%s' (applied %lld times > max_use %.0f = %zu nodes "
+                                  "x max_use_ratio %g). "
                                   "Raise max_use_ratio in the pipeline file if the rewrites do converge.",
-                                  name.c_str(), rw.name().c_str(), static_cast<long long>(processCount[rw.name()]), maxUse, maxNbNodes, m_config.maxUseRatio);
+                                  name.c_str(), rw.name().c_str(), static_cast<long long>(processCount[rw.name()]),
+                                  maxUse, maxNbNodes, m_config.maxUseRatio);
                     m_abort = buf;
                     if (engine.instrumentation()) engine.instrumentation()->message(m_abort);
                     aborted = true;
@@ -104,7 +108,8 @@ PhaseResult Equilibrium::apply(RewriteEngine& engine) {
     }
     m_nodesEnd = g.nodeCount();
     if (!fixedPoint && !aborted) {
-        m_abort = "Equilibrium '" + name + "' stopped after " + std::to_string(m_config.maxPasses) + " passes without converging";
+        m_abort = "Equilibrium '" + name + "' stopped after " + std::to_string(m_config.maxPasses) +
+                  " passes without converging";
         if (engine.instrumentation()) engine.instrumentation()->message(m_abort);
     }
     return {engine.editCount() != editsAtStart, fixedPoint};
@@ -114,7 +119,8 @@ std::string Equilibrium::profile(const RewriteEngine& engine, int indent) const 
     char buf[512];
     const std::string p = pad(indent);
     std::string out = p + "EquilibriumOptimizer " + name + "\n";
-    std::snprintf(buf, sizeof buf, "%s  %d passes\n%s  nb nodes (start, end,  max) %zu %zu %zu\n", p.c_str(), passes(), p.c_str(), m_nodesStart, m_nodesEnd, m_nodesMax);
+    std::snprintf(buf, sizeof buf, "%s  %d passes\n%s  nb nodes (start, end,  max) %zu %zu %zu\n", p.c_str(), passes(),
+                  p.c_str(), m_nodesStart, m_nodesEnd, m_nodesMax);
     out += buf;
     for (std::size_t i = 0; i < m_passNodes.size(); ++i) {
         std::vector<std::pair<int, std::string>> top;
@@ -125,8 +131,10 @@ std::string Equilibrium::profile(const RewriteEngine& engine, int indent) const 
         }
         std::sort(top.rbegin(), top.rend());
         std::string t;
-        for (std::size_t k = 0; k < top.size() && k < 5; ++k) t += (k ? ", " : "") + std::string("('") + top[k].second + "', " + std::to_string(top[k].first) + ")";
-        std::snprintf(buf, sizeof buf, "%s    %zu - %d changes - %zu nodes - [%s]\n", p.c_str(), i, total, m_passNodes[i], t.c_str());
+        for (std::size_t k = 0; k < top.size() && k < 5; ++k)
+            t += (k ? ", " : "") + std::string("('") + top[k].second + "', " + std::to_string(top[k].first) + ")";
+        std::snprintf(buf, sizeof buf, "%s    %zu - %d changes - %zu nodes - [%s]\n", p.c_str(), i, total,
+                      m_passNodes[i], t.c_str());
         out += buf;
     }
     if (!m_abort.empty()) out += p + "  ABORTED: " + m_abort + "\n";
@@ -139,7 +147,8 @@ std::string Equilibrium::profile(const RewriteEngine& engine, int indent) const 
     std::sort(rows.rbegin(), rows.rend());
     for (const auto& [t, n] : rows) {
         const auto& st = engine.stats().at(n);
-        std::snprintf(buf, sizeof buf, "%s    %.6fs - %lld - %lld - %s\n", p.c_str(), t / 1e6, static_cast<long long>(st.applied), static_cast<long long>(st.nodesCreated), n.c_str());
+        std::snprintf(buf, sizeof buf, "%s    %.6fs - %lld - %lld - %s\n", p.c_str(), t / 1e6,
+                      static_cast<long long>(st.applied), static_cast<long long>(st.nodesCreated), n.c_str());
         out += buf;
     }
     double unusedTime = 0;
@@ -151,7 +160,9 @@ std::string Equilibrium::profile(const RewriteEngine& engine, int indent) const 
             ++unused;
         }
     }
-    std::snprintf(buf, sizeof buf, "%s  %.6fs - in %d optimization that were not used (display only those with a runtime > 0)\n", p.c_str(), unusedTime / 1e6, unused);
+    std::snprintf(buf, sizeof buf,
+                  "%s  %.6fs - in %d optimization that were not used (display only those with a runtime > 0)\n",
+                  p.c_str(), unusedTime / 1e6, unused);
     out += buf;
     return out;
 }

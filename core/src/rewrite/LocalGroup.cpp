@@ -5,7 +5,8 @@
 
 namespace passlens {
 
-TracksIndex::TracksIndex(const std::vector<NodeRewriter>& members) : m_size(members.size()) {
+TracksIndex::TracksIndex(const std::vector<NodeRewriter>& members)
+    : m_size(members.size()) {
     for (std::size_t i = 0; i < members.size(); ++i) {
         const Tracks& t = members[i].tracks();
         if (t.all) m_all.push_back(i);
@@ -21,7 +22,8 @@ std::vector<std::size_t> TracksIndex::candidates(const Op& op, bool dispatch) co
         return all;
     }
     std::vector<std::size_t> out = m_all;
-    if (auto it = m_byKind.find(op.kind()); it != m_byKind.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    if (auto it = m_byKind.find(op.kind()); it != m_byKind.end())
+        out.insert(out.end(), it->second.begin(), it->second.end());
     if (auto it = m_byOp.find(&op); it != m_byOp.end())
         for (std::size_t i : it->second)
             if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
@@ -65,7 +67,10 @@ NodeRewriter makeLocalGroup(std::string name, std::vector<NodeRewriter> members,
             bool composed = false;
             for (auto& [o, n] : next->pairs)
                 for (auto& p : r->pairs)
-                    if (p.second == o) { p.second = n; composed = true; }
+                    if (p.second == o) {
+                        p.second = n;
+                        composed = true;
+                    }
             if (!composed) break;
         }
         return r;

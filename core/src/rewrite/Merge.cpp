@@ -34,15 +34,20 @@ PhaseResult Merge::apply(RewriteEngine& engine) {
         auto& bucket = bySig[c->constant()->contentHash() ^ c->type().hash()];
         Variable* canon = nullptr;
         for (Variable* o : bucket)
-            if (sameConstant(o, c)) { canon = o; break; }
+            if (sameConstant(o, c)) {
+                canon = o;
+                break;
+            }
         if (!canon) {
             bucket.push_back(c);
             continue;
         }
         Replacement r;
         r.pairs.push_back({c, canon});
-        if (engine.applyReplacement("MergeOptimizer", nullptr, r, elapsedUs(tc))) ++m_constants;
-        else ++m_failed;
+        if (engine.applyReplacement("MergeOptimizer", nullptr, r, elapsedUs(tc)))
+            ++m_constants;
+        else
+            ++m_failed;
     }
     // Nodes: same op (interned: pointer) and identical inputs, in topological order.
     std::unordered_map<std::vector<const void*>, Apply*, KeyHash> seen;
@@ -75,8 +80,10 @@ PhaseResult Merge::apply(RewriteEngine& engine) {
 
 std::string Merge::profile(const RewriteEngine&, int indent) const {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%sMergeOptimizer %s\n%s  nb fail=%5lld merged=%5lld constant=%5lld\n", std::string(static_cast<std::size_t>(indent), ' ').c_str(), name.c_str(),
-                  std::string(static_cast<std::size_t>(indent), ' ').c_str(), static_cast<long long>(m_failed), static_cast<long long>(m_merged), static_cast<long long>(m_constants));
+    std::snprintf(buf, sizeof buf, "%sMergeOptimizer %s\n%s  nb fail=%5lld merged=%5lld constant=%5lld\n",
+                  std::string(static_cast<std::size_t>(indent), ' ').c_str(), name.c_str(),
+                  std::string(static_cast<std::size_t>(indent), ' ').c_str(), static_cast<long long>(m_failed),
+                  static_cast<long long>(m_merged), static_cast<long long>(m_constants));
     return buf;
 }
 

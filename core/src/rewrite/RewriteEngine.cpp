@@ -17,7 +17,9 @@ bool NodeRewriter::tracksOp(const Op& op) const {
 }
 
 RewriteEngine::RewriteEngine(FunctionGraph& graph, Instrumentation* instr)
-    : m_graph(graph), m_instr(instr), m_wantReasons(instr && instr->wantsReasons()) {
+    : m_graph(graph)
+    , m_instr(instr)
+    , m_wantReasons(instr && instr->wantsReasons()) {
     m_graph.addObserver(this);
     if (m_instr) m_graph.addObserver(m_instr);
 }
@@ -50,18 +52,23 @@ bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
         auto& st = m_stats[rw.name()];
         st.timeUs += elapsedUs(t0);
         ++st.rejected;
-        if (m_instr) m_instr->rewriteRejected(rw.name(), &node, "the rewrite threw: " + currentExceptionMessage(rw.name()));
+        if (m_instr)
+            m_instr->rewriteRejected(rw.name(), &node, "the rewrite threw: " + currentExceptionMessage(rw.name()));
         return false;
     }
     if (!r) {
         m_stats[rw.name()].timeUs += elapsedUs(t0);
-        if (m_instr && m_wantReasons) m_instr->rewriteDeclined(rw.name(), &node, call.reason().empty() ? "no match" : call.reason());
+        if (m_instr && m_wantReasons)
+            m_instr->rewriteDeclined(rw.name(), &node, call.reason().empty() ? "no match" : call.reason());
         return false;
     }
-    return applyReplacement(rw.name(), &node, *r, -1.0 - std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    return applyReplacement(
+        rw.name(), &node, *r,
+        -1.0 - std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
 }
 
-bool RewriteEngine::applyReplacement(const std::string& name, const Apply* node, const Replacement& r, double transformUs) {
+bool RewriteEngine::applyReplacement(const std::string& name, const Apply* node, const Replacement& r,
+                                     double transformUs) {
     // transformUs < 0 encodes "already counted as tried" (from tryRewrite): -1 - time
     const bool fromTry = transformUs < 0;
     const double pre = fromTry ? -(transformUs + 1.0) : transformUs;

@@ -20,7 +20,9 @@ std::string pad(int n) { return std::string(static_cast<std::size_t>(n), ' '); }
 } // namespace
 
 Walker::Walker(std::string phaseName, std::vector<NodeRewriter> rewriters, WalkerConfig config)
-    : m_rewriters(std::move(rewriters)), m_index(m_rewriters), m_config(config) {
+    : m_rewriters(std::move(rewriters))
+    , m_index(m_rewriters)
+    , m_config(config) {
     name = std::move(phaseName);
 }
 
@@ -68,7 +70,8 @@ std::string Walker::profile(const RewriteEngine& engine, int indent) const {
     char buf[256];
     std::string out = pad(indent) + "TopoOptimizer " + name + " (" +
                       (m_config.order == WalkerConfig::Order::InToOut ? "in_to_out" : "out_to_in") + ")\n";
-    std::snprintf(buf, sizeof buf, "%s  nb_node (start, end, changed) (%zu, %zu, %lld)\n", pad(indent).c_str(), m_nodesStart, m_nodesEnd, static_cast<long long>(m_changed));
+    std::snprintf(buf, sizeof buf, "%s  nb_node (start, end, changed) (%zu, %zu, %lld)\n", pad(indent).c_str(),
+                  m_nodesStart, m_nodesEnd, static_cast<long long>(m_changed));
     out += buf;
     std::snprintf(buf, sizeof buf, "%s  loop time %.6fs\n", pad(indent).c_str(), m_loopUs / 1e6);
     out += buf;
@@ -76,18 +79,21 @@ std::string Walker::profile(const RewriteEngine& engine, int indent) const {
         auto it = engine.stats().find(rw.name());
         if (it == engine.stats().end() || !it->second.applied) continue;
         std::snprintf(buf, sizeof buf, "%s  %.6fs - %lld - %lld - %s\n", pad(indent).c_str(), it->second.timeUs / 1e6,
-                      static_cast<long long>(it->second.applied), static_cast<long long>(it->second.nodesCreated), rw.name().c_str());
+                      static_cast<long long>(it->second.applied), static_cast<long long>(it->second.nodesCreated),
+                      rw.name().c_str());
         out += buf;
     }
     return out;
 }
 
 PhasePtr in2out(std::string name, std::vector<NodeRewriter> rewriters, bool ignoreNewTrees) {
-    return std::make_shared<Walker>(std::move(name), std::move(rewriters), WalkerConfig{WalkerConfig::Order::InToOut, ignoreNewTrees, true});
+    return std::make_shared<Walker>(std::move(name), std::move(rewriters),
+                                    WalkerConfig{WalkerConfig::Order::InToOut, ignoreNewTrees, true});
 }
 
 PhasePtr out2in(std::string name, std::vector<NodeRewriter> rewriters, bool ignoreNewTrees) {
-    return std::make_shared<Walker>(std::move(name), std::move(rewriters), WalkerConfig{WalkerConfig::Order::OutToIn, ignoreNewTrees, true});
+    return std::make_shared<Walker>(std::move(name), std::move(rewriters),
+                                    WalkerConfig{WalkerConfig::Order::OutToIn, ignoreNewTrees, true});
 }
 
 } // namespace passlens

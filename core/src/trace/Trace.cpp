@@ -38,9 +38,12 @@ std::shared_ptr<TensorData> constantFromJson(const json& j, const Type& t, const
         d->missing = j["missing"].get<std::string>();
         return d;
     }
-    if (!j.contains("base64") || !j["base64"].is_string()) throw Error(where + ": expected {\"base64\": ...} or {\"missing\": ...}");
+    if (!j.contains("base64") || !j["base64"].is_string())
+        throw Error(where + ": expected {\"base64\": ...} or {\"missing\": ...}");
     std::string bytes = base64Decode(j["base64"].get<std::string>());
-    if (bytes.size() != d->byteSize()) throw Error(where + ": data has " + std::to_string(bytes.size()) + " bytes, the type needs " + std::to_string(d->byteSize()));
+    if (bytes.size() != d->byteSize())
+        throw Error(where + ": data has " + std::to_string(bytes.size()) + " bytes, the type needs " +
+                    std::to_string(d->byteSize()));
     d->bytes = std::make_shared<const std::string>(std::move(bytes));
     return d;
 }
@@ -91,7 +94,9 @@ void recreateNode(FunctionGraph& g, const NodeDef& d) {
     std::vector<Variable*> ins;
     for (VarId v : d.inputs) {
         Variable* var = g.variable(v);
-        if (!var) throw Error("node " + std::to_string(d.id) + " uses variable " + std::to_string(v) + ", which nothing earlier defines");
+        if (!var)
+            throw Error("node " + std::to_string(d.id) + " uses variable " + std::to_string(v) +
+                        ", which nothing earlier defines");
         ins.push_back(var);
     }
     std::vector<VarId> outIds;
@@ -129,7 +134,8 @@ void Trace::capture(const FunctionGraph& g) {
     m_sourceNodes.clear();
     m_sourceOutputs.clear();
     for (const Variable* v : g.inputs()) m_sourceInputs.push_back({v->id(), v->type(), v->name(), v->tag});
-    for (const Variable* c : g.constants()) m_sourceConstants.push_back(ConstantDef{c->id(), c->name(), c->type().location(), c->constant()});
+    for (const Variable* c : g.constants())
+        m_sourceConstants.push_back(ConstantDef{c->id(), c->name(), c->type().location(), c->constant()});
     m_sourceNodes.reserve(g.nodeCount());
     for (const Apply* n : g.toposort()) {
         NodeDef d;
@@ -183,9 +189,7 @@ void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view) {
     m_pending.nodes.push_back(std::move(d));
 }
 
-void Trace::onPrune(const FunctionGraph&, const Apply& n, std::string_view) {
-    m_pending.removed.push_back(n.id());
-}
+void Trace::onPrune(const FunctionGraph&, const Apply& n, std::string_view) { m_pending.removed.push_back(n.id()); }
 
 void Trace::onReplace(const FunctionGraph&, const Variable& a, const Variable& b, std::string_view) {
     m_pending.replaced.push_back({a.id(), b.id()});
@@ -266,7 +270,8 @@ int Trace::removedBy(NodeId id) const {
     return it == m_removed.end() ? 0 : it->second;
 }
 int Trace::appliedCount() const {
-    return static_cast<int>(std::count_if(m_events.begin(), m_events.end(), [](const RewriteEvent& e) { return e.status == "applied"; }));
+    return static_cast<int>(
+        std::count_if(m_events.begin(), m_events.end(), [](const RewriteEvent& e) { return e.status == "applied"; }));
 }
 int Trace::lastEventOfPhase(std::size_t phaseIndex) const {
     int last = 0;
@@ -344,14 +349,16 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
     if (!source.empty() && std::filesystem::is_regular_file(source, ec)) src["sha256"] = sha256File(source);
     doc["source"] = src;
     json ph = json::array();
-    for (const auto& p : m_phases) ph.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}});
+    for (const auto& p : m_phases)
+        ph.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}});
     doc["pipeline"] = {{"name", m_pipeline}, {"phases", ph}};
     doc["graph"] = writeGraphJson(*sourceGraph(), sessionWriteOptions());
     json evs = json::array();
     for (const auto& e : m_events) {
         MemoryReserve::throwIfSpent(); // out of memory surfaces here, not in a destructor
-        json j = {{"seq", e.seq}, {"phase", e.phase}, {"rewriter", e.rewriter}, {"status", e.status}, {"node", e.node},
-                  {"removed", e.removed}, {"added", e.added}, {"reason", e.reason}, {"time_us", e.timeUs}};
+        json j = {{"seq", e.seq},       {"phase", e.phase},   {"rewriter", e.rewriter},
+                  {"status", e.status}, {"node", e.node},     {"removed", e.removed},
+                  {"added", e.added},   {"reason", e.reason}, {"time_us", e.timeUs}};
         json rep = json::array();
         for (const auto& [a, b] : e.replaced) rep.push_back({a, b});
         j["replaced"] = rep;
@@ -370,7 +377,8 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
                 if (!d.name.empty()) nd.push_back(d.name);
                 if (d.opPtr && !d.opPtr->subgraphs().empty()) {
                     json subs = json::object();
-                    for (const Subgraph& s : d.opPtr->subgraphs()) subs[s.attribute] = writeGraphJson(*s.graph, sessionWriteOptions());
+                    for (const Subgraph& s : d.opPtr->subgraphs())
+                        subs[s.attribute] = writeGraphJson(*s.graph, sessionWriteOptions());
                     if (d.name.empty()) nd.push_back("");
                     nd.push_back(subs);
                 }
@@ -381,7 +389,10 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
         if (!e.constants.empty()) {
             json cs = json::array();
             for (const auto& c : e.constants)
-                cs.push_back({{"id", c.id}, {"name", c.name}, {"type", Type(c.data->dtype, c.data->shape, c.location).str()}, {"value", constantValueJson(*c.data)}});
+                cs.push_back({{"id", c.id},
+                              {"name", c.name},
+                              {"type", Type(c.data->dtype, c.data->shape, c.location).str()},
+                              {"value", constantValueJson(*c.data)}});
             j["constants"] = cs;
         }
         evs.push_back(std::move(j));
@@ -391,9 +402,21 @@ json Trace::toSessionJson(const std::filesystem::path& source, const json& profi
     for (const auto& p : m_phases) {
         json rws = json::array();
         for (const auto& [n, st] : p.rewriters)
-            rws.push_back({{"name", n}, {"tried", st.tried}, {"applied", st.applied}, {"rejected", st.rejected}, {"nodes_created", st.nodesCreated}, {"time_us", st.timeUs}});
-        phases.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}, {"changed", p.changed}, {"time_us", p.timeUs},
-                          {"nodes_before", p.nodesBefore}, {"nodes_after", p.nodesAfter}, {"first_event", p.firstEvent}, {"last_event", p.lastEvent},
+            rws.push_back({{"name", n},
+                           {"tried", st.tried},
+                           {"applied", st.applied},
+                           {"rejected", st.rejected},
+                           {"nodes_created", st.nodesCreated},
+                           {"time_us", st.timeUs}});
+        phases.push_back({{"name", p.info.name},
+                          {"position", p.info.position},
+                          {"kind", p.info.kind},
+                          {"changed", p.changed},
+                          {"time_us", p.timeUs},
+                          {"nodes_before", p.nodesBefore},
+                          {"nodes_after", p.nodesAfter},
+                          {"first_event", p.firstEvent},
+                          {"last_event", p.lastEvent},
                           {"rewriters", rws}});
     }
     doc["phases"] = phases;
@@ -419,7 +442,9 @@ std::string Trace::dumpSession(const json& doc) {
     for (const char* first : kFirst)
         if (doc.contains(first)) put(first, doc[first]);
     for (auto it = doc.begin(); it != doc.end(); ++it)
-        if (std::find_if(std::begin(kFirst), std::end(kFirst), [&](const char* f) { return it.key() == f; }) == std::end(kFirst)) put(it.key(), it.value());
+        if (std::find_if(std::begin(kFirst), std::end(kFirst), [&](const char* f) { return it.key() == f; }) ==
+            std::end(kFirst))
+            put(it.key(), it.value());
     out += "}\n";
     MemoryReserve::throwIfSpent();
     return out;
@@ -431,14 +456,18 @@ void Trace::save(const std::filesystem::path& path, const std::filesystem::path&
 
 Trace Trace::load(const std::filesystem::path& path) {
     const json doc = readJsonFile(path);
-    return fromSessionJson(doc, path.string(), path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+    return fromSessionJson(doc, path.string(),
+                           path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
 }
 
 Trace Trace::fromSessionJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
-    auto fail = [&](const std::string& where, const std::string& why) { return Error(label + ": " + where + ": " + why); };
+    auto fail = [&](const std::string& where, const std::string& why) {
+        return Error(label + ": " + where + ": " + why);
+    };
     if (!doc.is_object() || !doc.contains("format") || doc["format"] != "passlens.session")
         throw fail("format", "not a session file: expected \"format\": \"passlens.session\"");
-    if (!doc.contains("version") || doc["version"] != 1) throw fail("version", "unsupported session version (this build reads version 1)");
+    if (!doc.contains("version") || doc["version"] != 1)
+        throw fail("version", "unsupported session version (this build reads version 1)");
     if (!doc.contains("graph")) throw fail("graph", "missing");
     Trace t;
     t.m_label = label;
@@ -466,7 +495,8 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             e.phase = j.value("phase", "");
             e.rewriter = j.value("rewriter", "");
             e.status = j.value("status", "applied");
-            if (e.status != "applied" && e.status != "rejected" && e.status != "declined") throw fail(w + ".status", "must be applied, rejected or declined");
+            if (e.status != "applied" && e.status != "rejected" && e.status != "declined")
+                throw fail(w + ".status", "must be applied, rejected or declined");
             e.node = j.value("node", NodeId(-1));
             for (const auto& x : arr(j, "removed")) e.removed.push_back(x.get<NodeId>());
             for (const auto& x : arr(j, "added")) e.added.push_back(x.get<NodeId>());
@@ -489,13 +519,18 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
                     const std::string& ts = o.at(1).get_ref<const std::string&>();
                     auto tc = typeCache.find(ts);
                     if (tc == typeCache.end()) tc = typeCache.emplace(ts, Type::parse(ts)).first;
-                    d.outputs.push_back({o.at(0).get<VarId>(), tc->second, o.size() > 2 ? o[2].get<std::string>() : std::string()});
+                    d.outputs.push_back(
+                        {o.at(0).get<VarId>(), tc->second, o.size() > 2 ? o[2].get<std::string>() : std::string()});
                 }
                 std::vector<Subgraph> subs;
                 if (nd.size() > 6) {
                     if (!nd[6].is_object()) throw fail(at, "subgraphs: expected an object");
                     for (auto it = nd[6].begin(); it != nd[6].end(); ++it)
-                        subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(readGraphJson(it.value(), label + ": " + at + ".subgraphs." + it.key(), baseDir).graph)});
+                        subs.push_back(
+                            {it.key(),
+                             std::shared_ptr<const FunctionGraph>(
+                                 readGraphJson(it.value(), label + ": " + at + ".subgraphs." + it.key(), baseDir)
+                                     .graph)});
                 }
                 d.opPtr = &Op::get(d.op, d.attrs, std::move(subs));
                 e.nodes.push_back(std::move(d));
@@ -503,7 +538,9 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
             at = w + ".constants";
             for (const auto& c : arr(j, "constants")) {
                 const Type ty = Type::parse(c.at("type").get<std::string>());
-                e.constants.push_back(ConstantDef{c.at("id").get<VarId>(), c.value("name", ""), ty.location(), constantFromJson(c.at("value"), ty, label + ": " + w + ".constants")});
+                e.constants.push_back(
+                    ConstantDef{c.at("id").get<VarId>(), c.value("name", ""), ty.location(),
+                                constantFromJson(c.at("value"), ty, label + ": " + w + ".constants")});
             }
             for (NodeId id : e.added) t.m_created[id] = e.seq;
             for (NodeId id : e.removed) t.m_removed[id] = e.seq;
@@ -534,7 +571,8 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
         }
         at = "lifting";
         for (const auto& l : arr(doc, "lifting"))
-            t.m_lifting.push_back(LiftingEntry{l.value("node", NodeId(-1)), l.value("op", ""), l.value("lifted", false), l.value("reason", "")});
+            t.m_lifting.push_back(LiftingEntry{l.value("node", NodeId(-1)), l.value("op", ""), l.value("lifted", false),
+                                               l.value("reason", "")});
         at = "profiles";
         t.m_profiles = doc.value("profiles", json::array());
     } catch (const json::exception& e) {
@@ -547,7 +585,8 @@ Trace Trace::fromSessionJson(const json& doc, const std::string& label, const st
     return t;
 }
 
-std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCapabilities& caps, const std::vector<LiftDecision>& decisions) {
+std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCapabilities& caps,
+                                        const std::vector<LiftDecision>& decisions) {
     std::map<NodeId, const LiftDecision*> byId;
     for (const auto& d : decisions) byId[d.node] = &d;
     std::vector<LiftingEntry> out;
@@ -571,12 +610,18 @@ std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCap
         }
         for (const Variable* v : n->outputs()) allScalar &= v->type().rankKnown() && v->type().ndim() == 0;
         auto it = byId.find(n->id());
-        if (op.isOnnx()) e.reason = "no GPU lifter for " + k;
-        else if (k == "Shape" || k == "Shape_i") e.reason = gpuIn ? "reads the GPU variable's shape on the host" : "shape of a host tensor";
-        else if (k == "MakeVector") e.reason = "no GPU lifter for MakeVector (shape arithmetic stays on the host)";
-        else if (!hasLifter(k)) e.reason = "no GPU lifter for " + k;
-        else if (complex) e.reason = "complex input";
-        else if (allScalar && n->nin() > 0) e.reason = "0-d tensors stay on the host";
+        if (op.isOnnx())
+            e.reason = "no GPU lifter for " + k;
+        else if (k == "Shape" || k == "Shape_i")
+            e.reason = gpuIn ? "reads the GPU variable's shape on the host" : "shape of a host tensor";
+        else if (k == "MakeVector")
+            e.reason = "no GPU lifter for MakeVector (shape arithmetic stays on the host)";
+        else if (!hasLifter(k))
+            e.reason = "no GPU lifter for " + k;
+        else if (complex)
+            e.reason = "complex input";
+        else if (allScalar && n->nin() > 0)
+            e.reason = "0-d tensors stay on the host";
         else {
             const std::string& gk = op.info().gpuCounterpart;
             if (!gk.empty())

@@ -12,8 +12,7 @@
 namespace passlens::cpu {
 
 void sgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K, float alpha, const float* A,
-           std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc)
-{
+           std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc) {
     if (M == 0 || N == 0) return;
     if (K == 0) {
         for (std::int64_t i = 0; i < M; ++i)
@@ -28,23 +27,22 @@ void sgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
                 for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.f;
         if (M == 1) // C[0,:] = alpha * op(B)^T a + beta * C[0,:], a = op(A)[0,:]
             cblas_sgemv(CblasRowMajor, transB ? CblasNoTrans : CblasTrans, static_cast<blasint>(transB ? N : K),
-                        static_cast<blasint>(transB ? K : N), alpha, B, static_cast<blasint>(ldb), A, static_cast<blasint>(transA ? lda : 1), beta,
-                        C, 1);
+                        static_cast<blasint>(transB ? K : N), alpha, B, static_cast<blasint>(ldb), A,
+                        static_cast<blasint>(transA ? lda : 1), beta, C, 1);
         else // C[:,0] = alpha * op(A) b + beta * C[:,0], b = op(B)[:,0]
             cblas_sgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, static_cast<blasint>(transA ? K : M),
-                        static_cast<blasint>(transA ? M : K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(transB ? 1 : ldb), beta,
-                        C, static_cast<blasint>(ldc));
+                        static_cast<blasint>(transA ? M : K), alpha, A, static_cast<blasint>(lda), B,
+                        static_cast<blasint>(transB ? 1 : ldb), beta, C, static_cast<blasint>(ldc));
         return;
     }
     // beta == 0: OpenBLAS does not read C (its beta-0 paths store, they do not scale)
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(M),
-                static_cast<blasint>(N), static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb),
-                beta, C, static_cast<blasint>(ldc));
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+                static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
 }
 
 void dgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K, double alpha, const double* A,
-           std::int64_t lda, const double* B, std::int64_t ldb, double beta, double* C, std::int64_t ldc)
-{
+           std::int64_t lda, const double* B, std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
     if (M == 0 || N == 0) return;
     if (K == 0) {
         for (std::int64_t i = 0; i < M; ++i)
@@ -57,17 +55,17 @@ void dgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
                 for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0;
         if (M == 1)
             cblas_dgemv(CblasRowMajor, transB ? CblasNoTrans : CblasTrans, static_cast<blasint>(transB ? N : K),
-                        static_cast<blasint>(transB ? K : N), alpha, B, static_cast<blasint>(ldb), A, static_cast<blasint>(transA ? lda : 1), beta,
-                        C, 1);
+                        static_cast<blasint>(transB ? K : N), alpha, B, static_cast<blasint>(ldb), A,
+                        static_cast<blasint>(transA ? lda : 1), beta, C, 1);
         else
             cblas_dgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, static_cast<blasint>(transA ? K : M),
-                        static_cast<blasint>(transA ? M : K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(transB ? 1 : ldb), beta,
-                        C, static_cast<blasint>(ldc));
+                        static_cast<blasint>(transA ? M : K), alpha, A, static_cast<blasint>(lda), B,
+                        static_cast<blasint>(transB ? 1 : ldb), beta, C, static_cast<blasint>(ldc));
         return;
     }
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(M),
-                static_cast<blasint>(N), static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb),
-                beta, C, static_cast<blasint>(ldc));
+    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+                static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
 }
 
 void setBlasThreads(int n) { openblas_set_num_threads(n); }
@@ -83,15 +81,17 @@ __attribute__((weak)) void gotoblas_dynamic_quit(void);
 
 namespace passlens::cpu {
 
-Shape batchedGemmShape(const KernelCall& c, const Tensor& a, const Tensor& b)
-{
+Shape batchedGemmShape(const KernelCall& c, const Tensor& a, const Tensor& b) {
     const int nd = a.ndim();
-    if (nd < 3 || b.ndim() != nd) c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
-    if (b.dim(nd - 2) != a.dim(nd - 1)) c.fail("inner dimensions of " + a.typeStr() + " and " + b.typeStr() + " differ");
+    if (nd < 3 || b.ndim() != nd)
+        c.fail("takes two tensors of equal rank >= 3, got " + a.typeStr() + " and " + b.typeStr());
+    if (b.dim(nd - 2) != a.dim(nd - 1))
+        c.fail("inner dimensions of " + a.typeStr() + " and " + b.typeStr() + " differ");
     Shape batch;
     for (int i = 0; i < nd - 2; ++i) {
         const std::int64_t da = a.dim(i), db = b.dim(i);
-        if (da != db && da != 1 && db != 1) c.fail("batch axis " + std::to_string(i) + " of " + a.typeStr() + " and " + b.typeStr() + " differ");
+        if (da != db && da != 1 && db != 1)
+            c.fail("batch axis " + std::to_string(i) + " of " + a.typeStr() + " and " + b.typeStr() + " differ");
         batch.push_back(da == 1 ? db : da);
     }
     return batch;
@@ -106,18 +106,17 @@ std::string g_blasNote;
 void selectBlasCoreOnce();
 } // namespace
 
-void selectBlasCore()
-{
+void selectBlasCore() {
     static std::once_flag once;
     std::call_once(once, [] { selectBlasCoreOnce(); });
 }
 
 namespace {
-void selectBlasCoreOnce()
-{
+void selectBlasCoreOnce() {
     const char* core = openblas_get_corename();
     const std::string name = core ? core : "";
-    if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("PASSLENS_KEEP_BLAS_CORE") || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) {
+    if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("PASSLENS_KEEP_BLAS_CORE") || !gotoblas_dynamic_init ||
+        !gotoblas_dynamic_quit) {
         g_blasNote = name;
         return;
     }
@@ -130,8 +129,8 @@ void selectBlasCoreOnce()
         pick = "SkylakeX";
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         pick = "Haswell";
-    if (pick && (name == "Prescott" || name == "Core2" || name == "Penryn" || name == "Dunnington" || name == "Nehalem" ||
-                 name == "Atom" || name == "Nano" || (name == "Sandybridge" && pick))) {
+    if (pick && (name == "Prescott" || name == "Core2" || name == "Penryn" || name == "Dunnington" ||
+                 name == "Nehalem" || name == "Atom" || name == "Nano" || (name == "Sandybridge" && pick))) {
         gotoblas_dynamic_quit();
         setenv("OPENBLAS_CORETYPE", pick, 0);
         gotoblas_dynamic_init();
@@ -143,36 +142,33 @@ void selectBlasCoreOnce()
 }
 } // namespace
 
-std::string blasDescription()
-{
+std::string blasDescription() {
     selectBlasCore();
     return "OpenBLAS " + g_blasNote;
 }
 
 namespace {
 
-Tensor asDType(const KernelCall& c, const Tensor& t, DType dt)
-{
+Tensor asDType(const KernelCall& c, const Tensor& t, DType dt) {
     if (t.dtype() == dt) return t;
     Tensor r = c.allocate(dt, t.shape());
     convertElements(t.rawData(), t.dtype(), r.rawData(), dt, t.numel());
     return r;
 }
 
-template <class F> void numeric(const KernelCall& c, DType dt, F&& f)
-{
+template <class F> void numeric(const KernelCall& c, DType dt, F&& f) {
     visitDType(dt, c.op().kind().c_str(), [&](auto z) {
         using T = decltype(z);
-        if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t> ||
-                      std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
+        if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> ||
+                      std::is_same_v<T, std::int16_t> || std::is_same_v<T, std::uint16_t> ||
+                      std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
                       std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint64_t> || std::is_same_v<T, float> ||
                       std::is_same_v<T, double>)
             f(z);
     });
 }
 
-void dot(KernelCall& c)
-{
+void dot(KernelCall& c) {
     const DType dt = outDType(c);
     const Tensor a = asDType(c, c.in(0), dt), b = asDType(c, c.in(1), dt);
     if (a.ndim() < 1 || a.ndim() > 2 || b.ndim() < 1 || b.ndim() > 2)
@@ -191,47 +187,51 @@ void dot(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void gemm(KernelCall& c)
-{
+void gemm(KernelCall& c) {
     // gemm(z, a, x, y, b) = b*z + a*dot(x, y)
     const Tensor& z = c.in(0);
     const DType dt = outDType(c);
     const Tensor x = asDType(c, c.in(2), dt), yv = asDType(c, c.in(3), dt);
-    if (z.ndim() != 2 || x.ndim() != 2 || yv.ndim() != 2) c.fail("needs matrices, got " + z.typeStr() + ", " + x.typeStr() + ", " + yv.typeStr());
+    if (z.ndim() != 2 || x.ndim() != 2 || yv.ndim() != 2)
+        c.fail("needs matrices, got " + z.typeStr() + ", " + x.typeStr() + ", " + yv.typeStr());
     const std::int64_t M = x.dim(0), K = x.dim(1), N = yv.dim(1);
     if (yv.dim(0) != K) c.fail("inner dimensions of " + x.typeStr() + " and " + yv.typeStr() + " differ");
-    if (z.dim(0) != M || z.dim(1) != N) c.fail("z " + z.typeStr() + " does not match dot(x, y) [" + std::to_string(M) + "," + std::to_string(N) + "]");
+    if (z.dim(0) != M || z.dim(1) != N)
+        c.fail("z " + z.typeStr() + " does not match dot(x, y) [" + std::to_string(M) + "," + std::to_string(N) + "]");
     const double alpha = c.in(1).at(0), beta = c.in(4).at(0);
     Tensor out = c.reuseOrAllocate(0, dt, z.shape());
-    if (beta != 0 && out.storage() != z.storage()) convertElements(z.rawData(), z.dtype(), out.rawData(), dt, z.numel());
+    if (beta != 0 && out.storage() != z.storage())
+        convertElements(z.rawData(), z.dtype(), out.rawData(), dt, z.numel());
     numeric(c, dt, [&](auto zz) {
         using T = decltype(zz);
-        gemmT<T>(false, false, M, N, K, static_cast<T>(alpha), x.data<T>(), K, yv.data<T>(), N, static_cast<T>(beta), out.data<T>(), N);
+        gemmT<T>(false, false, M, N, K, static_cast<T>(alpha), x.data<T>(), K, yv.data<T>(), N, static_cast<T>(beta),
+                 out.data<T>(), N);
     });
     c.outputs[0] = std::move(out);
 }
 
-void gemv(KernelCall& c)
-{
+void gemv(KernelCall& c) {
     // gemv(z, a, A, x, b) = b*z + a*dot(A, x)
     const Tensor& z = c.in(0);
     const DType dt = outDType(c);
     const Tensor A = asDType(c, c.in(2), dt), x = asDType(c, c.in(3), dt);
     if (z.ndim() != 1 || A.ndim() != 2 || x.ndim() != 1) c.fail("needs a vector, a matrix and a vector");
     const std::int64_t M = A.dim(0), K = A.dim(1);
-    if (x.dim(0) != K || z.dim(0) != M) c.fail("shapes " + z.typeStr() + ", " + A.typeStr() + ", " + x.typeStr() + " do not match");
+    if (x.dim(0) != K || z.dim(0) != M)
+        c.fail("shapes " + z.typeStr() + ", " + A.typeStr() + ", " + x.typeStr() + " do not match");
     const double alpha = c.in(1).at(0), beta = c.in(4).at(0);
     Tensor out = c.reuseOrAllocate(0, dt, z.shape());
-    if (beta != 0 && out.storage() != z.storage()) convertElements(z.rawData(), z.dtype(), out.rawData(), dt, z.numel());
+    if (beta != 0 && out.storage() != z.storage())
+        convertElements(z.rawData(), z.dtype(), out.rawData(), dt, z.numel());
     numeric(c, dt, [&](auto zz) {
         using T = decltype(zz);
-        gemmT<T>(false, false, M, 1, K, static_cast<T>(alpha), A.data<T>(), K, x.data<T>(), 1, static_cast<T>(beta), out.data<T>(), 1);
+        gemmT<T>(false, false, M, 1, K, static_cast<T>(alpha), A.data<T>(), K, x.data<T>(), 1, static_cast<T>(beta),
+                 out.data<T>(), 1);
     });
     c.outputs[0] = std::move(out);
 }
 
-void batchedDot(KernelCall& c)
-{
+void batchedDot(KernelCall& c) {
     const DType dt = outDType(c);
     Tensor a = asDType(c, c.in(0), dt), b = asDType(c, c.in(1), dt);
     // Theano's rank-2 operands, (B,K) as (B,1,K) on the left and (B,K,1) on the right; the
@@ -261,7 +261,8 @@ void batchedDot(KernelCall& c)
                 oa = oa * a.dim(static_cast<int>(d)) + (a.dim(static_cast<int>(d)) == 1 ? 0 : idx[d]);
                 ob = ob * b.dim(static_cast<int>(d)) + (b.dim(static_cast<int>(d)) == 1 ? 0 : idx[d]);
             }
-            gemmT<T>(false, false, M, N, K, T(1), a.data<T>() + oa * M * K, K, b.data<T>() + ob * K * N, N, T(0), y.data<T>() + bi * M * N, N);
+            gemmT<T>(false, false, M, N, K, T(1), a.data<T>() + oa * M * K, K, b.data<T>() + ob * K * N, N, T(0),
+                     y.data<T>() + bi * M * N, N);
             for (std::size_t d = bshape.size(); d-- > 0;) {
                 if (++idx[d] < bshape[d]) break;
                 idx[d] = 0;
@@ -276,13 +277,11 @@ void batchedDot(KernelCall& c)
 } // namespace passlens::cpu
 
 namespace passlens {
-void setCpuThreads(int threads)
-{
+void setCpuThreads(int threads) {
     cpu::selectBlasCore();
     cpu::setBlasThreads(threads);
 }
-int cpuThreads()
-{
+int cpuThreads() {
     cpu::selectBlasCore();
     return cpu::blasThreads();
 }
@@ -291,8 +290,7 @@ std::string cpuBackendDescription() { return cpu::blasDescription(); }
 
 namespace passlens::cpu {
 
-void registerBlasKernels(KernelRegistry& r)
-{
+void registerBlasKernels(KernelRegistry& r) {
     selectBlasCore();
     addHostAndGpu(r, "Dot", "", dot);
     addHostAndGpu(r, "Dot22", "GpuDot22", dot);

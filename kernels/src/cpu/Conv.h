@@ -32,7 +32,8 @@ PoolParams poolParams(const KernelCall& c, const Tensor& x);
 /// Output height and width of conv(x[N,C,H,W], w[F,C/groups,KH,KW]) with p. Fails naming the node
 /// on groups that do not divide C and F, strides or dilations below 1, or a dilated kernel larger
 /// than the padded input (used by the CPU and CUDA backends alike).
-std::pair<std::int64_t, std::int64_t> conv2dOutputSize(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p);
+std::pair<std::int64_t, std::int64_t> conv2dOutputSize(const KernelCall& c, const Tensor& x, const Tensor& w,
+                                                       const Conv2dParams& p);
 
 /// y[N,F,OH,OW] = conv(x[N,C,H,W], w[F,C/groups,KH,KW]) (+ bias[F] when given). Float32 or
 /// float64. Fails naming the node on inconsistent shapes.
@@ -45,7 +46,7 @@ int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64
 
 /// Transposed convolution: x[N,C,H,W], w[C,F/groups,KH,KW] -> y[N,F,OH,OW] with
 /// OH = strideH*(H-1) + outPadH + dilH*(KH-1) + 1 - padTop - padBottom.
-Tensor convTranspose2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, std::int64_t outPadH,
-                       std::int64_t outPadW, const Tensor* bias);
+Tensor convTranspose2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p,
+                       std::int64_t outPadH, std::int64_t outPadW, const Tensor* bias);
 
 } // namespace passlens::cpu

@@ -26,8 +26,7 @@ struct WinogradState : KernelState {
     std::vector<float> U;
 };
 
-void winogradWeights(const float* w, std::int64_t F, std::int64_t C, int m, float* U)
-{
+void winogradWeights(const float* w, std::int64_t F, std::int64_t C, int m, float* U) {
     const int A = m + 2;
     // G (A x 3), exact in double; U = G g G^T rounded once to float
     static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
@@ -53,8 +52,7 @@ void winogradWeights(const float* w, std::int64_t F, std::int64_t C, int m, floa
 
 } // namespace
 
-int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW)
-{
+int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW) {
     if (const char* e = std::getenv("PASSLENS_CONV_WINOGRAD")) {
         const std::string v = e;
         if (v == "off") return 0;
@@ -74,9 +72,8 @@ int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64
 
 namespace {
 
-void conv2dWinograd(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias, Tensor& y, int m,
-                    const OutputEpilogue* ep)
-{
+void conv2dWinograd(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias,
+                    Tensor& y, int m, const OutputEpilogue* ep) {
     const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
     const std::int64_t F = w.dim(0), OH = y.dim(2), OW = y.dim(3);
     const int A = m + 2;
@@ -115,9 +112,8 @@ void conv2dWinograd(const KernelCall& c, const Tensor& x, const Tensor& w, const
 }
 
 template <class T>
-void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias, Tensor& y,
-                 const OutputEpilogue* ep)
-{
+void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias,
+                 Tensor& y, const OutputEpilogue* ep) {
     const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
     const std::int64_t F = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
     const std::int64_t OH = y.dim(2), OW = y.dim(3);
@@ -147,18 +143,21 @@ void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Co
                 const T* xc = xp + (n * C + c0) * H * W;
                 const T* wc = wp + c0 * mult * KH * KW;
                 T* yc = yp + (n * F + c0 * mult) * spatial;
-                if constexpr (std::is_same_v<T, float>) loops().depthwiseFloat(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, p);
-                else loops().depthwiseDouble(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, p);
+                if constexpr (std::is_same_v<T, float>)
+                    loops().depthwiseFloat(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, p);
+                else
+                    loops().depthwiseDouble(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, p);
                 finish(n, c0 * mult, (c0 + cn) * mult, 0, spatial);
             }
     } else {
-        const bool pointwise = KH == 1 && KW == 1 && p.strideH == 1 && p.strideW == 1 && p.padTop == 0 && p.padLeft == 0 &&
-                               p.padBottom == 0 && p.padRight == 0;
+        const bool pointwise = KH == 1 && KW == 1 && p.strideH == 1 && p.strideW == 1 && p.padTop == 0 &&
+                               p.padLeft == 0 && p.padBottom == 0 && p.padRight == 0;
         const std::int64_t K = Cg * KH * KW;
         T* cols = nullptr;
         std::vector<T> colStore;
         if (!pointwise) {
-            if constexpr (std::is_same_v<T, float>) cols = c.ctx.scratch(static_cast<std::size_t>(K * spatial));
+            if constexpr (std::is_same_v<T, float>)
+                cols = c.ctx.scratch(static_cast<std::size_t>(K * spatial));
             else {
                 colStore.resize(static_cast<std::size_t>(K * spatial));
                 cols = colStore.data();
@@ -171,14 +170,17 @@ void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Co
                 if (pointwise) {
                     B = xg;
                 } else {
-                    if constexpr (std::is_same_v<T, float>) loops().im2colFloat(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
-                    else loops().im2colDouble(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
+                    if constexpr (std::is_same_v<T, float>)
+                        loops().im2colFloat(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
+                    else
+                        loops().im2colDouble(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
                     B = cols;
                 }
                 // one GEMM per image and group: splitting the columns into cache-sized blocks (so
                 // the epilogue reads them from L2) measured no faster on mobilenet_v2, resnet18 or
                 // squeezenet1_1 (docs/BENCHMARKS.md)
-                gemmT<T>(false, false, Fg, spatial, K, T(1), wp + g * Fg * K, K, B, spatial, T(0), yp + (n * F + g * Fg) * spatial, spatial);
+                gemmT<T>(false, false, Fg, spatial, K, T(1), wp + g * Fg * K, K, B, spatial, T(0),
+                         yp + (n * F + g * Fg) * spatial, spatial);
                 finish(n, g * Fg, (g + 1) * Fg, 0, spatial);
             }
     }
@@ -186,11 +188,12 @@ void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Co
 
 } // namespace
 
-std::pair<std::int64_t, std::int64_t> conv2dOutputSize(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p)
-{
+std::pair<std::int64_t, std::int64_t> conv2dOutputSize(const KernelCall& c, const Tensor& x, const Tensor& w,
+                                                       const Conv2dParams& p) {
     const std::int64_t C = x.dim(1), F = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
     if (p.groups < 1 || C != Cg * p.groups || F % p.groups)
-        c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match with " + std::to_string(p.groups) + " groups");
+        c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match with " +
+               std::to_string(p.groups) + " groups");
     if (p.strideH < 1 || p.strideW < 1 || p.dilH < 1 || p.dilW < 1) c.fail("strides and dilations must be >= 1");
     const std::int64_t OH = (x.dim(2) + p.padTop + p.padBottom - p.dilH * (KH - 1) - 1) / p.strideH + 1;
     const std::int64_t OW = (x.dim(3) + p.padLeft + p.padRight - p.dilW * (KW - 1) - 1) / p.strideW + 1;
@@ -200,33 +203,40 @@ std::pair<std::int64_t, std::int64_t> conv2dOutputSize(const KernelCall& c, cons
     return {OH, OW};
 }
 
-Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias)
-{
-    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
-    if (x.dtype() != w.dtype()) c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " have different dtypes");
+Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias) {
+    if (x.ndim() != 4 || w.ndim() != 4)
+        c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
+    if (x.dtype() != w.dtype())
+        c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " have different dtypes");
     const std::int64_t C = x.dim(1), F = w.dim(0), KH = w.dim(2), KW = w.dim(3);
     const auto [OH, OW] = conv2dOutputSize(c, x, w, p);
-    if (bias && bias->numel() != F) c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
+    if (bias && bias->numel() != F)
+        c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
     // a fresh output, or its block of an in-place Join's output (every element is written below)
     Tensor y = c.allocateOutput0(x.dtype(), {x.dim(0), F, OH, OW});
     if (y.numel() == 0) return y;
     if (x.dtype() == DType::Float32) {
-        const int m = KH == 3 && KW == 3 && p.strideH == 1 && p.strideW == 1 && p.dilH == 1 && p.dilW == 1 && p.groups == 1
-                          ? winogradTileSize(C, F, OH, OW)
-                          : 0;
+        const int m =
+            KH == 3 && KW == 3 && p.strideH == 1 && p.strideW == 1 && p.dilH == 1 && p.dilW == 1 && p.groups == 1
+                ? winogradTileSize(C, F, OH, OW)
+                : 0;
         const OutputEpilogue* ep = c.epilogue && c.epilogue->accepts(y) ? c.epilogue : nullptr;
-        if (m) conv2dWinograd(c, x, w, p, bias, y, m, ep);
-        else conv2dTyped<float>(c, x, w, p, bias, y, ep);
+        if (m)
+            conv2dWinograd(c, x, w, p, bias, y, m, ep);
+        else
+            conv2dTyped<float>(c, x, w, p, bias, y, ep);
         if (ep) c.epilogueApplied = true;
-    } else if (x.dtype() == DType::Float64) conv2dTyped<double>(c, x, w, p, bias, y, nullptr);
-    else c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
+    } else if (x.dtype() == DType::Float64)
+        conv2dTyped<double>(c, x, w, p, bias, y, nullptr);
+    else
+        c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
     return y;
 }
 
 namespace {
 template <class T>
-void convTransposeTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor* bias, Tensor& y)
-{
+void convTransposeTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p,
+                        const Tensor* bias, Tensor& y) {
     const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
     const std::int64_t Fg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
     const std::int64_t G = p.groups, Cg = C / G, F = Fg * G;
@@ -238,7 +248,8 @@ void convTransposeTyped(const KernelCall& c, const Tensor& x, const Tensor& w, c
     for (std::int64_t n = 0; n < N; ++n)
         for (std::int64_t g = 0; g < G; ++g) {
             // cols[K, HW] = w_g[Cg, K]^T * x_g[Cg, HW]
-            gemmT<T>(true, false, K, HW, Cg, T(1), w.data<T>() + g * Cg * K, K, x.data<T>() + (n * C + g * Cg) * HW, HW, T(0), cols.data(), HW);
+            gemmT<T>(true, false, K, HW, Cg, T(1), w.data<T>() + g * Cg * K, K, x.data<T>() + (n * C + g * Cg) * HW, HW,
+                     T(0), cols.data(), HW);
             // col2im
             for (std::int64_t f = 0; f < Fg; ++f) {
                 T* yf = yp + (n * F + g * Fg + f) * OH * OW;
@@ -269,61 +280,66 @@ void convTransposeTyped(const KernelCall& c, const Tensor& x, const Tensor& w, c
 }
 } // namespace
 
-Tensor convTranspose2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p, std::int64_t outPadH,
-                       std::int64_t outPadW, const Tensor* bias)
-{
-    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
+Tensor convTranspose2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2dParams& p,
+                       std::int64_t outPadH, std::int64_t outPadW, const Tensor* bias) {
+    if (x.ndim() != 4 || w.ndim() != 4)
+        c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
     if (x.dtype() != w.dtype()) c.fail("input and kernel have different dtypes");
     if (p.groups < 1 || x.dim(1) % p.groups || w.dim(0) != x.dim(1))
-        c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match with " + std::to_string(p.groups) + " groups");
+        c.fail("input " + x.typeStr() + " and kernel " + w.typeStr() + " do not match with " +
+               std::to_string(p.groups) + " groups");
     const std::int64_t F = w.dim(1) * p.groups;
     const std::int64_t OH = p.strideH * (x.dim(2) - 1) + outPadH + p.dilH * (w.dim(2) - 1) + 1 - p.padTop - p.padBottom;
     const std::int64_t OW = p.strideW * (x.dim(3) - 1) + outPadW + p.dilW * (w.dim(3) - 1) + 1 - p.padLeft - p.padRight;
     if (OH < 0 || OW < 0) c.fail("negative output size");
-    if (bias && bias->numel() != F) c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
+    if (bias && bias->numel() != F)
+        c.fail("bias " + bias->typeStr() + " does not have " + std::to_string(F) + " elements");
     Tensor y = c.allocate(x.dtype(), {x.dim(0), F, OH, OW});
     if (y.numel() == 0) return y;
-    if (x.dtype() == DType::Float32) convTransposeTyped<float>(c, x, w, p, bias, y);
-    else if (x.dtype() == DType::Float64) convTransposeTyped<double>(c, x, w, p, bias, y);
-    else c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
+    if (x.dtype() == DType::Float32)
+        convTransposeTyped<float>(c, x, w, p, bias, y);
+    else if (x.dtype() == DType::Float64)
+        convTransposeTyped<double>(c, x, w, p, bias, y);
+    else
+        c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
     return y;
 }
 
 namespace {
 
-void abstractConv(KernelCall& c)
-{
+void abstractConv(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& w = c.in(1);
-    if (x.ndim() != 4 || w.ndim() != 4) c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
+    if (x.ndim() != 4 || w.ndim() != 4)
+        c.fail("needs 4-d input and kernel, got " + x.typeStr() + " and " + w.typeStr());
     c.outputs[0] = conv2d(c, x, w, abstractConvParams(c, w), nullptr);
 }
 
-void pool(KernelCall& c)
-{
+void pool(KernelCall& c) {
     const Tensor& x = c.in(0);
     const PoolParams p = poolParams(c, x);
     Tensor y = c.allocate(x.dtype(), p.outShape);
     if (y.numel() > 0) {
         if (x.dtype() == DType::Float32)
-            loops().poolFloat(x.data<float>(), y.data<float>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0], p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0],
-                              p.p0[1], p.p1[1], p.mode);
+            loops().poolFloat(x.data<float>(), y.data<float>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0],
+                              p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0], p.p0[1], p.p1[1], p.mode);
         else if (x.dtype() == DType::Float64)
-            loops().poolDouble(x.data<double>(), y.data<double>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0], p.k[1], p.s[0], p.s[1], p.p0[0],
-                               p.p1[0], p.p0[1], p.p1[1], p.mode);
+            loops().poolDouble(x.data<double>(), y.data<double>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0],
+                               p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0], p.p0[1], p.p1[1], p.mode);
         else
             c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
     }
     c.outputs[0] = std::move(y);
 }
 
-void batchNorm(KernelCall& c)
-{
+void batchNorm(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() < 2) c.fail("input " + x.typeStr() + " needs a channel axis");
     const std::int64_t C = x.dim(1);
     for (int i = 1; i < 5; ++i)
-        if (c.in(i).numel() != C) c.fail("parameter " + std::to_string(i) + " " + c.in(i).typeStr() + " does not have " + std::to_string(C) + " elements");
+        if (c.in(i).numel() != C)
+            c.fail("parameter " + std::to_string(i) + " " + c.in(i).typeStr() + " does not have " + std::to_string(C) +
+                   " elements");
     const double eps = c.op().floatAttr("epsilon", 1e-5);
     const std::int64_t N = x.dim(0), inner = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
     Tensor y = c.reuseOrAllocate(0, x.dtype(), x.shape());
@@ -355,8 +371,7 @@ void batchNorm(KernelCall& c)
 
 } // namespace
 
-Conv2dParams abstractConvParams(const KernelCall& c, const Tensor& w)
-{
+Conv2dParams abstractConvParams(const KernelCall& c, const Tensor& w) {
     const json& a = c.op().attrs();
     Conv2dParams p;
     p.strideH = a.at("subsample").at(0).get<std::int64_t>();
@@ -392,8 +407,7 @@ Conv2dParams abstractConvParams(const KernelCall& c, const Tensor& w)
     return p;
 }
 
-PoolParams poolParams(const KernelCall& c, const Tensor& x)
-{
+PoolParams poolParams(const KernelCall& c, const Tensor& x) {
     const json& a = c.op().attrs();
     const json &ws = a.at("ws"), &st = a.at("stride"), &pad = a.at("pad");
     const int nd = static_cast<int>(ws.size());
@@ -414,21 +428,26 @@ PoolParams poolParams(const KernelCall& c, const Tensor& x)
         }
         p.n[d] = x.dim(x.ndim() - nd + i);
         const std::int64_t r = p.n[d] + p.p0[d] + p.p1[d];
-        if (ib) p.o[d] = r < p.k[d] ? 0 : (r - p.k[d]) / p.s[d] + 1;
-        else if (p.s[d] >= p.k[d]) p.o[d] = (r - 1) / p.s[d] + 1;
-        else p.o[d] = std::max<std::int64_t>(0, (r - 1 - p.k[d] + p.s[d]) / p.s[d]) + 1;
+        if (ib)
+            p.o[d] = r < p.k[d] ? 0 : (r - p.k[d]) / p.s[d] + 1;
+        else if (p.s[d] >= p.k[d])
+            p.o[d] = (r - 1) / p.s[d] + 1;
+        else
+            p.o[d] = std::max<std::int64_t>(0, (r - 1 - p.k[d] + p.s[d]) / p.s[d]) + 1;
         if (p.n[d] == 0) p.o[d] = 0;
     }
     p.outShape.assign(x.shape().begin(), x.shape().end() - nd);
     for (int i = 0; i < nd; ++i) p.outShape.push_back(p.o[2 - nd + i]);
     p.planes = shapeNumel(Shape(x.shape().begin(), x.shape().end() - nd));
     const std::string m = a.value("mode", std::string("max"));
-    p.mode = m == "max" ? PoolMode::Max : m == "sum" ? PoolMode::Sum : m == "average_inc_pad" ? PoolMode::AvgIncPad : PoolMode::AvgExcPad;
+    p.mode = m == "max"               ? PoolMode::Max
+             : m == "sum"             ? PoolMode::Sum
+             : m == "average_inc_pad" ? PoolMode::AvgIncPad
+                                      : PoolMode::AvgExcPad;
     return p;
 }
 
-void registerConvKernels(KernelRegistry& r)
-{
+void registerConvKernels(KernelRegistry& r) {
     addHostAndGpu(r, "AbstractConv2d", "GpuCorrMM", abstractConv);
     addHostAndGpu(r, "Pool", "GpuPool", pool);
     addHostAndGpu(r, "BatchNormInference", "GpuDnnBatchNormInference", batchNorm);

@@ -12,24 +12,21 @@
 namespace passlens::cpu {
 
 /// Row-major strides (in elements) of a shape.
-inline std::vector<std::int64_t> stridesOf(const Shape& s)
-{
+inline std::vector<std::int64_t> stridesOf(const Shape& s) {
     std::vector<std::int64_t> st(s.size(), 1);
     for (std::size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
     return st;
 }
 
 /// Integer value of a scalar (or single-element) tensor input.
-inline std::int64_t scalarInt(const KernelCall& c, int i)
-{
+inline std::int64_t scalarInt(const KernelCall& c, int i) {
     const Tensor& t = c.in(i);
     if (t.numel() != 1) c.fail("input " + std::to_string(i) + " must be a scalar, got " + t.typeStr());
     return t.intAt(0);
 }
 
 /// Values of an integer vector input.
-inline std::vector<std::int64_t> intVector(const KernelCall& c, int i)
-{
+inline std::vector<std::int64_t> intVector(const KernelCall& c, int i) {
     const Tensor& t = c.in(i);
     std::vector<std::int64_t> v(static_cast<std::size_t>(t.numel()));
     for (std::size_t k = 0; k < v.size(); ++k) v[k] = t.intAt(static_cast<std::int64_t>(k));
@@ -40,8 +37,7 @@ inline std::vector<std::int64_t> intVector(const KernelCall& c, int i)
 inline DType outDType(const KernelCall& c, int k = 0) { return c.node.output(k)->type().dtype(); }
 
 /// Normalises an axis (negative counts from the end); fails naming the node.
-inline int normAxis(const KernelCall& c, std::int64_t axis, int ndim)
-{
+inline int normAxis(const KernelCall& c, std::int64_t axis, int ndim) {
     const std::int64_t a = axis < 0 ? axis + ndim : axis;
     if (a < 0 || a >= ndim) c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(ndim));
     return static_cast<int>(a);
@@ -63,8 +59,8 @@ Shape batchedGemmShape(const KernelCall& c, const Tensor& a, const Tensor& b);
 
 /// Reduces x over the flagged axes with scalar add / mul / maximum / minimum (after the optional
 /// pre op "sqr" or "abs") into a new tensor of dtype dt. Float32 accumulates in float32.
-Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar, DType dt,
-                    const std::string& pre = {});
+Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar,
+                    DType dt, const std::string& pre = {});
 
 /// The part of x a Subtensor / IncSubtensor idx selects: element offset of its first element,
 /// its dims and the strides (in elements of x) of each. Symbolic "?" entries take the integer

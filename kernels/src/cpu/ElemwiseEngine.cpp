@@ -20,38 +20,69 @@ struct OpInfo {
     int arity; // -1: n-ary (>= 1)
 };
 
-const std::map<std::string, OpInfo>& opTable()
-{
-    static const std::map<std::string, OpInfo> t = {
-        {"add", {ScalarOp::Add, -1}}, {"sub", {ScalarOp::Sub, 2}}, {"mul", {ScalarOp::Mul, -1}},
-        {"true_div", {ScalarOp::TrueDiv, 2}}, {"int_div", {ScalarOp::IntDiv, 2}}, {"mod", {ScalarOp::Mod, 2}},
-        {"neg", {ScalarOp::Neg, 1}}, {"abs", {ScalarOp::Abs, 1}}, {"exp", {ScalarOp::Exp, 1}},
-        {"log", {ScalarOp::Log, 1}}, {"sqrt", {ScalarOp::Sqrt, 1}}, {"sqr", {ScalarOp::Sqr, 1}},
-        {"pow", {ScalarOp::Pow, 2}}, {"maximum", {ScalarOp::Maximum, -1}}, {"minimum", {ScalarOp::Minimum, -1}},
-        {"tanh", {ScalarOp::Tanh, 1}}, {"sigmoid", {ScalarOp::Sigmoid, 1}}, {"relu", {ScalarOp::Relu, 1}},
-        {"erf", {ScalarOp::Erf, 1}}, {"sin", {ScalarOp::Sin, 1}}, {"cos", {ScalarOp::Cos, 1}},
-        {"floor", {ScalarOp::Floor, 1}}, {"ceil", {ScalarOp::Ceil, 1}}, {"round", {ScalarOp::Round, 1}},
-        {"sgn", {ScalarOp::Sgn, 1}}, {"lt", {ScalarOp::Lt, 2}}, {"gt", {ScalarOp::Gt, 2}}, {"le", {ScalarOp::Le, 2}},
-        {"ge", {ScalarOp::Ge, 2}}, {"eq", {ScalarOp::Eq, 2}}, {"neq", {ScalarOp::Neq, 2}}, {"and", {ScalarOp::And, 2}},
-        {"or", {ScalarOp::Or, 2}}, {"not", {ScalarOp::Not, 1}}, {"switch", {ScalarOp::Switch, 3}},
-        {"identity", {ScalarOp::Identity, 1}}, {"cast", {ScalarOp::Cast, 1}}, {"clip", {ScalarOp::Clip, 1}},
-        {"leaky_relu", {ScalarOp::LeakyRelu, 1}}, {"hard_sigmoid", {ScalarOp::HardSigmoid, 1}},
-        {"reciprocal", {ScalarOp::Reciprocal, 1}}};
+const std::map<std::string, OpInfo>& opTable() {
+    static const std::map<std::string, OpInfo> t = {{"add", {ScalarOp::Add, -1}},
+                                                    {"sub", {ScalarOp::Sub, 2}},
+                                                    {"mul", {ScalarOp::Mul, -1}},
+                                                    {"true_div", {ScalarOp::TrueDiv, 2}},
+                                                    {"int_div", {ScalarOp::IntDiv, 2}},
+                                                    {"mod", {ScalarOp::Mod, 2}},
+                                                    {"neg", {ScalarOp::Neg, 1}},
+                                                    {"abs", {ScalarOp::Abs, 1}},
+                                                    {"exp", {ScalarOp::Exp, 1}},
+                                                    {"log", {ScalarOp::Log, 1}},
+                                                    {"sqrt", {ScalarOp::Sqrt, 1}},
+                                                    {"sqr", {ScalarOp::Sqr, 1}},
+                                                    {"pow", {ScalarOp::Pow, 2}},
+                                                    {"maximum", {ScalarOp::Maximum, -1}},
+                                                    {"minimum", {ScalarOp::Minimum, -1}},
+                                                    {"tanh", {ScalarOp::Tanh, 1}},
+                                                    {"sigmoid", {ScalarOp::Sigmoid, 1}},
+                                                    {"relu", {ScalarOp::Relu, 1}},
+                                                    {"erf", {ScalarOp::Erf, 1}},
+                                                    {"sin", {ScalarOp::Sin, 1}},
+                                                    {"cos", {ScalarOp::Cos, 1}},
+                                                    {"floor", {ScalarOp::Floor, 1}},
+                                                    {"ceil", {ScalarOp::Ceil, 1}},
+                                                    {"round", {ScalarOp::Round, 1}},
+                                                    {"sgn", {ScalarOp::Sgn, 1}},
+                                                    {"lt", {ScalarOp::Lt, 2}},
+                                                    {"gt", {ScalarOp::Gt, 2}},
+                                                    {"le", {ScalarOp::Le, 2}},
+                                                    {"ge", {ScalarOp::Ge, 2}},
+                                                    {"eq", {ScalarOp::Eq, 2}},
+                                                    {"neq", {ScalarOp::Neq, 2}},
+                                                    {"and", {ScalarOp::And, 2}},
+                                                    {"or", {ScalarOp::Or, 2}},
+                                                    {"not", {ScalarOp::Not, 1}},
+                                                    {"switch", {ScalarOp::Switch, 3}},
+                                                    {"identity", {ScalarOp::Identity, 1}},
+                                                    {"cast", {ScalarOp::Cast, 1}},
+                                                    {"clip", {ScalarOp::Clip, 1}},
+                                                    {"leaky_relu", {ScalarOp::LeakyRelu, 1}},
+                                                    {"hard_sigmoid", {ScalarOp::HardSigmoid, 1}},
+                                                    {"reciprocal", {ScalarOp::Reciprocal, 1}}};
     return t;
 }
 
-bool isFloatFn(ScalarOp o)
-{
+bool isFloatFn(ScalarOp o) {
     switch (o) {
-    case ScalarOp::Exp: case ScalarOp::Log: case ScalarOp::Sqrt: case ScalarOp::Tanh: case ScalarOp::Sigmoid:
-    case ScalarOp::Erf: case ScalarOp::Sin: case ScalarOp::Cos: case ScalarOp::TrueDiv: case ScalarOp::HardSigmoid:
+    case ScalarOp::Exp:
+    case ScalarOp::Log:
+    case ScalarOp::Sqrt:
+    case ScalarOp::Tanh:
+    case ScalarOp::Sigmoid:
+    case ScalarOp::Erf:
+    case ScalarOp::Sin:
+    case ScalarOp::Cos:
+    case ScalarOp::TrueDiv:
+    case ScalarOp::HardSigmoid:
     case ScalarOp::Reciprocal: return true;
     default: return false;
     }
 }
 
-DType upgradeToFloat(DType d)
-{
+DType upgradeToFloat(DType d) {
     if (isFloat(d) || isComplex(d)) return d;
     if (d == DType::Int8 || d == DType::UInt8 || d == DType::Int16 || d == DType::UInt16 || d == DType::Bool)
         return DType::Float32;
@@ -64,26 +95,24 @@ struct Parser {
     ScalarProgram& prog;
     std::size_t pos = 0;
 
-    [[noreturn]] void fail(const std::string& why) const
-    {
+    [[noreturn]] void fail(const std::string& why) const {
         throw Error("bad expression '" + s + "' at offset " + std::to_string(pos) + ": " + why);
     }
-    void skipWs()
-    {
+    void skipWs() {
         while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
     }
-    std::string ident()
-    {
+    std::string ident() {
         skipWs();
         const std::size_t b = pos;
         while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) ++pos;
         if (b == pos) fail("expected a name");
         return s.substr(b, pos - b);
     }
-    int parse()
-    {
+    int parse() {
         const std::string name = ident();
-        if (name.size() > 1 && name[0] == 'i' && std::all_of(name.begin() + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        if (name.size() > 1 && name[0] == 'i' && std::all_of(name.begin() + 1, name.end(), [](char c) {
+                return std::isdigit(static_cast<unsigned char>(c));
+            })) {
             const int k = std::atoi(name.c_str() + 1);
             if (k < 0 || k >= static_cast<int>(inTypes.size()))
                 fail("input " + name + " does not exist (the node has " + std::to_string(inTypes.size()) + " inputs)");
@@ -176,10 +205,14 @@ struct Parser {
     }
 };
 
-bool exactInFloat(DType d)
-{
+bool exactInFloat(DType d) {
     switch (d) {
-    case DType::Float32: case DType::Bool: case DType::Int8: case DType::UInt8: case DType::Int16: case DType::UInt16: return true;
+    case DType::Float32:
+    case DType::Bool:
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int16:
+    case DType::UInt16: return true;
     default: return false;
     }
 }
@@ -187,8 +220,7 @@ bool exactInFloat(DType d)
 // ------------------------------------------------------------------ evaluation
 } // namespace
 
-ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inTypes)
-{
+ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inTypes) {
     ScalarProgram prog;
     prog.nin = static_cast<int>(inTypes.size());
     Parser p{expr, inTypes, prog};
@@ -217,13 +249,13 @@ ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inT
     }
     for (const ExprNode& n : prog.nodes)
         if (isComplex(n.dtype) || n.dtype == DType::Float16)
-            throw Error("bad expression '" + expr + "': dtype " + std::string(dtypeName(n.dtype)) + " is not supported by the CPU backend");
+            throw Error("bad expression '" + expr + "': dtype " + std::string(dtypeName(n.dtype)) +
+                        " is not supported by the CPU backend");
     prog.mode = floatOk ? ScalarProgram::Mode::Float : intOk ? ScalarProgram::Mode::Int : ScalarProgram::Mode::Double;
     return prog;
 }
 
-std::vector<ChainStep> compileChain(const ScalarProgram& prog, int yInput)
-{
+std::vector<ChainStep> compileChain(const ScalarProgram& prog, int yInput) {
     const std::size_t nn = prog.nodes.size();
     // uses of every node; the chain value must be used exactly once, by the next chain node
     std::vector<int> uses(nn, 0);
@@ -250,8 +282,12 @@ std::vector<ChainStep> compileChain(const ScalarProgram& prog, int yInput)
             st.lo = static_cast<float>(n.p0);
             st.hi = static_cast<float>(n.p1);
             break;
-        case ScalarOp::Add: case ScalarOp::Mul: case ScalarOp::Sub: case ScalarOp::TrueDiv:
-        case ScalarOp::Maximum: case ScalarOp::Minimum: {
+        case ScalarOp::Add:
+        case ScalarOp::Mul:
+        case ScalarOp::Sub:
+        case ScalarOp::TrueDiv:
+        case ScalarOp::Maximum:
+        case ScalarOp::Minimum: {
             if (n.args.size() != 2) return {};
             const int other = n.args[0] == head ? n.args[1] : n.args[1] == head ? n.args[0] : -1;
             if (other < 0 || other == head) return {};
@@ -270,18 +306,20 @@ std::vector<ChainStep> compileChain(const ScalarProgram& prog, int yInput)
     return steps;
 }
 
-Shape broadcastShapes(const std::vector<Shape>& shapes)
-{
+Shape broadcastShapes(const std::vector<Shape>& shapes) {
     if (shapes.empty()) return {};
     const std::size_t r = shapes[0].size();
     Shape out(r, 1);
     for (const Shape& s : shapes) {
-        if (s.size() != r) throw Error("inputs have different ranks (" + shapeStr(shapes[0]) + " and " + shapeStr(s) + ")");
+        if (s.size() != r)
+            throw Error("inputs have different ranks (" + shapeStr(shapes[0]) + " and " + shapeStr(s) + ")");
         for (std::size_t a = 0; a < r; ++a) {
             if (s[a] == 1) continue;
-            if (out[a] == 1) out[a] = s[a];
+            if (out[a] == 1)
+                out[a] = s[a];
             else if (out[a] != s[a])
-                throw Error("shapes " + shapeStr(shapes[0]) + " and " + shapeStr(s) + " do not broadcast at axis " + std::to_string(a));
+                throw Error("shapes " + shapeStr(shapes[0]) + " and " + shapeStr(s) + " do not broadcast at axis " +
+                            std::to_string(a));
         }
     }
     // a dim of 0 wins over 1 (numpy)
@@ -291,8 +329,7 @@ Shape broadcastShapes(const std::vector<Shape>& shapes)
     return out;
 }
 
-void evalProgram(const ScalarProgram& prog, const std::vector<Tensor>& inputs, Tensor& out)
-{
+void evalProgram(const ScalarProgram& prog, const std::vector<Tensor>& inputs, Tensor& out) {
     for (const Tensor& t : inputs)
         if (!t.onHost()) throw Error("element-wise kernel got a device tensor");
     if (out.numel() == 0) return;

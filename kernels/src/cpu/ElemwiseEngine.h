@@ -16,13 +16,12 @@ class OutputEpilogue;
 
 namespace passlens::cpu {
 
-
 struct ExprNode {
     ScalarOp op = ScalarOp::Input;
-    int input = -1;          ///< for Input: the input index
-    std::vector<int> args;   ///< node indices (earlier in the program)
+    int input = -1;        ///< for Input: the input index
+    std::vector<int> args; ///< node indices (earlier in the program)
     DType dtype = DType::Float32;
-    double p0 = 0, p1 = 0;   ///< clip min/max, leaky_relu alpha, hard_sigmoid alpha/beta
+    double p0 = 0, p1 = 0; ///< clip min/max, leaky_relu alpha, hard_sigmoid alpha/beta
 };
 
 /// A parsed expression, nodes in evaluation order (the last one is the root).
@@ -33,11 +32,17 @@ struct ScalarProgram {
 };
 
 /// Comparisons and logical ops (their result is bool).
-inline bool isCompare(ScalarOp o)
-{
+inline bool isCompare(ScalarOp o) {
     switch (o) {
-    case ScalarOp::Lt: case ScalarOp::Gt: case ScalarOp::Le: case ScalarOp::Ge: case ScalarOp::Eq:
-    case ScalarOp::Neq: case ScalarOp::And: case ScalarOp::Or: case ScalarOp::Not: return true;
+    case ScalarOp::Lt:
+    case ScalarOp::Gt:
+    case ScalarOp::Le:
+    case ScalarOp::Ge:
+    case ScalarOp::Eq:
+    case ScalarOp::Neq:
+    case ScalarOp::And:
+    case ScalarOp::Or:
+    case ScalarOp::Not: return true;
     default: return false;
     }
 }
@@ -74,7 +79,8 @@ struct RowEpilogue {
 /// node's inputs; the entry at yInput is ignored) of the same rank with size 1 on every axis but
 /// axis 1 (per-channel values or scalars), and whose program runs in float mode with a float32
 /// result; null when the node is not of that form.
-std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput, const std::vector<Tensor>& constants);
+std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput,
+                                                     const std::vector<Tensor>& constants);
 
 /// Parses `expr` with input dtypes `inTypes`; throws passlens::Error("bad expression ...: why").
 ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inTypes);

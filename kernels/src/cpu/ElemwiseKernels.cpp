@@ -17,8 +17,7 @@ struct ElemwiseState : KernelState {
     ScalarProgram prog;
 };
 
-void elemwise(KernelCall& c)
-{
+void elemwise(KernelCall& c) {
     auto* st = dynamic_cast<ElemwiseState*>(c.state.get());
     bool same = st && st->inTypes.size() == c.inputs.size();
     for (std::size_t i = 0; same && i < c.inputs.size(); ++i) same = st->inTypes[i] == c.inputs[i].dtype();
@@ -38,8 +37,11 @@ void elemwise(KernelCall& c)
             c.fail("inputs have different ranks (" + x0.typeStr() + " and " + c.in(i).typeStr() + ")");
         for (std::size_t a = 0; a < out.size(); ++a) {
             if (s[a] == out[a] || s[a] == 1) continue;
-            if (out[a] == 1) out[a] = s[a];
-            else c.fail("shapes " + shapeStr(x0.shape()) + " and " + shapeStr(s) + " do not broadcast at axis " + std::to_string(a));
+            if (out[a] == 1)
+                out[a] = s[a];
+            else
+                c.fail("shapes " + shapeStr(x0.shape()) + " and " + shapeStr(s) + " do not broadcast at axis " +
+                       std::to_string(a));
         }
     }
     for (int i = 0; i < c.nin(); ++i)
@@ -61,15 +63,15 @@ public:
     RowEpilogue rows;
     std::vector<Tensor> consts; // the constant inputs (kept alive), undefined at rows.yInput
 
-    bool accepts(const Tensor& y) const override
-    {
+    bool accepts(const Tensor& y) const override {
         if (y.dtype() != DType::Float32 || !y.onHost() || y.ndim() < 2) return false;
         for (std::size_t i = 0; i < consts.size(); ++i)
-            if (static_cast<int>(i) != rows.yInput && consts[i].dim(1) != 1 && consts[i].dim(1) != y.dim(1)) return false;
+            if (static_cast<int>(i) != rows.yInput && consts[i].dim(1) != 1 && consts[i].dim(1) != y.dim(1))
+                return false;
         return true;
     }
-    void apply(Tensor& y, std::int64_t n, std::int64_t c0, std::int64_t c1, std::int64_t s0, std::int64_t s1) const override
-    {
+    void apply(Tensor& y, std::int64_t n, std::int64_t c0, std::int64_t c1, std::int64_t s0,
+               std::int64_t s1) const override {
         if (c1 <= c0 || s1 <= s0) return;
         const std::int64_t C = y.dim(1), S = y.numel() / (y.dim(0) * C);
         loops().epilogueRows(prog, rows, y.data<float>() + (n * C + c0) * S + s0, c0, c1, S, s1 - s0);
@@ -78,11 +80,13 @@ public:
 
 } // namespace
 
-std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput, const std::vector<Tensor>& constants)
-{
+std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput,
+                                                     const std::vector<Tensor>& constants) {
     const Variable* y = node.input(yInput);
     const int rank = y->type().rankKnown() ? y->type().ndim() : -1;
-    if (rank < 2 || y->type().dtype() != DType::Float32 || node.nout() != 1 || node.output(0)->type().dtype() != DType::Float32) return nullptr;
+    if (rank < 2 || y->type().dtype() != DType::Float32 || node.nout() != 1 ||
+        node.output(0)->type().dtype() != DType::Float32)
+        return nullptr;
     if (static_cast<int>(constants.size()) != node.nin()) return nullptr;
     auto e = std::make_unique<ElemwiseEpilogue>();
     e->rows.yInput = yInput;
@@ -110,8 +114,8 @@ std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInp
     } catch (const std::exception&) {
         return nullptr;
     }
-    if (e->prog.mode != ScalarProgram::Mode::Float || e->prog.nodes.empty() || e->prog.nodes.back().op == ScalarOp::Input ||
-        e->prog.nodes.back().dtype != DType::Float32)
+    if (e->prog.mode != ScalarProgram::Mode::Float || e->prog.nodes.empty() ||
+        e->prog.nodes.back().op == ScalarOp::Input || e->prog.nodes.back().dtype != DType::Float32)
         return nullptr;
     if (const char* sw = std::getenv("PASSLENS_EPILOGUE_CHAIN"); !(sw && std::strcmp(sw, "off") == 0))
         e->rows.chain = compileChain(e->prog, yInput);
@@ -120,8 +124,7 @@ std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInp
 
 void registerElemwise(KernelRegistry& r) { addHostAndGpu(r, "Elemwise", "GpuElemwise", elemwise); }
 
-void addHostAndGpu(KernelRegistry& r, const std::string& host, const std::string& gpu, const KernelFn& fn)
-{
+void addHostAndGpu(KernelRegistry& r, const std::string& host, const std::string& gpu, const KernelFn& fn) {
     if (!host.empty()) r.add(host, Backend::Cpu, fn);
     if (!gpu.empty()) r.add(gpu, Backend::Cpu, fn);
 }

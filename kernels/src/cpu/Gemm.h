@@ -13,9 +13,8 @@ void sgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
 void dgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K, double alpha, const double* A,
            std::int64_t lda, const double* B, std::int64_t ldb, double beta, double* C, std::int64_t ldc);
 template <class T>
-void gemmT(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* A, std::int64_t lda,
-           const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc)
-{
+void gemmT(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* A,
+           std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
     if constexpr (std::is_same_v<T, float>) {
         sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     } else if constexpr (std::is_same_v<T, double>) {

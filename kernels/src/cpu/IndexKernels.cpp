@@ -10,8 +10,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::int64_t clampBound(std::int64_t v, std::int64_t n, std::int64_t step)
-{
+std::int64_t clampBound(std::int64_t v, std::int64_t n, std::int64_t step) {
     if (v < 0) v += n;
     if (step > 0) return std::clamp<std::int64_t>(v, 0, n);
     return std::clamp<std::int64_t>(v, -1, n - 1);
@@ -19,10 +18,10 @@ std::int64_t clampBound(std::int64_t v, std::int64_t n, std::int64_t step)
 
 } // namespace
 
-SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstSym)
-{
+SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstSym) {
     const json& idx = c.op().attrs().at("idx");
-    if (static_cast<int>(idx.size()) > x.ndim()) c.fail("has " + std::to_string(idx.size()) + " indices for " + x.typeStr());
+    if (static_cast<int>(idx.size()) > x.ndim())
+        c.fail("has " + std::to_string(idx.size()) + " indices for " + x.typeStr());
     int sym = firstSym;
     auto next = [&]() {
         if (sym >= c.nin()) c.fail("missing the input of a symbolic index");
@@ -43,7 +42,9 @@ SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstS
             std::int64_t i = e.is_string() ? next() : e.get<std::int64_t>();
             const std::int64_t orig = i;
             if (i < 0) i += n;
-            if (i < 0 || i >= n) c.fail("index " + std::to_string(orig) + " out of bounds for axis " + std::to_string(a) + " of " + x.typeStr());
+            if (i < 0 || i >= n)
+                c.fail("index " + std::to_string(orig) + " out of bounds for axis " + std::to_string(a) + " of " +
+                       x.typeStr());
             r.base += i * xs[ua];
             continue;
         }
@@ -67,8 +68,7 @@ SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstS
     return r;
 }
 
-bool SubtensorRegion::contiguous() const
-{
+bool SubtensorRegion::contiguous() const {
     std::int64_t acc = 1;
     for (std::size_t a = dims.size(); a-- > 0;) {
         if (dims[a] != 1 && strides[a] != acc) return false;
@@ -79,8 +79,7 @@ bool SubtensorRegion::contiguous() const
 
 namespace {
 
-void subtensor(KernelCall& c)
-{
+void subtensor(KernelCall& c) {
     const Tensor& x = c.in(0);
     const SubtensorRegion r = subtensorRegion(c, x, 1);
     if (shapeNumel(r.dims) == 0) {
@@ -93,19 +92,20 @@ void subtensor(KernelCall& c)
     }
     Tensor y = c.allocate(x.dtype(), r.dims);
     const std::size_t es = dtypeSize(x.dtype());
-    stridedCopy(static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(r.base) * es, r.strides, y.rawData(), r.dims, es);
+    stridedCopy(static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(r.base) * es, r.strides, y.rawData(),
+                r.dims, es);
     c.outputs[0] = std::move(y);
 }
 
-void advancedSubtensor1(KernelCall& c)
-{
+void advancedSubtensor1(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& idx = c.in(1);
     if (x.ndim() < 1) c.fail("cannot index a scalar");
     Shape out = x.shape();
     out[0] = idx.numel();
     Tensor y = c.allocate(x.dtype(), out);
-    const std::size_t row = static_cast<std::size_t>(shapeNumel(Shape(x.shape().begin() + 1, x.shape().end()))) * dtypeSize(x.dtype());
+    const std::size_t row =
+        static_cast<std::size_t>(shapeNumel(Shape(x.shape().begin() + 1, x.shape().end()))) * dtypeSize(x.dtype());
     const std::int64_t n = x.dim(0);
     for (std::int64_t k = 0; k < idx.numel(); ++k) {
         std::int64_t i = idx.intAt(k);
@@ -118,15 +118,17 @@ void advancedSubtensor1(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-template <class T> void incLoop(T* out, const SubtensorRegion& r, const T* y, const std::vector<std::int64_t>& ys, bool set)
-{
+template <class T>
+void incLoop(T* out, const SubtensorRegion& r, const T* y, const std::vector<std::int64_t>& ys, bool set) {
     const std::size_t nd = r.dims.size();
     const std::int64_t n = shapeNumel(r.dims);
     std::vector<std::int64_t> idx(nd, 0);
     std::int64_t oo = r.base, yo = 0;
     for (std::int64_t e = 0; e < n; ++e) {
-        if (set) out[oo] = y[yo];
-        else out[oo] = static_cast<T>(out[oo] + y[yo]);
+        if (set)
+            out[oo] = y[yo];
+        else
+            out[oo] = static_cast<T>(out[oo] + y[yo]);
         for (std::size_t a = nd; a-- > 0;) {
             ++idx[a];
             oo += r.strides[a];
@@ -139,8 +141,7 @@ template <class T> void incLoop(T* out, const SubtensorRegion& r, const T* y, co
     }
 }
 
-void incSubtensor(KernelCall& c)
-{
+void incSubtensor(KernelCall& c) {
     const Tensor& x = c.in(0);
     const bool set = c.op().boolAttr("set_instead_of_inc");
     Tensor out = c.reuseOrAllocate(0, x.dtype(), x.shape());
@@ -158,8 +159,10 @@ void incSubtensor(KernelCall& c)
     std::vector<std::int64_t> ys(static_cast<std::size_t>(rr), 0);
     for (int a = 0; a < y.ndim(); ++a) {
         const auto oa = static_cast<std::size_t>(rr - y.ndim() + a);
-        if (y.dim(a) == r.dims[oa]) ys[oa] = y.dim(a) == 1 ? 0 : yst[static_cast<std::size_t>(a)];
-        else if (y.dim(a) != 1) c.fail("cannot broadcast " + y.typeStr() + " into a region of shape " + shapeStr(r.dims));
+        if (y.dim(a) == r.dims[oa])
+            ys[oa] = y.dim(a) == 1 ? 0 : yst[static_cast<std::size_t>(a)];
+        else if (y.dim(a) != 1)
+            c.fail("cannot broadcast " + y.typeStr() + " into a region of shape " + shapeStr(r.dims));
     }
     if (shapeNumel(r.dims) > 0) {
         visitDType(x.dtype(), "IncSubtensor", [&](auto z) {
@@ -170,8 +173,7 @@ void incSubtensor(KernelCall& c)
     c.outputs[0] = std::move(out);
 }
 
-void join(KernelCall& c)
-{
+void join(KernelCall& c) {
     const std::int64_t axisAttr = c.op().intAttr("axis");
     const Tensor& x0 = c.in(0);
     const int nd = x0.ndim();
@@ -181,9 +183,13 @@ void join(KernelCall& c)
     out[static_cast<std::size_t>(axis)] = 0;
     for (int i = 0; i < c.nin(); ++i) {
         const Tensor& t = c.in(i);
-        if (t.ndim() != nd) c.fail("input " + std::to_string(i) + " has rank " + std::to_string(t.ndim()) + ", input 0 has " + std::to_string(nd));
+        if (t.ndim() != nd)
+            c.fail("input " + std::to_string(i) + " has rank " + std::to_string(t.ndim()) + ", input 0 has " +
+                   std::to_string(nd));
         for (int a = 0; a < nd; ++a)
-            if (a != axis && t.dim(a) != x0.dim(a)) c.fail("input " + std::to_string(i) + " " + t.typeStr() + " does not match input 0 " + x0.typeStr() + " at axis " + std::to_string(a));
+            if (a != axis && t.dim(a) != x0.dim(a))
+                c.fail("input " + std::to_string(i) + " " + t.typeStr() + " does not match input 0 " + x0.typeStr() +
+                       " at axis " + std::to_string(a));
         out[static_cast<std::size_t>(axis)] += t.dim(axis);
     }
     Tensor y = c.allocate(dt, out);
@@ -197,7 +203,8 @@ void join(KernelCall& c)
         const std::int64_t chunk = shapeNumel(Shape(t.shape().begin() + axis, t.shape().end()));
         for (std::int64_t o = 0; o < outer; ++o) {
             char* d = dst + static_cast<std::size_t>(o * innerOut + col) * es;
-            const char* s = static_cast<const char*>(t.rawData()) + static_cast<std::size_t>(o * chunk) * dtypeSize(t.dtype());
+            const char* s =
+                static_cast<const char*>(t.rawData()) + static_cast<std::size_t>(o * chunk) * dtypeSize(t.dtype());
             convertElements(s, t.dtype(), d, dt, chunk);
         }
         col += chunk;
@@ -205,19 +212,21 @@ void join(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void split(KernelCall& c)
-{
+void split(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis"), x.ndim());
     const std::vector<std::int64_t> sizes = intVector(c, 1);
     const std::int64_t n = c.op().intAttr("n_splits");
-    if (static_cast<std::int64_t>(sizes.size()) != n) c.fail("sizes has " + std::to_string(sizes.size()) + " entries, n_splits is " + std::to_string(n));
+    if (static_cast<std::int64_t>(sizes.size()) != n)
+        c.fail("sizes has " + std::to_string(sizes.size()) + " entries, n_splits is " + std::to_string(n));
     std::int64_t sum = 0;
     for (auto s : sizes) {
         if (s < 0) c.fail("negative split size " + std::to_string(s));
         sum += s;
     }
-    if (sum != x.dim(axis)) c.fail("split sizes sum to " + std::to_string(sum) + " but axis " + std::to_string(axis) + " of " + x.typeStr() + " is " + std::to_string(x.dim(axis)));
+    if (sum != x.dim(axis))
+        c.fail("split sizes sum to " + std::to_string(sum) + " but axis " + std::to_string(axis) + " of " +
+               x.typeStr() + " is " + std::to_string(x.dim(axis)));
     const std::int64_t outer = shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis));
     const std::int64_t inner = shapeNumel(Shape(x.shape().begin() + axis + 1, x.shape().end()));
     const std::size_t es = dtypeSize(x.dtype());
@@ -232,7 +241,8 @@ void split(KernelCall& c)
             const std::int64_t chunk = sizes[static_cast<std::size_t>(k)] * inner, whole = x.dim(axis) * inner;
             for (std::int64_t o = 0; o < outer; ++o)
                 std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o * chunk) * es,
-                            static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(o * whole + start * inner) * es,
+                            static_cast<const char*>(x.rawData()) +
+                                static_cast<std::size_t>(o * whole + start * inner) * es,
                             static_cast<std::size_t>(chunk) * es);
             c.outputs[static_cast<std::size_t>(k)] = std::move(y);
         }
@@ -242,8 +252,7 @@ void split(KernelCall& c)
 
 } // namespace
 
-void registerIndexKernels(KernelRegistry& r)
-{
+void registerIndexKernels(KernelRegistry& r) {
     addHostAndGpu(r, "Subtensor", "GpuSubtensor", subtensor);
     addHostAndGpu(r, "AdvancedSubtensor1", "GpuAdvancedSubtensor1", advancedSubtensor1);
     addHostAndGpu(r, "IncSubtensor", "GpuIncSubtensor", incSubtensor);

@@ -18,8 +18,7 @@ namespace {
 
 constexpr int kBlock = 512;
 
-template <class C> inline C pyMod(C a, C b)
-{
+template <class C> inline C pyMod(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
         if (b == 0 || b == C(-1)) return 0;
         C r = a % b;
@@ -32,8 +31,7 @@ template <class C> inline C pyMod(C a, C b)
     }
 }
 
-template <class C> inline C floorDiv(C a, C b)
-{
+template <class C> inline C floorDiv(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
         if (b == 0) return 0;
         if (b == C(-1)) return static_cast<C>(0ull - static_cast<std::uint64_t>(a)); // wraps for INT64_MIN
@@ -45,8 +43,7 @@ template <class C> inline C floorDiv(C a, C b)
     }
 }
 
-template <class C> inline C ipow(C a, C b)
-{
+template <class C> inline C ipow(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
         if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
         std::uint64_t r = 1, base = static_cast<std::uint64_t>(a);
@@ -65,8 +62,7 @@ template <class C> inline C ipow(C a, C b)
     }
 }
 
-double wrapInt(double v, DType d)
-{
+double wrapInt(double v, DType d) {
     if (!std::isfinite(v) || std::fabs(v) >= 9.2e18) return 0;
     const std::int64_t t = static_cast<std::int64_t>(v);
     switch (d) {
@@ -81,8 +77,7 @@ double wrapInt(double v, DType d)
     }
 }
 
-std::int64_t wrapInt64(std::int64_t t, DType d)
-{
+std::int64_t wrapInt64(std::int64_t t, DType d) {
     switch (d) {
     case DType::Int8: return static_cast<std::int8_t>(t);
     case DType::Int16: return static_cast<std::int16_t>(t);
@@ -100,14 +95,13 @@ std::int64_t wrapInt64(std::int64_t t, DType d)
 template <class C> inline C maxOf(C s, C v) { return s < v ? v : s; }
 template <class C> inline C minOf(C s, C v) { return v < s ? v : s; }
 template <class C> inline C reluOf(C x) { return x > 0 ? x : C(0); }
-template <class C> inline C clipOf(C x, C lo, C hi)
-{
+template <class C> inline C clipOf(C x, C lo, C hi) {
     const C v = x < lo ? lo : x;
     return v > hi ? hi : v;
 }
 
-template <class C> void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, ScalarProgram::Mode mode)
-{
+template <class C>
+void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, ScalarProgram::Mode mode) {
     const std::size_t na = n.args.size();
     const C* x = na > 0 ? a[0] : nullptr;
     const C* y = na > 1 ? a[1] : nullptr;
@@ -122,12 +116,19 @@ template <class C> void applyNode(const ExprNode& n, int len, const C* const* a,
             }
             break;
         }
-        if (na == 1) for (int i = 0; i < len; ++i) r[i] = x[i];
-        else if (na == 2) for (int i = 0; i < len; ++i) r[i] = x[i] + y[i];
+        if (na == 1)
+            for (int i = 0; i < len; ++i) r[i] = x[i];
+        else if (na == 2)
+            for (int i = 0; i < len; ++i) r[i] = x[i] + y[i];
         else if (na == 3) {
             const C* z = a[2];
             for (int i = 0; i < len; ++i) r[i] = (x[i] + y[i]) + z[i]; // same order as below, vectorised
-        } else for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s += a[j][i]; r[i] = s; }
+        } else
+            for (int i = 0; i < len; ++i) {
+                C s = x[i];
+                for (std::size_t j = 1; j < na; ++j) s += a[j][i];
+                r[i] = s;
+            }
         break;
     case ScalarOp::Mul:
         if constexpr (std::is_integral_v<C>) {
@@ -138,53 +139,113 @@ template <class C> void applyNode(const ExprNode& n, int len, const C* const* a,
             }
             break;
         }
-        if (na == 1) for (int i = 0; i < len; ++i) r[i] = x[i];
-        else if (na == 2) for (int i = 0; i < len; ++i) r[i] = x[i] * y[i];
-        else for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s *= a[j][i]; r[i] = s; }
+        if (na == 1)
+            for (int i = 0; i < len; ++i) r[i] = x[i];
+        else if (na == 2)
+            for (int i = 0; i < len; ++i) r[i] = x[i] * y[i];
+        else
+            for (int i = 0; i < len; ++i) {
+                C s = x[i];
+                for (std::size_t j = 1; j < na; ++j) s *= a[j][i];
+                r[i] = s;
+            }
         break;
     case ScalarOp::Maximum:
-        for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s = maxOf(s, a[j][i]); r[i] = s; }
+        for (int i = 0; i < len; ++i) {
+            C s = x[i];
+            for (std::size_t j = 1; j < na; ++j) s = maxOf(s, a[j][i]);
+            r[i] = s;
+        }
         break;
     case ScalarOp::Minimum:
-        for (int i = 0; i < len; ++i) { C s = x[i]; for (std::size_t j = 1; j < na; ++j) s = minOf(s, a[j][i]); r[i] = s; }
+        for (int i = 0; i < len; ++i) {
+            C s = x[i];
+            for (std::size_t j = 1; j < na; ++j) s = minOf(s, a[j][i]);
+            r[i] = s;
+        }
         break;
     case ScalarOp::Sub:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = static_cast<C>(static_cast<std::uint64_t>(x[i]) - static_cast<std::uint64_t>(y[i]));
-        else for (int i = 0; i < len; ++i) r[i] = x[i] - y[i];
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i)
+                r[i] = static_cast<C>(static_cast<std::uint64_t>(x[i]) - static_cast<std::uint64_t>(y[i]));
+        else
+            for (int i = 0; i < len; ++i) r[i] = x[i] - y[i];
         break;
     case ScalarOp::TrueDiv:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = floorDiv<C>(x[i], y[i]);
-        else for (int i = 0; i < len; ++i) r[i] = x[i] / y[i];
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i) r[i] = floorDiv<C>(x[i], y[i]);
+        else
+            for (int i = 0; i < len; ++i) r[i] = x[i] / y[i];
         break;
-    case ScalarOp::IntDiv: for (int i = 0; i < len; ++i) r[i] = floorDiv<C>(x[i], y[i]); break;
-    case ScalarOp::Mod: for (int i = 0; i < len; ++i) r[i] = pyMod<C>(x[i], y[i]); break;
-    case ScalarOp::Pow: for (int i = 0; i < len; ++i) r[i] = ipow<C>(x[i], y[i]); break;
+    case ScalarOp::IntDiv:
+        for (int i = 0; i < len; ++i) r[i] = floorDiv<C>(x[i], y[i]);
+        break;
+    case ScalarOp::Mod:
+        for (int i = 0; i < len; ++i) r[i] = pyMod<C>(x[i], y[i]);
+        break;
+    case ScalarOp::Pow:
+        for (int i = 0; i < len; ++i) r[i] = ipow<C>(x[i], y[i]);
+        break;
     case ScalarOp::Neg:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = static_cast<C>(0ull - static_cast<std::uint64_t>(x[i]));
-        else for (int i = 0; i < len; ++i) r[i] = -x[i];
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i) r[i] = static_cast<C>(0ull - static_cast<std::uint64_t>(x[i]));
+        else
+            for (int i = 0; i < len; ++i) r[i] = -x[i];
         break;
     case ScalarOp::Abs:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i] < 0 ? static_cast<C>(0ull - static_cast<std::uint64_t>(x[i])) : x[i];
-        else for (int i = 0; i < len; ++i) r[i] = x[i] < 0 ? -x[i] : x[i];
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i)
+                r[i] = x[i] < 0 ? static_cast<C>(0ull - static_cast<std::uint64_t>(x[i])) : x[i];
+        else
+            for (int i = 0; i < len; ++i) r[i] = x[i] < 0 ? -x[i] : x[i];
         break;
     case ScalarOp::Sqr:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = static_cast<C>(static_cast<std::uint64_t>(x[i]) * static_cast<std::uint64_t>(x[i]));
-        else for (int i = 0; i < len; ++i) r[i] = x[i] * x[i];
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i)
+                r[i] = static_cast<C>(static_cast<std::uint64_t>(x[i]) * static_cast<std::uint64_t>(x[i]));
+        else
+            for (int i = 0; i < len; ++i) r[i] = x[i] * x[i];
         break;
-    case ScalarOp::Relu: for (int i = 0; i < len; ++i) r[i] = reluOf(x[i]); break;
-    case ScalarOp::Sgn: for (int i = 0; i < len; ++i) r[i] = static_cast<C>((x[i] > 0) - (x[i] < 0)); break;
-    case ScalarOp::Lt: for (int i = 0; i < len; ++i) r[i] = x[i] < y[i]; break;
-    case ScalarOp::Gt: for (int i = 0; i < len; ++i) r[i] = x[i] > y[i]; break;
-    case ScalarOp::Le: for (int i = 0; i < len; ++i) r[i] = x[i] <= y[i]; break;
-    case ScalarOp::Ge: for (int i = 0; i < len; ++i) r[i] = x[i] >= y[i]; break;
-    case ScalarOp::Eq: for (int i = 0; i < len; ++i) r[i] = x[i] == y[i]; break;
-    case ScalarOp::Neq: for (int i = 0; i < len; ++i) r[i] = x[i] != y[i]; break;
-    case ScalarOp::And: for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) && (y[i] != 0); break;
-    case ScalarOp::Or: for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) || (y[i] != 0); break;
-    case ScalarOp::Not: for (int i = 0; i < len; ++i) r[i] = x[i] == 0; break;
-    case ScalarOp::Switch: for (int i = 0; i < len; ++i) r[i] = x[i] != 0 ? y[i] : a[2][i]; break;
+    case ScalarOp::Relu:
+        for (int i = 0; i < len; ++i) r[i] = reluOf(x[i]);
+        break;
+    case ScalarOp::Sgn:
+        for (int i = 0; i < len; ++i) r[i] = static_cast<C>((x[i] > 0) - (x[i] < 0));
+        break;
+    case ScalarOp::Lt:
+        for (int i = 0; i < len; ++i) r[i] = x[i] < y[i];
+        break;
+    case ScalarOp::Gt:
+        for (int i = 0; i < len; ++i) r[i] = x[i] > y[i];
+        break;
+    case ScalarOp::Le:
+        for (int i = 0; i < len; ++i) r[i] = x[i] <= y[i];
+        break;
+    case ScalarOp::Ge:
+        for (int i = 0; i < len; ++i) r[i] = x[i] >= y[i];
+        break;
+    case ScalarOp::Eq:
+        for (int i = 0; i < len; ++i) r[i] = x[i] == y[i];
+        break;
+    case ScalarOp::Neq:
+        for (int i = 0; i < len; ++i) r[i] = x[i] != y[i];
+        break;
+    case ScalarOp::And:
+        for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) && (y[i] != 0);
+        break;
+    case ScalarOp::Or:
+        for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) || (y[i] != 0);
+        break;
+    case ScalarOp::Not:
+        for (int i = 0; i < len; ++i) r[i] = x[i] == 0;
+        break;
+    case ScalarOp::Switch:
+        for (int i = 0; i < len; ++i) r[i] = x[i] != 0 ? y[i] : a[2][i];
+        break;
     case ScalarOp::Identity:
-    case ScalarOp::Cast: for (int i = 0; i < len; ++i) r[i] = x[i]; break;
+    case ScalarOp::Cast:
+        for (int i = 0; i < len; ++i) r[i] = x[i];
+        break;
     case ScalarOp::Clip:
         if constexpr (std::is_integral_v<C>) {
             for (int i = 0; i < len; ++i) {
@@ -198,16 +259,22 @@ template <class C> void applyNode(const ExprNode& n, int len, const C* const* a,
         }
         break;
     case ScalarOp::Floor:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i];
-        else for (int i = 0; i < len; ++i) r[i] = std::floor(x[i]);
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i) r[i] = x[i];
+        else
+            for (int i = 0; i < len; ++i) r[i] = std::floor(x[i]);
         break;
     case ScalarOp::Ceil:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i];
-        else for (int i = 0; i < len; ++i) r[i] = std::ceil(x[i]);
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i) r[i] = x[i];
+        else
+            for (int i = 0; i < len; ++i) r[i] = std::ceil(x[i]);
         break;
     case ScalarOp::Round:
-        if constexpr (std::is_integral_v<C>) for (int i = 0; i < len; ++i) r[i] = x[i];
-        else for (int i = 0; i < len; ++i) r[i] = std::nearbyint(x[i]);
+        if constexpr (std::is_integral_v<C>)
+            for (int i = 0; i < len; ++i) r[i] = x[i];
+        else
+            for (int i = 0; i < len; ++i) r[i] = std::nearbyint(x[i]);
         break;
     default:
         if constexpr (std::is_integral_v<C>) {
@@ -215,15 +282,33 @@ template <class C> void applyNode(const ExprNode& n, int len, const C* const* a,
             for (int i = 0; i < len; ++i) r[i] = 0;
         } else {
             switch (n.op) {
-            case ScalarOp::Exp: for (int i = 0; i < len; ++i) r[i] = std::exp(x[i]); break;
-            case ScalarOp::Log: for (int i = 0; i < len; ++i) r[i] = std::log(x[i]); break;
-            case ScalarOp::Sqrt: for (int i = 0; i < len; ++i) r[i] = std::sqrt(x[i]); break;
-            case ScalarOp::Tanh: for (int i = 0; i < len; ++i) r[i] = std::tanh(x[i]); break;
-            case ScalarOp::Sigmoid: for (int i = 0; i < len; ++i) r[i] = C(1) / (C(1) + std::exp(-x[i])); break;
-            case ScalarOp::Erf: for (int i = 0; i < len; ++i) r[i] = std::erf(x[i]); break;
-            case ScalarOp::Sin: for (int i = 0; i < len; ++i) r[i] = std::sin(x[i]); break;
-            case ScalarOp::Cos: for (int i = 0; i < len; ++i) r[i] = std::cos(x[i]); break;
-            case ScalarOp::Reciprocal: for (int i = 0; i < len; ++i) r[i] = C(1) / x[i]; break;
+            case ScalarOp::Exp:
+                for (int i = 0; i < len; ++i) r[i] = std::exp(x[i]);
+                break;
+            case ScalarOp::Log:
+                for (int i = 0; i < len; ++i) r[i] = std::log(x[i]);
+                break;
+            case ScalarOp::Sqrt:
+                for (int i = 0; i < len; ++i) r[i] = std::sqrt(x[i]);
+                break;
+            case ScalarOp::Tanh:
+                for (int i = 0; i < len; ++i) r[i] = std::tanh(x[i]);
+                break;
+            case ScalarOp::Sigmoid:
+                for (int i = 0; i < len; ++i) r[i] = C(1) / (C(1) + std::exp(-x[i]));
+                break;
+            case ScalarOp::Erf:
+                for (int i = 0; i < len; ++i) r[i] = std::erf(x[i]);
+                break;
+            case ScalarOp::Sin:
+                for (int i = 0; i < len; ++i) r[i] = std::sin(x[i]);
+                break;
+            case ScalarOp::Cos:
+                for (int i = 0; i < len; ++i) r[i] = std::cos(x[i]);
+                break;
+            case ScalarOp::Reciprocal:
+                for (int i = 0; i < len; ++i) r[i] = C(1) / x[i];
+                break;
             case ScalarOp::LeakyRelu: {
                 const C al = static_cast<C>(n.p0);
                 for (int i = 0; i < len; ++i) r[i] = x[i] >= 0 ? x[i] : x[i] * al;
@@ -247,19 +332,24 @@ template <class C> void applyNode(const ExprNode& n, int len, const C* const* a,
         for (int i = 0; i < len; ++i) r[i] = r[i] != 0;
     } else if constexpr (std::is_same_v<C, double>) {
         if (mode == ScalarProgram::Mode::Double) {
-            if (n.dtype == DType::Float32) for (int i = 0; i < len; ++i) r[i] = static_cast<double>(static_cast<float>(r[i]));
-            else if (isInteger(n.dtype)) for (int i = 0; i < len; ++i) r[i] = wrapInt(r[i], n.dtype);
+            if (n.dtype == DType::Float32)
+                for (int i = 0; i < len; ++i) r[i] = static_cast<double>(static_cast<float>(r[i]));
+            else if (isInteger(n.dtype))
+                for (int i = 0; i < len; ++i) r[i] = wrapInt(r[i], n.dtype);
         }
     } else if constexpr (std::is_same_v<C, std::int64_t>) {
-        if (n.dtype != DType::Int64 && n.dtype != DType::UInt64) for (int i = 0; i < len; ++i) r[i] = wrapInt64(r[i], n.dtype);
+        if (n.dtype != DType::Int64 && n.dtype != DType::UInt64)
+            for (int i = 0; i < len; ++i) r[i] = wrapInt64(r[i], n.dtype);
     }
 }
 
-template <class C> DType computeDType()
-{
-    if constexpr (std::is_same_v<C, float>) return DType::Float32;
-    else if constexpr (std::is_same_v<C, double>) return DType::Float64;
-    else return DType::Int64;
+template <class C> DType computeDType() {
+    if constexpr (std::is_same_v<C, float>)
+        return DType::Float32;
+    else if constexpr (std::is_same_v<C, double>)
+        return DType::Float64;
+    else
+        return DType::Int64;
 }
 
 // Coalesced iteration space: output dims (>= 1 entry) and per input the strides of each dim;
@@ -272,8 +362,7 @@ struct Layout {
     std::int64_t& stride(std::size_t in, std::size_t d) { return strides[in * maxDims + d]; }
 };
 
-void coalesce(const Shape& out, const std::vector<Tensor>& ins, Layout& L, std::vector<std::int64_t>& st)
-{
+void coalesce(const Shape& out, const std::vector<Tensor>& ins, Layout& L, std::vector<std::int64_t>& st) {
     const std::size_t r = out.size();
     const std::size_t k = ins.size();
     L.maxDims = std::max<std::size_t>(r, 1);
@@ -315,8 +404,7 @@ template <class C> struct Scratch {
     Layout L;
 };
 
-template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>& ins, Tensor& out)
-{
+template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>& ins, Tensor& out) {
     thread_local Scratch<C> S;
     Layout& L = S.L;
     coalesce(out.shape(), ins, L, S.tmp);
@@ -373,11 +461,15 @@ template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>
                 }
                 if (S.argPtrs.size() < n.args.size()) S.argPtrs.resize(n.args.size());
                 for (std::size_t j = 0; j < n.args.size(); ++j) S.argPtrs[j] = val[static_cast<std::size_t>(n.args[j])];
-                C* dst = (ni + 1 == nn && outDirect) ? reinterpret_cast<C*>(outBase + static_cast<std::size_t>(outPos + b) * outEs) : buf(ni);
+                C* dst = (ni + 1 == nn && outDirect)
+                             ? reinterpret_cast<C*>(outBase + static_cast<std::size_t>(outPos + b) * outEs)
+                             : buf(ni);
                 applyNode<C>(n, len, S.argPtrs.data(), dst, prog.mode);
                 val[ni] = dst;
             }
-            if (!outDirect) convertElements(val[nn - 1], cdt, outBase + static_cast<std::size_t>(outPos + b) * outEs, out.dtype(), len);
+            if (!outDirect)
+                convertElements(val[nn - 1], cdt, outBase + static_cast<std::size_t>(outPos + b) * outEs, out.dtype(),
+                                len);
         }
         outPos += inner;
         // advance the odometer over the outer dims
@@ -391,11 +483,10 @@ template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>
     }
 }
 
-
 // A chain program (compileChain): each step in place over blocks of a row that stay in L1, with
 // applyNode's float arithmetic (operand order kept), so the bits equal the interpreted program's.
-void epilogueChain(const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy, std::int64_t len)
-{
+void epilogueChain(const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy,
+                   std::int64_t len) {
     constexpr std::int64_t kRowBlock = 2048;
     for (std::int64_t c = c0; c < c1; ++c) {
         float* row = y + (c - c0) * ldy;
@@ -403,33 +494,49 @@ void epilogueChain(const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t
             float* __restrict v = row + b;
             const std::int64_t n = std::min(kRowBlock, len - b);
             for (const ChainStep& st : e.chain) {
-                const float k = st.input >= 0 ? e.values[static_cast<std::size_t>(st.input)][c * e.channelStride[static_cast<std::size_t>(st.input)]] : 0.0f;
+                const float k = st.input >= 0 ? e.values[static_cast<std::size_t>(st.input)]
+                                                        [c * e.channelStride[static_cast<std::size_t>(st.input)]]
+                                              : 0.0f;
                 switch (st.op) {
                 case ScalarOp::Add:
-                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k + v[i];
-                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] + k;
+                    if (st.constFirst)
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = k + v[i];
+                    else
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] + k;
                     break;
                 case ScalarOp::Mul:
-                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k * v[i];
-                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] * k;
+                    if (st.constFirst)
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = k * v[i];
+                    else
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] * k;
                     break;
                 case ScalarOp::Sub:
-                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k - v[i];
-                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] - k;
+                    if (st.constFirst)
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = k - v[i];
+                    else
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] - k;
                     break;
                 case ScalarOp::TrueDiv:
-                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = k / v[i];
-                    else for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] / k;
+                    if (st.constFirst)
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = k / v[i];
+                    else
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] / k;
                     break;
                 case ScalarOp::Maximum:
-                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = maxOf(k, v[i]);
-                    else for (std::int64_t i = 0; i < n; ++i) v[i] = maxOf(v[i], k);
+                    if (st.constFirst)
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = maxOf(k, v[i]);
+                    else
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = maxOf(v[i], k);
                     break;
                 case ScalarOp::Minimum:
-                    if (st.constFirst) for (std::int64_t i = 0; i < n; ++i) v[i] = minOf(k, v[i]);
-                    else for (std::int64_t i = 0; i < n; ++i) v[i] = minOf(v[i], k);
+                    if (st.constFirst)
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = minOf(k, v[i]);
+                    else
+                        for (std::int64_t i = 0; i < n; ++i) v[i] = minOf(v[i], k);
                     break;
-                case ScalarOp::Relu: for (std::int64_t i = 0; i < n; ++i) v[i] = reluOf(v[i]); break;
+                case ScalarOp::Relu:
+                    for (std::int64_t i = 0; i < n; ++i) v[i] = reluOf(v[i]);
+                    break;
                 case ScalarOp::Clip: {
                     const float lo = st.lo, hi = st.hi;
                     for (std::int64_t i = 0; i < n; ++i) v[i] = clipOf(v[i], lo, hi);
@@ -446,9 +553,8 @@ void epilogueChain(const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t
 // ElemwiseEngine.h): a chain program through epilogueChain, any other with the same blocks of
 // kBlock and the same applyNode as run<float>; either way the bits equal those of the
 // element-wise node run on its own.
-void epilogueRows(const ScalarProgram& prog, const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1, std::int64_t ldy,
-                  std::int64_t len)
-{
+void epilogueRows(const ScalarProgram& prog, const RowEpilogue& e, float* y, std::int64_t c0, std::int64_t c1,
+                  std::int64_t ldy, std::int64_t len) {
     if (!e.chain.empty()) {
         epilogueChain(e, y, c0, c1, ldy, len);
         return;
@@ -473,13 +579,16 @@ void epilogueRows(const ScalarProgram& prog, const RowEpilogue& e, float* y, std
                         val[ni] = row + b;
                     } else {
                         // the row's value, filled once per row (no node writes an input's buffer)
-                        if (b == 0) std::fill(buf(ni), buf(ni) + std::min<std::int64_t>(kBlock, len), e.values[in][c * e.channelStride[in]]);
+                        if (b == 0)
+                            std::fill(buf(ni), buf(ni) + std::min<std::int64_t>(kBlock, len),
+                                      e.values[in][c * e.channelStride[in]]);
                         val[ni] = buf(ni);
                     }
                     continue;
                 }
                 if (S.argPtrs.size() < nd.args.size()) S.argPtrs.resize(nd.args.size());
-                for (std::size_t j = 0; j < nd.args.size(); ++j) S.argPtrs[j] = val[static_cast<std::size_t>(nd.args[j])];
+                for (std::size_t j = 0; j < nd.args.size(); ++j)
+                    S.argPtrs[j] = val[static_cast<std::size_t>(nd.args[j])];
                 float* dst = ni + 1 == nn ? row + b : buf(ni);
                 applyNode<float>(nd, n, S.argPtrs.data(), dst, prog.mode);
                 val[ni] = dst;
@@ -489,8 +598,8 @@ void epilogueRows(const ScalarProgram& prog, const RowEpilogue& e, float* y, std
 }
 
 // Output index range [lo, hi) for which in = o*stride + off lies in [0, n).
-inline void validRange(std::int64_t outLen, std::int64_t stride, std::int64_t off, std::int64_t n, std::int64_t& lo, std::int64_t& hi)
-{
+inline void validRange(std::int64_t outLen, std::int64_t stride, std::int64_t off, std::int64_t n, std::int64_t& lo,
+                       std::int64_t& hi) {
     // o*stride + off >= 0  ->  o >= ceil(-off / stride)
     lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
     // o*stride + off <= n-1 -> o <= floor((n-1-off)/stride)
@@ -505,8 +614,7 @@ inline void validRange(std::int64_t outLen, std::int64_t stride, std::int64_t of
 
 // dst[j] = src[j * stride] for j < n with a vector gather where this build has one (float,
 // stride 2, AVX-512); false when the caller must copy.
-template <class T> inline bool gatherStrided(const T* src, T* dst, std::int64_t n, std::int64_t stride)
-{
+template <class T> inline bool gatherStrided(const T* src, T* dst, std::int64_t n, std::int64_t stride) {
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<T, float>)
         if (stride == 2) {
@@ -519,9 +627,8 @@ template <class T> inline bool gatherStrided(const T* src, T* dst, std::int64_t 
 }
 
 template <class T>
-void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW, std::int64_t OH, std::int64_t OW,
-            const Conv2dParams& p, T* cols)
-{
+void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW,
+            std::int64_t OH, std::int64_t OW, const Conv2dParams& p, T* cols) {
     const std::int64_t N = OH * OW;
     for (std::int64_t ch = 0; ch < C; ++ch)
         for (std::int64_t kh = 0; kh < KH; ++kh)
@@ -540,7 +647,8 @@ void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int
                     const T* src = x + (ch * H + ih) * W;
                     for (std::int64_t ow = 0; ow < w0; ++ow) r[ow] = 0;
                     if (p.strideW == 1) {
-                        if (w1 > w0) std::memcpy(r + w0, src + w0 + offW, static_cast<std::size_t>(w1 - w0) * sizeof(T));
+                        if (w1 > w0)
+                            std::memcpy(r + w0, src + w0 + offW, static_cast<std::size_t>(w1 - w0) * sizeof(T));
                     } else if (w1 > w0 && !gatherStrided(src + w0 * p.strideW + offW, r + w0, w1 - w0, p.strideW)) {
                         for (std::int64_t ow = w0; ow < w1; ++ow) r[ow] = src[ow * p.strideW + offW];
                     }
@@ -558,9 +666,8 @@ void im2col(const T* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int
 // of one long contiguous loop (the Wq - OW positions past a row's end are computed and dropped),
 // then the rows are copied to y. No short rows, no scalar tails per row.
 template <class T>
-void depthwise3x3Flat(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W, std::int64_t OH,
-                      std::int64_t OW, const Conv2dParams& p)
-{
+void depthwise3x3Flat(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W,
+                      std::int64_t OH, std::int64_t OW, const Conv2dParams& p) {
     const bool s2 = p.strideH == 2;
     // stride 1: one plane Hq x Wq = (OH + 2) x (OW + 2); stride 2: planes [row parity][col parity]
     // of (OH + 1) x (OW + 1), plane (rp, cp)[a][b] = padded[2a + rp][2b + cp]
@@ -595,7 +702,8 @@ void depthwise3x3Flat(const T* x, const T* w, T* y, std::int64_t C, std::int64_t
         for (std::int64_t m = 0; m < mult; ++m) {
             const std::int64_t f = ch * mult + m;
             const T* wf = w + f * 9;
-            const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6], w7 = wf[7], w8 = wf[8];
+            const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6], w7 = wf[7],
+                    w8 = wf[8];
             // few pointers (the taps are fixed offsets from them), so the loop keeps them and the
             // nine weights in registers
             if (s2) {
@@ -607,40 +715,40 @@ void depthwise3x3Flat(const T* x, const T* w, T* y, std::int64_t C, std::int64_t
                 const T* ee2 = ee + Wq;
                 const T* eo2 = eo + Wq;
                 for (std::int64_t q = 0; q < L; ++q)
-                    F[q] = w0 * ee[q] + w1 * eo[q] + w2 * ee[q + 1] + w3 * oe[q] + w4 * oo[q] + w5 * oe[q + 1] + w6 * ee2[q] + w7 * eo2[q] +
-                           w8 * ee2[q + 1];
+                    F[q] = w0 * ee[q] + w1 * eo[q] + w2 * ee[q + 1] + w3 * oe[q] + w4 * oo[q] + w5 * oe[q + 1] +
+                           w6 * ee2[q] + w7 * eo2[q] + w8 * ee2[q + 1];
             } else {
                 const T* r0 = P;
                 const T* r1 = P + Wq;
                 const T* r2 = P + 2 * Wq;
                 for (std::int64_t q = 0; q < L; ++q)
-                    F[q] = w0 * r0[q] + w1 * r0[q + 1] + w2 * r0[q + 2] + w3 * r1[q] + w4 * r1[q + 1] + w5 * r1[q + 2] + w6 * r2[q] + w7 * r2[q + 1] +
-                           w8 * r2[q + 2];
+                    F[q] = w0 * r0[q] + w1 * r0[q + 1] + w2 * r0[q + 2] + w3 * r1[q] + w4 * r1[q + 1] + w5 * r1[q + 2] +
+                           w6 * r2[q] + w7 * r2[q + 1] + w8 * r2[q + 2];
             }
             T* yf = y + f * OH * OW;
-            for (std::int64_t oh = 0; oh < OH; ++oh) std::memcpy(yf + oh * OW, F + oh * Wq, static_cast<std::size_t>(OW) * sizeof(T));
+            for (std::int64_t oh = 0; oh < OH; ++oh)
+                std::memcpy(yf + oh * OW, F + oh * Wq, static_cast<std::size_t>(OW) * sizeof(T));
         }
     }
 }
 
 template <class T>
-void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W, std::int64_t KH, std::int64_t KW,
-               std::int64_t OH, std::int64_t OW, const Conv2dParams& p)
-{
+void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W,
+               std::int64_t KH, std::int64_t KW, std::int64_t OH, std::int64_t OW, const Conv2dParams& p) {
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<T, float>) {
         // read per call (once per channel chunk of ~64 KiB of output: ~50 ns against tens of
         // microseconds), so bench_exec --ab can switch it between runs
         const char* sw = std::getenv("PASSLENS_DEPTHWISE_AVX512");
-        if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW && (p.strideH == 1 || p.strideH == 2) && OH > 0 &&
-            OW > 0 && !(sw && std::strcmp(sw, "off") == 0)) {
+        if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW &&
+            (p.strideH == 1 || p.strideH == 2) && OH > 0 && OW > 0 && !(sw && std::strcmp(sw, "off") == 0)) {
             depthwise3x3Avx512(x, w, y, C, mult, H, W, OH, OW, p);
             return;
         }
     }
 #endif
-    if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW && (p.strideH == 2 || (p.strideH == 1 && OW <= 16)) &&
-        OH > 0 && OW > 0) {
+    if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW &&
+        (p.strideH == 2 || (p.strideH == 1 && OW <= 16)) && OH > 0 && OW > 0) {
         depthwise3x3Flat(x, w, y, C, mult, H, W, OH, OW, p);
         return;
     }
@@ -653,8 +761,10 @@ void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, 
     thread_local std::vector<T> splitBuf;
     // Wp >= 2*OW + 1, so each half row has OW + 1 entries
     const std::int64_t Wh = (Wp + 1) / 2;
-    if (s2) splitBuf.assign(static_cast<std::size_t>(2 * Hp * Wh), T(0));
-    else padBuf.assign(static_cast<std::size_t>(Hp * Wp), T(0));
+    if (s2)
+        splitBuf.assign(static_cast<std::size_t>(2 * Hp * Wh), T(0));
+    else
+        padBuf.assign(static_cast<std::size_t>(Hp * Wp), T(0));
     T* ev = s2 ? splitBuf.data() : nullptr;
     T* od = s2 ? ev + Hp * Wh : nullptr;
     for (std::int64_t ch = 0; ch < C; ++ch) {
@@ -688,10 +798,11 @@ void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, 
                     const T* r0 = base;
                     const T* r1 = base + dh * Wp;
                     const T* r2 = base + 2 * dh * Wp;
-                    const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6], w7 = wf[7], w8 = wf[8];
+                    const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6],
+                            w7 = wf[7], w8 = wf[8];
                     for (std::int64_t ow = 0; ow < OW; ++ow)
-                        yr[ow] = w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] + w5 * r1[ow + 2] +
-                                 w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2];
+                        yr[ow] = w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] +
+                                 w5 * r1[ow + 2] + w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2];
                 } else if (s2) {
                     // rows of the even / odd split plane: column 2*ow + k is ev[ow + k/2] (k even)
                     // or od[ow] (k = 1)
@@ -701,10 +812,11 @@ void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, 
                     const T* o0 = od + (oh * sh) * Wh;
                     const T* o1 = o0 + dh * Wh;
                     const T* o2 = o0 + 2 * dh * Wh;
-                    const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6], w7 = wf[7], w8 = wf[8];
+                    const T w0 = wf[0], w1 = wf[1], w2 = wf[2], w3 = wf[3], w4 = wf[4], w5 = wf[5], w6 = wf[6],
+                            w7 = wf[7], w8 = wf[8];
                     for (std::int64_t ow = 0; ow < OW; ++ow)
-                        yr[ow] = w0 * e0[ow] + w1 * o0[ow] + w2 * e0[ow + 1] + w3 * e1[ow] + w4 * o1[ow] + w5 * e1[ow + 1] + w6 * e2[ow] +
-                                 w7 * o2[ow] + w8 * e2[ow + 1];
+                        yr[ow] = w0 * e0[ow] + w1 * o0[ow] + w2 * e0[ow + 1] + w3 * e1[ow] + w4 * o1[ow] +
+                                 w5 * e1[ow + 1] + w6 * e2[ow] + w7 * o2[ow] + w8 * e2[ow + 1];
                 } else {
                     for (std::int64_t ow = 0; ow < OW; ++ow) yr[ow] = 0;
                     for (std::int64_t kh = 0; kh < KH; ++kh) {
@@ -724,7 +836,6 @@ void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, 
     }
 }
 
-
 // Winograd F(m x m, 3 x 3) transforms (m = 2: 4x4 tiles, m = 4: 6x6 tiles), as 1-d transforms
 // over whole rows of tiles, so every loop runs over contiguous arrays. Input: the channel plane
 // is copied into a zero-padded plane; per tile row, B^T over the a plane rows (vectorised over
@@ -734,8 +845,8 @@ void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, 
 // (+ bias[f] when given), border tiles clipped.
 
 // r[k*rs + l] = (B^T d)[k] for l < n, with d[i] at d[i*ds + l].
-template <int A> inline void winoBT(const float* __restrict d, std::int64_t ds, float* __restrict r, std::int64_t rs, std::int64_t n)
-{
+template <int A>
+inline void winoBT(const float* __restrict d, std::int64_t ds, float* __restrict r, std::int64_t rs, std::int64_t n) {
     if constexpr (A == 4) {
 #pragma GCC ivdep
         for (std::int64_t l = 0; l < n; ++l) {
@@ -748,7 +859,8 @@ template <int A> inline void winoBT(const float* __restrict d, std::int64_t ds, 
     } else {
 #pragma GCC ivdep
         for (std::int64_t l = 0; l < n; ++l) {
-            const float d0 = d[l], d1 = d[ds + l], d2 = d[2 * ds + l], d3 = d[3 * ds + l], d4 = d[4 * ds + l], d5 = d[5 * ds + l];
+            const float d0 = d[l], d1 = d[ds + l], d2 = d[2 * ds + l], d3 = d[3 * ds + l], d4 = d[4 * ds + l],
+                        d5 = d[5 * ds + l];
             r[l] = (4.0f * d0 - 5.0f * d2) + d4;
             r[rs + l] = (d3 + d4) - 4.0f * (d1 + d2);
             r[2 * rs + l] = 4.0f * (d1 - d2) + (d4 - d3);
@@ -760,8 +872,8 @@ template <int A> inline void winoBT(const float* __restrict d, std::int64_t ds, 
 }
 
 // r[k*rs + l] = (A^T d)[k], k < m.
-template <int A> inline void winoAT(const float* __restrict d, std::int64_t ds, float* __restrict r, std::int64_t rs, std::int64_t n)
-{
+template <int A>
+inline void winoAT(const float* __restrict d, std::int64_t ds, float* __restrict r, std::int64_t rs, std::int64_t n) {
     if constexpr (A == 4) {
 #pragma GCC ivdep
         for (std::int64_t l = 0; l < n; ++l) {
@@ -772,7 +884,8 @@ template <int A> inline void winoAT(const float* __restrict d, std::int64_t ds, 
     } else {
 #pragma GCC ivdep
         for (std::int64_t l = 0; l < n; ++l) {
-            const float d0 = d[l], d1 = d[ds + l], d2 = d[2 * ds + l], d3 = d[3 * ds + l], d4 = d[4 * ds + l], d5 = d[5 * ds + l];
+            const float d0 = d[l], d1 = d[ds + l], d2 = d[2 * ds + l], d3 = d[3 * ds + l], d4 = d[4 * ds + l],
+                        d5 = d[5 * ds + l];
             const float s12 = d1 + d2, d12 = d1 - d2, s34 = d3 + d4, d34 = d3 - d4;
             r[l] = (d0 + s12) + s34;
             r[rs + l] = d12 + 2.0f * d34;
@@ -783,9 +896,8 @@ template <int A> inline void winoAT(const float* __restrict d, std::int64_t ds, 
 }
 
 template <int A>
-void winogradInputT(const float* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t padTop, std::int64_t padLeft, std::int64_t TH,
-                    std::int64_t TW, float* V)
-{
+void winogradInputT(const float* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t padTop,
+                    std::int64_t padLeft, std::int64_t TH, std::int64_t TW, float* V) {
     constexpr int M = A - 2;
     const std::int64_t T = TH * TW;
     const std::int64_t Hp = TH * M + 2, Wp = TW * M + 2;
@@ -802,7 +914,8 @@ void winogradInputT(const float* x, std::int64_t C, std::int64_t H, std::int64_t
         const float* xc = x + ch * H * W;
         if (c1 > c0)
             for (std::int64_t i = r0; i < r1; ++i)
-                std::memcpy(P + (i + padTop) * Wp + c0 + padLeft, xc + i * W + c0, static_cast<std::size_t>(c1 - c0) * sizeof(float));
+                std::memcpy(P + (i + padTop) * Wp + c0 + padLeft, xc + i * W + c0,
+                            static_cast<std::size_t>(c1 - c0) * sizeof(float));
         // B^T over the a plane rows of each tile row: R[th][k][Wp]
         for (std::int64_t th = 0; th < TH; ++th) winoBT<A>(P + th * M * Wp, Wp, R + th * A * Wp, Wp, Wp);
         // phases: Q[k][j][th*TW + t] = R[th][k][t*m + j]
@@ -815,16 +928,19 @@ void winogradInputT(const float* x, std::int64_t C, std::int64_t H, std::int64_t
                     for (std::int64_t t = 0; t < TW; ++t) q[j * T + t] = row[t * M + j];
             }
         // B^T over the phases, into V[k*a + j'][ch][T]
-        for (int k = 0; k < A; ++k) winoBT<A>(Q + static_cast<std::int64_t>(k) * A * T, T, V + ((static_cast<std::int64_t>(k) * A) * C + ch) * T, C * T, T);
+        for (int k = 0; k < A; ++k)
+            winoBT<A>(Q + static_cast<std::int64_t>(k) * A * T, T,
+                      V + ((static_cast<std::int64_t>(k) * A) * C + ch) * T, C * T, T);
         // clear the rows written (the zero border is kept)
         if (c1 > c0)
-            for (std::int64_t i = r0; i < r1; ++i) std::memset(P + (i + padTop) * Wp + c0 + padLeft, 0, static_cast<std::size_t>(c1 - c0) * sizeof(float));
+            for (std::int64_t i = r0; i < r1; ++i)
+                std::memset(P + (i + padTop) * Wp + c0 + padLeft, 0, static_cast<std::size_t>(c1 - c0) * sizeof(float));
     }
 }
 
 template <int A>
-void winogradOutputT(const float* Mv, std::int64_t F, std::int64_t TH, std::int64_t TW, std::int64_t OH, std::int64_t OW, const float* bias, float* y)
-{
+void winogradOutputT(const float* Mv, std::int64_t F, std::int64_t TH, std::int64_t TW, std::int64_t OH,
+                     std::int64_t OW, const float* bias, float* y) {
     constexpr int M = A - 2;
     const std::int64_t T = TH * TW;
     thread_local std::vector<float> hbuf, obuf;
@@ -837,7 +953,8 @@ void winogradOutputT(const float* Mv, std::int64_t F, std::int64_t TH, std::int6
         const float b = bias ? bias[f] : 0.0f;
         float* yf = y + f * OH * OW;
         // over the columns: Hb[i][j'][T]
-        for (int i = 0; i < A; ++i) winoAT<A>(Mv + ((static_cast<std::int64_t>(i) * A) * F + f) * T, F * T, Hb + i * M * T, T, T);
+        for (int i = 0; i < A; ++i)
+            winoAT<A>(Mv + ((static_cast<std::int64_t>(i) * A) * F + f) * T, F * T, Hb + i * M * T, T, T);
         // over the rows: O[i'][j'][T]
         for (int j = 0; j < M; ++j) winoAT<A>(Hb + j * T, M * T, O + j * T, M * T, T);
         for (std::int64_t th = 0; th < TH; ++th)
@@ -861,18 +978,20 @@ void winogradOutputT(const float* Mv, std::int64_t F, std::int64_t TH, std::int6
     }
 }
 
-void winogradInput(const float* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t padTop, std::int64_t padLeft, std::int64_t TH,
-                   std::int64_t TW, int m, float* V)
-{
-    if (m == 2) winogradInputT<4>(x, C, H, W, padTop, padLeft, TH, TW, V);
-    else winogradInputT<6>(x, C, H, W, padTop, padLeft, TH, TW, V);
+void winogradInput(const float* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t padTop,
+                   std::int64_t padLeft, std::int64_t TH, std::int64_t TW, int m, float* V) {
+    if (m == 2)
+        winogradInputT<4>(x, C, H, W, padTop, padLeft, TH, TW, V);
+    else
+        winogradInputT<6>(x, C, H, W, padTop, padLeft, TH, TW, V);
 }
 
-void winogradOutput(const float* Mv, std::int64_t F, std::int64_t TH, std::int64_t TW, std::int64_t OH, std::int64_t OW, int m, const float* bias,
-                    float* y)
-{
-    if (m == 2) winogradOutputT<4>(Mv, F, TH, TW, OH, OW, bias, y);
-    else winogradOutputT<6>(Mv, F, TH, TW, OH, OW, bias, y);
+void winogradOutput(const float* Mv, std::int64_t F, std::int64_t TH, std::int64_t TW, std::int64_t OH, std::int64_t OW,
+                    int m, const float* bias, float* y) {
+    if (m == 2)
+        winogradOutputT<4>(Mv, F, TH, TW, OH, OW, bias, y);
+    else
+        winogradOutputT<6>(Mv, F, TH, TW, OH, OW, bias, y);
 }
 
 // Pooling, separable: per input row the window maxima / sums over columns, then over rows.
@@ -886,9 +1005,8 @@ void winogradOutput(const float* Mv, std::int64_t F, std::int64_t TH, std::int64
 // -inf over the columns left to right, then over the rows top to bottom), so the bits are the
 // same, NaN and signed zeros included.
 template <class T>
-void maxPoolW3S2(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW, std::int64_t kh,
-                 std::int64_t sh, std::int64_t pt, std::int64_t pb, std::int64_t pr)
-{
+void maxPoolW3S2(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH,
+                 std::int64_t OW, std::int64_t kh, std::int64_t sh, std::int64_t pt, std::int64_t pb, std::int64_t pr) {
     const std::int64_t rows = H + pt + pb, cols = W + pr;
     const T init = -std::numeric_limits<T>::infinity();
     // full windows [0, qb): columns 2q .. 2q + 2 inside the row
@@ -924,14 +1042,15 @@ void maxPoolW3S2(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int
 }
 
 template <class T>
-void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW, std::int64_t kh,
-           std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb, std::int64_t pl, std::int64_t pr, PoolMode mode)
-{
+void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW,
+           std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb,
+           std::int64_t pl, std::int64_t pr, PoolMode mode) {
     const bool isMax = mode == PoolMode::Max;
     // PASSLENS_POOL_SEPARABLE=1: the separable kernel for every window (read per call, for tests)
     const char* sep = std::getenv("PASSLENS_POOL_SEPARABLE");
     const bool separableOnly = sep && *sep && std::strcmp(sep, "0") != 0;
-    if (isMax && kw == 3 && sw == 2 && pl == 0 && !separableOnly) return maxPoolW3S2(x, y, planes, H, W, OH, OW, kh, sh, pt, pb, pr);
+    if (isMax && kw == 3 && sw == 2 && pl == 0 && !separableOnly)
+        return maxPoolW3S2(x, y, planes, H, W, OH, OW, kh, sh, pt, pb, pr);
     const std::int64_t rows = H + pt + pb, cols = W + pl + pr;
     thread_local std::vector<std::int64_t> cc0, cc1, cpad;
     thread_local std::vector<T> hbuf;
@@ -980,24 +1099,24 @@ void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W
                         for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[q];
                 }
             } else
-            for (std::int64_t t = 0; t < kw; ++t) {
-                const T* xs = xr + t - pl;
-                if (isMax) {
-                    if (sw == 1)
-                        for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[q] > hr[q] ? xs[q] : hr[q];
-                    else if (sw == 2)
-                        for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[2 * q] > hr[q] ? xs[2 * q] : hr[q];
-                    else
-                        for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[q * sw] > hr[q] ? xs[q * sw] : hr[q];
-                } else {
-                    if (sw == 1)
-                        for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[q];
-                    else if (sw == 2)
-                        for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[2 * q];
-                    else
-                        for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[q * sw];
+                for (std::int64_t t = 0; t < kw; ++t) {
+                    const T* xs = xr + t - pl;
+                    if (isMax) {
+                        if (sw == 1)
+                            for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[q] > hr[q] ? xs[q] : hr[q];
+                        else if (sw == 2)
+                            for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[2 * q] > hr[q] ? xs[2 * q] : hr[q];
+                        else
+                            for (std::int64_t q = qa; q < qb; ++q) hr[q] = xs[q * sw] > hr[q] ? xs[q * sw] : hr[q];
+                    } else {
+                        if (sw == 1)
+                            for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[q];
+                        else if (sw == 2)
+                            for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[2 * q];
+                        else
+                            for (std::int64_t q = qa; q < qb; ++q) hr[q] += xs[q * sw];
+                    }
                 }
-            }
             auto border = [&](std::int64_t q) {
                 T m = init;
                 for (std::int64_t j = cc0[static_cast<std::size_t>(q)]; j < cc1[static_cast<std::size_t>(q)]; ++j)
@@ -1027,7 +1146,8 @@ void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W
                 }
             } else if (mode == PoolMode::AvgExcPad) {
                 for (std::int64_t q = 0; q < OW; ++q) {
-                    const std::int64_t cnt = (i1 - i0) * (cc1[static_cast<std::size_t>(q)] - cc0[static_cast<std::size_t>(q)]);
+                    const std::int64_t cnt =
+                        (i1 - i0) * (cc1[static_cast<std::size_t>(q)] - cc0[static_cast<std::size_t>(q)]);
                     yr[q] = cnt > 0 ? yr[q] / static_cast<T>(cnt) : T(0);
                 }
             }
@@ -1037,8 +1157,7 @@ void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W
 
 } // namespace
 
-const LoopTable& table()
-{
+const LoopTable& table() {
     static const LoopTable t = {
         PASSLENS_LOOPS_NAME,
         [](const ScalarProgram& p, const std::vector<Tensor>& in, Tensor& out) { run<float>(p, in, out); },

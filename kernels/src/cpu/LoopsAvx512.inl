@@ -15,11 +15,12 @@
 //   a mask (lanes past the row end read the plane's slack and are dropped).
 #include <immintrin.h>
 
-inline __mmask16 tailMask(std::int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u); }
+inline __mmask16 tailMask(std::int64_t n) {
+    return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
+}
 
 // dst[0:n] = src[0:n]
-inline void copyRow16(const float* src, float* dst, std::int64_t n)
-{
+inline void copyRow16(const float* src, float* dst, std::int64_t n) {
     std::int64_t j = 0;
     for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, _mm512_loadu_ps(src + j));
     if (j < n) {
@@ -30,16 +31,18 @@ inline void copyRow16(const float* src, float* dst, std::int64_t n)
 
 // ev[j] = src[2j] for j < ne and od[j] = src[2j + 1] for j < no (od unused when no = 0); only
 // src[0 .. n-1] is read (loads masked to the source length n).
-inline void deinterleaveRow16(const float* src, std::int64_t n, float* ev, std::int64_t ne, float* od, std::int64_t no)
-{
+inline void deinterleaveRow16(const float* src, std::int64_t n, float* ev, std::int64_t ne, float* od,
+                              std::int64_t no) {
     const __m512i evIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odIdx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     const std::int64_t pairs = std::max(ne, no);
     for (std::int64_t j = 0; j < pairs; j += 16) {
         const std::int64_t s = 2 * j; // first source float of this block
         const std::int64_t left = n - s;
-        const __m512 lo = _mm512_maskz_loadu_ps(tailMask(std::max<std::int64_t>(0, std::min<std::int64_t>(16, left))), src + s);
-        const __m512 hi = _mm512_maskz_loadu_ps(tailMask(std::max<std::int64_t>(0, std::min<std::int64_t>(16, left - 16))), src + s + 16);
+        const __m512 lo =
+            _mm512_maskz_loadu_ps(tailMask(std::max<std::int64_t>(0, std::min<std::int64_t>(16, left))), src + s);
+        const __m512 hi = _mm512_maskz_loadu_ps(
+            tailMask(std::max<std::int64_t>(0, std::min<std::int64_t>(16, left - 16))), src + s + 16);
         if (j < ne) _mm512_mask_storeu_ps(ev + j, tailMask(ne - j), _mm512_permutex2var_ps(lo, evIdx, hi));
         if (j < no) _mm512_mask_storeu_ps(od + j, tailMask(no - j), _mm512_permutex2var_ps(lo, odIdx, hi));
     }
@@ -52,9 +55,8 @@ struct PlaneCache {
 
 // Zero-filled planes for this geometry: cleared when the geometry differs from the last call's
 // (the interior written per channel is then the same region, so the border stays zero).
-inline float* planesFor(PlaneCache& pc, std::size_t floats, std::int64_t s, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW,
-                        std::int64_t padTop, std::int64_t padLeft)
-{
+inline float* planesFor(PlaneCache& pc, std::size_t floats, std::int64_t s, std::int64_t H, std::int64_t W,
+                        std::int64_t OH, std::int64_t OW, std::int64_t padTop, std::int64_t padLeft) {
     const std::int64_t key[7] = {s, H, W, OH, OW, padTop, padLeft};
     const std::size_t need = floats + 64; // slack: the last vector of a row may read past the plane
     if (pc.buf.size() < need || !std::equal(key, key + 7, pc.key)) {
@@ -64,13 +66,13 @@ inline float* planesFor(PlaneCache& pc, std::size_t floats, std::int64_t s, std:
     return pc.buf.data();
 }
 
-void depthwise3x3Avx512(const float* x, const float* w, float* y, std::int64_t C, std::int64_t mult, std::int64_t H, std::int64_t W,
-                        std::int64_t OH, std::int64_t OW, const Conv2dParams& p)
-{
+void depthwise3x3Avx512(const float* x, const float* w, float* y, std::int64_t C, std::int64_t mult, std::int64_t H,
+                        std::int64_t W, std::int64_t OH, std::int64_t OW, const Conv2dParams& p) {
     thread_local PlaneCache pc;
     const bool s2 = p.strideH == 2;
     const std::int64_t Wq = s2 ? OW + 1 : OW + 2, Hq = s2 ? OH + 1 : OH + 2, plane = Hq * Wq;
-    float* P = planesFor(pc, static_cast<std::size_t>(s2 ? 4 * plane : plane), s2 ? 2 : 1, H, W, OH, OW, p.padTop, p.padLeft);
+    float* P =
+        planesFor(pc, static_cast<std::size_t>(s2 ? 4 * plane : plane), s2 ? 2 : 1, H, W, OH, OW, p.padTop, p.padLeft);
     const std::int64_t Hp = s2 ? 2 * OH + 1 : OH + 2; // padded rows read
     for (std::int64_t ch = 0; ch < C; ++ch) {
         const float* xc = x + ch * H * W;
@@ -112,11 +114,12 @@ void depthwise3x3Avx512(const float* x, const float* w, float* y, std::int64_t C
                     const float* eo = P + plane + oh * Wq;
                     const float* oe = P + 2 * plane + oh * Wq;
                     const float* oo = P + 3 * plane + oh * Wq;
-                    t0 = ee, t1 = eo, t2 = ee + 1, t3 = oe, t4 = oo, t5 = oe + 1, t6 = ee + Wq, t7 = eo + Wq, t8 = ee + Wq + 1;
+                    t0 = ee, t1 = eo, t2 = ee + 1, t3 = oe, t4 = oo, t5 = oe + 1, t6 = ee + Wq, t7 = eo + Wq,
+                    t8 = ee + Wq + 1;
                 } else {
                     const float* r0 = P + oh * Wq;
-                    t0 = r0, t1 = r0 + 1, t2 = r0 + 2, t3 = r0 + Wq, t4 = r0 + Wq + 1, t5 = r0 + Wq + 2, t6 = r0 + 2 * Wq, t7 = r0 + 2 * Wq + 1,
-                    t8 = r0 + 2 * Wq + 2;
+                    t0 = r0, t1 = r0 + 1, t2 = r0 + 2, t3 = r0 + Wq, t4 = r0 + Wq + 1, t5 = r0 + Wq + 2,
+                    t6 = r0 + 2 * Wq, t7 = r0 + 2 * Wq + 1, t8 = r0 + 2 * Wq + 2;
                 }
                 for (std::int64_t q = 0; q < OW; q += 16) {
                     __m512 acc = _mm512_mul_ps(w0, _mm512_loadu_ps(t0 + q));
@@ -128,8 +131,10 @@ void depthwise3x3Avx512(const float* x, const float* w, float* y, std::int64_t C
                     acc = _mm512_add_ps(acc, _mm512_mul_ps(w6, _mm512_loadu_ps(t6 + q)));
                     acc = _mm512_add_ps(acc, _mm512_mul_ps(w7, _mm512_loadu_ps(t7 + q)));
                     acc = _mm512_add_ps(acc, _mm512_mul_ps(w8, _mm512_loadu_ps(t8 + q)));
-                    if (q + 16 <= OW) _mm512_storeu_ps(yr + q, acc);
-                    else _mm512_mask_storeu_ps(yr + q, tailMask(OW - q), acc);
+                    if (q + 16 <= OW)
+                        _mm512_storeu_ps(yr + q, acc);
+                    else
+                        _mm512_mask_storeu_ps(yr + q, tailMask(OW - q), acc);
                 }
             }
         }

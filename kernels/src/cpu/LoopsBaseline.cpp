@@ -8,17 +8,19 @@
 
 namespace passlens::cpu {
 
-const LoopTable& loops()
-{
+const LoopTable& loops() {
     static const LoopTable* t = [] {
 #if defined(__x86_64__) && defined(PASSLENS_HAVE_LOOPS_V3)
         const char* force = std::getenv("PASSLENS_CPU_LOOPS");
-        const bool baselineOnly = force && std::strcmp(force, "baseline") == 0, v3Only = force && std::strcmp(force, "v3") == 0;
+        const bool baselineOnly = force && std::strcmp(force, "baseline") == 0,
+                   v3Only = force && std::strcmp(force, "v3") == 0;
         __builtin_cpu_init();
-        const bool v3ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+        const bool v3ok =
+            __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 #if defined(PASSLENS_HAVE_LOOPS_V4)
-        if (!baselineOnly && !v3Only && v3ok && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        if (!baselineOnly && !v3Only && v3ok && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
             return &v4::table();
 #endif
         if (!baselineOnly && v3ok) return &v3::table();

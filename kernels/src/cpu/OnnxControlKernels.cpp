@@ -13,8 +13,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const Tensor* optIn(const KernelCall& c, int k)
-{
+const Tensor* optIn(const KernelCall& c, int k) {
     const json& a = c.op().attrs();
     if (a.contains("inputs_present")) {
         const json& pr = a["inputs_present"];
@@ -30,8 +29,7 @@ inline float sigm(float x) { return 1.f / (1.f + std::exp(-x)); }
 
 // ONNX LSTM (gates i, o, f, c), default activations (sigmoid, tanh, tanh), optional peepholes,
 // clip, input_forget, sequence_lens, layout 0 or 1, forward / reverse / bidirectional.
-void onnxLstm(KernelCall& c)
-{
+void onnxLstm(KernelCall& c) {
     const json& a = c.op().attrs();
     for (const char* unsupported : {"activations", "activation_alpha", "activation_beta"})
         if (a.contains(unsupported)) {
@@ -64,12 +62,16 @@ void onnxLstm(KernelCall& c)
     if (X->ndim() != 3) c.fail("X must be 3-d, got " + X->typeStr());
     const std::int64_t T = batchFirst ? X->dim(1) : X->dim(0), Bt = batchFirst ? X->dim(0) : X->dim(1), I = X->dim(2);
     const std::int64_t H = Hs > 0 ? Hs : R->dim(2);
-    if (W->ndim() != 3 || W->dim(0) != dirs || W->dim(1) != 4 * H || W->dim(2) != I) c.fail("W " + W->typeStr() + " does not match X " + X->typeStr() + " and hidden_size " + std::to_string(H));
-    if (R->ndim() != 3 || R->dim(0) != dirs || R->dim(1) != 4 * H || R->dim(2) != H) c.fail("R " + R->typeStr() + " does not match hidden_size " + std::to_string(H));
+    if (W->ndim() != 3 || W->dim(0) != dirs || W->dim(1) != 4 * H || W->dim(2) != I)
+        c.fail("W " + W->typeStr() + " does not match X " + X->typeStr() + " and hidden_size " + std::to_string(H));
+    if (R->ndim() != 3 || R->dim(0) != dirs || R->dim(1) != 4 * H || R->dim(2) != H)
+        c.fail("R " + R->typeStr() + " does not match hidden_size " + std::to_string(H));
     if (B && B->numel() != dirs * 8 * H) c.fail("B " + B->typeStr() + " does not match");
     if (P && P->numel() != dirs * 3 * H) c.fail("P " + P->typeStr() + " does not match");
     for (const Tensor* s : {h0, c0})
-        if (s && s->numel() != dirs * Bt * H) c.fail("initial state " + s->typeStr() + " does not match [" + std::to_string(dirs) + "," + std::to_string(Bt) + "," + std::to_string(H) + "]");
+        if (s && s->numel() != dirs * Bt * H)
+            c.fail("initial state " + s->typeStr() + " does not match [" + std::to_string(dirs) + "," +
+                   std::to_string(Bt) + "," + std::to_string(H) + "]");
 
     // X as [T, Bt, I] contiguous
     std::vector<float> xs(static_cast<std::size_t>(T * Bt * I));
@@ -78,7 +80,8 @@ void onnxLstm(KernelCall& c)
             const float* src = X->data<float>() + (batchFirst ? (b * T + t) : (t * Bt + b)) * I;
             std::memcpy(xs.data() + (t * Bt + b) * I, src, static_cast<std::size_t>(I) * sizeof(float));
         }
-    std::vector<float> Y(static_cast<std::size_t>(T * dirs * Bt * H), 0.f), Yh(static_cast<std::size_t>(dirs * Bt * H)), Yc(static_cast<std::size_t>(dirs * Bt * H));
+    std::vector<float> Y(static_cast<std::size_t>(T * dirs * Bt * H), 0.f), Yh(static_cast<std::size_t>(dirs * Bt * H)),
+        Yc(static_cast<std::size_t>(dirs * Bt * H));
     std::vector<float> gx(static_cast<std::size_t>(T * Bt * 4 * H)), gates(static_cast<std::size_t>(Bt * 4 * H));
     for (int d = 0; d < dirs; ++d) {
         const bool reverse = dir == "reverse" || d == 1;
@@ -89,7 +92,8 @@ void onnxLstm(KernelCall& c)
         if (B) {
             const float* Bd = B->data<float>() + d * 8 * H;
             for (std::int64_t r = 0; r < T * Bt; ++r)
-                for (std::int64_t j = 0; j < 4 * H; ++j) gx[static_cast<std::size_t>(r * 4 * H + j)] += Bd[j] + Bd[4 * H + j];
+                for (std::int64_t j = 0; j < 4 * H; ++j)
+                    gx[static_cast<std::size_t>(r * 4 * H + j)] += Bd[j] + Bd[4 * H + j];
         }
         std::vector<float> h(static_cast<std::size_t>(Bt * H), 0.f), cs(static_cast<std::size_t>(Bt * H), 0.f);
         if (h0) std::memcpy(h.data(), h0->data<float>() + d * Bt * H, h.size() * sizeof(float));
@@ -142,7 +146,9 @@ void onnxLstm(KernelCall& c)
             for (std::int64_t t = 0; t < T; ++t)
                 for (int d = 0; d < dirs; ++d)
                     for (std::int64_t b = 0; b < Bt; ++b)
-                        std::memcpy(y.data<float>() + ((b * T + t) * dirs + d) * H, Y.data() + ((t * dirs + d) * Bt + b) * H, static_cast<std::size_t>(H) * sizeof(float));
+                        std::memcpy(y.data<float>() + ((b * T + t) * dirs + d) * H,
+                                    Y.data() + ((t * dirs + d) * Bt + b) * H,
+                                    static_cast<std::size_t>(H) * sizeof(float));
         } else {
             y = Tensor::fromBytes(DType::Float32, {T, dirs, Bt, H}, Y.data());
         }
@@ -153,7 +159,8 @@ void onnxLstm(KernelCall& c)
             Tensor t = c.allocate(DType::Float32, {Bt, dirs, H});
             for (int d = 0; d < dirs; ++d)
                 for (std::int64_t b = 0; b < Bt; ++b)
-                    std::memcpy(t.data<float>() + (b * dirs + d) * H, v.data() + (d * Bt + b) * H, static_cast<std::size_t>(H) * sizeof(float));
+                    std::memcpy(t.data<float>() + (b * dirs + d) * H, v.data() + (d * Bt + b) * H,
+                                static_cast<std::size_t>(H) * sizeof(float));
             return t;
         }
         return Tensor::fromBytes(DType::Float32, {dirs, Bt, H}, v.data());
@@ -163,8 +170,7 @@ void onnxLstm(KernelCall& c)
 }
 
 // The nested executor of `g` sharing the parent's context; fails naming `what`.
-std::unique_ptr<Executor> nestedExecutor(const KernelCall& c, const FunctionGraph& g, const std::string& what)
-{
+std::unique_ptr<Executor> nestedExecutor(const KernelCall& c, const FunctionGraph& g, const std::string& what) {
     try {
         return std::make_unique<Executor>(g, std::shared_ptr<ExecContext>(&c.ctx, [](ExecContext*) {}));
     } catch (const Error& e) {
@@ -177,8 +183,7 @@ struct IfState : KernelState {
     std::vector<int> bind[2]; // per branch input: node input index
 };
 
-void onnxIf(KernelCall& c)
-{
+void onnxIf(KernelCall& c) {
     const Tensor& cond = c.in(0);
     if (cond.numel() != 1) c.fail("condition must hold one element, got " + cond.typeStr());
     const bool takeThen = cond.at(0) != 0;
@@ -203,7 +208,8 @@ void onnxIf(KernelCall& c)
         std::vector<int> bind;
         for (const Variable* in : g->inputs()) {
             auto it = std::find(outer.begin(), outer.end(), in->name());
-            if (it == outer.end()) c.fail(std::string(attr) + " input '" + in->name() + "' is not an outer-scope value of the node");
+            if (it == outer.end())
+                c.fail(std::string(attr) + " input '" + in->name() + "' is not an outer-scope value of the node");
             bind.push_back(nOnnx + static_cast<int>(it - outer.begin()));
         }
         st->branch[bi] = nestedExecutor(c, *g, attr);
@@ -221,14 +227,15 @@ void onnxIf(KernelCall& c)
         c.fail(std::string(attr) + ": " + e.what());
     }
     if (static_cast<int>(outs.size()) != c.node.nout())
-        c.fail(std::string(attr) + " produced " + std::to_string(outs.size()) + " outputs, the node has " + std::to_string(c.node.nout()));
+        c.fail(std::string(attr) + " produced " + std::to_string(outs.size()) + " outputs, the node has " +
+               std::to_string(c.node.nout()));
     for (std::size_t k = 0; k < outs.size(); ++k) c.outputs[k] = std::move(outs[k]);
 }
 
 // The inputs of a nested graph `g`: each outer-scope value by name (node inputs from nOnnx on, in
 // the order of the node's `outer_scope` attribute), the others from `formal` in order.
-std::vector<Tensor> bindBodyInputs(const KernelCall& c, const FunctionGraph& g, int nOnnx, const std::vector<Tensor>& formal)
-{
+std::vector<Tensor> bindBodyInputs(const KernelCall& c, const FunctionGraph& g, int nOnnx,
+                                   const std::vector<Tensor>& formal) {
     std::vector<std::string> outer;
     if (c.op().attrs().contains("outer_scope"))
         for (const auto& e : c.op().attrs()["outer_scope"]) outer.push_back(e.get<std::string>());
@@ -236,9 +243,12 @@ std::vector<Tensor> bindBodyInputs(const KernelCall& c, const FunctionGraph& g, 
     std::size_t next = 0;
     for (const Variable* in : g.inputs()) {
         const auto it = std::find(outer.begin(), outer.end(), in->name());
-        if (it != outer.end()) ins.push_back(c.in(nOnnx + static_cast<int>(it - outer.begin())));
-        else if (next < formal.size()) ins.push_back(formal[next++]);
-        else c.fail("body input '" + in->name() + "' is neither formal nor an outer-scope value");
+        if (it != outer.end())
+            ins.push_back(c.in(nOnnx + static_cast<int>(it - outer.begin())));
+        else if (next < formal.size())
+            ins.push_back(formal[next++]);
+        else
+            c.fail("body input '" + in->name() + "' is neither formal nor an outer-scope value");
     }
     return ins;
 }
@@ -248,8 +258,7 @@ struct BodyState : KernelState {
     std::unique_ptr<Executor> body;
 };
 
-std::pair<const FunctionGraph*, Executor*> loopBody(KernelCall& c)
-{
+std::pair<const FunctionGraph*, Executor*> loopBody(KernelCall& c) {
     const FunctionGraph* g = nullptr;
     for (const Subgraph& s : c.op().subgraphs())
         if (s.attribute == "body") g = s.graph.get();
@@ -266,11 +275,12 @@ std::pair<const FunctionGraph*, Executor*> loopBody(KernelCall& c)
 
 // The per-iteration values of scan output `index` stacked along a new axis 0 (`emptyType` gives
 // the dtype and the other dims when there was no iteration).
-Tensor stackIterations(const KernelCall& c, const std::vector<Tensor>& parts, std::size_t index, const Type& emptyType)
-{
+Tensor stackIterations(const KernelCall& c, const std::vector<Tensor>& parts, std::size_t index,
+                       const Type& emptyType) {
     if (parts.empty()) {
         Shape s{0};
-        for (int d = 1; emptyType.rankKnown() && d < emptyType.ndim(); ++d) s.push_back(std::max<std::int64_t>(emptyType.dims()[static_cast<std::size_t>(d)], 0));
+        for (int d = 1; emptyType.rankKnown() && d < emptyType.ndim(); ++d)
+            s.push_back(std::max<std::int64_t>(emptyType.dims()[static_cast<std::size_t>(d)], 0));
         return c.allocate(emptyType.dtype(), s);
     }
     Shape s = parts[0].shape();
@@ -278,7 +288,8 @@ Tensor stackIterations(const KernelCall& c, const std::vector<Tensor>& parts, st
     Tensor y = c.allocate(parts[0].dtype(), s);
     std::size_t at = 0;
     for (const Tensor& p : parts) {
-        if (p.shape() != parts[0].shape() || p.dtype() != parts[0].dtype()) c.fail("scan output " + std::to_string(index) + " changes type across iterations");
+        if (p.shape() != parts[0].shape() || p.dtype() != parts[0].dtype())
+            c.fail("scan output " + std::to_string(index) + " changes type across iterations");
         std::memcpy(static_cast<char*>(y.rawData()) + at, p.rawData(), p.nbytes());
         at += p.nbytes();
     }
@@ -289,8 +300,7 @@ Tensor stackIterations(const KernelCall& c, const std::vector<Tensor>& parts, st
 // outer-scope values it reads; outputs: condition, carried values, scan outputs) while the trip
 // count M (input 0, optional) and the condition (input 1, optional) allow. Outputs: the final
 // carried values, then each scan output's per-iteration values stacked along a new axis 0.
-void onnxLoop(KernelCall& c)
-{
+void onnxLoop(KernelCall& c) {
     const auto [g, body] = loopBody(c);
     const json& a = c.op().attrs();
     const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
@@ -305,14 +315,17 @@ void onnxLoop(KernelCall& c)
         carried.push_back(*t);
     }
     const std::size_t nCarried = carried.size();
-    if (g->outputs().size() < 1 + nCarried) c.fail("body has fewer outputs than 1 + " + std::to_string(nCarried) + " carried values");
+    if (g->outputs().size() < 1 + nCarried)
+        c.fail("body has fewer outputs than 1 + " + std::to_string(nCarried) + " carried values");
     const std::size_t nScan = g->outputs().size() - 1 - nCarried;
     if (static_cast<std::size_t>(c.node.nout()) != nCarried + nScan) c.fail("node outputs do not match the body's");
     std::vector<std::vector<Tensor>> scans(nScan);
-    const std::int64_t trips = maxTrips && maxTrips->numel() ? maxTrips->intAt(0) : std::numeric_limits<std::int64_t>::max();
+    const std::int64_t trips =
+        maxTrips && maxTrips->numel() ? maxTrips->intAt(0) : std::numeric_limits<std::int64_t>::max();
     bool cond = condIn && condIn->numel() ? condIn->at(0) != 0 : true;
     for (std::int64_t i = 0; i < trips && cond; ++i) {
-        std::vector<Tensor> formal = {Tensor::scalar(DType::Int64, static_cast<double>(i)), Tensor::scalar(DType::Bool, cond ? 1.0 : 0.0)};
+        std::vector<Tensor> formal = {Tensor::scalar(DType::Int64, static_cast<double>(i)),
+                                      Tensor::scalar(DType::Bool, cond ? 1.0 : 0.0)};
         formal.insert(formal.end(), carried.begin(), carried.end());
         std::vector<Tensor> outs;
         try {
@@ -326,21 +339,22 @@ void onnxLoop(KernelCall& c)
     }
     for (std::size_t k = 0; k < nCarried; ++k) c.outputs[k] = carried[k];
     for (std::size_t k = 0; k < nScan; ++k)
-        c.outputs[nCarried + k] = stackIterations(c, scans[k], k, c.node.output(static_cast<int>(nCarried + k))->type());
+        c.outputs[nCarried + k] =
+            stackIterations(c, scans[k], k, c.node.output(static_cast<int>(nCarried + k))->type());
 }
 
 // ONNX Scan (opset 9 on): the state values (the first inputs) carried through one body run per
 // slice of the scan inputs (num_scan_inputs, scan_input_axes, scan_input_directions); outputs
 // the final states, then the body's scan outputs stacked along axis 0 (reversed with
 // scan_output_directions 1).
-void onnxScan(KernelCall& c)
-{
+void onnxScan(KernelCall& c) {
     const auto [g, body] = loopBody(c);
     const json& a = c.op().attrs();
     const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
     const int m = static_cast<int>(c.op().intAttr("num_scan_inputs", 0));
     const int n = nOnnx - m;
-    if (m <= 0 || n < 0) c.fail("num_scan_inputs " + std::to_string(m) + " does not fit " + std::to_string(nOnnx) + " inputs");
+    if (m <= 0 || n < 0)
+        c.fail("num_scan_inputs " + std::to_string(m) + " does not fit " + std::to_string(nOnnx) + " inputs");
     auto ints = [&](const char* name, int count) {
         std::vector<std::int64_t> v(static_cast<std::size_t>(count), 0);
         if (a.contains(name))
@@ -354,11 +368,13 @@ void onnxScan(KernelCall& c)
         const Tensor& x = c.in(n + j);
         axes.push_back(normAxis(c, inAxes[static_cast<std::size_t>(j)], x.ndim()));
         const std::int64_t len = x.dim(axes.back());
-        if (T >= 0 && len != T) c.fail("scan inputs have different lengths " + std::to_string(T) + " and " + std::to_string(len));
+        if (T >= 0 && len != T)
+            c.fail("scan inputs have different lengths " + std::to_string(T) + " and " + std::to_string(len));
         T = len;
     }
     const std::size_t k = g->outputs().size() - static_cast<std::size_t>(n);
-    const auto outAxes = ints("scan_output_axes", static_cast<int>(k)), outDirs = ints("scan_output_directions", static_cast<int>(k));
+    const auto outAxes = ints("scan_output_axes", static_cast<int>(k)),
+               outDirs = ints("scan_output_directions", static_cast<int>(k));
     for (auto ax : outAxes)
         if (ax != 0) c.fail("scan_output_axes other than 0 are not supported");
     std::vector<Tensor> state;
@@ -377,7 +393,9 @@ void onnxScan(KernelCall& c)
             strides.erase(strides.begin() + ax);
             Tensor slice = c.allocate(x.dtype(), s);
             const std::size_t es = dtypeSize(x.dtype());
-            stridedCopy(static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(at * xs[static_cast<std::size_t>(ax)]) * es, strides, slice.rawData(), s, es);
+            stridedCopy(static_cast<const char*>(x.rawData()) +
+                            static_cast<std::size_t>(at * xs[static_cast<std::size_t>(ax)]) * es,
+                        strides, slice.rawData(), s, es);
             formal.push_back(slice);
         }
         std::vector<Tensor> outs;
@@ -393,22 +411,21 @@ void onnxScan(KernelCall& c)
     for (std::size_t j = 0; j < k; ++j) {
         std::vector<Tensor>& parts = scans[j];
         if (outDirs[j]) std::reverse(parts.begin(), parts.end());
-        c.outputs[static_cast<std::size_t>(n) + j] = stackIterations(c, parts, j, c.node.output(n + static_cast<int>(j))->type());
+        c.outputs[static_cast<std::size_t>(n) + j] =
+            stackIterations(c, parts, j, c.node.output(n + static_cast<int>(j))->type());
     }
 }
 
 } // namespace
 
-void registerOnnxControlKernels(KernelRegistry& r)
-{
+void registerOnnxControlKernels(KernelRegistry& r) {
     r.add("OnnxLSTM", Backend::Cpu, onnxLstm);
     r.add("OnnxIf", Backend::Cpu, onnxIf);
     r.add("OnnxLoop", Backend::Cpu, onnxLoop);
     r.add("OnnxScan", Backend::Cpu, onnxScan);
 }
 
-void registerCpuKernels(KernelRegistry& r)
-{
+void registerCpuKernels(KernelRegistry& r) {
     registerElemwise(r);
     registerShapeKernels(r);
     registerIndexKernels(r);

@@ -20,8 +20,7 @@ namespace {
 using json = nlohmann::json;
 
 // ONNX input k of the node (nullptr when absent).
-const Tensor* onnxIn(const KernelCall& c, int k)
-{
+const Tensor* onnxIn(const KernelCall& c, int k) {
     const json& a = c.op().attrs();
     const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
     if (a.contains("inputs_present")) {
@@ -35,22 +34,19 @@ const Tensor* onnxIn(const KernelCall& c, int k)
     return k < nOnnx ? &c.inputs[static_cast<std::size_t>(k)] : nullptr;
 }
 
-const Tensor& needIn(const KernelCall& c, int k)
-{
+const Tensor& needIn(const KernelCall& c, int k) {
     const Tensor* t = onnxIn(c, k);
     if (!t) c.fail("ONNX input " + std::to_string(k) + " is required");
     return *t;
 }
 
-std::vector<std::int64_t> intsOf(const Tensor& t)
-{
+std::vector<std::int64_t> intsOf(const Tensor& t) {
     std::vector<std::int64_t> v(static_cast<std::size_t>(t.numel()));
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = t.intAt(static_cast<std::int64_t>(i));
     return v;
 }
 
-std::vector<std::int64_t> attrInts(const KernelCall& c, const char* name, std::vector<std::int64_t> dflt = {})
-{
+std::vector<std::int64_t> attrInts(const KernelCall& c, const char* name, std::vector<std::int64_t> dflt = {}) {
     const json& a = c.op().attrs();
     if (!a.contains(name) || !a[name].is_array()) return dflt;
     std::vector<std::int64_t> v;
@@ -58,8 +54,7 @@ std::vector<std::int64_t> attrInts(const KernelCall& c, const char* name, std::v
     return v;
 }
 
-std::optional<DType> onnxDType(std::int64_t t)
-{
+std::optional<DType> onnxDType(std::int64_t t) {
     switch (t) {
     case 1: return DType::Float32;
     case 2: return DType::UInt8;
@@ -82,8 +77,7 @@ struct ProgState : KernelState {
     ScalarProgram prog;
 };
 
-Tensor runExpr(KernelCall& c, const std::string& expr, std::vector<Tensor> ins, DType outType)
-{
+Tensor runExpr(KernelCall& c, const std::string& expr, std::vector<Tensor> ins, DType outType) {
     int r = 0;
     for (const Tensor& t : ins) r = std::max(r, t.ndim());
     std::vector<Shape> shapes;
@@ -111,23 +105,20 @@ Tensor runExpr(KernelCall& c, const std::string& expr, std::vector<Tensor> ins, 
     return y;
 }
 
-std::string callExpr(const std::string& head, int n)
-{
+std::string callExpr(const std::string& head, int n) {
     std::string s = head + "(";
     for (int i = 0; i < n; ++i) s += (i ? ",i" : "i") + std::to_string(i);
     return s + ")";
 }
 
-DType resultType(const KernelCall& c, const std::vector<Tensor>& ins, bool boolResult)
-{
+DType resultType(const KernelCall& c, const std::vector<Tensor>& ins, bool boolResult) {
     const Type& t = c.node.output(0)->type();
     (void)ins;
     if (boolResult) return DType::Bool;
     return t.dtype();
 }
 
-KernelFn elementwise(const std::string& scalar, bool boolResult = false)
-{
+KernelFn elementwise(const std::string& scalar, bool boolResult = false) {
     return [scalar, boolResult](KernelCall& c) {
         std::vector<Tensor> ins;
         for (int i = 0; i < c.nin(); ++i) ins.push_back(c.in(i));
@@ -138,8 +129,7 @@ KernelFn elementwise(const std::string& scalar, bool boolResult = false)
     };
 }
 
-void onnxCast(KernelCall& c)
-{
+void onnxCast(KernelCall& c) {
     const auto to = onnxDType(c.op().intAttr("to", 1));
     if (!to) c.fail("unsupported target type " + std::to_string(c.op().intAttr("to", 1)));
     Tensor y = c.allocate(*to, c.in(0).shape());
@@ -147,8 +137,7 @@ void onnxCast(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void onnxClip(KernelCall& c)
-{
+void onnxClip(KernelCall& c) {
     double lo = -INFINITY, hi = INFINITY;
     if (c.op().has("min")) lo = c.op().floatAttr("min");
     if (c.op().has("max")) hi = c.op().floatAttr("max");
@@ -162,8 +151,7 @@ void onnxClip(KernelCall& c)
 // ---------------------------------------------------------------- shapes
 void onnxIdentity(KernelCall& c) { c.outputs[0] = c.in(0); }
 
-void onnxShape(KernelCall& c)
-{
+void onnxShape(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int nd = x.ndim();
     std::int64_t start = c.op().intAttr("start", 0), end = c.op().intAttr("end", nd);
@@ -177,14 +165,14 @@ void onnxShape(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void onnxTranspose(KernelCall& c)
-{
+void onnxTranspose(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int nd = x.ndim();
     std::vector<std::int64_t> perm = attrInts(c, "perm");
     if (perm.empty())
         for (int i = 0; i < nd; ++i) perm.push_back(nd - 1 - i);
-    if (static_cast<int>(perm.size()) != nd) c.fail("perm has " + std::to_string(perm.size()) + " entries for " + x.typeStr());
+    if (static_cast<int>(perm.size()) != nd)
+        c.fail("perm has " + std::to_string(perm.size()) + " entries for " + x.typeStr());
     const auto xs = stridesOf(x.shape());
     Shape out;
     std::vector<std::int64_t> st;
@@ -198,15 +186,13 @@ void onnxTranspose(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-std::vector<std::int64_t> axesOf(const KernelCall& c, int inputIndex)
-{
+std::vector<std::int64_t> axesOf(const KernelCall& c, int inputIndex) {
     if (c.op().has("axes")) return attrInts(c, "axes");
     if (const Tensor* t = onnxIn(c, inputIndex)) return intsOf(*t);
     return {};
 }
 
-void onnxUnsqueeze(KernelCall& c)
-{
+void onnxUnsqueeze(KernelCall& c) {
     const Tensor& x = c.in(0);
     const auto axes = axesOf(c, 1);
     const int nd = x.ndim() + static_cast<int>(axes.size());
@@ -218,8 +204,7 @@ void onnxUnsqueeze(KernelCall& c)
     c.outputs[0] = x.reshaped(out);
 }
 
-void onnxSqueeze(KernelCall& c)
-{
+void onnxSqueeze(KernelCall& c) {
     const Tensor& x = c.in(0);
     auto axes = axesOf(c, 1);
     std::vector<bool> drop(static_cast<std::size_t>(x.ndim()), false);
@@ -238,8 +223,7 @@ void onnxSqueeze(KernelCall& c)
     c.outputs[0] = x.reshaped(out);
 }
 
-void onnxReshape(KernelCall& c)
-{
+void onnxReshape(KernelCall& c) {
     const Tensor& x = c.in(0);
     std::vector<std::int64_t> s = intsOf(needIn(c, 1));
     const bool allowZero = c.op().intAttr("allowzero", 0) != 0;
@@ -247,7 +231,8 @@ void onnxReshape(KernelCall& c)
     std::int64_t prod = 1;
     for (std::size_t i = 0; i < s.size(); ++i) {
         if (s[i] == 0 && !allowZero) {
-            if (static_cast<int>(i) >= x.ndim()) c.fail("shape copies dim " + std::to_string(i) + " that " + x.typeStr() + " does not have");
+            if (static_cast<int>(i) >= x.ndim())
+                c.fail("shape copies dim " + std::to_string(i) + " that " + x.typeStr() + " does not have");
             s[i] = x.dim(static_cast<int>(i));
         }
         if (s[i] == -1) {
@@ -264,8 +249,7 @@ void onnxReshape(KernelCall& c)
     c.outputs[0] = x.reshaped(s);
 }
 
-void onnxFlatten(KernelCall& c)
-{
+void onnxFlatten(KernelCall& c) {
     const Tensor& x = c.in(0);
     std::int64_t axis = c.op().intAttr("axis", 1);
     if (axis < 0) axis += x.ndim();
@@ -274,8 +258,7 @@ void onnxFlatten(KernelCall& c)
     c.outputs[0] = x.reshaped({a, b});
 }
 
-void onnxConcat(KernelCall& c)
-{
+void onnxConcat(KernelCall& c) {
     const Tensor& x0 = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", 0), x0.ndim());
     const DType dt = x0.dtype();
@@ -283,9 +266,11 @@ void onnxConcat(KernelCall& c)
     out[static_cast<std::size_t>(axis)] = 0;
     for (int i = 0; i < c.nin(); ++i) {
         const Tensor& t = c.in(i);
-        if (t.ndim() != x0.ndim()) c.fail("input " + std::to_string(i) + " " + t.typeStr() + " has another rank than " + x0.typeStr());
+        if (t.ndim() != x0.ndim())
+            c.fail("input " + std::to_string(i) + " " + t.typeStr() + " has another rank than " + x0.typeStr());
         for (int a = 0; a < t.ndim(); ++a)
-            if (a != axis && t.dim(a) != x0.dim(a)) c.fail("input " + std::to_string(i) + " " + t.typeStr() + " does not match " + x0.typeStr());
+            if (a != axis && t.dim(a) != x0.dim(a))
+                c.fail("input " + std::to_string(i) + " " + t.typeStr() + " does not match " + x0.typeStr());
         out[static_cast<std::size_t>(axis)] += t.dim(axis);
     }
     Tensor y = c.allocate(dt, out);
@@ -297,15 +282,16 @@ void onnxConcat(KernelCall& c)
         const Tensor& t = c.in(i);
         const std::int64_t chunk = shapeNumel(Shape(t.shape().begin() + axis, t.shape().end()));
         for (std::int64_t o = 0; o < outer; ++o)
-            convertElements(static_cast<const char*>(t.rawData()) + static_cast<std::size_t>(o * chunk) * dtypeSize(t.dtype()), t.dtype(),
-                            static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o * rowOut + col) * es, dt, chunk);
+            convertElements(
+                static_cast<const char*>(t.rawData()) + static_cast<std::size_t>(o * chunk) * dtypeSize(t.dtype()),
+                t.dtype(), static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o * rowOut + col) * es, dt,
+                chunk);
         col += chunk;
     }
     c.outputs[0] = std::move(y);
 }
 
-void onnxSlice(KernelCall& c)
-{
+void onnxSlice(KernelCall& c) {
     const Tensor& x = c.in(0);
     std::vector<std::int64_t> starts, ends, axes, steps;
     if (c.op().has("starts")) {
@@ -342,7 +328,8 @@ void onnxSlice(KernelCall& c)
             s = std::clamp<std::int64_t>(s, 0, n - 1);
             e = std::clamp<std::int64_t>(e, -1, n - 1);
         }
-        const std::int64_t len = step > 0 ? std::max<std::int64_t>(0, (e - s + step - 1) / step) : std::max<std::int64_t>(0, (s - e - step - 1) / (-step));
+        const std::int64_t len = step > 0 ? std::max<std::int64_t>(0, (e - s + step - 1) / step)
+                                          : std::max<std::int64_t>(0, (s - e - step - 1) / (-step));
         out[static_cast<std::size_t>(a)] = len;
         if (len > 0) base += s * xs[static_cast<std::size_t>(a)];
         st[static_cast<std::size_t>(a)] = step * xs[static_cast<std::size_t>(a)];
@@ -350,13 +337,13 @@ void onnxSlice(KernelCall& c)
     Tensor y = c.allocate(x.dtype(), out);
     if (y.numel() > 0) {
         const std::size_t es = dtypeSize(x.dtype());
-        stridedCopy(static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(base) * es, st, y.rawData(), out, es);
+        stridedCopy(static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(base) * es, st, y.rawData(), out,
+                    es);
     }
     c.outputs[0] = std::move(y);
 }
 
-void onnxPad(KernelCall& c)
-{
+void onnxPad(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int nd = x.ndim();
     std::vector<std::int64_t> pads = c.op().has("pads") ? attrInts(c, "pads") : intsOf(needIn(c, 1));
@@ -364,7 +351,8 @@ void onnxPad(KernelCall& c)
     if (const Tensor* t = onnxIn(c, 3)) axes = intsOf(*t);
     if (axes.empty())
         for (int i = 0; i < nd; ++i) axes.push_back(i);
-    if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    if (pads.size() != 2 * axes.size())
+        c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
     std::vector<std::int64_t> lo(static_cast<std::size_t>(nd), 0), hi(static_cast<std::size_t>(nd), 0);
     for (std::size_t k = 0; k < axes.size(); ++k) {
         const int a = normAxis(c, axes[k], nd);
@@ -425,14 +413,16 @@ void onnxPad(KernelCall& c)
             std::int64_t off = 0;
             bool constant = false;
             for (int a = 0; a < nd; ++a) {
-                const std::int64_t s = map[static_cast<std::size_t>(a)][static_cast<std::size_t>(idx[static_cast<std::size_t>(a)])];
+                const std::int64_t s =
+                    map[static_cast<std::size_t>(a)][static_cast<std::size_t>(idx[static_cast<std::size_t>(a)])];
                 if (s < 0) {
                     constant = true;
                     break;
                 }
                 off += s * xs[static_cast<std::size_t>(a)];
             }
-            std::memcpy(yp + static_cast<std::size_t>(e) * es, constant ? fill.data() : xp + static_cast<std::size_t>(off) * es, es);
+            std::memcpy(yp + static_cast<std::size_t>(e) * es,
+                        constant ? fill.data() : xp + static_cast<std::size_t>(off) * es, es);
             for (int a = nd; a-- > 0;) {
                 if (++idx[static_cast<std::size_t>(a)] < out[static_cast<std::size_t>(a)]) break;
                 idx[static_cast<std::size_t>(a)] = 0;
@@ -443,9 +433,9 @@ void onnxPad(KernelCall& c)
 }
 
 // y = f(x) element by element for a float32 / float64 x.
-template <class F> Tensor mapFloats(const KernelCall& c, const Tensor& x, F f)
-{
-    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) c.fail("needs a float32 or float64 input, got " + x.typeStr());
+template <class F> Tensor mapFloats(const KernelCall& c, const Tensor& x, F f) {
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64)
+        c.fail("needs a float32 or float64 input, got " + x.typeStr());
     Tensor y = c.allocate(x.dtype(), x.shape());
     const std::int64_t n = x.numel();
     if (x.dtype() == DType::Float32) {
@@ -462,8 +452,8 @@ template <class F> Tensor mapFloats(const KernelCall& c, const Tensor& x, F f)
 
 // ReduceX: `scalar` over the axes (attribute or input 1) of pre(x) ("sqr", "abs" or "exp"), then
 // post (sqrt, log) for ReduceL2, ReduceLogSum, ReduceLogSumExp; mean divides by the count.
-KernelFn onnxReduce(const std::string& scalar, bool mean, const std::string& pre = {}, double (*post)(double) = nullptr)
-{
+KernelFn onnxReduce(const std::string& scalar, bool mean, const std::string& pre = {},
+                    double (*post)(double) = nullptr) {
     return [scalar, mean, pre, post](KernelCall& c) {
         const Tensor x = pre == "exp" ? mapFloats(c, c.in(0), static_cast<double (*)(double)>(std::exp)) : c.in(0);
         std::vector<std::int64_t> axes = axesOf(c, 1);
@@ -484,7 +474,8 @@ KernelFn onnxReduce(const std::string& scalar, bool mean, const std::string& pre
             visitDType(dt, "ReduceMean", [&](auto z) {
                 using T = decltype(z);
                 T* p = y.data<T>();
-                for (std::int64_t i = 0; i < y.numel(); ++i) p[i] = cnt ? static_cast<T>(p[i] / static_cast<T>(cnt)) : T(0);
+                for (std::int64_t i = 0; i < y.numel(); ++i)
+                    p[i] = cnt ? static_cast<T>(p[i] / static_cast<T>(cnt)) : T(0);
             });
         }
         if (keep) {
@@ -496,8 +487,7 @@ KernelFn onnxReduce(const std::string& scalar, bool mean, const std::string& pre
     };
 }
 
-void onnxGather(KernelCall& c)
-{
+void onnxGather(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& idx = c.in(1);
     const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
@@ -512,7 +502,9 @@ void onnxGather(KernelCall& c)
     for (std::int64_t k = 0; k < m; ++k) {
         std::int64_t i = idx.intAt(k);
         if (i < 0) i += n;
-        if (i < 0 || i >= n) c.fail("index " + std::to_string(idx.intAt(k)) + " out of bounds for axis " + std::to_string(axis) + " of " + x.typeStr());
+        if (i < 0 || i >= n)
+            c.fail("index " + std::to_string(idx.intAt(k)) + " out of bounds for axis " + std::to_string(axis) +
+                   " of " + x.typeStr());
         for (std::int64_t o = 0; o < outer; ++o)
             std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o * m + k) * row,
                         static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(o * n + i) * row, row);
@@ -520,8 +512,7 @@ void onnxGather(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void onnxExpand(KernelCall& c)
-{
+void onnxExpand(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::vector<std::int64_t> s = intsOf(needIn(c, 1));
     const int r = std::max<int>(x.ndim(), static_cast<int>(s.size()));
@@ -535,8 +526,7 @@ void onnxExpand(KernelCall& c)
     c.outputs[0] = broadcastToShape(c, x, out, x.dtype());
 }
 
-void onnxMatMul(KernelCall& c)
-{
+void onnxMatMul(KernelCall& c) {
     Tensor a = c.in(0), b = c.in(1);
     if (a.dtype() != b.dtype()) c.fail("inputs have different dtypes");
     const bool aVec = a.ndim() == 1, bVec = b.ndim() == 1;
@@ -574,7 +564,8 @@ void onnxMatMul(KernelCall& c)
                 oa = oa * a.dim(static_cast<int>(d)) + (a.dim(static_cast<int>(d)) == 1 ? 0 : idx[d]);
                 ob = ob * b.dim(static_cast<int>(d)) + (b.dim(static_cast<int>(d)) == 1 ? 0 : idx[d]);
             }
-            gemmT<T>(false, false, M, N, K, T(1), a.data<T>() + oa * M * K, K, b.data<T>() + ob * K * N, N, T(0), y.data<T>() + bi * M * N, N);
+            gemmT<T>(false, false, M, N, K, T(1), a.data<T>() + oa * M * K, K, b.data<T>() + ob * K * N, N, T(0),
+                     y.data<T>() + bi * M * N, N);
             for (std::size_t d = bs.size(); d-- > 0;) {
                 if (++idx[d] < bs[d]) break;
                 idx[d] = 0;
@@ -587,8 +578,7 @@ void onnxMatMul(KernelCall& c)
     c.outputs[0] = y.reshaped(fin);
 }
 
-void onnxSoftmax(KernelCall& c, bool logSm)
-{
+void onnxSoftmax(KernelCall& c, bool logSm) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
     const std::int64_t outer = shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis));
@@ -606,19 +596,22 @@ void onnxSoftmax(KernelCall& c, bool logSm)
             double s = 0;
             for (std::int64_t k = 0; k < len; ++k) s += std::exp(xp[b + k * inner] - mx);
             for (std::int64_t k = 0; k < len; ++k)
-                yp[b + k * inner] = logSm ? xp[b + k * inner] - mx - static_cast<float>(std::log(s)) : static_cast<float>(std::exp(xp[b + k * inner] - mx) / s);
+                yp[b + k * inner] = logSm ? xp[b + k * inner] - mx - static_cast<float>(std::log(s))
+                                          : static_cast<float>(std::exp(xp[b + k * inner] - mx) / s);
         }
     c.outputs[0] = std::move(y);
 }
 
 // ---------------------------------------------------------------- convolutions
-Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const Tensor& w, bool transpose, std::int64_t& outPadH, std::int64_t& outPadW)
-{
+Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const Tensor& w, bool transpose,
+                        std::int64_t& outPadH, std::int64_t& outPadW) {
     Conv2dParams p;
     auto get = [&](const char* name, std::int64_t dflt) {
         auto v = attrInts(c, name);
         if (v.empty()) v.assign(static_cast<std::size_t>(spatial), dflt);
-        if (static_cast<int>(v.size()) != spatial) c.fail(std::string(name) + " has " + std::to_string(v.size()) + " entries for a " + std::to_string(spatial) + "-d convolution");
+        if (static_cast<int>(v.size()) != spatial)
+            c.fail(std::string(name) + " has " + std::to_string(v.size()) + " entries for a " +
+                   std::to_string(spatial) + "-d convolution");
         if (spatial == 1) v.insert(v.begin(), dflt);
         return v;
     };
@@ -642,7 +635,8 @@ Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const
     if (autoPad == "VALID") {
         p.padTop = p.padLeft = p.padBottom = p.padRight = 0;
     } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-        const std::int64_t n[2] = {x.dim(2), x.dim(3)}, k[2] = {w.dim(2), w.dim(3)}, s[2] = {p.strideH, p.strideW}, d[2] = {p.dilH, p.dilW};
+        const std::int64_t n[2] = {x.dim(2), x.dim(3)}, k[2] = {w.dim(2), w.dim(3)}, s[2] = {p.strideH, p.strideW},
+                           d[2] = {p.dilH, p.dilW};
         std::int64_t lo[2], hi[2];
         for (int a = 0; a < 2; ++a) {
             std::int64_t total;
@@ -651,7 +645,8 @@ Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const
                 total = std::max<std::int64_t>(0, (out - 1) * s[a] + d[a] * (k[a] - 1) + 1 - n[a]);
             } else {
                 const std::int64_t out = n[a] * s[a];
-                total = std::max<std::int64_t>(0, s[a] * (n[a] - 1) + (a ? outPadW : outPadH) + d[a] * (k[a] - 1) + 1 - out);
+                total = std::max<std::int64_t>(0, s[a] * (n[a] - 1) + (a ? outPadW : outPadH) + d[a] * (k[a] - 1) + 1 -
+                                                      out);
             }
             const std::int64_t small = total / 2, big = total - small;
             lo[a] = autoPad == "SAME_UPPER" ? small : big;
@@ -668,8 +663,7 @@ Conv2dParams convParams(const KernelCall& c, int spatial, const Tensor& x, const
 void onnxConvNd(KernelCall& c);
 void onnxConvTransposeNd(KernelCall& c);
 
-void onnxConv(KernelCall& c)
-{
+void onnxConv(KernelCall& c) {
     Tensor x = c.in(0), w = needIn(c, 1);
     const Tensor* b = onnxIn(c, 2);
     const int spatial = x.ndim() - 2;
@@ -686,13 +680,13 @@ void onnxConv(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void onnxConvTranspose(KernelCall& c)
-{
+void onnxConvTranspose(KernelCall& c) {
     Tensor x = c.in(0), w = needIn(c, 1);
     const Tensor* b = onnxIn(c, 2);
     const int spatial = x.ndim() - 2;
     if (spatial > 2) return onnxConvTransposeNd(c);
-    if (spatial != 1 && spatial != 2) c.fail("only 1-d, 2-d and N-d transposed convolutions are supported, got " + x.typeStr());
+    if (spatial != 1 && spatial != 2)
+        c.fail("only 1-d, 2-d and N-d transposed convolutions are supported, got " + x.typeStr());
     if (spatial == 1) {
         x = x.reshaped({x.dim(0), x.dim(1), 1, x.dim(2)});
         w = w.reshaped({w.dim(0), w.dim(1), 1, w.dim(2)});
@@ -703,7 +697,8 @@ void onnxConvTranspose(KernelCall& c)
     if (!outShape.empty()) {
         if (spatial == 1) outShape.insert(outShape.begin(), 1);
         const std::int64_t sz = static_cast<std::int64_t>(outShape.size());
-        const std::int64_t oh = outShape[static_cast<std::size_t>(sz - 2)], ow = outShape[static_cast<std::size_t>(sz - 1)];
+        const std::int64_t oh = outShape[static_cast<std::size_t>(sz - 2)],
+                           ow = outShape[static_cast<std::size_t>(sz - 1)];
         const std::int64_t th = p.strideH * (x.dim(2) - 1) + oph + p.dilH * (w.dim(2) - 1) + 1 - oh;
         const std::int64_t tw = p.strideW * (x.dim(3) - 1) + opw + p.dilW * (w.dim(3) - 1) + 1 - ow;
         const bool lower = c.op().str("auto_pad") == "SAME_LOWER";
@@ -725,8 +720,7 @@ struct AxisMap {
     std::vector<std::array<float, 4>> cw; // cubic
 };
 
-void onnxResize(KernelCall& c)
-{
+void onnxResize(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int nd = x.ndim();
     const Tensor *roiT = nullptr, *scalesT = nullptr, *sizesT = nullptr;
@@ -744,13 +738,16 @@ void onnxResize(KernelCall& c)
     std::vector<double> scales(static_cast<std::size_t>(nd), 1.0);
     Shape out = x.shape();
     if (sizesT) {
-        if (sizesT->numel() != nd) c.fail("sizes has " + std::to_string(sizesT->numel()) + " entries for " + x.typeStr());
+        if (sizesT->numel() != nd)
+            c.fail("sizes has " + std::to_string(sizesT->numel()) + " entries for " + x.typeStr());
         for (int a = 0; a < nd; ++a) {
             out[static_cast<std::size_t>(a)] = sizesT->intAt(a);
-            scales[static_cast<std::size_t>(a)] = x.dim(a) ? static_cast<double>(out[static_cast<std::size_t>(a)]) / static_cast<double>(x.dim(a)) : 1.0;
+            scales[static_cast<std::size_t>(a)] =
+                x.dim(a) ? static_cast<double>(out[static_cast<std::size_t>(a)]) / static_cast<double>(x.dim(a)) : 1.0;
         }
     } else if (scalesT) {
-        if (scalesT->numel() != nd) c.fail("scales has " + std::to_string(scalesT->numel()) + " entries for " + x.typeStr());
+        if (scalesT->numel() != nd)
+            c.fail("scales has " + std::to_string(scalesT->numel()) + " entries for " + x.typeStr());
         for (int a = 0; a < nd; ++a) {
             const double s = scalesT->at(a);
             if (s <= 0) c.fail("scales must be positive");
@@ -763,13 +760,15 @@ void onnxResize(KernelCall& c)
     std::vector<double> roi;
     if (roiT) roi = roiT->toDoubles();
     const std::string mode = at.contains("mode") ? c.op().str("mode") : "nearest";
-    const std::string ctm = at.contains("coordinate_transformation_mode") ? c.op().str("coordinate_transformation_mode") : "half_pixel";
+    const std::string ctm =
+        at.contains("coordinate_transformation_mode") ? c.op().str("coordinate_transformation_mode") : "half_pixel";
     const std::string nearestMode = at.contains("nearest_mode") ? c.op().str("nearest_mode") : "round_prefer_floor";
     const double cubicA = c.op().floatAttr("cubic_coeff_a", -0.75);
     const bool excludeOutside = c.op().intAttr("exclude_outside", 0) != 0;
     const double extrapolation = c.op().floatAttr("extrapolation_value", 0.0);
     if (mode != "nearest" && mode != "linear" && mode != "cubic") c.fail("unsupported mode '" + mode + "'");
-    if (x.dtype() != DType::Float32 && mode != "nearest") c.fail("linear and cubic resize need float32, got " + x.typeStr());
+    if (x.dtype() != DType::Float32 && mode != "nearest")
+        c.fail("linear and cubic resize need float32, got " + x.typeStr());
 
     auto origCoord = [&](int a, std::int64_t xo, bool& outside) {
         const double s = scales[static_cast<std::size_t>(a)];
@@ -783,8 +782,10 @@ void onnxResize(KernelCall& c)
         if (ctm == "tf_half_pixel_for_nearest") return (xr + 0.5) / s;
         if (ctm == "tf_crop_and_resize") {
             const double st = roi.size() == static_cast<std::size_t>(2 * nd) ? roi[static_cast<std::size_t>(a)] : 0.0;
-            const double en = roi.size() == static_cast<std::size_t>(2 * nd) ? roi[static_cast<std::size_t>(a + nd)] : 1.0;
-            const double v = outLen > 1 ? st * (in - 1) + xr * (en - st) * (in - 1) / (outLen - 1) : 0.5 * (st + en) * (in - 1);
+            const double en =
+                roi.size() == static_cast<std::size_t>(2 * nd) ? roi[static_cast<std::size_t>(a + nd)] : 1.0;
+            const double v =
+                outLen > 1 ? st * (in - 1) + xr * (en - st) * (in - 1) / (outLen - 1) : 0.5 * (st + en) * (in - 1);
             outside = v < 0 || v > in - 1;
             return v;
         }
@@ -793,7 +794,9 @@ void onnxResize(KernelCall& c)
 
     Tensor cur = x;
     for (int a = 0; a < nd; ++a) {
-        if (out[static_cast<std::size_t>(a)] == cur.dim(a) && scales[static_cast<std::size_t>(a)] == 1.0 && ctm != "tf_crop_and_resize") continue;
+        if (out[static_cast<std::size_t>(a)] == cur.dim(a) && scales[static_cast<std::size_t>(a)] == 1.0 &&
+            ctm != "tf_crop_and_resize")
+            continue;
         const std::int64_t n = cur.dim(a), m = out[static_cast<std::size_t>(a)];
         Shape s = cur.shape();
         s[static_cast<std::size_t>(a)] = m;
@@ -813,10 +816,15 @@ void onnxResize(KernelCall& c)
                 bool outside;
                 const double v = origCoord(a, o, outside);
                 std::int64_t i;
-                if (nearestMode == "floor") i = static_cast<std::int64_t>(std::floor(v));
-                else if (nearestMode == "ceil") i = static_cast<std::int64_t>(std::ceil(v));
-                else if (nearestMode == "round_prefer_ceil") i = static_cast<std::int64_t>(std::floor(v + 0.5));
-                else i = (v - std::floor(v) == 0.5) ? static_cast<std::int64_t>(std::floor(v)) : static_cast<std::int64_t>(std::round(v));
+                if (nearestMode == "floor")
+                    i = static_cast<std::int64_t>(std::floor(v));
+                else if (nearestMode == "ceil")
+                    i = static_cast<std::int64_t>(std::ceil(v));
+                else if (nearestMode == "round_prefer_ceil")
+                    i = static_cast<std::int64_t>(std::floor(v + 0.5));
+                else
+                    i = (v - std::floor(v) == 0.5) ? static_cast<std::int64_t>(std::floor(v))
+                                                   : static_cast<std::int64_t>(std::round(v));
                 src[static_cast<std::size_t>(o)] = std::clamp<std::int64_t>(i, 0, n - 1);
                 outsideV[static_cast<std::size_t>(o)] = outside;
             }
@@ -829,9 +837,11 @@ void onnxResize(KernelCall& c)
                 for (std::int64_t o = 0; o < m; ++o) {
                     char* d = np + static_cast<std::size_t>(ou * m + o) * row;
                     if (outsideV[static_cast<std::size_t>(o)]) {
-                        for (std::int64_t i = 0; i < inner; ++i) std::memcpy(d + static_cast<std::size_t>(i) * es, fill.data(), es);
+                        for (std::int64_t i = 0; i < inner; ++i)
+                            std::memcpy(d + static_cast<std::size_t>(i) * es, fill.data(), es);
                     } else {
-                        std::memcpy(d, cp + static_cast<std::size_t>(ou * n + src[static_cast<std::size_t>(o)]) * row, row);
+                        std::memcpy(d, cp + static_cast<std::size_t>(ou * n + src[static_cast<std::size_t>(o)]) * row,
+                                    row);
                     }
                 }
         } else {
@@ -871,7 +881,9 @@ void onnxResize(KernelCall& c)
                         sum += ws[t];
                         I[static_cast<std::size_t>(t)] = std::clamp<std::int64_t>(ii, 0, n - 1);
                     }
-                    for (int t = 0; t < 4; ++t) W[static_cast<std::size_t>(t)] = static_cast<float>(excludeOutside && sum != 0 ? ws[t] / sum : ws[t]);
+                    for (int t = 0; t < 4; ++t)
+                        W[static_cast<std::size_t>(t)] =
+                            static_cast<float>(excludeOutside && sum != 0 ? ws[t] / sum : ws[t]);
                 }
             }
             const float* cp = cur.data<float>();
@@ -887,7 +899,9 @@ void onnxResize(KernelCall& c)
                     const auto& W = wt[static_cast<std::size_t>(o)];
                     for (std::int64_t i = 0; i < inner; ++i) {
                         float acc = 0;
-                        for (int t = 0; t < taps; ++t) acc += W[static_cast<std::size_t>(t)] * cp[(ou * n + I[static_cast<std::size_t>(t)]) * inner + i];
+                        for (int t = 0; t < taps; ++t)
+                            acc += W[static_cast<std::size_t>(t)] *
+                                   cp[(ou * n + I[static_cast<std::size_t>(t)]) * inner + i];
                         d[i] = acc;
                     }
                 }
@@ -902,18 +916,15 @@ void onnxResize(KernelCall& c)
 // scalar op of the Elemwise vocabulary (computed in double, per the ONNX operator definitions)
 
 // A float unary op whose function takes the node's attributes: make(c) returns double(double).
-template <class Make> KernelFn floatUnary(Make make)
-{
+template <class Make> KernelFn floatUnary(Make make) {
     return [make](KernelCall& c) { c.outputs[0] = mapFloats(c, c.in(0), make(c)); };
 }
 
-KernelFn floatUnary(double (*f)(double))
-{
+KernelFn floatUnary(double (*f)(double)) {
     return [f](KernelCall& c) { c.outputs[0] = mapFloats(c, c.in(0), f); };
 }
 
-void onnxIsInf(KernelCall& c)
-{
+void onnxIsInf(KernelCall& c) {
     const Tensor& x = c.in(0);
     const bool neg = c.op().intAttr("detect_negative", 1) != 0, pos = c.op().intAttr("detect_positive", 1) != 0;
     Tensor y = c.allocate(DType::Bool, x.shape());
@@ -931,8 +942,7 @@ struct AxisSplit {
     std::int64_t outer = 1, n = 1, inner = 1;
 };
 
-AxisSplit splitAt(const Tensor& x, int axis)
-{
+AxisSplit splitAt(const Tensor& x, int axis) {
     AxisSplit s;
     for (int a = 0; a < x.ndim(); ++a) (a < axis ? s.outer : a == axis ? s.n : s.inner) *= x.dim(a);
     return s;
@@ -940,24 +950,25 @@ AxisSplit splitAt(const Tensor& x, int axis)
 
 // Calls f(lane, first) for every 1-d lane along the split axis: `lane` = outer * inner + inner
 // index, its elements at first + k * s.inner for k < s.n.
-template <class F> void forEachLane(const AxisSplit& s, F f)
-{
+template <class F> void forEachLane(const AxisSplit& s, F f) {
     for (std::int64_t o = 0; o < s.outer; ++o)
         for (std::int64_t i = 0; i < s.inner; ++i) f(o * s.inner + i, o * s.n * s.inner + i);
 }
 
 // ArgMax / ArgMin: int64 index of the first (or, with select_last_index, last) extreme along
 // `axis`, which is kept as size 1 with keepdims.
-void onnxArgExtreme(KernelCall& c, bool isMax)
-{
+void onnxArgExtreme(KernelCall& c, bool isMax) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
     const bool keep = c.op().intAttr("keepdims", 1) != 0, last = c.op().intAttr("select_last_index", 0) != 0;
     const AxisSplit s = splitAt(x, axis);
-    if (s.n == 0) c.fail("cannot take the arg" + std::string(isMax ? "max" : "min") + " of an empty axis of " + x.typeStr());
+    if (s.n == 0)
+        c.fail("cannot take the arg" + std::string(isMax ? "max" : "min") + " of an empty axis of " + x.typeStr());
     Shape out = x.shape();
-    if (keep) out[static_cast<std::size_t>(axis)] = 1;
-    else out.erase(out.begin() + axis);
+    if (keep)
+        out[static_cast<std::size_t>(axis)] = 1;
+    else
+        out.erase(out.begin() + axis);
     Tensor y = c.allocate(DType::Int64, out);
     std::int64_t* yp = y.data<std::int64_t>();
     visitDType(x.dtype(), "ArgMax", [&](auto z) {
@@ -977,8 +988,7 @@ void onnxArgExtreme(KernelCall& c, bool isMax)
 }
 
 // Hardmax (opset 13): 1 at the first maximum along `axis` (default -1), 0 elsewhere.
-void onnxHardmax(KernelCall& c)
-{
+void onnxHardmax(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
     const AxisSplit s = splitAt(x, axis);
@@ -999,8 +1009,7 @@ void onnxHardmax(KernelCall& c)
 }
 
 // CumSum: running sums along the axis given by input 1, `exclusive` and `reverse` as in ONNX.
-void onnxCumSum(KernelCall& c)
-{
+void onnxCumSum(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, scalarInt(c, 1), x.ndim());
     const bool exclusive = c.op().intAttr("exclusive", 0) != 0, reverse = c.op().intAttr("reverse", 0) != 0;
@@ -1029,14 +1038,14 @@ void onnxCumSum(KernelCall& c)
 
 // TopK: the K largest (or smallest) values along `axis` and their int64 indices, sorted; equal
 // values keep the lower index first, as the ONNX reference does.
-void onnxTopK(KernelCall& c)
-{
+void onnxTopK(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
     const std::int64_t k = scalarInt(c, 1);
     const bool largest = c.op().intAttr("largest", 1) != 0;
     const AxisSplit s = splitAt(x, axis);
-    if (k < 0 || k > s.n) c.fail("K " + std::to_string(k) + " out of range for axis " + std::to_string(axis) + " of " + x.typeStr());
+    if (k < 0 || k > s.n)
+        c.fail("K " + std::to_string(k) + " out of range for axis " + std::to_string(axis) + " of " + x.typeStr());
     Shape out = x.shape();
     out[static_cast<std::size_t>(axis)] = k;
     Tensor values = c.allocate(x.dtype(), out), indices = c.allocate(DType::Int64, out);
@@ -1067,16 +1076,16 @@ void onnxTopK(KernelCall& c)
 // ---------------------------------------------------------------- indexing
 
 // An index along a dim of size n, negative counting from the end; fails when out of range.
-std::int64_t wrapIndex(const KernelCall& c, std::int64_t i, std::int64_t n, int axis)
-{
+std::int64_t wrapIndex(const KernelCall& c, std::int64_t i, std::int64_t n, int axis) {
     const std::int64_t w = i < 0 ? i + n : i;
-    if (w < 0 || w >= n) c.fail("index " + std::to_string(i) + " out of bounds for axis " + std::to_string(axis) + " of size " + std::to_string(n));
+    if (w < 0 || w >= n)
+        c.fail("index " + std::to_string(i) + " out of bounds for axis " + std::to_string(axis) + " of size " +
+               std::to_string(n));
     return w;
 }
 
 // Advances a row-major multi-index over `shape`.
-void nextIndex(std::vector<std::int64_t>& idx, const Shape& shape)
-{
+void nextIndex(std::vector<std::int64_t>& idx, const Shape& shape) {
     for (std::size_t a = idx.size(); a-- > 0;) {
         if (++idx[a] < shape[a]) return;
         idx[a] = 0;
@@ -1084,9 +1093,8 @@ void nextIndex(std::vector<std::int64_t>& idx, const Shape& shape)
 }
 
 // Element offset in x of `pos` with the index along `axis` replaced by indices[e].
-std::int64_t elementOffset(const KernelCall& c, const Tensor& x, const std::vector<std::int64_t>& strides, const std::vector<std::int64_t>& pos,
-                           int axis, std::int64_t index)
-{
+std::int64_t elementOffset(const KernelCall& c, const Tensor& x, const std::vector<std::int64_t>& strides,
+                           const std::vector<std::int64_t>& pos, int axis, std::int64_t index) {
     std::int64_t off = 0;
     for (int a = 0; a < x.ndim(); ++a) {
         const std::int64_t p = a == axis ? wrapIndex(c, index, x.dim(a), a) : pos[static_cast<std::size_t>(a)];
@@ -1097,8 +1105,7 @@ std::int64_t elementOffset(const KernelCall& c, const Tensor& x, const std::vect
 }
 
 // GatherElements: y[pos] = x[pos with axis index indices[pos]]; y has the shape of indices.
-void onnxGatherElements(KernelCall& c)
-{
+void onnxGatherElements(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& idx = c.in(1);
     if (idx.ndim() != x.ndim()) c.fail("indices " + idx.typeStr() + " and data " + x.typeStr() + " differ in rank");
@@ -1109,37 +1116,42 @@ void onnxGatherElements(KernelCall& c)
     std::vector<std::int64_t> pos(static_cast<std::size_t>(x.ndim()), 0);
     for (std::int64_t e = 0; e < idx.numel(); ++e, nextIndex(pos, idx.shape())) {
         const std::int64_t off = elementOffset(c, x, xs, pos, axis, idx.intAt(e));
-        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es,
+                    static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
     }
     c.outputs[0] = std::move(y);
 }
 
 // Combines an update into an element: ONNX `reduction` none, add, mul, max or min.
-template <class T> void combine(T& dst, T v, const std::string& reduction)
-{
-    if (reduction == "add") dst = static_cast<T>(dst + v);
-    else if (reduction == "mul") dst = static_cast<T>(dst * v);
-    else if (reduction == "max") dst = std::max(dst, v);
-    else if (reduction == "min") dst = std::min(dst, v);
-    else dst = v;
+template <class T> void combine(T& dst, T v, const std::string& reduction) {
+    if (reduction == "add")
+        dst = static_cast<T>(dst + v);
+    else if (reduction == "mul")
+        dst = static_cast<T>(dst * v);
+    else if (reduction == "max")
+        dst = std::max(dst, v);
+    else if (reduction == "min")
+        dst = std::min(dst, v);
+    else
+        dst = v;
 }
 
-std::string reductionOf(const KernelCall& c)
-{
+std::string reductionOf(const KernelCall& c) {
     std::string r = c.op().str("reduction");
     if (r.empty()) r = "none";
-    if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min") c.fail("unsupported reduction '" + r + "'");
+    if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+        c.fail("unsupported reduction '" + r + "'");
     return r;
 }
 
 // ScatterElements (and the older Scatter): a copy of data with updates[pos] written (or
 // combined, per `reduction`) at pos with the axis index indices[pos].
-void onnxScatterElements(KernelCall& c)
-{
+void onnxScatterElements(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& idx = c.in(1);
     const Tensor& upd = c.in(2);
-    if (idx.shape() != upd.shape() || idx.ndim() != x.ndim()) c.fail("indices " + idx.typeStr() + " and updates " + upd.typeStr() + " do not fit " + x.typeStr());
+    if (idx.shape() != upd.shape() || idx.ndim() != x.ndim())
+        c.fail("indices " + idx.typeStr() + " and updates " + upd.typeStr() + " do not fit " + x.typeStr());
     const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
     const std::string reduction = reductionOf(c);
     Tensor y = x.clone(c.ctx.pool.get());
@@ -1157,8 +1169,7 @@ void onnxScatterElements(KernelCall& c)
 
 // The element offset in data of the index tuple `t` (k entries) over data dims [from, from+k),
 // in units of the slice after them; fails for an out-of-range entry.
-std::int64_t tupleOffset(const KernelCall& c, const Tensor& data, int from, const std::int64_t* t, std::int64_t k)
-{
+std::int64_t tupleOffset(const KernelCall& c, const Tensor& data, int from, const std::int64_t* t, std::int64_t k) {
     std::int64_t off = 0;
     for (std::int64_t j = 0; j < k; ++j) {
         const int a = from + static_cast<int>(j);
@@ -1168,15 +1179,15 @@ std::int64_t tupleOffset(const KernelCall& c, const Tensor& data, int from, cons
 }
 
 // GatherND (batch_dims b): y[batch, m] = data[batch, indices[batch, m, :]] (a slice).
-void onnxGatherND(KernelCall& c)
-{
+void onnxGatherND(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::vector<std::int64_t> ind = intsOf(c.in(1));
     const Shape& is = c.in(1).shape();
     const int b = static_cast<int>(c.op().intAttr("batch_dims", 0));
     if (is.empty()) c.fail("indices must have rank >= 1");
     const std::int64_t k = is.back();
-    if (b < 0 || b + k > x.ndim() || b >= static_cast<int>(is.size())) c.fail("indices " + c.in(1).typeStr() + " do not fit " + x.typeStr());
+    if (b < 0 || b + k > x.ndim() || b >= static_cast<int>(is.size()))
+        c.fail("indices " + c.in(1).typeStr() + " do not fit " + x.typeStr());
     Shape out(is.begin(), is.end() - 1);
     out.insert(out.end(), x.shape().begin() + b + k, x.shape().end());
     Tensor y = c.allocate(x.dtype(), out);
@@ -1190,14 +1201,14 @@ void onnxGatherND(KernelCall& c)
             const std::int64_t row = bi * perBatch + m;
             const std::int64_t off = bi * batchSize + tupleOffset(c, x, b, ind.data() + row * k, k) * slice;
             std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(row * slice) * es,
-                        static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, static_cast<std::size_t>(slice) * es);
+                        static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es,
+                        static_cast<std::size_t>(slice) * es);
         }
     c.outputs[0] = std::move(y);
 }
 
 // ScatterND: a copy of data with the slices updates[m] written (or combined) at indices[m, :].
-void onnxScatterND(KernelCall& c)
-{
+void onnxScatterND(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::vector<std::int64_t> ind = intsOf(c.in(1));
     const Shape& is = c.in(1).shape();
@@ -1207,7 +1218,8 @@ void onnxScatterND(KernelCall& c)
     if (k > x.ndim()) c.fail("indices " + c.in(1).typeStr() + " do not fit " + x.typeStr());
     const std::int64_t rows = shapeNumel(Shape(is.begin(), is.end() - 1));
     const std::int64_t slice = shapeNumel(Shape(x.shape().begin() + k, x.shape().end()));
-    if (upd.numel() != rows * slice) c.fail("updates " + upd.typeStr() + " do not fit indices " + c.in(1).typeStr() + " and " + x.typeStr());
+    if (upd.numel() != rows * slice)
+        c.fail("updates " + upd.typeStr() + " do not fit indices " + c.in(1).typeStr() + " and " + x.typeStr());
     const std::string reduction = reductionOf(c);
     Tensor y = x.clone(c.ctx.pool.get());
     visitDType(x.dtype(), "ScatterND", [&](auto z) {
@@ -1224,8 +1236,7 @@ void onnxScatterND(KernelCall& c)
 
 // OneHot: indices (negative ones count from depth) to values[1] at the index and values[0]
 // elsewhere, on a new axis of size depth at `axis`.
-void onnxOneHot(KernelCall& c)
-{
+void onnxOneHot(KernelCall& c) {
     const Tensor& idx = c.in(0);
     const Tensor& values = c.in(2);
     const std::int64_t depth = static_cast<std::int64_t>(c.in(1).at(0));
@@ -1234,7 +1245,9 @@ void onnxOneHot(KernelCall& c)
     const int r = idx.ndim();
     std::int64_t axis = c.op().intAttr("axis", -1);
     if (axis < 0) axis += r + 1;
-    if (axis < 0 || axis > r) c.fail("axis " + std::to_string(c.op().intAttr("axis", -1)) + " out of range for rank " + std::to_string(r + 1));
+    if (axis < 0 || axis > r)
+        c.fail("axis " + std::to_string(c.op().intAttr("axis", -1)) + " out of range for rank " +
+               std::to_string(r + 1));
     Shape out = idx.shape();
     out.insert(out.begin() + axis, depth);
     Tensor y = c.allocate(values.dtype(), out);
@@ -1248,19 +1261,21 @@ void onnxOneHot(KernelCall& c)
             for (std::int64_t i = 0; i < inner; ++i) {
                 std::int64_t v = static_cast<std::int64_t>(idx.at(o * inner + i));
                 if (v < 0) v += depth;
-                std::memcpy(yp + static_cast<std::size_t>((o * depth + d) * inner + i) * es, vp + (v == d ? es : 0), es);
+                std::memcpy(yp + static_cast<std::size_t>((o * depth + d) * inner + i) * es, vp + (v == d ? es : 0),
+                            es);
             }
     c.outputs[0] = std::move(y);
 }
 
 // Compress: the slices along `axis` (the flattened input without it) whose condition is true.
-void onnxCompress(KernelCall& c)
-{
+void onnxCompress(KernelCall& c) {
     Tensor x = c.in(0);
     const Tensor& cond = c.in(1);
     int axis = 0;
-    if (c.op().has("axis")) axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
-    else x = x.reshaped({x.numel()});
+    if (c.op().has("axis"))
+        axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
+    else
+        x = x.reshaped({x.numel()});
     const AxisSplit s = splitAt(x, axis);
     std::vector<std::int64_t> keep;
     for (std::int64_t k = 0; k < std::min(s.n, cond.numel()); ++k)
@@ -1278,8 +1293,7 @@ void onnxCompress(KernelCall& c)
 
 // Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of each matrix of the last two
 // axes, zeros elsewhere; k from the optional input 1.
-void onnxTrilu(KernelCall& c)
-{
+void onnxTrilu(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() < 2) c.fail("needs rank >= 2, got " + x.typeStr());
     const std::int64_t k = onnxIn(c, 1) ? onnxIn(c, 1)->intAt(0) : 0;
@@ -1300,16 +1314,14 @@ void onnxTrilu(KernelCall& c)
 
 // ---------------------------------------------------------------- shapes and generators
 
-void onnxSize(KernelCall& c)
-{
+void onnxSize(KernelCall& c) {
     Tensor y = c.allocate(DType::Int64, {});
     y.data<std::int64_t>()[0] = c.in(0).numel();
     c.outputs[0] = std::move(y);
 }
 
 // Range: start, start + delta, ... below limit (above it for a negative delta), dtype of start.
-void onnxRange(KernelCall& c)
-{
+void onnxRange(KernelCall& c) {
     const Tensor& start = c.in(0);
     const double s = start.at(0), l = c.in(1).at(0), d = c.in(2).at(0);
     if (d == 0) c.fail("delta is 0");
@@ -1328,8 +1340,7 @@ void onnxRange(KernelCall& c)
 
 // x copied into a new tensor of shape `view` (x's elements reinterpreted) with its axes
 // permuted by `perm` (DepthToSpace, SpaceToDepth).
-Tensor permutedCopy(const KernelCall& c, const Tensor& x, const Shape& view, const std::vector<int>& perm)
-{
+Tensor permutedCopy(const KernelCall& c, const Tensor& x, const Shape& view, const std::vector<int>& perm) {
     const auto vs = stridesOf(view);
     Shape out;
     std::vector<std::int64_t> st;
@@ -1344,25 +1355,26 @@ Tensor permutedCopy(const KernelCall& c, const Tensor& x, const Shape& view, con
 
 // A tensor of shape `out` whose element at position p is x's element at (src(a, p[a]))_a (each
 // axis mapped on its own: Tile, Upsample).
-template <class F> Tensor gatherPerAxis(const KernelCall& c, const Tensor& x, const Shape& out, F src)
-{
+template <class F> Tensor gatherPerAxis(const KernelCall& c, const Tensor& x, const Shape& out, F src) {
     Tensor y = c.allocate(x.dtype(), out);
     const auto xs = stridesOf(x.shape());
     const std::size_t es = dtypeSize(x.dtype());
     std::vector<std::int64_t> pos(out.size(), 0);
     for (std::int64_t e = 0; e < y.numel(); ++e, nextIndex(pos, out)) {
         std::int64_t off = 0;
-        for (int a = 0; a < x.ndim(); ++a) off += src(a, pos[static_cast<std::size_t>(a)]) * xs[static_cast<std::size_t>(a)];
-        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
+        for (int a = 0; a < x.ndim(); ++a)
+            off += src(a, pos[static_cast<std::size_t>(a)]) * xs[static_cast<std::size_t>(a)];
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es,
+                    static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(off) * es, es);
     }
     return y;
 }
 
-void onnxTile(KernelCall& c)
-{
+void onnxTile(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::vector<std::int64_t> reps = intsOf(needIn(c, 1));
-    if (static_cast<int>(reps.size()) != x.ndim()) c.fail("repeats has " + std::to_string(reps.size()) + " entries for " + x.typeStr());
+    if (static_cast<int>(reps.size()) != x.ndim())
+        c.fail("repeats has " + std::to_string(reps.size()) + " entries for " + x.typeStr());
     Shape out;
     for (int a = 0; a < x.ndim(); ++a) {
         if (reps[static_cast<std::size_t>(a)] < 0) c.fail("negative repeat");
@@ -1373,11 +1385,11 @@ void onnxTile(KernelCall& c)
 
 // DepthToSpace (mode DCR or CRD) and SpaceToDepth on NCHW, as the ONNX definitions' reshapes
 // and transposes.
-void onnxDepthToSpace(KernelCall& c)
-{
+void onnxDepthToSpace(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::int64_t b = c.op().intAttr("blocksize", 0);
-    if (x.ndim() != 4 || b <= 0 || x.dim(1) % (b * b)) c.fail("needs an NCHW input with channels divisible by blocksize^2, got " + x.typeStr());
+    if (x.ndim() != 4 || b <= 0 || x.dim(1) % (b * b))
+        c.fail("needs an NCHW input with channels divisible by blocksize^2, got " + x.typeStr());
     const std::int64_t n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
     const bool crd = c.op().str("mode") == "CRD";
     Tensor y = crd ? permutedCopy(c, x, {n, ch / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3})
@@ -1385,19 +1397,18 @@ void onnxDepthToSpace(KernelCall& c)
     c.outputs[0] = y.reshaped({n, ch / (b * b), h * b, w * b});
 }
 
-void onnxSpaceToDepth(KernelCall& c)
-{
+void onnxSpaceToDepth(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::int64_t b = c.op().intAttr("blocksize", 0);
-    if (x.ndim() != 4 || b <= 0 || x.dim(2) % b || x.dim(3) % b) c.fail("needs an NCHW input with H and W divisible by blocksize, got " + x.typeStr());
+    if (x.ndim() != 4 || b <= 0 || x.dim(2) % b || x.dim(3) % b)
+        c.fail("needs an NCHW input with H and W divisible by blocksize, got " + x.typeStr());
     const std::int64_t n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
     Tensor y = permutedCopy(c, x, {n, ch, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4});
     c.outputs[0] = y.reshaped({n, ch * b * b, h / b, w / b});
 }
 
 // EyeLike: ones on diagonal k of a matrix shaped like input 0; dtype attribute or input's.
-void onnxEyeLike(KernelCall& c)
-{
+void onnxEyeLike(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() != 2) c.fail("needs a 2-d input, got " + x.typeStr());
     DType dt = x.dtype();
@@ -1411,12 +1422,14 @@ void onnxEyeLike(KernelCall& c)
     const double one = 1;
     const std::size_t es = dtypeSize(dt);
     for (std::int64_t i = 0; i < x.dim(0); ++i)
-        if (i + k >= 0 && i + k < x.dim(1)) convertElements(&one, DType::Float64, static_cast<char*>(y.rawData()) + static_cast<std::size_t>(i * x.dim(1) + i + k) * es, dt, 1);
+        if (i + k >= 0 && i + k < x.dim(1))
+            convertElements(&one, DType::Float64,
+                            static_cast<char*>(y.rawData()) + static_cast<std::size_t>(i * x.dim(1) + i + k) * es, dt,
+                            1);
     c.outputs[0] = std::move(y);
 }
 
-void onnxCastLike(KernelCall& c)
-{
+void onnxCastLike(KernelCall& c) {
     const Tensor& x = c.in(0);
     const DType to = c.in(1).dtype();
     Tensor y = c.allocate(to, x.shape());
@@ -1426,8 +1439,7 @@ void onnxCastLike(KernelCall& c)
 
 // Split along `axis`: sizes from input 1 (opset 13) or the `split` attribute, else equal parts
 // (the last one smaller, opset 18) over the node's outputs.
-void onnxSplit(KernelCall& c)
-{
+void onnxSplit(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
     std::vector<std::int64_t> sizes = attrInts(c, "split");
@@ -1438,8 +1450,10 @@ void onnxSplit(KernelCall& c)
         const std::int64_t part = (dim + nOut - 1) / nOut;
         for (std::int64_t i = 0; i < nOut; ++i) sizes.push_back(std::clamp<std::int64_t>(dim - i * part, 0, part));
     }
-    if (static_cast<std::int64_t>(sizes.size()) != nOut || std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)) != dim)
-        c.fail("split sizes " + shapeStr(sizes) + " do not divide axis " + std::to_string(axis) + " of " + x.typeStr() + " into " + std::to_string(nOut) + " outputs");
+    if (static_cast<std::int64_t>(sizes.size()) != nOut ||
+        std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)) != dim)
+        c.fail("split sizes " + shapeStr(sizes) + " do not divide axis " + std::to_string(axis) + " of " + x.typeStr() +
+               " into " + std::to_string(nOut) + " outputs");
     const AxisSplit s = splitAt(x, axis);
     const std::size_t es = dtypeSize(x.dtype());
     std::int64_t from = 0;
@@ -1450,7 +1464,9 @@ void onnxSplit(KernelCall& c)
         const std::size_t chunk = static_cast<std::size_t>(sizes[static_cast<std::size_t>(i)] * s.inner) * es;
         for (std::int64_t o = 0; o < s.outer; ++o)
             std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(o) * chunk,
-                        static_cast<const char*>(x.rawData()) + static_cast<std::size_t>((o * s.n + from) * s.inner) * es, chunk);
+                        static_cast<const char*>(x.rawData()) +
+                            static_cast<std::size_t>((o * s.n + from) * s.inner) * es,
+                        chunk);
         from += sizes[static_cast<std::size_t>(i)];
         c.outputs[static_cast<std::size_t>(i)] = std::move(y);
     }
@@ -1458,11 +1474,11 @@ void onnxSplit(KernelCall& c)
 
 // Dropout in inference: the input, and an all-true mask. Training mode with a ratio above 0
 // draws a random mask, which the executor does not reproduce.
-void onnxDropout(KernelCall& c)
-{
+void onnxDropout(KernelCall& c) {
     const Tensor* training = onnxIn(c, 2);
     const double ratio = onnxIn(c, 1) ? onnxIn(c, 1)->at(0) : c.op().floatAttr("ratio", 0.5);
-    if (training && training->at(0) != 0 && ratio > 0) c.fail("Dropout in training mode draws a random mask; only inference is supported");
+    if (training && training->at(0) != 0 && ratio > 0)
+        c.fail("Dropout in training mode draws a random mask; only inference is supported");
     c.outputs[0] = c.in(0);
     if (c.outputs.size() > 1) {
         Tensor mask = c.allocate(DType::Bool, c.in(0).shape());
@@ -1472,8 +1488,7 @@ void onnxDropout(KernelCall& c)
 }
 
 // NonZero: int64 [rank, count] coordinates of the non-zero elements, in row-major order.
-void onnxNonZero(KernelCall& c)
-{
+void onnxNonZero(KernelCall& c) {
     const Tensor& x = c.in(0);
     std::vector<std::int64_t> hits;
     for (std::int64_t e = 0; e < x.numel(); ++e)
@@ -1483,7 +1498,9 @@ void onnxNonZero(KernelCall& c)
     Tensor y = c.allocate(DType::Int64, {r, n});
     const auto xs = stridesOf(x.shape());
     for (std::int64_t j = 0; j < n; ++j)
-        for (int a = 0; a < r; ++a) y.data<std::int64_t>()[a * n + j] = hits[static_cast<std::size_t>(j)] / xs[static_cast<std::size_t>(a)] % x.dim(a);
+        for (int a = 0; a < r; ++a)
+            y.data<std::int64_t>()[a * n + j] =
+                hits[static_cast<std::size_t>(j)] / xs[static_cast<std::size_t>(a)] % x.dim(a);
     c.outputs[0] = std::move(y);
 }
 
@@ -1491,8 +1508,7 @@ void onnxNonZero(KernelCall& c)
 // computed in a wide type (int64, uint64 or double) and converted to the result dtype
 
 // The inputs broadcast to their common shape as `wide` tensors.
-std::vector<Tensor> broadcastAs(const KernelCall& c, const std::vector<Tensor>& ins, DType wide)
-{
+std::vector<Tensor> broadcastAs(const KernelCall& c, const std::vector<Tensor>& ins, DType wide) {
     std::size_t rank = 0;
     for (const Tensor& t : ins) rank = std::max(rank, t.shape().size());
     std::vector<Shape> shapes;
@@ -1503,13 +1519,13 @@ std::vector<Tensor> broadcastAs(const KernelCall& c, const std::vector<Tensor>& 
     }
     const Shape out = broadcastShapes(shapes);
     std::vector<Tensor> r;
-    for (std::size_t i = 0; i < ins.size(); ++i) r.push_back(broadcastToShape(c, ins[i].reshaped(shapes[i]), out, wide));
+    for (std::size_t i = 0; i < ins.size(); ++i)
+        r.push_back(broadcastToShape(c, ins[i].reshaped(shapes[i]), out, wide));
     return r;
 }
 
 // y[i] = f(a[i], b[i]) over the broadcast inputs, computed as W, stored as `outType`.
-template <class W, class F> Tensor wideBinary(const KernelCall& c, DType wide, DType outType, F f)
-{
+template <class W, class F> Tensor wideBinary(const KernelCall& c, DType wide, DType outType, F f) {
     const std::vector<Tensor> ab = broadcastAs(c, {c.in(0), c.in(1)}, wide);
     Tensor w = c.allocate(wide, ab[0].shape());
     for (std::int64_t i = 0; i < w.numel(); ++i) w.data<W>()[i] = f(ab[0].data<W>()[i], ab[1].data<W>()[i]);
@@ -1520,8 +1536,7 @@ template <class W, class F> Tensor wideBinary(const KernelCall& c, DType wide, D
 }
 
 // Mod: fmod 0 takes the divisor's sign (integers, Python's %), fmod 1 the dividend's (C fmod).
-void onnxMod(KernelCall& c)
-{
+void onnxMod(KernelCall& c) {
     const DType dt = c.in(0).dtype();
     const bool cmod = c.op().intAttr("fmod", 0) != 0;
     if (isFloat(dt)) {
@@ -1538,26 +1553,26 @@ void onnxMod(KernelCall& c)
     });
 }
 
-void onnxBitShift(KernelCall& c)
-{
+void onnxBitShift(KernelCall& c) {
     const bool left = c.op().str("direction") == "LEFT";
     const DType dt = c.in(0).dtype();
     const int bits = static_cast<int>(dtypeSize(dt) * 8);
-    c.outputs[0] = wideBinary<std::uint64_t>(c, DType::UInt64, dt, [left, bits](std::uint64_t a, std::uint64_t b) -> std::uint64_t {
-        if (b >= static_cast<std::uint64_t>(bits)) return 0;
-        return left ? a << b : a >> b;
-    });
+    c.outputs[0] = wideBinary<std::uint64_t>(c, DType::UInt64, dt,
+                                             [left, bits](std::uint64_t a, std::uint64_t b) -> std::uint64_t {
+                                                 if (b >= static_cast<std::uint64_t>(bits)) return 0;
+                                                 return left ? a << b : a >> b;
+                                             });
 }
 
-void onnxXor(KernelCall& c)
-{
-    c.outputs[0] = wideBinary<std::int64_t>(c, DType::Int64, DType::Bool, [](std::int64_t a, std::int64_t b) -> std::int64_t { return (a != 0) != (b != 0); });
+void onnxXor(KernelCall& c) {
+    c.outputs[0] =
+        wideBinary<std::int64_t>(c, DType::Int64, DType::Bool,
+                                 [](std::int64_t a, std::int64_t b) -> std::int64_t { return (a != 0) != (b != 0); });
 }
 
 // PRelu: x where x >= 0, slope * x elsewhere; slope broadcasts to x. A 1-d slope of C values
 // that does not broadcast (PyTorch exports before opset 7) is per channel (axis 1).
-void onnxPRelu(KernelCall& c)
-{
+void onnxPRelu(KernelCall& c) {
     const Tensor& x = c.in(0);
     Tensor& slope = c.inputs[1];
     if (x.ndim() >= 3 && slope.ndim() == 1 && slope.dim(0) == x.dim(1) && slope.dim(0) != x.dim(x.ndim() - 1)) {
@@ -1565,12 +1580,12 @@ void onnxPRelu(KernelCall& c)
         s[0] = slope.dim(0);
         slope = slope.reshaped(s);
     }
-    c.outputs[0] = wideBinary<double>(c, DType::Float64, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
+    c.outputs[0] =
+        wideBinary<double>(c, DType::Float64, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
 }
 
 // Mean of the broadcast inputs (computed in double).
-void onnxMean(KernelCall& c)
-{
+void onnxMean(KernelCall& c) {
     const std::vector<Tensor> all = broadcastAs(c, c.inputs, DType::Float64);
     Tensor w = c.allocate(DType::Float64, all[0].shape());
     for (std::int64_t i = 0; i < w.numel(); ++i) {
@@ -1586,16 +1601,14 @@ void onnxMean(KernelCall& c)
 // ---------------------------------------------------------------- normalization and losses
 
 // A float tensor's elements as doubles, and doubles stored back as `dt`.
-Tensor storeDoubles(const KernelCall& c, const std::vector<double>& v, DType dt, const Shape& shape)
-{
+Tensor storeDoubles(const KernelCall& c, const std::vector<double>& v, DType dt, const Shape& shape) {
     Tensor y = c.allocate(dt, shape);
     convertElements(v.data(), DType::Float64, y.rawData(), dt, y.numel());
     return y;
 }
 
 // Mean and population variance of n contiguous values (0 and 0 for none).
-std::pair<double, double> meanVariance(const double* p, std::int64_t n)
-{
+std::pair<double, double> meanVariance(const double* p, std::int64_t n) {
     double m = 0, v = 0;
     for (std::int64_t i = 0; i < n; ++i) m += p[i];
     m /= static_cast<double>(std::max<std::int64_t>(n, 1));
@@ -1606,15 +1619,15 @@ std::pair<double, double> meanVariance(const double* p, std::int64_t n)
 // LayerNormalization: each row of the axes from `axis` on normalised to mean 0 and variance 1
 // (plus epsilon), times Scale plus B (broadcast to those axes); optional outputs Mean and
 // InvStdDev with the normalised axes kept as 1 (float32 with stash_type 1).
-void onnxLayerNormalization(KernelCall& c)
-{
+void onnxLayerNormalization(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
     const double eps = c.op().floatAttr("epsilon", 1e-5);
     const Shape normShape(x.shape().begin() + axis, x.shape().end());
     const Tensor scale = broadcastToShape(c, needIn(c, 1), normShape, DType::Float64);
     const Tensor* bias = onnxIn(c, 2);
-    const Tensor b = bias ? broadcastToShape(c, *bias, normShape, DType::Float64) : Tensor::zeros(DType::Float64, normShape, c.ctx.pool.get());
+    const Tensor b = bias ? broadcastToShape(c, *bias, normShape, DType::Float64)
+                          : Tensor::zeros(DType::Float64, normShape, c.ctx.pool.get());
     const std::vector<double> xv = x.toDoubles();
     const std::int64_t rows = shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis)), n = shapeNumel(normShape);
     std::vector<double> y(xv.size()), mean(static_cast<std::size_t>(rows)), inv(static_cast<std::size_t>(rows));
@@ -1622,7 +1635,8 @@ void onnxLayerNormalization(KernelCall& c)
         const double* p = xv.data() + r * n;
         const auto [m, v] = meanVariance(p, n);
         const double is = 1.0 / std::sqrt(v + eps);
-        for (std::int64_t i = 0; i < n; ++i) y[static_cast<std::size_t>(r * n + i)] = (p[i] - m) * is * scale.data<double>()[i] + b.data<double>()[i];
+        for (std::int64_t i = 0; i < n; ++i)
+            y[static_cast<std::size_t>(r * n + i)] = (p[i] - m) * is * scale.data<double>()[i] + b.data<double>()[i];
         mean[static_cast<std::size_t>(r)] = m;
         inv[static_cast<std::size_t>(r)] = is;
     }
@@ -1636,19 +1650,20 @@ void onnxLayerNormalization(KernelCall& c)
 
 // InstanceNormalization: each (n, c) plane of an N x C x ... input normalised, times scale[c]
 // plus B[c].
-void onnxInstanceNormalization(KernelCall& c)
-{
+void onnxInstanceNormalization(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() < 2) c.fail("needs rank >= 2, got " + x.typeStr());
     const double eps = c.op().floatAttr("epsilon", 1e-5);
     const std::vector<double> xv = x.toDoubles(), scale = c.in(1).toDoubles(), bias = c.in(2).toDoubles();
     const std::int64_t ch = x.dim(1), plane = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
-    if (static_cast<std::int64_t>(scale.size()) != ch || static_cast<std::int64_t>(bias.size()) != ch) c.fail("scale and B must have C elements");
+    if (static_cast<std::int64_t>(scale.size()) != ch || static_cast<std::int64_t>(bias.size()) != ch)
+        c.fail("scale and B must have C elements");
     std::vector<double> y(xv.size());
     for (std::int64_t p = 0; p < x.dim(0) * ch; ++p) {
         const double* s = xv.data() + p * plane;
         const auto [m, v] = meanVariance(s, plane);
-        const double k = scale[static_cast<std::size_t>(p % ch)] / std::sqrt(v + eps), b = bias[static_cast<std::size_t>(p % ch)];
+        const double k = scale[static_cast<std::size_t>(p % ch)] / std::sqrt(v + eps),
+                     b = bias[static_cast<std::size_t>(p % ch)];
         for (std::int64_t i = 0; i < plane; ++i) y[static_cast<std::size_t>(p * plane + i)] = (s[i] - m) * k + b;
     }
     c.outputs[0] = storeDoubles(c, y, x.dtype(), x.shape());
@@ -1657,8 +1672,8 @@ void onnxInstanceNormalization(KernelCall& c)
 // The negative log-likelihood of log-probabilities `logp` (N x C x D, as doubles) at `target`
 // (N x D), weighted per class and reduced as ONNX's NegativeLogLikelihoodLoss and
 // SoftmaxCrossEntropyLoss define it (their reference implementations in onnx/backend/test/case).
-Tensor nllLoss(const KernelCall& c, const std::vector<double>& logp, const Shape& inShape, const Tensor& target, const Tensor* weight, DType dt)
-{
+Tensor nllLoss(const KernelCall& c, const std::vector<double>& logp, const Shape& inShape, const Tensor& target,
+               const Tensor* weight, DType dt) {
     if (inShape.size() < 2) c.fail("input needs rank >= 2");
     const std::int64_t n = inShape[0], ch = inShape[1], d = shapeNumel(Shape(inShape.begin() + 2, inShape.end()));
     if (target.numel() != n * d) c.fail("target " + target.typeStr() + " does not fit the input");
@@ -1676,7 +1691,8 @@ Tensor nllLoss(const KernelCall& c, const std::vector<double>& logp, const Shape
                 gw[e] = 0;
                 continue;
             }
-            if (t < 0 || t >= ch) c.fail("target " + std::to_string(t) + " out of range for " + std::to_string(ch) + " classes");
+            if (t < 0 || t >= ch)
+                c.fail("target " + std::to_string(t) + " out of range for " + std::to_string(ch) + " classes");
             if (weight) gw[e] = w[static_cast<std::size_t>(t)];
             loss[e] = -logp[static_cast<std::size_t>((i * ch + t) * d + j)] * gw[e];
         }
@@ -1691,21 +1707,21 @@ Tensor nllLoss(const KernelCall& c, const std::vector<double>& logp, const Shape
         wsum += gw[e];
     }
     double r = sum;
-    if (reduction == "mean") r = (weight || hasIgnore) ? sum / wsum : sum / static_cast<double>(loss.size());
-    else if (reduction != "sum") c.fail("unsupported reduction '" + reduction + "'");
+    if (reduction == "mean")
+        r = (weight || hasIgnore) ? sum / wsum : sum / static_cast<double>(loss.size());
+    else if (reduction != "sum")
+        c.fail("unsupported reduction '" + reduction + "'");
     return storeDoubles(c, {r}, dt, {});
 }
 
-void onnxNegativeLogLikelihoodLoss(KernelCall& c)
-{
+void onnxNegativeLogLikelihoodLoss(KernelCall& c) {
     const Tensor& x = c.in(0);
     c.outputs[0] = nllLoss(c, x.toDoubles(), x.shape(), c.in(1), onnxIn(c, 2), x.dtype());
 }
 
 // SoftmaxCrossEntropyLoss: the NLL loss of log_softmax(scores) over axis 1; optional output
 // log_prob.
-void onnxSoftmaxCrossEntropyLoss(KernelCall& c)
-{
+void onnxSoftmaxCrossEntropyLoss(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() < 2) c.fail("scores need rank >= 2, got " + x.typeStr());
     const std::vector<double> xv = x.toDoubles();
@@ -1731,17 +1747,17 @@ struct PoolGeometry {
     std::vector<std::int64_t> in, kernel, stride, dilation, padBegin, padEnd, out;
 };
 
-PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x, std::vector<std::int64_t> kernel)
-{
+PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x, std::vector<std::int64_t> kernel) {
     const int sp = x.ndim() - 2;
     if (sp < 1) c.fail("needs an N x C x spatial input, got " + x.typeStr());
     PoolGeometry g;
     g.kernel = std::move(kernel);
     g.stride = attrInts(c, "strides", std::vector<std::int64_t>(static_cast<std::size_t>(sp), 1));
     g.dilation = attrInts(c, "dilations", std::vector<std::int64_t>(static_cast<std::size_t>(sp), 1));
-    std::vector<std::int64_t> pads = attrInts(c, "pads", std::vector<std::int64_t>(2 * static_cast<std::size_t>(sp), 0));
-    if (static_cast<int>(g.kernel.size()) != sp || static_cast<int>(g.stride.size()) != sp || static_cast<int>(g.dilation.size()) != sp ||
-        static_cast<int>(pads.size()) != 2 * sp)
+    std::vector<std::int64_t> pads =
+        attrInts(c, "pads", std::vector<std::int64_t>(2 * static_cast<std::size_t>(sp), 0));
+    if (static_cast<int>(g.kernel.size()) != sp || static_cast<int>(g.stride.size()) != sp ||
+        static_cast<int>(g.dilation.size()) != sp || static_cast<int>(pads.size()) != 2 * sp)
         c.fail("kernel_shape, strides, dilations or pads do not match " + std::to_string(sp) + " spatial axes");
     std::string autoPad = c.op().str("auto_pad");
     if (autoPad.empty()) autoPad = "NOTSET";
@@ -1749,7 +1765,8 @@ PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x, std::vector<std:
     for (int a = 0; a < sp; ++a) {
         const auto i = static_cast<std::size_t>(a);
         const std::int64_t n = x.dim(a + 2), s = g.stride[i], ext = (g.kernel[i] - 1) * g.dilation[i] + 1;
-        if (s <= 0 || g.kernel[i] <= 0 || g.dilation[i] <= 0) c.fail("kernel_shape, strides and dilations must be positive");
+        if (s <= 0 || g.kernel[i] <= 0 || g.dilation[i] <= 0)
+            c.fail("kernel_shape, strides and dilations must be positive");
         std::int64_t pb = pads[i], pe = pads[i + static_cast<std::size_t>(sp)], o;
         if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
             o = (n + s - 1) / s;
@@ -1762,7 +1779,8 @@ PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x, std::vector<std:
         } else {
             const std::int64_t span = n + pb + pe - ext;
             o = (ceilMode ? (span + s - 1) / s : span / s) + 1;
-            if (ceilMode && (o - 1) * s >= n + pb) --o; // the last window must start inside the input or its left padding
+            if (ceilMode && (o - 1) * s >= n + pb)
+                --o; // the last window must start inside the input or its left padding
             o = std::max<std::int64_t>(o, 0);
         }
         g.in.push_back(n);
@@ -1775,12 +1793,12 @@ PoolGeometry poolGeometry(const KernelCall& c, const Tensor& x, std::vector<std:
 
 // MaxPool (with the optional Indices output: flat input indices, row-major or, with
 // storage_order 1, column-major over the spatial axes) and AveragePool (count_include_pad).
-void onnxPool(KernelCall& c, bool isMax)
-{
+void onnxPool(KernelCall& c, bool isMax) {
     const Tensor& x = c.in(0);
     const PoolGeometry g = poolGeometry(c, x, attrInts(c, "kernel_shape"));
     const std::size_t sp = g.kernel.size();
-    const bool includePad = c.op().intAttr("count_include_pad", 0) != 0, colMajor = c.op().intAttr("storage_order", 0) != 0;
+    const bool includePad = c.op().intAttr("count_include_pad", 0) != 0,
+               colMajor = c.op().intAttr("storage_order", 0) != 0;
     const std::int64_t planes = x.dim(0) * x.dim(1), inPlane = shapeNumel(g.in), outPlane = shapeNumel(g.out);
     const std::vector<double> xv = x.toDoubles();
     std::vector<double> y(static_cast<std::size_t>(planes * outPlane));
@@ -1828,15 +1846,17 @@ void onnxPool(KernelCall& c, bool isMax)
 // Direct N-d convolution of x (N x C x spatial) with w (M x C/group x kernel) as doubles, with
 // groups, pads or auto_pad, strides and dilations (attributes of the node); `bias` per output
 // channel or empty. Returns y and sets `outShape`.
-std::vector<double> convNd(const KernelCall& c, const std::vector<double>& xv, const Tensor& x, const std::vector<double>& wv, const Tensor& w,
-                           const std::vector<double>& bias, Shape& outShape)
-{
+std::vector<double> convNd(const KernelCall& c, const std::vector<double>& xv, const Tensor& x,
+                           const std::vector<double>& wv, const Tensor& w, const std::vector<double>& bias,
+                           Shape& outShape) {
     const std::int64_t group = c.op().intAttr("group", 1);
     if (w.ndim() != x.ndim() || group <= 0 || x.dim(1) % group || w.dim(1) * group != x.dim(1) || w.dim(0) % group)
         c.fail("weights " + w.typeStr() + " and group " + std::to_string(group) + " do not match input " + x.typeStr());
-    const PoolGeometry g = poolGeometry(c, x, attrInts(c, "kernel_shape", std::vector<std::int64_t>(w.shape().begin() + 2, w.shape().end())));
+    const PoolGeometry g = poolGeometry(
+        c, x, attrInts(c, "kernel_shape", std::vector<std::int64_t>(w.shape().begin() + 2, w.shape().end())));
     const std::size_t sp = g.kernel.size();
-    const std::int64_t N = x.dim(0), M = w.dim(0), Cg = w.dim(1), Mg = M / group, inPlane = shapeNumel(g.in), outPlane = shapeNumel(g.out);
+    const std::int64_t N = x.dim(0), M = w.dim(0), Cg = w.dim(1), Mg = M / group, inPlane = shapeNumel(g.in),
+                       outPlane = shapeNumel(g.out);
     const Shape kernelShape(g.kernel.begin(), g.kernel.end()), spatialOut(g.out.begin(), g.out.end());
     const std::int64_t taps = shapeNumel(kernelShape);
     std::vector<double> y(static_cast<std::size_t>(N * M * outPlane));
@@ -1860,7 +1880,8 @@ std::vector<double> convNd(const KernelCall& c, const std::vector<double>& xv, c
                     const double* xp = xv.data() + (n * x.dim(1) + firstC + ci) * inPlane;
                     const double* wp = wv.data() + (m * Cg + ci) * taps;
                     for (std::int64_t t = 0; t < taps; ++t)
-                        if (tapAt[static_cast<std::size_t>(t)] >= 0) s += xp[tapAt[static_cast<std::size_t>(t)]] * wp[t];
+                        if (tapAt[static_cast<std::size_t>(t)] >= 0)
+                            s += xp[tapAt[static_cast<std::size_t>(t)]] * wp[t];
                 }
                 y[static_cast<std::size_t>((n * M + m) * outPlane + oe)] = s;
             }
@@ -1871,21 +1892,20 @@ std::vector<double> convNd(const KernelCall& c, const std::vector<double>& xv, c
 }
 
 // Conv with 3 or more spatial axes (1-d and 2-d ones run on conv2d), accumulated in double.
-void onnxConvNd(KernelCall& c)
-{
+void onnxConvNd(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& w = needIn(c, 1);
     const Tensor* bias = onnxIn(c, 2);
     Shape out;
-    const std::vector<double> y = convNd(c, x.toDoubles(), x, w.toDoubles(), w, bias ? bias->toDoubles() : std::vector<double>(), out);
+    const std::vector<double> y =
+        convNd(c, x.toDoubles(), x, w.toDoubles(), w, bias ? bias->toDoubles() : std::vector<double>(), out);
     c.outputs[0] = storeDoubles(c, y, x.dtype(), out);
 }
 
 // ConvTranspose with 3 or more spatial axes (1-d and 2-d ones run on conv2d): each input
 // element scattered through the kernel, with groups, strides, dilations, pads or auto_pad,
 // output_padding and output_shape; accumulated in double.
-void onnxConvTransposeNd(KernelCall& c)
-{
+void onnxConvTransposeNd(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& w = needIn(c, 1);
     const Tensor* bias = onnxIn(c, 2);
@@ -1895,17 +1915,22 @@ void onnxConvTransposeNd(KernelCall& c)
         c.fail("weights " + w.typeStr() + " and group " + std::to_string(group) + " do not match input " + x.typeStr());
     const auto n = static_cast<std::size_t>(sp);
     const std::vector<std::int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-    const auto stride = attrInts(c, "strides", std::vector<std::int64_t>(n, 1)), dil = attrInts(c, "dilations", std::vector<std::int64_t>(n, 1));
-    const auto outPad = attrInts(c, "output_padding", std::vector<std::int64_t>(n, 0)), outShapeAttr = attrInts(c, "output_shape");
+    const auto stride = attrInts(c, "strides", std::vector<std::int64_t>(n, 1)),
+               dil = attrInts(c, "dilations", std::vector<std::int64_t>(n, 1));
+    const auto outPad = attrInts(c, "output_padding", std::vector<std::int64_t>(n, 0)),
+               outShapeAttr = attrInts(c, "output_shape");
     auto pads = attrInts(c, "pads", std::vector<std::int64_t>(2 * n, 0));
-    if (stride.size() != n || dil.size() != n || outPad.size() != n || pads.size() != 2 * n) c.fail("strides, dilations, output_padding or pads do not match " + x.typeStr());
+    if (stride.size() != n || dil.size() != n || outPad.size() != n || pads.size() != 2 * n)
+        c.fail("strides, dilations, output_padding or pads do not match " + x.typeStr());
     const std::string autoPad = c.op().str("auto_pad");
     std::vector<std::int64_t> in(n), out(n);
     for (std::size_t a = 0; a < n; ++a) {
         in[a] = x.dim(static_cast<int>(a) + 2);
         const std::int64_t full = stride[a] * (in[a] - 1) + outPad[a] + (kernel[a] - 1) * dil[a] + 1;
         const bool given = outShapeAttr.size() >= n;
-        const std::int64_t target = given ? outShapeAttr[outShapeAttr.size() - n + a] : (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") ? in[a] * stride[a] : -1;
+        const std::int64_t target = given ? outShapeAttr[outShapeAttr.size() - n + a]
+                                    : (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") ? in[a] * stride[a]
+                                                                                           : -1;
         if (target >= 0) {
             const std::int64_t total = std::max<std::int64_t>(full - target, 0);
             pads[a] = autoPad == "SAME_LOWER" ? total - total / 2 : total / 2;
@@ -1914,7 +1939,8 @@ void onnxConvTransposeNd(KernelCall& c)
         out[a] = full - pads[a] - pads[a + n];
     }
     const std::int64_t N = x.dim(0), C = x.dim(1), Cg = C / group, Mg = w.dim(1), M = Mg * group;
-    const Shape kernelShape(kernel.begin(), kernel.end()), inShape(in.begin(), in.end()), outSpatial(out.begin(), out.end());
+    const Shape kernelShape(kernel.begin(), kernel.end()), inShape(in.begin(), in.end()),
+        outSpatial(out.begin(), out.end());
     const std::int64_t taps = shapeNumel(kernelShape), inPlane = shapeNumel(inShape), outPlane = shapeNumel(outSpatial);
     const std::vector<double> xv = x.toDoubles(), wv = w.toDoubles();
     std::vector<double> y(static_cast<std::size_t>(N * M * outPlane), 0.0);
@@ -1934,7 +1960,8 @@ void onnxConvTransposeNd(KernelCall& c)
                     const double v = xv[static_cast<std::size_t>((b * C + ci) * inPlane + ie)];
                     const std::int64_t g0 = ci / Cg;
                     for (std::int64_t m = 0; m < Mg; ++m)
-                        y[static_cast<std::size_t>((b * M + g0 * Mg + m) * outPlane + off)] += v * wv[static_cast<std::size_t>((ci * Mg + m) * taps + t)];
+                        y[static_cast<std::size_t>((b * M + g0 * Mg + m) * outPlane + off)] +=
+                            v * wv[static_cast<std::size_t>((ci * Mg + m) * taps + t)];
                 }
         }
     }
@@ -1948,8 +1975,7 @@ void onnxConvTransposeNd(KernelCall& c)
 // ---------------------------------------------------------------- more element-wise and
 // per-axis ops (ONNX definitions, computed in double)
 
-void onnxIsNaN(KernelCall& c)
-{
+void onnxIsNaN(KernelCall& c) {
     const Tensor& x = c.in(0);
     Tensor y = c.allocate(DType::Bool, x.shape());
     for (std::int64_t i = 0; i < x.numel(); ++i) y.data<std::uint8_t>()[i] = std::isnan(x.at(i));
@@ -1957,8 +1983,7 @@ void onnxIsNaN(KernelCall& c)
 }
 
 // For every element of `shape`, the index of its group when the flagged axes are reduced.
-std::vector<std::int64_t> reductionGroups(const Shape& shape, const std::vector<bool>& red, std::int64_t& groups)
-{
+std::vector<std::int64_t> reductionGroups(const Shape& shape, const std::vector<bool>& red, std::int64_t& groups) {
     Shape kept;
     for (std::size_t a = 0; a < shape.size(); ++a) kept.push_back(red[a] ? 1 : shape[a]);
     groups = shapeNumel(kept);
@@ -1974,8 +1999,7 @@ std::vector<std::int64_t> reductionGroups(const Shape& shape, const std::vector<
 }
 
 // MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` (default 0, 2, 3).
-void onnxMeanVarianceNormalization(KernelCall& c)
-{
+void onnxMeanVarianceNormalization(KernelCall& c) {
     const Tensor& x = c.in(0);
     std::vector<bool> red(static_cast<std::size_t>(x.ndim()), false);
     for (auto a : attrInts(c, "axes", {0, 2, 3})) red[static_cast<std::size_t>(normAxis(c, a, x.ndim()))] = true;
@@ -1999,19 +2023,21 @@ void onnxMeanVarianceNormalization(KernelCall& c)
 }
 
 // LRN across channels: x / (bias + alpha / size * sum of squares of the `size` neighbours)^beta.
-void onnxLRN(KernelCall& c)
-{
+void onnxLRN(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() < 2) c.fail("needs an N x C x ... input, got " + x.typeStr());
-    const double alpha = c.op().floatAttr("alpha", 1e-4), beta = c.op().floatAttr("beta", 0.75), bias = c.op().floatAttr("bias", 1.0);
-    const std::int64_t size = c.op().intAttr("size", 1), ch = x.dim(1), inner = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
+    const double alpha = c.op().floatAttr("alpha", 1e-4), beta = c.op().floatAttr("beta", 0.75),
+                 bias = c.op().floatAttr("bias", 1.0);
+    const std::int64_t size = c.op().intAttr("size", 1), ch = x.dim(1),
+                       inner = shapeNumel(Shape(x.shape().begin() + 2, x.shape().end()));
     const std::vector<double> xv = x.toDoubles();
     std::vector<double> y(xv.size());
     for (std::int64_t n = 0; n < x.dim(0); ++n)
         for (std::int64_t k = 0; k < ch; ++k)
             for (std::int64_t i = 0; i < inner; ++i) {
                 double s = 0;
-                for (std::int64_t j = std::max<std::int64_t>(0, k - (size - 1) / 2); j <= std::min(ch - 1, k + size / 2); ++j) {
+                for (std::int64_t j = std::max<std::int64_t>(0, k - (size - 1) / 2);
+                     j <= std::min(ch - 1, k + size / 2); ++j) {
                     const double v = xv[static_cast<std::size_t>((n * ch + j) * inner + i)];
                     s += v * v;
                 }
@@ -2022,27 +2048,29 @@ void onnxLRN(KernelCall& c)
 }
 
 // ReverseSequence: for batch b, the first sequence_lens[b] steps along time_axis reversed.
-void onnxReverseSequence(KernelCall& c)
-{
+void onnxReverseSequence(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::vector<std::int64_t> lens = intsOf(c.in(1));
-    const int batchAxis = normAxis(c, c.op().intAttr("batch_axis", 1), x.ndim()), timeAxis = normAxis(c, c.op().intAttr("time_axis", 0), x.ndim());
-    if (static_cast<std::int64_t>(lens.size()) != x.dim(batchAxis)) c.fail("sequence_lens must have one entry per batch");
+    const int batchAxis = normAxis(c, c.op().intAttr("batch_axis", 1), x.ndim()),
+              timeAxis = normAxis(c, c.op().intAttr("time_axis", 0), x.ndim());
+    if (static_cast<std::int64_t>(lens.size()) != x.dim(batchAxis))
+        c.fail("sequence_lens must have one entry per batch");
     Tensor y = c.allocate(x.dtype(), x.shape());
     const auto xs = stridesOf(x.shape());
     const std::size_t es = dtypeSize(x.dtype());
     std::vector<std::int64_t> pos(static_cast<std::size_t>(x.ndim()), 0);
     for (std::int64_t e = 0; e < x.numel(); ++e, nextIndex(pos, x.shape())) {
-        const std::int64_t t = pos[static_cast<std::size_t>(timeAxis)], len = lens[static_cast<std::size_t>(pos[static_cast<std::size_t>(batchAxis)])];
+        const std::int64_t t = pos[static_cast<std::size_t>(timeAxis)],
+                           len = lens[static_cast<std::size_t>(pos[static_cast<std::size_t>(batchAxis)])];
         const std::int64_t src = e + (t < len ? (len - 1 - 2 * t) * xs[static_cast<std::size_t>(timeAxis)] : 0);
-        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(src) * es, es);
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(e) * es,
+                    static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(src) * es, es);
     }
     c.outputs[0] = std::move(y);
 }
 
 // Det of each M x M matrix of the last two axes (LU with partial pivoting).
-void onnxDet(KernelCall& c)
-{
+void onnxDet(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() < 2 || x.dim(x.ndim() - 1) != x.dim(x.ndim() - 2)) c.fail("needs square matrices, got " + x.typeStr());
     const std::int64_t m = x.dim(x.ndim() - 1), mats = m ? x.numel() / (m * m) : 0;
@@ -2054,9 +2082,12 @@ void onnxDet(KernelCall& c)
         for (std::int64_t k = 0; k < m && d != 0; ++k) {
             std::int64_t p = k;
             for (std::int64_t i = k + 1; i < m; ++i)
-                if (std::fabs(a[static_cast<std::size_t>(i * m + k)]) > std::fabs(a[static_cast<std::size_t>(p * m + k)])) p = i;
+                if (std::fabs(a[static_cast<std::size_t>(i * m + k)]) >
+                    std::fabs(a[static_cast<std::size_t>(p * m + k)]))
+                    p = i;
             if (p != k) {
-                for (std::int64_t j = 0; j < m; ++j) std::swap(a[static_cast<std::size_t>(k * m + j)], a[static_cast<std::size_t>(p * m + j)]);
+                for (std::int64_t j = 0; j < m; ++j)
+                    std::swap(a[static_cast<std::size_t>(k * m + j)], a[static_cast<std::size_t>(p * m + j)]);
                 d = -d;
             }
             const double piv = a[static_cast<std::size_t>(k * m + k)];
@@ -2064,7 +2095,8 @@ void onnxDet(KernelCall& c)
             if (piv == 0) break;
             for (std::int64_t i = k + 1; i < m; ++i) {
                 const double f = a[static_cast<std::size_t>(i * m + k)] / piv;
-                for (std::int64_t j = k; j < m; ++j) a[static_cast<std::size_t>(i * m + j)] -= f * a[static_cast<std::size_t>(k * m + j)];
+                for (std::int64_t j = k; j < m; ++j)
+                    a[static_cast<std::size_t>(i * m + j)] -= f * a[static_cast<std::size_t>(k * m + j)];
             }
         }
         det[static_cast<std::size_t>(b)] = d;
@@ -2074,8 +2106,7 @@ void onnxDet(KernelCall& c)
 
 // HannWindow, HammingWindow, BlackmanWindow: sum of a_k cos(2 pi k n / N') with N' = size when
 // `periodic` (default), size - 1 otherwise; dtype from output_datatype (default float32).
-KernelFn onnxWindow(std::vector<double> coeffs)
-{
+KernelFn onnxWindow(std::vector<double> coeffs) {
     return [coeffs](KernelCall& c) {
         const std::int64_t n = scalarInt(c, 0);
         if (n < 0) c.fail("negative window size");
@@ -2085,15 +2116,15 @@ KernelFn onnxWindow(std::vector<double> coeffs)
         std::vector<double> w(static_cast<std::size_t>(n));
         for (std::int64_t i = 0; i < n; ++i)
             for (std::size_t k = 0; k < coeffs.size(); ++k)
-                w[static_cast<std::size_t>(i)] += coeffs[k] * std::cos(2.0 * M_PI * static_cast<double>(k) * static_cast<double>(i) / denom);
+                w[static_cast<std::size_t>(i)] +=
+                    coeffs[k] * std::cos(2.0 * M_PI * static_cast<double>(k) * static_cast<double>(i) / denom);
         c.outputs[0] = storeDoubles(c, w, *dt, {n});
     };
 }
 
 // Unique: the distinct elements (or slices along `axis`), sorted or in order of first
 // occurrence, with the optional outputs indices, inverse_indices and counts (int64).
-void onnxUnique(KernelCall& c)
-{
+void onnxUnique(KernelCall& c) {
     Tensor x = c.in(0);
     const bool hasAxis = c.op().has("axis");
     const int axis = hasAxis ? normAxis(c, c.op().intAttr("axis", 0), x.ndim()) : 0;
@@ -2103,7 +2134,8 @@ void onnxUnique(KernelCall& c)
     auto slice = [&](std::int64_t k) {
         std::vector<double> v;
         for (std::int64_t o = 0; o < s.outer; ++o)
-            for (std::int64_t i = 0; i < s.inner; ++i) v.push_back(xv[static_cast<std::size_t>((o * s.n + k) * s.inner + i)]);
+            for (std::int64_t i = 0; i < s.inner; ++i)
+                v.push_back(xv[static_cast<std::size_t>((o * s.n + k) * s.inner + i)]);
         return v;
     };
     std::vector<std::vector<double>> slices;
@@ -2120,18 +2152,22 @@ void onnxUnique(KernelCall& c)
     std::iota(order.begin(), order.end(), 0);
     if (c.op().intAttr("sorted", 1))
         std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-            return slices[static_cast<std::size_t>(firsts[static_cast<std::size_t>(a)])] < slices[static_cast<std::size_t>(firsts[static_cast<std::size_t>(b)])];
+            return slices[static_cast<std::size_t>(firsts[static_cast<std::size_t>(a)])] <
+                   slices[static_cast<std::size_t>(firsts[static_cast<std::size_t>(b)])];
         });
     std::vector<std::int64_t> rank(order.size());
-    for (std::size_t r = 0; r < order.size(); ++r) rank[static_cast<std::size_t>(order[r])] = static_cast<std::int64_t>(r);
+    for (std::size_t r = 0; r < order.size(); ++r)
+        rank[static_cast<std::size_t>(order[r])] = static_cast<std::int64_t>(r);
     const auto u = static_cast<std::int64_t>(order.size());
-    std::vector<double> yv(static_cast<std::size_t>(s.outer * u * s.inner)), idx, inv, counts(static_cast<std::size_t>(u));
+    std::vector<double> yv(static_cast<std::size_t>(s.outer * u * s.inner)), idx, inv,
+        counts(static_cast<std::size_t>(u));
     for (std::int64_t r = 0; r < u; ++r) {
         const std::int64_t k = firsts[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
         idx.push_back(static_cast<double>(k));
         for (std::int64_t o = 0; o < s.outer; ++o)
             for (std::int64_t i = 0; i < s.inner; ++i)
-                yv[static_cast<std::size_t>((o * u + r) * s.inner + i)] = xv[static_cast<std::size_t>((o * s.n + k) * s.inner + i)];
+                yv[static_cast<std::size_t>((o * u + r) * s.inner + i)] =
+                    xv[static_cast<std::size_t>((o * s.n + k) * s.inner + i)];
     }
     for (std::int64_t k = 0; k < s.n; ++k) {
         const std::int64_t r = rank[static_cast<std::size_t>(inverse[static_cast<std::size_t>(k)])];
@@ -2149,8 +2185,7 @@ void onnxUnique(KernelCall& c)
 // ---------------------------------------------------------------- quantization
 
 // A quantization parameter for each element of x: per tensor (scalar) or per `axis` (1-d).
-std::vector<double> perAxis(const KernelCall& c, const Tensor* p, const Tensor& x, double dflt)
-{
+std::vector<double> perAxis(const KernelCall& c, const Tensor* p, const Tensor& x, double dflt) {
     std::vector<double> v(static_cast<std::size_t>(x.numel()), dflt);
     if (!p) return v;
     if (p->numel() == 1) {
@@ -2159,36 +2194,40 @@ std::vector<double> perAxis(const KernelCall& c, const Tensor* p, const Tensor& 
     }
     const int axis = normAxis(c, c.op().intAttr("axis", 1), x.ndim());
     const AxisSplit s = splitAt(x, axis);
-    if (p->numel() != s.n) c.fail("scale / zero point " + p->typeStr() + " does not match axis " + std::to_string(axis) + " of " + x.typeStr());
+    if (p->numel() != s.n)
+        c.fail("scale / zero point " + p->typeStr() + " does not match axis " + std::to_string(axis) + " of " +
+               x.typeStr());
     for (std::size_t e = 0; e < v.size(); ++e) v[e] = p->at(static_cast<std::int64_t>(e) / s.inner % s.n);
     return v;
 }
 
-double saturate(double v, DType dt)
-{
-    const double lo = dt == DType::Int8 ? -128 : dt == DType::UInt8 ? 0 : dt == DType::Int32 ? -2147483648.0 : -INFINITY;
+double saturate(double v, DType dt) {
+    const double lo = dt == DType::Int8    ? -128
+                      : dt == DType::UInt8 ? 0
+                      : dt == DType::Int32 ? -2147483648.0
+                                           : -INFINITY;
     const double hi = dt == DType::Int8 ? 127 : dt == DType::UInt8 ? 255 : dt == DType::Int32 ? 2147483647.0 : INFINITY;
     return std::clamp(v, lo, hi);
 }
 
 // QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), uint8 unless the zero
 // point says otherwise.
-void onnxQuantizeLinear(KernelCall& c)
-{
+void onnxQuantizeLinear(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor* zp = onnxIn(c, 2);
     const DType dt = zp ? zp->dtype() : DType::UInt8;
-    const std::vector<double> scale = perAxis(c, &needIn(c, 1), x, 1.0), zero = perAxis(c, zp, x, 0.0), xv = x.toDoubles();
+    const std::vector<double> scale = perAxis(c, &needIn(c, 1), x, 1.0), zero = perAxis(c, zp, x, 0.0),
+                              xv = x.toDoubles();
     std::vector<double> y(xv.size());
     for (std::size_t e = 0; e < y.size(); ++e) y[e] = saturate(std::nearbyint(xv[e] / scale[e]) + zero[e], dt);
     c.outputs[0] = storeDoubles(c, y, dt, x.shape());
 }
 
 // DequantizeLinear: (x - zero_point) * scale, float32.
-void onnxDequantizeLinear(KernelCall& c)
-{
+void onnxDequantizeLinear(KernelCall& c) {
     const Tensor& x = c.in(0);
-    const std::vector<double> scale = perAxis(c, &needIn(c, 1), x, 1.0), zero = perAxis(c, onnxIn(c, 2), x, 0.0), xv = x.toDoubles();
+    const std::vector<double> scale = perAxis(c, &needIn(c, 1), x, 1.0), zero = perAxis(c, onnxIn(c, 2), x, 0.0),
+                              xv = x.toDoubles();
     std::vector<double> y(xv.size());
     for (std::size_t e = 0; e < y.size(); ++e) y[e] = (xv[e] - zero[e]) * scale[e];
     c.outputs[0] = storeDoubles(c, y, needIn(c, 1).dtype(), x.shape());
@@ -2196,8 +2235,7 @@ void onnxDequantizeLinear(KernelCall& c)
 
 // DynamicQuantizeLinear: uint8 quantization over [min(0, min x), max(0, max x)]; outputs y,
 // the float32 scale and the uint8 zero point.
-void onnxDynamicQuantizeLinear(KernelCall& c)
-{
+void onnxDynamicQuantizeLinear(KernelCall& c) {
     const std::vector<double> xv = c.in(0).toDoubles();
     double lo = 0, hi = 0;
     for (double v : xv) {
@@ -2208,7 +2246,8 @@ void onnxDynamicQuantizeLinear(KernelCall& c)
     const float scale = static_cast<float>(hi - lo) / 255.0f;
     const double zp = scale == 0 ? 0 : saturate(std::nearbyint(static_cast<float>(-lo) / scale), DType::UInt8);
     std::vector<double> y(xv.size());
-    for (std::size_t e = 0; e < y.size(); ++e) y[e] = scale == 0 ? zp : saturate(std::nearbyint(static_cast<float>(xv[e]) / scale) + zp, DType::UInt8);
+    for (std::size_t e = 0; e < y.size(); ++e)
+        y[e] = scale == 0 ? zp : saturate(std::nearbyint(static_cast<float>(xv[e]) / scale) + zp, DType::UInt8);
     c.outputs[0] = storeDoubles(c, y, DType::UInt8, c.in(0).shape());
     if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, {scale}, DType::Float32, {});
     if (c.outputs.size() > 2) c.outputs[2] = storeDoubles(c, {zp}, DType::UInt8, {});
@@ -2216,11 +2255,11 @@ void onnxDynamicQuantizeLinear(KernelCall& c)
 
 // MatMulInteger of 2-d A and B: (A - a_zero_point) x (B - b_zero_point) in int32 (zero points
 // per tensor, per row of A or per column of B).
-void onnxMatMulInteger(KernelCall& c)
-{
+void onnxMatMulInteger(KernelCall& c) {
     const Tensor& a = c.in(0);
     const Tensor& b = c.in(1);
-    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0)) c.fail("needs 2-d operands with matching inner dims, got " + a.typeStr() + " and " + b.typeStr());
+    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0))
+        c.fail("needs 2-d operands with matching inner dims, got " + a.typeStr() + " and " + b.typeStr());
     const std::int64_t m = a.dim(0), k = a.dim(1), n = b.dim(1);
     const Tensor* az = onnxIn(c, 2);
     const Tensor* bz = onnxIn(c, 3);
@@ -2228,7 +2267,8 @@ void onnxMatMulInteger(KernelCall& c)
     for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t j = 0; j < n; ++j) {
             std::int64_t s = 0;
-            const std::int64_t za = az ? az->intAt(az->numel() == 1 ? 0 : i) : 0, zb = bz ? bz->intAt(bz->numel() == 1 ? 0 : j) : 0;
+            const std::int64_t za = az ? az->intAt(az->numel() == 1 ? 0 : i) : 0,
+                               zb = bz ? bz->intAt(bz->numel() == 1 ? 0 : j) : 0;
             for (std::int64_t t = 0; t < k; ++t) s += (a.intAt(i * k + t) - za) * (b.intAt(t * n + j) - zb);
             y.data<std::int32_t>()[i * n + j] = static_cast<std::int32_t>(s);
         }
@@ -2240,8 +2280,7 @@ void onnxMatMulInteger(KernelCall& c)
 // Einsum over any number of operands: explicit ("ij,jk->ik") or implicit output (the labels
 // used once, in alphabetical order), "..." for broadcast leading dims, repeated labels in one
 // term for diagonals. Every combination of label values is visited (sums in double).
-void onnxEinsum(KernelCall& c)
-{
+void onnxEinsum(KernelCall& c) {
     std::string eq;
     for (char ch : c.op().str("equation"))
         if (ch != ' ') eq += ch;
@@ -2254,12 +2293,15 @@ void onnxEinsum(KernelCall& c)
         if (comma == std::string::npos) break;
         from = comma + 1;
     }
-    if (static_cast<int>(terms.size()) != c.nin()) c.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " terms for " + std::to_string(c.nin()) + " inputs");
+    if (static_cast<int>(terms.size()) != c.nin())
+        c.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " terms for " + std::to_string(c.nin()) +
+               " inputs");
     // "..." becomes the labels '0'.. '9' of the broadcast dims, right-aligned over the operands
     int ellipsisDims = 0;
     for (int i = 0; i < c.nin(); ++i) {
         const std::string& t = terms[static_cast<std::size_t>(i)];
-        if (t.find("...") != std::string::npos) ellipsisDims = std::max(ellipsisDims, c.in(i).ndim() - static_cast<int>(t.size() - 3));
+        if (t.find("...") != std::string::npos)
+            ellipsisDims = std::max(ellipsisDims, c.in(i).ndim() - static_cast<int>(t.size() - 3));
     }
     if (ellipsisDims > 10) c.fail("too many dims under '...'");
     auto expand = [&](const std::string& t, int rank) {
@@ -2270,7 +2312,8 @@ void onnxEinsum(KernelCall& c)
         for (int k = ellipsisDims - n; k < ellipsisDims; ++k) e += static_cast<char>('0' + k);
         return t.substr(0, p) + e + t.substr(p + 3);
     };
-    for (int i = 0; i < c.nin(); ++i) terms[static_cast<std::size_t>(i)] = expand(terms[static_cast<std::size_t>(i)], c.in(i).ndim());
+    for (int i = 0; i < c.nin(); ++i)
+        terms[static_cast<std::size_t>(i)] = expand(terms[static_cast<std::size_t>(i)], c.in(i).ndim());
     std::string outTerm;
     if (arrow != std::string::npos) {
         outTerm = expand(eq.substr(arrow + 2), -1);
@@ -2285,13 +2328,17 @@ void onnxEinsum(KernelCall& c)
     std::map<char, std::int64_t> size;
     for (int i = 0; i < c.nin(); ++i) {
         const std::string& t = terms[static_cast<std::size_t>(i)];
-        if (static_cast<int>(t.size()) != c.in(i).ndim()) c.fail("term '" + t + "' does not match " + c.in(i).typeStr());
+        if (static_cast<int>(t.size()) != c.in(i).ndim())
+            c.fail("term '" + t + "' does not match " + c.in(i).typeStr());
         for (std::size_t a = 0; a < t.size(); ++a) {
             const std::int64_t d = c.in(i).dim(static_cast<int>(a));
             auto [it, fresh] = size.emplace(t[a], d);
             if (!fresh && it->second != d) {
-                if (it->second == 1) it->second = d;
-                else if (d != 1) c.fail("label '" + std::string(1, t[a]) + "' has sizes " + std::to_string(it->second) + " and " + std::to_string(d));
+                if (it->second == 1)
+                    it->second = d;
+                else if (d != 1)
+                    c.fail("label '" + std::string(1, t[a]) + "' has sizes " + std::to_string(it->second) + " and " +
+                           std::to_string(d));
             }
         }
     }
@@ -2318,7 +2365,8 @@ void onnxEinsum(KernelCall& c)
     }
     const Shape outShape(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(outTerm.size()));
     const std::int64_t outN = shapeNumel(outShape), total = shapeNumel(dims);
-    if (total > (std::int64_t(1) << 32)) c.fail("Einsum over " + std::to_string(total) + " label combinations is too large");
+    if (total > (std::int64_t(1) << 32))
+        c.fail("Einsum over " + std::to_string(total) + " label combinations is too large");
     std::vector<double> y(static_cast<std::size_t>(outN), 0.0);
     const std::int64_t inner = outN ? total / outN : 0;
     std::vector<std::int64_t> pos(dims.size(), 0);
@@ -2336,8 +2384,7 @@ void onnxEinsum(KernelCall& c)
 
 // An ONNX RNN activation by name (the ones the RNN, GRU and LSTM definitions list), with
 // alpha and beta where it takes them.
-std::function<double(double)> rnnActivation(const KernelCall& c, const std::string& name, double alpha, double beta)
-{
+std::function<double(double)> rnnActivation(const KernelCall& c, const std::string& name, double alpha, double beta) {
     if (name == "Tanh") return [](double x) { return std::tanh(x); };
     if (name == "Sigmoid") return [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
     if (name == "Relu") return [](double x) { return std::max(x, 0.0); };
@@ -2354,8 +2401,7 @@ std::function<double(double)> rnnActivation(const KernelCall& c, const std::stri
 
 // ONNX RNN (gates = 1) and GRU (gates = 3, order z, r, h; linear_before_reset): any direction,
 // layout 0 or 1, sequence_lens, clip, activations with their alpha and beta; computed in double.
-void onnxRecurrent(KernelCall& c, int gates)
-{
+void onnxRecurrent(KernelCall& c, int gates) {
     const Tensor* X = onnxIn(c, 0);
     const Tensor* W = onnxIn(c, 1);
     const Tensor* R = onnxIn(c, 2);
@@ -2365,10 +2411,12 @@ void onnxRecurrent(KernelCall& c, int gates)
     const Tensor* h0 = onnxIn(c, 5);
     const std::string dir = c.op().has("direction") ? c.op().str("direction") : "forward";
     const int dirs = dir == "bidirectional" ? 2 : 1;
-    const bool batchFirst = c.op().intAttr("layout", 0) == 1, linearBeforeReset = c.op().intAttr("linear_before_reset", 0) != 0;
+    const bool batchFirst = c.op().intAttr("layout", 0) == 1,
+               linearBeforeReset = c.op().intAttr("linear_before_reset", 0) != 0;
     const double clip = c.op().floatAttr("clip", 0.0);
     if (X->ndim() != 3 || W->ndim() != 3 || R->ndim() != 3) c.fail("X, W and R must be 3-d");
-    const std::int64_t T = batchFirst ? X->dim(1) : X->dim(0), Bt = batchFirst ? X->dim(0) : X->dim(1), I = X->dim(2), H = R->dim(2);
+    const std::int64_t T = batchFirst ? X->dim(1) : X->dim(0), Bt = batchFirst ? X->dim(0) : X->dim(1), I = X->dim(2),
+                       H = R->dim(2);
     if (W->dim(0) != dirs || W->dim(1) != gates * H || W->dim(2) != I || R->dim(1) != gates * H)
         c.fail("W " + W->typeStr() + " or R " + R->typeStr() + " does not match X " + X->typeStr());
     if (B && B->numel() != dirs * 2 * gates * H) c.fail("B " + B->typeStr() + " does not match");
@@ -2389,9 +2437,12 @@ void onnxRecurrent(KernelCall& c, int gates)
         const std::string name = i < names.size() ? names[i] : (gates == 1 ? "Tanh" : (k % 2 ? "Tanh" : "Sigmoid"));
         acts.push_back(rnnActivation(c, name, i < alphas.size() ? alphas[i] : 0.01, i < betas.size() ? betas[i] : 0.0));
     }
-    const std::vector<double> xv = X->toDoubles(), wv = W->toDoubles(), rv = R->toDoubles(), h0v = h0 ? h0->toDoubles() : std::vector<double>();
-    const std::vector<double> bv = B ? B->toDoubles() : std::vector<double>(static_cast<std::size_t>(dirs * 2 * gates * H), 0.0);
-    std::vector<double> Y(static_cast<std::size_t>(T * dirs * Bt * H), 0.0), Yh(static_cast<std::size_t>(dirs * Bt * H), 0.0);
+    const std::vector<double> xv = X->toDoubles(), wv = W->toDoubles(), rv = R->toDoubles(),
+                              h0v = h0 ? h0->toDoubles() : std::vector<double>();
+    const std::vector<double> bv =
+        B ? B->toDoubles() : std::vector<double>(static_cast<std::size_t>(dirs * 2 * gates * H), 0.0);
+    std::vector<double> Y(static_cast<std::size_t>(T * dirs * Bt * H), 0.0),
+        Yh(static_cast<std::size_t>(dirs * Bt * H), 0.0);
     auto cl = [clip](double v) { return clip > 0 ? std::clamp(v, -clip, clip) : v; };
     for (int d = 0; d < dirs; ++d) {
         const bool reverse = dir == "reverse" || d == 1;
@@ -2420,17 +2471,22 @@ void onnxRecurrent(KernelCall& c, int gates)
                     return s;
                 };
                 if (gates == 1) {
-                    for (std::int64_t j = 0; j < H; ++j) hn[static_cast<std::size_t>(j)] = f(cl(xw(j) + hr(j, h) + Rb[j]));
+                    for (std::int64_t j = 0; j < H; ++j)
+                        hn[static_cast<std::size_t>(j)] = f(cl(xw(j) + hr(j, h) + Rb[j]));
                 } else {
                     std::vector<double> z(static_cast<std::size_t>(H)), r(z.size()), rh(z.size());
                     for (std::int64_t j = 0; j < H; ++j) {
                         z[static_cast<std::size_t>(j)] = f(cl(xw(j) + hr(j, h) + Rb[j]));
                         r[static_cast<std::size_t>(j)] = f(cl(xw(H + j) + hr(H + j, h) + Rb[H + j]));
                     }
-                    for (std::int64_t j = 0; j < H; ++j) rh[static_cast<std::size_t>(j)] = r[static_cast<std::size_t>(j)] * h[static_cast<std::size_t>(j)];
+                    for (std::int64_t j = 0; j < H; ++j)
+                        rh[static_cast<std::size_t>(j)] =
+                            r[static_cast<std::size_t>(j)] * h[static_cast<std::size_t>(j)];
                     for (std::int64_t j = 0; j < H; ++j) {
                         const std::int64_t k = 2 * H + j;
-                        const double pre = linearBeforeReset ? xw(k) + r[static_cast<std::size_t>(j)] * (hr(k, h) + Rb[k]) : xw(k) + hr(k, rh) + Rb[k];
+                        const double pre = linearBeforeReset
+                                               ? xw(k) + r[static_cast<std::size_t>(j)] * (hr(k, h) + Rb[k])
+                                               : xw(k) + hr(k, rh) + Rb[k];
                         const double hh = g(cl(pre)), zz = z[static_cast<std::size_t>(j)];
                         hn[static_cast<std::size_t>(j)] = (1 - zz) * hh + zz * h[static_cast<std::size_t>(j)];
                     }
@@ -2450,7 +2506,8 @@ void onnxRecurrent(KernelCall& c, int gates)
             for (std::int64_t t = 0; t < T; ++t)
                 for (int d = 0; d < dirs; ++d)
                     for (std::int64_t b = 0; b < Bt; ++b)
-                        std::copy_n(Y.begin() + ((t * dirs + d) * Bt + b) * H, H, yb.begin() + ((b * T + t) * dirs + d) * H);
+                        std::copy_n(Y.begin() + ((t * dirs + d) * Bt + b) * H, H,
+                                    yb.begin() + ((b * T + t) * dirs + d) * H);
             c.outputs[0] = storeDoubles(c, yb, dt, {Bt, T, dirs, H});
         }
     }
@@ -2460,7 +2517,8 @@ void onnxRecurrent(KernelCall& c, int gates)
         } else {
             std::vector<double> hb(Yh.size());
             for (int d = 0; d < dirs; ++d)
-                for (std::int64_t b = 0; b < Bt; ++b) std::copy_n(Yh.begin() + (d * Bt + b) * H, H, hb.begin() + (b * dirs + d) * H);
+                for (std::int64_t b = 0; b < Bt; ++b)
+                    std::copy_n(Yh.begin() + (d * Bt + b) * H, H, hb.begin() + (b * dirs + d) * H);
             c.outputs[1] = storeDoubles(c, hb, dt, {Bt, dirs, H});
         }
     }
@@ -2471,11 +2529,11 @@ void onnxRecurrent(KernelCall& c, int gates)
 // NonMaxSuppression: per batch and class, boxes by descending score (above score_threshold),
 // each kept unless its IoU with a kept box exceeds iou_threshold, at most
 // max_output_boxes_per_class; int64 rows [batch, class, box].
-void onnxNonMaxSuppression(KernelCall& c)
-{
+void onnxNonMaxSuppression(KernelCall& c) {
     const Tensor& boxes = c.in(0);
     const Tensor& scores = c.in(1);
-    if (boxes.ndim() != 3 || boxes.dim(2) != 4 || scores.ndim() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1))
+    if (boxes.ndim() != 3 || boxes.dim(2) != 4 || scores.ndim() != 3 || scores.dim(0) != boxes.dim(0) ||
+        scores.dim(2) != boxes.dim(1))
         c.fail("boxes " + boxes.typeStr() + " and scores " + scores.typeStr() + " do not match");
     const std::int64_t maxOut = onnxIn(c, 2) && onnxIn(c, 2)->numel() ? onnxIn(c, 2)->intAt(0) : 0;
     const double iouMax = onnxIn(c, 3) && onnxIn(c, 3)->numel() ? onnxIn(c, 3)->at(0) : 0.0;
@@ -2489,8 +2547,10 @@ void onnxNonMaxSuppression(KernelCall& c)
     auto corners = [&](std::int64_t b, std::int64_t i) {
         const double* p = bv.data() + (b * n + i) * 4;
         std::array<double, 4> r;
-        if (center) r = {p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
-        else r = {std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
+        if (center)
+            r = {p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
+        else
+            r = {std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
         return r;
     };
     auto iou = [](const std::array<double, 4>& a, const std::array<double, 4>& b) {
@@ -2524,8 +2584,7 @@ void onnxNonMaxSuppression(KernelCall& c)
 // GridSample (opset 16) of an N x C x H x W input at the normalised (x, y) points of an
 // N x Ho x Wo x 2 grid: modes bilinear, nearest, bicubic; padding zeros, border, reflection;
 // align_corners. Follows PyTorch's grid_sampler_2d, which the ONNX test data comes from.
-void onnxGridSample(KernelCall& c)
-{
+void onnxGridSample(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& grid = c.in(1);
     if (x.ndim() != 4 || grid.ndim() != 4 || grid.dim(3) != 2 || grid.dim(0) != x.dim(0))
@@ -2534,7 +2593,8 @@ void onnxGridSample(KernelCall& c)
     if (mode.empty()) mode = "bilinear";
     if (padding.empty()) padding = "zeros";
     if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") c.fail("unsupported mode '" + mode + "'");
-    if (padding != "zeros" && padding != "border" && padding != "reflection") c.fail("unsupported padding_mode '" + padding + "'");
+    if (padding != "zeros" && padding != "border" && padding != "reflection")
+        c.fail("unsupported padding_mode '" + padding + "'");
     const bool align = c.op().intAttr("align_corners", 0) != 0;
     const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), Ho = grid.dim(1), Wo = grid.dim(2);
     const std::vector<double> xv = x.toDoubles(), gv = grid.toDoubles();
@@ -2550,17 +2610,22 @@ void onnxGridSample(KernelCall& c)
     auto pad = [&](double v, std::int64_t size) {
         if (padding == "border") return std::clamp(v, 0.0, static_cast<double>(size - 1));
         if (padding == "reflection") {
-            v = align ? reflect(v, 0, 2.0 * static_cast<double>(size - 1)) : reflect(v, -1, 2.0 * static_cast<double>(size) - 1);
+            v = align ? reflect(v, 0, 2.0 * static_cast<double>(size - 1))
+                      : reflect(v, -1, 2.0 * static_cast<double>(size) - 1);
             return std::clamp(v, 0.0, static_cast<double>(size - 1));
         }
         return v;
     };
-    auto unnormalize = [&](double g, std::int64_t size) { return align ? (g + 1) / 2 * static_cast<double>(size - 1) : ((g + 1) * static_cast<double>(size) - 1) / 2; };
+    auto unnormalize = [&](double g, std::int64_t size) {
+        return align ? (g + 1) / 2 * static_cast<double>(size - 1) : ((g + 1) * static_cast<double>(size) - 1) / 2;
+    };
     std::vector<double> y(static_cast<std::size_t>(N * C * Ho * Wo));
     for (std::int64_t n = 0; n < N; ++n)
         for (std::int64_t ch = 0; ch < C; ++ch) {
             const double* plane = xv.data() + (n * C + ch) * H * W;
-            auto at = [&](std::int64_t yy, std::int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W ? plane[yy * W + xx] : 0.0; };
+            auto at = [&](std::int64_t yy, std::int64_t xx) {
+                return yy >= 0 && yy < H && xx >= 0 && xx < W ? plane[yy * W + xx] : 0.0;
+            };
             for (std::int64_t i = 0; i < Ho; ++i)
                 for (std::int64_t j = 0; j < Wo; ++j) {
                     const double* g = gv.data() + ((n * Ho + i) * Wo + j) * 2;
@@ -2569,7 +2634,8 @@ void onnxGridSample(KernelCall& c)
                         const double fx = std::floor(ix), fy = std::floor(iy), tx = ix - fx, ty = iy - fy, A = -0.75;
                         auto c1 = [A](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };
                         auto c2 = [A](double t) { return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A; };
-                        const double wx[4] = {c2(tx + 1), c1(tx), c1(1 - tx), c2(2 - tx)}, wy[4] = {c2(ty + 1), c1(ty), c1(1 - ty), c2(2 - ty)};
+                        const double wx[4] = {c2(tx + 1), c1(tx), c1(1 - tx), c2(2 - tx)},
+                                     wy[4] = {c2(ty + 1), c1(ty), c1(1 - ty), c2(2 - ty)};
                         for (int a = 0; a < 4; ++a)
                             for (int b = 0; b < 4; ++b) {
                                 const double py = pad(fy - 1 + a, H), px = pad(fx - 1 + b, W);
@@ -2579,11 +2645,13 @@ void onnxGridSample(KernelCall& c)
                         ix = pad(ix, W);
                         iy = pad(iy, H);
                         if (mode == "nearest") {
-                            v = at(static_cast<std::int64_t>(std::nearbyint(iy)), static_cast<std::int64_t>(std::nearbyint(ix)));
+                            v = at(static_cast<std::int64_t>(std::nearbyint(iy)),
+                                   static_cast<std::int64_t>(std::nearbyint(ix)));
                         } else {
                             const double fx = std::floor(ix), fy = std::floor(iy), tx = ix - fx, ty = iy - fy;
                             const auto x0 = static_cast<std::int64_t>(fx), y0 = static_cast<std::int64_t>(fy);
-                            v = at(y0, x0) * (1 - tx) * (1 - ty) + at(y0, x0 + 1) * tx * (1 - ty) + at(y0 + 1, x0) * (1 - tx) * ty + at(y0 + 1, x0 + 1) * tx * ty;
+                            v = at(y0, x0) * (1 - tx) * (1 - ty) + at(y0, x0 + 1) * tx * (1 - ty) +
+                                at(y0 + 1, x0) * (1 - tx) * ty + at(y0 + 1, x0 + 1) * tx * ty;
                         }
                     }
                     y[static_cast<std::size_t>(((n * C + ch) * Ho + i) * Wo + j)] = v;
@@ -2593,18 +2661,17 @@ void onnxGridSample(KernelCall& c)
 }
 
 // w's values minus its zero point (per tensor, or one per output channel, axis 0), as doubles.
-std::vector<double> minusZeroPoint(const Tensor& w, const Tensor* zp)
-{
+std::vector<double> minusZeroPoint(const Tensor& w, const Tensor* zp) {
     std::vector<double> v = w.toDoubles();
     if (!zp) return v;
     const std::int64_t per = w.ndim() && w.dim(0) ? w.numel() / w.dim(0) : 1;
-    for (std::size_t e = 0; e < v.size(); ++e) v[e] -= zp->at(zp->numel() == 1 ? 0 : static_cast<std::int64_t>(e) / per);
+    for (std::size_t e = 0; e < v.size(); ++e)
+        v[e] -= zp->at(zp->numel() == 1 ? 0 : static_cast<std::int64_t>(e) / per);
     return v;
 }
 
 // ConvInteger: convolution of (x - x_zero_point) and (w - w_zero_point), int32.
-void onnxConvInteger(KernelCall& c)
-{
+void onnxConvInteger(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& w = needIn(c, 1);
     const Tensor* xz = onnxIn(c, 2);
@@ -2619,8 +2686,7 @@ void onnxConvInteger(KernelCall& c)
 // QLinearConv: the integer convolution (plus the int32 bias B) scaled by x_scale * w_scale /
 // y_scale (w_scale per tensor or per output channel), rounded half to even, plus y_zero_point,
 // saturated to its dtype.
-void onnxQLinearConv(KernelCall& c)
-{
+void onnxQLinearConv(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& w = needIn(c, 3);
     const Tensor& wScale = needIn(c, 4);
@@ -2629,7 +2695,8 @@ void onnxQLinearConv(KernelCall& c)
     for (double& v : xv) v -= needIn(c, 2).at(0);
     const Tensor* b = onnxIn(c, 8);
     Shape out;
-    const std::vector<double> acc = convNd(c, xv, x, minusZeroPoint(w, &needIn(c, 5)), w, b ? b->toDoubles() : std::vector<double>(), out);
+    const std::vector<double> acc =
+        convNd(c, xv, x, minusZeroPoint(w, &needIn(c, 5)), w, b ? b->toDoubles() : std::vector<double>(), out);
     const double xs = needIn(c, 1).at(0), ys = needIn(c, 6).at(0);
     const std::int64_t plane = out.size() > 2 ? shapeNumel(Shape(out.begin() + 2, out.end())) : 1, M = out[1];
     std::vector<double> y(acc.size());
@@ -2642,24 +2709,29 @@ void onnxQLinearConv(KernelCall& c)
 
 // QLinearMatMul of 2-d or equally batched 3-d+ operands: (a - a_zp) x (b - b_zp) scaled by
 // a_scale * b_scale / y_scale, rounded half to even, plus y_zero_point, saturated.
-void onnxQLinearMatMul(KernelCall& c)
-{
+void onnxQLinearMatMul(KernelCall& c) {
     const Tensor& a = c.in(0);
     const Tensor& b = needIn(c, 3);
     const Tensor& yzp = needIn(c, 7);
     const int r = a.ndim();
-    if (r < 2 || b.ndim() != r || !std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()) || a.dim(r - 1) != b.dim(r - 2))
+    if (r < 2 || b.ndim() != r || !std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()) ||
+        a.dim(r - 1) != b.dim(r - 2))
         c.fail("operands " + a.typeStr() + " and " + b.typeStr() + " do not match (2-d, or the same batch dims)");
-    const std::int64_t M = a.dim(r - 2), K = a.dim(r - 1), N = b.dim(r - 1), batches = shapeNumel(Shape(a.shape().begin(), a.shape().end() - 2));
-    const double azp = needIn(c, 2).at(0), bzp = needIn(c, 5).at(0), scale = needIn(c, 1).at(0) * needIn(c, 4).at(0) / needIn(c, 6).at(0);
+    const std::int64_t M = a.dim(r - 2), K = a.dim(r - 1), N = b.dim(r - 1),
+                       batches = shapeNumel(Shape(a.shape().begin(), a.shape().end() - 2));
+    const double azp = needIn(c, 2).at(0), bzp = needIn(c, 5).at(0),
+                 scale = needIn(c, 1).at(0) * needIn(c, 4).at(0) / needIn(c, 6).at(0);
     const std::vector<double> av = a.toDoubles(), bv = b.toDoubles();
     std::vector<double> y(static_cast<std::size_t>(batches * M * N));
     for (std::int64_t t = 0; t < batches; ++t)
         for (std::int64_t i = 0; i < M; ++i)
             for (std::int64_t j = 0; j < N; ++j) {
                 double s = 0;
-                for (std::int64_t k = 0; k < K; ++k) s += (av[static_cast<std::size_t>((t * M + i) * K + k)] - azp) * (bv[static_cast<std::size_t>((t * K + k) * N + j)] - bzp);
-                y[static_cast<std::size_t>((t * M + i) * N + j)] = saturate(std::nearbyint(s * scale) + yzp.at(0), yzp.dtype());
+                for (std::int64_t k = 0; k < K; ++k)
+                    s += (av[static_cast<std::size_t>((t * M + i) * K + k)] - azp) *
+                         (bv[static_cast<std::size_t>((t * K + k) * N + j)] - bzp);
+                y[static_cast<std::size_t>((t * M + i) * N + j)] =
+                    saturate(std::nearbyint(s * scale) + yzp.at(0), yzp.dtype());
             }
     Shape out(a.shape().begin(), a.shape().end() - 1);
     out.push_back(N);
@@ -2669,8 +2741,7 @@ void onnxQLinearMatMul(KernelCall& c)
 // BatchNormalization: per channel (axis 1) (x - mean) / sqrt(var + epsilon) * scale + B; in
 // training mode with the batch's mean and population variance, also returning the running mean
 // and variance (input * momentum + batch * (1 - momentum)).
-void onnxBatchNormalization(KernelCall& c)
-{
+void onnxBatchNormalization(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() < 2) c.fail("needs an N x C x ... input, got " + x.typeStr());
     const double eps = c.op().floatAttr("epsilon", 1e-5), momentum = c.op().floatAttr("momentum", 0.9);
@@ -2716,8 +2787,7 @@ void onnxBatchNormalization(KernelCall& c)
 // MaxUnpool: zeros of the unpooled shape (from kernel_shape, strides and pads) with X's values
 // at the flat positions given by I; an output_shape input places each position at the same
 // coordinates of that (larger) shape.
-void onnxMaxUnpool(KernelCall& c)
-{
+void onnxMaxUnpool(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& idx = c.in(1);
     if (idx.shape() != x.shape()) c.fail("indices " + idx.typeStr() + " must have the shape of " + x.typeStr());
@@ -2725,7 +2795,8 @@ void onnxMaxUnpool(KernelCall& c)
     const auto ks = attrInts(c, "kernel_shape");
     const auto st = attrInts(c, "strides", std::vector<std::int64_t>(static_cast<std::size_t>(std::max(sp, 0)), 1));
     const auto pads = attrInts(c, "pads", std::vector<std::int64_t>(2 * static_cast<std::size_t>(std::max(sp, 0)), 0));
-    if (sp < 1 || static_cast<int>(ks.size()) != sp || static_cast<int>(st.size()) != sp || static_cast<int>(pads.size()) != 2 * sp)
+    if (sp < 1 || static_cast<int>(ks.size()) != sp || static_cast<int>(st.size()) != sp ||
+        static_cast<int>(pads.size()) != 2 * sp)
         c.fail("kernel_shape, strides or pads do not match " + x.typeStr());
     Shape dflt = {x.dim(0), x.dim(1)};
     for (int a = 0; a < sp; ++a) {
@@ -2740,33 +2811,39 @@ void onnxMaxUnpool(KernelCall& c)
     const std::size_t es = dtypeSize(x.dtype());
     for (std::int64_t e = 0; e < x.numel(); ++e) {
         const std::int64_t at = idx.intAt(e);
-        if (at < 0 || at >= shapeNumel(dflt)) c.fail("index " + std::to_string(at) + " out of range for the unpooled shape " + shapeStr(dflt));
+        if (at < 0 || at >= shapeNumel(dflt))
+            c.fail("index " + std::to_string(at) + " out of range for the unpooled shape " + shapeStr(dflt));
         std::int64_t off = 0;
         for (std::size_t a = 0; a < dflt.size(); ++a) {
             const std::int64_t coord = at / ds[a] % dflt[a];
             if (coord >= out[a]) c.fail("index " + std::to_string(at) + " falls outside output_shape " + shapeStr(out));
             off += coord * os[a];
         }
-        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(off) * es, static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(e) * es, es);
+        std::memcpy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(off) * es,
+                    static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(e) * es, es);
     }
     c.outputs[0] = std::move(y);
 }
 
 // Upsample (opset 7-9, deprecated) in nearest mode: output dim floor(dim * scale), source index
 // floor(i / scale).
-void onnxUpsample(KernelCall& c)
-{
+void onnxUpsample(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (c.op().str("mode") == "linear") c.fail("Upsample mode 'linear' is not supported (use Resize)");
     std::vector<double> scales;
-    if (const Tensor* s = onnxIn(c, 1)) scales = s->toDoubles();
+    if (const Tensor* s = onnxIn(c, 1))
+        scales = s->toDoubles();
     else if (c.op().has("scales"))
         for (const auto& e : c.op().attrs()["scales"]) scales.push_back(e.get<double>());
     if (static_cast<int>(scales.size()) != x.ndim()) c.fail("scales must have one entry per axis of " + x.typeStr());
     Shape out;
-    for (int a = 0; a < x.ndim(); ++a) out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x.dim(a)) * scales[static_cast<std::size_t>(a)])));
+    for (int a = 0; a < x.ndim(); ++a)
+        out.push_back(
+            static_cast<std::int64_t>(std::floor(static_cast<double>(x.dim(a)) * scales[static_cast<std::size_t>(a)])));
     c.outputs[0] = gatherPerAxis(c, x, out, [&](int a, std::int64_t p) {
-        return std::min(static_cast<std::int64_t>(std::floor(static_cast<double>(p) / scales[static_cast<std::size_t>(a)])), x.dim(a) - 1);
+        return std::min(
+            static_cast<std::int64_t>(std::floor(static_cast<double>(p) / scales[static_cast<std::size_t>(a)])),
+            x.dim(a) - 1);
     });
 }
 
@@ -2774,8 +2851,8 @@ void onnxUpsample(KernelCall& c)
 
 // The DFT of n complex samples (re, im), `len` points (zero padded or truncated), forward or
 // inverse (with 1/len), the first `bins` coefficients (direct O(len * bins) sums).
-void dft(const std::vector<double>& re, const std::vector<double>& im, std::int64_t len, std::int64_t bins, bool inverse, double* out)
-{
+void dft(const std::vector<double>& re, const std::vector<double>& im, std::int64_t len, std::int64_t bins,
+         bool inverse, double* out) {
     const double sign = inverse ? 1.0 : -1.0;
     const auto n = std::min<std::int64_t>(len, static_cast<std::int64_t>(re.size()));
     for (std::int64_t k = 0; k < bins; ++k) {
@@ -2793,10 +2870,10 @@ void dft(const std::vector<double>& re, const std::vector<double>& im, std::int6
 
 // DFT (opset 17): along `axis` of a [batch, ..., 1 or 2] signal (real or complex), dft_length
 // points, inverse, onesided (the first len/2 + 1 bins); output [..., 2].
-void onnxDFT(KernelCall& c)
-{
+void onnxDFT(KernelCall& c) {
     const Tensor& x = c.in(0);
-    if (x.ndim() < 3 || (x.dim(x.ndim() - 1) != 1 && x.dim(x.ndim() - 1) != 2)) c.fail("needs a [batch, ..., 1 or 2] signal, got " + x.typeStr());
+    if (x.ndim() < 3 || (x.dim(x.ndim() - 1) != 1 && x.dim(x.ndim() - 1) != 2))
+        c.fail("needs a [batch, ..., 1 or 2] signal, got " + x.typeStr());
     const int axis = normAxis(c, c.op().intAttr("axis", 1), x.ndim() - 1);
     const bool inverse = c.op().intAttr("inverse", 0) != 0, onesided = c.op().intAttr("onesided", 0) != 0;
     const std::int64_t comps = x.dim(x.ndim() - 1), n = x.dim(axis);
@@ -2832,25 +2909,32 @@ void onnxDFT(KernelCall& c)
 // STFT (opset 17): DFTs of the windowed frames of a [batch, length, 1 or 2] signal, frame_step
 // apart; frame length from the window or the frame_length input; onesided (default); output
 // [batch, frames, bins, 2].
-void onnxSTFT(KernelCall& c)
-{
+void onnxSTFT(KernelCall& c) {
     const Tensor& x = c.in(0);
-    if (x.ndim() != 3 || (x.dim(2) != 1 && x.dim(2) != 2)) c.fail("needs a [batch, length, 1 or 2] signal, got " + x.typeStr());
+    if (x.ndim() != 3 || (x.dim(2) != 1 && x.dim(2) != 2))
+        c.fail("needs a [batch, length, 1 or 2] signal, got " + x.typeStr());
     const std::int64_t step = scalarInt(c, 1);
     const Tensor* window = onnxIn(c, 2);
     const std::int64_t frameLen = onnxIn(c, 3) ? onnxIn(c, 3)->intAt(0) : window ? window->numel() : 0;
-    if (step <= 0 || frameLen <= 0 || frameLen > x.dim(1)) c.fail("frame_step and the frame length must be positive and fit the signal");
-    if (window && window->numel() != frameLen) c.fail("window " + window->typeStr() + " does not match frame length " + std::to_string(frameLen));
+    if (step <= 0 || frameLen <= 0 || frameLen > x.dim(1))
+        c.fail("frame_step and the frame length must be positive and fit the signal");
+    if (window && window->numel() != frameLen)
+        c.fail("window " + window->typeStr() + " does not match frame length " + std::to_string(frameLen));
     const bool onesided = c.op().intAttr("onesided", 1) != 0;
-    const std::int64_t B = x.dim(0), L = x.dim(1), comps = x.dim(2), frames = (L - frameLen) / step + 1, bins = onesided ? frameLen / 2 + 1 : frameLen;
-    const std::vector<double> xv = x.toDoubles(), wv = window ? window->toDoubles() : std::vector<double>(static_cast<std::size_t>(frameLen), 1.0);
-    std::vector<double> y(static_cast<std::size_t>(B * frames * bins * 2)), re(static_cast<std::size_t>(frameLen)), im(re.size());
+    const std::int64_t B = x.dim(0), L = x.dim(1), comps = x.dim(2), frames = (L - frameLen) / step + 1,
+                       bins = onesided ? frameLen / 2 + 1 : frameLen;
+    const std::vector<double> xv = x.toDoubles(),
+                              wv = window ? window->toDoubles()
+                                          : std::vector<double>(static_cast<std::size_t>(frameLen), 1.0);
+    std::vector<double> y(static_cast<std::size_t>(B * frames * bins * 2)), re(static_cast<std::size_t>(frameLen)),
+        im(re.size());
     for (std::int64_t b = 0; b < B; ++b)
         for (std::int64_t f = 0; f < frames; ++f) {
             for (std::int64_t t = 0; t < frameLen; ++t) {
                 const std::int64_t e = (b * L + f * step + t) * comps;
                 re[static_cast<std::size_t>(t)] = xv[static_cast<std::size_t>(e)] * wv[static_cast<std::size_t>(t)];
-                im[static_cast<std::size_t>(t)] = comps == 2 ? xv[static_cast<std::size_t>(e + 1)] * wv[static_cast<std::size_t>(t)] : 0.0;
+                im[static_cast<std::size_t>(t)] =
+                    comps == 2 ? xv[static_cast<std::size_t>(e + 1)] * wv[static_cast<std::size_t>(t)] : 0.0;
             }
             dft(re, im, frameLen, bins, false, y.data() + (b * frames + f) * bins * 2);
         }
@@ -2861,16 +2945,17 @@ void onnxSTFT(KernelCall& c)
 // (min_gram_length..max_gram_length, elements up to max_skip_count apart; unigrams once per
 // position), each at output index ngram_indexes[j], as TF, IDF (weight if present) or TFIDF
 // (count * weight), float32.
-void onnxTfIdfVectorizer(KernelCall& c)
-{
+void onnxTfIdfVectorizer(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (x.ndim() != 1 && x.ndim() != 2) c.fail("needs a [C] or [N, C] input, got " + x.typeStr());
     if (!c.op().has("pool_int64s")) c.fail("only integer pools (pool_int64s) are supported");
-    const auto pool = attrInts(c, "pool_int64s"), counts = attrInts(c, "ngram_counts"), indexes = attrInts(c, "ngram_indexes");
+    const auto pool = attrInts(c, "pool_int64s"), counts = attrInts(c, "ngram_counts"),
+               indexes = attrInts(c, "ngram_indexes");
     std::vector<double> weights;
     if (c.op().has("weights"))
         for (const auto& e : c.op().attrs()["weights"]) weights.push_back(e.get<double>());
-    const std::int64_t minN = c.op().intAttr("min_gram_length", 1), maxN = c.op().intAttr("max_gram_length", 1), maxSkip = c.op().intAttr("max_skip_count", 0);
+    const std::int64_t minN = c.op().intAttr("min_gram_length", 1), maxN = c.op().intAttr("max_gram_length", 1),
+                       maxSkip = c.op().intAttr("max_skip_count", 0);
     std::string mode = c.op().str("mode");
     if (mode.empty()) mode = "TF";
     // n-gram -> output index
@@ -2881,7 +2966,8 @@ void onnxTfIdfVectorizer(KernelCall& c)
         const std::int64_t end = k + 1 < counts.size() ? counts[k + 1] : static_cast<std::int64_t>(pool.size());
         for (std::int64_t p = counts[k]; p + n <= end; p += n, ++j) {
             if (j >= static_cast<std::int64_t>(indexes.size())) c.fail("ngram_indexes is shorter than the pool");
-            grams[std::vector<std::int64_t>(pool.begin() + p, pool.begin() + p + n)] = indexes[static_cast<std::size_t>(j)];
+            grams[std::vector<std::int64_t>(pool.begin() + p, pool.begin() + p + n)] =
+                indexes[static_cast<std::size_t>(j)];
             width = std::max(width, indexes[static_cast<std::size_t>(j)] + 1);
         }
     }
@@ -2904,8 +2990,10 @@ void onnxTfIdfVectorizer(KernelCall& c)
         }
         for (std::int64_t k = 0; k < width; ++k) {
             const double w = static_cast<std::size_t>(k) < weights.size() ? weights[static_cast<std::size_t>(k)] : 1.0;
-            if (mode == "IDF") out[k] = out[k] > 0 ? w : 0.0;
-            else if (mode == "TFIDF") out[k] *= w;
+            if (mode == "IDF")
+                out[k] = out[k] > 0 ? w : 0.0;
+            else if (mode == "TFIDF")
+                out[k] *= w;
         }
     }
     c.outputs[0] = storeDoubles(c, y, DType::Float32, x.ndim() == 2 ? Shape{rows, width} : Shape{width});
@@ -2915,14 +3003,15 @@ void onnxTfIdfVectorizer(KernelCall& c)
 // by half a pixel in mode half_pixel) an output_height x output_width grid of bins, each the
 // average (or max) of bilinear samples (sampling_ratio per bin, or adaptive), as onnxruntime's
 // RoiAlign computes it.
-void onnxRoiAlign(KernelCall& c)
-{
+void onnxRoiAlign(KernelCall& c) {
     const Tensor& x = c.in(0);
     const Tensor& rois = c.in(1);
     const Tensor& batch = c.in(2);
     if (x.ndim() != 4 || rois.ndim() != 2 || rois.dim(1) != 4 || batch.numel() != rois.dim(0))
-        c.fail("needs X [N,C,H,W], rois [R,4] and batch_indices [R], got " + x.typeStr() + ", " + rois.typeStr() + ", " + batch.typeStr());
-    const std::int64_t oh = c.op().intAttr("output_height", 1), ow = c.op().intAttr("output_width", 1), ratio = c.op().intAttr("sampling_ratio", 0);
+        c.fail("needs X [N,C,H,W], rois [R,4] and batch_indices [R], got " + x.typeStr() + ", " + rois.typeStr() +
+               ", " + batch.typeStr());
+    const std::int64_t oh = c.op().intAttr("output_height", 1), ow = c.op().intAttr("output_width", 1),
+                       ratio = c.op().intAttr("sampling_ratio", 0);
     const double scale = c.op().floatAttr("spatial_scale", 1.0);
     std::string ctm = c.op().str("coordinate_transformation_mode");
     const bool halfPixel = ctm.empty() || ctm == "half_pixel";
@@ -2953,10 +3042,13 @@ void onnxRoiAlign(KernelCall& c)
                     bool any = false;
                     for (std::int64_t iy = 0; iy < gh; ++iy)
                         for (std::int64_t ix = 0; ix < gw; ++ix) {
-                            double yy = sh + static_cast<double>(ph) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
-                            double xx = sw + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+                            double yy = sh + static_cast<double>(ph) * bh +
+                                        (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+                            double xx = sw + static_cast<double>(pw) * bw +
+                                        (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
                             double v[4] = {0, 0, 0, 0};
-                            if (!(yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W))) {
+                            if (!(yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 ||
+                                  xx > static_cast<double>(W))) {
                                 yy = std::max(yy, 0.0);
                                 xx = std::max(xx, 0.0);
                                 auto y0 = static_cast<std::int64_t>(yy), x0 = static_cast<std::int64_t>(xx);
@@ -2969,17 +3061,21 @@ void onnxRoiAlign(KernelCall& c)
                                     x0 = x1 = W - 1;
                                     xx = static_cast<double>(x0);
                                 }
-                                const double ly = yy - static_cast<double>(y0), lx = xx - static_cast<double>(x0), hy = 1 - ly, hx = 1 - lx;
+                                const double ly = yy - static_cast<double>(y0), lx = xx - static_cast<double>(x0),
+                                             hy = 1 - ly, hx = 1 - lx;
                                 v[0] = hy * hx * plane[y0 * W + x0];
                                 v[1] = hy * lx * plane[y0 * W + x1];
                                 v[2] = ly * hx * plane[y1 * W + x0];
                                 v[3] = ly * lx * plane[y1 * W + x1];
                             }
-                            if (isMax) acc = std::max({acc, v[0], v[1], v[2], v[3]});
-                            else acc += v[0] + v[1] + v[2] + v[3];
+                            if (isMax)
+                                acc = std::max({acc, v[0], v[1], v[2], v[3]});
+                            else
+                                acc += v[0] + v[1] + v[2] + v[3];
                             any = true;
                         }
-                    y[static_cast<std::size_t>(((r * C + ch) * oh + ph) * ow + pw)] = isMax ? (any ? acc : 0.0) : acc / count;
+                    y[static_cast<std::size_t>(((r * C + ch) * oh + ph) * ow + pw)] =
+                        isMax ? (any ? acc : 0.0) : acc / count;
                 }
         }
     }
@@ -2989,8 +3085,7 @@ void onnxRoiAlign(KernelCall& c)
 // MelWeightMatrix (opset 17): [dft_length / 2 + 1, num_mel_bins] triangular filters between
 // lower_edge_hertz and upper_edge_hertz on the mel scale, as the ONNX test case computes them
 // (onnx/backend/test/case/node/melweightmatrix.py: bins at (dft_length + 1) * hz // sample_rate).
-void onnxMelWeightMatrix(KernelCall& c)
-{
+void onnxMelWeightMatrix(KernelCall& c) {
     const std::int64_t mels = scalarInt(c, 0), dftLen = scalarInt(c, 1), rate = scalarInt(c, 2);
     const double lo = c.in(3).at(0), hi = c.in(4).at(0);
     if (mels <= 0 || dftLen <= 0 || rate <= 0) c.fail("num_mel_bins, dft_length and sample_rate must be positive");
@@ -3002,7 +3097,8 @@ void onnxMelWeightMatrix(KernelCall& c)
     std::vector<std::int64_t> bin(static_cast<std::size_t>(mels + 2));
     for (std::int64_t i = 0; i < mels + 2; ++i) {
         const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + loMel) / 2595) - 1);
-        bin[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(std::floor(static_cast<double>(dftLen + 1) * hz / static_cast<double>(rate)));
+        bin[static_cast<std::size_t>(i)] =
+            static_cast<std::int64_t>(std::floor(static_cast<double>(dftLen + 1) * hz / static_cast<double>(rate)));
     }
     std::vector<double> w(static_cast<std::size_t>(specBins * mels), 0.0);
     auto set = [&](std::int64_t j, std::int64_t i, double v) {
@@ -3010,31 +3106,40 @@ void onnxMelWeightMatrix(KernelCall& c)
         w[static_cast<std::size_t>(j * mels + i)] = v;
     };
     for (std::int64_t i = 0; i < mels; ++i) {
-        const std::int64_t left = bin[static_cast<std::size_t>(i)], center = bin[static_cast<std::size_t>(i + 1)], right = bin[static_cast<std::size_t>(i + 2)];
-        if (center == left) set(center, i, 1.0);
+        const std::int64_t left = bin[static_cast<std::size_t>(i)], center = bin[static_cast<std::size_t>(i + 1)],
+                           right = bin[static_cast<std::size_t>(i + 2)];
+        if (center == left)
+            set(center, i, 1.0);
         else
-            for (std::int64_t j = left; j <= center; ++j) set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+            for (std::int64_t j = left; j <= center; ++j)
+                set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
         if (right > center)
-            for (std::int64_t j = center; j < right; ++j) set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+            for (std::int64_t j = center; j < right; ++j)
+                set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
     }
     c.outputs[0] = storeDoubles(c, w, *dt, {specBins, mels});
 }
 
 } // namespace
 
-void registerOnnxKernels(KernelRegistry& r)
-{
-    const std::map<std::string, std::string> unary = {
-        {"Relu", "relu"}, {"Sqrt", "sqrt"}, {"Log", "log"}, {"Neg", "neg"}, {"Exp", "exp"}, {"Sigmoid", "sigmoid"},
-        {"Tanh", "tanh"}, {"Abs", "abs"}, {"Erf", "erf"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Sin", "sin"},
-        {"Cos", "cos"}, {"Reciprocal", "reciprocal"}, {"Sign", "sgn"}, {"Round", "round"}};
+void registerOnnxKernels(KernelRegistry& r) {
+    const std::map<std::string, std::string> unary = {{"Relu", "relu"}, {"Sqrt", "sqrt"},
+                                                      {"Log", "log"},   {"Neg", "neg"},
+                                                      {"Exp", "exp"},   {"Sigmoid", "sigmoid"},
+                                                      {"Tanh", "tanh"}, {"Abs", "abs"},
+                                                      {"Erf", "erf"},   {"Floor", "floor"},
+                                                      {"Ceil", "ceil"}, {"Sin", "sin"},
+                                                      {"Cos", "cos"},   {"Reciprocal", "reciprocal"},
+                                                      {"Sign", "sgn"},  {"Round", "round"}};
     for (const auto& [k, s] : unary) r.add("Onnx" + k, Backend::Cpu, elementwise(s));
     r.add("OnnxNot", Backend::Cpu, elementwise("not", true));
-    const std::map<std::string, std::string> binary = {{"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"},
-                                                       {"Pow", "pow"}, {"Max", "maximum"}, {"Min", "minimum"}, {"Sum", "add"}};
+    const std::map<std::string, std::string> binary = {{"Add", "add"},     {"Sub", "sub"}, {"Mul", "mul"},
+                                                       {"Div", "div"},     {"Pow", "pow"}, {"Max", "maximum"},
+                                                       {"Min", "minimum"}, {"Sum", "add"}};
     for (const auto& [k, s] : binary) r.add("Onnx" + k, Backend::Cpu, elementwise(s));
-    const std::map<std::string, std::string> compare = {{"Equal", "eq"}, {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"},
-                                                        {"GreaterOrEqual", "ge"}, {"And", "and"}, {"Or", "or"}};
+    const std::map<std::string, std::string> compare = {
+        {"Equal", "eq"},          {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"},
+        {"GreaterOrEqual", "ge"}, {"And", "and"}, {"Or", "or"}};
     for (const auto& [k, s] : compare) r.add("Onnx" + k, Backend::Cpu, elementwise(s, true));
     r.add("OnnxWhere", Backend::Cpu, elementwise("switch"));
     r.add("OnnxCast", Backend::Cpu, onnxCast);
@@ -3082,37 +3187,28 @@ void registerOnnxKernels(KernelRegistry& r)
         {"Selu", floatUnary([](const KernelCall& c) {
              const double alpha = c.op().floatAttr("alpha", 1.67326319217681884765625);
              const double gamma = c.op().floatAttr("gamma", 1.05070102214813232421875);
-             return [alpha, gamma](double x) {
-                 return x <= 0 ? gamma * (alpha * std::exp(x) - alpha) : gamma * x;
-             };
+             return [alpha, gamma](double x) { return x <= 0 ? gamma * (alpha * std::exp(x) - alpha) : gamma * x; };
          })},
         {"ThresholdedRelu", floatUnary([](const KernelCall& c) {
              const double alpha = c.op().floatAttr("alpha", 1.0);
              return [alpha](double x) { return x > alpha ? x : 0.0; };
          })},
         {"Shrink", floatUnary([](const KernelCall& c) {
-             const double bias = c.op().floatAttr("bias", 0.0),
-                          lambd = c.op().floatAttr("lambd", 0.5);
-             return [bias, lambd](double x) {
-                 return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0;
-             };
+             const double bias = c.op().floatAttr("bias", 0.0), lambd = c.op().floatAttr("lambd", 0.5);
+             return [bias, lambd](double x) { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; };
          })},
         {"IsInf", onnxIsInf},
         {"IsNaN", onnxIsNaN},
-        {"HardSwish",
-         floatUnary(+[](double x) { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); })},
+        {"HardSwish", floatUnary(+[](double x) { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); })},
         {"Celu", floatUnary([](const KernelCall& c) {
              const double alpha = c.op().floatAttr("alpha", 1.0);
-             return [alpha](double x) {
-                 return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1.0));
-             };
+             return [alpha](double x) { return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1.0)); };
          })},
         {"ReduceL1", onnxReduce("add", false, "abs")},
         {"ReduceL2", onnxReduce("add", false, "sqr", static_cast<double (*)(double)>(std::sqrt))},
         {"ReduceSumSquare", onnxReduce("add", false, "sqr")},
         {"ReduceLogSum", onnxReduce("add", false, {}, static_cast<double (*)(double)>(std::log))},
-        {"ReduceLogSumExp",
-         onnxReduce("add", false, "exp", static_cast<double (*)(double)>(std::log))},
+        {"ReduceLogSumExp", onnxReduce("add", false, "exp", static_cast<double (*)(double)>(std::log))},
         {"ArgMax", [](KernelCall& c) { onnxArgExtreme(c, true); }},
         {"ArgMin", [](KernelCall& c) { onnxArgExtreme(c, false); }},
         {"Hardmax", onnxHardmax},
@@ -3176,8 +3272,7 @@ void registerOnnxKernels(KernelRegistry& r)
         {"RoiAlign", onnxRoiAlign},
         {"MelWeightMatrix", onnxMelWeightMatrix},
     };
-    for (const auto& [k, fn] : conformance)
-        r.add("Onnx" + k, Backend::Cpu, fn);
+    for (const auto& [k, fn] : conformance) r.add("Onnx" + k, Backend::Cpu, fn);
 }
 
 } // namespace passlens::cpu

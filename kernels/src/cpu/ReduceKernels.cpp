@@ -13,19 +13,21 @@ namespace {
 enum class Red { Add, Mul, Max, Min };
 enum class Pre { None, Sqr, Abs };
 
-template <class A> A identityOf(Red r)
-{
+template <class A> A identityOf(Red r) {
     switch (r) {
     case Red::Add: return A(0);
     case Red::Mul: return A(1);
-    case Red::Max: return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
-    case Red::Min: return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+    case Red::Max:
+        return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
+                                                    : std::numeric_limits<A>::lowest();
+    case Red::Min:
+        return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity()
+                                                    : std::numeric_limits<A>::max();
     }
     return A(0);
 }
 
-template <class A> inline A combine(Red r, A acc, A v)
-{
+template <class A> inline A combine(Red r, A acc, A v) {
     switch (r) {
     case Red::Add: return acc + v;
     case Red::Mul: return acc * v;
@@ -35,8 +37,7 @@ template <class A> inline A combine(Red r, A acc, A v)
     return acc;
 }
 
-template <class A> inline A preOp(Pre p, A v)
-{
+template <class A> inline A preOp(Pre p, A v) {
     switch (p) {
     case Pre::None: return v;
     case Pre::Sqr: return v * v;
@@ -46,8 +47,8 @@ template <class A> inline A preOp(Pre p, A v)
 }
 
 // Reduces x (values converted to A) over the flagged dims into acc (kept dims in order).
-template <class A, class T> void reduceInto(const T* x, const Shape& shape, const std::vector<bool>& red, A* acc, Red r, Pre p)
-{
+template <class A, class T>
+void reduceInto(const T* x, const Shape& shape, const std::vector<bool>& red, A* acc, Red r, Pre p) {
     // coalesce adjacent dims of the same class; drop size-1 dims
     std::vector<std::int64_t> dims;
     std::vector<bool> flags;
@@ -115,9 +116,8 @@ template <class A, class T> void reduceInto(const T* x, const Shape& shape, cons
 
 } // namespace
 
-Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar, DType dt,
-                    const std::string& pre)
-{
+Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar,
+                    DType dt, const std::string& pre) {
     const Red r = scalar == "add" ? Red::Add : scalar == "mul" ? Red::Mul : scalar == "maximum" ? Red::Max : Red::Min;
     const Pre p = pre == "sqr" ? Pre::Sqr : pre == "abs" ? Pre::Abs : Pre::None;
     Shape out;
@@ -140,30 +140,37 @@ Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool
             for (std::int64_t i = 0; i < m; ++i) yp[i] = static_cast<T>(acc[static_cast<std::size_t>(i)]);
         });
     };
-    if (dt == DType::Float32) go(float{});
-    else if (isFloat(dt)) go(double{});
-    else if (dt == DType::UInt64) go(std::uint64_t{});
-    else go(std::int64_t{});
+    if (dt == DType::Float32)
+        go(float{});
+    else if (isFloat(dt))
+        go(double{});
+    else if (dt == DType::UInt64)
+        go(std::uint64_t{});
+    else
+        go(std::int64_t{});
     return y;
 }
 
 namespace {
 
-void careduce(KernelCall& c)
-{
+void careduce(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::string s = c.op().str("scalar");
     const Red r = s == "add" ? Red::Add : s == "mul" ? Red::Mul : s == "maximum" ? Red::Max : Red::Min;
     Pre p = Pre::None;
     if (c.op().has("pre_scalar_op") && c.op().attrs()["pre_scalar_op"].is_string()) {
         const std::string ps = c.op().str("pre_scalar_op");
-        if (ps == "sqr") p = Pre::Sqr;
-        else if (ps == "abs") p = Pre::Abs;
-        else c.fail("unsupported pre_scalar_op '" + ps + "'");
+        if (ps == "sqr")
+            p = Pre::Sqr;
+        else if (ps == "abs")
+            p = Pre::Abs;
+        else
+            c.fail("unsupported pre_scalar_op '" + ps + "'");
     }
     std::vector<bool> red(static_cast<std::size_t>(x.ndim()), false);
     const auto& ax = c.op().attrs().at("axis");
-    if (ax.is_null()) red.assign(red.size(), true);
+    if (ax.is_null())
+        red.assign(red.size(), true);
     else
         for (const auto& a : ax) red[static_cast<std::size_t>(normAxis(c, a.get<std::int64_t>(), x.ndim()))] = true;
     std::string pre;
@@ -173,8 +180,7 @@ void careduce(KernelCall& c)
     c.outputs[0] = reduceTensor(c, x, red, s, outDType(c), pre);
 }
 
-void cumOp(KernelCall& c)
-{
+void cumOp(KernelCall& c) {
     Tensor x = c.in(0);
     const bool mul = c.op().str("mode") == "mul";
     const auto& axAttr = c.op().attrs().at("axis");
@@ -212,8 +218,8 @@ void cumOp(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-template <class T> void softmaxLines(const T* x, T* y, std::int64_t outer, std::int64_t len, std::int64_t inner, bool logSm)
-{
+template <class T>
+void softmaxLines(const T* x, T* y, std::int64_t outer, std::int64_t len, std::int64_t inner, bool logSm) {
     std::vector<T> tmp(static_cast<std::size_t>(len));
     for (std::int64_t o = 0; o < outer; ++o)
         for (std::int64_t i = 0; i < inner; ++i) {
@@ -237,8 +243,7 @@ template <class T> void softmaxLines(const T* x, T* y, std::int64_t outer, std::
         }
 }
 
-void softmaxImpl(KernelCall& c, bool logSm)
-{
+void softmaxImpl(KernelCall& c, bool logSm) {
     const Tensor& x = c.in(0);
     if (!isFloat(x.dtype())) c.fail("needs a float input, got " + x.typeStr());
     const int axis = x.ndim() == 0 ? 0 : normAxis(c, c.op().intAttr("axis", -1), x.ndim());
@@ -246,16 +251,18 @@ void softmaxImpl(KernelCall& c, bool logSm)
     const std::int64_t len = x.ndim() ? x.dim(axis) : 1;
     const std::int64_t inner = shapeNumel(Shape(x.shape().begin() + std::min(axis + 1, x.ndim()), x.shape().end()));
     Tensor y = c.reuseOrAllocate(0, x.dtype(), x.shape());
-    if (x.dtype() == DType::Float32) softmaxLines<float>(x.data<float>(), y.data<float>(), outer, len, inner, logSm);
-    else if (x.dtype() == DType::Float64) softmaxLines<double>(x.data<double>(), y.data<double>(), outer, len, inner, logSm);
-    else c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
+    if (x.dtype() == DType::Float32)
+        softmaxLines<float>(x.data<float>(), y.data<float>(), outer, len, inner, logSm);
+    else if (x.dtype() == DType::Float64)
+        softmaxLines<double>(x.data<double>(), y.data<double>(), outer, len, inner, logSm);
+    else
+        c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
     c.outputs[0] = std::move(y);
 }
 
 } // namespace
 
-void registerReduceKernels(KernelRegistry& r)
-{
+void registerReduceKernels(KernelRegistry& r) {
     addHostAndGpu(r, "CAReduce", "GpuCAReduceCuda", careduce);
     addHostAndGpu(r, "CumOp", "GpuCumOp", cumOp);
     addHostAndGpu(r, "Softmax", "GpuSoftmax", [](KernelCall& c) { softmaxImpl(c, false); });

@@ -6,8 +6,8 @@
 
 namespace passlens::cpu {
 
-void stridedCopy(const void* src, const std::vector<std::int64_t>& srcStrides, void* dst, const Shape& shape, std::size_t esize)
-{
+void stridedCopy(const void* src, const std::vector<std::int64_t>& srcStrides, void* dst, const Shape& shape,
+                 std::size_t esize) {
     const std::int64_t n = shapeNumel(shape);
     if (n == 0) return;
     // coalesce: drop size-1 dims, merge dims contiguous in the source
@@ -45,7 +45,9 @@ void stridedCopy(const void* src, const std::vector<std::int64_t>& srcStrides, v
             auto* dp = reinterpret_cast<std::uint64_t*>(d);
             for (std::int64_t i = 0; i < inner; ++i) dp[i] = sp[i * is];
         } else {
-            for (std::int64_t i = 0; i < inner; ++i) std::memcpy(d + i * static_cast<std::int64_t>(esize), s + (off + i * is) * static_cast<std::int64_t>(esize), esize);
+            for (std::int64_t i = 0; i < inner; ++i)
+                std::memcpy(d + i * static_cast<std::int64_t>(esize),
+                            s + (off + i * is) * static_cast<std::int64_t>(esize), esize);
         }
         d += inner * static_cast<std::int64_t>(esize);
         for (std::size_t a = nd - 1; a-- > 0;) {
@@ -60,8 +62,7 @@ void stridedCopy(const void* src, const std::vector<std::int64_t>& srcStrides, v
 
 namespace {
 
-void dimShuffle(KernelCall& c)
-{
+void dimShuffle(KernelCall& c) {
     const Tensor& x = c.in(0);
     const auto& order = c.op().attrs().at("order");
     Shape out;
@@ -98,8 +99,7 @@ void dimShuffle(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-Shape reshapeTarget(const KernelCall& c, const Tensor& x, std::vector<std::int64_t> s)
-{
+Shape reshapeTarget(const KernelCall& c, const Tensor& x, std::vector<std::int64_t> s) {
     int minus = -1;
     std::int64_t prod = 1;
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -121,21 +121,21 @@ Shape reshapeTarget(const KernelCall& c, const Tensor& x, std::vector<std::int64
     return s;
 }
 
-void reshape(KernelCall& c)
-{
+void reshape(KernelCall& c) {
     const Tensor& x = c.in(0);
     std::vector<std::int64_t> s = intVector(c, 1);
     const std::int64_t ndim = c.op().intAttr("ndim");
     if (static_cast<std::int64_t>(s.size()) != ndim)
-        c.fail("shape " + shapeStr(s) + " has " + std::to_string(s.size()) + " entries, ndim is " + std::to_string(ndim));
+        c.fail("shape " + shapeStr(s) + " has " + std::to_string(s.size()) + " entries, ndim is " +
+               std::to_string(ndim));
     c.outputs[0] = x.reshaped(reshapeTarget(c, x, s));
 }
 
-void flatten(KernelCall& c)
-{
+void flatten(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::int64_t outdim = c.op().intAttr("outdim", 1);
-    if (outdim < 1 || outdim > std::max(1, x.ndim())) c.fail("outdim " + std::to_string(outdim) + " invalid for " + x.typeStr());
+    if (outdim < 1 || outdim > std::max(1, x.ndim()))
+        c.fail("outdim " + std::to_string(outdim) + " invalid for " + x.typeStr());
     Shape s(x.shape().begin(), x.shape().begin() + std::min<std::int64_t>(outdim - 1, x.ndim()));
     std::int64_t p = 1;
     for (int a = static_cast<int>(outdim) - 1; a < x.ndim(); ++a) p *= x.dim(a);
@@ -143,16 +143,14 @@ void flatten(KernelCall& c)
     c.outputs[0] = x.reshaped(s);
 }
 
-void shapeOp(KernelCall& c)
-{
+void shapeOp(KernelCall& c) {
     const Tensor& x = c.in(0);
     Tensor y = c.allocate(DType::Int64, {x.ndim()});
     for (int a = 0; a < x.ndim(); ++a) y.data<std::int64_t>()[a] = x.dim(a);
     c.outputs[0] = std::move(y);
 }
 
-void shapeI(KernelCall& c)
-{
+void shapeI(KernelCall& c) {
     const Tensor& x = c.in(0);
     const std::int64_t i = c.op().intAttr("i");
     if (i < 0 || i >= x.ndim()) c.fail("axis " + std::to_string(i) + " out of range for " + x.typeStr());
@@ -161,22 +159,22 @@ void shapeI(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void makeVector(KernelCall& c)
-{
+void makeVector(KernelCall& c) {
     const DType dt = outDType(c);
     Tensor y = c.allocate(dt, {c.nin()});
     for (int i = 0; i < c.nin(); ++i) {
         if (c.in(i).numel() != 1) c.fail("input " + std::to_string(i) + " must be a scalar, got " + c.in(i).typeStr());
-        convertElements(c.in(i).rawData(), c.in(i).dtype(), static_cast<char*>(y.rawData()) + static_cast<std::size_t>(i) * dtypeSize(dt), dt, 1);
+        convertElements(c.in(i).rawData(), c.in(i).dtype(),
+                        static_cast<char*>(y.rawData()) + static_cast<std::size_t>(i) * dtypeSize(dt), dt, 1);
     }
     c.outputs[0] = std::move(y);
 }
 
 // Broadcasts `v` (rank <= out rank, leading dims added) into a new tensor of `out` shape/dtype.
-Tensor broadcastTo(const KernelCall& c, const Tensor& v, const Shape& out, DType dt)
-{
+Tensor broadcastTo(const KernelCall& c, const Tensor& v, const Shape& out, DType dt) {
     const int r = static_cast<int>(out.size());
-    if (v.ndim() > r) c.fail("the value " + v.typeStr() + " has more dimensions than the " + std::to_string(r) + " given");
+    if (v.ndim() > r)
+        c.fail("the value " + v.typeStr() + " has more dimensions than the " + std::to_string(r) + " given");
     Tensor src = v;
     if (v.dtype() != dt) {
         src = c.allocate(dt, v.shape());
@@ -187,8 +185,10 @@ Tensor broadcastTo(const KernelCall& c, const Tensor& v, const Shape& out, DType
     for (int a = 0; a < src.ndim(); ++a) {
         const int oa = r - src.ndim() + a;
         const std::int64_t d = src.dim(a);
-        if (d == out[static_cast<std::size_t>(oa)]) st[static_cast<std::size_t>(oa)] = d == 1 ? 0 : vs[static_cast<std::size_t>(a)];
-        else if (d != 1) c.fail("cannot broadcast " + v.typeStr() + " to " + shapeStr(out));
+        if (d == out[static_cast<std::size_t>(oa)])
+            st[static_cast<std::size_t>(oa)] = d == 1 ? 0 : vs[static_cast<std::size_t>(a)];
+        else if (d != 1)
+            c.fail("cannot broadcast " + v.typeStr() + " to " + shapeStr(out));
     }
     Tensor y = c.allocate(dt, out);
     const std::int64_t n = y.numel();
@@ -213,8 +213,7 @@ Tensor broadcastTo(const KernelCall& c, const Tensor& v, const Shape& out, DType
     return y;
 }
 
-void alloc(KernelCall& c)
-{
+void alloc(KernelCall& c) {
     Shape out;
     for (int i = 1; i < c.nin(); ++i) {
         const std::int64_t d = scalarInt(c, i);
@@ -224,8 +223,7 @@ void alloc(KernelCall& c)
     c.outputs[0] = broadcastTo(c, c.in(0), out, outDType(c));
 }
 
-void allocEmpty(KernelCall& c)
-{
+void allocEmpty(KernelCall& c) {
     Shape out;
     for (int i = 0; i < c.nin(); ++i) {
         const std::int64_t d = scalarInt(c, i);
@@ -240,19 +238,18 @@ void allocEmpty(KernelCall& c)
 
 void passThrough(KernelCall& c) { c.outputs[0] = c.in(0); }
 
-void assertOp(KernelCall& c)
-{
+void assertOp(KernelCall& c) {
     for (int i = 1; i < c.nin(); ++i) {
         const Tensor& t = c.in(i);
         if (!t.onHost()) continue;
         for (std::int64_t k = 0; k < t.numel(); ++k)
-            if (t.at(k) == 0) c.fail("assertion failed: " + c.op().str("msg") + " (condition input " + std::to_string(i) + ")");
+            if (t.at(k) == 0)
+                c.fail("assertion failed: " + c.op().str("msg") + " (condition input " + std::to_string(i) + ")");
     }
     c.outputs[0] = c.in(0);
 }
 
-void hostCopy(KernelCall& c)
-{
+void hostCopy(KernelCall& c) {
     const Tensor& x = c.in(0);
     if (!x.onHost()) c.fail("the CPU copy got a device tensor");
     c.outputs[0] = x.clone(c.ctx.pool.get());
@@ -260,10 +257,11 @@ void hostCopy(KernelCall& c)
 
 } // namespace
 
-Tensor broadcastToShape(const KernelCall& c, const Tensor& v, const Shape& out, DType dt) { return broadcastTo(c, v, out, dt); }
+Tensor broadcastToShape(const KernelCall& c, const Tensor& v, const Shape& out, DType dt) {
+    return broadcastTo(c, v, out, dt);
+}
 
-void registerShapeKernels(KernelRegistry& r)
-{
+void registerShapeKernels(KernelRegistry& r) {
     addHostAndGpu(r, "DimShuffle", "GpuDimShuffle", dimShuffle);
     addHostAndGpu(r, "Reshape", "GpuReshape", reshape);
     addHostAndGpu(r, "Flatten", "", flatten);

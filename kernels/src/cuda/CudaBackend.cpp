@@ -29,14 +29,12 @@ using cpu::outDType;
 std::mutex g_inflightMutex;
 std::vector<std::shared_ptr<Storage>> g_inflight;
 
-void keepUntilSync(const std::shared_ptr<Storage>& s)
-{
+void keepUntilSync(const std::shared_ptr<Storage>& s) {
     std::lock_guard<std::mutex> lock(g_inflightMutex);
     g_inflight.push_back(s);
 }
 
-void syncAndRelease(int device)
-{
+void syncAndRelease(int device) {
     cuda::synchronize(device);
     std::lock_guard<std::mutex> lock(g_inflightMutex);
     g_inflight.clear();
@@ -44,28 +42,29 @@ void syncAndRelease(int device)
 
 // Asynchronous HtoD copy from a host tensor: pinned sources stay alive until the next sync,
 // pageable ones are waited for (the driver stages them anyway).
-void copyIn(void* dst, const Tensor& host, int device)
-{
+void copyIn(void* dst, const Tensor& host, int device) {
     cuda::copyHtoD(dst, host.rawData(), host.nbytes(), device);
-    if (host.storage()->pinned()) keepUntilSync(host.storage());
-    else cuda::synchronize(device);
+    if (host.storage()->pinned())
+        keepUntilSync(host.storage());
+    else
+        cuda::synchronize(device);
 }
 
 int dt(DType d) { return static_cast<int>(d); }
 
 class CudaDevice final : public DeviceBackend {
 public:
-    explicit CudaDevice(int index) : m_index(index), m_name("cuda:" + std::to_string(index) + " " + cuda::deviceName(index)) {}
+    explicit CudaDevice(int index)
+        : m_index(index)
+        , m_name("cuda:" + std::to_string(index) + " " + cuda::deviceName(index)) {}
     std::string name() const override { return m_name; }
     int device() const override { return m_index; }
-    Tensor upload(const Tensor& host, BufferPool& pool) override
-    {
+    Tensor upload(const Tensor& host, BufferPool& pool) override {
         Tensor d = Tensor::empty(host.dtype(), host.shape(), &pool, MemoryKind::Device, m_index);
         copyIn(d.rawData(), host, m_index);
         return d;
     }
-    Tensor download(const Tensor& dev, BufferPool& pool) override
-    {
+    Tensor download(const Tensor& dev, BufferPool& pool) override {
         Tensor h = Tensor::empty(dev.dtype(), dev.shape(), &pool, MemoryKind::Host, 0);
         cuda::copyDtoH(h.rawData(), dev.rawData(), dev.nbytes(), dev.device());
         return h;
@@ -82,8 +81,7 @@ private:
     std::string m_name;
 };
 
-std::unique_ptr<DeviceBackend> openDevice(int index)
-{
+std::unique_ptr<DeviceBackend> openDevice(int index) {
     if (cuda::deviceCount() <= index) return nullptr;
     CudaHooks& h = cudaHooks();
     h.allocate = [](std::size_t bytes, int device) { return cuda::deviceAlloc(bytes, device); };
@@ -96,20 +94,19 @@ std::unique_ptr<DeviceBackend> openDevice(int index)
 // Named contexts: "" is device 0; a name ending in digits ("dev1", "gpu2") is that device when it
 // exists; anything else is device 0. Every kernel runs on the executor's device (0), so a context
 // that names another existing device is refused rather than read across devices.
-int deviceOfContext(const KernelCall& c)
-{
+int deviceOfContext(const KernelCall& c) {
     const std::string ctx = c.op().str("context");
     std::size_t i = ctx.size();
     while (i > 0 && std::isdigit(static_cast<unsigned char>(ctx[i - 1]))) --i;
     if (i == ctx.size()) return c.ctx.device;
     const int d = std::stoi(ctx.substr(i));
     if (d >= cuda::deviceCount() || d == c.ctx.device) return c.ctx.device;
-    c.fail("context '" + ctx + "' is CUDA device " + std::to_string(d) + ", but PassLens runs every CUDA kernel on device " +
-           std::to_string(c.ctx.device) + " (several devices are not supported)");
+    c.fail("context '" + ctx + "' is CUDA device " + std::to_string(d) +
+           ", but PassLens runs every CUDA kernel on device " + std::to_string(c.ctx.device) +
+           " (several devices are not supported)");
 }
 
-Tensor devAlloc(const KernelCall& c, DType d, Shape s, int device = -1)
-{
+Tensor devAlloc(const KernelCall& c, DType d, Shape s, int device = -1) {
     const int dev = device >= 0 ? device : c.ctx.device;
     try {
         return Tensor::empty(d, std::move(s), c.ctx.pool.get(), MemoryKind::Device, dev);
@@ -118,8 +115,7 @@ Tensor devAlloc(const KernelCall& c, DType d, Shape s, int device = -1)
     }
 }
 
-const Tensor& needDevice(const KernelCall& c, int i)
-{
+const Tensor& needDevice(const KernelCall& c, int i) {
     const Tensor& t = c.in(i);
     if (t.onHost()) c.fail("input " + std::to_string(i) + " is in host memory, a CUDA kernel needs device memory");
     return t;
@@ -128,14 +124,13 @@ const Tensor& needDevice(const KernelCall& c, int i)
 std::vector<long long> ll(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
 
 // The dtypes the CUDA kernels load and store (float16 and complex are refused, as on the CPU).
-void needSupported(const KernelCall& c, DType d)
-{
-    if (d == DType::Float16 || isComplex(d)) c.fail("dtype " + std::string(dtypeName(d)) + " is not supported by the CUDA backend");
+void needSupported(const KernelCall& c, DType d) {
+    if (d == DType::Float16 || isComplex(d))
+        c.fail("dtype " + std::string(dtypeName(d)) + " is not supported by the CUDA backend");
 }
 
 // t in dtype d on the device (converted as the CPU's convertElements when it differs)
-Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d)
-{
+Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d) {
     if (t.dtype() == d) return t;
     needSupported(c, t.dtype());
     needSupported(c, d);
@@ -145,8 +140,7 @@ Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d)
 }
 
 // ------------------------------------------------------------------ transfers
-void gpuFromHost(KernelCall& c)
-{
+void gpuFromHost(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int dev = deviceOfContext(c);
     if (!x.onHost()) c.fail("input is already in device memory");
@@ -155,16 +149,14 @@ void gpuFromHost(KernelCall& c)
     c.outputs[0] = std::move(d);
 }
 
-void hostFromGpu(KernelCall& c)
-{
+void hostFromGpu(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     Tensor h = c.allocate(x.dtype(), x.shape()); // pinned with the CUDA backend
     cuda::copyDtoH(h.rawData(), x.rawData(), x.nbytes(), x.device());
     c.outputs[0] = std::move(h);
 }
 
-void gpuToGpu(KernelCall& c)
-{
+void gpuToGpu(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     const int dev = deviceOfContext(c);
     Tensor d = devAlloc(c, x.dtype(), x.shape(), dev);
@@ -178,8 +170,7 @@ struct ProgramState : KernelState {
     cuda::ElemProgram prog;
 };
 
-void gpuElemwise(KernelCall& c)
-{
+void gpuElemwise(KernelCall& c) {
     auto* st = dynamic_cast<ProgramState*>(c.state.get());
     bool same = st && st->types.size() == c.inputs.size();
     for (std::size_t i = 0; same && i < c.inputs.size(); ++i) same = st->types[i] == c.inputs[i].dtype();
@@ -187,9 +178,12 @@ void gpuElemwise(KernelCall& c)
         auto s = std::make_unique<ProgramState>();
         for (const Tensor& t : c.inputs) s->types.push_back(t.dtype());
         const cpu::ScalarProgram p = cpu::compileExpr(elemwiseExpr(c.op(), c.nin()), s->types);
-        if (static_cast<int>(p.nodes.size()) > cuda::kMaxNodes) c.fail("the expression has more than " + std::to_string(cuda::kMaxNodes) + " nodes");
+        if (static_cast<int>(p.nodes.size()) > cuda::kMaxNodes)
+            c.fail("the expression has more than " + std::to_string(cuda::kMaxNodes) + " nodes");
         s->prog.nNodes = static_cast<int>(p.nodes.size());
-        s->prog.mode = p.mode == cpu::ScalarProgram::Mode::Float ? 0 : p.mode == cpu::ScalarProgram::Mode::Double ? 1 : 2;
+        s->prog.mode = p.mode == cpu::ScalarProgram::Mode::Float    ? 0
+                       : p.mode == cpu::ScalarProgram::Mode::Double ? 1
+                                                                    : 2;
         int argPos = 0;
         for (std::size_t i = 0; i < p.nodes.size(); ++i) {
             const cpu::ExprNode& n = p.nodes[i];
@@ -215,8 +209,11 @@ void gpuElemwise(KernelCall& c)
         if (s.size() != out.size()) c.fail("inputs have different ranks");
         for (std::size_t a = 0; a < out.size(); ++a) {
             if (s[a] == out[a] || s[a] == 1) continue;
-            if (out[a] == 1) out[a] = s[a];
-            else c.fail("shapes " + shapeStr(c.in(0).shape()) + " and " + shapeStr(s) + " do not broadcast at axis " + std::to_string(a));
+            if (out[a] == 1)
+                out[a] = s[a];
+            else
+                c.fail("shapes " + shapeStr(c.in(0).shape()) + " and " + shapeStr(s) + " do not broadcast at axis " +
+                       std::to_string(a));
         }
     }
     if (static_cast<int>(out.size()) > cuda::kMaxDims) c.fail("more than 8 dimensions");
@@ -227,27 +224,29 @@ void gpuElemwise(KernelCall& c)
         const auto st2 = cpu::stridesOf(t.shape());
         ops[static_cast<std::size_t>(i)].data = t.rawData();
         ops[static_cast<std::size_t>(i)].dtype = dt(t.dtype());
-        for (std::size_t a = 0; a < out.size(); ++a) ops[static_cast<std::size_t>(i)].strides[a] = (t.shape()[a] == 1 && out[a] != 1) ? 0 : st2[a];
+        for (std::size_t a = 0; a < out.size(); ++a)
+            ops[static_cast<std::size_t>(i)].strides[a] = (t.shape()[a] == 1 && out[a] != 1) ? 0 : st2[a];
     }
     Tensor y = devAlloc(c, outDType(c), out);
-    cuda::elementwise(st->prog, ops.data(), c.nin(), y.rawData(), dt(y.dtype()), ll(out).data(), static_cast<int>(out.size()), c.ctx.device);
+    cuda::elementwise(st->prog, ops.data(), c.nin(), y.rawData(), dt(y.dtype()), ll(out).data(),
+                      static_cast<int>(out.size()), c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
 // ------------------------------------------------------------------ shapes and indexing
-Tensor stridedGather(const KernelCall& c, const Tensor& x, std::int64_t base, const Shape& dims, const std::vector<std::int64_t>& strides)
-{
+Tensor stridedGather(const KernelCall& c, const Tensor& x, std::int64_t base, const Shape& dims,
+                     const std::vector<std::int64_t>& strides) {
     Tensor y = devAlloc(c, x.dtype(), dims);
     if (y.numel() == 0) return y;
     const auto dst = cpu::stridesOf(dims);
     const std::size_t es = dtypeSize(x.dtype());
-    cuda::stridedCopy(y.rawData(), ll(dst).data(), static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(base) * es, ll(strides).data(),
+    cuda::stridedCopy(y.rawData(), ll(dst).data(),
+                      static_cast<const char*>(x.rawData()) + static_cast<std::size_t>(base) * es, ll(strides).data(),
                       ll(dims).data(), static_cast<int>(dims.size()), es, c.ctx.device);
     return y;
 }
 
-void gpuDimShuffle(KernelCall& c)
-{
+void gpuDimShuffle(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     const auto xs = cpu::stridesOf(x.shape());
     Shape out;
@@ -273,31 +272,32 @@ void gpuDimShuffle(KernelCall& c)
     c.outputs[0] = monotone ? x.reshaped(out) : stridedGather(c, x, 0, out, st);
 }
 
-void gpuReshape(KernelCall& c)
-{
+void gpuReshape(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     std::vector<std::int64_t> s = cpu::intVector(c, 1);
     int minus = -1;
     std::int64_t prod = 1;
     for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == -1) minus = static_cast<int>(i);
-        else prod *= s[i];
+        if (s[i] == -1)
+            minus = static_cast<int>(i);
+        else
+            prod *= s[i];
     }
     if (minus >= 0 && prod > 0) s[static_cast<std::size_t>(minus)] = x.numel() / prod;
     if (shapeNumel(s) != x.numel()) c.fail("cannot reshape " + x.typeStr() + " to " + shapeStr(s));
     c.outputs[0] = x.reshaped(s);
 }
 
-void gpuSubtensor(KernelCall& c)
-{
+void gpuSubtensor(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     const cpu::SubtensorRegion r = cpu::subtensorRegion(c, x, 1);
-    if (shapeNumel(r.dims) > 0 && r.contiguous()) c.outputs[0] = x.sliceView(r.base, r.dims);
-    else c.outputs[0] = stridedGather(c, x, r.base, r.dims, r.strides);
+    if (shapeNumel(r.dims) > 0 && r.contiguous())
+        c.outputs[0] = x.sliceView(r.base, r.dims);
+    else
+        c.outputs[0] = stridedGather(c, x, r.base, r.dims, r.strides);
 }
 
-void gpuIncSubtensor(KernelCall& c)
-{
+void gpuIncSubtensor(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     Tensor y = needDevice(c, 1);
     const bool set = c.op().boolAttr("set_instead_of_inc");
@@ -311,27 +311,33 @@ void gpuIncSubtensor(KernelCall& c)
     std::vector<std::int64_t> ys(static_cast<std::size_t>(rr), 0);
     for (int a = 0; a < y.ndim(); ++a) {
         const auto oa = static_cast<std::size_t>(rr - y.ndim() + a);
-        if (y.dim(a) == r.dims[oa]) ys[oa] = y.dim(a) == 1 ? 0 : yst[static_cast<std::size_t>(a)];
-        else if (y.dim(a) != 1) c.fail("cannot broadcast " + y.typeStr() + " into " + shapeStr(r.dims));
+        if (y.dim(a) == r.dims[oa])
+            ys[oa] = y.dim(a) == 1 ? 0 : yst[static_cast<std::size_t>(a)];
+        else if (y.dim(a) != 1)
+            c.fail("cannot broadcast " + y.typeStr() + " into " + shapeStr(r.dims));
     }
     if (shapeNumel(r.dims) > 0) {
         const std::size_t es = dtypeSize(x.dtype());
         void* dst = static_cast<char*>(out.rawData()) + static_cast<std::size_t>(r.base) * es;
-        if (set) cuda::stridedCopy(dst, ll(r.strides).data(), y.rawData(), ll(ys).data(), ll(r.dims).data(), rr, es, c.ctx.device);
-        else cuda::stridedAdd(dst, ll(r.strides).data(), y.rawData(), ll(ys).data(), ll(r.dims).data(), rr, dt(x.dtype()), c.ctx.device);
+        if (set)
+            cuda::stridedCopy(dst, ll(r.strides).data(), y.rawData(), ll(ys).data(), ll(r.dims).data(), rr, es,
+                              c.ctx.device);
+        else
+            cuda::stridedAdd(dst, ll(r.strides).data(), y.rawData(), ll(ys).data(), ll(r.dims).data(), rr,
+                             dt(x.dtype()), c.ctx.device);
     }
     c.outputs[0] = std::move(out);
 }
 
-void gpuAdvancedSubtensor1(KernelCall& c)
-{
+void gpuAdvancedSubtensor1(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     if (x.ndim() < 1) c.fail("cannot index a scalar");
     const std::vector<std::int64_t> idx = cpu::intVector(c, 1);
     std::vector<long long> fixed;
     for (auto i : idx) {
         const std::int64_t j = i < 0 ? i + x.dim(0) : i;
-        if (j < 0 || j >= x.dim(0)) c.fail("index " + std::to_string(i) + " out of bounds for axis 0 of " + x.typeStr());
+        if (j < 0 || j >= x.dim(0))
+            c.fail("index " + std::to_string(i) + " out of bounds for axis 0 of " + x.typeStr());
         fixed.push_back(j);
     }
     Shape out = x.shape();
@@ -340,13 +346,14 @@ void gpuAdvancedSubtensor1(KernelCall& c)
     Tensor di = devAlloc(c, DType::Int64, {static_cast<std::int64_t>(fixed.size())});
     cuda::copyHtoD(di.rawData(), fixed.data(), fixed.size() * sizeof(long long), c.ctx.device);
     cuda::synchronize(c.ctx.device); // `fixed` is pageable and local
-    const long long row = static_cast<long long>(shapeNumel(Shape(x.shape().begin() + 1, x.shape().end())) * static_cast<std::int64_t>(dtypeSize(x.dtype())));
-    cuda::gatherRows(y.rawData(), x.rawData(), static_cast<const long long*>(di.rawData()), static_cast<long long>(fixed.size()), row, c.ctx.device);
+    const long long row = static_cast<long long>(shapeNumel(Shape(x.shape().begin() + 1, x.shape().end())) *
+                                                 static_cast<std::int64_t>(dtypeSize(x.dtype())));
+    cuda::gatherRows(y.rawData(), x.rawData(), static_cast<const long long*>(di.rawData()),
+                     static_cast<long long>(fixed.size()), row, c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
-void gpuJoin(KernelCall& c)
-{
+void gpuJoin(KernelCall& c) {
     const Tensor& x0 = needDevice(c, 0);
     const int axis = cpu::normAxis(c, c.op().intAttr("axis"), x0.ndim());
     const DType d = outDType(c);
@@ -356,7 +363,8 @@ void gpuJoin(KernelCall& c)
         const Tensor& t = needDevice(c, i);
         if (t.ndim() != x0.ndim()) c.fail("inputs have different ranks");
         for (int a = 0; a < t.ndim(); ++a)
-            if (a != axis && t.dim(a) != x0.dim(a)) c.fail("input " + std::to_string(i) + " " + t.typeStr() + " does not match " + x0.typeStr());
+            if (a != axis && t.dim(a) != x0.dim(a))
+                c.fail("input " + std::to_string(i) + " " + t.typeStr() + " does not match " + x0.typeStr());
         out[static_cast<std::size_t>(axis)] += t.dim(axis);
     }
     Tensor y = devAlloc(c, d, out);
@@ -366,21 +374,23 @@ void gpuJoin(KernelCall& c)
     for (int i = 0; i < c.nin(); ++i) {
         const Tensor t = asDeviceDType(c, c.in(i), d);
         if (t.numel() > 0)
-            cuda::stridedCopy(static_cast<char*>(y.rawData()) + static_cast<std::size_t>(start * ys[static_cast<std::size_t>(axis)]) * es, ll(ys).data(),
-                              t.rawData(), ll(cpu::stridesOf(t.shape())).data(), ll(t.shape()).data(), t.ndim(), es, c.ctx.device);
+            cuda::stridedCopy(static_cast<char*>(y.rawData()) +
+                                  static_cast<std::size_t>(start * ys[static_cast<std::size_t>(axis)]) * es,
+                              ll(ys).data(), t.rawData(), ll(cpu::stridesOf(t.shape())).data(), ll(t.shape()).data(),
+                              t.ndim(), es, c.ctx.device);
         start += t.dim(axis);
     }
     c.outputs[0] = std::move(y);
 }
 
-void gpuSplit(KernelCall& c)
-{
+void gpuSplit(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     const int axis = cpu::normAxis(c, c.op().intAttr("axis"), x.ndim());
     const std::vector<std::int64_t> sizes = cpu::intVector(c, 1);
     std::int64_t sum = 0;
     for (auto s : sizes) sum += s;
-    if (sum != x.dim(axis) || static_cast<std::int64_t>(sizes.size()) != c.op().intAttr("n_splits")) c.fail("split sizes do not match " + x.typeStr());
+    if (sum != x.dim(axis) || static_cast<std::int64_t>(sizes.size()) != c.op().intAttr("n_splits"))
+        c.fail("split sizes do not match " + x.typeStr());
     const auto xs = cpu::stridesOf(x.shape());
     std::int64_t start = 0;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
@@ -391,8 +401,7 @@ void gpuSplit(KernelCall& c)
     }
 }
 
-void gpuAlloc(KernelCall& c)
-{
+void gpuAlloc(KernelCall& c) {
     Shape out;
     for (int i = 1; i < c.nin(); ++i) {
         const std::int64_t d = cpu::scalarInt(c, i);
@@ -419,15 +428,17 @@ void gpuAlloc(KernelCall& c)
     std::vector<std::int64_t> st(static_cast<std::size_t>(r), 0);
     for (int a = 0; a < v.ndim(); ++a) {
         const auto oa = static_cast<std::size_t>(r - v.ndim() + a);
-        if (v.dim(a) == out[oa]) st[oa] = v.dim(a) == 1 ? 0 : vs[static_cast<std::size_t>(a)];
-        else if (v.dim(a) != 1) c.fail("cannot broadcast " + v.typeStr() + " to " + shapeStr(out));
+        if (v.dim(a) == out[oa])
+            st[oa] = v.dim(a) == 1 ? 0 : vs[static_cast<std::size_t>(a)];
+        else if (v.dim(a) != 1)
+            c.fail("cannot broadcast " + v.typeStr() + " to " + shapeStr(out));
     }
-    cuda::stridedCopy(y.rawData(), ll(cpu::stridesOf(out)).data(), v.rawData(), ll(st).data(), ll(out).data(), r, dtypeSize(d), c.ctx.device);
+    cuda::stridedCopy(y.rawData(), ll(cpu::stridesOf(out)).data(), v.rawData(), ll(st).data(), ll(out).data(), r,
+                      dtypeSize(d), c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
-void gpuAllocEmpty(KernelCall& c)
-{
+void gpuAllocEmpty(KernelCall& c) {
     Shape out;
     for (int i = 0; i < c.nin(); ++i) out.push_back(cpu::scalarInt(c, i));
     Tensor y = devAlloc(c, outDType(c), out);
@@ -438,35 +449,39 @@ void gpuAllocEmpty(KernelCall& c)
 void gpuContiguous(KernelCall& c) { c.outputs[0] = c.in(0); }
 
 // ------------------------------------------------------------------ reductions
-void gpuCAReduce(KernelCall& c)
-{
+void gpuCAReduce(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     const std::string s = c.op().str("scalar");
     const int op = s == "add" ? 0 : s == "mul" ? 1 : s == "maximum" ? 2 : 3;
     int pre = 0;
     if (c.op().has("pre_scalar_op") && c.op().attrs()["pre_scalar_op"].is_string()) {
         const std::string ps = c.op().str("pre_scalar_op");
-        if (ps == "sqr") pre = 1;
-        else if (ps == "abs") pre = 2;
-        else c.fail("unsupported pre_scalar_op '" + ps + "'");
+        if (ps == "sqr")
+            pre = 1;
+        else if (ps == "abs")
+            pre = 2;
+        else
+            c.fail("unsupported pre_scalar_op '" + ps + "'");
     }
     std::vector<int> red(static_cast<std::size_t>(x.ndim()), c.op().attrs().at("axis").is_null() ? 1 : 0);
     if (!c.op().attrs().at("axis").is_null())
-        for (const auto& a : c.op().attrs().at("axis")) red[static_cast<std::size_t>(cpu::normAxis(c, a.get<std::int64_t>(), x.ndim()))] = 1;
+        for (const auto& a : c.op().attrs().at("axis"))
+            red[static_cast<std::size_t>(cpu::normAxis(c, a.get<std::int64_t>(), x.ndim()))] = 1;
     Shape out;
     for (int a = 0; a < x.ndim(); ++a)
         if (!red[static_cast<std::size_t>(a)]) out.push_back(x.dim(a));
     if (x.ndim() > cuda::kMaxDims) c.fail("more than 8 dimensions");
-    if (op >= 2 && x.numel() == 0 && shapeNumel(out) > 0) c.fail("cannot take the " + s + " of an empty axis of " + x.typeStr());
+    if (op >= 2 && x.numel() == 0 && shapeNumel(out) > 0)
+        c.fail("cannot take the " + s + " of an empty axis of " + x.typeStr());
     needSupported(c, x.dtype());
     needSupported(c, outDType(c));
     Tensor y = devAlloc(c, outDType(c), out);
-    cuda::reduce(x.rawData(), dt(x.dtype()), ll(x.shape()).data(), red.data(), x.ndim(), op, pre, y.rawData(), dt(y.dtype()), c.ctx.device);
+    cuda::reduce(x.rawData(), dt(x.dtype()), ll(x.shape()).data(), red.data(), x.ndim(), op, pre, y.rawData(),
+                 dt(y.dtype()), c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
-void softmaxLike(KernelCall& c, bool logSm)
-{
+void softmaxLike(KernelCall& c, bool logSm) {
     const Tensor& x = needDevice(c, 0);
     if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) c.fail("needs a float input");
     const int axis = x.ndim() == 0 ? 0 : cpu::normAxis(c, c.op().intAttr("axis", -1), x.ndim());
@@ -478,40 +493,42 @@ void softmaxLike(KernelCall& c, bool logSm)
     c.outputs[0] = std::move(y);
 }
 
-void gpuCumOp(KernelCall& c)
-{
+void gpuCumOp(KernelCall& c) {
     Tensor x = needDevice(c, 0);
     const auto& ax = c.op().attrs().at("axis");
     int axis = 0;
-    if (ax.is_null()) x = x.reshaped({x.numel()});
-    else axis = cpu::normAxis(c, ax.get<std::int64_t>(), x.ndim());
+    if (ax.is_null())
+        x = x.reshaped({x.numel()});
+    else
+        axis = cpu::normAxis(c, ax.get<std::int64_t>(), x.ndim());
     const std::int64_t outer = shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis));
     const std::int64_t len = x.ndim() ? x.dim(axis) : 1;
     const std::int64_t inner = shapeNumel(Shape(x.shape().begin() + std::min(axis + 1, x.ndim()), x.shape().end()));
     Tensor y = devAlloc(c, x.dtype(), x.shape());
-    cuda::cumulative(x.rawData(), y.rawData(), dt(x.dtype()), outer, len, inner, c.op().str("mode") == "mul", c.ctx.device);
+    cuda::cumulative(x.rawData(), y.rawData(), dt(x.dtype()), outer, len, inner, c.op().str("mode") == "mul",
+                     c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
 // ------------------------------------------------------------------ BLAS
 // GEMM operands and results in the node's output dtype, as the CPU's BlasKernels (asDType).
-void gpuDot22(KernelCall& c)
-{
+void gpuDot22(KernelCall& c) {
     const DType d = outDType(c);
     const Tensor a = asDeviceDType(c, needDevice(c, 0), d), b = asDeviceDType(c, needDevice(c, 1), d);
-    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0)) c.fail("needs matching matrices, got " + a.typeStr() + " and " + b.typeStr());
+    if (a.ndim() != 2 || b.ndim() != 2 || a.dim(1) != b.dim(0))
+        c.fail("needs matching matrices, got " + a.typeStr() + " and " + b.typeStr());
     Tensor y = devAlloc(c, d, {a.dim(0), b.dim(1)});
-    cuda::gemm(dt(d), false, false, a.dim(0), b.dim(1), a.dim(1), 1.0, a.rawData(), a.dim(1), b.rawData(), b.dim(1), 0.0, y.rawData(), b.dim(1), 1, 0,
-               0, 0, c.ctx.device);
+    cuda::gemm(dt(d), false, false, a.dim(0), b.dim(1), a.dim(1), 1.0, a.rawData(), a.dim(1), b.rawData(), b.dim(1),
+               0.0, y.rawData(), b.dim(1), 1, 0, 0, 0, c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
 // the output of gemm / gemv: z in dtype d when beta is not 0 (else left for the GEMM to write)
-Tensor gemmOutput(const KernelCall& c, const Tensor& z, DType d, double beta)
-{
+Tensor gemmOutput(const KernelCall& c, const Tensor& z, DType d, double beta) {
     Tensor out = devAlloc(c, d, z.shape());
     if (beta == 0) return out;
-    if (z.dtype() == d) cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
+    if (z.dtype() == d)
+        cuda::copyDtoD(out.rawData(), out.device(), z.rawData(), z.device(), z.nbytes());
     else {
         needSupported(c, z.dtype());
         cuda::convert(out.rawData(), dt(d), z.rawData(), dt(z.dtype()), z.numel(), c.ctx.device);
@@ -519,22 +536,21 @@ Tensor gemmOutput(const KernelCall& c, const Tensor& z, DType d, double beta)
     return out;
 }
 
-void gpuGemm(KernelCall& c)
-{
+void gpuGemm(KernelCall& c) {
     const DType d = outDType(c);
     const Tensor& z = needDevice(c, 0);
     const Tensor x = asDeviceDType(c, needDevice(c, 2), d), yv = asDeviceDType(c, needDevice(c, 3), d);
     const double alpha = c.in(1).at(0), beta = c.in(4).at(0);
-    if (z.ndim() != 2 || x.ndim() != 2 || yv.ndim() != 2 || x.dim(1) != yv.dim(0) || z.dim(0) != x.dim(0) || z.dim(1) != yv.dim(1))
+    if (z.ndim() != 2 || x.ndim() != 2 || yv.ndim() != 2 || x.dim(1) != yv.dim(0) || z.dim(0) != x.dim(0) ||
+        z.dim(1) != yv.dim(1))
         c.fail("shapes " + z.typeStr() + ", " + x.typeStr() + ", " + yv.typeStr() + " do not match");
     Tensor out = gemmOutput(c, z, d, beta);
-    cuda::gemm(dt(d), false, false, x.dim(0), yv.dim(1), x.dim(1), alpha, x.rawData(), x.dim(1), yv.rawData(), yv.dim(1), beta, out.rawData(), yv.dim(1),
-               1, 0, 0, 0, c.ctx.device);
+    cuda::gemm(dt(d), false, false, x.dim(0), yv.dim(1), x.dim(1), alpha, x.rawData(), x.dim(1), yv.rawData(),
+               yv.dim(1), beta, out.rawData(), yv.dim(1), 1, 0, 0, 0, c.ctx.device);
     c.outputs[0] = std::move(out);
 }
 
-void gpuGemv(KernelCall& c)
-{
+void gpuGemv(KernelCall& c) {
     const DType d = outDType(c);
     const Tensor& z = needDevice(c, 0);
     const Tensor A = asDeviceDType(c, needDevice(c, 2), d), x = asDeviceDType(c, needDevice(c, 3), d);
@@ -542,15 +558,15 @@ void gpuGemv(KernelCall& c)
     if (z.ndim() != 1 || A.ndim() != 2 || x.ndim() != 1 || A.dim(1) != x.dim(0) || z.dim(0) != A.dim(0))
         c.fail("shapes " + z.typeStr() + ", " + A.typeStr() + ", " + x.typeStr() + " do not match");
     Tensor out = gemmOutput(c, z, d, beta);
-    cuda::gemm(dt(d), false, false, A.dim(0), 1, A.dim(1), alpha, A.rawData(), A.dim(1), x.rawData(), 1, beta, out.rawData(), 1, 1, 0, 0, 0, c.ctx.device);
+    cuda::gemm(dt(d), false, false, A.dim(0), 1, A.dim(1), alpha, A.rawData(), A.dim(1), x.rawData(), 1, beta,
+               out.rawData(), 1, 1, 0, 0, 0, c.ctx.device);
     c.outputs[0] = std::move(out);
 }
 
 // Batch axes broadcast as the CPU's batchedDot: a batch axis of 1 is shared. One strided batched
 // GEMM when each operand's batches are evenly spaced (stride 0 for a shared operand), else one
 // GEMM per batch.
-void gpuGemmBatch(KernelCall& c)
-{
+void gpuGemmBatch(KernelCall& c) {
     const DType d = outDType(c);
     const Tensor a = asDeviceDType(c, needDevice(c, 0), d), b = asDeviceDType(c, needDevice(c, 1), d);
     Shape out = cpu::batchedGemmShape(c, a, b);
@@ -566,7 +582,8 @@ void gpuGemmBatch(KernelCall& c)
         return;
     }
     // element offsets of each batch's operands
-    std::vector<std::int64_t> oa(static_cast<std::size_t>(batch)), ob(static_cast<std::size_t>(batch)), idx(bshape.size(), 0);
+    std::vector<std::int64_t> oa(static_cast<std::size_t>(batch)), ob(static_cast<std::size_t>(batch)),
+        idx(bshape.size(), 0);
     for (std::int64_t bi = 0; bi < batch; ++bi) {
         std::int64_t ia = 0, ib = 0;
         for (std::size_t k = 0; k < bshape.size(); ++k) {
@@ -589,19 +606,23 @@ void gpuGemmBatch(KernelCall& c)
     const std::int64_t sa = evenStride(oa), sb = evenStride(ob);
     const std::size_t es = dtypeSize(d);
     if (sa >= 0 && sb >= 0) {
-        cuda::gemm(dt(d), false, false, M, N, K, 1.0, a.rawData(), K, b.rawData(), N, 0.0, y.rawData(), N, batch, sa, sb, M * N, c.ctx.device);
+        cuda::gemm(dt(d), false, false, M, N, K, 1.0, a.rawData(), K, b.rawData(), N, 0.0, y.rawData(), N, batch, sa,
+                   sb, M * N, c.ctx.device);
     } else {
         for (std::int64_t bi = 0; bi < batch; ++bi)
-            cuda::gemm(dt(d), false, false, M, N, K, 1.0, static_cast<const char*>(a.rawData()) + static_cast<std::size_t>(oa[static_cast<std::size_t>(bi)]) * es,
-                       K, static_cast<const char*>(b.rawData()) + static_cast<std::size_t>(ob[static_cast<std::size_t>(bi)]) * es, N, 0.0,
-                       static_cast<char*>(y.rawData()) + static_cast<std::size_t>(bi * M * N) * es, N, 1, 0, 0, 0, c.ctx.device);
+            cuda::gemm(
+                dt(d), false, false, M, N, K, 1.0,
+                static_cast<const char*>(a.rawData()) + static_cast<std::size_t>(oa[static_cast<std::size_t>(bi)]) * es,
+                K,
+                static_cast<const char*>(b.rawData()) + static_cast<std::size_t>(ob[static_cast<std::size_t>(bi)]) * es,
+                N, 0.0, static_cast<char*>(y.rawData()) + static_cast<std::size_t>(bi * M * N) * es, N, 1, 0, 0, 0,
+                c.ctx.device);
     }
     c.outputs[0] = std::move(y);
 }
 
 // ------------------------------------------------------------------ convolution, pooling, BN
-void gpuCorrMM(KernelCall& c)
-{
+void gpuCorrMM(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     const Tensor& w = needDevice(c, 1);
     if (x.ndim() != 4 || w.ndim() != 4 || x.dtype() != DType::Float32 || w.dtype() != DType::Float32)
@@ -632,34 +653,33 @@ void gpuCorrMM(KernelCall& c)
     c.outputs[0] = std::move(y);
 }
 
-void gpuPool(KernelCall& c)
-{
+void gpuPool(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     if (x.dtype() != DType::Float32) c.fail("needs float32, got " + x.typeStr());
     const cpu::PoolParams p = cpu::poolParams(c, x);
     Tensor y = devAlloc(c, x.dtype(), p.outShape);
-    cuda::pool2d(x.data<float>(), y.data<float>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0], p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0], p.p0[1],
-                 p.p1[1], static_cast<int>(p.mode), c.ctx.device);
+    cuda::pool2d(x.data<float>(), y.data<float>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0], p.k[1], p.s[0],
+                 p.s[1], p.p0[0], p.p1[0], p.p0[1], p.p1[1], static_cast<int>(p.mode), c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
-void gpuBatchNorm(KernelCall& c)
-{
+void gpuBatchNorm(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
     if (x.dtype() != DType::Float32 || x.ndim() < 2) c.fail("needs a float32 input with a channel axis");
     const std::int64_t C = x.dim(1);
     for (int i = 1; i < 5; ++i)
-        if (needDevice(c, i).numel() != C || c.in(i).dtype() != DType::Float32) c.fail("parameter " + std::to_string(i) + " does not match");
+        if (needDevice(c, i).numel() != C || c.in(i).dtype() != DType::Float32)
+            c.fail("parameter " + std::to_string(i) + " does not match");
     Tensor y = devAlloc(c, x.dtype(), x.shape());
-    cuda::batchNorm(x.data<float>(), y.data<float>(), c.in(1).data<float>(), c.in(2).data<float>(), c.in(3).data<float>(), c.in(4).data<float>(),
-                    c.op().floatAttr("epsilon", 1e-5), x.dim(0), C, shapeNumel(Shape(x.shape().begin() + 2, x.shape().end())), c.ctx.device);
+    cuda::batchNorm(x.data<float>(), y.data<float>(), c.in(1).data<float>(), c.in(2).data<float>(),
+                    c.in(3).data<float>(), c.in(4).data<float>(), c.op().floatAttr("epsilon", 1e-5), x.dim(0), C,
+                    shapeNumel(Shape(x.shape().begin() + 2, x.shape().end())), c.ctx.device);
     c.outputs[0] = std::move(y);
 }
 
 } // namespace
 
-void registerCudaKernels(KernelRegistry& r)
-{
+void registerCudaKernels(KernelRegistry& r) {
     if (cuda::deviceCount() <= 0) return; // CPU-only machine: GPU kinds stay emulated on the CPU
     deviceBackendFactory() = &openDevice;
     const Backend B = Backend::Cuda;

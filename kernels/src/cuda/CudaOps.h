@@ -13,12 +13,25 @@
 
 namespace passlens::cuda {
 
-constexpr int kMaxDims = 8;      ///< rank limit of the generic kernels
-constexpr int kMaxInputs = 16;   ///< element-wise inputs
-constexpr int kMaxNodes = 64;    ///< element-wise expression nodes
-constexpr int kMaxArgs = 128;    ///< element-wise expression arguments (all nodes together)
+constexpr int kMaxDims = 8;    ///< rank limit of the generic kernels
+constexpr int kMaxInputs = 16; ///< element-wise inputs
+constexpr int kMaxNodes = 64;  ///< element-wise expression nodes
+constexpr int kMaxArgs = 128;  ///< element-wise expression arguments (all nodes together)
 
-enum Dt : int { Bool = 0, I8 = 1, I16 = 2, I32 = 3, I64 = 4, U8 = 5, U16 = 6, U32 = 7, U64 = 8, F16 = 9, F32 = 10, F64 = 11 };
+enum Dt : int {
+    Bool = 0,
+    I8 = 1,
+    I16 = 2,
+    I32 = 3,
+    I64 = 4,
+    U8 = 5,
+    U16 = 6,
+    U32 = 7,
+    U64 = 8,
+    F16 = 9,
+    F32 = 10,
+    F64 = 11
+};
 std::size_t dtSize(int dt);
 
 // ---- runtime
@@ -32,9 +45,9 @@ void deviceFree(void* p, int device) noexcept;
 std::string freeError();
 /// Page-locked host memory (transfers from and to it are truly asynchronous); nullptr on failure.
 void* pinnedAlloc(std::size_t bytes);
-void pinnedFree(void* p) noexcept; ///< never throws, as deviceFree
-void copyHtoD(void* dst, const void* src, std::size_t bytes, int device);  ///< async on the stream
-void copyDtoH(void* dst, const void* src, std::size_t bytes, int device);  ///< async, then waits
+void pinnedFree(void* p) noexcept;                                        ///< never throws, as deviceFree
+void copyHtoD(void* dst, const void* src, std::size_t bytes, int device); ///< async on the stream
+void copyDtoH(void* dst, const void* src, std::size_t bytes, int device); ///< async, then waits
 void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes);
 void memsetDevice(void* dst, int byte, std::size_t bytes, int device);
 void synchronize(int device);
@@ -54,7 +67,7 @@ struct ElemNode {
     int input = -1;   ///< for inputs
     int argStart = 0; ///< first argument in ElemProgram::args
     int nargs = 0;
-    int dtype = F32;  ///< the node's dtype (values are rounded to it)
+    int dtype = F32;       ///< the node's dtype (values are rounded to it)
     double p0 = 0, p1 = 0; ///< clip bounds, leaky_relu / hard_sigmoid parameters (as the CPU's ExprNode)
 };
 struct ElemProgram {
@@ -69,16 +82,16 @@ struct ElemOperand {
     long long strides[kMaxDims] = {}; ///< element strides per output dim (0: broadcast)
 };
 /// out[shape] (contiguous, dtype outDtype) = program(inputs).
-void elementwise(const ElemProgram& prog, const ElemOperand* inputs, int nin, void* out, int outDtype, const long long* shape, int ndim,
-                 int device);
+void elementwise(const ElemProgram& prog, const ElemOperand* inputs, int nin, void* out, int outDtype,
+                 const long long* shape, int ndim, int device);
 
 // ---- data movement
 /// dst (with dstStrides) = src (with srcStrides) over `shape`, elements of elemSize bytes.
-void stridedCopy(void* dst, const long long* dstStrides, const void* src, const long long* srcStrides, const long long* shape, int ndim,
-                 std::size_t elemSize, int device);
+void stridedCopy(void* dst, const long long* dstStrides, const void* src, const long long* srcStrides,
+                 const long long* shape, int ndim, std::size_t elemSize, int device);
 /// dst[strided] += src[strided] for a numeric dtype.
-void stridedAdd(void* dst, const long long* dstStrides, const void* src, const long long* srcStrides, const long long* shape, int ndim,
-                int dtype, int device);
+void stridedAdd(void* dst, const long long* dstStrides, const void* src, const long long* srcStrides,
+                const long long* shape, int ndim, int dtype, int device);
 /// out[k, :] = x[idx[k], :] (idx int64 on the device, already range-checked on the host).
 void gatherRows(void* out, const void* x, const long long* idxDevice, long long nIdx, long long rowBytes, int device);
 /// Converts n elements between dtypes as the CPU's convertElements (float -> integer truncates,
@@ -90,9 +103,12 @@ void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n
 /// as the CPU's reduceTensor: accumulates in the output's arithmetic (float32 -> float, float64 ->
 /// double, uint64 -> uint64, other integers -> int64), max / min propagate NaN. float16 is not
 /// supported (the caller refuses it), nor max / min over an empty axis.
-void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out, int outDtype, int device);
-void softmax(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool logSoftmax, int device);
-void cumulative(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool mul, int device);
+void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out,
+            int outDtype, int device);
+void softmax(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool logSoftmax,
+             int device);
+void cumulative(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool mul,
+                int device);
 
 // ---- convolution, pooling, normalisation (float32)
 struct ConvShape {
@@ -104,17 +120,18 @@ struct ConvShape {
 void conv2d(const float* x, const float* w, float* y, const ConvShape& s, float* workspace, int device);
 long long convWorkspaceFloats(const ConvShape& s);
 /// mode: 0 max, 1 sum, 2 average_inc_pad, 3 average_exc_pad.
-void pool2d(const float* x, float* y, long long planes, long long H, long long W, long long OH, long long OW, long long kh, long long kw,
-            long long sh, long long sw, long long pt, long long pb, long long pl, long long pr, int mode, int device);
-void batchNorm(const float* x, float* y, const float* scale, const float* bias, const float* mean, const float* var, double eps,
-               long long N, long long C, long long inner, int device);
+void pool2d(const float* x, float* y, long long planes, long long H, long long W, long long OH, long long OW,
+            long long kh, long long kw, long long sh, long long sw, long long pt, long long pb, long long pl,
+            long long pr, int mode, int device);
+void batchNorm(const float* x, float* y, const float* scale, const float* bias, const float* mean, const float* var,
+               double eps, long long N, long long C, long long inner, int device);
 
 // ---- cuBLAS (row-major)
 /// C[M,N] = alpha*op(A)*op(B) + beta*C for float32 (dtype F32) or float64 (F64); `batch` products
 /// with strides in elements (0: the operand is shared by every product). batch 0, M 0 or N 0:
 /// nothing; K 0: C = beta*C (beta 0: zeros), as the CPU.
-void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A, long long lda,
-          const void* B, long long ldb, double beta, void* C, long long ldc, long long batch, long long strideA, long long strideB,
-          long long strideC, int device);
+void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A,
+          long long lda, const void* B, long long ldb, double beta, void* C, long long ldc, long long batch,
+          long long strideA, long long strideB, long long strideC, int device);
 
 } // namespace passlens::cuda

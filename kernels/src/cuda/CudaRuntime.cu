@@ -18,10 +18,10 @@ namespace passlens::cuda {
 
 namespace {
 
-[[noreturn]] void fail(const char* call, cudaError_t e)
-{
+[[noreturn]] void fail(const char* call, cudaError_t e) {
     (void)cudaGetLastError();
-    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                             ")");
 }
 
 #define PL_CK(call)                                                                                                    \
@@ -34,7 +34,8 @@ namespace {
     do {                                                                                                               \
         cublasStatus_t s_ = (call);                                                                                    \
         if (s_ != CUBLAS_STATUS_SUCCESS)                                                                               \
-            throw std::runtime_error(std::string(#call) + " failed: cuBLAS status " + std::to_string(static_cast<int>(s_))); \
+            throw std::runtime_error(std::string(#call) + " failed: cuBLAS status " +                                  \
+                                     std::to_string(static_cast<int>(s_)));                                            \
     } while (0)
 
 // cuBLAS is opened at run time (dlopen), so binaries built with CUDA need only the driver to
@@ -50,8 +51,7 @@ struct Blas {
     decltype(&cublasDgemmStridedBatched) dgemmBatched = nullptr;
 };
 
-Blas& blas()
-{
+Blas& blas() {
     static Blas b;
     static std::mutex m;
     std::lock_guard<std::mutex> lock(m);
@@ -88,8 +88,7 @@ Blas& blas()
     return b;
 }
 
-Blas& needBlas()
-{
+Blas& needBlas() {
     Blas& b = blas();
     if (!b.error.empty()) throw std::runtime_error(b.error);
     return b;
@@ -103,8 +102,7 @@ struct DeviceState {
 std::mutex g_mutex;
 std::vector<DeviceState> g_devices;
 
-DeviceState& state(int device)
-{
+DeviceState& state(int device) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_devices.empty()) {
         int n = 0;
@@ -123,31 +121,33 @@ DeviceState& state(int device)
 
 } // namespace
 
-cudaStream_t streamOf(int device)
-{
+cudaStream_t streamOf(int device) {
     DeviceState& s = state(device);
     PL_CK(cudaSetDevice(device));
     return s.stream;
 }
 
-void checkLaunch(const char* what)
-{
+void checkLaunch(const char* what) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) fail(what, e);
 }
 
-std::size_t dtSize(int dt)
-{
+std::size_t dtSize(int dt) {
     switch (dt) {
-    case Bool: case I8: case U8: return 1;
-    case I16: case U16: case F16: return 2;
-    case I32: case U32: case F32: return 4;
+    case Bool:
+    case I8:
+    case U8: return 1;
+    case I16:
+    case U16:
+    case F16: return 2;
+    case I32:
+    case U32:
+    case F32: return 4;
     default: return 8;
     }
 }
 
-int deviceCount()
-{
+int deviceCount() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -156,15 +156,13 @@ int deviceCount()
     return n;
 }
 
-std::string deviceName(int device)
-{
+std::string deviceName(int device) {
     cudaDeviceProp p{};
     PL_CK(cudaGetDeviceProperties(&p, device));
     return p.name;
 }
 
-void* deviceAlloc(std::size_t bytes, int device)
-{
+void* deviceAlloc(std::size_t bytes, int device) {
     PL_CK(cudaSetDevice(device));
     void* p = nullptr;
     const cudaError_t e = cudaMalloc(&p, bytes);
@@ -183,27 +181,23 @@ namespace {
 std::mutex g_freeMutex;
 std::string g_freeError;
 
-void freeFailed(const char* call, cudaError_t e) noexcept
-{
+void freeFailed(const char* call, cudaError_t e) noexcept {
     (void)cudaGetLastError();
     try {
         std::lock_guard<std::mutex> lock(g_freeMutex);
         if (!g_freeError.empty()) return;
         g_freeError = std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
         std::fprintf(stderr, "passlens: %s (further free errors are not printed)\n", g_freeError.c_str());
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 } // namespace
 
-std::string freeError()
-{
+std::string freeError() {
     std::lock_guard<std::mutex> lock(g_freeMutex);
     return g_freeError;
 }
 
-void deviceFree(void* p, int device) noexcept
-{
+void deviceFree(void* p, int device) noexcept {
     if (!p) return;
     // waits for work still using the buffer on the stream
     cudaError_t e = cudaSetDevice(device);
@@ -222,8 +216,7 @@ void deviceFree(void* p, int device) noexcept
     if (e != cudaSuccess) freeFailed("cudaFree", e);
 }
 
-void* pinnedAlloc(std::size_t bytes)
-{
+void* pinnedAlloc(std::size_t bytes) {
     void* p = nullptr;
     if (cudaMallocHost(&p, bytes) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -232,27 +225,23 @@ void* pinnedAlloc(std::size_t bytes)
     return p;
 }
 
-void pinnedFree(void* p) noexcept
-{
+void pinnedFree(void* p) noexcept {
     if (!p) return;
     const cudaError_t e = cudaFreeHost(p);
     if (e != cudaSuccess) freeFailed("cudaFreeHost", e);
 }
 
-void copyHtoD(void* dst, const void* src, std::size_t bytes, int device)
-{
+void copyHtoD(void* dst, const void* src, std::size_t bytes, int device) {
     if (bytes) PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, streamOf(device)));
 }
 
-void copyDtoH(void* dst, const void* src, std::size_t bytes, int device)
-{
+void copyDtoH(void* dst, const void* src, std::size_t bytes, int device) {
     cudaStream_t s = streamOf(device);
     if (bytes) PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
     PL_CK(cudaStreamSynchronize(s));
 }
 
-void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes)
-{
+void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes) {
     if (!bytes) return;
     if (dstDevice == srcDevice) {
         PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, streamOf(dstDevice)));
@@ -262,8 +251,7 @@ void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::siz
     }
 }
 
-void memsetDevice(void* dst, int byte, std::size_t bytes, int device)
-{
+void memsetDevice(void* dst, int byte, std::size_t bytes, int device) {
     if (bytes) PL_CK(cudaMemsetAsync(dst, byte, bytes, streamOf(device)));
 }
 
@@ -274,8 +262,7 @@ struct Timer {
     cudaEvent_t start = nullptr, stop = nullptr;
 };
 
-Timer* timerCreate(int device)
-{
+Timer* timerCreate(int device) {
     auto* t = new Timer;
     t->device = device;
     PL_CK(cudaSetDevice(device));
@@ -284,8 +271,7 @@ Timer* timerCreate(int device)
     return t;
 }
 
-void timerDestroy(Timer* t)
-{
+void timerDestroy(Timer* t) {
     if (!t) return;
     cudaEventDestroy(t->start);
     cudaEventDestroy(t->stop);
@@ -295,18 +281,16 @@ void timerDestroy(Timer* t)
 void timerStart(Timer* t) { PL_CK(cudaEventRecord(t->start, streamOf(t->device))); }
 void timerStop(Timer* t) { PL_CK(cudaEventRecord(t->stop, streamOf(t->device))); }
 
-float timerElapsedMs(Timer* t)
-{
+float timerElapsedMs(Timer* t) {
     PL_CK(cudaEventSynchronize(t->stop));
     float ms = 0;
     PL_CK(cudaEventElapsedTime(&ms, t->start, t->stop));
     return ms;
 }
 
-void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A, long long lda,
-          const void* B, long long ldb, double beta, void* C, long long ldc, long long batch, long long strideA, long long strideB,
-          long long strideC, int device)
-{
+void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A,
+          long long lda, const void* B, long long ldb, double beta, void* C, long long ldc, long long batch,
+          long long strideA, long long strideB, long long strideC, int device) {
     if (M == 0 || N == 0 || batch == 0) return;
     if (K == 0) {
         // C = beta*C without reading A or B; cuBLAS still wants leading dimensions >= 1
@@ -327,24 +311,24 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
     if (dtype == F32) {
         const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
         if (batch == 1)
-            PL_CB(lib.sgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &a, static_cast<const float*>(B),
-                              static_cast<int>(ldb), static_cast<const float*>(A), static_cast<int>(lda), &b, static_cast<float*>(C),
-                              static_cast<int>(ldc)));
+            PL_CB(lib.sgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &a,
+                            static_cast<const float*>(B), static_cast<int>(ldb), static_cast<const float*>(A),
+                            static_cast<int>(lda), &b, static_cast<float*>(C), static_cast<int>(ldc)));
         else
             PL_CB(lib.sgemmBatched(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &a,
-                                            static_cast<const float*>(B), static_cast<int>(ldb), strideB, static_cast<const float*>(A),
-                                            static_cast<int>(lda), strideA, &b, static_cast<float*>(C), static_cast<int>(ldc), strideC,
-                                            static_cast<int>(batch)));
+                                   static_cast<const float*>(B), static_cast<int>(ldb), strideB,
+                                   static_cast<const float*>(A), static_cast<int>(lda), strideA, &b,
+                                   static_cast<float*>(C), static_cast<int>(ldc), strideC, static_cast<int>(batch)));
     } else if (dtype == F64) {
         if (batch == 1)
-            PL_CB(lib.dgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, static_cast<const double*>(B),
-                              static_cast<int>(ldb), static_cast<const double*>(A), static_cast<int>(lda), &beta, static_cast<double*>(C),
-                              static_cast<int>(ldc)));
+            PL_CB(lib.dgemm(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha,
+                            static_cast<const double*>(B), static_cast<int>(ldb), static_cast<const double*>(A),
+                            static_cast<int>(lda), &beta, static_cast<double*>(C), static_cast<int>(ldc)));
         else
             PL_CB(lib.dgemmBatched(h, ta, tb, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha,
-                                            static_cast<const double*>(B), static_cast<int>(ldb), strideB, static_cast<const double*>(A),
-                                            static_cast<int>(lda), strideA, &beta, static_cast<double*>(C), static_cast<int>(ldc), strideC,
-                                            static_cast<int>(batch)));
+                                   static_cast<const double*>(B), static_cast<int>(ldb), strideB,
+                                   static_cast<const double*>(A), static_cast<int>(lda), strideA, &beta,
+                                   static_cast<double*>(C), static_cast<int>(ldc), strideC, static_cast<int>(batch)));
     } else {
         throw std::runtime_error("cuBLAS GEMM supports float32 and float64, got dtype code " + std::to_string(dtype));
     }

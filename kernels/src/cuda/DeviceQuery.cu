@@ -11,8 +11,7 @@ namespace passlens {
 
 namespace {
 
-std::string describe(const char* call, cudaError_t status)
-{
+std::string describe(const char* call, cudaError_t status) {
     std::string text = call;
     text += " failed: ";
     text += cudaGetErrorName(status);
@@ -24,8 +23,7 @@ std::string describe(const char* call, cudaError_t status)
 
 } // namespace
 
-DeviceInfo queryDevices()
-{
+DeviceInfo queryDevices() {
     DeviceInfo info;
     info.cudaCompiled = true;
 
@@ -54,8 +52,7 @@ DeviceInfo queryDevices()
     return info;
 }
 
-CopyBandwidth measurePinnedCopyBandwidth(std::size_t bytes, int repeats)
-{
+CopyBandwidth measurePinnedCopyBandwidth(std::size_t bytes, int repeats) {
     CopyBandwidth out;
     if (bytes == 0 || repeats < 1) {
         out.error = "measurePinnedCopyBandwidth needs bytes >= 1 and repeats >= 1";
@@ -84,8 +81,10 @@ CopyBandwidth measurePinnedCopyBandwidth(std::size_t bytes, int repeats)
             if (!check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind))) return;
             for (int i = 0; i < repeats; ++i) {
                 float ms = 0;
-                if (!check("cudaEventRecord", cudaEventRecord(start)) || !check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind)) ||
-                    !check("cudaEventRecord", cudaEventRecord(stop)) || !check("cudaEventSynchronize", cudaEventSynchronize(stop)) ||
+                if (!check("cudaEventRecord", cudaEventRecord(start)) ||
+                    !check("cudaMemcpy", cudaMemcpy(dst, src, bytes, kind)) ||
+                    !check("cudaEventRecord", cudaEventRecord(stop)) ||
+                    !check("cudaEventSynchronize", cudaEventSynchronize(stop)) ||
                     !check("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start, stop)))
                     return;
                 sumMs += ms;

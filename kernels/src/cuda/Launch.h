@@ -18,8 +18,8 @@
 namespace passlens::cuda {
 
 #ifdef __CUDACC__
-template <class... P, class... A> void launch(const char* /*name*/, void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream, A&&... args)
-{
+template <class... P, class... A>
+void launch(const char* /*name*/, void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream, A&&... args) {
     kernel<<<grid, block, 0, stream>>>(std::forward<A>(args)...);
 }
 #else
@@ -29,8 +29,8 @@ namespace emu {
 void enqueueGrid(const char* name, dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread);
 } // namespace emu
 
-template <class... P, class... A> void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream, A&&... args)
-{
+template <class... P, class... A>
+void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream, A&&... args) {
     // arguments are converted and copied at launch, as CUDA copies them into the parameter space
     auto params = std::make_shared<std::tuple<std::decay_t<P>...>>(std::forward<A>(args)...);
     emu::enqueueGrid(name, grid, block, stream, [kernel, params] { std::apply(kernel, *params); });

@@ -30,12 +30,12 @@ const char* nodeChangeName(NodeChange c);
 /// Bytes that transfer nodes move per run of a graph, from the static types of their outputs.
 /// A transfer whose output shape is not fully known counts in `unknown*`, never as 0 bytes.
 struct TransferBytes {
-    std::int64_t hostToGpu = 0;   ///< bytes out of GpuFromHost nodes of known size
-    std::int64_t gpuToHost = 0;   ///< bytes out of HostFromGpu nodes of known size
-    std::int64_t gpuToGpu = 0;    ///< bytes out of GpuToGpu nodes of known size (not host<->GPU)
-    int transfers = 0;            ///< GpuFromHost + HostFromGpu + GpuToGpu nodes
-    int unknownHostGpu = 0;       ///< GpuFromHost / HostFromGpu nodes of unknown size
-    int unknownGpuGpu = 0;        ///< GpuToGpu nodes of unknown size
+    std::int64_t hostToGpu = 0; ///< bytes out of GpuFromHost nodes of known size
+    std::int64_t gpuToHost = 0; ///< bytes out of HostFromGpu nodes of known size
+    std::int64_t gpuToGpu = 0;  ///< bytes out of GpuToGpu nodes of known size (not host<->GPU)
+    int transfers = 0;          ///< GpuFromHost + HostFromGpu + GpuToGpu nodes
+    int unknownHostGpu = 0;     ///< GpuFromHost / HostFromGpu nodes of unknown size
+    int unknownGpuGpu = 0;      ///< GpuToGpu nodes of unknown size
 
     /// Bytes crossing host<->GPU (both directions) of the transfers whose size is known.
     std::int64_t crossing() const { return hostToGpu + gpuToHost; }

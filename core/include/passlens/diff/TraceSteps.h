@@ -14,11 +14,11 @@ namespace passlens {
 struct TraceStep {
     enum class Kind { Source, Phase, Event, Final };
     Kind kind = Kind::Source;
-    std::string name;   ///< phase name, "source", "final", or the event's rewriter
-    int event = 0;      ///< the graph is the source with applied events 1..event
-    int fromEvent = 0;  ///< the step's own changes are the events in (fromEvent, event]
-    int index = 0;      ///< k of "step k of N": phase index (1-based; source 0, final N) or event seq
-    int count = 0;      ///< N: phases, or events for event steps
+    std::string name;  ///< phase name, "source", "final", or the event's rewriter
+    int event = 0;     ///< the graph is the source with applied events 1..event
+    int fromEvent = 0; ///< the step's own changes are the events in (fromEvent, event]
+    int index = 0;     ///< k of "step k of N": phase index (1-based; source 0, final N) or event seq
+    int count = 0;     ///< N: phases, or events for event steps
     /// "phase gpuarray_opt", "source", "final", "event 17 (local_cut_gpu_transfers, phase gpuarray_opt)".
     std::string label() const;
 };

@@ -26,21 +26,19 @@ struct LoadedGraph {
 /// Throws passlens::Error("LABEL: JSONPATH: reason"), e.g.
 /// "g.graph.json: nodes[3].inputs[1]: unknown variable 'w'", or a cycle naming its nodes.
 /// Nothing is partially loaded.
-LoadedGraph readGraphJson(const nlohmann::json& doc, const std::string& label,
-                          const std::filesystem::path& baseDir);
+LoadedGraph readGraphJson(const nlohmann::json& doc, const std::string& label, const std::filesystem::path& baseDir);
 
 /// Parses text first; a JSON syntax error is reported with its byte offset.
-LoadedGraph readGraphJsonText(const std::string& text, const std::string& label,
-                              const std::filesystem::path& baseDir);
+LoadedGraph readGraphJsonText(const std::string& text, const std::string& label, const std::filesystem::path& baseDir);
 
 struct GraphJsonWriteOptions {
     /// Constants with more elements than this are written to .npy files under `npyDir`
     /// (relative to the graph file's folder) when npyDir is set; otherwise inline.
     std::size_t inlineLimit = 64;
-    std::filesystem::path baseDir;   ///< folder of the graph file being written
-    std::filesystem::path npyDir;    ///< relative to baseDir, e.g. "model.data"
-    bool withIds = false;            ///< add "id" to nodes, inputs and constants (session files)
-    bool base64 = false;             ///< constants above inlineLimit as {"base64": ...} (no npyDir)
+    std::filesystem::path baseDir; ///< folder of the graph file being written
+    std::filesystem::path npyDir;  ///< relative to baseDir, e.g. "model.data"
+    bool withIds = false;          ///< add "id" to nodes, inputs and constants (session files)
+    bool base64 = false;           ///< constants above inlineLimit as {"base64": ...} (no npyDir)
 };
 
 /// A loaded tensor as a graph JSON `value`: nested lists of numbers ("nan", "inf", "-inf" for

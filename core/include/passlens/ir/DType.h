@@ -10,8 +10,20 @@ namespace passlens {
 
 /// Element type. The names (dtypeName) are the ones of FORMAT.md §1: bool, int8 ... complex128.
 enum class DType : std::uint8_t {
-    Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-    Float16, Float32, Float64, Complex64, Complex128
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float16,
+    Float32,
+    Float64,
+    Complex64,
+    Complex128
 };
 
 /// "float32" etc.

@@ -11,7 +11,8 @@ namespace passlens {
 /// user-facing message of one or two lines; nothing is partially applied when it is thrown.
 class Error : public std::runtime_error {
 public:
-    explicit Error(const std::string& message) : std::runtime_error(message) {}
+    explicit Error(const std::string& message)
+        : std::runtime_error(message) {}
 };
 
 /// Thrown by FunctionGraph::replace / replaceAllValidate when a replacement fails validation

@@ -100,11 +100,10 @@ public:
     virtual void onImport(const FunctionGraph&, const Apply&, std::string_view /*reason*/) {}
     virtual void onPrune(const FunctionGraph&, const Apply&, std::string_view /*reason*/) {}
     /// Input `index` of `node` (or graph output `index` when node is nullptr) changed.
-    virtual void onChangeInput(const FunctionGraph&, const Apply* /*node*/, int /*index*/,
-                               const Variable& /*oldVar*/, const Variable& /*newVar*/,
-                               std::string_view /*reason*/) {}
-    virtual void onReplace(const FunctionGraph&, const Variable& /*oldVar*/,
-                           const Variable& /*newVar*/, std::string_view /*reason*/) {}
+    virtual void onChangeInput(const FunctionGraph&, const Apply* /*node*/, int /*index*/, const Variable& /*oldVar*/,
+                               const Variable& /*newVar*/, std::string_view /*reason*/) {}
+    virtual void onReplace(const FunctionGraph&, const Variable& /*oldVar*/, const Variable& /*newVar*/,
+                           std::string_view /*reason*/) {}
 };
 
 /// A graph between inputs and outputs (Theano's FunctionGraph). Only nodes reachable from the
@@ -116,8 +115,8 @@ public:
     FunctionGraph(const FunctionGraph&) = delete;
     FunctionGraph& operator=(const FunctionGraph&) = delete;
 
-    std::string name;        ///< display name (graph JSON name, ONNX graph name)
-    std::string sourcePath;  ///< file it came from, for messages
+    std::string name;       ///< display name (graph JSON name, ONNX graph name)
+    std::string sourcePath; ///< file it came from, for messages
 
     // ---- building ----
     /// A new graph input.
@@ -131,8 +130,7 @@ public:
     /// and merged, and are required for ops without a type rule (Onnx ops). Throws
     /// passlens::Error for a wrong number of inputs or a failing type rule.
     Apply* makeApply(const Op& op, std::vector<Variable*> inputs,
-                     std::optional<std::vector<Type>> outputTypes = std::nullopt,
-                     std::string name = {});
+                     std::optional<std::vector<Type>> outputTypes = std::nullopt, std::string name = {});
     /// Convenience: makeApply(...)->output(0).
     Variable* apply(const Op& op, std::vector<Variable*> inputs, std::string name = {});
     /// Narrows a variable's type to `type` merged with the current one (importers use it to take
@@ -177,8 +175,7 @@ public:
     /// ReplaceValidate.replace_all_validate).
     /// `mustRemove`: nodes that must no longer be in the graph afterwards (Theano's
     /// replace_all_validate_remove); a survivor rejects the whole replacement.
-    void replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs,
-                            std::string_view reason,
+    void replaceAllValidate(const std::vector<std::pair<Variable*, Variable*>>& pairs, std::string_view reason,
                             const std::vector<const Apply*>& mustRemove = {});
     /// Full validation: acyclic, one producer per variable, input types equal to producers'
     /// types. Throws ReplacementError naming the problem.

@@ -31,8 +31,7 @@ public:
     /// kind's schema and completed with defaults. Throws passlens::Error on an unknown kind
     /// ("unknown op kind 'Foo'") or a bad attribute ("Elemwise: attribute 'scalar' must be ...").
     /// Kinds starting with "Onnx" are always accepted (host ops with no Theano counterpart).
-    static const Op& get(const std::string& kind, Attrs attrs = Attrs::object(),
-                         std::vector<Subgraph> subgraphs = {});
+    static const Op& get(const std::string& kind, Attrs attrs = Attrs::object(), std::vector<Subgraph> subgraphs = {});
 
     const std::string& kind() const { return m_kind; }
     const Attrs& attrs() const { return m_attrs; }
@@ -50,9 +49,9 @@ public:
     double floatAttr(const char* attr, double dflt = 0.0) const;
     bool boolAttr(const char* attr, bool dflt = false) const;
 
-    bool isGpu() const;        ///< a GPU kind (GpuElemwise, GpuFromHost, ...)
-    bool isTransfer() const;   ///< GpuFromHost, HostFromGpu or GpuToGpu
-    bool isOnnx() const;       ///< an `Onnx<Type>` host op
+    bool isGpu() const;      ///< a GPU kind (GpuElemwise, GpuFromHost, ...)
+    bool isTransfer() const; ///< GpuFromHost, HostFromGpu or GpuToGpu
+    bool isOnnx() const;     ///< an `Onnx<Type>` host op
 
     Op(const Op&) = delete;
     Op& operator=(const Op&) = delete;

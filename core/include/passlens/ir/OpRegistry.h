@@ -40,10 +40,10 @@ struct OpKindInfo {
     std::string kind;
     std::vector<AttrSpec> attrs;
     int minInputs = 0;
-    int maxInputs = -1;      ///< -1: any number
-    TypeRule infer;          ///< empty for Onnx ops: output types come from ONNX shape inference
-    bool gpu = false;        ///< a GPU kind: inputs and outputs on a GPU context
-    bool transfer = false;   ///< GpuFromHost / HostFromGpu / GpuToGpu
+    int maxInputs = -1;    ///< -1: any number
+    TypeRule infer;        ///< empty for Onnx ops: output types come from ONNX shape inference
+    bool gpu = false;      ///< a GPU kind: inputs and outputs on a GPU context
+    bool transfer = false; ///< GpuFromHost / HostFromGpu / GpuToGpu
     bool allowUnknownAttrs = false;
     std::string gpuCounterpart;  ///< host kind -> GPU kind of its lifter (OPS.md), or ""
     std::string hostCounterpart; ///< GPU kind -> host kind it mirrors, or ""

@@ -18,7 +18,7 @@ struct TensorData {
     DType dtype = DType::Float32;
     std::vector<std::int64_t> shape;
     std::shared_ptr<const std::string> bytes; ///< numElements()*dtypeSize(dtype) bytes when loaded
-    std::string missing;                       ///< why the data is not loaded; empty when it is
+    std::string missing;                      ///< why the data is not loaded; empty when it is
 
     bool loaded() const { return missing.empty() && bytes != nullptr; }
     std::int64_t numElements() const;

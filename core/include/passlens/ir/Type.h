@@ -34,7 +34,9 @@ public:
 
     Type() = default;
     Type(DType dtype, std::vector<std::int64_t> dims, Location loc = {})
-        : m_dtype(dtype), m_dims(std::move(dims)), m_loc(std::move(loc)) {}
+        : m_dtype(dtype)
+        , m_dims(std::move(dims))
+        , m_loc(std::move(loc)) {}
     /// A type of unknown rank.
     static Type unknownRank(DType dtype, Location loc = {});
     /// Parses `DTYPE[DIMS]@LOCATION`. Throws passlens::Error("bad type string '...': reason").

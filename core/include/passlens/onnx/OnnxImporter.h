@@ -37,8 +37,7 @@ LoadedGraph importOnnxFile(const std::filesystem::path& path, const OnnxImportOp
 
 /// Imports an ONNX model from memory; `label` names it in messages, `baseDir` resolves external
 /// data.
-LoadedGraph importOnnxBytes(const std::string& bytes, const std::string& label,
-                            const std::filesystem::path& baseDir,
+LoadedGraph importOnnxBytes(const std::string& bytes, const std::string& label, const std::filesystem::path& baseDir,
                             const OnnxImportOptions& options = {});
 
 /// The ONNX opset version libonnx knows best for the default domain (17 for libonnx 1.12).

@@ -19,9 +19,9 @@ namespace passlens {
 /// What phase factories need.
 struct PhaseBuildContext {
     GpuCapabilities caps = GpuCapabilities::defaults();
-    std::set<std::string> exclude;  ///< rewrite names or tags to drop from every phase
-    std::string requireTag;         ///< when set, keep only rewrites with this tag (fast_compile)
-    bool dispatch = true;           ///< tracks dispatch in equilibria and walkers
+    std::set<std::string> exclude; ///< rewrite names or tags to drop from every phase
+    std::string requireTag;        ///< when set, keep only rewrites with this tag (fast_compile)
+    bool dispatch = true;          ///< tracks dispatch in equilibria and walkers
     double maxUseRatio = 8.0;
     bool allocSpecialCase = true;
     bool opLiftersInEquilibrium = true;
@@ -39,12 +39,12 @@ struct PhaseEntry {
 /// Per phase of a run.
 struct PhaseRun {
     PhaseInfo info;
-    bool changed = false;   ///< a replacement was committed (rejected ones count as no change)
-    bool converged = true;  ///< false when an Equilibrium stopped before its fixed point
+    bool changed = false;  ///< a replacement was committed (rejected ones count as no change)
+    bool converged = true; ///< false when an Equilibrium stopped before its fixed point
     double timeUs = 0;
     std::size_t nodesBefore = 0, nodesAfter = 0;
     std::int64_t applied = 0, rejected = 0;
-    std::string profile; ///< Theano-style profile text of the phase
+    std::string profile;                            ///< Theano-style profile text of the phase
     std::map<std::string, RewriterStats> rewriters; ///< counters of this phase only
 };
 

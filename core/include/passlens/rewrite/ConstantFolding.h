@@ -16,7 +16,8 @@ inline constexpr std::size_t kMaxFoldedBytes = 64u << 20; ///< 64 MiB
 
 /// The values of `node`'s outputs when all its inputs are loaded constants and the op can be
 /// evaluated here; std::nullopt otherwise (`why` says why, when given).
-std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(const Apply& node, std::string* why = nullptr);
+std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(const Apply& node,
+                                                                             std::string* why = nullptr);
 
 /// The rewrite (tracks all nodes) under `name` ("constant_folding", "gpua_constant_folding").
 NodeRewriter constantFolding(const std::string& name = "constant_folding");

@@ -10,10 +10,10 @@
 namespace passlens {
 
 struct EquilibriumConfig {
-    double maxUseRatio = 8.0;     ///< config.optdb.max_use_ratio
-    bool ignoreNewTrees = true;   ///< EquilibriumDB default
-    bool dispatch = true;         ///< tracks dispatch; false tries every local rewrite on every node
-    int maxPasses = 1000;         ///< safety net on top of max_use
+    double maxUseRatio = 8.0;   ///< config.optdb.max_use_ratio
+    bool ignoreNewTrees = true; ///< EquilibriumDB default
+    bool dispatch = true;       ///< tracks dispatch; false tries every local rewrite on every node
+    int maxPasses = 1000;       ///< safety net on top of max_use
 };
 
 class Equilibrium final : public Phase {

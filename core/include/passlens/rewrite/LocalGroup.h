@@ -33,7 +33,7 @@ private:
 /// union of the members' tracks (all when any member tracks all, unlike Theano's quirk of
 /// ignoring None-tracked members; see core/README.md). `dispatch` false tries every member on
 /// every node (to measure what tracks save).
-NodeRewriter makeLocalGroup(std::string name, std::vector<NodeRewriter> members,
-                            bool applyAllOpts = false, bool dispatch = true);
+NodeRewriter makeLocalGroup(std::string name, std::vector<NodeRewriter> members, bool applyAllOpts = false,
+                            bool dispatch = true);
 
 } // namespace passlens

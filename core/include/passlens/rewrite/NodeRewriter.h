@@ -35,7 +35,10 @@ struct Tracks {
 /// built only when decline reasons are being recorded (`--reasons`).
 class RewriteCall {
 public:
-    RewriteCall(FunctionGraph& g, Apply& n, bool wantReasons) : graph(g), node(n), m_want(wantReasons) {}
+    RewriteCall(FunctionGraph& g, Apply& n, bool wantReasons)
+        : graph(g)
+        , node(n)
+        , m_want(wantReasons) {}
     FunctionGraph& graph;
     Apply& node;
     /// Always returns std::nullopt, so a transform can `return call.decline(...)`.
@@ -57,7 +60,10 @@ using TransformFn = std::function<std::optional<Replacement>(RewriteCall&)>;
 class NodeRewriter {
 public:
     NodeRewriter(std::string name, Tracks tracks, TransformFn fn, std::set<std::string> tags = {})
-        : m_name(std::move(name)), m_tracks(std::move(tracks)), m_fn(std::move(fn)), m_tags(std::move(tags)) {}
+        : m_name(std::move(name))
+        , m_tracks(std::move(tracks))
+        , m_fn(std::move(fn))
+        , m_tags(std::move(tags)) {}
 
     const std::string& name() const { return m_name; }
     const Tracks& tracks() const { return m_tracks; }

@@ -57,8 +57,14 @@ public:
     /// Total transform calls (the figure tracks dispatch saves).
     std::int64_t attempts() const { return m_attempts; }
 
-    void onImport(const FunctionGraph&, const Apply&, std::string_view) override { ++m_edits; ++m_imports; }
-    void onChangeInput(const FunctionGraph&, const Apply*, int, const Variable&, const Variable&, std::string_view) override { ++m_edits; }
+    void onImport(const FunctionGraph&, const Apply&, std::string_view) override {
+        ++m_edits;
+        ++m_imports;
+    }
+    void onChangeInput(const FunctionGraph&, const Apply*, int, const Variable&, const Variable&,
+                       std::string_view) override {
+        ++m_edits;
+    }
 
 private:
     FunctionGraph& m_graph;

@@ -20,7 +20,8 @@ NodeRewriter localJoin1(const std::string& kind = "Join", const std::string& nam
 /// to Shape(x), or to MakeVector(Shape_i{0}(x), ..., -1 once, static dims) -> the input.
 NodeRewriter localUselessReshape();
 /// local_useless_elemwise: identity, a cast to the same dtype, single-input add/mul/max/min -> the input.
-NodeRewriter localUselessElemwise(const std::string& kind = "Elemwise", const std::string& name = "local_useless_elemwise");
+NodeRewriter localUselessElemwise(const std::string& kind = "Elemwise",
+                                  const std::string& name = "local_useless_elemwise");
 /// local_useless_split: Split into one piece -> the input.
 NodeRewriter localUselessSplit();
 /// local_add_mul_fusion: add(add(a, b), c) -> add(a, b, c) (and mul) when the inner node has no

@@ -45,17 +45,17 @@ struct ConstantDef {
 };
 
 struct RewriteEvent {
-    int seq = 0;             ///< 1-based
+    int seq = 0; ///< 1-based
     std::string phase;
     std::string rewriter;
-    std::string status;      ///< "applied", "rejected" or "declined"
-    NodeId node = -1;        ///< the matched node (-1 for whole-graph rewrites)
+    std::string status; ///< "applied", "rejected" or "declined"
+    NodeId node = -1;   ///< the matched node (-1 for whole-graph rewrites)
     std::vector<NodeId> removed, added;
     std::vector<std::pair<VarId, VarId>> replaced;
-    std::string reason;      ///< rejection error or decline reason
+    std::string reason; ///< rejection error or decline reason
     double timeUs = 0;
-    std::vector<NodeDef> nodes;          ///< definitions of `added`, in import order
-    std::vector<ConstantDef> constants;  ///< constants the event introduced
+    std::vector<NodeDef> nodes;         ///< definitions of `added`, in import order
+    std::vector<ConstantDef> constants; ///< constants the event introduced
 };
 
 struct PhaseRecord {
@@ -77,7 +77,8 @@ struct LiftingEntry {
 class Trace final : public Instrumentation {
 public:
     /// `recordDeclined`: keep declined attempts with their reasons (`--reasons`).
-    explicit Trace(bool recordDeclined = false) : m_recordDeclined(recordDeclined) {}
+    explicit Trace(bool recordDeclined = false)
+        : m_recordDeclined(recordDeclined) {}
 
     // ---- recording (Instrumentation) ----
     void pipelineBegin(std::string_view name, const FunctionGraph& g) override;
@@ -119,17 +120,20 @@ public:
     // ---- session files (FORMAT.md §2) ----
     /// `source`: the file the graph came from (path and sha256 recorded when it exists);
     /// `profiles` (FORMAT §2 profiles) may be empty.
-    nlohmann::json toSessionJson(const std::filesystem::path& source, const nlohmann::json& profiles = nlohmann::json::array()) const;
+    nlohmann::json toSessionJson(const std::filesystem::path& source,
+                                 const nlohmann::json& profiles = nlohmann::json::array()) const;
     /// A session document as text with "format" and "version" first (readers sniff the head).
     static std::string dumpSession(const nlohmann::json& doc);
     /// Writes the session atomically. Throws passlens::Error.
-    void save(const std::filesystem::path& path, const std::filesystem::path& source, const nlohmann::json& profiles = nlohmann::json::array()) const;
+    void save(const std::filesystem::path& path, const std::filesystem::path& source,
+              const nlohmann::json& profiles = nlohmann::json::array()) const;
     /// Reads a session file. Throws passlens::Error("FILE: PATH: reason"), e.g.
     /// "s.passlens.json: events[3].nodes[0]: type must be string, but is number".
     static Trace load(const std::filesystem::path& path);
     /// As load, from a parsed document; `label` names the file in messages, also in those of
     /// graphAfter when the events do not replay.
-    static Trace fromSessionJson(const nlohmann::json& doc, const std::string& label, const std::filesystem::path& baseDir);
+    static Trace fromSessionJson(const nlohmann::json& doc, const std::string& label,
+                                 const std::filesystem::path& baseDir);
     const nlohmann::json& profiles() const { return m_profiles; }
     const std::string& sourcePath() const { return m_sourcePath; }
 

@@ -12,9 +12,9 @@ namespace passlens {
 /// Difference of one output pair.
 struct OutputDiff {
     std::size_t index = 0;
-    bool shapeMatches = true;  ///< same dtype class, same shape
-    std::string detail;        ///< "shape [1,10] vs [1,11]" when not
-    double maxAbs = 0;         ///< max |got - ref|
+    bool shapeMatches = true; ///< same dtype class, same shape
+    std::string detail;       ///< "shape [1,10] vs [1,11]" when not
+    double maxAbs = 0;        ///< max |got - ref|
     /// Norm-wise relative error: maxAbs / max|ref| (max|ref| floored at 1e-30). NaN against a
     /// number, or infinities of different sign, count as +inf.
     double maxRel = 0;

@@ -62,12 +62,12 @@ struct RunTimings {
     /// per step (Executor::steps() order), microseconds; after a failed run, NaN for the CUDA
     /// steps whose event time is unknown (the failing step, those after it, all after a fault)
     std::vector<double> stepUs;
-    std::vector<std::size_t> stepBytes;  ///< bytes moved, for transfer steps (0 otherwise)
+    std::vector<std::size_t> stepBytes; ///< bytes moved, for transfer steps (0 otherwise)
     /// per step: the element-wise step was applied by the kernel of steps[fusedInto] (its time
     /// is in that step's; its own stepUs is 0), or the in-place Join's inputs were all written
     /// into its output by their producers (it did nothing; stepUs 0)
     std::vector<bool> stepFused;
-    double totalUs = 0;                  ///< wall time of the whole run
+    double totalUs = 0; ///< wall time of the whole run
 };
 
 /// Thrown when execution fails (missing kernel, bad runtime shapes, failed assertion, missing
@@ -83,7 +83,7 @@ struct ExecContext {
     Backend gpuBackend = Backend::Cpu; ///< where GPU kinds run
     int device = 0;
     ExecOptions options;
-    std::string deviceName;           ///< "cpu" or "cuda:0 NVIDIA H200"
+    std::string deviceName; ///< "cpu" or "cuda:0 NVIDIA H200"
     /// The CUDA device when GPU kinds run there (gpuBackend == Cuda), else null.
     std::shared_ptr<DeviceBackend> gpu;
     /// A device tensor in the executor's pool (CUDA backend only).
@@ -100,12 +100,12 @@ struct ExecStep {
     Backend backend = Backend::Cpu;
     const KernelFn* fn = nullptr;
     std::vector<int> inSlots, outSlots;
-    std::vector<bool> lastUse;  ///< per input: this step is its last reader
-    std::string why;            ///< for Missing / Emulated: the reason
-    bool deviceTimed = false;   ///< timed with device events (CUDA kernels and transfers)
+    std::vector<bool> lastUse;      ///< per input: this step is its last reader
+    std::string why;                ///< for Missing / Emulated: the reason
+    bool deviceTimed = false;       ///< timed with device events (CUDA kernels and transfers)
     std::vector<bool> uploadOutput; ///< Emulated on a CUDA context: outputs to copy to the device
     mutable std::unique_ptr<KernelState> state;
-    void* timer = nullptr;      ///< DeviceBackend timer of a device-timed step
+    void* timer = nullptr; ///< DeviceBackend timer of a device-timed step
     /// Epilogue fusion, producer side: the element-wise step the kernel may apply to output 0
     /// (fusedStep, its index) through `epilogue`.
     std::unique_ptr<OutputEpilogue> epilogue;

@@ -38,7 +38,8 @@ public:
     /// shape and dtype). A kernel that does not apply it just leaves epilogueApplied false.
     virtual bool accepts(const Tensor& y) const = 0;
     /// Applies it in place to y[n, c, s0:s1] for c in [c0, c1).
-    virtual void apply(Tensor& y, std::int64_t n, std::int64_t c0, std::int64_t c1, std::int64_t s0, std::int64_t s1) const = 0;
+    virtual void apply(Tensor& y, std::int64_t n, std::int64_t c0, std::int64_t c1, std::int64_t s0,
+                       std::int64_t s1) const = 0;
 };
 
 /// Everything a kernel sees for one execution of one node.

@@ -16,16 +16,16 @@
 namespace passlens {
 
 struct ProfileOptions {
-    int warmup = 3;  ///< unmeasured runs first
+    int warmup = 3;   ///< unmeasured runs first
     int repeats = 10; ///< measured runs of each mode (unprofiled and profiled runs alternate)
 };
 
 /// One node of the profiled graph.
 struct ProfileNode {
     NodeId node = -1;
-    std::string kind;    ///< op kind (Theano class), e.g. "GpuElemwise"
-    std::string op;      ///< display string, e.g. "GpuElemwise{add}<gpuarray>"
-    std::string name;    ///< node name (may be empty)
+    std::string kind; ///< op kind (Theano class), e.g. "GpuElemwise"
+    std::string op;   ///< display string, e.g. "GpuElemwise{add}<gpuarray>"
+    std::string name; ///< node name (may be empty)
     StepKind stepKind = StepKind::Kernel;
     /// Mean time per run in microseconds; std::nullopt ("n/a") for a node with no kernel.
     std::optional<double> timeUs;
@@ -50,19 +50,19 @@ struct ProfileTransfer {
 };
 
 struct ProfileReport {
-    std::string phase;   ///< "final", "source" or a phase name
-    std::string device;  ///< Executor::deviceDescription()
+    std::string phase;  ///< "final", "source" or a phase name
+    std::string device; ///< Executor::deviceDescription()
     int warmup = 0, repeats = 0;
-    double wallUs = 0;          ///< mean wall time per run without per-node timing
-    double profiledWallUs = 0;  ///< mean wall time per run with per-node timing
+    double wallUs = 0;         ///< mean wall time per run without per-node timing
+    double profiledWallUs = 0; ///< mean wall time per run with per-node timing
     double overheadUs() const { return profiledWallUs - wallUs; }
     /// Standard deviation of the unprofiled runs' wall time (µs): an overhead smaller than this
     /// (or negative) is run-to-run noise, not a cost of profiling.
     double wallStdUs = 0;
-    double nodeSumUs = 0;       ///< sum of the node means (profiled runs)
-    std::vector<ProfileNode> nodes;          ///< in execution order
-    std::vector<ProfileTransfer> transfers;  ///< in execution order
-    std::string error;          ///< why the run failed (nodes after the failure are n/a)
+    double nodeSumUs = 0;                   ///< sum of the node means (profiled runs)
+    std::vector<ProfileNode> nodes;         ///< in execution order
+    std::vector<ProfileTransfer> transfers; ///< in execution order
+    std::string error;                      ///< why the run failed (nodes after the failure are n/a)
 
     /// The FORMAT.md §2 `profiles` entry: {"phase","device","repeats","nodes":[{"node","time_us",
     /// "kind"}],"transfers":[{"node","bytes","direction","time_us"}]} plus "warmup", "wall_us",

@@ -29,8 +29,8 @@ enum class MemoryKind : std::uint8_t { Host, Device };
 /// A raw buffer. Freed (or returned to its pool) when the last Tensor referring to it goes.
 class Storage {
 public:
-    Storage(void* ptr, std::size_t bytes, MemoryKind kind, bool readOnly,
-            std::shared_ptr<const void> keepAlive, std::weak_ptr<BufferPool> pool, int device = 0, bool pinned = false);
+    Storage(void* ptr, std::size_t bytes, MemoryKind kind, bool readOnly, std::shared_ptr<const void> keepAlive,
+            std::weak_ptr<BufferPool> pool, int device = 0, bool pinned = false);
     ~Storage();
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
@@ -81,8 +81,7 @@ public:
     /// Tests: fill every buffer handed out with 0xFF bytes (NaN for floats, -1 for integers),
     /// so elements a kernel forgets to write show up.
     void setPoison(bool on) { m_poison = on; }
-    void resetPeaks()
-    {
+    void resetPeaks() {
         m_peakLive = m_liveBytes;
         m_peakFootprint = m_liveBytes + m_cachedBytes;
     }
@@ -115,8 +114,8 @@ public:
 
     /// Uninitialised tensor. `pool` may be null (plain allocation). Throws passlens::Error when
     /// a dim is negative or memory is exhausted (message gives the bytes).
-    static Tensor empty(DType dtype, Shape shape, BufferPool* pool = nullptr,
-                        MemoryKind kind = MemoryKind::Host, int device = 0);
+    static Tensor empty(DType dtype, Shape shape, BufferPool* pool = nullptr, MemoryKind kind = MemoryKind::Host,
+                        int device = 0);
     /// Zero-filled host tensor.
     static Tensor zeros(DType dtype, Shape shape, BufferPool* pool = nullptr);
     /// A read-only host tensor sharing the bytes of graph constant data (no copy). Throws

@@ -6,8 +6,7 @@
 
 namespace passlens {
 
-template <class F> decltype(auto) visitDType(DType d, const char* what, F&& f)
-{
+template <class F> decltype(auto) visitDType(DType d, const char* what, F&& f) {
     switch (d) {
     case DType::Bool: return f(std::uint8_t{});
     case DType::Int8: return f(std::int8_t{});

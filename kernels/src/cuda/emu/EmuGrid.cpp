@@ -46,8 +46,7 @@ struct Fiber {
     char* stack = nullptr;
     bool fresh = true; // must be (re)started from its entry
     int thread = -1;
-    ~Fiber()
-    {
+    ~Fiber() {
         if (stack) munmap(stack, kStackBytes);
     }
 };
@@ -81,22 +80,19 @@ struct Scheduler {
     int tid = 0; ///< the running thread
 };
 
-Scheduler& sched()
-{
+Scheduler& sched() {
     static Scheduler s;
     return s;
 }
 
-void setThread(Scheduler& s, int tid)
-{
+void setThread(Scheduler& s, int tid) {
     s.tid = tid;
     const unsigned t = static_cast<unsigned>(tid);
     threadIdx = uint3{t % blockDim.x, t / blockDim.x % blockDim.y, t / (blockDim.x * blockDim.y)};
 }
 
 // ---- context switches (annotated for AddressSanitizer, which must know the stack in use)
-void switchContext(ucontext_t* from, ucontext_t* to, const void* toBottom, std::size_t toSize)
-{
+void switchContext(ucontext_t* from, ucontext_t* to, const void* toBottom, std::size_t toSize) {
 #ifdef PASSLENS_EMU_ASAN
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, toBottom, toSize);
@@ -109,33 +105,37 @@ void switchContext(ucontext_t* from, ucontext_t* to, const void* toBottom, std::
 #endif
 }
 
-void toMain(Fiber* f)
-{
+void toMain(Fiber* f) {
     Scheduler& s = sched();
     switchContext(&f->ctx, &s.main, s.mainBottom, s.mainSize);
 }
 
-void fault(Scheduler& s, const std::string& why)
-{
+void fault(Scheduler& s, const std::string& why) {
     if (s.fault.empty()) s.fault = why;
 }
 
 bool warpComplete(const WarpState& w) { return w.mask && (w.arrived & w.mask) == w.mask; }
 
-void threadExits(Scheduler& s, int tid)
-{
+void threadExits(Scheduler& s, int tid) {
     s.state[static_cast<std::size_t>(tid)] = TState::Exited;
     ++s.exited;
     const WarpState& w = s.warps[static_cast<std::size_t>(tid / 32)];
     const unsigned bit = 1u << (tid % 32);
     if ((w.mask & bit) && !(w.arrived & bit))
-        fault(s, "lane " + std::to_string(tid % 32) + " of warp " + std::to_string(tid / 32) + " exited while lanes of mask 0x" +
-                     [&] { char b[16]; std::snprintf(b, sizeof b, "%08x", w.mask); return std::string(b); }() + " wait at a warp collective");
-    if (s.atBarrier > 0) fault(s, "thread " + std::to_string(tid) + " exited while other threads of its block wait at __syncthreads");
+        fault(
+            s, "lane " + std::to_string(tid % 32) + " of warp " + std::to_string(tid / 32) +
+                   " exited while lanes of mask 0x" +
+                   [&] {
+                       char b[16];
+                       std::snprintf(b, sizeof b, "%08x", w.mask);
+                       return std::string(b);
+                   }() +
+                   " wait at a warp collective");
+    if (s.atBarrier > 0)
+        fault(s, "thread " + std::to_string(tid) + " exited while other threads of its block wait at __syncthreads");
 }
 
-void fiberEntry()
-{
+void fiberEntry() {
     Scheduler& s = sched();
 #ifdef PASSLENS_EMU_ASAN
     __sanitizer_finish_switch_fiber(nullptr, &s.mainBottom, &s.mainSize);
@@ -156,8 +156,7 @@ void fiberEntry()
     }
 }
 
-Fiber* idleFiber(Scheduler& s)
-{
+Fiber* idleFiber(Scheduler& s) {
     if (!s.idle.empty()) {
         Fiber* f = s.idle.back();
         s.idle.pop_back();
@@ -172,8 +171,7 @@ Fiber* idleFiber(Scheduler& s)
     return s.fibers.back().get();
 }
 
-void resume(Scheduler& s, Fiber* f)
-{
+void resume(Scheduler& s, Fiber* f) {
     s.current = f;
     if (f->fresh) {
         getcontext(&f->ctx);
@@ -187,8 +185,7 @@ void resume(Scheduler& s, Fiber* f)
     switchContext(&s.main, &f->ctx, f->stack, kStackBytes);
 }
 
-void runBlock(Scheduler& s)
-{
+void runBlock(Scheduler& s) {
     s.next = s.exited = s.atBarrier = 0;
     std::fill(s.state.begin(), s.state.end(), TState::NotStarted);
     std::fill(s.fiberOf.begin(), s.fiberOf.end(), nullptr);
@@ -206,11 +203,14 @@ void runBlock(Scheduler& s)
                 if ((mask >> l) & 1u) ballot |= (w.value[l] != 0 ? 1ull : 0ull) << l;
             for (int l = 0; l < 32; ++l) {
                 if (!((mask >> l) & 1u)) continue;
-                if (w.kind == Collective::Ballot) w.result[l] = ballot;
+                if (w.kind == Collective::Ballot)
+                    w.result[l] = ballot;
                 else if (w.kind == Collective::Shuffle) {
                     const int src = w.src[l];
                     // reading a lane outside the mask is undefined on a GPU
-                    if (!((mask >> src) & 1u)) fault(s, "lane " + std::to_string(l) + " of warp " + std::to_string(wi) + " shuffles from lane " + std::to_string(src) + ", which is not in the mask");
+                    if (!((mask >> src) & 1u))
+                        fault(s, "lane " + std::to_string(l) + " of warp " + std::to_string(wi) +
+                                     " shuffles from lane " + std::to_string(src) + ", which is not in the mask");
                     w.result[l] = w.value[src];
                 }
             }
@@ -252,8 +252,8 @@ void runBlock(Scheduler& s)
         }
         int warpWaiting = 0;
         for (TState t : s.state) warpWaiting += t == TState::WaitWarp;
-        fault(s, "deadlock: " + std::to_string(warpWaiting) + " threads wait at warp collectives and " + std::to_string(s.atBarrier) +
-                     " at __syncthreads, which can never complete");
+        fault(s, "deadlock: " + std::to_string(warpWaiting) + " threads wait at warp collectives and " +
+                     std::to_string(s.atBarrier) + " at __syncthreads, which can never complete");
     }
     // suspended fibers of a faulted block are abandoned and restarted fresh
     for (auto& f : s.fibers)
@@ -264,8 +264,7 @@ void runBlock(Scheduler& s)
         }
 }
 
-void runGrid(const char* name, dim3 grid, dim3 block, const std::function<void()>& thread)
-{
+void runGrid(const char* name, dim3 grid, dim3 block, const std::function<void()>& thread) {
     Scheduler& s = sched();
     s.body = &thread;
     s.name = name;
@@ -283,16 +282,16 @@ void runGrid(const char* name, dim3 grid, dim3 block, const std::function<void()
                 runBlock(s);
             }
     if (!s.fault.empty())
-        raiseFault(cudaErrorLaunchFailure, std::string("kernel ") + name + " block (" + std::to_string(blockIdx.x) + "," + std::to_string(blockIdx.y) + "," +
-                                               std::to_string(blockIdx.z) + "): " + s.fault);
+        raiseFault(cudaErrorLaunchFailure, std::string("kernel ") + name + " block (" + std::to_string(blockIdx.x) +
+                                               "," + std::to_string(blockIdx.y) + "," + std::to_string(blockIdx.z) +
+                                               "): " + s.fault);
 }
 
 } // namespace
 
 int laneId() { return sched().tid % 32; }
 
-std::uint64_t warpCollective(Collective kind, unsigned mask, std::uint64_t value, int srcLane)
-{
+std::uint64_t warpCollective(Collective kind, unsigned mask, std::uint64_t value, int srcLane) {
     Scheduler& s = sched();
     const int tid = s.tid;
     const int lane = tid % 32, wi = tid / 32;
@@ -301,9 +300,12 @@ std::uint64_t warpCollective(Collective kind, unsigned mask, std::uint64_t value
     const int lanesInWarp = std::min(32, s.nThreads - wi * 32);
     const unsigned existing = lanesInWarp == 32 ? 0xffffffffu : ((1u << lanesInWarp) - 1u);
     Fiber* me = s.fiberOf[static_cast<std::size_t>(tid)];
-    if (!(mask & bit)) fault(s, "lane " + std::to_string(lane) + " calls a warp collective with a mask that excludes it");
-    else if (mask & ~existing) fault(s, "a warp collective's mask names lanes the block does not have");
-    else if (w.mask && (w.mask != mask || w.kind != kind)) fault(s, "lanes of warp " + std::to_string(wi) + " wait at different warp collectives");
+    if (!(mask & bit))
+        fault(s, "lane " + std::to_string(lane) + " calls a warp collective with a mask that excludes it");
+    else if (mask & ~existing)
+        fault(s, "a warp collective's mask names lanes the block does not have");
+    else if (w.mask && (w.mask != mask || w.kind != kind))
+        fault(s, "lanes of warp " + std::to_string(wi) + " wait at different warp collectives");
     else {
         for (int l = 0; l < 32; ++l)
             if (((mask >> l) & 1u) && s.state[static_cast<std::size_t>(wi * 32 + l)] == TState::Exited)
@@ -324,8 +326,7 @@ std::uint64_t warpCollective(Collective kind, unsigned mask, std::uint64_t value
     return w.result[lane];
 }
 
-void blockBarrier()
-{
+void blockBarrier() {
     Scheduler& s = sched();
     const int tid = s.tid;
     s.state[static_cast<std::size_t>(tid)] = TState::WaitBlock;
@@ -333,21 +334,24 @@ void blockBarrier()
     toMain(s.fiberOf[static_cast<std::size_t>(tid)]);
 }
 
-void enqueueGrid(const char* name, dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread)
-{
+void enqueueGrid(const char* name, dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread) {
     std::lock_guard<std::recursive_mutex> lock(runtimeMutex());
     if (stickyError() != cudaSuccess) return; // cudaGetLastError reports it
     const unsigned long long threads = 1ull * block.x * block.y * block.z;
-    if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
-        grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) {
+    if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.x == 0 ||
+        grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) {
         setLastError(cudaErrorInvalidConfiguration);
         return;
     }
     if (takeKernelFault()) {
-        enqueueOp(stream, Op{name, [n = std::string(name)] { raiseFault(cudaErrorIllegalAddress, "injected fault in kernel " + n); }, nullptr, true});
+        enqueueOp(stream,
+                  Op{name,
+                     [n = std::string(name)] { raiseFault(cudaErrorIllegalAddress, "injected fault in kernel " + n); },
+                     nullptr, true});
         return;
     }
-    enqueueOp(stream, Op{name, [name, grid, block, thread = std::move(thread)] { runGrid(name, grid, block, thread); }, nullptr, true});
+    enqueueOp(stream, Op{name, [name, grid, block, thread = std::move(thread)] { runGrid(name, grid, block, thread); },
+                         nullptr, true});
 }
 
 } // namespace passlens::cuda::emu

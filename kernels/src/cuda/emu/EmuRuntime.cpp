@@ -53,13 +53,14 @@ struct sigaction g_previousSegv;
 
 std::size_t pageUp(std::size_t n) { return (n + kPage - 1) / kPage * kPage; }
 
-void onSegv(int, siginfo_t* info, void*)
-{
+void onSegv(int, siginfo_t* info, void*) {
     const char* a = static_cast<const char*>(info->si_addr);
     if (g_arena.base && a >= g_arena.base && a < g_arena.base + kArenaBytes) {
-        const char* msg = g_arena.open ? "passlens emulated device: a kernel or copy accessed device memory outside every allocation\n"
-                                       : "passlens emulated device: host code accessed device memory outside kernels and copies "
-                                         "(a GPU would fault or read another address space)\n";
+        const char* msg =
+            g_arena.open
+                ? "passlens emulated device: a kernel or copy accessed device memory outside every allocation\n"
+                : "passlens emulated device: host code accessed device memory outside kernels and copies "
+                  "(a GPU would fault or read another address space)\n";
         (void)!write(2, msg, std::strlen(msg));
         void* frames[48];
         backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
@@ -67,8 +68,7 @@ void onSegv(int, siginfo_t* info, void*)
     sigaction(SIGSEGV, &g_previousSegv, nullptr); // the fault repeats under the previous handler
 }
 
-void arenaInit()
-{
+void arenaInit() {
     g_arena.tried = true;
     void* p = mmap(nullptr, kArenaBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return; // then plain heap blocks, without the access check
@@ -82,14 +82,14 @@ void arenaInit()
 
 // Device memory is accessible while an AccessScope lives (nested scopes are counted).
 struct AccessScope {
-    AccessScope()
-    {
+    AccessScope() {
         if (!g_arena.tried) arenaInit();
-        if (g_arena.base && g_arena.open++ == 0 && g_arena.used) mprotect(g_arena.base, pageUp(g_arena.used), PROT_READ | PROT_WRITE);
+        if (g_arena.base && g_arena.open++ == 0 && g_arena.used)
+            mprotect(g_arena.base, pageUp(g_arena.used), PROT_READ | PROT_WRITE);
     }
-    ~AccessScope()
-    {
-        if (g_arena.base && --g_arena.open == 0 && g_arena.used) mprotect(g_arena.base, pageUp(g_arena.used), PROT_NONE);
+    ~AccessScope() {
+        if (g_arena.base && --g_arena.open == 0 && g_arena.used)
+            mprotect(g_arena.base, pageUp(g_arena.used), PROT_NONE);
     }
     AccessScope(const AccessScope&) = delete;
     AccessScope& operator=(const AccessScope&) = delete;
@@ -100,16 +100,14 @@ struct AccessScope {
 struct BlockAccess {
     char* first = nullptr;
     std::size_t len = 0;
-    BlockAccess(char* block, std::size_t bytes)
-    {
+    BlockAccess(char* block, std::size_t bytes) {
         if (!g_arena.base || g_arena.open) return;
         const std::size_t off = static_cast<std::size_t>(block - g_arena.base);
         first = g_arena.base + off / kPage * kPage;
         len = pageUp(off + bytes) - off / kPage * kPage;
         mprotect(first, len, PROT_READ | PROT_WRITE);
     }
-    ~BlockAccess()
-    {
+    ~BlockAccess() {
         if (first) mprotect(first, len, PROT_NONE);
     }
     BlockAccess(const BlockAccess&) = delete;
@@ -118,8 +116,7 @@ struct BlockAccess {
 
 // A block of at least `bytes` (256-aligned; `bytes` becomes its size): a reusable block of up
 // to twice the size, else new address space.
-char* blockAlloc(std::size_t& bytes)
-{
+char* blockAlloc(std::size_t& bytes) {
     if (!g_arena.tried) arenaInit();
     if (!g_arena.base) return static_cast<char*>(std::aligned_alloc(256, bytes));
     auto it = g_arena.reusable.lower_bound(bytes);
@@ -134,12 +131,12 @@ char* blockAlloc(std::size_t& bytes)
     char* p = g_arena.base + g_arena.used;
     const std::size_t before = pageUp(g_arena.used);
     g_arena.used += bytes;
-    if (g_arena.open && pageUp(g_arena.used) > before) mprotect(g_arena.base + before, pageUp(g_arena.used) - before, PROT_READ | PROT_WRITE);
+    if (g_arena.open && pageUp(g_arena.used) > before)
+        mprotect(g_arena.base + before, pageUp(g_arena.used) - before, PROT_READ | PROT_WRITE);
     return p;
 }
 
-void blockRelease(char* block, std::size_t bytes)
-{
+void blockRelease(char* block, std::size_t bytes) {
     if (!g_arena.base) {
         std::free(block);
         return;
@@ -174,14 +171,12 @@ struct Runtime {
     std::vector<CUstream_st*> streams{&legacy};
 };
 
-Runtime& rt()
-{
+Runtime& rt() {
     static Runtime* r = new Runtime; // never destroyed: buffers may be freed during static destruction
     return *r;
 }
 
-cudaError_t setLast(cudaError_t e)
-{
+cudaError_t setLast(cudaError_t e) {
     if (e != cudaSuccess) rt().last = e;
     return e;
 }
@@ -193,20 +188,20 @@ cudaError_t setLast(cudaError_t e)
 
 CUstream_st* streamOf(cudaStream_t s) { return s ? s : &rt().legacy; }
 
-const Allocation* findAllocation(const void* p, std::size_t bytes, const char** base = nullptr)
-{
+const Allocation* findAllocation(const void* p, std::size_t bytes, const char** base = nullptr) {
     Runtime& r = rt();
     const char* c = static_cast<const char*>(p);
     auto it = r.device_.upper_bound(c);
     if (it == r.device_.begin()) return nullptr;
     --it;
-    if (c < it->first || c + bytes > it->first + it->second.bytes || (bytes == 0 && c >= it->first + it->second.bytes && it->second.bytes)) return nullptr;
+    if (c < it->first || c + bytes > it->first + it->second.bytes ||
+        (bytes == 0 && c >= it->first + it->second.bytes && it->second.bytes))
+        return nullptr;
     if (base) *base = it->first;
     return &it->second;
 }
 
-bool guardsIntact(const char* user, const Allocation& a)
-{
+bool guardsIntact(const char* user, const Allocation& a) {
     for (const char* p = a.block; p < user; ++p)
         if (static_cast<unsigned char>(*p) != kGuardByte) return false;
     for (const char* p = user + a.bytes; p < a.block + a.blockBytes; ++p)
@@ -216,19 +211,18 @@ bool guardsIntact(const char* user, const Allocation& a)
 
 // After each operation: every live allocation's guard bytes (an out-of-bounds write of the
 // operation shows here, attributed to it).
-void checkGuards(const std::string& opName)
-{
+void checkGuards(const std::string& opName) {
     Runtime& r = rt();
     if (r.sticky != cudaSuccess) return;
     for (const auto& [user, a] : r.device_)
         if (!guardsIntact(user, a)) {
-            raiseFault(cudaErrorIllegalAddress, opName + " wrote outside a device allocation of " + std::to_string(a.bytes) + " bytes");
+            raiseFault(cudaErrorIllegalAddress,
+                       opName + " wrote outside a device allocation of " + std::to_string(a.bytes) + " bytes");
             return;
         }
 }
 
-void drainUntil(CUstream_st* s, const EventState* until)
-{
+void drainUntil(CUstream_st* s, const EventState* until) {
     Runtime& r = rt();
     if (s->queue.empty()) return;
     AccessScope access;
@@ -243,25 +237,27 @@ void drainUntil(CUstream_st* s, const EventState* until)
     }
 }
 
-void drainAll()
-{
+void drainAll() {
     for (CUstream_st* s : rt().streams) drainUntil(s, nullptr);
 }
 
 void enqueue(CUstream_st* s, Op op) { s->queue.push_back(std::move(op)); }
 
 // a device range, or an error
-cudaError_t checkDeviceRange(const void* p, std::size_t bytes) { return findAllocation(p, bytes) ? cudaSuccess : cudaErrorInvalidValue; }
+cudaError_t checkDeviceRange(const void* p, std::size_t bytes) {
+    return findAllocation(p, bytes) ? cudaSuccess : cudaErrorInvalidValue;
+}
 bool isDevice(const void* p) { return findAllocation(p, 1) != nullptr; }
 
-cudaError_t queueCopy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, CUstream_st* s, const char* what)
-{
+cudaError_t queueCopy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, CUstream_st* s,
+                      const char* what) {
     if (bytes == 0) return cudaSuccess;
     if (!dst || !src) return setLast(cudaErrorInvalidValue);
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return setLast(cudaErrorInvalidMemcpyDirection);
     if (kind == cudaMemcpyDefault) {
         const bool sd = isDevice(src), dd = isDevice(dst);
-        kind = sd ? (dd ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost) : (dd ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+        kind = sd ? (dd ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+                  : (dd ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
     }
     const bool srcDev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     const bool dstDev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
@@ -275,8 +271,7 @@ cudaError_t queueCopy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
 
 } // namespace
 
-void raiseFault(cudaError_t e, const std::string& what)
-{
+void raiseFault(cudaError_t e, const std::string& what) {
     Runtime& r = rt();
     if (r.sticky != cudaSuccess) return;
     r.sticky = e;
@@ -285,8 +280,7 @@ void raiseFault(cudaError_t e, const std::string& what)
     std::fprintf(stderr, "passlens emulated device: %s (%s, sticky)\n", what.c_str(), cudaGetErrorName(e));
 }
 
-bool takeKernelFault()
-{
+bool takeKernelFault() {
     Runtime& r = rt();
     if (r.faultLaunchAfter < 0) return false;
     return r.faultLaunchAfter-- == 0;
@@ -298,33 +292,27 @@ cudaError_t stickyError() { return rt().sticky; }
 cudaError_t setLastError(cudaError_t e) { return setLast(e); }
 
 // ---------------------------------------------------------------- controls (EmuControl.h)
-void failAllocation(int n)
-{
+void failAllocation(int n) {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     rt().failAllocAfter = n;
 }
-void failPinnedAllocation(bool on)
-{
+void failPinnedAllocation(bool on) {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     rt().failPinned = on;
 }
-void faultKernel(int n)
-{
+void faultKernel(int n) {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     rt().faultLaunchAfter = n;
 }
-void setMemoryLimit(std::size_t bytes)
-{
+void setMemoryLimit(std::size_t bytes) {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     rt().limit = bytes;
 }
-void setDeviceCount(int n)
-{
+void setDeviceCount(int n) {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     rt().deviceCount = std::clamp(n, 1, 8);
 }
-void reset()
-{
+void reset() {
     Runtime& r = rt();
     std::lock_guard<std::recursive_mutex> lock(r.mutex);
     for (CUstream_st* s : r.streams) s->queue.clear();
@@ -334,13 +322,11 @@ void reset()
     r.deviceCount = 1;
     r.device = 0;
 }
-std::string lastFault()
-{
+std::string lastFault() {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     return rt().fault;
 }
-Stats stats()
-{
+Stats stats() {
     Runtime& r = rt();
     std::lock_guard<std::recursive_mutex> lock(r.mutex);
     Stats st;
@@ -354,8 +340,7 @@ Stats stats()
     st.liveAllocations = static_cast<long long>(r.device_.size());
     return st;
 }
-bool isDevicePointer(const void* p)
-{
+bool isDevicePointer(const void* p) {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     return isDevice(p);
 }
@@ -365,8 +350,7 @@ bool isDevicePointer(const void* p)
 using namespace passlens::cuda::emu;
 
 // ---------------------------------------------------------------- errors
-const char* cudaGetErrorName(cudaError_t e)
-{
+const char* cudaGetErrorName(cudaError_t e) {
     switch (e) {
     case cudaSuccess: return "cudaSuccess";
     case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
@@ -385,8 +369,7 @@ const char* cudaGetErrorName(cudaError_t e)
     return "cudaErrorUnknown";
 }
 
-const char* cudaGetErrorString(cudaError_t e)
-{
+const char* cudaGetErrorString(cudaError_t e) {
     switch (e) {
     case cudaSuccess: return "no error";
     case cudaErrorInvalidValue: return "invalid argument";
@@ -405,8 +388,7 @@ const char* cudaGetErrorString(cudaError_t e)
     return "unknown error";
 }
 
-cudaError_t cudaGetLastError()
-{
+cudaError_t cudaGetLastError() {
     Runtime& r = rt();
     std::lock_guard<std::recursive_mutex> lock(r.mutex);
     if (r.sticky != cudaSuccess) return r.sticky;
@@ -415,23 +397,20 @@ cudaError_t cudaGetLastError()
     return e;
 }
 
-cudaError_t cudaPeekAtLastError()
-{
+cudaError_t cudaPeekAtLastError() {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     return rt().sticky != cudaSuccess ? rt().sticky : rt().last;
 }
 
 // ---------------------------------------------------------------- devices
-cudaError_t cudaGetDeviceCount(int* count)
-{
+cudaError_t cudaGetDeviceCount(int* count) {
     if (!count) return setLast(cudaErrorInvalidValue);
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     *count = rt().deviceCount;
     return cudaSuccess;
 }
 
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device)
-{
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     EMU_ENTER();
     if (!p) return setLast(cudaErrorInvalidValue);
     if (device < 0 || device >= rt().deviceCount) return setLast(cudaErrorInvalidDevice);
@@ -450,24 +429,21 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device)
     return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int device)
-{
+cudaError_t cudaSetDevice(int device) {
     EMU_ENTER();
     if (device < 0 || device >= rt().deviceCount) return setLast(cudaErrorInvalidDevice);
     rt().device = device;
     return cudaSuccess;
 }
 
-cudaError_t cudaGetDevice(int* device)
-{
+cudaError_t cudaGetDevice(int* device) {
     EMU_ENTER();
     if (!device) return setLast(cudaErrorInvalidValue);
     *device = rt().device;
     return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize()
-{
+cudaError_t cudaDeviceSynchronize() {
     EMU_ENTER();
     drainAll();
     return rt().sticky;
@@ -476,8 +452,7 @@ cudaError_t cudaDeviceSynchronize()
 // ---------------------------------------------------------------- streams
 cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, 0); }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int)
-{
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int) {
     EMU_ENTER();
     if (!s) return setLast(cudaErrorInvalidValue);
     *s = new CUstream_st;
@@ -485,8 +460,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int)
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamDestroy(cudaStream_t s)
-{
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
     EMU_ENTER();
     auto& v = rt().streams;
     auto it = std::find(v.begin(), v.end(), s);
@@ -497,18 +471,17 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
     return rt().sticky;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t s)
-{
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     EMU_ENTER();
     CUstream_st* st = streamOf(s);
-    if (std::find(rt().streams.begin(), rt().streams.end(), st) == rt().streams.end()) return setLast(cudaErrorInvalidResourceHandle);
+    if (std::find(rt().streams.begin(), rt().streams.end(), st) == rt().streams.end())
+        return setLast(cudaErrorInvalidResourceHandle);
     drainUntil(st, nullptr);
     return rt().sticky;
 }
 
 // ---------------------------------------------------------------- memory
-cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
-{
+cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
     EMU_ENTER();
     if (!ptr) return setLast(cudaErrorInvalidValue);
     *ptr = nullptr;
@@ -532,8 +505,7 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
     return cudaSuccess;
 }
 
-cudaError_t cudaFree(void* ptr)
-{
+cudaError_t cudaFree(void* ptr) {
     Runtime& r = rt();
     std::lock_guard<std::recursive_mutex> lock(r.mutex);
     if (!ptr) return r.sticky;
@@ -545,7 +517,8 @@ cudaError_t cudaFree(void* ptr)
     r.device_.erase(it);
     r.live -= a.bytes;
     if (r.sticky == cudaSuccess && !guardsIntact(static_cast<char*>(ptr), a))
-        raiseFault(cudaErrorIllegalAddress, "a device allocation of " + std::to_string(a.bytes) + " bytes was written outside its bounds");
+        raiseFault(cudaErrorIllegalAddress,
+                   "a device allocation of " + std::to_string(a.bytes) + " bytes was written outside its bounds");
     // poisoned and kept a while, so a stale pointer reads NaN instead of a newer buffer
     std::memset(a.block, kPoisonByte, a.blockBytes);
     r.quarantine.emplace_back(a.block, a.blockBytes);
@@ -558,8 +531,7 @@ cudaError_t cudaFree(void* ptr)
     return r.sticky;
 }
 
-cudaError_t cudaMallocHost(void** ptr, std::size_t bytes)
-{
+cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) {
     EMU_ENTER();
     if (!ptr) return setLast(cudaErrorInvalidValue);
     *ptr = nullptr;
@@ -570,8 +542,7 @@ cudaError_t cudaMallocHost(void** ptr, std::size_t bytes)
     return cudaSuccess;
 }
 
-cudaError_t cudaFreeHost(void* ptr)
-{
+cudaError_t cudaFreeHost(void* ptr) {
     Runtime& r = rt();
     std::lock_guard<std::recursive_mutex> lock(r.mutex);
     if (!ptr) return r.sticky;
@@ -581,14 +552,12 @@ cudaError_t cudaFreeHost(void* ptr)
     return r.sticky;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s)
-{
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
     EMU_ENTER();
     return queueCopy(dst, src, bytes, kind, streamOf(s), "cudaMemcpyAsync");
 }
 
-cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind)
-{
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
     EMU_ENTER();
     const cudaError_t e = queueCopy(dst, src, bytes, kind, &rt().legacy, "cudaMemcpy");
     if (e != cudaSuccess) return e;
@@ -596,24 +565,24 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
     return rt().sticky;
 }
 
-cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes, cudaStream_t s)
-{
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes,
+                                cudaStream_t s) {
     EMU_ENTER();
-    if (dstDevice < 0 || dstDevice >= rt().deviceCount || srcDevice < 0 || srcDevice >= rt().deviceCount) return setLast(cudaErrorInvalidDevice);
+    if (dstDevice < 0 || dstDevice >= rt().deviceCount || srcDevice < 0 || srcDevice >= rt().deviceCount)
+        return setLast(cudaErrorInvalidDevice);
     return queueCopy(dst, src, bytes, cudaMemcpyDeviceToDevice, streamOf(s), "cudaMemcpyPeerAsync");
 }
 
-cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t s)
-{
+cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t s) {
     EMU_ENTER();
     if (bytes == 0) return cudaSuccess;
     if (checkDeviceRange(dst, bytes) != cudaSuccess) return setLast(cudaErrorInvalidValue);
-    enqueue(streamOf(s), Op{"cudaMemsetAsync", [dst, value, bytes] { std::memset(dst, value, bytes); }, nullptr, false});
+    enqueue(streamOf(s),
+            Op{"cudaMemsetAsync", [dst, value, bytes] { std::memset(dst, value, bytes); }, nullptr, false});
     return cudaSuccess;
 }
 
-cudaError_t cudaMemset(void* dst, int value, std::size_t bytes)
-{
+cudaError_t cudaMemset(void* dst, int value, std::size_t bytes) {
     EMU_ENTER();
     const cudaError_t e = cudaMemsetAsync(dst, value, bytes, nullptr);
     if (e != cudaSuccess) return e;
@@ -622,24 +591,21 @@ cudaError_t cudaMemset(void* dst, int value, std::size_t bytes)
 }
 
 // ---------------------------------------------------------------- events
-cudaError_t cudaEventCreate(cudaEvent_t* e)
-{
+cudaError_t cudaEventCreate(cudaEvent_t* e) {
     EMU_ENTER();
     if (!e) return setLast(cudaErrorInvalidValue);
     *e = new CUevent_st;
     return cudaSuccess;
 }
 
-cudaError_t cudaEventDestroy(cudaEvent_t e)
-{
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
     if (!e) return setLast(cudaErrorInvalidResourceHandle);
     delete e; // a queued record keeps its state alive
     return rt().sticky;
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
-{
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     EMU_ENTER();
     if (!e) return setLast(cudaErrorInvalidResourceHandle);
     std::shared_ptr<EventState> st = e->state;
@@ -647,7 +613,8 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
     st->done = false;
     st->stream = streamOf(s);
     const long long gen = ++st->generation;
-    Op op{"cudaEventRecord", [st, gen] {
+    Op op{"cudaEventRecord",
+          [st, gen] {
               if (st->generation != gen) return;
               st->done = true;
               st->when = std::chrono::steady_clock::now();
@@ -657,8 +624,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
     return cudaSuccess;
 }
 
-cudaError_t cudaEventSynchronize(cudaEvent_t e)
-{
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     EMU_ENTER();
     if (!e) return setLast(cudaErrorInvalidResourceHandle);
     EventState* st = e->state.get();
@@ -666,8 +632,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e)
     return rt().sticky;
 }
 
-cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop)
-{
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop) {
     EMU_ENTER();
     if (!ms || !start || !stop) return setLast(cudaErrorInvalidValue);
     if (!start->state->recorded || !stop->state->recorded) return setLast(cudaErrorInvalidResourceHandle);

@@ -36,32 +36,32 @@ const char* nodeCategoryName(NodeCategory c);
 enum class OpAccent : std::uint8_t { None, Elemwise, Alloc };
 
 struct DrawNode {
-    std::string key;       ///< DOT node id: "n<NodeId>", "v<VarId>" (input, constant), "o<index>", "c<k>"
-    NodeId node = -1;      ///< the Apply's id, or -1
-    VarId var = -1;        ///< the variable of an input, constant or output node, or -1
+    std::string key;  ///< DOT node id: "n<NodeId>", "v<VarId>" (input, constant), "o<index>", "c<k>"
+    NodeId node = -1; ///< the Apply's id, or -1
+    VarId var = -1;   ///< the variable of an input, constant or output node, or -1
     NodeCategory category = NodeCategory::HostOp;
     OpAccent accent = OpAccent::None;
     NodeChange change = NodeChange::Unchanged; ///< diff class (Unchanged outside diffs)
-    std::string title;     ///< first line: op display string or variable name (raw UTF-8)
-    std::string subtitle;  ///< second line: "#42 · name", the type of an input (raw UTF-8)
-    std::string detail;    ///< third line: transfer size, timing (raw UTF-8); may be empty
-    std::string transferDirection; ///< "HtoD", "DtoH", "DtoD" for transfers
-    double timeShare = -1; ///< timing overlay: share of the total time in [0, 1]; -1 = no timing
-    double timeUs = -1;    ///< timing overlay: measured time in microseconds; -1 = none
-    std::size_t hiddenCount = 0; ///< Collapsed: how many nodes it stands for
-    bool seed = false;     ///< part of the changed region (focused views keep it)
+    std::string title;                         ///< first line: op display string or variable name (raw UTF-8)
+    std::string subtitle;                      ///< second line: "#42 · name", the type of an input (raw UTF-8)
+    std::string detail;                        ///< third line: transfer size, timing (raw UTF-8); may be empty
+    std::string transferDirection;             ///< "HtoD", "DtoH", "DtoD" for transfers
+    double timeShare = -1;                     ///< timing overlay: share of the total time in [0, 1]; -1 = no timing
+    double timeUs = -1;                        ///< timing overlay: measured time in microseconds; -1 = none
+    std::size_t hiddenCount = 0;               ///< Collapsed: how many nodes it stands for
+    bool seed = false;                         ///< part of the changed region (focused views keep it)
     /// Index in DrawGraph::clusters of the nested graph the node belongs to; -1 for the drawn
     /// graph itself. Nested nodes have `node` and `var` -1 (their ids are their graph's own).
     int cluster = -1;
 };
 
 struct DrawEdge {
-    std::string tail, head; ///< DrawNode keys
-    int inputIndex = 0;     ///< which input of the head (output index for output nodes)
-    std::string label;      ///< "float32[2,16,64]" (raw); empty when not labelled
-    bool gpu = false;       ///< the value lives on a GPU
+    std::string tail, head;                    ///< DrawNode keys
+    int inputIndex = 0;                        ///< which input of the head (output index for output nodes)
+    std::string label;                         ///< "float32[2,16,64]" (raw); empty when not labelled
+    bool gpu = false;                          ///< the value lives on a GPU
     NodeChange change = NodeChange::Unchanged; ///< Added: only after; Removed: only before
-    bool collapsed = false; ///< to or from a Collapsed placeholder
+    bool collapsed = false;                    ///< to or from a Collapsed placeholder
     /// The dashed edge from a node to one of its nested graphs: the cluster's index (the edge
     /// ends at the cluster's border, Graphviz's `lhead`); -1 for every other edge.
     int headCluster = -1;
@@ -70,23 +70,23 @@ struct DrawEdge {
 /// A nested graph (an OnnxIf branch, an OnnxLoop or Scan body) drawn as a Graphviz cluster
 /// beside the node that owns it (DrawOptions::nestedGraphs).
 struct DrawCluster {
-    std::string key;    ///< DOT subgraph id: "cluster_<index>"
-    std::string title;  ///< "then_branch of OnnxIf #12 · name (31 nodes)" (raw UTF-8)
-    int parent = -1;    ///< index of the enclosing cluster, -1 at the top level
-    std::string owner;  ///< key of the node whose nested graph this is
+    std::string key;   ///< DOT subgraph id: "cluster_<index>"
+    std::string title; ///< "then_branch of OnnxIf #12 · name (31 nodes)" (raw UTF-8)
+    int parent = -1;   ///< index of the enclosing cluster, -1 at the top level
+    std::string owner; ///< key of the node whose nested graph this is
 };
 
 /// Caption text: "SOURCE · pipeline NAME · STEP (UNIT k of N)".
 struct Caption {
-    std::string source;    ///< file name shown (no folder)
+    std::string source; ///< file name shown (no folder)
     std::string pipeline;
-    std::string step;      ///< "phase gpuarray_opt", "event 17 (local_cut_gpu_transfers)", "final"
-    int stepIndex = -1;    ///< k, or -1 to omit "step k of N"
-    int stepCount = -1;    ///< N
+    std::string step;   ///< "phase gpuarray_opt", "event 17 (local_cut_gpu_transfers)", "final"
+    int stepIndex = -1; ///< k, or -1 to omit "step k of N"
+    int stepCount = -1; ///< N
     /// What k counts: "step" (the window: every applied rewrite and every phase end) or
     /// "phase" (passlens-cli render / report: the phases of the trace).
     std::string unit = "step";
-    std::string note;      ///< an extra line (e.g. "focused view: 812 of 5,000 nodes hidden")
+    std::string note; ///< an extra line (e.g. "focused view: 812 of 5,000 nodes hidden")
     /// One line of text (raw UTF-8).
     std::string text() const;
 };
@@ -109,14 +109,14 @@ struct DrawGraph {
     std::vector<DrawCluster> clusters; ///< nested graphs, parents before children
     Caption caption;
     bool isDiff = false;
-    std::optional<GraphDiff> diff;   ///< set for diffs: the summary table
+    std::optional<GraphDiff> diff;               ///< set for diffs: the summary table
     std::size_t nodesBefore = 0, nodesAfter = 0; ///< Apply counts of the two graphs (diffs)
     TimingLegend timing;
-    bool focused = false;            ///< a focused view (see focusView)
-    std::string focusAround;         ///< "the changed region", "the transfers", "the outputs"
-    int focusHops = 0;               ///< hops shown around the seeds
-    std::size_t hiddenNodes = 0;     ///< nodes hidden by the focused view
-    std::size_t totalNodes = 0;      ///< drawable nodes before focusing
+    bool focused = false;        ///< a focused view (see focusView)
+    std::string focusAround;     ///< "the changed region", "the transfers", "the outputs"
+    int focusHops = 0;           ///< hops shown around the seeds
+    std::size_t hiddenNodes = 0; ///< nodes hidden by the focused view
+    std::size_t totalNodes = 0;  ///< drawable nodes before focusing
 
     /// Index of the node with this key, or -1.
     int indexOf(const std::string& key) const;

@@ -17,8 +17,7 @@ std::optional<RenderFormat> formatFromExtension(const std::filesystem::path& pat
 /// Throws passlens::Error: a PNG past kMaxPngPixels at `dpi` ("... is W x H px at 96 dpi, past
 /// cairo's 32,767 px limit: export SVG or PDF instead, or lower --dpi"), a write failure
 /// ("PATH: cannot write: reason"), or LayoutError when Graphviz fails.
-std::size_t exportLayout(const LayoutEngine& engine, const LayoutResult& layout,
-                         const std::filesystem::path& path, RenderFormat format,
-                         DiffView view = DiffView::Overlay, double dpi = 96);
+std::size_t exportLayout(const LayoutEngine& engine, const LayoutResult& layout, const std::filesystem::path& path,
+                         RenderFormat format, DiffView view = DiffView::Overlay, double dpi = 96);
 
 } // namespace passlens

@@ -38,9 +38,7 @@ class LayoutGuard {
 public:
     LayoutGuard(GVC_s* gvc, Agraph_s* graph) noexcept
         : m_gvc(gvc)
-        , m_graph(graph)
-    {
-    }
+        , m_graph(graph) {}
     ~LayoutGuard();
     LayoutGuard(const LayoutGuard&) = delete;
     LayoutGuard& operator=(const LayoutGuard&) = delete;

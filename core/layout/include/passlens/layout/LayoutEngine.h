@@ -39,28 +39,28 @@ struct LayoutPoint {
 };
 
 struct LayoutNode {
-    std::string key;          ///< DrawNode::key
+    std::string key; ///< DrawNode::key
     NodeId node = -1;
     VarId var = -1;
     NodeCategory category = NodeCategory::HostOp;
     OpAccent accent = OpAccent::None;
     NodeChange change = NodeChange::Unchanged;
     std::string title, subtitle, detail; ///< the label lines (raw UTF-8)
-    std::string transferDirection; ///< "HtoD", "DtoH", "DtoD" for transfers
-    double timeShare = -1;    ///< timing overlay share in [0, 1], -1 without timing
-    double timeUs = -1;       ///< measured microseconds, -1 without timing
-    bool seed = false;        ///< part of the changed region
-    LayoutPoint center;       ///< centre of the box, points
-    double width = 0, height = 0; ///< box size, points
+    std::string transferDirection;       ///< "HtoD", "DtoH", "DtoD" for transfers
+    double timeShare = -1;               ///< timing overlay share in [0, 1], -1 without timing
+    double timeUs = -1;                  ///< measured microseconds, -1 without timing
+    bool seed = false;                   ///< part of the changed region
+    LayoutPoint center;                  ///< centre of the box, points
+    double width = 0, height = 0;        ///< box size, points
     std::size_t hiddenCount = 0;
 };
 
 struct LayoutEdge {
-    std::string tail, head;   ///< LayoutNode keys
+    std::string tail, head; ///< LayoutNode keys
     int inputIndex = 0;
     NodeChange change = NodeChange::Unchanged;
     bool gpu = false;
-    bool collapsed = false;   ///< to or from a placeholder of the focused view
+    bool collapsed = false; ///< to or from a placeholder of the focused view
     /// The spline: a start point followed by groups of three (two control points and an end
     /// point) of cubic Bézier segments, points.
     std::vector<LayoutPoint> spline;
@@ -71,20 +71,20 @@ struct LayoutEdge {
 
 /// A laid-out drawing. Copyable plain data.
 struct LayoutResult {
-    double width = 0, height = 0;  ///< bounding box, points
-    double x0 = 0, y0 = 0;         ///< the bounding box's lower-left corner, points
+    double width = 0, height = 0; ///< bounding box, points
+    double x0 = 0, y0 = 0;        ///< the bounding box's lower-left corner, points
     std::vector<LayoutNode> nodes;
     std::vector<LayoutEdge> edges;
     std::optional<LayoutPoint> captionPos; ///< centre of the graph label (caption, legend)
-    double layoutMs = 0;           ///< wall time of the layout (0 when it came from the cache)
+    double layoutMs = 0;                   ///< wall time of the layout (0 when it came from the cache)
     bool fromCache = false;
-    bool focused = false;          ///< the focused view replaced the full graph
-    std::string focusReason;       ///< why: "5,000 nodes (threshold 1,500)", "layout past 7.0 s"
-    std::size_t hiddenNodes = 0;   ///< nodes folded into placeholders
-    std::size_t totalNodes = 0;    ///< drawable nodes of the full graph
+    bool focused = false;        ///< the focused view replaced the full graph
+    std::string focusReason;     ///< why: "5,000 nodes (threshold 1,500)", "layout past 7.0 s"
+    std::size_t hiddenNodes = 0; ///< nodes folded into placeholders
+    std::size_t totalNodes = 0;  ///< drawable nodes of the full graph
     /// layoutStable: nodes kept where the previous layout had them (0 for a fresh dot layout).
     std::size_t pinnedNodes = 0;
-    bool stable = false;           ///< positions continue a previous layout (layoutStable)
+    bool stable = false; ///< positions continue a previous layout (layoutStable)
     /// Graphviz's dot ran past the budget: the drawing (the focused view, or the graph when it
     /// has no smaller view) was placed by the simple layered layout, with straight edges.
     bool simple = false;
@@ -94,8 +94,8 @@ struct LayoutResult {
     std::string budgetNote;
     /// Graphviz's warnings for this layout (e.g. a label it could not parse), one per line.
     std::vector<std::string> warnings;
-    std::string dot;               ///< the DOT that was laid out
-    std::string positionedDot;     ///< Graphviz's "dot" output: the DOT with positions
+    std::string dot;           ///< the DOT that was laid out
+    std::string positionedDot; ///< Graphviz's "dot" output: the DOT with positions
     /// Size of a PNG rendering at `dpi`, pixels (Graphviz adds a 4-point margin).
     std::pair<double, double> pixelSize(double dpi) const;
 };
@@ -115,7 +115,9 @@ private:
 class LayoutError : public Error {
 public:
     enum class Kind { Graphviz, Cancelled, TimedOut, Crashed };
-    LayoutError(Kind kind, const std::string& message) : Error(message), m_kind(kind) {}
+    LayoutError(Kind kind, const std::string& message)
+        : Error(message)
+        , m_kind(kind) {}
     Kind kind() const { return m_kind; }
 
 private:
@@ -186,8 +188,7 @@ public:
     /// layouts excepted, so stepping back to a graph is instant. Throws LayoutError: Cancelled
     /// when `cancel` is set, Crashed when Graphviz died in the child, Graphviz for Graphviz's
     /// own errors (its message included).
-    LayoutResult layout(const DrawGraph& g, const LayoutOptions& options = {},
-                        const CancelToken* cancel = nullptr);
+    LayoutResult layout(const DrawGraph& g, const LayoutOptions& options = {}, const CancelToken* cancel = nullptr);
 
     /// Lays out `g` as the successor of `previous` (normally the drawing of the step before):
     /// every node whose key `previous` also has keeps its exact position (points), new nodes go
@@ -210,8 +211,8 @@ public:
     /// new layout. `view` hides the added or removed parts of a diff. `dpi` applies to PNG
     /// (Graphviz's default is 96). Throws passlens::Error for a PNG past kMaxPngPixels (the
     /// message suggests SVG or PDF) and LayoutError(Graphviz) when Graphviz fails.
-    std::string render(const LayoutResult& layout, RenderFormat format,
-                       DiffView view = DiffView::Overlay, double dpi = 96) const;
+    std::string render(const LayoutResult& layout, RenderFormat format, DiffView view = DiffView::Overlay,
+                       double dpi = 96) const;
 
     /// Cache statistics.
     std::size_t cacheHits() const;

@@ -19,15 +19,15 @@ struct ReportOptions {
     std::filesystem::path sourcePath; ///< the model the trace started from (recorded in the session)
     std::string sourceLabel;          ///< its file name, for captions
     std::string pipeline;
-    double budgetSeconds = 10;        ///< layout budget per figure
-    nlohmann::json profile;           ///< a FORMAT.md §2 profile of the final graph, or null
+    double budgetSeconds = 10;                         ///< layout budget per figure
+    nlohmann::json profile;                            ///< a FORMAT.md §2 profile of the final graph, or null
     std::function<void(int step, int steps)> progress; ///< called per step (any thread)
 };
 
 struct ReportResult {
-    std::vector<std::string> files;   ///< written, in order
-    std::size_t steps = 0;            ///< the source plus the changed phases
-    int failures = 0;                 ///< figures that could not be drawn (see warnings)
+    std::vector<std::string> files; ///< written, in order
+    std::size_t steps = 0;          ///< the source plus the changed phases
+    int failures = 0;               ///< figures that could not be drawn (see warnings)
     std::vector<std::string> warnings;
 };
 

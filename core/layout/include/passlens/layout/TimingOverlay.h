@@ -15,11 +15,11 @@ namespace passlens {
 
 /// One profile as plain data.
 struct TimingProfile {
-    std::string phase;   ///< the phase it was measured on ("final" when absent)
-    std::string device;  ///< "cuda:0 NVIDIA H200", "cpu"
+    std::string phase;  ///< the phase it was measured on ("final" when absent)
+    std::string device; ///< "cuda:0 NVIDIA H200", "cpu"
     struct NodeTime {
-        double timeUs = 0;  ///< microseconds per run
-        std::string kind;   ///< "kernel", "host", ...
+        double timeUs = 0; ///< microseconds per run
+        std::string kind;  ///< "kernel", "host", ...
     };
     struct TransferTime {
         std::int64_t bytes = -1; ///< bytes per run, -1 unknown
@@ -38,8 +38,7 @@ struct TimingProfile {
 /// also what `passlens-cli run --json` prints), an array of them, or a session document
 /// (its `profiles`). With several, the one whose phase is `phase` (or the first). Throws
 /// passlens::Error("LABEL: PATH: reason") for a wrong shape or no profile at all.
-TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& label,
-                                 const std::string& phase = {});
+TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& label, const std::string& phase = {});
 
 /// Reads and parses a profile file (see parseTimingProfile). Throws passlens::Error.
 TimingProfile loadTimingProfile(const std::filesystem::path& path, const std::string& phase = {});

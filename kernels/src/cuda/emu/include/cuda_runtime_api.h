@@ -71,8 +71,14 @@ struct uint3 {
 };
 struct dim3 {
     unsigned int x, y, z;
-    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
-    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
+        : x(vx)
+        , y(vy)
+        , z(vz) {}
+    constexpr dim3(uint3 v)
+        : x(v.x)
+        , y(v.y)
+        , z(v.z) {}
     constexpr operator uint3() const { return uint3{x, y, z}; }
 };
 
@@ -95,8 +101,10 @@ cudaError_t cudaFree(void* ptr);
 cudaError_t cudaMallocHost(void** ptr, std::size_t bytes);
 cudaError_t cudaFreeHost(void* ptr);
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream = nullptr);
-cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes, cudaStream_t stream = nullptr);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream = nullptr);
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes,
+                                cudaStream_t stream = nullptr);
 cudaError_t cudaMemset(void* dst, int value, std::size_t bytes);
 cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t stream = nullptr);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
@@ -131,61 +139,55 @@ void blockBarrier();
 /// The calling thread's lane (0..31) within its warp.
 int laneId();
 
-template <class T> std::uint64_t bitsOf(T v)
-{
+template <class T> std::uint64_t bitsOf(T v) {
     static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffles move at most 8 bytes");
     std::uint64_t b = 0;
     std::memcpy(&b, &v, sizeof(T));
     return b;
 }
-template <class T> T fromBits(std::uint64_t b)
-{
+template <class T> T fromBits(std::uint64_t b) {
     T v;
     std::memcpy(&v, &b, sizeof(T));
     return v;
 }
 // source lane of a shuffle within segments of `width` lanes (own lane when out of the segment)
-inline int segmentLane(int lane, int target, int width)
-{
+inline int segmentLane(int lane, int target, int width) {
     const int base = lane / width * width;
     return (target < base || target >= base + width) ? lane : target;
 }
 } // namespace passlens::cuda::emu
 
-template <class T> T __shfl_sync(unsigned mask, T v, int src, int width = warpSize)
-{
+template <class T> T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) {
     namespace e = passlens::cuda::emu;
     const int lane = e::laneId();
     const int target = lane / width * width + ((src % width) + width) % width;
     return e::fromBits<T>(e::warpCollective(e::Collective::Shuffle, mask, e::bitsOf(v), target));
 }
-template <class T> T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize)
-{
+template <class T> T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
     namespace e = passlens::cuda::emu;
     const int lane = e::laneId();
-    return e::fromBits<T>(e::warpCollective(e::Collective::Shuffle, mask, e::bitsOf(v), e::segmentLane(lane, lane + static_cast<int>(delta), width)));
+    return e::fromBits<T>(e::warpCollective(e::Collective::Shuffle, mask, e::bitsOf(v),
+                                            e::segmentLane(lane, lane + static_cast<int>(delta), width)));
 }
-template <class T> T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize)
-{
+template <class T> T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
     namespace e = passlens::cuda::emu;
     const int lane = e::laneId();
-    return e::fromBits<T>(e::warpCollective(e::Collective::Shuffle, mask, e::bitsOf(v), e::segmentLane(lane, lane - static_cast<int>(delta), width)));
+    return e::fromBits<T>(e::warpCollective(e::Collective::Shuffle, mask, e::bitsOf(v),
+                                            e::segmentLane(lane, lane - static_cast<int>(delta), width)));
 }
-template <class T> T __shfl_xor_sync(unsigned mask, T v, int laneMask, int width = warpSize)
-{
+template <class T> T __shfl_xor_sync(unsigned mask, T v, int laneMask, int width = warpSize) {
     namespace e = passlens::cuda::emu;
     const int lane = e::laneId();
-    return e::fromBits<T>(e::warpCollective(e::Collective::Shuffle, mask, e::bitsOf(v), e::segmentLane(lane, lane ^ laneMask, width)));
+    return e::fromBits<T>(
+        e::warpCollective(e::Collective::Shuffle, mask, e::bitsOf(v), e::segmentLane(lane, lane ^ laneMask, width)));
 }
-inline unsigned __ballot_sync(unsigned mask, int pred)
-{
+inline unsigned __ballot_sync(unsigned mask, int pred) {
     namespace e = passlens::cuda::emu;
     return static_cast<unsigned>(e::warpCollective(e::Collective::Ballot, mask, pred != 0, e::laneId()));
 }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
 inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) == mask; }
-inline void __syncwarp(unsigned mask = 0xffffffffu)
-{
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
     namespace e = passlens::cuda::emu;
     (void)e::warpCollective(e::Collective::SyncWarp, mask, 0, e::laneId());
 }
