@@ -497,6 +497,140 @@ private slots:
         }
     }
 
+    // ------------------------------------------------------------ gpuarray/opt.py's own code
+
+    // local_cut_gpu_transfers, every row of its table. Theano 1.0 has no test of its own for
+    // it (test_transfer_gpu_gpu only excludes it), so each row is the graph the row's comment
+    // names, compiled with mode_with_gpu excluding canonicalize's copy (local_cut_gpua_host_gpua)
+    // so that gpu_cut_copies' cut_gpua_host_transfers does the cut; then canonicalize's copy
+    // alone on the source graph (without the GPU phases, whose transfers come after
+    // canonicalize); then mode_with_gpu with both excluded, where the transfers stay. There
+    // GraphToGPU has rebuilt the graph as Theano's does: a host input x is mapped to
+    // GpuFromHost<None>(x) and a transfer of x is cloned onto HostFromGpu of that.
+    void test_local_cut_gpu_transfers_data() {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<QString>("after"); // op().str() of the final nodes, "" when none is left
+        QTest::addColumn<QString>("out");   // the output: "input NAME" or its type
+        QTest::addColumn<QString>("before");
+        const QString g1 = R"({"name": "g", "type": "float32[?,?]@gpu:dev1"})";
+        const QString x = R"({"name": "x", "type": "float32[?,?]"})";
+        auto graph = [](const QString& in, const QString& nodes, const QString& out = "o") {
+            return QString(R"("inputs": [%1], "nodes": [%2], "outputs": ["%3"])").arg(in, nodes, out);
+        };
+        auto node = [](const char* op, const QString& ctx, const char* in, const char* out) {
+            const QString a = ctx.isNull() ? QString() : QString(R"("attrs": {"context": "%1"}, )").arg(ctx);
+            return QString(R"({"op": "%1", %2"inputs": ["%3"], "outputs": ["%4"]})").arg(op, a, in, out);
+        };
+        // gpu[ab] -> host -> gpub: the same context gives the GPU value back ...
+        QTest::newRow("GpuFromHost(HostFromGpu) same context")
+            << graph(g1, node("HostFromGpu", {}, "g", "h") + "," + node("GpuFromHost", "dev1", "h", "o")) << ""
+            << "input g"
+            << "HostFromGpu(gpuarray) GpuFromHost<dev1>";
+        // ... another context a GpuToGpu
+        QTest::newRow("GpuFromHost(HostFromGpu) other context")
+            << graph(g1, node("HostFromGpu", {}, "g", "h") + "," + node("GpuFromHost", "dev2", "h", "o"))
+            << "GpuToGpu<dev2>"
+            << "float32[?,?]@gpu:dev2"
+            << "HostFromGpu(gpuarray) GpuFromHost<dev2>";
+        // host -> gpua -> host
+        QTest::newRow("HostFromGpu(GpuFromHost)")
+            << graph(x, node("GpuFromHost", "dev1", "x", "d") + "," + node("HostFromGpu", {}, "d", "o")) << ""
+            << "input x"
+            << "GpuFromHost<None> HostFromGpu(gpuarray)";
+        // gpub -> gpua -> host: the GPU value on b goes to the host directly
+        QTest::newRow("HostFromGpu(GpuToGpu)")
+            << graph(g1, node("GpuToGpu", "dev2", "g", "d") + "," + node("HostFromGpu", {}, "d", "o"))
+            << "HostFromGpu(gpuarray)"
+            << "float32[?,?]"
+            << "GpuToGpu<dev2> HostFromGpu(gpuarray)";
+        // a transfer within the same context
+        QTest::newRow("GpuToGpu same context") << graph(g1, node("GpuToGpu", "dev1", "g", "o")) << ""
+                                               << "input g"
+                                               << "GpuToGpu<dev1>";
+        // host -> gpua -> gpub: as_gpuarray_variable of the host value on b
+        QTest::newRow("GpuToGpu(GpuFromHost)")
+            << graph(x, node("GpuFromHost", "dev1", "x", "d") + "," + node("GpuToGpu", "dev2", "d", "o"))
+            << "GpuFromHost<dev2>"
+            << "float32[?,?]@gpu:dev2"
+            << "GpuFromHost<None> HostFromGpu(gpuarray) GpuFromHost<dev1> GpuToGpu<dev2>";
+        // ... which digs through a HostFromGpu to the GPU value on b
+        QTest::newRow("GpuToGpu(GpuFromHost(HostFromGpu))")
+            << graph(R"({"name": "g", "type": "float32[?,?]@gpu:dev2"})", node("HostFromGpu", {}, "g", "h") + "," +
+                                                                              node("GpuFromHost", "dev1", "h", "d") +
+                                                                              "," + node("GpuToGpu", "dev2", "d", "o"))
+            << ""
+            << "input g"
+            << "HostFromGpu(gpuarray) GpuFromHost<dev1> GpuToGpu<dev2>";
+        // gpuc -> gpua -> gpub: back to c == b ...
+        QTest::newRow("GpuToGpu(GpuToGpu) back")
+            << graph(g1, node("GpuToGpu", "dev2", "g", "d") + "," + node("GpuToGpu", "dev1", "d", "o")) << ""
+            << "input g"
+            << "GpuToGpu<dev2> GpuToGpu<dev1>";
+        // ... or one GpuToGpu from c to b
+        QTest::newRow("GpuToGpu(GpuToGpu) on")
+            << graph(g1, node("GpuToGpu", "dev2", "g", "d") + "," + node("GpuToGpu", "dev3", "d", "o"))
+            << "GpuToGpu<dev3>"
+            << "float32[?,?]@gpu:dev3"
+            << "GpuToGpu<dev2> GpuToGpu<dev3>";
+        // no row: a transfer of a graph input stays
+        QTest::newRow("HostFromGpu(input)") << graph(g1, node("HostFromGpu", {}, "g", "o")) << "HostFromGpu(gpuarray)"
+                                            << "float32[?,?]"
+                                            << "HostFromGpu(gpuarray)";
+        QTest::newRow("GpuToGpu(input)") << graph(g1, node("GpuToGpu", "dev2", "g", "o")) << "GpuToGpu<dev2>"
+                                         << "float32[?,?]@gpu:dev2"
+                                         << "GpuToGpu<dev2>";
+    }
+    void test_local_cut_gpu_transfers() {
+        QFETCH(QString, body);
+        QFETCH(QString, after);
+        QFETCH(QString, out);
+        QFETCH(QString, before);
+        auto strs = [](const Compiled& c) {
+            QStringList k;
+            for (const Apply* n : c.g->toposort()) k << QString::fromStdString(n->op().str());
+            return k.join(' ');
+        };
+        auto outIs = [&](const Compiled& c) {
+            const Variable* o = c.g->outputs()[0];
+            if (out.startsWith("input ")) return !o->owner() && QString::fromStdString(o->name()) == out.mid(6);
+            return QString::fromStdString(o->type().str()) == out;
+        };
+        const bool cuts = after != before;
+        const std::string b = body.toStdString();
+        for (const char* which : {"local_cut_gpu_transfers", "local_cut_gpua_host_gpua"}) {
+            Compiled c =
+                std::string(which) == "local_cut_gpu_transfers"
+                    ? compile(b, "theano", {"local_cut_gpua_host_gpua"})
+                    : compile(b, "theano", // canonicalize's copy on the source graph alone
+                              {"local_cut_gpu_transfers", "gpuarray_graph_optimization", "InputToGpuArrayOptimizer",
+                               "gpuarray_local_optimizations", "gpuarray_cut_transfers"});
+            QVERIFY2(strs(c) == after, qPrintable(QString(which) + ": " + strs(c)));
+            QVERIFY2(outIs(c), c.g->outputs()[0]->type().str().c_str());
+            const auto st = c.run.rewriters.find(which);
+            QCOMPARE(st != c.run.rewriters.end() && st->second.applied > 0, cuts);
+        }
+        Compiled none = compile(b, "theano", {"local_cut_gpu_transfers", "local_cut_gpua_host_gpua"});
+        QCOMPARE(strs(none), before);
+    }
+
+    // cut_gpua_constant_transfers (constant_folding in gpu_cut_copies): GpuFromHost of a
+    // constant becomes a GPU constant. The earlier constant foldings are excluded so that
+    // this one does it.
+    void test_cut_gpua_constant_transfers() {
+        const std::string body =
+            R"("constants": [{"name": "c", "type": "float32[2]", "value": [1.5, 2.5]}],
+            "nodes": [{"op": "GpuFromHost", "attrs": {"context": "dev1"}, "inputs": ["c"], "outputs": ["o"]}], "outputs": ["o"])";
+        Compiled c = compile(body, "theano", {"topo_constant_folding", "gpua_constant_folding"});
+        QCOMPARE(int(c.g->nodeCount()), 0);
+        QVERIFY(c.g->outputs()[0]->isConstant());
+        QCOMPARE(c.g->outputs()[0]->type().str(), std::string("float32[2]@gpu:dev1"));
+        QCOMPARE(c.run.rewriters.at("cut_gpua_constant_transfers").applied, std::int64_t(1));
+        QCOMPARE(asVector(eval(c, {})[0]), (std::vector<double>{1.5, 2.5}));
+        Compiled kept =
+            compile(body, "theano", {"topo_constant_folding", "gpua_constant_folding", "cut_gpua_constant_transfers"});
+        QCOMPARE(kinds(kept), QString("GpuFromHost"));
+    }
+
     // ------------------------------------------------------------ gpuarray/tests/test_basic_ops.py
 
     // test_transfer_cpu_gpu: GpuFromHost(a) and host_from_gpu(g) return the values.

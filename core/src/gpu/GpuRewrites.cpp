@@ -125,8 +125,8 @@ NodeRewriter localCutGpuTransfers(const std::string& name) {
             if (k == "GpuToGpu") {
                 const std::string b = n.op().str("context");
                 if (ctxOf(x) == b) return one(n.output(), x);
-                if (ok == "GpuFromHost")
-                    return one(n.output(), c.graph.apply(Op::get("GpuFromHost", {{"context", b}}), {o->input(0)}));
+                if (ok == "GpuFromHost") // as_gpuarray_variable: digs through transfers of the host value
+                    return one(n.output(), asGpu(c.graph, o->input(0), b));
                 if (ok == "GpuToGpu") {
                     Variable* ga = o->input(0);
                     if (ctxOf(ga) == b) return one(n.output(), ga);
