@@ -631,6 +631,149 @@ private slots:
         QCOMPARE(kinds(kept), QString("GpuFromHost"));
     }
 
+    // local_gpua_gemm_alpha_merge (alpha_merge of gpuarray/opt_util.py). Theano 1.0 tests it
+    // only through cuDNN and blocksparse, so each row is a case of alpha_merge's code:
+    // gemm_no_inplace(z, a, x, y, b) * k in mode_with_gpu. A constant k of the GpuGemm's dtype
+    // merges (alpha, beta) -> (k*a, k*b), (0, 0) for k = 0, unchanged for k = 1; a variable
+    // alpha becomes a host mul(k, a). No merge for a k of another dtype (int8), a k that is not
+    // a constant, or a GpuGemm with another client. Values against b*z + a*dot(x, y) times k.
+    void test_gemm_alpha_merge_data() {
+        QTest::addColumn<QString>("k");     // the other factor: a literal or an input name
+        QTest::addColumn<QString>("alpha"); // "1.5" or "a" (an input)
+        QTest::addColumn<bool>("gemmOut");  // the GpuGemm is also a graph output
+        QTest::addColumn<bool>("merged");
+        QTest::addColumn<double>("newAlpha"); // NaN: not a constant
+        QTest::addColumn<double>("newBeta");
+        const double nan = std::nan("");
+        QTest::newRow("k=2") << "2.0"
+                             << "1.5" << false << true << 3.0 << 1.0;
+        QTest::newRow("k=0") << "0.0"
+                             << "1.5" << false << true << 0.0 << 0.0;
+        QTest::newRow("k=1") << "1.0"
+                             << "1.5" << false << true << 1.5 << 0.5;
+        QTest::newRow("variable alpha") << "2.0"
+                                        << "a" << false << true << nan << 1.0;
+        QTest::newRow("int8 k") << "2"
+                                << "1.5" << false << false << nan << nan;
+        QTest::newRow("variable k") << "\"s\""
+                                    << "1.5" << false << false << nan << nan;
+        QTest::newRow("two clients") << "2.0"
+                                     << "1.5" << true << false << nan << nan;
+    }
+    void test_gemm_alpha_merge() {
+        QFETCH(QString, k);
+        QFETCH(QString, alpha);
+        QFETCH(bool, gemmOut);
+        QFETCH(bool, merged);
+        QFETCH(double, newAlpha);
+        QFETCH(double, newBeta);
+        const bool varAlpha = alpha == "a";
+        const std::string body =
+            std::string(R"("inputs": [{"name": "z", "type": "float32[?,?]"}, {"name": "x", "type": "float32[?,?]"},
+            {"name": "y", "type": "float32[?,?]"}, {"name": "s", "type": "float32[]"}, {"name": "a", "type": "float32[]"}],
+            "constants": [{"name": "ca", "type": "float32[]", "value": 1.5}, {"name": "cb", "type": "float32[]", "value": 0.5}],
+            "nodes": [{"op": "Gemm", "inputs": ["z", )") +
+            (varAlpha ? "\"a\"" : "\"ca\"") + R"(, "x", "y", "cb"], "outputs": ["g"]},
+                      {"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["g", )" +
+            k.toStdString() + R"(], "outputs": ["o"]}], "outputs": )" + (gemmOut ? R"(["o", "g"])" : R"(["o"])");
+        Compiled f = compile(body);
+        QCOMPARE(count(f, "GpuGemm"), 1);
+        QCOMPARE(count(f, "GpuElemwise"), merged ? 0 : 1);
+        QCOMPARE(f.run.rewriters.at("local_gpua_gemm_alpha_merge").applied, std::int64_t(merged));
+        const Apply* gm = nodesOf(f, "GpuGemm")[0];
+        if (merged) {
+            if (std::isnan(newAlpha)) {
+                QCOMPARE(QString::fromStdString(gm->input(1)->owner()->op().str()), QString("Elemwise{mul}"));
+            } else {
+                QVERIFY(gm->input(1)->isConstant());
+                QCOMPARE(gm->input(1)->constant()->at(0), newAlpha);
+            }
+            QVERIFY(gm->input(4)->isConstant());
+            QCOMPARE(gm->input(4)->constant()->at(0), newBeta);
+        }
+        const passlens::Tensor zv = values(DType::Float32, {3, 5}, 1), xv = values(DType::Float32, {3, 4}, 2),
+                               yv = values(DType::Float32, {4, 5}, 3);
+        const double sv = 0.25, av = 1.5;
+        const double kv = k == "\"s\"" ? sv : k.toDouble();
+        std::vector<double> want;
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 5; ++j) {
+                double d = 0;
+                for (int l = 0; l < 4; ++l) d += xv.at(i * 4 + l) * yv.at(l * 5 + j);
+                want.push_back(kv * (0.5 * zv.at(i * 5 + j) + av * d));
+            }
+        const auto out = eval(f, {zv, xv, yv, scalarOf(DType::Float32, sv), scalarOf(DType::Float32, av)});
+        QVERIFY(allClose(asVector(out[0]), want));
+    }
+
+    // local_gpua_gemm_output_merge (output_merge of gpuarray/opt_util.py), cases of its code:
+    // gemm_no_inplace(z, a, x, y, 0) + W becomes GpuGemm(W, a, x, y, 1); also after an alpha
+    // merge ((gemm * 2) + W: one GpuGemm). No merge when beta is not 0, W has another dtype
+    // (float64) or broadcasts other axes than z (a vector W: DimShuffle{x,0}). A W with static
+    // dims merges (Theano's types have broadcast flags only) and the GpuGemm keeps them.
+    void test_gemm_output_merge_data() {
+        QTest::addColumn<QString>("w"); // W's type
+        QTest::addColumn<QString>("beta");
+        QTest::addColumn<bool>("scaled"); // (gemm * 2) + W
+        QTest::addColumn<bool>("merged");
+        QTest::newRow("W") << "float32[?,?]"
+                           << "0.0" << false << true;
+        QTest::newRow("static W") << "float32[3,5]"
+                                  << "0.0" << false << true;
+        QTest::newRow("after alpha merge") << "float32[?,?]"
+                                           << "0.0" << true << true;
+        QTest::newRow("beta 0.5") << "float32[?,?]"
+                                  << "0.5" << false << false;
+        QTest::newRow("float64 W") << "float64[?,?]"
+                                   << "0.0" << false << false;
+        QTest::newRow("vector W") << "float32[?]"
+                                  << "0.0" << false << false;
+    }
+    void test_gemm_output_merge() {
+        QFETCH(QString, w);
+        QFETCH(QString, beta);
+        QFETCH(bool, scaled);
+        QFETCH(bool, merged);
+        const json ins = {{{"name", "z"}, {"type", "float32[?,?]"}},
+                          {{"name", "x"}, {"type", "float32[?,?]"}},
+                          {{"name", "y"}, {"type", "float32[?,?]"}},
+                          {{"name", "w"}, {"type", w.toStdString()}}};
+        const std::string body = "\"inputs\": " + ins.dump() +
+                                 R"(, "constants": [{"name": "ca", "type": "float32[]", "value": 1.5},
+            {"name": "cb", "type": "float32[]", "value": )" +
+                                 beta.toStdString() + R"(}],
+            "nodes": [{"op": "Gemm", "inputs": ["z", "ca", "x", "y", "cb"], "outputs": ["g"]},
+                      {"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["g", )" +
+                                 (scaled ? "2.0" : "1.0") + R"(], "outputs": ["g2"]},
+                      {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["g2", "w"], "outputs": ["o"]}], "outputs": ["o"])";
+        Compiled f = compile(body);
+        QCOMPARE(count(f, "GpuGemm"), 1);
+        QCOMPARE(count(f, "GpuElemwise"), merged ? 0 : 1);
+        QCOMPARE(f.run.rewriters.at("local_gpua_gemm_output_merge").applied, std::int64_t(merged));
+        const Apply* gm = nodesOf(f, "GpuGemm")[0];
+        if (merged) {
+            QCOMPARE(gm->input(0)->owner()->input(0), f.g->inputs()[3]); // GpuFromHost(W)
+            QCOMPARE(gm->input(4)->constant()->at(0), 1.0);
+            QCOMPARE(gm->input(1)->constant()->at(0), scaled ? 3.0 : 1.5);
+            QCOMPARE(gm->output()->type().str(), Type::parse(w.toStdString()).str() + "@gpu");
+        }
+        const Type tw = Type::parse(w.toStdString());
+        const passlens::Tensor zv = values(DType::Float32, {3, 5}, 1), xv = values(DType::Float32, {3, 4}, 2),
+                               yv = values(DType::Float32, {4, 5}, 3),
+                               wv = values(
+                                   tw.dtype(),
+                                   tw.ndim() == 1 ? std::vector<std::int64_t>{5} : std::vector<std::int64_t>{3, 5}, 4);
+        std::vector<double> want;
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 5; ++j) {
+                double d = 0;
+                for (int l = 0; l < 4; ++l) d += xv.at(i * 4 + l) * yv.at(l * 5 + j);
+                const double g = beta.toDouble() * zv.at(i * 5 + j) + 1.5 * d;
+                want.push_back((scaled ? 2 * g : g) + wv.at(tw.ndim() == 1 ? j : i * 5 + j));
+            }
+        QVERIFY(allClose(asVector(eval(f, {zv, xv, yv, wv})[0]), want));
+    }
+
     // ------------------------------------------------------------ gpuarray/tests/test_basic_ops.py
 
     // test_transfer_cpu_gpu: GpuFromHost(a) and host_from_gpu(g) return the values.

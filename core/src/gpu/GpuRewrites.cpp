@@ -38,6 +38,43 @@ std::optional<double> uniformConstant(const Variable* v) {
         if (v->constant()->at(i) != x) return std::nullopt;
     return x;
 }
+
+// find_node of gpuarray/opt_util.py: the node of kind `kind` computing v, when v has one client,
+// digging through GpuFromHost(HostFromGpu(.)) pairs whose values have one client.
+const Apply* findSingleClientNode(const Variable* v, const char* kind) {
+    while (v->owner() && v->clients().size() == 1) {
+        const Apply* o = v->owner();
+        if (o->op().kind() == kind) return o;
+        const Variable* h = o->op().kind() == "GpuFromHost" ? o->input(0) : nullptr;
+        if (!h || !h->owner() || h->owner()->op().kind() != "HostFromGpu" || h->clients().size() != 1) return nullptr;
+        v = h->owner()->input(0);
+    }
+    return nullptr;
+}
+
+// grab_cpu_scalar of gpuarray/opt_util.py: the constant behind `v`, digging through transfers
+// and DimShuffles that only add `nd` broadcastable axes; the constant's axes all broadcastable.
+const Variable* grabCpuScalar(const Variable* v, int nd) {
+    while (const Apply* o = v->owner()) {
+        const std::string& k = o->op().kind();
+        if (k == "GpuDimShuffle" || k == "DimShuffle") {
+            const json order = o->op().attrs().value("order", json::array());
+            if (static_cast<int>(order.size()) != nd ||
+                !std::all_of(order.begin(), order.end(), [](const json& e) { return e.is_string() && e == "x"; }))
+                return nullptr;
+            v = o->input(0);
+            nd = v->type().ndim();
+        } else if (k == "GpuFromHost" || k == "HostFromGpu") {
+            v = o->input(0);
+        } else {
+            return nullptr;
+        }
+    }
+    if (!v->isConstant() || !v->constant()->loaded() || v->type().ndim() != nd) return nullptr;
+    for (int d = 0; d < nd; ++d)
+        if (!v->type().broadcastable(d)) return nullptr;
+    return v;
+}
 } // namespace
 
 NodeRewriter opLifter(const Lifter& lifter, const GpuCapabilities& caps) {
@@ -191,46 +228,74 @@ NodeRewriter localGpuContiguousContiguous() {
 }
 
 NodeRewriter localGpuGemmAlphaMerge() {
+    // alpha_merge(GpuGemm, alpha_in=1, beta_in=4) of gpuarray/opt_util.py.
     return NodeRewriter(
         "local_gpua_gemm_alpha_merge", Tracks::of({"GpuElemwise"}),
         [](RewriteCall& c) -> std::optional<Replacement> {
             Apply& n = c.node;
             if (n.op().str("scalar") != "mul" || n.nin() != 2)
                 return c.decline([] { return std::string("not a binary mul"); });
-            for (int i = 0; i < 2; ++i) {
-                const Apply* gm = n.input(i)->owner();
-                if (!gm || gm->op().kind() != "GpuGemm" || n.input(i)->clients().size() != 1) continue;
-                auto k = uniformConstant(n.input(1 - i));
-                auto a = uniformConstant(gm->input(1)), b = uniformConstant(gm->input(4));
-                if (!k || !a || !b || !(n.output()->type() == gm->output()->type())) continue;
-                const DType dt = gm->input(1)->type().dtype();
-                Variable* na = c.graph.addConstant(TensorData::fromDoubles(dt, {}, {*a * *k}));
-                Variable* nb = c.graph.addConstant(TensorData::fromDoubles(dt, {}, {*b * *k}));
-                return one(n.output(),
-                           c.graph.apply(gm->op(), {gm->input(0), na, gm->input(2), gm->input(3), nb}, n.name()));
+            int i = 0;
+            const Apply* gm = findSingleClientNode(n.input(0), "GpuGemm");
+            if (!gm) gm = findSingleClientNode(n.input(i = 1), "GpuGemm");
+            if (!gm) return c.decline([] { return std::string("no input is a GpuGemm with this mul as only client"); });
+            const Variable* lr = grabCpuScalar(n.input(1 - i), gm->output()->type().ndim());
+            const DType dt = gm->output()->type().dtype();
+            if (!lr || lr->type().dtype() != dt)
+                return c.decline(
+                    [] { return std::string("the other factor is not a constant scalar of the GpuGemm's dtype"); });
+            const double k = lr->constant()->at(0);
+            std::vector<Variable*> ins = gm->inputs();
+            if (k == 0) {
+                ins[1] = ins[4] = c.graph.addConstant(TensorData::fromDoubles(dt, {}, {0.0}));
+            } else if (k != 1) {       // k == 1 keeps alpha and beta
+                for (int j : {1, 4}) { // lr * alpha, lr * beta; folded here when constant
+                    if (auto v = uniformConstant(ins[j]); v && ins[j]->type().ndim() == 0)
+                        ins[j] = c.graph.addConstant(
+                            TensorData::fromDoubles(upcast(dt, ins[j]->type().dtype()), {}, {k * *v}));
+                    else
+                        ins[j] = c.graph.apply(Op::get("Elemwise", {{"scalar", "mul"}}),
+                                               {c.graph.addConstant(TensorData::fromDoubles(dt, {}, {k})), ins[j]});
+                }
             }
-            return c.decline([] { return std::string("not mul(GpuGemm, constant) with constant alpha and beta"); });
+            return one(n.output(), c.graph.apply(gm->op(), ins, n.name()));
         },
         kGpuTags);
 }
 
 NodeRewriter localGpuGemmOutputMerge() {
+    // output_merge(GpuGemm, alpha_in=1, beta_in=4, out_in=0) of gpuarray/opt_util.py.
     return NodeRewriter(
         "local_gpua_gemm_output_merge", Tracks::of({"GpuElemwise"}),
         [](RewriteCall& c) -> std::optional<Replacement> {
             Apply& n = c.node;
             if (n.op().str("scalar") != "add" || n.nin() != 2)
                 return c.decline([] { return std::string("not a binary add"); });
-            for (int i = 0; i < 2; ++i) {
-                const Apply* gm = n.input(i)->owner();
-                Variable* w = n.input(1 - i);
-                if (!gm || gm->op().kind() != "GpuGemm" || n.input(i)->clients().size() != 1) continue;
-                if (!isConstValue(gm->input(4), 0.0) || !(w->type() == gm->output()->type())) continue;
-                Variable* one1 = c.graph.addConstant(TensorData::fromDoubles(gm->input(4)->type().dtype(), {}, {1.0}));
-                return one(n.output(),
-                           c.graph.apply(gm->op(), {w, gm->input(1), gm->input(2), gm->input(3), one1}, n.name()));
+            const Apply* gm = findSingleClientNode(n.input(0), "GpuGemm");
+            Variable* w = n.input(1);
+            if (!gm) {
+                gm = findSingleClientNode(n.input(1), "GpuGemm");
+                w = n.input(0);
             }
-            return c.decline([] { return std::string("not add(GpuGemm with beta 0, W of the same type)"); });
+            if (!gm) return c.decline([] { return std::string("no input is a GpuGemm with this add as only client"); });
+            if (w->type().dtype() != gm->output()->type().dtype())
+                return c.decline([] { return std::string("the added value has another dtype than the GpuGemm"); });
+            if (!isConstValue(gm->input(4), 0.0))
+                return c.decline([] { return std::string("the GpuGemm's beta is not a constant 0"); });
+            const Type &tw = w->type(), &tz = gm->input(0)->type();
+            bool sameBroadcast = tw.ndim() == tz.ndim();
+            for (int d = 0; sameBroadcast && d < tw.ndim(); ++d)
+                sameBroadcast = tw.broadcastable(d) == tz.broadcastable(d);
+            if (!sameBroadcast) // Theano would need to tile the added value
+                return c.decline(
+                    [] { return std::string("the added value broadcasts other axes than the GpuGemm's z"); });
+            std::vector<Variable*> ins = gm->inputs();
+            ins[0] = w;
+            ins[4] = c.graph.addConstant(TensorData::fromDoubles(gm->input(4)->type().dtype(), {}, {1.0}));
+            Apply* merged = c.graph.makeApply(gm->op(), ins, std::nullopt, n.name());
+            // static dims PassLens knows of the sum and Theano's types do not carry
+            c.graph.refineType(merged->output(), n.output()->type());
+            return one(n.output(), merged->output());
         },
         kGpuTags);
 }

@@ -21,9 +21,14 @@ NodeRewriter localGpuAllocMemset0();
 NodeRewriter localGpuElemwiseCAReduce();
 /// local_gpu_contiguous_gpu_contiguous.
 NodeRewriter localGpuContiguousContiguous();
-/// local_gpua_gemm_alpha_merge: GpuElemwise{mul}(GpuGemm(...), constant c) -> alpha, beta * c.
+/// local_gpua_gemm_alpha_merge (alpha_merge of gpuarray/opt_util.py): GpuElemwise{mul} of a
+/// single-client GpuGemm(z, a, x, y, b) and a constant c of its dtype with broadcastable axes
+/// -> GpuGemm(z, c*a, x, y, c*b) (0 and 0 for c = 0; unchanged for c = 1; a host mul for a
+/// variable alpha or beta).
 NodeRewriter localGpuGemmAlphaMerge();
-/// local_gpua_gemm_output_merge: GpuElemwise{add}(GpuGemm(z, a, x, y, 0), W) -> GpuGemm(W, a, x, y, 1).
+/// local_gpua_gemm_output_merge (output_merge of gpuarray/opt_util.py): GpuElemwise{add} of a
+/// single-client GpuGemm(z, a, x, y, 0) and W of its dtype broadcasting as z does
+/// -> GpuGemm(W, a, x, y, 1).
 NodeRewriter localGpuGemmOutputMerge();
 
 /// InputToGpuOptimizer (§2.2): x -> HostFromGpu(GpuFromHost(x)) for movable inputs.
