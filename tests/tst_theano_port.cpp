@@ -1044,6 +1044,38 @@ private slots:
         }
     }
 
+    // T_useless_elemwise.test_eq / test_neq (mode: default + canonicalize + local_fill_to_alloc):
+    // eq(x, y) / neq(x, y) stay one Elemwise{eq} / {neq}; eq(x, x) / neq(x, x) become ones /
+    // zeros of x's shape: 3 nodes, the last an Alloc (Theano: fill, then local_fill_to_alloc;
+    // PassLens has no fill and builds the Alloc directly), values all 1 / all 0.
+    void test_useless_elemwise_eq_neq() {
+        for (const char* s : {"eq", "neq"}) {
+            const json two = {
+                {"op", "Elemwise"}, {"attrs", {{"scalar", s}}}, {"inputs", {"x", "y"}}, {"outputs", {"o"}}};
+            Compiled f = compileCpu(
+                R"("inputs": [{"name": "x", "type": "float64[?,?]"}, {"name": "y", "type": "float64[?,?]"}], "nodes": [)" +
+                two.dump() + R"(], "outputs": ["o"])");
+            QCOMPARE(kinds(f), QString("Elemwise"));
+            QCOMPARE(f.topo()[0]->op().str("scalar"), std::string(s));
+            const passlens::Tensor vx = values(DType::Float64, {5, 4}, 1), vy = values(DType::Float64, {5, 4}, 2);
+            std::vector<double> want;
+            for (std::int64_t i = 0; i < 20; ++i) want.push_back((vx.at(i) == vy.at(i)) == (std::string(s) == "eq"));
+            QCOMPARE(asVector(eval(f, {vx, vy})[0]), want);
+            const json same = {
+                {"op", "Elemwise"}, {"attrs", {{"scalar", s}}}, {"inputs", {"x", "x"}}, {"outputs", {"o"}}};
+            Compiled f2 = compileCpu(R"("inputs": [{"name": "x", "type": "float64[?,?]"}], "nodes": [)" + same.dump() +
+                                     R"(], "outputs": ["o"])");
+            const auto topo2 = f2.topo();
+            QCOMPARE(int(topo2.size()), 3);
+            QCOMPARE(QString::fromStdString(topo2.back()->op().kind()), QString("Alloc"));
+            QCOMPARE(count(f2, "Shape_i"), 2);
+            QCOMPARE(f2.g->outputs()[0]->type().dtype(), DType::Bool);
+            const auto out = eval(f2, {vx})[0];
+            QCOMPARE(out.shape(), (passlens::Shape{5, 4}));
+            QCOMPARE(asVector(out), std::vector<double>(20, std::string(s) == "eq" ? 1.0 : 0.0));
+        }
+    }
+
     // test_constant_folding: FAST_COMPILE (excluding fusion; the tensor tests run without a
     // GPU, so also without the gpuarray phases): [x * 2, x + x] of a float64 vector keeps its
     // two nodes; of the constant 3 both fold to constants. Difference: Theano's two remaining

@@ -13,6 +13,22 @@ Replacement one(Variable* from, Variable* to) {
     return r;
 }
 const std::set<std::string> kUseless = {"fast_run", "useless"};
+
+// Theano's ones_like / zeros_like(x, dtype, opt=True) as local_fill_to_alloc leaves it: the
+// constant itself for a 0-d x, else Alloc(constant, Shape_i{0}(x), ...) with a static dim as
+// an int64 constant.
+Variable* filledLike(FunctionGraph& g, Variable* x, DType dtype, bool ones) {
+    Variable* value = g.addConstant(TensorData::fromDoubles(dtype, {}, {ones ? 1.0 : 0.0}));
+    if (x->type().ndim() == 0) return value;
+    std::vector<Variable*> ins{value};
+    for (int d = 0; d < x->type().ndim(); ++d) {
+        const std::int64_t n = x->type().dims()[static_cast<std::size_t>(d)];
+        ins.push_back(n == Type::kUnknownDim
+                          ? g.apply(Op::get("Shape_i", {{"i", d}}), {x})
+                          : g.addConstant(TensorData::fromDoubles(DType::Int64, {}, {static_cast<double>(n)})));
+    }
+    return g.apply(Op::get("Alloc"), ins);
+}
 } // namespace
 
 NodeRewriter localUselessAlloc() {
@@ -114,10 +130,12 @@ NodeRewriter localUselessReshape() {
 NodeRewriter localUselessElemwise(const std::string& kind, const std::string& name) {
     return NodeRewriter(
         name, Tracks::of({kind}),
-        [](RewriteCall& c) -> std::optional<Replacement> {
+        [kind](RewriteCall& c) -> std::optional<Replacement> {
             const std::string s = c.node.op().str("scalar");
             Variable* x = c.node.input(0);
             const bool sameType = x->type() == c.node.output()->type();
+            if (kind == "Elemwise" && (s == "eq" || s == "neq") && c.node.nin() == 2 && c.node.input(1) == x)
+                return one(c.node.output(), filledLike(c.graph, x, c.node.output()->type().dtype(), s == "eq"));
             if (c.node.nin() == 1 && sameType &&
                 (s == "identity" || s == "cast" || s == "add" || s == "mul" || s == "maximum" || s == "minimum"))
                 return one(c.node.output(), x);

@@ -19,7 +19,9 @@ NodeRewriter localJoin1(const std::string& kind = "Join", const std::string& nam
 /// local_useless_reshape: Reshape to the input's own static shape, of a rank-1 input to rank 1,
 /// to Shape(x), or to MakeVector(Shape_i{0}(x), ..., -1 once, static dims) -> the input.
 NodeRewriter localUselessReshape();
-/// local_useless_elemwise: identity, a cast to the same dtype, single-input add/mul/max/min -> the input.
+/// local_useless_elemwise: identity, a cast to the same dtype, single-input add/mul/max/min -> the input;
+/// on the host Elemwise, eq(x, x) / neq(x, x) -> ones / zeros of x's shape (Theano's ones_like after
+/// local_fill_to_alloc: Alloc(1, Shape_i{0}(x), ...), the constant for a 0-d x).
 NodeRewriter localUselessElemwise(const std::string& kind = "Elemwise",
                                   const std::string& name = "local_useless_elemwise");
 /// local_useless_split: Split into one piece -> the input.
