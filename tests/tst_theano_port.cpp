@@ -894,6 +894,153 @@ private slots:
         QCOMPARE(asVector(eval(fGpu2, args)[0]), want);
     }
 
+    // ------------------------------------------------------------ gpuarray/tests/test_nnet.py,
+    // test_extra_ops.py, test_pool.py, test_blas.py: the remaining lifters
+
+    // softmax_unittest_template (test_softmax_float32 / _float64): softmax of a matrix is a
+    // Softmax last without the GPU and a GpuSoftmax before the final HostFromGpu with it
+    // (mode_wo_cudnn: PassLens has no cuDNN); equal values on a few shapes.
+    // test_SoftMax.test_softmax / test_softmax_shape_0: exactly one GpuSoftmax, values on
+    // np.arange data, including a (0, 10) input.
+    void test_softmax_data() {
+        QTest::addColumn<QString>("dtype");
+        QTest::newRow("float32") << "float32";
+        QTest::newRow("float64") << "float64";
+    }
+    void test_softmax() {
+        QFETCH(QString, dtype);
+        const std::string body =
+            R"("inputs": [{"name": "x", "type": )" + json(dtype.toStdString() + "[?,?]").dump() +
+            R"(}], "nodes": [{"op": "Softmax", "inputs": ["x"], "outputs": ["z"]}], "outputs": ["z"])";
+        Compiled f = compileCpu(body);
+        Compiled g = compile(body);
+        QCOMPARE(QString::fromStdString(f.topo().back()->op().kind()), QString("Softmax"));
+        const auto gt = g.topo();
+        QCOMPARE(QString::fromStdString(gt[gt.size() - 2]->op().kind()), QString("GpuSoftmax"));
+        QCOMPARE(QString::fromStdString(gt.back()->op().kind()), QString("HostFromGpu"));
+        QCOMPARE(count(g, "GpuSoftmax"), 1);
+        const DType dt = *parseDType(dtype.toStdString());
+        for (auto [n, m] : {std::pair<std::int64_t, std::int64_t>{2, 5}, {10, 5}, {4, 1000}, {1, 5}}) {
+            const passlens::Tensor data = values(dt, {n, m}, static_cast<std::uint32_t>(n + m));
+            const auto want = asVector(eval(f, {data})[0]);
+            QVERIFY(allClose(asVector(eval(g, {data})[0]), want));
+            double row0 = 0; // each row sums to 1
+            for (std::int64_t j = 0; j < m; ++j) row0 += want[static_cast<std::size_t>(j)];
+            QVERIFY(std::abs(row0 - 1) < 1e-5);
+            std::vector<double> ar(static_cast<std::size_t>(n * m));
+            for (std::size_t i = 0; i < ar.size(); ++i) ar[i] = double(i);
+            const auto arange = passlens::Tensor::fromDoubles(dt, {n, m}, ar);
+            QVERIFY(allClose(asVector(eval(g, {arange})[0]), asVector(eval(f, {arange})[0])));
+        }
+        const auto empty = eval(g, {passlens::Tensor::fromDoubles(dt, {0, 10}, {})})[0];
+        QCOMPARE(empty.shape(), (passlens::Shape{0, 10}));
+    }
+
+    // TestGpuCumOp.test_GpuCumOp1D / test_GpuCumOp2D, modes add and mul: CumOp of a float32
+    // vector (axis 0) and of a matrix (axis 0, 1, None, -1, -2) has a GpuCumOp; values
+    // against np.cumsum / np.cumprod (flattened for axis None).
+    void test_gpu_cumop_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("add") << "add";
+        QTest::newRow("mul") << "mul";
+    }
+    void test_gpu_cumop() {
+        QFETCH(QString, mode);
+        const bool add = mode == "add";
+        auto cum = [&](const std::vector<double>& v, std::int64_t rows, std::int64_t cols, const json& axis) {
+            std::vector<double> out(v.size());
+            const int ax = axis.is_null() ? -1 : (axis.get<int>() + 2) % 2;
+            if (ax < 0) { // flattened
+                double acc = add ? 0 : 1;
+                for (std::size_t i = 0; i < v.size(); ++i) out[i] = acc = add ? acc + v[i] : acc * v[i];
+                return out;
+            }
+            for (std::int64_t i = 0; i < rows; ++i)
+                for (std::int64_t j = 0; j < cols; ++j) {
+                    const std::size_t k = static_cast<std::size_t>(i * cols + j);
+                    const bool first = ax == 0 ? i == 0 : j == 0;
+                    const std::size_t prev = static_cast<std::size_t>(ax == 0 ? k - cols : k - 1);
+                    out[k] = first ? v[k] : (add ? out[prev] + v[k] : out[prev] * v[k]);
+                }
+            return out;
+        };
+        auto body = [&](const char* type, const json& axis) {
+            const json node = {{"op", "CumOp"},
+                               {"attrs", {{"axis", axis}, {"mode", mode.toStdString()}}},
+                               {"inputs", {"x"}},
+                               {"outputs", {"o"}}};
+            return std::string(R"("inputs": [{"name": "x", "type": )") + json(type).dump() + R"(}], "nodes": [)" +
+                   node.dump() + R"(], "outputs": ["o"])";
+        };
+        Compiled v = compile(body("float32[?]", 0));
+        QVERIFY(count(v, "GpuCumOp") >= 1);
+        const passlens::Tensor a = values(DType::Float32, {7}, 5);
+        std::vector<double> av = asVector(a);
+        for (double& x : av) x = x / 10 + 0.5;
+        const auto a1 = passlens::Tensor::fromDoubles(DType::Float32, {7}, av);
+        QVERIFY(allClose(asVector(eval(v, {a1})[0]), cum(av, 1, 7, 1)));
+        for (const json& axis : {json(0), json(1), json(), json(-1), json(-2)}) {
+            Compiled m = compile(body("float32[?,?]", axis));
+            QVERIFY2(count(m, "GpuCumOp") >= 1, axis.dump().c_str());
+            std::vector<double> mv = asVector(values(DType::Float32, {5, 4}, 6));
+            for (double& x : mv) x = x / 10 + 0.5;
+            const auto mt = passlens::Tensor::fromDoubles(DType::Float32, {5, 4}, mv);
+            QVERIFY2(allClose(asVector(eval(m, {mt})[0]), cum(mv, 5, 4, axis)), axis.dump().c_str());
+        }
+    }
+
+    // test_pool2d (a subset of its shapes, all its modes PassLens models: max,
+    // average_inc_pad, average_exc_pad; PassLens has no `sum` mode): Pool in mode_with_gpu
+    // excluding cudnn has a GpuPool, in mode_without_gpu a Pool; equal values. Theano's
+    // shared variable is a graph input here. The gradient half (MaxPoolGrad) is not modelled.
+    void test_pool2d() {
+        for (const std::vector<std::int64_t>& shp :
+             {std::vector<std::int64_t>{1, 1, 10, 11}, {3, 5, 4, 4}, {1, 1, 2, 2}, {2, 3, 7, 7}})
+            for (const char* mode : {"max", "average_inc_pad", "average_exc_pad"})
+                for (const json& ws : {json{2, 2}, json{3, 2}, json{1, 1}})
+                    for (const json& st : {json{2, 2}, json{3, 2}, json{1, 1}})
+                        for (bool ignoreBorder : {true, false}) {
+                            const json pad = ignoreBorder ? json{1, 1} : json{0, 0};
+                            if (ws[0].get<std::int64_t>() > shp[2] || ws[1].get<std::int64_t>() > shp[3]) continue;
+                            if (pad[0] >= ws[0] || pad[1] >= ws[1]) continue;
+                            if (std::string(mode) == "average_exc_pad" && pad[0].get<int>() > 0) continue;
+                            const json node = {{"op", "Pool"},
+                                               {"attrs",
+                                                {{"mode", mode},
+                                                 {"ws", ws},
+                                                 {"stride", st},
+                                                 {"pad", pad},
+                                                 {"ignore_border", ignoreBorder}}},
+                                               {"inputs", {"a"}},
+                                               {"outputs", {"o"}}};
+                            const std::string body =
+                                R"("inputs": [{"name": "a", "type": "float32[?,?,?,?]"}], "nodes": [)" + node.dump() +
+                                R"(], "outputs": ["o"])";
+                            const std::string where = node.dump() + " " + std::to_string(shp[2]);
+                            Compiled f = compile(body, "theano", {"cudnn"});
+                            Compiled f2 = compileCpu(body);
+                            QVERIFY2(count(f, "GpuPool") == 1, where.c_str());
+                            QVERIFY2(count(f2, "Pool") == 1, where.c_str());
+                            const passlens::Tensor data = values(DType::Float32, shp, 9);
+                            QVERIFY2(allClose(asVector(eval(f, {data})[0]), asVector(eval(f2, {data})[0])),
+                                     where.c_str());
+                        }
+    }
+
+    // test_gemv_zeros: W.dot(v) of a (1000, 0) matrix and a (0,) vector gives 1000 zeros.
+    // Difference: Theano reaches GpuGemv through BlasOpt (Dot -> Dot22 / Gemv at 1.7, before
+    // the GPU phases); PassLens does not run BlasOpt and has no lifter for a Dot of a vector,
+    // so the Dot stays on the host. The values are Theano's.
+    void test_gemv_zeros() {
+        Compiled f = compile(R"("inputs": [{"name": "W", "type": "float32[?,?]"}, {"name": "v", "type": "float32[?]"}],
+            "nodes": [{"op": "Dot", "inputs": ["W", "v"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(kinds(f), QString("Dot"));
+        const auto out = eval(f, {passlens::Tensor::fromDoubles(DType::Float32, {1000, 0}, {}),
+                                  passlens::Tensor::fromDoubles(DType::Float32, {0}, {})})[0];
+        QCOMPARE(out.shape(), (passlens::Shape{1000}));
+        QCOMPARE(asVector(out), std::vector<double>(1000, 0.0));
+    }
+
     // ------------------------------------------------------------ tensor/tests/test_opt.py
 
     // test_local_join_1: join of one tensor disappears (vector stack, matrix join(0, a),
