@@ -1027,6 +1027,94 @@ private slots:
                         }
     }
 
+    // TestCorrMMConv2d.tcase, the forward half (run_fwd): conv2d of BaseTestConv2d's input /
+    // filter shapes for every subsample and border mode, with and without the shapes given,
+    // in mode_with_gpu excluding cudnn, has a GpuCorrMM and the values of a direct
+    // cross-correlation (conv2d_corr). Differences: PassLens's AbstractConv2d is ONNX's
+    // cross-correlation, so only filter_flip=False is ported; the empty shapes, dilations and
+    // the gradient halves (GpuCorrMM_gradWeights / _gradInputs, not modelled) are left out.
+    void test_corrmm_conv2d_fwd() {
+        using Shp = std::vector<std::int64_t>;
+        const std::vector<std::pair<Shp, Shp>> shapes = {{{8, 1, 6, 6}, {5, 1, 2, 2}}, {{8, 1, 8, 8}, {4, 1, 3, 3}},
+                                                         {{2, 1, 7, 7}, {2, 1, 3, 3}}, {{6, 1, 10, 11}, {1, 1, 2, 3}},
+                                                         {{2, 1, 6, 5}, {4, 1, 1, 3}}, {{1, 5, 9, 9}, {4, 5, 3, 2}},
+                                                         {{1, 1, 6, 6}, {1, 1, 2, 2}}};
+        const std::vector<json> borders = {"valid", "half", "full", {0, 0}, {1, 1}, {5, 5}, {5, 2}};
+        int compiled = 0;
+        for (const auto& [i, f] : shapes)
+            for (const json& s : {json{1, 1}, json{2, 2}, json{2, 4}})
+                for (const json& b : borders)
+                    for (bool provideShape : {true, false}) {
+                        auto type = [&](const Shp& d) {
+                            std::string t = "float32[";
+                            for (std::size_t k = 0; k < d.size(); ++k)
+                                t += (k ? "," : "") + (provideShape ? std::to_string(d[k]) : std::string("?"));
+                            return t + "]";
+                        };
+                        const json ins = {{{"name", "x"}, {"type", type(i)}}, {{"name", "w"}, {"type", type(f)}}};
+                        const json node = {{"op", "AbstractConv2d"},
+                                           {"attrs", {{"border_mode", b}, {"subsample", s}}},
+                                           {"inputs", {"x", "w"}},
+                                           {"outputs", {"o"}}};
+                        const std::string where = node.dump() + " " + type(i) + " " + type(f);
+                        Compiled c = compile("\"inputs\": " + ins.dump() + ", \"nodes\": [" + node.dump() +
+                                                 "], \"outputs\": [\"o\"]",
+                                             "theano", {"cudnn"});
+                        QVERIFY2(count(c, "GpuCorrMM") == 1, where.c_str());
+                        ++compiled;
+                        // conv2d_corr: pads, stride, cross-correlation
+                        std::int64_t pad[2];
+                        for (int a = 0; a < 2; ++a) {
+                            const std::int64_t k = f[static_cast<std::size_t>(2 + a)];
+                            pad[a] = b.is_string() ? (b == "valid"  ? 0
+                                                      : b == "full" ? k - 1
+                                                                    : k / 2)
+                                                   : b[static_cast<std::size_t>(a)].get<std::int64_t>();
+                        }
+                        const std::int64_t s0 = s[0], s1 = s[1];
+                        const std::int64_t oh = (i[2] + 2 * pad[0] - f[2]) / s0 + 1,
+                                           ow = (i[3] + 2 * pad[1] - f[3]) / s1 + 1;
+                        const passlens::Tensor xv = values(DType::Float32, i, 11), wv = values(DType::Float32, f, 12);
+                        std::vector<double> want;
+                        for (std::int64_t n = 0; n < i[0]; ++n)
+                            for (std::int64_t m = 0; m < f[0]; ++m)
+                                for (std::int64_t y = 0; y < oh; ++y)
+                                    for (std::int64_t z = 0; z < ow; ++z) {
+                                        double acc = 0;
+                                        for (std::int64_t ch = 0; ch < i[1]; ++ch)
+                                            for (std::int64_t ky = 0; ky < f[2]; ++ky)
+                                                for (std::int64_t kx = 0; kx < f[3]; ++kx) {
+                                                    const std::int64_t yy = y * s0 + ky - pad[0],
+                                                                       xx = z * s1 + kx - pad[1];
+                                                    if (yy < 0 || yy >= i[2] || xx < 0 || xx >= i[3]) continue;
+                                                    acc += xv.at(((n * i[1] + ch) * i[2] + yy) * i[3] + xx) *
+                                                           wv.at(((m * f[1] + ch) * f[2] + ky) * f[3] + kx);
+                                                }
+                                        want.push_back(acc);
+                                    }
+                        const auto out = eval(c, {xv, wv})[0];
+                        QVERIFY2(out.shape() == (passlens::Shape{i[0], f[0], oh, ow}), where.c_str());
+                        QVERIFY2(allClose(asVector(out), want), where.c_str());
+                    }
+        QCOMPARE(compiled, 7 * 3 * 7 * 2);
+    }
+
+    // test_incsub_f16, the inc_subtensor half: inc_subtensor(x[1:], y) of a GPU shared x has
+    // one GpuIncSubtensor; values. Differences: float32 instead of float16; the shared
+    // variable is a GPU graph input; the advanced_inc_subtensor1 half needs
+    // AdvancedIncSubtensor1, which PassLens does not model.
+    void test_incsub() {
+        Compiled f =
+            compile(R"("inputs": [{"name": "x", "type": "float32[3,3]@gpu"}, {"name": "y", "type": "float32[?,?]"}],
+            "nodes": [{"op": "IncSubtensor", "attrs": {"idx": [{"start": 1}]}, "inputs": ["x", "y"], "outputs": ["o"]}], "outputs": ["o"])");
+        QCOMPARE(count(f, "GpuIncSubtensor"), 1);
+        std::vector<double> xv(9);
+        for (int k = 0; k < 9; ++k) xv[static_cast<std::size_t>(k)] = k + 1;
+        const auto out = eval(f, {passlens::Tensor::fromDoubles(DType::Float32, {3, 3}, xv),
+                                  passlens::Tensor::fromDoubles(DType::Float32, {2, 3}, std::vector<double>(6, 2.0))});
+        QCOMPARE(asVector(out[0]), (std::vector<double>{1, 2, 3, 6, 7, 8, 9, 10, 11}));
+    }
+
     // test_gemv_zeros: W.dot(v) of a (1000, 0) matrix and a (0,) vector gives 1000 zeros.
     // Difference: Theano reaches GpuGemv through BlasOpt (Dot -> Dot22 / Gemv at 1.7, before
     // the GPU phases); PassLens does not run BlasOpt and has no lifter for a Dot of a vector,
