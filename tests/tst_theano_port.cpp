@@ -1115,6 +1115,84 @@ private slots:
         QCOMPARE(asVector(out[0]), (std::vector<double>{1, 2, 3, 6, 7, 8, 9, 10, 11}));
     }
 
+    // The lifters no Theano test above reaches, one graph each (gpuarray/opt.py's
+    // register_opt2 table; Theano tests these ops' GPU kernels, not their lifting, or reaches
+    // them through BlasOpt): in mode_with_gpu the host op becomes its GPU kind, with the values
+    // of mode_without_gpu. Dot of two matrices lifts to GpuDot22 directly (Theano: BlasOpt's
+    // Dot22, then local_gpua_dot22). LogSoftmax and BatchNormInference stand for Theano's
+    // cuDNN lifters (dnn.py), which PassLens runs although it has no cuDNN (OPS.md).
+    void test_lifter_table_data() {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<QString>("gpuKind");
+        QTest::addColumn<QString>("shapes"); // the inputs' shapes, JSON
+        const QString m = R"({"name": "x", "type": "float32[?,?]"})";
+        QTest::newRow("DimShuffle") << QString(
+                                           R"("inputs": [%1], "nodes": [{"op": "DimShuffle", "attrs": {"order": [1, 0]},
+            "inputs": ["x"], "outputs": ["o"]}], "outputs": ["o"])")
+                                           .arg(m)
+                                    << "GpuDimShuffle"
+                                    << "[[3, 4]]";
+        QTest::newRow("Reshape") << QString(R"("inputs": [%1], "nodes": [{"op": "Reshape", "attrs": {"ndim": 1},
+            "inputs": ["x", [12]], "outputs": ["o"]}], "outputs": ["o"])")
+                                        .arg(m)
+                                 << "GpuReshape"
+                                 << "[[3, 4]]";
+        QTest::newRow("AdvancedSubtensor1") << QString(R"("inputs": [%1], "nodes": [{"op": "AdvancedSubtensor1",
+            "inputs": ["x", [0, 2, 2]], "outputs": ["o"]}], "outputs": ["o"])")
+                                                   .arg(m)
+                                            << "GpuAdvancedSubtensor1"
+                                            << "[[3, 4]]";
+        QTest::newRow("Dot") << QString(
+                                    R"("inputs": [%1, {"name": "y", "type": "float32[?,?]"}], "nodes": [{"op": "Dot",
+            "inputs": ["x", "y"], "outputs": ["o"]}], "outputs": ["o"])")
+                                    .arg(m)
+                             << "GpuDot22"
+                             << "[[3, 4], [4, 5]]";
+        QTest::newRow("Dot22")
+            << QString(R"("inputs": [%1, {"name": "y", "type": "float32[?,?]"}], "nodes": [{"op": "Dot22",
+            "inputs": ["x", "y"], "outputs": ["o"]}], "outputs": ["o"])")
+                   .arg(m)
+            << "GpuDot22"
+            << "[[3, 4], [4, 5]]";
+        QTest::newRow("Gemv")
+            << QString(R"("inputs": [{"name": "z", "type": "float32[?]"}, %1, {"name": "v", "type": "float32[?]"}],
+            "nodes": [{"op": "Gemv", "inputs": ["z", 1.5, "x", "v", 0.5], "outputs": ["o"]}], "outputs": ["o"])")
+                   .arg(m)
+            << "GpuGemv"
+            << "[[3], [3, 4], [4]]";
+        QTest::newRow("LogSoftmax") << QString(R"("inputs": [%1], "nodes": [{"op": "LogSoftmax",
+            "inputs": ["x"], "outputs": ["o"]}], "outputs": ["o"])")
+                                           .arg(m)
+                                    << "GpuLogSoftmax"
+                                    << "[[3, 4]]";
+        QTest::newRow("BatchNormInference")
+            << QString(R"("inputs": [{"name": "x", "type": "float32[?,3,?,?]"}, {"name": "s", "type": "float32[3]"},
+            {"name": "b", "type": "float32[3]"}, {"name": "mu", "type": "float32[3]"}, {"name": "var", "type": "float32[3]"}],
+            "nodes": [{"op": "BatchNormInference", "inputs": ["x", "s", "b", "mu", "var"], "outputs": ["o"]}], "outputs": ["o"])")
+            << "GpuDnnBatchNormInference"
+            << "[[2, 3, 4, 5], [3], [3], [3], [3]]";
+    }
+    void test_lifter_table() {
+        QFETCH(QString, body);
+        QFETCH(QString, gpuKind);
+        QFETCH(QString, shapes);
+        Compiled gpu = compile(body.toStdString());
+        Compiled cpu = compileCpu(body.toStdString());
+        QCOMPARE(count(gpu, qPrintable(gpuKind)), 1);
+        for (const Apply* n : gpu.g->toposort()) // nothing left on the host but transfers and Shape_i
+            QVERIFY2(n->op().isTransfer() || n->op().kind().rfind("Gpu", 0) == 0 || n->op().kind() == "Shape_i",
+                     n->op().str().c_str());
+        std::vector<passlens::Tensor> args;
+        std::uint32_t seed = 20;
+        for (const json& s : json::parse(shapes.toStdString())) {
+            passlens::Tensor t = values(DType::Float32, s.get<std::vector<std::int64_t>>(), ++seed);
+            std::vector<double> v = asVector(t);
+            for (double& x : v) x = x / 10 + 0.5; // positive variances
+            args.push_back(passlens::Tensor::fromDoubles(DType::Float32, t.shape(), v));
+        }
+        QVERIFY(allClose(asVector(eval(gpu, args)[0]), asVector(eval(cpu, args)[0])));
+    }
+
     // test_gemv_zeros: W.dot(v) of a (1000, 0) matrix and a (0,) vector gives 1000 zeros.
     // Difference: Theano reaches GpuGemv through BlasOpt (Dot -> Dot22 / Gemv at 1.7, before
     // the GPU phases); PassLens does not run BlasOpt and has no lifter for a Dot of a vector,
