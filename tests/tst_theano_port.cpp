@@ -1027,7 +1027,7 @@ private slots:
                         }
     }
 
-    // TestCorrMMConv2d.tcase, the forward half (run_fwd): conv2d of BaseTestConv2d's input /
+    // TestCorrMMConv2d.test_all, tcase's forward half (run_fwd): conv2d of BaseTestConv2d's input /
     // filter shapes for every subsample and border mode, with and without the shapes given,
     // in mode_with_gpu excluding cudnn, has a GpuCorrMM and the values of a direct
     // cross-correlation (conv2d_corr). Differences: PassLens's AbstractConv2d is ONNX's
