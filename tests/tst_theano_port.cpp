@@ -72,14 +72,16 @@ std::vector<passlens::Tensor> eval(const Compiled& c, const std::vector<passlens
     Executor ex(*c.g, ExecOptions{DeviceChoice::Cpu});
     return ex.run(inputs);
 }
-passlens::Tensor values(DType dt, std::vector<std::int64_t> shape, std::uint32_t seed = 1) {
+// Pseudo-random values in [lo, lo + span), as rand() * span + lo (whole numbers for int dtypes).
+passlens::Tensor values(DType dt, std::vector<std::int64_t> shape, std::uint32_t seed = 1, double lo = 0,
+                        double span = 10) {
     std::int64_t n = 1;
     for (auto d : shape) n *= d;
     std::vector<double> v(static_cast<std::size_t>(n));
     std::uint32_t s = seed;
     for (auto& x : v) {
         s = s * 1664525u + 1013904223u;
-        x = static_cast<double>(s >> 8) / double(1u << 24) * 10.0; // [0, 10), as rand()*10
+        x = lo + static_cast<double>(s >> 8) / double(1u << 24) * span;
         if (!isFloat(dt)) x = std::floor(x);
     }
     return passlens::Tensor::fromDoubles(dt, passlens::Shape(shape.begin(), shape.end()), v);
@@ -416,13 +418,8 @@ private slots:
         for (const Apply* n : nodesOf(gpu, "GpuElemwise")) QVERIFY(n->nin() <= maxInputsToGpuElemwise(ndim));
         QCOMPARE(count(gpu, "GpuElemwise"), ndim == 2 ? 1 : 3); // 64 inputs at rank 8: 49 + 15, then 2
         std::vector<passlens::Tensor> args;
-        for (int k = 0; k < numArgs; ++k) {
-            passlens::Tensor t = values(DType::Float32, shape, static_cast<std::uint32_t>(k + 1));
-            std::vector<double> v = asVector(t);
-            for (double& x : v) x = x / 10.0 + 0.5; // keep the product of 64 finite
-            args.push_back(
-                passlens::Tensor::fromDoubles(DType::Float32, passlens::Shape(shape.begin(), shape.end()), v));
-        }
+        for (int k = 0; k < numArgs; ++k) // in [0.5, 1.5): the product of 64 stays finite
+            args.push_back(values(DType::Float32, shape, static_cast<std::uint32_t>(k + 1), 0.5, 1));
         QVERIFY(allClose(asVector(eval(gpu, args)[0]), asVector(eval(cpu, args)[0]), 1e-3));
     }
 
@@ -974,18 +971,13 @@ private slots:
         };
         Compiled v = compile(body("float32[?]", 0));
         QVERIFY(count(v, "GpuCumOp") >= 1);
-        const passlens::Tensor a = values(DType::Float32, {7}, 5);
-        std::vector<double> av = asVector(a);
-        for (double& x : av) x = x / 10 + 0.5;
-        const auto a1 = passlens::Tensor::fromDoubles(DType::Float32, {7}, av);
-        QVERIFY(allClose(asVector(eval(v, {a1})[0]), cum(av, 1, 7, 1)));
+        const passlens::Tensor a = values(DType::Float32, {7}, 5, 0.5, 1);
+        QVERIFY(allClose(asVector(eval(v, {a})[0]), cum(asVector(a), 1, 7, 1)));
         for (const json& axis : {json(0), json(1), json(), json(-1), json(-2)}) {
             Compiled m = compile(body("float32[?,?]", axis));
             QVERIFY2(count(m, "GpuCumOp") >= 1, axis.dump().c_str());
-            std::vector<double> mv = asVector(values(DType::Float32, {5, 4}, 6));
-            for (double& x : mv) x = x / 10 + 0.5;
-            const auto mt = passlens::Tensor::fromDoubles(DType::Float32, {5, 4}, mv);
-            QVERIFY2(allClose(asVector(eval(m, {mt})[0]), cum(mv, 5, 4, axis)), axis.dump().c_str());
+            const passlens::Tensor mt = values(DType::Float32, {5, 4}, 6, 0.5, 1);
+            QVERIFY2(allClose(asVector(eval(m, {mt})[0]), cum(asVector(mt), 5, 4, axis)), axis.dump().c_str());
         }
     }
 
@@ -1184,12 +1176,8 @@ private slots:
                      n->op().str().c_str());
         std::vector<passlens::Tensor> args;
         std::uint32_t seed = 20;
-        for (const json& s : json::parse(shapes.toStdString())) {
-            passlens::Tensor t = values(DType::Float32, s.get<std::vector<std::int64_t>>(), ++seed);
-            std::vector<double> v = asVector(t);
-            for (double& x : v) x = x / 10 + 0.5; // positive variances
-            args.push_back(passlens::Tensor::fromDoubles(DType::Float32, t.shape(), v));
-        }
+        for (const json& s : json::parse(shapes.toStdString())) // positive variances
+            args.push_back(values(DType::Float32, s.get<std::vector<std::int64_t>>(), ++seed, 0.5, 1));
         QVERIFY(allClose(asVector(eval(gpu, args)[0]), asVector(eval(cpu, args)[0])));
     }
 
