@@ -423,6 +423,46 @@ private slots:
         QVERIFY(allClose(asVector(eval(gpu, args)[0]), asVector(eval(cpu, args)[0]), 1e-3));
     }
 
+    // test_float16.test_composite_elemwise_float16: tanh(x + cast(y)) - its square + casts of x
+    // and w - 1, and switch(v, mul(w, x, y), z), compile in mode_with_gpu (Theano asserts only
+    // that); here also: no host Elemwise is left, the fused GpuElemwise stay within the budget
+    // and the values are mode_without_gpu's. Difference: float32 where Theano uses float16.
+    void test_composite_elemwise() {
+        const std::string a =
+            R"("inputs": [{"name": "w", "type": "int8[?]"}, {"name": "x", "type": "float32[?]"}, {"name": "y", "type": "float32[?]"}],
+            "nodes": [{"op": "Elemwise", "attrs": {"scalar": "cast", "dtype": "float32"}, "inputs": ["y"], "outputs": ["cy"]},
+              {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["x", "cy"], "outputs": ["s"]},
+              {"op": "Elemwise", "attrs": {"scalar": "tanh"}, "inputs": ["s"], "outputs": ["cz"]},
+              {"op": "Elemwise", "attrs": {"scalar": "pow"}, "inputs": ["cz", 2], "outputs": ["sq"]},
+              {"op": "Elemwise", "attrs": {"scalar": "sub"}, "inputs": ["cz", "sq"], "outputs": ["d"]},
+              {"op": "Elemwise", "attrs": {"scalar": "cast", "dtype": "int16"}, "inputs": ["x"], "outputs": ["ci"]},
+              {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["d", "ci"], "outputs": ["e1"]},
+              {"op": "Elemwise", "attrs": {"scalar": "cast", "dtype": "float32"}, "inputs": ["x"], "outputs": ["cf"]},
+              {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["e1", "cf"], "outputs": ["e2"]},
+              {"op": "Elemwise", "attrs": {"scalar": "cast", "dtype": "float32"}, "inputs": ["w"], "outputs": ["cw"]},
+              {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["e2", "cw"], "outputs": ["e3"]},
+              {"op": "Elemwise", "attrs": {"scalar": "sub"}, "inputs": ["e3", 1.0], "outputs": ["o"]}], "outputs": ["o"])";
+        const std::string b =
+            R"("inputs": [{"name": "v", "type": "uint8[?]"}, {"name": "w", "type": "float32[?]"}, {"name": "x", "type": "float32[?]"},
+                          {"name": "y", "type": "float32[?]"}, {"name": "z", "type": "float32[?]"}],
+            "nodes": [{"op": "Elemwise", "attrs": {"scalar": "mul"}, "inputs": ["w", "x", "y"], "outputs": ["m"]},
+              {"op": "Elemwise", "attrs": {"scalar": "switch"}, "inputs": ["v", "m", "z"], "outputs": ["o"]}], "outputs": ["o"])";
+        for (const auto& [body, dts] : {std::pair{a, std::vector<DType>{DType::Int8, DType::Float32, DType::Float32}},
+                                        std::pair{b, std::vector<DType>{DType::UInt8, DType::Float32, DType::Float32,
+                                                                        DType::Float32, DType::Float32}}}) {
+            Compiled g = compile(body);
+            Compiled c = compileCpu(body);
+            QVERIFY(g.run.messages.empty());
+            QCOMPARE(count(g, "Elemwise"), 0);
+            QVERIFY(count(g, "GpuElemwise") >= 1);
+            for (const Apply* n : nodesOf(g, "GpuElemwise")) QVERIFY(n->nin() <= maxInputsToGpuElemwise(1));
+            std::vector<passlens::Tensor> args;
+            std::uint32_t seed = 30;
+            for (DType dt : dts) args.push_back(values(dt, {6}, ++seed, 0, dt == DType::UInt8 ? 2 : 10));
+            QVERIFY(allClose(asVector(eval(g, args)[0]), asVector(eval(c, args)[0])));
+        }
+    }
+
     // test_batched_dot_lifter: BatchedDot of (3,5,7)x(3,7), (3,5)x(3,5,7), (3,5)x(3,5),
     // float32 (3,5,7) x floatX (3,7,9) and float64 (3,5,7) x floatX (3,7,9) runs on the GPU:
     // the lifter adds the broadcastable axes of rank-2 operands and the casts to the output
@@ -1157,6 +1197,11 @@ private slots:
                                            .arg(m)
                                     << "GpuLogSoftmax"
                                     << "[[3, 4]]";
+        QTest::newRow("Shape_i")
+            << QString(R"("inputs": [{"name": "x", "type": "float32[?,?]@gpu"}], "nodes": [{"op": "Shape_i",
+            "attrs": {"i": 1}, "inputs": ["x"], "outputs": ["o"]}], "outputs": ["o"])")
+            << "Shape_i"
+            << "[[3, 4]]";
         QTest::newRow("BatchNormInference")
             << QString(R"("inputs": [{"name": "x", "type": "float32[?,3,?,?]"}, {"name": "s", "type": "float32[3]"},
             {"name": "b", "type": "float32[3]"}, {"name": "mu", "type": "float32[3]"}, {"name": "var", "type": "float32[3]"}],
@@ -1171,6 +1216,8 @@ private slots:
         Compiled gpu = compile(body.toStdString());
         Compiled cpu = compileCpu(body.toStdString());
         QCOMPARE(count(gpu, qPrintable(gpuKind)), 1);
+        if (gpuKind == "Shape_i") // the HostFromGpu make_node put before it is gone
+            QVERIFY(nodesOf(gpu, "Shape_i")[0]->input(0)->type().isGpu());
         for (const Apply* n : gpu.g->toposort()) // nothing left on the host but transfers and Shape_i
             QVERIFY2(n->op().isTransfer() || n->op().kind().rfind("Gpu", 0) == 0 || n->op().kind() == "Shape_i",
                      n->op().str().c_str());
