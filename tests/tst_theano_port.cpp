@@ -226,6 +226,13 @@ private slots:
         QCOMPARE(kinds(c), QString("GpuAlloc"));
         QVERIFY(c.topo()[0]->op().boolAttr("memset_0"));
         QCOMPARE(asVector(eval(c, {scalarOf(DType::Int32, 6)})[0]), std::vector<double>(6, 0.0));
+        // FAST_COMPILE (not in Theano's test): local_gpualloc_memset_0 is register_opt() without
+        // 'fast_compile', so there the hand-written GpuAlloc of 0 keeps memset_0=False
+        Compiled fc =
+            compile(head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["z", "i"], "outputs": ["a"]}], "outputs": ["a"])",
+                    "fast_compile");
+        QCOMPARE(kinds(fc), QString("GpuAlloc"));
+        QVERIFY(!fc.topo()[0]->op().boolAttr("memset_0"));
         // with 1: no memset_0
         Compiled d = compile(
             head + R"("nodes": [{"op": "GpuAlloc", "inputs": ["o", "i"], "outputs": ["a"]}], "outputs": ["a"])");
@@ -717,6 +724,11 @@ private slots:
         QCOMPARE(count(f, "GpuGemm"), 1);
         QCOMPARE(count(f, "GpuElemwise"), merged ? 0 : 1);
         QCOMPARE(f.run.rewriters.at("local_gpua_gemm_alpha_merge").applied, std::int64_t(merged));
+        // register_opt() without 'fast_compile': FAST_COMPILE lifts the Gemm and merges nothing
+        Compiled fc = compile(body, "fast_compile");
+        QCOMPARE(count(fc, "GpuGemm"), 1);
+        QCOMPARE(count(fc, "GpuElemwise"), 1);
+        QVERIFY(!fc.run.rewriters.count("local_gpua_gemm_alpha_merge"));
         const Apply* gm = nodesOf(f, "GpuGemm")[0];
         if (merged) {
             if (std::isnan(newAlpha)) {
