@@ -553,9 +553,9 @@ private slots:
     // GpuFromHost<None>(x) and a transfer of x is cloned onto HostFromGpu of that.
     void test_local_cut_gpu_transfers_data() {
         QTest::addColumn<QString>("body");
-        QTest::addColumn<QString>("after"); // op().str() of the final nodes, "" when none is left
-        QTest::addColumn<QString>("out");   // the output: "input NAME" or its type
-        QTest::addColumn<QString>("before");
+        QTest::addColumn<QString>("after");  // op().str() of the final nodes, "" when none is left
+        QTest::addColumn<QString>("out");    // the output: "input NAME" or its type
+        QTest::addColumn<QString>("before"); // the final nodes with both cutters excluded
         const QString g1 = R"({"name": "g", "type": "float32[?,?]@gpu:dev1"})";
         const QString x = R"({"name": "x", "type": "float32[?,?]"})";
         auto graph = [](const QString& in, const QString& nodes, const QString& out = "o") {
