@@ -3,6 +3,7 @@
 // after saving and reopening the session file.
 #include <passlens/io/GraphLoader.h>
 #include <passlens/ir/Error.h>
+#include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
@@ -13,6 +14,7 @@
 #include <QTest>
 
 #include <atomic>
+#include <fstream>
 #include <cstdlib>
 #include <new>
 
@@ -183,6 +185,71 @@ private slots:
         QCOMPARE(Trace::load(path).events().size(), trace.events().size());
         QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
                  QStringList({"s.passlens.json"}));
+    }
+
+    // The one "open a file and run a pipeline" use case (pipeline/OpenAndOptimize.h): a model is
+    // loaded and optimized as a direct Pipeline run would; its session reopens as recorded (the
+    // requested pipeline ignored with a warning, the window's "view" handed back); bad input and
+    // bad pipeline names give the messages the CLI and the window show.
+    void openAndOptimizeUseCase() {
+        const std::string model = kCorpus + "/mlp.onnx";
+        LoadedGraph lg = loadGraphFile(model);
+        Pipeline direct = Pipeline::builtin("cleanup");
+        direct.setEnabled("merge1", false);
+        Trace directTrace;
+        const PipelineRun directRun = direct.run(*lg.graph, &directTrace);
+        QVERIFY(!isPipelineFile("cleanup"));
+        QVERIFY(isPipelineFile("fast.pipeline.json"));
+        QVERIFY(isPipelineFile("pipelines/fast"));
+
+        PipelineRequest request;
+        request.pipeline = "cleanup";
+        request.disabled = {"merge1"};
+        OpenedTrace opened = openAndOptimize(model, request);
+        QVERIFY(!opened.fromSession && opened.run && opened.finalGraph);
+        QCOMPARE(opened.pipeline, std::string("cleanup"));
+        QCOMPARE(opened.sourcePath, model);
+        QVERIFY(opened.view.is_null());
+        QCOMPARE(opened.finalGraph->fingerprint(), lg.graph->fingerprint());
+        QCOMPARE(opened.run->phases.size(), directRun.phases.size());
+        for (const PhaseRun& ph : opened.run->phases) QVERIFY(ph.info.name != "merge1");
+        QCOMPARE(opened.trace->events().size(), directTrace.events().size());
+        QCOMPARE(opened.trace->phases().size(), directRun.phases.size());
+
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString() + "/u.passlens.json";
+        nlohmann::json doc = opened.trace->toSessionJson(model);
+        doc["view"] = {{"step", 3}};
+        {
+            std::ofstream out(path);
+            out << Trace::dumpSession(doc);
+        }
+        request.pipeline = "theano";
+        const OpenedTrace back = openAndOptimize(path, request, /*pipelineGiven=*/true);
+        QVERIFY(back.fromSession && !back.run && !back.finalGraph);
+        QCOMPARE(back.pipeline, std::string("cleanup"));
+        QCOMPARE(back.sourcePath, model);
+        QCOMPARE(back.view.value("step", -1), 3);
+        QCOMPARE(back.warnings.size(), std::size_t(1));
+        QCOMPARE(back.warnings[0], path + ": a session holds its pipeline ('cleanup'); --pipeline theano ignored");
+        QCOMPARE(back.trace->graphAfterPhase("final")->fingerprint(), lg.graph->fingerprint());
+
+        auto failure = [](const std::string& file, const std::string& pipeline) {
+            PipelineRequest r;
+            r.pipeline = pipeline;
+            try {
+                openAndOptimize(file, r);
+            } catch (const Error& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        };
+        QCOMPARE(failure(dir.path().toStdString() + "/none.onnx", "theano"),
+                 dir.path().toStdString() + "/none.onnx: no such file");
+        QCOMPARE(failure(model, "fastest"),
+                 std::string("unknown pipeline 'fastest' (built-in: theano, cleanup, legacy, fast_compile, none)"));
+        QCOMPARE(failure(model, dir.path().toStdString() + "/missing.pipeline.json"),
+                 dir.path().toStdString() + "/missing.pipeline.json: no such file");
     }
 
     void sessionRoundTrip() {

@@ -65,22 +65,21 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
             view = DiffView::After;
 
         const bool pipelineGiven = cmd->count("--pipeline") > 0;
-        TraceInput in = openTrace(a.file, a.pipeline, pipelineGiven);
-        for (const auto& w : in.warnings) std::cerr << "warning: " << w << "\n";
+        const OpenedTrace in = openTrace(a.file, a.pipeline, pipelineGiven);
 
         DrawOptions opt;
         opt.nestedGraphs = true; // If branches, Loop bodies as clusters
-        opt.caption.source = in.sourceLabel;
+        opt.caption.source = sourceLabel(in);
         opt.caption.pipeline = in.pipeline;
         DrawGraph drawing;
         std::string phaseForProfile = "final";
         nlohmann::json diffJson;
         if (!a.diffSpec.empty()) {
             const auto [from, to] = splitDiffSpec(a.diffSpec);
-            const TraceStep sa = resolveStep(in.trace, from);
-            const TraceStep sb = resolveStep(in.trace, to);
-            const auto ga = graphAt(in.trace, sa);
-            const auto gb = graphAt(in.trace, sb);
+            const TraceStep sa = resolveStep(*in.trace, from);
+            const TraceStep sb = resolveStep(*in.trace, to);
+            const auto ga = graphAt(*in.trace, sa);
+            const auto gb = graphAt(*in.trace, sb);
             const GraphDiff d = diff(*ga, *gb);
             opt.caption.step = "diff " + sa.label() + " \xE2\x86\x92 " + sb.label();
             drawing = drawDiff(*ga, *gb, d, opt);
@@ -90,8 +89,8 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
             std::string spec = "final";
             if (!a.phase.empty()) spec = a.phase;
             if (a.event >= 0) spec = std::to_string(a.event);
-            const TraceStep s = resolveStep(in.trace, spec);
-            const auto g = graphAt(in.trace, s);
+            const TraceStep s = resolveStep(*in.trace, spec);
+            const auto g = graphAt(*in.trace, s);
             opt.caption.step = s.label();
             if (s.kind != TraceStep::Kind::Event) {
                 opt.caption.stepIndex = s.index;
@@ -100,7 +99,7 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
             } else {
                 opt.caption.step += " of " + std::to_string(s.count) + " events";
             }
-            opt.focus = nodesAddedBetween(in.trace, s.fromEvent, s.event);
+            opt.focus = nodesAddedBetween(*in.trace, s.fromEvent, s.event);
             drawing = drawGraph(*g, opt);
             phaseForProfile = s.kind == TraceStep::Kind::Phase ? s.name : s.label();
         }

@@ -50,19 +50,18 @@ nlohmann::json profileFinal(const Trace& trace) {
 int runReport(const ReportArgs& a, CLI::App* cmd) {
     const bool progress = ::isatty(2) != 0 && !a.json;
     try {
-        TraceInput in = openTrace(a.file, a.pipeline, cmd->count("--pipeline") > 0);
-        for (const auto& w : in.warnings) std::cerr << "warning: " << w << "\n";
+        const OpenedTrace in = openTrace(a.file, a.pipeline, cmd->count("--pipeline") > 0);
         ReportOptions opt;
         opt.sourcePath = in.sourcePath;
-        opt.sourceLabel = in.sourceLabel;
+        opt.sourceLabel = sourceLabel(in);
         opt.pipeline = in.pipeline;
         opt.budgetSeconds = a.budget;
         if (progress)
             opt.progress = [](int k, int n) {
                 std::cerr << "\rreport: step " << k << " of " << n << "   " << std::flush;
             };
-        if (a.run) opt.profile = profileFinal(in.trace);
-        const ReportResult r = writeReport(in.trace, a.dir, opt);
+        if (a.run) opt.profile = profileFinal(*in.trace);
+        const ReportResult r = writeReport(*in.trace, a.dir, opt);
         if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
         for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
         const std::vector<std::string>& files = r.files;

@@ -11,7 +11,7 @@
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/Profiler.h>
 #include <passlens/kernels/TensorIO.h>
-#include <passlens/pipeline/Pipeline.h>
+#include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/trace/Trace.h>
 
 #include <nlohmann/json.hpp>
@@ -34,11 +34,6 @@ struct RunArgs {
     double tolerance = 1e-4;
     std::uint64_t seed = 0;
 };
-
-Pipeline makePipeline(const std::string& name) {
-    const bool isFile = name.find(".json") != std::string::npos || name.find('/') != std::string::npos;
-    return isFile ? Pipeline::fromFile(name) : Pipeline::builtin(name);
-}
 
 // Output i's name: its own, else the source graph's output i (rewrites replace the variable
 // but keep the position), else the display name.
@@ -83,35 +78,29 @@ int runRun(const RunArgs& a) {
     }
     if (a.threads > 0) setCpuThreads(a.threads);
     // ---- the graphs
-    std::optional<Trace> trace;
+    std::unique_ptr<Trace> trace;
     std::unique_ptr<FunctionGraph> source, graph;
     std::string pipelineName;
-    const FileKind kind = sniffFileKind(a.file);
-    if (kind == FileKind::Session) {
-        trace = Trace::load(a.file);
-        pipelineName = trace->pipelineName();
-        source = trace->sourceGraph();
-        graph = a.phase == "source" ? trace->sourceGraph() : trace->graphAfterPhase(a.phase);
-    } else {
-        LoadedGraph loaded = loadGraphFile(a.file);
+    if (a.phase == "source" && !a.check && sniffFileKind(a.file) != FileKind::Session) {
+        LoadedGraph loaded = loadGraphFile(a.file); // the source as it is: no pipeline to run
         for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
-        if (a.phase == "source" && !a.check) {
-            graph = std::move(loaded.graph);
-        } else {
-            Pipeline p = makePipeline(a.pipeline);
-            pipelineName = p.name();
-            trace.emplace();
-            const PipelineRun run = p.run(*loaded.graph, &*trace);
-            trace->finish(run, *loaded.graph, p.buildContext().caps);
-            for (const auto& m : run.messages) std::cerr << "note: " << m << "\n";
-            source = trace->sourceGraph();
-            if (a.phase == "final")
-                graph = std::move(loaded.graph);
-            else if (a.phase == "source")
-                graph = trace->sourceGraph();
-            else
-                graph = trace->graphAfterPhase(a.phase);
-        }
+        graph = std::move(loaded.graph);
+    } else {
+        PipelineRequest request;
+        request.pipeline = a.pipeline;
+        OpenedTrace opened = openAndOptimize(a.file, request);
+        for (const auto& w : opened.warnings) std::cerr << "warning: " << w << "\n";
+        if (opened.run)
+            for (const auto& m : opened.run->messages) std::cerr << "note: " << m << "\n";
+        trace = std::move(opened.trace);
+        pipelineName = opened.pipeline;
+        source = trace->sourceGraph();
+        if (a.phase == "final" && opened.finalGraph)
+            graph = std::move(opened.finalGraph);
+        else if (a.phase == "source")
+            graph = trace->sourceGraph();
+        else
+            graph = trace->graphAfterPhase(a.phase);
     }
 
     // ---- inputs and reference outputs

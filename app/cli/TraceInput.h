@@ -1,25 +1,17 @@
 #pragma once
-// Opening FILE for render / report: a session is reopened (Trace::load); a model or graph is
-// optimized with the named pipeline first, as `optimize` does.
-#include <passlens/trace/Trace.h>
-
-#include <nlohmann/json.hpp>
+// Opening FILE for render / report: the core use case (pipeline/OpenAndOptimize.h) with its
+// warnings and run messages printed on stderr as "warning: ...".
+#include <passlens/pipeline/OpenAndOptimize.h>
 
 #include <string>
-#include <vector>
 
 namespace passlens::cli {
 
-struct TraceInput {
-    Trace trace;
-    std::string sourcePath;  ///< the model the trace started from (FILE, or the session's source)
-    std::string sourceLabel; ///< its file name, for captions
-    std::string pipeline;
-    bool fromSession = false;
-    std::vector<std::string> warnings;
-};
+/// openAndOptimize(file, {pipeline}, pipelineGiven), warnings printed. Throws passlens::Error
+/// naming FILE (or the pipeline file) for anything that cannot be read or optimized.
+OpenedTrace openTrace(const std::string& file, const std::string& pipeline, bool pipelineGiven);
 
-/// Throws passlens::Error naming FILE for anything that cannot be read or optimized.
-TraceInput openTrace(const std::string& file, const std::string& pipeline, bool pipelineGiven);
+/// The file name of the trace's source model, for captions.
+std::string sourceLabel(const OpenedTrace& in);
 
 } // namespace passlens::cli

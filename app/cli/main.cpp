@@ -6,8 +6,8 @@
 #include <passlens/io/Inspect.h>
 #include <passlens/ir/DebugPrint.h>
 #include <passlens/ir/Error.h>
+#include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/pipeline/OptimizeReport.h>
-#include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
 #include <CLI/CLI.hpp>
@@ -62,35 +62,24 @@ int runConvert(const std::string& file, const std::string& out, bool asJson, std
 }
 
 struct OptimizeArgs {
-    std::string pipeline = "theano";
-    std::vector<std::string> include, exclude;
+    passlens::PipelineRequest request;
     std::string session, emit;
-    bool reasons = false, validate = false, debugprint = false;
+    bool debugprint = false;
     int depth = passlens::DebugPrintOptions::kAutoDepth;
 };
 
-passlens::Pipeline makePipeline(const OptimizeArgs& a) {
-    const bool isFile = a.pipeline.find(".json") != std::string::npos || a.pipeline.find('/') != std::string::npos;
-    passlens::Pipeline p = isFile ? passlens::Pipeline::fromFile(a.pipeline) : passlens::Pipeline::builtin(a.pipeline);
-    for (const auto& t : a.include) p.include(t);
-    for (const auto& t : a.exclude) p.exclude(t);
-    return p;
-}
-
+// A session FILE is optimized afresh from its source graph (loadGraphFile reads it).
 int runOptimize(const std::string& file, const OptimizeArgs& a, bool asJson) {
     passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
-    passlens::Pipeline p = makePipeline(a);
-    passlens::Trace trace(a.reasons);
-    passlens::FunctionGraph& g = *loaded.graph;
-    const passlens::PipelineRun run = p.run(g, &trace, a.validate);
-    trace.finish(run, g, p.buildContext().caps);
-    if (!a.session.empty()) trace.save(a.session, file);
+    const passlens::OptimizedGraph o = passlens::optimizeGraph(std::move(loaded.graph), a.request);
+    const passlens::FunctionGraph& g = *o.graph;
+    if (!a.session.empty()) o.trace->save(a.session, file);
     if (!a.emit.empty()) passlens::writeFileAtomic(a.emit, passlens::writeGraphJson(g).dump(1) + "\n");
     for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
     if (asJson) {
-        std::cout << passlens::optimizeJson(run, g, trace).dump(2) << "\n";
+        std::cout << passlens::optimizeJson(o.run, g, *o.trace).dump(2) << "\n";
     } else {
-        std::cout << passlens::optimizeText(run, g, trace);
+        std::cout << passlens::optimizeText(o.run, g, *o.trace);
         if (a.debugprint) {
             passlens::DebugPrintOptions dp;
             dp.depth = a.depth;
@@ -141,14 +130,15 @@ int main(int argc, char** argv) {
         app.add_subcommand("optimize", "Run an optimization pipeline on FILE and record every phase and rewrite");
     optimize->add_option("FILE", file, "ONNX model, graph JSON or session file")->required();
     optimize
-        ->add_option("--pipeline", oa.pipeline, "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")
+        ->add_option("--pipeline", oa.request.pipeline,
+                     "theano, cleanup, legacy, fast_compile, none, or a .pipeline.json file")
         ->capture_default_str();
-    optimize->add_option("--include", oa.include, "Add phases or rewrites with this tag or name (repeatable)");
-    optimize->add_option("--exclude", oa.exclude, "Drop phases or rewrites with this name or tag (repeatable)");
+    optimize->add_option("--include", oa.request.include, "Add phases or rewrites with this tag or name (repeatable)");
+    optimize->add_option("--exclude", oa.request.exclude, "Drop phases or rewrites with this name or tag (repeatable)");
     optimize->add_option("--session", oa.session, "Write the session file (FORMAT.md section 2)");
     optimize->add_option("--emit", oa.emit, "Write the final graph as graph JSON");
-    optimize->add_flag("--reasons", oa.reasons, "Record why rewrites declined (bigger session files)");
-    optimize->add_flag("--validate", oa.validate, "Validate the whole graph after every phase");
+    optimize->add_flag("--reasons", oa.request.reasons, "Record why rewrites declined (bigger session files)");
+    optimize->add_flag("--validate", oa.request.validate, "Validate the whole graph after every phase");
     optimize->add_flag("--debugprint", oa.debugprint, "Print the final graph's debugprint");
     optimize->add_option("--depth", oa.depth, depthHelp + "; with --debugprint")->check(CLI::Range(-1, 1000000));
     optimize->add_flag("--json", asJson, "Print one JSON document on stdout");

@@ -5,7 +5,7 @@
 #include "GuiExecution.h"
 
 #include <passlens/io/Failure.h>
-#include <passlens/pipeline/Pipeline.h>
+#include <passlens/pipeline/OpenAndOptimize.h>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -68,7 +68,7 @@ int main(int argc, char* argv[]) {
         const QString pipeline = parser.value(pipelineOpt);
         const auto names = passlens::Pipeline::builtinNames();
         const bool builtin = std::find(names.begin(), names.end(), pipeline.toStdString()) != names.end();
-        if (!builtin && !pipeline.endsWith(QStringLiteral(".json"))) {
+        if (!builtin && !passlens::isPipelineFile(pipeline.toStdString())) {
             QStringList list;
             for (const auto& n : names) list << QString::fromStdString(n);
             std::fprintf(stderr,

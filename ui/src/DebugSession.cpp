@@ -3,8 +3,6 @@
 #include <passlens/diff/TraceSteps.h>
 #include <passlens/io/AtomicFile.h>
 #include <passlens/io/Failure.h>
-#include <passlens/io/GraphLoader.h>
-#include <passlens/io/JsonFile.h>
 #include <passlens/layout/DrawGraph.h>
 
 #include <QFileInfo>
@@ -69,32 +67,30 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
     r->path = path;
     r->pipeline = pipeline;
     try {
-        const std::filesystem::path p(path.toStdString());
-        std::unique_ptr<FunctionGraph> graph;
-        if (sniffFileKind(p) == FileKind::Session && !previous) {
-            const nlohmann::json doc = readJsonFile(p);
-            r->trace = std::make_unique<Trace>(Trace::fromSessionJson(doc, path.toStdString(), p.parent_path()));
-            if (doc.contains("view") && doc["view"].is_object()) r->viewStep = doc["view"].value("step", -1);
-            if (doc.contains("source") && doc["source"].is_object())
-                r->sourcePath = QString::fromStdString(doc["source"].value("path", std::string()));
-            r->pipeline = QString::fromStdString(r->trace->pipelineName());
-            r->finalGraph = r->trace->graphAfterPhase("final");
-            r->finalGraph->toposort();
+        PipelineRequest request;
+        request.pipeline = pipeline.toStdString();
+        request.reasons = true; // the Inspector and the pipeline tree show why rewrites declined
+        for (const auto& d : disabled) request.disabled.push_back(d.toStdString());
+        for (auto it = moves.begin(); it != moves.end(); ++it) request.moves[it.key().toStdString()] = it.value();
+        if (previous) { // a re-run starts from the source graph of the trace shown
+            OptimizedGraph o = optimizeGraph(previous->sourceGraph(), request);
+            r->trace = std::move(o.trace);
+            r->run = std::move(o.run);
+            o.graph->toposort();
+            r->finalGraph = std::shared_ptr<const FunctionGraph>(std::move(o.graph));
             return r;
         }
-        if (previous)
-            graph = previous->sourceGraph();
-        else
-            graph = std::move(loadGraphFile(p).graph);
-        const std::string pl = pipeline.toStdString();
-        Pipeline pipe = pl.find(".json") != std::string::npos ? Pipeline::fromFile(pl) : Pipeline::builtin(pl);
-        for (const auto& d : disabled) pipe.setEnabled(d.toStdString(), false);
-        for (auto it = moves.begin(); it != moves.end(); ++it) pipe.move(it.key().toStdString(), it.value());
-        r->trace = std::make_unique<Trace>(true);
-        r->run = pipe.run(*graph, r->trace.get());
-        r->trace->finish(*r->run, *graph, pipe.buildContext().caps);
-        graph->toposort();
-        r->finalGraph = std::shared_ptr<const FunctionGraph>(std::move(graph));
+        OpenedTrace opened = openAndOptimize(path.toStdString(), request);
+        r->trace = std::move(opened.trace);
+        r->run = std::move(opened.run);
+        if (opened.fromSession) {
+            r->pipeline = QString::fromStdString(opened.pipeline);
+            if (opened.view.is_object()) r->viewStep = opened.view.value("step", -1);
+            r->sourcePath = QString::fromStdString(opened.sourcePath);
+            opened.finalGraph = r->trace->graphAfterPhase("final");
+        }
+        opened.finalGraph->toposort();
+        r->finalGraph = std::shared_ptr<const FunctionGraph>(std::move(opened.finalGraph));
     } catch (...) {
         r->error = QString::fromStdString(currentExceptionMessage("open " + path.toStdString()));
     }

@@ -6,7 +6,7 @@
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/layout/LayoutEngine.h>
 #include <passlens/layout/TimingOverlay.h>
-#include <passlens/pipeline/Pipeline.h>
+#include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/trace/Trace.h>
 
 #include <QFutureWatcher>

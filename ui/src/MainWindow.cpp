@@ -11,6 +11,7 @@
 #include <passlens/ir/GraphSearch.h>
 #include <passlens/layout/Export.h>
 #include <passlens/layout/Report.h>
+#include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/pipeline/OptimizeReport.h>
 
 #include <QAction>
@@ -1139,17 +1140,18 @@ void MainWindow::compareWith(const QString& other) {
     watcher->setFuture(QtConcurrent::run([source, other, myFinal, cap, engine]() -> Comparison {
         Comparison c;
         try {
+            PipelineRequest request;
+            request.pipeline = other.toStdString();
             std::unique_ptr<FunctionGraph> work;
             {
                 Trace capture; // a copy of the source graph with its ids
                 capture.pipelineBegin("copy", *source);
                 work = capture.sourceGraph();
             }
-            auto t = std::make_shared<Trace>();
-            Pipeline p = Pipeline::builtin(other.toStdString());
-            const PipelineRun run = p.run(*work, t.get());
-            t->finish(run, *work, p.buildContext().caps);
-            c.otherText = QString::fromStdString(optimizeText(run, *work, *t));
+            OptimizedGraph o = optimizeGraph(std::move(work), request);
+            std::shared_ptr<const Trace> t(std::move(o.trace));
+            work = std::move(o.graph);
+            c.otherText = QString::fromStdString(optimizeText(o.run, *work, *t));
             // the nodes both pipelines made alike take one id, so the diff shows real differences
             AlignedGraph aligned = alignIds(*myFinal, *work);
             const GraphDiff d = diff(*myFinal, *aligned.graph);
