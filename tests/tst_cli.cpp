@@ -618,6 +618,35 @@ private slots:
         QTest::newRow("inspect --help") << QStringList({"inspect", "--help"});
         QTest::newRow("convert --help") << QStringList({"convert", "--help"});
     }
+    // run --check names the first divergent phase with core's check (pipeline/PhaseCheck.h, the
+    // window's too): the phases that changed the graph, as optimize lists them, each within the
+    // default tolerance on the seeded inputs; --phase stops the check at that phase.
+    void runCheckPhases() {
+        const QString model = corpusModel("mlp.onnx");
+        const Run opt = runCli({"optimize", model, "--json"});
+        QVERIFY2(opt.finished && opt.exitCode == 0, qPrintable(opt.describe()));
+        QStringList changed;
+        for (const auto& ph : QJsonDocument::fromJson(opt.out).object().value("phases").toArray())
+            if (ph.toObject().value("changed").toBool()) changed << ph.toObject().value("name").toString();
+        QVERIFY(changed.size() >= 3);
+        const Run r = runCli({"run", model, "--check", "--repeat", "1", "--warmup", "0", "--json"});
+        QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+        const QJsonObject check = QJsonDocument::fromJson(r.out).object().value("check").toObject();
+        QStringList checked;
+        for (const auto& ph : check.value("phases").toArray()) {
+            checked << ph.toObject().value("name").toString();
+            QVERIFY(ph.toObject().value("max_rel").toDouble(1) <= 1e-4);
+        }
+        QCOMPARE(checked, changed);
+        QVERIFY(check.value("first_divergent_phase").isNull());
+        QCOMPARE(check.value("tolerance").toDouble(), 1e-4);
+        const Run upTo =
+            runCli({"run", model, "--check", "--phase", changed[1], "--repeat", "1", "--warmup", "0", "--json"});
+        QVERIFY2(upTo.finished && upTo.exitCode == 0, qPrintable(upTo.describe()));
+        QCOMPARE(QJsonDocument::fromJson(upTo.out).object().value("check").toObject().value("phases").toArray().size(),
+                 2);
+    }
+
     void reportWithRun() {
         // report --run: the final graph profiled, the profile saved and painted onto it
         QTemporaryDir dir;

@@ -559,8 +559,9 @@ private slots:
         QVERIFY(w.acceptDrops());
     }
 
-    // Execute > Check marks the phases in the tree (match, first divergent, diverged); the
-    // profile says which step it was measured on and is dimmed on another step.
+    // Execute > Check marks the phases that changed the graph (match, first divergent,
+    // diverged; PhaseCheck.h, as `run --check`) and leaves unchanged ones unmarked; the profile
+    // says which step it was measured on and is dimmed on another step.
     void checkMarksAndProfileStep() {
         MainWindow w;
         w.resize(1400, 900);
@@ -568,10 +569,11 @@ private slots:
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         w.setExecutionBackend(std::make_shared<FakeBackend>(2));
         auto& s = w.session();
-        std::vector<int> checkedPhases; // the phases whose end is a step, in step order
-        for (std::size_t i = 1; i < s.steps().size(); ++i)
-            if (s.steps()[i].phaseEnd) checkedPhases.push_back(s.steps()[i].phase);
+        std::vector<int> checkedPhases, unchanged; // the phases that changed the graph, in run order
+        for (std::size_t p = 0; p < s.trace()->phases().size(); ++p)
+            (s.trace()->phases()[p].changed ? checkedPhases : unchanged).push_back(static_cast<int>(p));
         QVERIFY(checkedPhases.size() >= 4);
+        QVERIFY(!unchanged.empty());
         auto mark = [&](int phase) {
             return static_cast<PipelineModel::CheckMark>(
                 w.pipelineModel()->data(w.pipelineModel()->index(phase, 0), PipelineModel::CheckRole).toInt());
@@ -583,6 +585,7 @@ private slots:
         QCOMPARE(mark(checkedPhases[1]), PipelineModel::CheckMark::Match);
         QCOMPARE(mark(checkedPhases[2]), PipelineModel::CheckMark::FirstDivergent);
         QCOMPARE(mark(checkedPhases[3]), PipelineModel::CheckMark::Diverged);
+        for (int p : unchanged) QCOMPARE(mark(p), PipelineModel::CheckMark::None);
         QVERIFY(w.pipelineModel()
                     ->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::ToolTipRole)
                     .toString()

@@ -4,6 +4,7 @@
 #include <passlens/io/GraphLoader.h>
 #include <passlens/ir/Error.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
+#include <passlens/pipeline/PhaseCheck.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
@@ -14,6 +15,7 @@
 #include <QTest>
 
 #include <atomic>
+#include <stdexcept>
 #include <fstream>
 #include <cstdlib>
 #include <new>
@@ -250,6 +252,52 @@ private slots:
                  std::string("unknown pipeline 'fastest' (built-in: theano, cleanup, legacy, fast_compile, none)"));
         QCOMPARE(failure(model, dir.path().toStdString() + "/missing.pipeline.json"),
                  dir.path().toStdString() + "/missing.pipeline.json: no such file");
+    }
+
+    // The first-divergent-phase check (pipeline/PhaseCheck.h) of `run --check` and the window:
+    // the phases that changed the graph, in run order, up to the phase asked for; the first one
+    // beyond the tolerance, or whose graph cannot run, is the first divergent phase.
+    void firstDivergentPhaseCheck() {
+        const OptimizedGraph o = optimizeGraph(loadGraphFile(kCorpus + "/mlp.onnx").graph, PipelineRequest{});
+        const Trace& trace = *o.trace;
+        std::vector<std::string> changed;
+        for (const PhaseRecord& pr : trace.phases())
+            if (pr.changed) changed.push_back(pr.info.name);
+        QVERIFY(changed.size() >= 3);
+        QVERIFY(changed.size() < trace.phases().size()); // some phase changed nothing
+        const std::vector<CheckedPhase> all = phasesToCheck(trace);
+        QCOMPARE(all.size(), changed.size());
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            QCOMPARE(all[i].name, changed[i]);
+            QCOMPARE(trace.phases()[all[i].index].info.name, changed[i]);
+            QCOMPARE(all[i].graph()->fingerprint(), trace.graphAfterPhase(changed[i])->fingerprint());
+        }
+        QCOMPARE(phasesToCheck(trace, changed[1]).size(), std::size_t(2));
+        // the second phase diverges (max_rel 0.5), the third has another output shape
+        int calls = 0;
+        const PhaseCheckResult r = checkPhases(
+            all,
+            [&](const FunctionGraph&) {
+                ++calls;
+                return calls == 2 ? OutputsDiff{1.0, 0.5, true} : OutputsDiff{0.0, 1e-6, calls != 3};
+            },
+            kCheckTolerance, "run mlp.onnx");
+        QCOMPARE(calls, static_cast<int>(all.size()));
+        QCOMPARE(r.firstDivergent, changed[1]);
+        QVERIFY(!r.phases[0].diverges && !r.phases[0].first);
+        QVERIFY(r.phases[1].diverges && r.phases[1].first);
+        QVERIFY(r.phases[2].diverges && !r.phases[2].first);
+        QCOMPARE(r.phases[1].diff->maxRel, 0.5);
+        // a graph that cannot run diverges, with the message and its place
+        const PhaseCheckResult f = checkPhases(
+            all, [](const FunctionGraph&) -> OutputsDiff { throw std::runtime_error("no kernel for OnnxFoo"); },
+            kCheckTolerance, "run mlp.onnx");
+        QCOMPARE(f.firstDivergent, changed[0]);
+        QVERIFY(!f.phases[0].diff);
+        QCOMPARE(f.phases[0].error, "run mlp.onnx --phase " + changed[0] + ": no kernel for OnnxFoo");
+        const PhaseCheckResult ok = checkPhases(
+            all, [](const FunctionGraph&) { return OutputsDiff{}; }, kCheckTolerance, "run mlp.onnx");
+        QVERIFY(ok.firstDivergent.empty());
     }
 
     void sessionRoundTrip() {

@@ -14,7 +14,7 @@
 #include <passlens/layout/Report.h>
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/Profiler.h>
-#include <passlens/kernels/TensorIO.h>
+#include <passlens/kernels/Check.h>
 
 #include <nlohmann/json.hpp>
 
@@ -35,14 +35,11 @@ struct ReportArgs {
     double budget = 10;
 };
 
-// --run: profiles the final graph on seeded random inputs (CPU, or CUDA when present).
+// --run: profiles the final graph on the seeded random inputs (CPU, or CUDA when present).
 nlohmann::json profileFinal(const Trace& trace) {
     auto g = trace.graphAfterPhase("final");
     Executor exec(*g);
-    std::vector<Tensor> inputs;
-    std::uint64_t seed = 1234;
-    for (const Variable* v : g->inputs()) inputs.push_back(randomTensor(v->type(), seed++));
-    const ProfileReport rep = profileExecutor(exec, inputs, ProfileOptions{}, "final");
+    const ProfileReport rep = profileExecutor(exec, seededInputs(*g), ProfileOptions{}, "final");
     if (!rep.error.empty()) throw Error("report --run: " + rep.error);
     return rep.toJson();
 }

@@ -12,12 +12,14 @@
 #include <passlens/kernels/Profiler.h>
 #include <passlens/kernels/TensorIO.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
+#include <passlens/pipeline/PhaseCheck.h>
 #include <passlens/trace/Trace.h>
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -31,7 +33,7 @@ struct RunArgs {
     std::string file, phase = "final", pipeline = "theano", device = "auto", inputs, profile, saveOutputs;
     int repeat = 10, warmup = 3, threads = 0;
     bool check = false, asJson = false;
-    double tolerance = 1e-4;
+    double tolerance = kCheckTolerance;
     std::uint64_t seed = 0;
 };
 
@@ -114,8 +116,7 @@ int runRun(const RunArgs& a) {
             throw Error(a.inputs + ": holds " + std::to_string(inputs.size()) + " input_N.pb files, the graph takes " +
                         std::to_string(graph->inputs().size()) + " inputs");
     } else {
-        for (std::size_t i = 0; i < graph->inputs().size(); ++i)
-            inputs.push_back(randomTensor(graph->inputs()[i]->type(), a.seed * 1000 + i + 1));
+        inputs = seededInputs(*graph, a.seed);
     }
 
     // ---- execute and profile
@@ -166,23 +167,25 @@ int runRun(const RunArgs& a) {
         // first phase whose outputs diverge from the source run
         json firstDiv = nullptr, phases = json::array();
         if (trace && a.phase != "source") {
-            for (const PhaseRecord& pr : trace->phases()) {
-                if (!pr.changed) continue;
-                json pe = {{"name", pr.info.name}};
-                try {
-                    std::unique_ptr<FunctionGraph> pg = trace->graphAfterPhase(pr.info.name);
-                    Executor pe2(*pg, ExecOptions{DeviceChoice::Cpu});
-                    const CompareResult r = compareOutputs(pe2.run(inputs), srcOuts);
-                    pe["max_abs"] = r.maxAbs;
-                    pe["max_rel"] = r.maxRel;
-                    if (!r.within(a.tolerance) && firstDiv.is_null()) firstDiv = pr.info.name;
-                } catch (...) {
-                    pe["error"] = currentExceptionMessage("run " + a.file + " --phase " + pr.info.name);
-                    if (firstDiv.is_null()) firstDiv = pr.info.name;
+            const PhaseCheckResult pc = checkPhases(
+                phasesToCheck(*trace, a.phase),
+                [&](const FunctionGraph& pg) {
+                    const CompareResult r =
+                        compareOutputs(Executor(pg, ExecOptions{DeviceChoice::Cpu}).run(inputs), srcOuts);
+                    return OutputsDiff{r.maxAbs, r.maxRel, r.within(std::numeric_limits<double>::infinity())};
+                },
+                a.tolerance, "run " + a.file);
+            for (const PhaseCheckEntry& e : pc.phases) {
+                json pe = {{"name", e.name}};
+                if (e.diff) {
+                    pe["max_abs"] = e.diff->maxAbs;
+                    pe["max_rel"] = e.diff->maxRel;
+                } else {
+                    pe["error"] = e.error;
                 }
                 phases.push_back(pe);
-                if (pr.info.name == a.phase) break;
             }
+            if (!pc.firstDivergent.empty()) firstDiv = pc.firstDivergent;
         }
         check["first_divergent_phase"] = firstDiv;
         check["phases"] = phases;

@@ -4,21 +4,13 @@
 #include <passlens/kernels/Check.h>
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/Profiler.h>
-#include <passlens/kernels/TensorIO.h>
 
+#include <limits>
 #include <stdexcept>
 
 namespace passlens {
 
 namespace {
-// Seeded random inputs by input type (the same for every step, so steps compare).
-std::vector<Tensor> inputsFor(const FunctionGraph& g) {
-    std::vector<Tensor> in;
-    std::uint64_t seed = 1234;
-    for (const Variable* v : g.inputs()) in.push_back(randomTensor(v->type(), seed++));
-    return in;
-}
-
 class KernelsBackend final : public ExecutionBackend {
 public:
     nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
@@ -28,7 +20,7 @@ public:
         Executor exec(graph, opt);
         const auto missing = exec.missingKernels();
         if (!missing.empty()) throw std::runtime_error("no kernel for " + missing.front());
-        const std::vector<Tensor> inputs = inputsFor(graph);
+        const std::vector<Tensor> inputs = seededInputs(graph);
         // warm-ups are part of profileExecutor; run them in slices to report progress and cancel
         ProfileOptions po;
         po.warmup = request.warmup;
@@ -59,10 +51,12 @@ public:
 
     nlohmann::json compare(const FunctionGraph& graph, const FunctionGraph& reference) override {
         Executor a(graph), b(reference);
-        const auto got = a.run(inputsFor(graph));
-        const auto ref = b.run(inputsFor(reference));
+        const auto got = a.run(seededInputs(graph));
+        const auto ref = b.run(seededInputs(reference));
         const CompareResult c = compareOutputs(got, ref);
-        return {{"max_abs", c.maxAbs}, {"max_rel", c.maxRel}};
+        return {{"max_abs", c.maxAbs},
+                {"max_rel", c.maxRel},
+                {"shapes_match", c.within(std::numeric_limits<double>::infinity())}};
     }
 };
 } // namespace

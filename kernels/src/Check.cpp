@@ -1,12 +1,23 @@
 // Output comparison.
 #include "passlens/kernels/Check.h"
 
+#include "passlens/kernels/TensorIO.h"
+
+#include <passlens/ir/FunctionGraph.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
 namespace passlens {
+
+std::vector<Tensor> seededInputs(const FunctionGraph& graph, std::uint64_t seed) {
+    std::vector<Tensor> inputs;
+    for (std::size_t i = 0; i < graph.inputs().size(); ++i)
+        inputs.push_back(randomTensor(graph.inputs()[i]->type(), seed * 1000 + i + 1));
+    return inputs;
+}
 
 bool CompareResult::within(double tolerance) const {
     if (!countMatches) return false;

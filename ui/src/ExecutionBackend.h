@@ -22,13 +22,16 @@ struct ExecuteRequest {
 class ExecutionBackend {
 public:
     virtual ~ExecutionBackend() = default;
-    /// Profiles `graph` (any step) on seeded random inputs. Returns a profile object
+    /// Profiles `graph` (any step) on the seeded random inputs the CLI's `run` uses by default
+    /// (kernels' seededInputs, seed 0). Returns a profile object
     /// `{"phase", "device", "repeats", "nodes": [{"node", "time_us", "kind"}], "transfers": [...]}`;
     /// throws std::exception with a user-facing message (unsupported op, cancelled). `progress`
     /// gets a fraction in [0, 1]; `cancel` is polled between runs. Called on a worker thread.
     virtual nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
                                    const std::function<void(double)>& progress, const std::atomic<bool>& cancel) = 0;
-    /// Outputs of `graph` vs `reference` on the same seeded inputs: {"max_abs", "max_rel"}.
+    /// Outputs of `graph` vs `reference` on the same seeded inputs (as profile):
+    /// {"max_abs", "max_rel", "shapes_match"} (shapes_match: same number and shapes of outputs;
+    /// true when absent). Throws std::exception when a graph cannot run.
     virtual nlohmann::json compare(const FunctionGraph& graph, const FunctionGraph& reference) = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <passlens/layout/Export.h>
 #include <passlens/layout/Report.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
+#include <passlens/pipeline/PhaseCheck.h>
 #include <passlens/pipeline/OptimizeReport.h>
 
 #include <QAction>
@@ -1027,64 +1028,55 @@ void MainWindow::runCheck() {
     if (!m_backend || !m_session->trace()) return;
     auto backend = m_backend;
     auto source = m_session->graphAt(0);
-    struct Phase {
-        int index;
-        QString name;
-        std::shared_ptr<const FunctionGraph> graph;
-    };
-    struct Result {
-        int index;
-        PipelineModel::CheckMark mark;
-        QString line;
-    };
-    std::vector<Phase> phases;
-    for (int i = 0; i < static_cast<int>(m_session->steps().size()); ++i) {
-        const StepPoint& st = m_session->steps()[static_cast<std::size_t>(i)];
-        if (st.phaseEnd && i > 0) phases.push_back({st.phase, st.label, m_session->graphAt(i)});
-    }
-    log(tr("Checking %1 phases against the source …").arg(phases.size()));
+    // the phases to check, with the graphs of their end steps (taken now: the worker must not
+    // read a trace that a re-run may replace)
+    std::vector<CheckedPhase> phases = phasesToCheck(*m_session->trace());
+    for (CheckedPhase& ph : phases)
+        for (int i = 1; i < static_cast<int>(m_session->steps().size()); ++i) {
+            const StepPoint& st = m_session->steps()[static_cast<std::size_t>(i)];
+            if (!st.phaseEnd || st.phase != static_cast<int>(ph.index)) continue;
+            ph.graph = [g = m_session->graphAt(i)] { return g; };
+            break;
+        }
+    log(tr("Checking %1 phases that changed the graph against the source …").arg(phases.size()));
     const Trace* checked = m_session->trace();
-    auto* watcher = new QFutureWatcher<std::vector<Result>>(this);
+    const std::string context = "check " + QFileInfo(m_session->path()).fileName().toStdString();
+    auto* watcher = new QFutureWatcher<PhaseCheckResult>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, checked] {
-        const std::vector<Result> results = watcher->result();
+        const PhaseCheckResult result = watcher->result();
         watcher->deleteLater();
-        bool diverged = false;
-        for (const Result& r : results) {
-            log(QStringLiteral("  ") + r.line);
-            diverged |= r.mark == PipelineModel::CheckMark::FirstDivergent;
+        for (const PhaseCheckEntry& e : result.phases) {
+            const QString name = QString::fromStdString(e.name);
+            const auto mark = !e.diff       ? PipelineModel::CheckMark::Failed
+                              : !e.diverges ? PipelineModel::CheckMark::Match
+                              : e.first     ? PipelineModel::CheckMark::FirstDivergent
+                                            : PipelineModel::CheckMark::Diverged;
+            const QString line = e.diff
+                                     ? QStringLiteral("%1: max_abs %2, max_rel %3%4")
+                                           .arg(name)
+                                           .arg(e.diff->maxAbs, 0, 'g', 3)
+                                           .arg(e.diff->maxRel, 0, 'g', 3)
+                                           .arg(e.first ? QStringLiteral("   <-- first divergent phase") : QString())
+                                     : QStringLiteral("%1: %2%3")
+                                           .arg(name, QString::fromStdString(e.error))
+                                           .arg(e.first ? QStringLiteral("   <-- first divergent phase") : QString());
+            log(QStringLiteral("  ") + line);
             // the marks go into the tree, unless another run replaced the trace meanwhile
             if (m_session->trace() == checked)
-                m_pipelineModel->setCheckMark(r.index, r.mark, tr("check: %1").arg(r.line));
+                m_pipelineModel->setCheckMark(static_cast<int>(e.index), mark, tr("check: %1").arg(line));
         }
-        if (!diverged) log(tr("  every phase matches the source within max_rel 1e-4"));
+        if (result.firstDivergent.empty())
+            log(tr("  every phase matches the source within max_rel %1").arg(kCheckTolerance, 0, 'g', 3));
         settleIdle(true, {});
     });
-    watcher->setFuture(QtConcurrent::run([backend, source, phases]() {
-        std::vector<Result> out;
-        bool diverged = false;
-        for (const Phase& ph : phases) {
-            try {
-                const auto r = backend->compare(*ph.graph, *source);
-                const double rel = r.value("max_rel", 0.0);
-                const bool bad = rel > 1e-4;
-                const auto mark = !bad       ? PipelineModel::CheckMark::Match
-                                  : diverged ? PipelineModel::CheckMark::Diverged
-                                             : PipelineModel::CheckMark::FirstDivergent;
-                out.push_back({ph.index, mark,
-                               QStringLiteral("%1: max_abs %2, max_rel %3%4")
-                                   .arg(ph.name)
-                                   .arg(r.value("max_abs", 0.0), 0, 'g', 3)
-                                   .arg(rel, 0, 'g', 3)
-                                   .arg(mark == PipelineModel::CheckMark::FirstDivergent
-                                            ? QStringLiteral("   <-- first divergent phase")
-                                            : QString())});
-                diverged |= bad;
-            } catch (const std::exception& e) {
-                out.push_back({ph.index, PipelineModel::CheckMark::Failed,
-                               QStringLiteral("%1: %2").arg(ph.name, QString::fromStdString(e.what()))});
-            }
-        }
-        return out;
+    watcher->setFuture(QtConcurrent::run([backend, source, phases, context]() {
+        return checkPhases(
+            phases,
+            [&](const FunctionGraph& g) {
+                const nlohmann::json r = backend->compare(g, *source);
+                return OutputsDiff{r.value("max_abs", 0.0), r.value("max_rel", 0.0), r.value("shapes_match", true)};
+            },
+            kCheckTolerance, context);
     }));
 }
 

@@ -4,10 +4,19 @@
 /// outputs).
 #include "passlens/kernels/Tensor.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace passlens {
+
+class FunctionGraph;
+
+/// The random inputs of a graph when no input files are given: `run` without --inputs (its
+/// --seed), `run --check`, `report --run` and the window's Execute and Check. Input i is
+/// randomTensor(type, seed * 1000 + i + 1) (TensorIO.h), so every step of a trace, whose inputs
+/// keep their order and types, runs on the same values.
+std::vector<Tensor> seededInputs(const FunctionGraph& graph, std::uint64_t seed = 0);
 
 /// Difference of one output pair.
 struct OutputDiff {
