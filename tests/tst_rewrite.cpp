@@ -154,6 +154,61 @@ bool run(Phase& p, FunctionGraph& g) {
 class TestRewrite : public QObject {
     Q_OBJECT
 private slots:
+    // FunctionGraph::clone: the graph as it is (after a pipeline, with removed nodes behind it)
+    // with the same ids, ops, names and tags, as Trace's source capture rebuilds it; editing the
+    // copy leaves the original alone.
+    void cloneKeepsIdsAndIsIndependent() {
+        FunctionGraph g;
+        g.name = "g";
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        x->tag = {{"target", "cpu"}};
+        Variable* c = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "c");
+        Variable* a = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, c}, "a");
+        Variable* e = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {a}, "e");
+        Variable* d = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, c}, "d"); // merged away
+        e->owner()->tag = {{"provenance", "make_node"}};
+        g.setOutputs({g.apply(Op::get("Elemwise", {{"scalar", "mul"}}), {e, d}, "y"), c});
+        Merge m;
+        QVERIFY(run(m, g));
+        QCOMPARE(g.nodeCount(), std::size_t(3));
+        const std::unique_ptr<FunctionGraph> k = g.clone();
+        QCOMPARE(k->name, std::string("g"));
+        QCOMPARE(k->fingerprint(), g.fingerprint());
+        QCOMPARE(k->nodeCount(), g.nodeCount());
+        QCOMPARE(k->inputs().size(), std::size_t(1));
+        QCOMPARE(k->inputs()[0]->id(), x->id());
+        QCOMPARE(k->inputs()[0]->tag.value("target", ""), std::string("cpu"));
+        QCOMPARE(k->outputs()[1]->id(), c->id()); // a constant output
+        QCOMPARE(k->outputs()[1]->constant().get(), c->constant().get());
+        for (std::size_t i = 0; i < g.toposort().size(); ++i) {
+            const Apply* n = g.toposort()[i];
+            const Apply* kn = k->toposort()[i];
+            QCOMPARE(kn->id(), n->id());
+            QCOMPARE(&kn->op(), &n->op());
+            QVERIFY(kn->tag == n->tag);
+            for (std::size_t j = 0; j < n->inputs().size(); ++j)
+                QCOMPARE(kn->input(static_cast<int>(j))->id(), n->input(static_cast<int>(j))->id());
+            QCOMPARE(kn->output()->id(), n->output()->id());
+            QCOMPARE(kn->output()->name(), n->output()->name());
+        }
+        // one of the two equal adds was merged away; it is not copied
+        QVERIFY((k->node(a->owner()->id()) == nullptr) != (k->node(d->owner()->id()) == nullptr));
+        // the same graph, with the same next ids, as a Trace's capture of the source rebuilds
+        Trace t;
+        t.pipelineBegin("copy", g);
+        const auto captured = t.sourceGraph();
+        QCOMPARE(captured->fingerprint(), k->fingerprint());
+        QCOMPARE(captured->nodeIdLimit(), k->nodeIdLimit());
+        QCOMPARE(captured->varIdLimit(), k->varIdLimit());
+        // independent: a replacement in the copy leaves the original as it was
+        const std::uint64_t before = g.fingerprint();
+        Variable* ke = k->variable(e->id());
+        k->replace(ke, k->apply(Op::get("Elemwise", {{"scalar", "neg"}}), {ke->owner()->input(0)}), "test");
+        QVERIFY(k->fingerprint() != before);
+        QCOMPARE(g.fingerprint(), before);
+        QCOMPARE(e->clients().size(), std::size_t(1));
+    }
+
     void mergeStraightforward() {
         Fixture f;
         Variable* o = f.a("Op1", {f.a("Op2", {f.x, f.y}), f.a("Op2", {f.x, f.y}), f.a("Op2", {f.x, f.z})});

@@ -29,7 +29,7 @@ void DebugSession::setBusy(bool busy, const QString& what) {
 
 namespace {
 std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
-                                                 std::shared_ptr<const Trace> previous,
+                                                 std::shared_ptr<const FunctionGraph> source,
                                                  QMap<QString, double> moves = {});
 } // namespace
 
@@ -54,15 +54,16 @@ void DebugSession::runPipeline(const QString& pipeline, const QStringList& disab
         watcher->deleteLater();
     });
     const QString path = m_path;
-    std::shared_ptr<const Trace> previous(m_trace ? new Trace(*m_trace) : nullptr);
-    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, previous, moves] {
-        return loadAndRun(path, pipeline, disabledPhases, previous, moves);
+    std::shared_ptr<const FunctionGraph> source = graphAt(0); // cached: read-only from here on
+    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, source, moves] {
+        return loadAndRun(path, pipeline, disabledPhases, source, moves);
     }));
 }
 
 namespace {
 std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
-                                                 std::shared_ptr<const Trace> previous, QMap<QString, double> moves) {
+                                                 std::shared_ptr<const FunctionGraph> source,
+                                                 QMap<QString, double> moves) {
     auto r = std::make_shared<DebugSession::Loaded>();
     r->path = path;
     r->pipeline = pipeline;
@@ -72,8 +73,8 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
         request.reasons = true; // the Inspector and the pipeline tree show why rewrites declined
         for (const auto& d : disabled) request.disabled.push_back(d.toStdString());
         for (auto it = moves.begin(); it != moves.end(); ++it) request.moves[it.key().toStdString()] = it.value();
-        if (previous) { // a re-run starts from the source graph of the trace shown
-            OptimizedGraph o = optimizeGraph(previous->sourceGraph(), request);
+        if (source) { // a re-run starts from a copy of the source graph of the trace shown
+            OptimizedGraph o = optimizeGraph(source->clone(), request);
             r->trace = std::move(o.trace);
             r->run = std::move(o.run);
             o.graph->toposort();

@@ -1134,15 +1134,9 @@ void MainWindow::compareWith(const QString& other) {
         try {
             PipelineRequest request;
             request.pipeline = other.toStdString();
-            std::unique_ptr<FunctionGraph> work;
-            {
-                Trace capture; // a copy of the source graph with its ids
-                capture.pipelineBegin("copy", *source);
-                work = capture.sourceGraph();
-            }
-            OptimizedGraph o = optimizeGraph(std::move(work), request);
+            OptimizedGraph o = optimizeGraph(source->clone(), request); // a copy with the source's ids
             std::shared_ptr<const Trace> t(std::move(o.trace));
-            work = std::move(o.graph);
+            std::unique_ptr<FunctionGraph> work = std::move(o.graph);
             c.otherText = QString::fromStdString(optimizeText(o.run, *work, *t));
             // the nodes both pipelines made alike take one id, so the diff shows real differences
             AlignedGraph aligned = alignIds(*myFinal, *work);

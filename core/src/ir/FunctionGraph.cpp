@@ -565,4 +565,44 @@ void FunctionGraph::removeObserver(GraphObserver* observer) {
     m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), observer), m_observers.end());
 }
 
+std::unique_ptr<FunctionGraph> FunctionGraph::clone() const {
+    auto g = std::make_unique<FunctionGraph>();
+    g->name = name;
+    g->sourcePath = sourcePath;
+    auto copyConstant = [&](const Variable* c) {
+        g->hintNextIds(-1, {c->id()});
+        g->addConstant(c->constant(), c->name(), c->type().location())->tag = c->tag;
+    };
+    for (const Variable* in : m_inputs) {
+        g->hintNextIds(-1, {in->id()});
+        g->addInput(in->type(), in->name())->tag = in->tag;
+    }
+    for (const Variable* c : constants()) copyConstant(c);
+    for (const Apply* n : toposort()) {
+        std::vector<Variable*> ins;
+        ins.reserve(n->inputs().size());
+        for (const Variable* in : n->inputs()) ins.push_back(g->variable(in->id()));
+        std::vector<VarId> outIds;
+        std::vector<Type> types;
+        for (const Variable* o : n->outputs()) {
+            outIds.push_back(o->id());
+            types.push_back(o->type());
+        }
+        g->hintNextIds(n->id(), outIds);
+        Apply* a = g->makeApply(n->op(), std::move(ins), std::move(types), n->name());
+        a->tag = n->tag;
+        for (std::size_t k = 0; k < outIds.size(); ++k) {
+            a->output(static_cast<int>(k))->setName(n->output(static_cast<int>(k))->name());
+            a->output(static_cast<int>(k))->tag = n->output(static_cast<int>(k))->tag;
+        }
+    }
+    std::vector<Variable*> outs;
+    for (const Variable* o : m_outputs) {
+        if (!g->variable(o->id()) && o->isConstant()) copyConstant(o); // a constant output no node uses
+        outs.push_back(g->variable(o->id()));
+    }
+    g->setOutputs(std::move(outs));
+    return g;
+}
+
 } // namespace passlens

@@ -184,6 +184,12 @@ public:
     void addObserver(GraphObserver* observer);
     void removeObserver(GraphObserver* observer);
 
+    // ---- copying ----
+    /// A copy of the graph as it is now, with the same ids, names, tags, types, ops and constant
+    /// data (shared): its inputs, the constants its nodes use, its nodes in topological order
+    /// and its outputs; removed nodes and observers are not copied. Equal fingerprint.
+    std::unique_ptr<FunctionGraph> clone() const;
+
 private:
     struct UndoEntry;
     struct PendingEvent;
