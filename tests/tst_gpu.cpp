@@ -37,7 +37,7 @@ std::vector<LiftDecision> graphToGpu(FunctionGraph& g, GpuCapabilities caps = Gp
     RewriteEngine e(g, nullptr);
     p.apply(e);
     g.validate();
-    return p.decisions();
+    return e.liftDecisions();
 }
 
 Variable* c64(FunctionGraph& g, std::int64_t v) { return g.addConstant(TensorData::fromInts(DType::Int64, {}, {v})); }
@@ -326,6 +326,54 @@ private slots:
             if (n->op().kind() == "GpuElemwise") QVERIFY(n->nin() <= 126);
     }
 
+    // GraphToGpu tries its lifters through the RewriteEngine like every other rewrite: the
+    // try and the decline with its reason reach the Instrumentation, the counts the engine's
+    // statistics, and each host node's decision the engine, from which the Pipeline takes them
+    // for the lifting report.
+    void liftersReportThroughTheEngine() {
+        struct Recorder final : Instrumentation {
+            std::vector<std::string> seen;
+            bool wantsReasons() const override { return true; }
+            void rewriteTried(std::string_view r, const Apply*) override { seen.push_back("tried " + std::string(r)); }
+            void rewriteDeclined(std::string_view r, const Apply*, const std::string& why) override {
+                seen.push_back("declined " + std::string(r) + ": " + why);
+            }
+        };
+        const std::string powReason = "pow with a non-float output stays on the host (Theano lifts pow only for "
+                                      "float outputs)";
+        auto build = [](FunctionGraph& g) {
+            Variable* x = g.addInput(Type::parse("int32[3]"), "x");
+            g.setOutputs({g.apply(Op::get("Elemwise", {{"scalar", "pow"}}), {x, x}, "p")});
+        };
+        FunctionGraph g;
+        build(g);
+        Recorder rec;
+        GraphToGpu p(GpuCapabilities::defaults(), true);
+        RewriteEngine e(g, &rec);
+        p.apply(e);
+        QCOMPARE(rec.seen,
+                 (std::vector<std::string>{"tried local_gpua_elemwise", "declined local_gpua_elemwise: " + powReason,
+                                           "tried GraphToGPU"}));
+        QCOMPARE(e.stats().at("local_gpua_elemwise").tried, std::int64_t(1));
+        QCOMPARE(e.stats().at("local_gpua_elemwise").applied, std::int64_t(0));
+        QCOMPARE(e.liftDecisions().size(), std::size_t(1));
+        QVERIFY(!e.liftDecisions()[0].lifted);
+        QCOMPARE(e.liftDecisions()[0].reason, powReason);
+        // through a pipeline: the decisions of its GraphToGpu phase, and the phase's statistics
+        FunctionGraph h;
+        build(h);
+        const PipelineRun run = Pipeline::builtin("theano").run(h, nullptr);
+        QCOMPARE(run.graphToGpuDecisions.size(), std::size_t(1));
+        QCOMPARE(run.graphToGpuDecisions[0].reason, powReason);
+        bool seenPhase = false;
+        for (const PhaseRun& ph : run.phases)
+            if (ph.info.name == "gpuarray_graph_optimization") {
+                seenPhase = true;
+                QCOMPARE(ph.rewriters.at("local_gpua_elemwise").tried, std::int64_t(1));
+            }
+        QVERIFY(seenPhase);
+    }
+
     void capabilityReasons() {
         auto reasonFor = [](const char* type, const char* scalar, GpuCapabilities caps) {
             FunctionGraph g;
@@ -335,7 +383,7 @@ private slots:
             GraphToGpu p(caps, true);
             RewriteEngine e(g, nullptr);
             p.apply(e);
-            run.graphToGpuDecisions = p.decisions();
+            run.graphToGpuDecisions = e.liftDecisions();
             for (const auto& l : liftingReport(g, caps, run.graphToGpuDecisions))
                 if (l.op.rfind("Elemwise", 0) == 0) return QString::fromStdString(l.reason);
             return QString("lifted");

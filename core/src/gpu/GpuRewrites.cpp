@@ -1,5 +1,6 @@
 #include "passlens/gpu/GpuRewrites.h"
 
+#include "passlens/gpu/LiftReasons.h"
 #include "passlens/ir/OpRegistry.h"
 #include "passlens/rewrite/LocalGroup.h"
 
@@ -83,8 +84,7 @@ NodeRewriter opLifter(const Lifter& lifter, const GpuCapabilities& caps) {
         lifter.name, Tracks::of({lifter.hostKind}),
         [lifter, caps](RewriteCall& c) -> std::optional<Replacement> {
             Apply& n = c.node;
-            for (const Variable* in : n.inputs())
-                if (isComplex(in->type().dtype())) return c.decline([] { return std::string("complex input"); });
+            if (auto why = complexInputReason(n)) return c.decline([&] { return *why; });
             std::optional<std::string> ctx;
             for (Variable* in : n.inputs())
                 if (const Apply* o = in->owner();
@@ -109,11 +109,8 @@ NodeRewriter opLifter(const Lifter& lifter, const GpuCapabilities& caps) {
                     });
                 }
             }
-            if (!lifter.gpuKind.empty())
-                if (auto why = caps.check(lifter.gpuKind, n.output()->type().dtype()))
-                    return c.decline([&] { return *why; });
             LiftContext lc{c.graph, n, *ctx, n.inputs(), caps, {}};
-            auto outs = lifter.fn(lc);
+            auto outs = runLifter(lifter, lc);
             if (outs.empty()) return c.decline([&] { return lc.reason; });
             // "Returning the same op as before counts as no change" (op_lifter)
             if (const Apply* o = outs[0]->owner(); o && &o->op() == &n.op() && o->inputs() == n.inputs())

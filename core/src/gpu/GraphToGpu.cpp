@@ -39,10 +39,9 @@ std::int64_t countNew(const std::vector<Variable*>& outs, const std::vector<Vari
 PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     const auto t0 = std::chrono::steady_clock::now();
-    m_decisions.clear();
     m_processCount.clear();
     m_nodeCreated.clear();
-    m_timeUs.clear();
+    m_timeBefore.clear();
     const std::vector<Apply*> topo = g.toposort();
     m_toposortUs = elapsedUs(t0);
 
@@ -90,39 +89,31 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
                 if (c.node && hasLifter(c.node->op().kind())) {
                     move = true;
                     ctx.clear();
-                    d.reason = "Alloc special case: client " + c.node->op().str() + " has a lifter";
+                    d.reason = allocSpecialCaseReason(c.node->op());
                     break;
                 }
         }
         if (move)
-            for (Variable* in : node->inputs())
-                if (isComplex(in->type().dtype())) {
-                    move = false;
-                    d.reason = "complex input";
-                }
+            if (auto why = complexInputReason(*node)) {
+                move = false;
+                d.reason = *why;
+            }
         std::vector<Variable*> outs;
         if (move && !node->op().isGpu() && !node->op().isTransfer()) {
             auto it = lifterTable().find(kind);
             if (it == lifterTable().end()) {
-                d.reason = "no GPU lifter for " + kind;
+                d.reason = noLifterReason(kind);
             } else {
                 for (const Lifter& l : it->second) {
-                    const auto tl = std::chrono::steady_clock::now();
-                    engine.countTry(l.name, node);
+                    m_timeBefore.try_emplace(l.name, engine.stats(l.name).timeUs);
                     LiftContext lc{g, *node, ctx, ins, m_caps, {}};
-                    std::vector<Variable*> r;
-                    if (!l.gpuKind.empty()) {
-                        if (auto why = m_caps.check(l.gpuKind, node->output()->type().dtype()))
-                            lc.reason = *why;
-                        else
-                            r = l.fn(lc);
-                    } else {
-                        r = l.fn(lc);
-                    }
-                    m_timeUs[l.name] += elapsedUs(tl);
+                    const std::vector<Variable*> r = engine.tryLifter(l.name, node, [&](std::string& reason) {
+                        std::vector<Variable*> lifted = runLifter(l, lc);
+                        reason = lc.reason;
+                        return lifted;
+                    });
                     if (r.empty()) {
                         d.reason = lc.reason;
-                        engine.declined(l.name, node, [&] { return lc.reason; });
                         continue;
                     }
                     // dtype guard: "The optimization %s returned bad dtype. Skipping it."
@@ -130,7 +121,7 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
                     for (std::size_t k = 0; !badDtype && k < r.size(); ++k)
                         badDtype = r[k]->type().dtype() != node->output(static_cast<int>(k))->type().dtype();
                     if (badDtype) {
-                        d.reason = "the lifter " + l.name + " returned bad dtype; skipped";
+                        d.reason = badDtypeReason(l.name);
                         if (engine.instrumentation()) engine.instrumentation()->message("GraphToGPU: " + d.reason);
                         break;
                     }
@@ -143,7 +134,7 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
                 }
             }
         } else if (!move && d.reason.empty()) {
-            d.reason = node->op().isGpu() || node->op().isTransfer() ? "already a GPU op" : "no input on the GPU";
+            d.reason = notMovedReason(node->op());
         }
         if (outs.empty()) {
             // Strict clone: reuse the node when its inputs are unchanged (keeps its id), else
@@ -174,7 +165,7 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
             if (outs[k]->name().empty()) outs[k]->setName(node->output(static_cast<int>(k))->name());
             mapping[node->output(static_cast<int>(k))] = outs[k];
         }
-        if (!node->op().isGpu() && !node->op().isTransfer()) m_decisions.push_back(d);
+        if (!node->op().isGpu() && !node->op().isTransfer()) engine.liftDecided(std::move(d));
     }
 
     Replacement r;
@@ -195,20 +186,25 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
     return {engine.applyReplacement("GraphToGPU", nullptr, r, m_totalUs)};
 }
 
-std::string GraphToGpu::profile(const RewriteEngine&, int indent) const {
+std::string GraphToGpu::profile(const RewriteEngine& engine, int indent) const {
     const std::string p(static_cast<std::size_t>(indent), ' ');
     char buf[256];
+    std::map<std::string, double> timeUs; // per lifter tried, in the last apply
+    for (const auto& [n, before] : m_timeBefore) {
+        const auto it = engine.stats().find(n);
+        timeUs[n] = (it == engine.stats().end() ? before : it->second.timeUs) - before;
+    }
     std::string out = p + "GraphToGPUOptimizer " + name + "\n";
     std::snprintf(buf, sizeof buf, "%s  time io_toposort %.6fs\n", p.c_str(), m_toposortUs / 1e6);
     out += buf;
     double total = 0;
-    for (const auto& [n, t] : m_timeUs) total += t;
+    for (const auto& [n, t] : timeUs) total += t;
     std::snprintf(buf, sizeof buf,
                   "%s  Total time taken by local optimizers %.6fs\n%s  times - times applied - Node created - name:\n",
                   p.c_str(), total / 1e6, p.c_str());
     out += buf;
     std::vector<std::pair<double, std::string>> rows;
-    for (const auto& [n, t] : m_timeUs)
+    for (const auto& [n, t] : timeUs)
         if (m_processCount.count(n)) rows.emplace_back(t, n);
     std::sort(rows.rbegin(), rows.rend());
     for (const auto& [t, n] : rows) {
@@ -219,7 +215,7 @@ std::string GraphToGpu::profile(const RewriteEngine&, int indent) const {
     }
     double unused = 0;
     int nUnused = 0;
-    for (const auto& [n, t] : m_timeUs)
+    for (const auto& [n, t] : timeUs)
         if (!m_processCount.count(n) && t > 0) {
             unused += t;
             ++nUnused;

@@ -1,5 +1,6 @@
 #include "passlens/gpu/Lifters.h"
 
+#include "passlens/gpu/LiftReasons.h"
 #include "passlens/ir/OpRegistry.h"
 
 #include <mutex>
@@ -282,25 +283,22 @@ int maxInputsToGpuElemwise(int ndim, int nout) {
     return (4096 - mandatory) / perArg;
 }
 
-std::vector<Variable*> liftNode(LiftContext& ctx, std::string* usedLifter) {
-    auto it = lifterTable().find(ctx.node.op().kind());
-    if (it == lifterTable().end()) {
-        ctx.reason = "no GPU lifter for " + ctx.node.op().kind();
-        return {};
-    }
-    for (const Variable* in : ctx.node.inputs())
-        if (isComplex(in->type().dtype())) {
-            ctx.reason = "complex input";
+std::vector<Variable*> runLifter(const Lifter& lifter, LiftContext& ctx) {
+    if (!lifter.gpuKind.empty())
+        if (auto why = ctx.caps.check(lifter.gpuKind, ctx.node.output()->type().dtype())) {
+            ctx.reason = *why;
             return {};
         }
-    for (const Lifter& l : it->second) {
-        if (!l.gpuKind.empty()) {
-            if (auto why = ctx.caps.check(l.gpuKind, ctx.node.output()->type().dtype())) {
-                ctx.reason = *why;
-                continue;
-            }
-        }
-        auto outs = l.fn(ctx);
+    return lifter.fn(ctx);
+}
+
+std::vector<Variable*> liftNode(LiftContext& ctx, std::string* usedLifter) {
+    if (auto why = liftBlocker(ctx.node)) {
+        ctx.reason = *why;
+        return {};
+    }
+    for (const Lifter& l : lifterTable().at(ctx.node.op().kind())) {
+        auto outs = runLifter(l, ctx);
         if (!outs.empty()) {
             if (usedLifter) *usedLifter = l.name;
             return outs;

@@ -352,6 +352,7 @@ PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool val
         pr.info = e.info;
         pr.nodesBefore = graph.nodeCount();
         std::map<std::string, RewriterStats> before = engine.stats();
+        const std::size_t decisionsBefore = engine.liftDecisions().size();
         list.phaseBegin(e.info, graph);
         const auto tp = std::chrono::steady_clock::now();
         try {
@@ -384,7 +385,10 @@ PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool val
             if (tr > 0 && !out.rewriterPhase.count(n)) out.rewriterPhase[n] = e.info.name;
         }
         pr.profile = phase->profile(engine, 4);
-        if (auto* g2g = dynamic_cast<GraphToGpu*>(phase.get())) out.graphToGpuDecisions = g2g->decisions();
+        if (engine.liftDecisions().size() > decisionsBefore) // a GraphToGpu phase: the report explains its decisions
+            out.graphToGpuDecisions.assign(engine.liftDecisions().begin() +
+                                               static_cast<std::ptrdiff_t>(decisionsBefore),
+                                           engine.liftDecisions().end());
         list.phaseEnd(e.info, graph, pr.changed, pr.timeUs);
         if (validate) {
             try {

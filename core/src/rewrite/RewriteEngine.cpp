@@ -39,6 +39,18 @@ void RewriteEngine::declined(const std::string& name, const Apply* node, const s
     if (m_instr && m_wantReasons) m_instr->rewriteDeclined(name, node, reason());
 }
 
+std::vector<Variable*>
+RewriteEngine::tryLifter(const std::string& name, const Apply* node,
+                         const std::function<std::vector<Variable*>(std::string& reason)>& lift) {
+    const auto t0 = std::chrono::steady_clock::now();
+    countTry(name, node);
+    std::string reason;
+    std::vector<Variable*> outs = lift(reason);
+    m_stats[name].timeUs += elapsedUs(t0);
+    if (outs.empty()) declined(name, node, [&] { return reason; });
+    return outs;
+}
+
 bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
     const auto t0 = std::chrono::steady_clock::now();
     countTry(rw.name(), &node);

@@ -54,8 +54,12 @@ bool moveToGpu(const Variable* v);
 /// the 4,096-byte kernel-argument budget (126 for 2-D, 49 for 8-D outputs with one output).
 int maxInputsToGpuElemwise(int ndim, int nout = 1);
 
-/// Runs the capability check, then the lifters of the node's kind in order; returns the first
-/// non-empty result (`usedLifter` names it) or empty with `reason`.
+/// Runs one lifter: the capability check of its GPU kind for the node's output dtype, then the
+/// lifter itself. Empty, with ctx.reason set, when either declines.
+std::vector<Variable*> runLifter(const Lifter& lifter, LiftContext& ctx);
+
+/// liftBlocker (LiftReasons.h), then runLifter for the lifters of the node's kind in order;
+/// returns the first non-empty result (`usedLifter` names it) or empty with ctx.reason.
 std::vector<Variable*> liftNode(LiftContext& ctx, std::string* usedLifter = nullptr);
 
 } // namespace passlens

@@ -9,8 +9,10 @@
 #include "passlens/rewrite/NodeRewriter.h"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace passlens {
 
@@ -21,6 +23,15 @@ struct RewriterStats {
     std::int64_t rejected = 0;
     std::int64_t nodesCreated = 0;
     double timeUs = 0;
+};
+
+/// Why a node GraphToGpu saw did or did not move to the GPU; reported through
+/// RewriteEngine::liftDecided and read by the Pipeline for the lifting report.
+struct LiftDecision {
+    NodeId node = -1; ///< the node as seen, or its host clone when a lifter refused a node with a GPU input
+    bool lifted = false;
+    std::string lifter; ///< when lifted
+    std::string reason; ///< when not lifted, or how (e.g. "Alloc special case")
 };
 
 class RewriteEngine final : public GraphObserver {
@@ -47,6 +58,17 @@ public:
     void declined(const std::string& name, const Apply* node, const std::function<std::string()>& reason);
     /// Counts a try of `name` without running anything (dispatch statistics).
     void countTry(const std::string& name, const Apply* node);
+    /// Tries lifter `name` of a whole-graph pass (GraphToGpu builds its GPU copy in a side
+    /// mapping, so nothing is applied here): counts the try, times `lift` into the lifter's
+    /// statistics and reports a decline with the reason `lift` leaves in its argument. Returns
+    /// the new outputs `lift` built, or empty when it declined.
+    std::vector<Variable*> tryLifter(const std::string& name, const Apply* node,
+                                     const std::function<std::vector<Variable*>(std::string& reason)>& lift);
+    /// Records why a node did or did not move to the GPU (GraphToGpu); the Pipeline hands the
+    /// decisions of its last GraphToGpu phase to the lifting report.
+    void liftDecided(LiftDecision d) { m_liftDecisions.push_back(std::move(d)); }
+    /// Every decision recorded since construction, in order.
+    const std::vector<LiftDecision>& liftDecisions() const { return m_liftDecisions; }
 
     /// Statistics per rewriter name, since construction.
     const std::map<std::string, RewriterStats>& stats() const { return m_stats; }
@@ -74,6 +96,7 @@ private:
     std::int64_t m_edits = 0;
     std::int64_t m_imports = 0;
     std::int64_t m_attempts = 0;
+    std::vector<LiftDecision> m_liftDecisions;
 };
 
 /// Microseconds since `t0`.

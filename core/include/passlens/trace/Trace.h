@@ -5,6 +5,7 @@
 /// rewrite with the nodes it added and removed and the variables it replaced, and provenance.
 /// The graph after any event is rebuilt from the source and the events. Saved and reopened as a
 /// session file (FORMAT.md §2).
+#include "passlens/gpu/LiftReasons.h"
 #include "passlens/pipeline/Pipeline.h"
 #include "passlens/rewrite/Instrumentation.h"
 
@@ -65,13 +66,6 @@ struct PhaseRecord {
     std::size_t nodesBefore = 0, nodesAfter = 0;
     int firstEvent = 0, lastEvent = 0; ///< applied/rejected events seq range [first, last]; 0 if none
     std::vector<std::pair<std::string, RewriterStats>> rewriters;
-};
-
-struct LiftingEntry {
-    NodeId node = -1;
-    std::string op;
-    bool lifted = false;
-    std::string reason;
 };
 
 class Trace final : public Instrumentation {
@@ -166,10 +160,5 @@ private:
     std::set<VarId> m_known;
     std::map<NodeId, int> m_created, m_removed;
 };
-
-/// The lifting report of a graph: every host node (not a transfer) with the reason it is on the
-/// host, every GPU node marked lifted.
-std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCapabilities& caps,
-                                        const std::vector<LiftDecision>& graphToGpu = {});
 
 } // namespace passlens

@@ -1,0 +1,79 @@
+#include "passlens/gpu/LiftReasons.h"
+
+#include "passlens/gpu/Lifters.h"
+#include "passlens/ir/OpRegistry.h"
+
+#include <map>
+
+namespace passlens {
+
+std::string noLifterReason(const std::string& kind) { return "no GPU lifter for " + kind; }
+
+std::optional<std::string> complexInputReason(const Apply& node) {
+    for (const Variable* in : node.inputs())
+        if (isComplex(in->type().dtype())) return "complex input";
+    return std::nullopt;
+}
+
+std::string notMovedReason(const Op& op) {
+    return op.isGpu() || op.isTransfer() ? "already a GPU op" : "no input on the GPU";
+}
+
+std::string allocSpecialCaseReason(const Op& client) {
+    return "Alloc special case: client " + client.str() + " has a lifter";
+}
+
+std::string badDtypeReason(const std::string& lifter) {
+    return "the lifter " + lifter + " returned bad dtype; skipped";
+}
+
+std::optional<std::string> liftBlocker(const Apply& node) {
+    if (!hasLifter(node.op().kind())) return noLifterReason(node.op().kind());
+    return complexInputReason(node);
+}
+
+std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCapabilities& caps,
+                                        const std::vector<LiftDecision>& decisions) {
+    std::map<NodeId, const LiftDecision*> byId;
+    for (const auto& d : decisions) byId[d.node] = &d;
+    std::vector<LiftingEntry> out;
+    for (const Apply* n : graph.toposort()) {
+        const Op& op = n->op();
+        if (op.isTransfer()) continue;
+        LiftingEntry e{n->id(), op.str(), false, ""};
+        bool gpuOut = false;
+        for (const Variable* o : n->outputs()) gpuOut |= o->type().isGpu();
+        if (op.isGpu() || gpuOut) {
+            e.lifted = true;
+            e.reason = "on the GPU";
+            out.push_back(e);
+            continue;
+        }
+        const std::string& k = op.kind();
+        bool allScalar = true, gpuIn = false;
+        for (const Variable* v : n->inputs()) gpuIn |= v->type().isGpu();
+        for (const Variable* v : n->outputs()) allScalar &= v->type().rankKnown() && v->type().ndim() == 0;
+        auto it = byId.find(n->id());
+        if (op.isOnnx())
+            e.reason = noLifterReason(k);
+        else if (k == "Shape" || k == "Shape_i")
+            e.reason = gpuIn ? "reads the GPU variable's shape on the host" : "shape of a host tensor";
+        else if (k == "MakeVector")
+            e.reason = "no GPU lifter for MakeVector (shape arithmetic stays on the host)";
+        else if (auto why = liftBlocker(*n))
+            e.reason = *why;
+        else if (allScalar && n->nin() > 0)
+            e.reason = "0-d tensors stay on the host";
+        else {
+            const std::string& gk = op.info().gpuCounterpart;
+            if (!gk.empty())
+                if (auto why = caps.check(gk, n->output()->type().dtype())) e.reason = *why;
+            if (e.reason.empty() && it != byId.end() && !it->second->reason.empty()) e.reason = it->second->reason;
+            if (e.reason.empty()) e.reason = "no input on the GPU and not every client is a GpuFromHost";
+        }
+        out.push_back(e);
+    }
+    return out;
+}
+
+} // namespace passlens
