@@ -111,7 +111,7 @@ public:
     /// The graph after phase `name`, or "source" / "final".
     std::unique_ptr<FunctionGraph> graphAfterPhase(const std::string& name) const;
 
-    // ---- session files (FORMAT.md §2) ----
+    // ---- session files: io/SessionFile.h reads and writes them ----
     /// `source`: the file the graph came from (path and sha256 recorded when it exists);
     /// `profiles` (FORMAT §2 profiles) may be empty.
     nlohmann::json toSessionJson(const std::filesystem::path& source,
@@ -132,6 +132,7 @@ public:
     const std::string& sourcePath() const { return m_sourcePath; }
 
 private:
+    friend class SessionFile;
     void defineConstant(const Variable& v, RewriteEvent& e);
     bool m_recordDeclined;
     std::string m_pipeline;
