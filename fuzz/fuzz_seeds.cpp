@@ -1,10 +1,12 @@
 // Seed writer for fuzz_session and fuzz_graphjson: for each model given writes
-// OUTDIR/<n>.graph.json (the model as graph JSON) and OUTDIR/<n>.passlens.json (a session of the
-// `theano` pipeline, the input the session reader sees most). Not a fuzz target; scripts/fuzz.sh
-// runs it before those two targets.
+// OUTDIR/<n>.graph.json (the model as graph JSON) and a session of the `theano` pipeline in both
+// formats the session reader takes: OUTDIR/<n>.passlens (compact, docs/SESSION_FORMAT.md) and
+// OUTDIR/<n>.passlens.json (JSON, FORMAT.md §2). Not a fuzz target; scripts/fuzz.sh runs it
+// before those two targets.
 #include <passlens/io/AtomicFile.h>
 #include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
+#include <passlens/io/SessionFile.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
@@ -32,7 +34,9 @@ int main(int argc, char** argv) {
             passlens::Trace trace;
             const passlens::PipelineRun run = p.run(*lg.graph, &trace);
             trace.finish(run, *lg.graph, p.buildContext().caps);
-            trace.save(out / (std::to_string(i - 1) + ".passlens.json"), argv[i]);
+            trace.save(out / (std::to_string(i - 1) + ".passlens"), argv[i]);
+            passlens::SessionFile::save(trace, out / (std::to_string(i - 1) + ".passlens.json"), argv[i],
+                                        nlohmann::json::array(), nullptr, passlens::SessionFile::Format::Json);
             ++written;
         } catch (const std::exception& e) {
             std::fprintf(stderr, "fuzz_seeds: %s: skipped: %s\n", argv[i], e.what());

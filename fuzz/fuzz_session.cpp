@@ -1,8 +1,9 @@
-// libFuzzer target: session reader (Trace::fromSessionJson, FORMAT.md §2) and the replay of its
-// events up to the final graph.
+// libFuzzer target: the session reader of both formats (SessionFile::read: the compact session of
+// docs/SESSION_FORMAT.md and the JSON session of FORMAT.md §2) and the replay of its events up to
+// the final graph.
 #include "FuzzCommon.h"
 
-#include <passlens/io/JsonFile.h>
+#include <passlens/io/SessionFile.h>
 #include <passlens/trace/Trace.h>
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -12,10 +13,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
-    const std::string label = "fuzz.passlens.json";
+    const std::string label = "fuzz.passlens";
     try {
-        const nlohmann::json doc = passlens::parseJson(text, label);
-        const passlens::Trace trace = passlens::Trace::fromSessionJson(doc, label, "/nonexistent-fuzz-dir");
+        const passlens::Trace trace = passlens::SessionFile::read(text, label, "/nonexistent-fuzz-dir");
         (void)trace.graphAfterPhase("final");
     } catch (const passlens::Error& e) {
         passlens::fuzz::checkMessage(e, label, text);

@@ -12,7 +12,7 @@ PACKAGES=(
     qt6-base-dev libgl-dev
     libgraphviz-dev
     libonnx-dev libprotobuf-dev protobuf-compiler
-    nlohmann-json3-dev libcli11-dev libopenblas-dev libssl-dev
+    nlohmann-json3-dev libcli11-dev libopenblas-dev libssl-dev zlib1g-dev
     fonts-dejavu-core
     libonnx-testdata
     xvfb xauth

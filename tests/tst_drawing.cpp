@@ -1366,7 +1366,7 @@ private Q_SLOTS:
             files << QFileInfo(f.toString()).fileName();
             QVERIFY2(QFile::exists(f.toString()), qPrintable(f.toString()));
         }
-        QVERIFY(files.contains("session.passlens.json"));
+        QVERIFY(files.contains("session.passlens"));
         QVERIFY(files.contains("index.html"));
         QVERIFY(files.filter(QRegularExpression("^step_\\d+_.*\\.svg$")).size() >= 2);
         QVERIFY(files.filter(QRegularExpression("^diff_\\d+_.*\\.svg$")).size() >= 1);
@@ -1380,7 +1380,7 @@ private Q_SLOTS:
         for (const QString& f : files)
             if (f.endsWith(".svg")) QVERIFY2(text.contains(f), qPrintable(f));
         // The session reopens.
-        QCOMPARE(cli({"render", QDir(out).filePath("session.passlens.json"), "-o", dir.filePath("again.svg")}).code, 0);
+        QCOMPARE(cli({"render", QDir(out).filePath("session.passlens"), "-o", dir.filePath("again.svg")}).code, 0);
     }
 #endif
 };

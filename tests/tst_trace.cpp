@@ -8,7 +8,10 @@
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 
+#include <passlens/io/AtomicFile.h>
 #include <passlens/io/Failure.h>
+#include <passlens/io/SessionFile.h>
+#include <passlens/ir/OpRegistry.h>
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -21,6 +24,7 @@
 #include <new>
 
 #include <malloc.h>
+#include <zlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +37,24 @@ const std::string kSource = PASSLENS_SOURCE_DIR;
 // Captures the fingerprint of the graph at the end of every phase.
 struct PhaseFingerprints final : Instrumentation {
     std::vector<std::pair<std::string, std::uint64_t>> after;
+    // Runs `pipeline` on `g` recording into `trace` and this.
+    PipelineRun run(const std::string& pipeline, FunctionGraph& g, Trace& trace) {
+        Pipeline p = Pipeline::builtin(pipeline);
+        InstrumentationList both;
+        both.add(&trace);
+        both.add(this);
+        const PipelineRun r = p.run(g, &both);
+        trace.finish(r, g, p.buildContext().caps);
+        return r;
+    }
+    // Every phase's graph rebuilt from `t` has the fingerprint recorded live.
+    void expectPhases(const Trace& t) const {
+        QCOMPARE(t.phases().size(), after.size());
+        for (std::size_t i = 0; i < after.size(); ++i) {
+            QCOMPARE(t.phases()[i].info.name, after[i].first);
+            QVERIFY2(t.graphAfter(t.lastEventOfPhase(i))->fingerprint() == after[i].second, after[i].first.c_str());
+        }
+    }
     void phaseEnd(const PhaseInfo& p, const FunctionGraph& g, bool, double) override {
         after.push_back({p.name, g.fingerprint()});
     }
@@ -298,6 +320,161 @@ private slots:
         const PhaseCheckResult ok = checkPhases(
             all, [](const FunctionGraph&) { return OutputsDiff{}; }, kCheckTolerance, "run mlp.onnx");
         QVERIFY(ok.firstDivergent.empty());
+    }
+
+    // A JSON session (FORMAT.md §2, version 1) written by the previous release's passlens-cli
+    // (`optimize shape_ops.onnx --pipeline theano --session`) reopens: every phase rebuilds to
+    // the fingerprint of a live run; saved again it is a compact session that does the same.
+    void oldJsonSessionReads() {
+        const std::string fixture = kSource + "/tests/fixtures/session/shape_ops_theano_v1.passlens.json";
+        QVERIFY(readFile(fixture).starts_with("{\"format\":\"passlens.session\",\"version\":1,"));
+        LoadedGraph lg = loadGraphFile(kCorpus + "/shape_ops.onnx");
+        Trace live;
+        PhaseFingerprints fps;
+        fps.run("theano", *lg.graph, live);
+        const Trace old = Trace::load(fixture);
+        QCOMPARE(old.pipelineName(), std::string("theano"));
+        QCOMPARE(old.events().size(), live.events().size());
+        QCOMPARE(old.sourcePath(), std::string("/work/shared/corpus/onnx/shape_ops.onnx"));
+        fps.expectPhases(old);
+        QCOMPARE(old.graphAfterPhase("final")->fingerprint(), lg.graph->fingerprint());
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString() + "/s.passlens";
+        old.save(path, "");
+        QVERIFY(readFile(path).starts_with(SessionFile::kCompactMagic));
+        const Trace back = Trace::load(path);
+        QCOMPARE(back.events().size(), old.events().size());
+        fps.expectPhases(back);
+        for (std::size_t i = 0; i < back.events().size(); ++i) {
+            const RewriteEvent& a = back.events()[i];
+            const RewriteEvent& b = old.events()[i];
+            QCOMPARE(a.rewriter, b.rewriter);
+            QCOMPARE(a.status, b.status);
+            QCOMPARE(a.added, b.added);
+            QCOMPARE(a.removed, b.removed);
+            QCOMPARE(a.replaced, b.replaced);
+            QCOMPARE(a.timeUs, b.timeUs);
+        }
+        // the JSON writer is still there on request, and its file reads back the same
+        const std::string jsonPath = dir.path().toStdString() + "/s.passlens.json";
+        SessionFile::save(back, jsonPath, "", nlohmann::json::array(), {{"step", 4}}, SessionFile::Format::Json);
+        const Trace again = Trace::load(jsonPath);
+        fps.expectPhases(again);
+        QCOMPARE(again.view().value("step", -1), 4);
+    }
+
+    // Constants are stored once by content: on a graph whose blocks share `zero` and `c64`,
+    // constant folding introduces equal constants in many events; reopened, equal contents share
+    // one TensorData, and every phase rebuilds to the live fingerprint.
+    void compactSessionStoresConstantsOnce() {
+        using json = nlohmann::json;
+        FunctionGraph g;
+        Variable* h = g.addInput(Type::parse("float32[8,8]"), "x");
+        Variable* w = g.addInput(Type::parse("float32[8,8]"), "w");
+        Variable* zero = g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0}), "zero");
+        Variable* c8 = g.addConstant(TensorData::fromInts(DType::Int64, {}, {8}), "c8");
+        for (int i = 0; i < 6; ++i) {
+            Variable* d = g.apply(Op::get("Dot"), {h, w});
+            Variable* e = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {d});
+            Variable* s = g.apply(Op::get("Shape_i", {{"i", 0}}), {e});
+            Variable* a = g.apply(Op::get("Alloc"), {zero, s, c8});
+            Variable* j = g.apply(Op::get("Join", {{"axis", 0}}), {e, a});
+            Variable* sub = g.apply(Op::get("Subtensor", {{"idx", {json{{"stop", 8}}}}}), {j});
+            h = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {sub, e});
+        }
+        g.setOutputs({h});
+        Trace live;
+        PhaseFingerprints fps;
+        fps.run("theano", g, live);
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString() + "/blocks.passlens";
+        live.save(path, "");
+        const Trace back = Trace::load(path);
+        fps.expectPhases(back);
+        QCOMPARE(back.graphAfterPhase("final")->fingerprint(), g.fingerprint());
+        std::map<std::uint64_t, std::set<const TensorData*>> byContent;
+        std::size_t recorded = 0;
+        for (const RewriteEvent& e : back.events())
+            for (const ConstantDef& c : e.constants) {
+                byContent[c.data->contentHash()].insert(c.data.get());
+                ++recorded;
+            }
+        QVERIFY2(recorded >= 6, qPrintable(QString::number(recorded))); // one folded transfer per block at least
+        QVERIFY(byContent.size() < recorded);
+        for (const auto& [hash, datas] : byContent) QCOMPARE(datas.size(), std::size_t(1));
+    }
+
+    // A truncated or corrupt compact session gives a message naming the file, the place and the
+    // reason, never a crash or a half-loaded trace.
+    void compactSessionCorrupt() {
+        LoadedGraph lg = loadGraphFile(kCorpus + "/lstm.onnx");
+        Trace live;
+        PhaseFingerprints fps;
+        fps.run("theano", *lg.graph, live);
+        const std::string good = SessionFile::toCompact(live, "");
+        auto loadError = [](const std::string& bytes) {
+            try {
+                SessionFile::read(bytes, "t.passlens", ".");
+            } catch (const Error& e) {
+                return std::string(e.what());
+            }
+            return std::string("loaded");
+        };
+        QCOMPARE(loadError(good), std::string("loaded"));
+        QCOMPARE(loadError(good.substr(0, 20)),
+                 std::string("t.passlens: header: truncated: the file has 20 bytes, the header 36"));
+        QCOMPARE(loadError(good.substr(0, good.size() - 10)),
+                 "t.passlens: header: the header announces " + std::to_string(good.size() - 36) +
+                     " compressed bytes, the file has " + std::to_string(good.size() - 46) + " (truncated)");
+        std::string version = good;
+        version[17] = 9;
+        QCOMPARE(loadError(version),
+                 std::string("t.passlens: header: unsupported session version 9 (this build reads 1 and 2)"));
+        std::string huge = good;
+        for (int i = 20; i < 28; ++i) huge[static_cast<std::size_t>(i)] = '\x7f'; // a body of ~9e18 bytes
+        QVERIFY2(loadError(huge).ends_with("more than its compressed size can hold"), loadError(huge).c_str());
+        std::string flipped = good;
+        flipped[good.size() / 2] = static_cast<char>(flipped[good.size() / 2] ^ 0x55);
+        QVERIFY2(loadError(flipped).starts_with("t.passlens: byte 36: corrupt compressed data"),
+                 loadError(flipped).c_str());
+        // a body cut short, recompressed with a valid header: the place where the data ended
+        std::string body(static_cast<std::size_t>(*reinterpret_cast<const std::uint64_t*>(good.data() + 20)), '\0');
+        uLongf bodySize = static_cast<uLongf>(body.size());
+        QCOMPARE(uncompress(reinterpret_cast<Bytef*>(body.data()), &bodySize,
+                            reinterpret_cast<const Bytef*>(good.data() + 36), static_cast<uLong>(good.size() - 36)),
+                 Z_OK);
+        auto withBody = [&](const std::string& b) {
+            uLongf n = compressBound(static_cast<uLong>(b.size()));
+            std::string packed(n, '\0');
+            compress(reinterpret_cast<Bytef*>(packed.data()), &n, reinterpret_cast<const Bytef*>(b.data()),
+                     static_cast<uLong>(b.size()));
+            packed.resize(n);
+            std::string file = good.substr(0, 20);
+            for (std::uint64_t v : {std::uint64_t(b.size()), std::uint64_t(packed.size())})
+                for (int i = 0; i < 8; ++i) file += static_cast<char>((v >> (8 * i)) & 0xff);
+            return file + packed;
+        };
+        QCOMPARE(loadError(withBody(body)), std::string("loaded"));
+        const std::string cutShort = loadError(withBody(body.substr(0, body.size() - 3)));
+        QVERIFY2(cutShort.starts_with("t.passlens: events[") &&
+                     (cutShort.ends_with("unexpected end of data") || cutShort.ends_with("bytes left can hold") ||
+                      cutShort.ends_with("runs past the end of the data")),
+                 cutShort.c_str());
+        for (std::size_t cut = 1; cut < 16; ++cut) { // cuts anywhere: always a message with the file's name
+            const std::string m = loadError(withBody(body.substr(0, body.size() * cut / 16)));
+            QVERIFY2(m.starts_with("t.passlens: ") && m != "loaded", m.c_str());
+        }
+        QCOMPARE(loadError(withBody(body + "xyz")), std::string("t.passlens: end: 3 bytes after the last event"));
+        // a saved file that fails to load leaves nothing behind; the error names the path
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString() + "/cut.passlens";
+        writeFileAtomic(path, good.substr(0, good.size() / 2));
+        try {
+            loadGraphFile(path);
+            QFAIL("a truncated session loaded");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).starts_with(path + ": header: the header announces "), e.what());
+        }
     }
 
     void sessionRoundTrip() {

@@ -235,7 +235,7 @@ ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& d
                               std::vector<std::string>& written) {
     ReportResult result;
     std::vector<std::string>& files = result.files;
-    const std::string sessionName = "session.passlens.json";
+    const std::string sessionName = "session.passlens";
     nlohmann::json profiles = trace.profiles();
     if (ro.profile.is_object()) {
         profiles = nlohmann::json::array({ro.profile});

@@ -2,8 +2,10 @@
 
 #include "passlens/io/AtomicFile.h"
 #include "passlens/io/JsonFile.h"
+#include "passlens/io/SessionFile.h"
 #include "passlens/ir/Error.h"
 #include "passlens/onnx/OnnxImporter.h"
+#include "passlens/trace/Trace.h"
 
 #include <cctype>
 #include <fstream>
@@ -35,6 +37,7 @@ FileKind sniffFileKind(const std::filesystem::path& path) {
         static_cast<unsigned char>(h[2]) == 0xBF)
         i = 3;
     while (i < h.size() && std::isspace(static_cast<unsigned char>(h[i]))) ++i;
+    if (SessionFile::isCompact(h)) return FileKind::Session;
     if (i >= h.size()) return FileKind::Unknown;
     if (h[i] == '{') {
         if (h.find("passlens.session") != std::string::npos) return FileKind::Session;
@@ -52,8 +55,15 @@ LoadedGraph loadGraphFile(const std::filesystem::path& path) {
     const FileKind kind = sniffFileKind(path);
     const std::filesystem::path base = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     switch (kind) {
-    case FileKind::GraphJson:
-    case FileKind::Session: {
+    case FileKind::Session:
+        if (SessionFile::isCompact(head(path, SessionFile::kCompactMagic.size()))) {
+            LoadedGraph g;
+            g.graph = SessionFile::load(path).graphAfter(0);
+            g.format = "session";
+            return g;
+        }
+        [[fallthrough]];
+    case FileKind::GraphJson: {
         // JSON: the "format" field decides (object keys may come in any order)
         const nlohmann::json doc = readJsonFile(path);
         if (doc.is_object() && doc.value("format", "") == "passlens.session") {

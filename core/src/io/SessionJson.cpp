@@ -16,14 +16,6 @@ namespace passlens {
 namespace {
 using json = nlohmann::json;
 
-GraphJsonWriteOptions sessionWriteOptions() {
-    GraphJsonWriteOptions o;
-    o.withIds = true;
-    o.base64 = true;
-    o.inlineLimit = 64;
-    return o;
-}
-
 json constantValueJson(const TensorData& t) {
     if (!t.loaded()) return {{"missing", t.missing}};
     return {{"base64", base64Encode(*t.bytes)}};
@@ -46,12 +38,28 @@ std::shared_ptr<TensorData> constantFromJson(const json& j, const Type& t, const
     d->bytes = std::make_shared<const std::string>(std::move(bytes));
     return d;
 }
+
+// The array member `key` of `o`, or an empty array when it is missing or not an array.
+const json& arr(const json& o, const char* key) {
+    static const json kEmpty = json::array();
+    auto it = o.find(key);
+    return it == o.end() || !it->is_array() ? kEmpty : *it;
+}
 } // namespace
 
-json SessionFile::toJson(const Trace& trace, const std::filesystem::path& source, const json& profiles) {
+GraphJsonWriteOptions SessionFile::graphWriteOptions() {
+    GraphJsonWriteOptions o;
+    o.withIds = true;
+    o.base64 = true;
+    o.inlineLimit = 64;
+    return o;
+}
+
+json SessionFile::metaJson(const Trace& trace, const std::filesystem::path& source, const json& profiles,
+                           const json& view, unsigned version) {
     json doc = json::object();
     doc["format"] = "passlens.session";
-    doc["version"] = 1;
+    doc["version"] = version;
     json src = {{"path", source.string()}};
     std::error_code ec;
     if (!source.empty() && std::filesystem::is_regular_file(source, ec)) src["sha256"] = sha256File(source);
@@ -60,52 +68,6 @@ json SessionFile::toJson(const Trace& trace, const std::filesystem::path& source
     for (const auto& p : trace.m_phases)
         ph.push_back({{"name", p.info.name}, {"position", p.info.position}, {"kind", p.info.kind}});
     doc["pipeline"] = {{"name", trace.m_pipeline}, {"phases", ph}};
-    doc["graph"] = writeGraphJson(*trace.sourceGraph(), sessionWriteOptions());
-    json evs = json::array();
-    for (const auto& e : trace.m_events) {
-        MemoryReserve::throwIfSpent(); // out of memory surfaces here, not in a destructor
-        json j = {{"seq", e.seq},       {"phase", e.phase},   {"rewriter", e.rewriter},
-                  {"status", e.status}, {"node", e.node},     {"removed", e.removed},
-                  {"added", e.added},   {"reason", e.reason}, {"time_us", e.timeUs}};
-        json rep = json::array();
-        for (const auto& [a, b] : e.replaced) rep.push_back({a, b});
-        j["replaced"] = rep;
-        if (!e.nodes.empty()) {
-            json nodes = json::array();
-            for (const auto& d : e.nodes) {
-                json outs = json::array();
-                // compact: [id, op, attrs|null, [inputs], [[out id, type, name?]...], name?]
-                for (const auto& o : d.outputs) {
-                    json oj = json::array({o.id, o.type.str()});
-                    if (!o.name.empty()) oj.push_back(o.name);
-                    outs.push_back(std::move(oj));
-                }
-                const json& attrs = d.opPtr ? d.opPtr->attrs() : d.attrs;
-                json nd = json::array({d.id, d.op, attrs.empty() ? json(nullptr) : attrs, d.inputs, outs});
-                if (!d.name.empty()) nd.push_back(d.name);
-                if (d.opPtr && !d.opPtr->subgraphs().empty()) {
-                    json subs = json::object();
-                    for (const Subgraph& s : d.opPtr->subgraphs())
-                        subs[s.attribute] = writeGraphJson(*s.graph, sessionWriteOptions());
-                    if (d.name.empty()) nd.push_back("");
-                    nd.push_back(subs);
-                }
-                nodes.push_back(nd);
-            }
-            j["nodes"] = nodes;
-        }
-        if (!e.constants.empty()) {
-            json cs = json::array();
-            for (const auto& c : e.constants)
-                cs.push_back({{"id", c.id},
-                              {"name", c.name},
-                              {"type", Type(c.data->dtype, c.data->shape, c.location).str()},
-                              {"value", constantValueJson(*c.data)}});
-            j["constants"] = cs;
-        }
-        evs.push_back(std::move(j));
-    }
-    doc["events"] = evs;
     json phases = json::array();
     for (const auto& p : trace.m_phases) {
         json rws = json::array();
@@ -133,6 +95,58 @@ json SessionFile::toJson(const Trace& trace, const std::filesystem::path& source
         if (!l.lifted) lifting.push_back({{"node", l.node}, {"op", l.op}, {"lifted", l.lifted}, {"reason", l.reason}});
     doc["lifting"] = lifting;
     doc["profiles"] = profiles.is_array() && !profiles.empty() ? profiles : trace.m_profiles;
+    if (view.is_object()) doc["view"] = view;
+    return doc;
+}
+
+json SessionFile::toJson(const Trace& trace, const std::filesystem::path& source, const json& profiles) {
+    json doc = metaJson(trace, source, profiles, nullptr, 1);
+    doc["graph"] = writeGraphJson(*trace.sourceGraph(), graphWriteOptions());
+    json evs = json::array();
+    for (const auto& e : trace.m_events) {
+        MemoryReserve::throwIfSpent(); // out of memory surfaces here, not in a destructor
+        json j = {{"seq", e.seq},       {"phase", e.phase},   {"rewriter", e.rewriter},
+                  {"status", e.status}, {"node", e.node},     {"removed", e.removed},
+                  {"added", e.added},   {"reason", e.reason}, {"time_us", e.timeUs}};
+        json rep = json::array();
+        for (const auto& [a, b] : e.replaced) rep.push_back({a, b});
+        j["replaced"] = rep;
+        if (!e.nodes.empty()) {
+            json nodes = json::array();
+            for (const auto& d : e.nodes) {
+                json outs = json::array();
+                // compact: [id, op, attrs|null, [inputs], [[out id, type, name?]...], name?]
+                for (const auto& o : d.outputs) {
+                    json oj = json::array({o.id, o.type.str()});
+                    if (!o.name.empty()) oj.push_back(o.name);
+                    outs.push_back(std::move(oj));
+                }
+                const json& attrs = d.opPtr ? d.opPtr->attrs() : d.attrs;
+                json nd = json::array({d.id, d.op, attrs.empty() ? json(nullptr) : attrs, d.inputs, outs});
+                if (!d.name.empty()) nd.push_back(d.name);
+                if (d.opPtr && !d.opPtr->subgraphs().empty()) {
+                    json subs = json::object();
+                    for (const Subgraph& s : d.opPtr->subgraphs())
+                        subs[s.attribute] = writeGraphJson(*s.graph, graphWriteOptions());
+                    if (d.name.empty()) nd.push_back("");
+                    nd.push_back(subs);
+                }
+                nodes.push_back(nd);
+            }
+            j["nodes"] = nodes;
+        }
+        if (!e.constants.empty()) {
+            json cs = json::array();
+            for (const auto& c : e.constants)
+                cs.push_back({{"id", c.id},
+                              {"name", c.name},
+                              {"type", Type(c.data->dtype, c.data->shape, c.location).str()},
+                              {"value", constantValueJson(*c.data)}});
+            j["constants"] = cs;
+        }
+        evs.push_back(std::move(j));
+    }
+    doc["events"] = evs;
     return doc;
 }
 
@@ -158,16 +172,6 @@ std::string SessionFile::dumpJson(const json& doc) {
     return out;
 }
 
-void SessionFile::save(const Trace& trace, const std::filesystem::path& path, const std::filesystem::path& source,
-                       const json& profiles) {
-    writeFileAtomic(path, dumpJson(toJson(trace, source, profiles)));
-}
-
-Trace SessionFile::load(const std::filesystem::path& path) {
-    const json doc = readJsonFile(path);
-    return fromJson(doc, path.string(), path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
-}
-
 Trace SessionFile::fromJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
     auto fail = [&](const std::string& where, const std::string& why) {
         return Error(label + ": " + where + ": " + why);
@@ -180,17 +184,10 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
     Trace t;
     t.m_label = label;
     t.capture(*readGraphJson(doc["graph"], label + ": graph", baseDir).graph); // names the place of any problem
+    readMeta(t, doc, label);
     // The place being read, for a message about a value of the wrong type or shape.
-    std::string at = "source";
+    std::string at = "events";
     try {
-        if (doc.contains("source") && doc["source"].is_object()) t.m_sourcePath = doc["source"].value("path", "");
-        at = "pipeline";
-        if (doc.contains("pipeline") && doc["pipeline"].is_object()) t.m_pipeline = doc["pipeline"].value("name", "");
-        static const json kEmpty = json::array();
-        auto arr = [](const json& o, const char* key) -> const json& {
-            auto it = o.find(key);
-            return it == o.end() || !it->is_array() ? kEmpty : *it;
-        };
         const json& evs = arr(doc, "events");
         std::map<std::string, Type> typeCache;
         for (std::size_t i = 0; i < evs.size(); ++i) {
@@ -254,6 +251,22 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
             for (NodeId id : e.removed) t.m_removed[id] = e.seq;
             t.m_events.push_back(std::move(e));
         }
+    } catch (const json::exception& e) {
+        throw fail(at, jsonErrorReason(e));
+    } catch (const Error& e) { // a type string, an op or base64 data of an event
+        const std::string what = e.what();
+        if (what.starts_with(label + ": ")) throw;
+        throw fail(at, what);
+    }
+    return t;
+}
+
+void SessionFile::readMeta(Trace& t, const json& doc, const std::string& label) {
+    std::string at = "source";
+    try {
+        if (doc.contains("source") && doc["source"].is_object()) t.m_sourcePath = doc["source"].value("path", "");
+        at = "pipeline";
+        if (doc.contains("pipeline") && doc["pipeline"].is_object()) t.m_pipeline = doc["pipeline"].value("name", "");
         const json& phs = arr(doc, "phases");
         for (std::size_t i = 0; i < phs.size(); ++i) {
             const json& p = phs[i];
@@ -283,14 +296,32 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
                                                l.value("reason", "")});
         at = "profiles";
         t.m_profiles = doc.value("profiles", json::array());
+        at = "view";
+        if (doc.contains("view") && doc["view"].is_object()) t.m_view = doc["view"];
     } catch (const json::exception& e) {
-        throw fail(at, jsonErrorReason(e));
-    } catch (const Error& e) { // a type string, an op or base64 data of an event
-        const std::string what = e.what();
-        if (what.starts_with(label + ": ")) throw;
-        throw fail(at, what);
+        throw Error(label + ": " + at + ": " + jsonErrorReason(e));
     }
-    return t;
+}
+
+void SessionFile::save(const Trace& trace, const std::filesystem::path& path, const std::filesystem::path& source,
+                       const json& profiles, const json& view, Format format) {
+    if (format == Format::Compact) {
+        writeFileAtomic(path, toCompact(trace, source, profiles, view));
+        return;
+    }
+    json doc = toJson(trace, source, profiles);
+    if (view.is_object()) doc["view"] = view;
+    writeFileAtomic(path, dumpJson(doc));
+}
+
+Trace SessionFile::load(const std::filesystem::path& path) {
+    return read(readFile(path), path.string(),
+                path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+}
+
+Trace SessionFile::read(std::string_view bytes, const std::string& label, const std::filesystem::path& baseDir) {
+    if (isCompact(bytes)) return fromCompact(bytes, label, baseDir);
+    return fromJson(parseJson(std::string(bytes), label), label, baseDir);
 }
 
 } // namespace passlens

@@ -263,7 +263,12 @@ std::unique_ptr<FunctionGraph> Trace::sourceGraph() const {
 }
 
 std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq) const {
-    auto g = sourceGraph();
+    std::unique_ptr<FunctionGraph> g;
+    try {
+        g = sourceGraph();
+    } catch (const Error& err) { // a compact session's source records are checked as they replay
+        throw Error(m_label + ": graph: cannot rebuild: " + err.what());
+    }
     for (const RewriteEvent& e : m_events) {
         if (e.seq > seq) break;
         if (e.status != "applied") continue;

@@ -4,7 +4,7 @@
 /// graph, one record per phase, one event per applied / rejected (and, with reasons, declined)
 /// rewrite with the nodes it added and removed and the variables it replaced, and provenance.
 /// The graph after any event is rebuilt from the source and the events. Saved and reopened as a
-/// session file (FORMAT.md §2).
+/// session file (io/SessionFile.h: docs/SESSION_FORMAT.md, or FORMAT.md §2's JSON sessions).
 #include "passlens/gpu/LiftReasons.h"
 #include "passlens/pipeline/Pipeline.h"
 #include "passlens/rewrite/Instrumentation.h"
@@ -112,23 +112,26 @@ public:
     std::unique_ptr<FunctionGraph> graphAfterPhase(const std::string& name) const;
 
     // ---- session files: io/SessionFile.h reads and writes them ----
-    /// `source`: the file the graph came from (path and sha256 recorded when it exists);
-    /// `profiles` (FORMAT §2 profiles) may be empty.
+    /// The JSON session document (FORMAT.md §2, version 1): SessionFile::toJson.
     nlohmann::json toSessionJson(const std::filesystem::path& source,
                                  const nlohmann::json& profiles = nlohmann::json::array()) const;
-    /// A session document as text with "format" and "version" first (readers sniff the head).
+    /// A JSON session document as text, "format" and "version" first: SessionFile::dumpJson.
     static std::string dumpSession(const nlohmann::json& doc);
-    /// Writes the session atomically. Throws passlens::Error.
+    /// Writes the session atomically in the compact format (SessionFile::save). Throws
+    /// passlens::Error.
     void save(const std::filesystem::path& path, const std::filesystem::path& source,
               const nlohmann::json& profiles = nlohmann::json::array()) const;
-    /// Reads a session file. Throws passlens::Error("FILE: PATH: reason"), e.g.
+    /// Reads a session file of either format (SessionFile::load). Throws
+    /// passlens::Error("FILE: PLACE: reason"), e.g.
     /// "s.passlens.json: events[3].nodes[0]: type must be string, but is number".
     static Trace load(const std::filesystem::path& path);
-    /// As load, from a parsed document; `label` names the file in messages, also in those of
-    /// graphAfter when the events do not replay.
+    /// A parsed JSON session document (SessionFile::fromJson); `label` names the file in
+    /// messages, also in those of graphAfter when the events do not replay.
     static Trace fromSessionJson(const nlohmann::json& doc, const std::string& label,
                                  const std::filesystem::path& baseDir);
     const nlohmann::json& profiles() const { return m_profiles; }
+    /// The window's state saved with a session (`view`: the step shown), or null.
+    const nlohmann::json& view() const { return m_view; }
     const std::string& sourcePath() const { return m_sourcePath; }
 
 private:
@@ -156,6 +159,7 @@ private:
     std::vector<PhaseRecord> m_phases;
     std::vector<LiftingEntry> m_lifting;
     nlohmann::json m_profiles = nlohmann::json::array();
+    nlohmann::json m_view;
     std::string m_currentPhase;
     RewriteEvent m_pending;
     std::set<VarId> m_known;
