@@ -257,7 +257,7 @@ private slots:
         for (const auto& n : doc["nodes"].toArray()) nodeNames << n.toObject()["name"].toString();
         QCOMPARE(nodeNames, QStringList({"relu\\xFFA", "exp1"}));
         const QString session = tmp.filePath("names.passlens.json");
-        const Run o = runCli({"optimize", model, "--session", session});
+        const Run o = runCli({"optimize", model, "--session", session, "--session-format", "json"});
         QVERIFY2(o.finished && o.exitStatus == QProcess::NormalExit && o.exitCode == 0, qPrintable(o.describe()));
         QFile sf(session);
         QVERIFY(sf.open(QIODevice::ReadOnly));
@@ -266,6 +266,12 @@ private slots:
         QVERIFY(QJsonDocument::fromJson(text, &err).isObject());
         QCOMPARE(err.error, QJsonParseError::NoError);
         QVERIFY2(text.contains("relu\\\\xFFA") && text.contains("r\\\\xC3"), text.left(2000).constData());
+        // the compact session (the default) keeps the escaped names as well
+        const QString compact = tmp.filePath("names.passlens");
+        QCOMPARE(runCli({"optimize", model, "--session", compact}).exitCode, 0);
+        const auto source = passlens::Trace::load(compact.toStdString()).graphAfter(0);
+        QCOMPARE(source->name, std::string("names\\xFF"));
+        QCOMPARE(source->inputs()[0]->name(), std::string("x\\xFE"));
     }
 
     void inspectDepth() {
@@ -527,7 +533,8 @@ private slots:
         QVERIFY(!QFileInfo::exists(tmp.filePath("g.svg")));
         // a session: a value of the wrong type, and events that do not replay
         const QString session = tmp.filePath("s.passlens.json");
-        QVERIFY2(runCli({"optimize", model, "--session", session}).exitCode == 0, "optimize --session");
+        QVERIFY2(runCli({"optimize", model, "--session", session, "--session-format", "json"}).exitCode == 0,
+                 "optimize --session --session-format json");
         QFile f(session);
         QVERIFY(f.open(QIODevice::ReadOnly));
         nlohmann::json doc = nlohmann::json::parse(f.readAll().toStdString());

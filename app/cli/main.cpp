@@ -4,6 +4,7 @@
 #include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/io/Inspect.h>
+#include <passlens/io/SessionFile.h>
 #include <passlens/ir/DebugPrint.h>
 #include <passlens/ir/Error.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
@@ -64,6 +65,7 @@ int runConvert(const std::string& file, const std::string& out, bool asJson, std
 struct OptimizeArgs {
     passlens::PipelineRequest request;
     std::string session, emit;
+    passlens::SessionFile::Format sessionFormat = passlens::SessionFile::Format::Compact;
     bool debugprint = false;
     int depth = passlens::DebugPrintOptions::kAutoDepth;
 };
@@ -73,7 +75,8 @@ int runOptimize(const std::string& file, const OptimizeArgs& a, bool asJson) {
     passlens::LoadedGraph loaded = passlens::loadGraphFile(file);
     const passlens::OptimizedGraph o = passlens::optimizeGraph(std::move(loaded.graph), a.request);
     const passlens::FunctionGraph& g = *o.graph;
-    if (!a.session.empty()) o.trace->save(a.session, file);
+    if (!a.session.empty())
+        passlens::SessionFile::save(*o.trace, a.session, file, nlohmann::json::array(), nullptr, a.sessionFormat);
     if (!a.emit.empty()) passlens::writeFileAtomic(a.emit, passlens::writeGraphJson(g).dump(1) + "\n");
     for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
     if (asJson) {
@@ -135,7 +138,13 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     optimize->add_option("--include", oa.request.include, "Add phases or rewrites with this tag or name (repeatable)");
     optimize->add_option("--exclude", oa.request.exclude, "Drop phases or rewrites with this name or tag (repeatable)");
-    optimize->add_option("--session", oa.session, "Write the session file (FORMAT.md section 2)");
+    optimize->add_option("--session", oa.session, "Write the session file (docs/SESSION_FORMAT.md)");
+    optimize
+        ->add_option("--session-format", oa.sessionFormat,
+                     "compact (version 2, docs/SESSION_FORMAT.md) or json (version 1, FORMAT.md section 2)")
+        ->transform(CLI::CheckedTransformer(std::map<std::string, passlens::SessionFile::Format>{
+            {"compact", passlens::SessionFile::Format::Compact}, {"json", passlens::SessionFile::Format::Json}}))
+        ->default_str("compact");
     optimize->add_option("--emit", oa.emit, "Write the final graph as graph JSON");
     optimize->add_flag("--reasons", oa.request.reasons, "Record why rewrites declined (bigger session files)");
     optimize->add_flag("--validate", oa.request.validate, "Validate the whole graph after every phase");
