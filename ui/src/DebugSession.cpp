@@ -1,7 +1,7 @@
 #include "DebugSession.h"
 
 #include <passlens/diff/TraceSteps.h>
-#include <passlens/io/AtomicFile.h>
+#include <passlens/io/SessionFile.h>
 #include <passlens/io/Failure.h>
 #include <passlens/layout/DrawGraph.h>
 
@@ -353,12 +353,11 @@ void DebugSession::saveSession(const QString& path) const {
     if (!m_trace) return;
     nlohmann::json profiles = nlohmann::json::array();
     if (m_profileJson.is_object()) profiles.push_back(m_profileJson);
-    nlohmann::json doc = m_trace->toSessionJson(m_sourcePath.toStdString(), profiles);
-    // the window's own state (an optional extension of FORMAT.md §2): the step shown
-    doc["view"] = {{"event", m_steps.empty() ? 0 : m_steps[static_cast<std::size_t>(m_current)].event},
-                   {"step", m_current},
-                   {"diff", m_diffFrom.has_value()}};
-    writeFileAtomic(path.toStdString(), Trace::dumpSession(doc));
+    // the window's own state (SESSION_FORMAT.md `view`): the step shown
+    const nlohmann::json view = {{"event", m_steps.empty() ? 0 : m_steps[static_cast<std::size_t>(m_current)].event},
+                                 {"step", m_current},
+                                 {"diff", m_diffFrom.has_value()}};
+    SessionFile::save(*m_trace, path.toStdString(), m_sourcePath.toStdString(), profiles, view);
 }
 
 } // namespace passlens

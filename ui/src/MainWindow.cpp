@@ -360,8 +360,9 @@ void MainWindow::buildActions() {
     auto* tb = addToolBar(tr("Main"));
     tb->setObjectName(QStringLiteral("mainToolBar"));
     auto* open = file->addAction(tr("&Open…"), this, [this] {
-        const QString f = QFileDialog::getOpenFileName(this, tr("Open a model, graph or session"), {},
-                                                       tr("Graphs (*.onnx *.json);;All files (*)"));
+        const QString f =
+            QFileDialog::getOpenFileName(this, tr("Open a model, graph or session"), {},
+                                         tr("Graphs and sessions (*.onnx *.json *.passlens);;All files (*)"));
         if (!f.isEmpty()) openFile(f, m_pipelineCombo->currentText());
     });
     open->setShortcut(QKeySequence::Open);
@@ -1244,7 +1245,7 @@ void MainWindow::showComparison(const QString& mineName, const QString& other, c
 
 QString MainWindow::suggestedExportName(const QString& extension) const {
     QString base = QFileInfo(m_session->path()).fileName();
-    for (const char* ext : {".passlens.json", ".graph.json", ".onnx", ".json"})
+    for (const char* ext : {".passlens.json", ".passlens", ".graph.json", ".onnx", ".json"})
         if (base.endsWith(QLatin1String(ext), Qt::CaseInsensitive)) {
             base.chop(static_cast<int>(qstrlen(ext)));
             break;
@@ -1307,8 +1308,8 @@ void MainWindow::exportReport() {
 
 void MainWindow::saveSession() {
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Save session"), QFileInfo(m_session->path()).completeBaseName() + QStringLiteral(".passlens.json"),
-        tr("Sessions (*.passlens.json)"));
+        this, tr("Save session"), QFileInfo(m_session->path()).completeBaseName() + QStringLiteral(".passlens"),
+        tr("Sessions (*.passlens *.passlens.json)"));
     if (path.isEmpty()) return;
     try {
         m_session->saveSession(path);

@@ -1,7 +1,7 @@
 #include "passlens/pipeline/OpenAndOptimize.h"
 
 #include "passlens/io/GraphLoader.h"
-#include "passlens/io/JsonFile.h"
+#include "passlens/io/SessionFile.h"
 
 namespace passlens {
 
@@ -32,10 +32,9 @@ OptimizedGraph optimizeGraph(std::unique_ptr<FunctionGraph> graph, const Pipelin
 OpenedTrace openAndOptimize(const std::filesystem::path& file, const PipelineRequest& request, bool pipelineGiven) {
     OpenedTrace in;
     if (sniffFileKind(file) == FileKind::Session) {
-        const nlohmann::json doc = readJsonFile(file);
-        in.trace = std::make_unique<Trace>(Trace::fromSessionJson(
-            doc, file.string(), file.has_parent_path() ? file.parent_path() : std::filesystem::path(".")));
-        if (doc.contains("view") && doc["view"].is_object()) in.view = doc["view"];
+        // either format (compact version 2 or FORMAT.md §2's JSON); the window's state comes back
+        in.trace = std::make_unique<Trace>(SessionFile::load(file));
+        if (in.trace->view().is_object()) in.view = in.trace->view();
         in.fromSession = true;
         in.pipeline = in.trace->pipelineName();
         in.sourcePath = in.trace->sourcePath().empty() ? file.string() : in.trace->sourcePath();
