@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <fstream>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include <malloc.h>
@@ -438,7 +439,9 @@ private slots:
         QVERIFY2(loadError(flipped).starts_with("t.passlens: byte 36: corrupt compressed data"),
                  loadError(flipped).c_str());
         // a body cut short, recompressed with a valid header: the place where the data ended
-        std::string body(static_cast<std::size_t>(*reinterpret_cast<const std::uint64_t*>(good.data() + 20)), '\0');
+        std::uint64_t announced = 0;
+        std::memcpy(&announced, good.data() + 20, sizeof announced); // the header's body size
+        std::string body(static_cast<std::size_t>(announced), '\0');
         uLongf bodySize = static_cast<uLongf>(body.size());
         QCOMPARE(uncompress(reinterpret_cast<Bytef*>(body.data()), &bodySize,
                             reinterpret_cast<const Bytef*>(good.data() + 36), static_cast<uLong>(good.size() - 36)),
@@ -465,6 +468,12 @@ private slots:
             QVERIFY2(m.starts_with("t.passlens: ") && m != "loaded", m.c_str());
         }
         QCOMPARE(loadError(withBody(body + "xyz")), std::string("t.passlens: end: 3 bytes after the last event"));
+        std::string badName = body; // the graph's name made ill-formed UTF-8, which JSON output refuses
+        const std::size_t name = badName.rfind("torch_jit");
+        QVERIFY(name != std::string::npos);
+        badName[name] = '\xff';
+        QCOMPARE(loadError(withBody(badName)),
+                 std::string("t.passlens: graph: text that is not valid UTF-8: '\\xFForch_jit'"));
         // a saved file that fails to load leaves nothing behind; the error names the path
         QTemporaryDir dir;
         const std::string path = dir.path().toStdString() + "/cut.passlens";

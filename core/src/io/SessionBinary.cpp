@@ -3,6 +3,7 @@
 // (each stored once), the source graph and the events as LEB128 varints.
 #include "passlens/io/SessionFile.h"
 
+#include "passlens/io/Encoding.h"
 #include "passlens/io/Failure.h"
 #include "passlens/io/GraphJson.h"
 #include "passlens/io/JsonFile.h"
@@ -103,6 +104,12 @@ public:
             throw Error("a string of " + std::to_string(n) + " bytes runs past the end of the data");
         const std::string_view v = m_in.substr(m_pos, static_cast<std::size_t>(n));
         m_pos += static_cast<std::size_t>(n);
+        return v;
+    }
+    // A string that is text (a name, a table entry): well-formed UTF-8, which JSON output needs.
+    std::string_view text() {
+        const std::string_view v = str();
+        if (!isValidUtf8(v)) throw Error("text that is not valid UTF-8: '" + escapeInvalidUtf8(v) + "'");
         return v;
     }
     double f64() {
@@ -375,7 +382,7 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
         readMeta(t, parseJson(std::string(r.str()), label + ": metadata"), label);
         section = "strings";
         std::vector<std::string> strings(r.count(1, "strings"));
-        for (auto& s : strings) s = r.str();
+        for (auto& s : strings) s = r.text();
         section = "types";
         std::vector<Type> types(r.count(1, "types"));
         for (i1 = 0; i1 < types.size(); ++i1) types[i1] = Type::parse(r.str());
@@ -383,13 +390,13 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
         section = "ops";
         std::vector<const Op*> ops(r.count(3, "ops"));
         for (i1 = 0; i1 < ops.size(); ++i1) {
-            const std::string kind(r.str());
+            const std::string kind(r.text());
             const std::string_view attrText = r.str();
             const json attrs =
                 attrText.empty() ? json::object() : parseJson(std::string(attrText), label + ": " + place());
             std::vector<Subgraph> subs(r.count(2, "subgraphs"));
             for (auto& s : subs) {
-                s.attribute = r.str();
+                s.attribute = r.text();
                 const std::string where = label + ": " + place() + ".subgraphs." + s.attribute;
                 s.graph = readGraphJson(parseJson(std::string(r.str()), where), where, baseDir).graph;
             }
@@ -409,7 +416,7 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
                 dim = r.s();
                 if (dim < 0) throw Error("negative dim " + std::to_string(dim));
             }
-            d->missing = r.str();
+            d->missing = r.text();
             const std::string_view data = r.str();
             if (d->missing.empty()) {
                 const std::uint64_t need = tensorBytes(d->dtype, d->shape);
@@ -432,7 +439,7 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
             d.id = r.id();
             d.opPtr = ops[r.index(ops, "op")];
             d.op = d.opPtr->kind();
-            d.name = r.str();
+            d.name = r.text();
             const std::string_view tag = r.str();
             if (!tag.empty()) d.tag = parseJson(std::string(tag), label + ": " + place() + ".tag");
             d.inputs.resize(r.count(1, "inputs"));
@@ -445,26 +452,26 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
             for (std::size_t k = 0; k < nOut; ++k) {
                 const VarId id = r.id();
                 const Type& ty = types[r.index(types, "type")];
-                d.outputs.push_back({id, ty, std::string(r.str())});
+                d.outputs.push_back({id, ty, std::string(r.text())});
                 define(id);
             }
         };
         auto readConstant = [&](ConstantDef& c) {
             c.id = r.id();
-            c.name = r.str();
+            c.name = r.text();
             c.location = parseLocation(strings[r.index(strings, "string")]);
             c.data = blobs[r.index(blobs, "constant")];
             define(c.id);
         };
         section = "graph";
-        t.m_sourceName = r.str();
+        t.m_sourceName = r.text();
         section = "graph.inputs";
         t.m_sourceInputs.resize(r.count(4, "inputs"));
         for (i1 = 0; i1 < t.m_sourceInputs.size(); ++i1) {
             auto& in = t.m_sourceInputs[i1];
             in.id = r.id();
             in.type = types[r.index(types, "type")];
-            in.name = r.str();
+            in.name = r.text();
             const std::string_view tag = r.str();
             in.tag = tag.empty() ? json::object() : parseJson(std::string(tag), label + ": " + place() + ".tag");
             define(in.id);
