@@ -1100,6 +1100,67 @@ private slots:
     }
 
     // Inputs the ONNX fuzz target (fuzz/fuzz_onnx.cpp) found, kept in tests/fixtures/fuzz/onnx.
+    // ONNX sequence and optional values: graph inputs of those types import with types of their
+    // own kind (printed and parsed as seq(...) / optional(...)), the ops on them stay Onnx ops,
+    // and a map input is refused with the reason.
+    void sequenceAndOptionalValues() {
+        ModelBuilder b(16);
+        auto* s = b.m.mutable_graph()->add_input();
+        s->set_name("s");
+        auto* et = s->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
+        et->set_elem_type(onnx::TensorProto::FLOAT);
+        et->mutable_shape()->add_dim()->set_dim_param("n");
+        b.input("x", {3});
+        b.node("SequenceInsert", {"s", "x"}, {"s2"}, "insert");
+        b.node("SequenceLength", {"s2"}, {"len"}, "length");
+        b.node("Optional", {"x"}, {"o"}, "opt");
+        b.node("OptionalHasElement", {"o"}, {"has"}, "has");
+        auto* s2 = b.m.mutable_graph()->add_output();
+        s2->set_name("s2");
+        s2->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+            onnx::TensorProto::FLOAT);
+        b.valueInfo(b.m.mutable_graph()->mutable_output(), "len", {}, onnx::TensorProto::INT64);
+        b.valueInfo(b.m.mutable_graph()->mutable_output(), "has", {}, onnx::TensorProto::BOOL);
+        const LoadedGraph lg = b.import();
+        const FunctionGraph& g = *lg.graph;
+        QCOMPARE(g.inputs()[0]->type().str(), std::string("seq(float32[?])"));
+        QVERIFY(g.inputs()[0]->type().kind() == Type::Kind::Sequence);
+        QCOMPARE(g.inputs()[0]->type().elementType().str(), std::string("float32[?]"));
+        QVERIFY2(g.outputs()[0]->type().str().starts_with("seq(float32["), g.outputs()[0]->type().str().c_str());
+        QCOMPARE(g.outputs()[1]->type().str(), std::string("int64[]"));
+        QCOMPARE(g.outputs()[2]->type().str(), std::string("bool[]"));
+        QStringList k = kinds(g).split(' ');
+        k.sort();
+        QCOMPARE(k.join(' '), QString("OnnxOptional OnnxOptionalHasElement OnnxSequenceInsert OnnxSequenceLength"));
+        for (const Apply* n : g.toposort())
+            if (n->op().kind() == "OnnxOptional")
+                QCOMPARE(n->output(0)->type().str(), std::string("optional(float32[3])"));
+
+        // the type strings parse back; kinds never mix in compatible()
+        for (const char* t : {"seq(float32[?])", "optional(seq(int64[*]))", "optional(float32[2,3])"})
+            QCOMPARE(Type::parse(t).str(), std::string(t));
+        QVERIFY(Type::parse("seq(float32[?])").compatible(Type::parse("seq(float32[4])")));
+        QVERIFY(!Type::parse("seq(float32[4])").compatible(Type::parse("float32[4]")));
+        QVERIFY(!Type::parse("seq(float32[4])").compatible(Type::parse("optional(float32[4])")));
+        QVERIFY(!(Type::parse("seq(float32[4])") == Type::parse("seq(float32[5])")));
+        QVERIFY(Type::parse("seq(float32[4])").hash() == Type::sequence(Type::parse("float32[4]")).hash());
+        QVERIFY(errorOf([] { (void)Type::parse("seq(float32[4]"); }).contains("missing ')'"));
+
+        // a map input (ai.onnx.ml's ZipMap outputs) has no PassLens type
+        ModelBuilder mb(16);
+        auto* mi = mb.m.mutable_graph()->add_input();
+        mi->set_name("m");
+        mi->mutable_type()->mutable_map_type()->set_key_type(onnx::TensorProto::INT64);
+        mi->mutable_type()->mutable_map_type()->mutable_value_type()->mutable_tensor_type()->set_elem_type(
+            onnx::TensorProto::FLOAT);
+        mb.node("Identity", {"m"}, {"y"});
+        *mb.m.mutable_graph()->add_output() = *mi;
+        mb.m.mutable_graph()->mutable_output(0)->set_name("y");
+        const QString err = errorOf([&] { (void)mb.import(); });
+        QVERIFY2(err.contains("input 0 'm'") && err.contains("only tensor, sequence and optional inputs"),
+                 qPrintable(err));
+    }
+
     void fuzzFindings() {
         const std::string dir = std::string(PASSLENS_SOURCE_DIR) + "/tests/fixtures/fuzz/onnx/";
         // shape_ops.onnx with a Reshape target shape whose element count overflows int64

@@ -19,10 +19,31 @@ Type Type::unknownRank(DType dtype, Location loc) {
     return t;
 }
 
+Type Type::sequence(const Type& element) {
+    Type t = unknownRank(element.dtype());
+    t.m_kind = Kind::Sequence;
+    t.m_elem = std::make_shared<const Type>(element);
+    return t;
+}
+
+Type Type::optional(const Type& element) {
+    Type t = unknownRank(element.dtype());
+    t.m_kind = Kind::Optional;
+    t.m_elem = std::make_shared<const Type>(element);
+    return t;
+}
+
 Type Type::parse(std::string_view text) {
     auto fail = [&](const std::string& why) -> Error {
         return Error("bad type string '" + std::string(text) + "': " + why);
     };
+    for (const auto& [prefix, kind] : {std::pair{std::string_view("seq("), Kind::Sequence},
+                                       std::pair{std::string_view("optional("), Kind::Optional}}) {
+        if (!text.starts_with(prefix)) continue;
+        if (!text.ends_with(')')) throw fail("missing ')'");
+        const Type elem = parse(text.substr(prefix.size(), text.size() - prefix.size() - 1));
+        return kind == Kind::Sequence ? sequence(elem) : optional(elem);
+    }
     const auto lb = text.find('[');
     if (lb == std::string_view::npos) throw fail("expected DTYPE[DIMS], e.g. float32[?,4]");
     const auto rb = text.find(']', lb);
@@ -100,6 +121,8 @@ Type Type::withDims(std::vector<std::int64_t> dims) const {
 }
 
 bool Type::compatible(const Type& o) const {
+    if (m_kind != o.m_kind) return false;
+    if (m_elem) return m_elem->compatible(*o.m_elem);
     if (m_dtype != o.m_dtype || m_loc != o.m_loc) return false;
     if (!m_rankKnown || !o.m_rankKnown) return true;
     if (m_dims.size() != o.m_dims.size()) return false;
@@ -109,6 +132,11 @@ bool Type::compatible(const Type& o) const {
 }
 
 Type Type::merged(const Type& o) const {
+    if (m_elem && o.m_elem && m_kind == o.m_kind) {
+        Type t = *this;
+        t.m_elem = std::make_shared<const Type>(m_elem->merged(*o.m_elem));
+        return t;
+    }
     if (!m_rankKnown) return o;
     if (!o.m_rankKnown) return *this;
     Type t = *this;
@@ -118,6 +146,8 @@ Type Type::merged(const Type& o) const {
 }
 
 std::string Type::str() const {
+    if (m_kind == Kind::Sequence) return "seq(" + m_elem->str() + ")";
+    if (m_kind == Kind::Optional) return "optional(" + m_elem->str() + ")";
     std::string s(dtypeName(m_dtype));
     s += '[';
     if (!m_rankKnown) {
@@ -133,7 +163,15 @@ std::string Type::str() const {
     return s;
 }
 
+bool Type::operator==(const Type& o) const {
+    if (m_kind != o.m_kind || m_dtype != o.m_dtype || m_dims != o.m_dims || m_loc != o.m_loc ||
+        m_rankKnown != o.m_rankKnown)
+        return false;
+    return !m_elem || *m_elem == *o.m_elem;
+}
+
 std::size_t Type::hash() const {
+    if (m_elem) return m_elem->hash() * 31u + static_cast<std::size_t>(m_kind);
     std::size_t h = std::hash<int>()(static_cast<int>(m_dtype)) * 1000003u;
     for (auto d : m_dims) h = (h ^ std::hash<std::int64_t>()(d)) * 1099511628211ull;
     h ^= std::hash<std::string>()(m_loc.str()) + (m_rankKnown ? 1 : 7);

@@ -62,7 +62,19 @@ std::string onnxTypeName(int t) {
                : "type " + std::to_string(t);
 }
 
+// The IR type of an ONNX value: a tensor, or a sequence or optional around one (nullopt for maps,
+// sparse tensors and element types PassLens does not hold).
 std::optional<Type> typeOf(const onnx::TypeProto& tp) {
+    if (tp.has_sequence_type()) {
+        if (!tp.sequence_type().has_elem_type()) return std::nullopt;
+        auto e = typeOf(tp.sequence_type().elem_type());
+        return e ? std::optional<Type>(Type::sequence(*e)) : std::nullopt;
+    }
+    if (tp.has_optional_type()) {
+        if (!tp.optional_type().has_elem_type()) return std::nullopt;
+        auto e = typeOf(tp.optional_type().elem_type());
+        return e ? std::optional<Type>(Type::optional(*e)) : std::nullopt;
+    }
     if (!tp.has_tensor_type()) return std::nullopt;
     const auto& tt = tp.tensor_type();
     auto dt = dtypeOf(tt.elem_type());
@@ -1220,7 +1232,8 @@ std::unique_ptr<FunctionGraph> Importer::importGraph(onnx::GraphProto& gp, Scope
         if (initNames.count(vi.name())) continue; // an initializer listed as input (IR < 4)
         auto t = typeOf(vi.type());
         if (!t)
-            fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "only tensor inputs are supported");
+            fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'",
+                 "only tensor, sequence and optional inputs of the element types PassLens holds are supported");
         if (sc.vars.count(vi.name()))
             fail(gwhere + " input " + std::to_string(i) + " '" + vi.name() + "'", "is declared twice");
         sc.vars[vi.name()] = g->addInput(*t, vi.name());

@@ -5,6 +5,7 @@
 #include "passlens/ir/DType.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,9 +29,14 @@ struct Location {
 /// A tensor type. Printable and parseable as `DTYPE[DIMS]@LOCATION` (FORMAT.md §1), e.g.
 /// `float32[?,4]@gpu`; `@host` is omitted when printing. An unknown rank (possible only for ONNX
 /// values that shape inference could not type) prints as `float32[*]`.
+/// ONNX's non-tensor values are types of their own kind around an element type: a sequence of
+/// tensors `seq(float32[?,4])` and an optional value `optional(seq(int64[*]))` (host values of
+/// the Onnx ops; ONNX's TypeProto sequence_type / optional_type). Their dtype() is the innermost
+/// tensor's dtype and their rank is unknown, so tensor-only code treats them as untyped values.
 class Type {
 public:
     static constexpr std::int64_t kUnknownDim = -1;
+    enum class Kind : std::uint8_t { Tensor, Sequence, Optional };
 
     Type() = default;
     Type(DType dtype, std::vector<std::int64_t> dims, Location loc = {})
@@ -39,8 +45,18 @@ public:
         , m_loc(std::move(loc)) {}
     /// A type of unknown rank.
     static Type unknownRank(DType dtype, Location loc = {});
-    /// Parses `DTYPE[DIMS]@LOCATION`. Throws passlens::Error("bad type string '...': reason").
+    /// A sequence of values of type `element` (host).
+    static Type sequence(const Type& element);
+    /// An optional value: empty, or one value of type `element` (host).
+    static Type optional(const Type& element);
+    /// Parses `DTYPE[DIMS]@LOCATION`, `seq(TYPE)` or `optional(TYPE)`. Throws
+    /// passlens::Error("bad type string '...': reason").
     static Type parse(std::string_view text);
+
+    Kind kind() const { return m_kind; }
+    bool isTensor() const { return m_kind == Kind::Tensor; }
+    /// The element type of a sequence or optional type (the type itself for a tensor type).
+    const Type& elementType() const { return m_elem ? *m_elem : *this; }
 
     DType dtype() const { return m_dtype; }
     const std::vector<std::int64_t>& dims() const { return m_dims; }
@@ -60,14 +76,15 @@ public:
     Type withDType(DType d) const;
     Type withDims(std::vector<std::int64_t> dims) const;
 
-    /// Same dtype, rank and location, and no known dim disagrees. This is the check
+    /// Same kind, dtype, rank and location, and no known dim disagrees (element types alike for
+    /// sequences and optionals). This is the check
     /// FunctionGraph::replace applies (Theano's convert_variable between TensorTypes).
     bool compatible(const Type& other) const;
     /// Dim-wise merge of two compatible types, keeping the more specific dims.
     Type merged(const Type& other) const;
 
     std::string str() const;
-    bool operator==(const Type&) const = default;
+    bool operator==(const Type& o) const;
     std::size_t hash() const;
 
 private:
@@ -75,6 +92,8 @@ private:
     std::vector<std::int64_t> m_dims;
     Location m_loc;
     bool m_rankKnown = true;
+    Kind m_kind = Kind::Tensor;
+    std::shared_ptr<const Type> m_elem; ///< element type of a sequence or optional
 };
 
 } // namespace passlens
