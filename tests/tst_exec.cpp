@@ -1637,6 +1637,99 @@ private slots:
         VERIFY_CLOSE(outs[6], wl, 1e-6, 1e-6);
     }
 
+    // ONNX sequence and optional values (Tensor::sequence / optional, Type::sequence / optional):
+    // the Sequence* and Optional* kernels, SplitToSequence, ConcatFromSequence, a sequence graph
+    // input, the file round trip, and the messages for ill-typed values.
+    void onnxSequences() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[2,4]"), "x");
+        Variable* s = g.addInput(Type::parse("seq(float32[?,?])"), "s");
+        auto onnx = [&](const std::string& t, json attrs, std::vector<Variable*> ins, const std::string& type) {
+            return g.makeApply(Op::get("Onnx" + t, attrs), ins, std::vector<Type>{Type::parse(type)})->output(0);
+        };
+        auto i64 = [&](Shape shape, std::vector<double> v) {
+            return g.addConstant(Tensor::fromDoubles(DType::Int64, std::move(shape), v).toTensorData());
+        };
+        // x split along axis 1 into [2,1] and [2,3]; s's item 0 inserted in front
+        Variable* parts = onnx("SplitToSequence", {{"axis", 1}}, {x, i64({2}, {1, 3})}, "seq(float32[2,?])");
+        Variable* ins = onnx("SequenceAt", json::object(), {s, i64({}, {0})}, "float32[?,?]");
+        Variable* seq = onnx("SequenceInsert", json::object(), {parts, ins, i64({}, {0})}, "seq(float32[?,?])");
+        Variable* len = onnx("SequenceLength", json::object(), {seq}, "int64[]");
+        Variable* last = onnx("SequenceAt", json::object(), {seq, i64({}, {-1})}, "float32[?,?]");
+        Variable* cat = onnx("ConcatFromSequence", {{"axis", 1}}, {seq}, "float32[2,?]");
+        Variable* erased = onnx("SequenceErase", json::object(), {seq, i64({}, {0})}, "seq(float32[?,?])");
+        Variable* stacked =
+            onnx("ConcatFromSequence", {{"axis", 0}, {"new_axis", 1}},
+                 {onnx("SplitToSequence", {{"axis", 0}, {"keepdims", 0}}, {x}, "seq(float32[4])")}, "float32[2,4]");
+        Variable* opt = onnx("Optional", json::object(), {x}, "optional(float32[2,4])");
+        Variable* has = onnx("OptionalHasElement", json::object(), {opt}, "bool[]");
+        Variable* got = onnx("OptionalGetElement", json::object(), {opt}, "float32[2,4]");
+        g.setOutputs({len, last, cat, erased, stacked, has, got, seq});
+        Executor ex(g, ExecOptions{DeviceChoice::Cpu, true});
+        const Tensor xv = Tensor::fromDoubles(DType::Float32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+        const Tensor item = Tensor::fromDoubles(DType::Float32, {2, 1}, {-1, -2});
+        const Tensor sv = Tensor::sequence({item});
+        const auto outs = ex.run({xv, sv});
+        QCOMPARE(outs[0].intAt(0), std::int64_t(3));
+        QCOMPARE(outs[1].shape(), (Shape{2, 3}));
+        VERIFY_CLOSE(outs[1], (std::vector<double>{1, 2, 3, 5, 6, 7}), 0, 0);
+        QCOMPARE(outs[2].shape(), (Shape{2, 5}));
+        VERIFY_CLOSE(outs[2], (std::vector<double>{-1, 0, 1, 2, 3, -2, 4, 5, 6, 7}), 0, 0);
+        QVERIFY(outs[3].kind() == Type::Kind::Sequence);
+        QCOMPARE(outs[3].items().size(), std::size_t(2));
+        QCOMPARE(outs[3].items()[0].shape(), (Shape{2, 1}));
+        VERIFY_CLOSE(outs[3].items()[0], (std::vector<double>{0, 4}), 0, 0);
+        VERIFY_CLOSE(outs[4], (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7}), 0, 0);
+        QCOMPARE(outs[5].intAt(0), std::int64_t(1));
+        QVERIFY(outs[6].storage() == xv.storage()); // the optional's value is x itself
+        QCOMPARE(QString::fromStdString(outs[7].typeStr()), QString("seq(float32[2,1], float32[2,1], float32[2,3])"));
+
+        // written and read back as a SequenceProto; an empty optional as an OptionalProto
+        const auto dir =
+            std::filesystem::temp_directory_path() / ("passlens_tst_exec_seq_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        const std::filesystem::path file = dir / "output_0.pb";
+        writeTensorProto(outs[7], file);
+        const Tensor back = readValueProto(file, Type::parse("seq(float32[?,?])"));
+        QCOMPARE(allCloseMismatch({back}, {outs[7]}, 0, 0), std::string());
+        QVERIFY(!allCloseMismatch({outs[3]}, {outs[7]}, 0, 0).empty());
+        writeTensorProto(Tensor::optional(std::nullopt), file);
+        const Tensor none = readValueProto(file, Type::parse("optional(float32[2])"));
+        QVERIFY(none.kind() == Type::Kind::Optional);
+        QVERIFY(none.items().empty());
+        writeTensorProto(Tensor::optional(xv), file);
+        QVERIFY(readValueProto(file, Type::parse("optional(float32[2,4])")).items().at(0).storage() != nullptr);
+        const QString bad = errorOf([&] { (void)readValueProto(file, Type::parse("optional(seq(float32[2,4]))")); });
+        QVERIFY2(bad.contains("output_0.pb") && bad.contains("expected optional(seq(float32[2,4]))"), qPrintable(bad));
+        std::filesystem::remove_all(dir);
+
+        // ill-typed values: named, never a crash
+        QString err = errorOf([&] { ex.run({xv, xv}); });
+        QVERIFY2(err.contains("input 1 's'") && err.contains("expected seq(float32[?,?])"), qPrintable(err));
+        err = errorOf([&] { ex.run({sv, sv}); });
+        QVERIFY2(err.contains("input 0 'x'") && err.contains("seq(float32[2,1]), expected float32[2,4]"),
+                 qPrintable(err));
+        err = errorOf([&] { ex.run({xv, Tensor::sequence({})}); });
+        QVERIFY2(err.contains("OnnxSequenceAt") && err.contains("position 0 is out of range for a sequence of 0 items"),
+                 qPrintable(err));
+        err = errorOf([&] { ex.run({xv, Tensor::sequence({Tensor::fromDoubles(DType::Int64, {2, 1}, {1, 2})})}); });
+        QVERIFY2(err.contains("item 0 with dtype int64"), qPrintable(err));
+
+        // a sequence reaching a tensor op through an untyped (float32[*]) value is refused by name
+        FunctionGraph g2;
+        Variable* x2 = g2.addInput(Type::parse("float32[3]"), "x");
+        Variable* sq =
+            g2.makeApply(Op::get("OnnxSequenceConstruct"), {x2, x2}, std::vector<Type>{Type::parse("float32[*]")})
+                ->output(0);
+        g2.setOutputs(
+            {g2.makeApply(Op::get("OnnxRelu"), {sq}, std::vector<Type>{Type::parse("float32[*]")})->output(0)});
+        Executor ex2(g2, ExecOptions{DeviceChoice::Cpu});
+        err = errorOf([&] { ex2.run({Tensor::fromDoubles(DType::Float32, {3}, {1, 2, 3})}); });
+        QVERIFY2(err.contains("OnnxRelu") &&
+                     err.contains("input 0 is seq(float32[3], float32[3]), the op takes tensors"),
+                 qPrintable(err));
+    }
+
     // ------------------------------------------------------------------ executor
     void transfersAreEmulatedCopies() {
         FunctionGraph g;

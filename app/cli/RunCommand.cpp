@@ -49,10 +49,15 @@ std::string outputName(const FunctionGraph& g, const FunctionGraph* source, std:
 
 json outputsJson(const FunctionGraph& g, const FunctionGraph* source, const std::vector<Tensor>& outs) {
     json a = json::array();
-    for (std::size_t i = 0; i < outs.size(); ++i)
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+        if (!outs[i].isDense()) { // an ONNX sequence or optional value
+            a.push_back({{"name", outputName(g, source, i)}, {"value", outs[i].typeStr()}});
+            continue;
+        }
         a.push_back({{"name", outputName(g, source, i)},
                      {"shape", outs[i].shape()},
                      {"dtype", std::string(dtypeName(outs[i].dtype()))}});
+    }
     return a;
 }
 
@@ -110,8 +115,11 @@ int runRun(const RunArgs& a) {
     if (!a.inputs.empty()) {
         std::error_code ec;
         if (!std::filesystem::is_directory(a.inputs, ec)) throw Error(a.inputs + ": --inputs: no such directory");
-        inputs = readTensorDir(a.inputs, "input");
-        reference = readTensorDir(a.inputs, "output");
+        std::vector<Type> inTypes, outTypes; // sequence and optional values are read as such
+        for (const Variable* v : graph->inputs()) inTypes.push_back(v->type());
+        for (const Variable* v : graph->outputs()) outTypes.push_back(v->type());
+        inputs = readTensorDir(a.inputs, "input", inTypes);
+        reference = readTensorDir(a.inputs, "output", outTypes);
         if (inputs.size() != graph->inputs().size())
             throw Error(a.inputs + ": holds " + std::to_string(inputs.size()) + " input_N.pb files, the graph takes " +
                         std::to_string(graph->inputs().size()) + " inputs");

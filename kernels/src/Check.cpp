@@ -36,7 +36,21 @@ CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<T
         d.index = i;
         const Tensor& a = got[i];
         const Tensor& b = ref[i];
-        if (a.shape() != b.shape()) {
+        if (!a.isDense() || !b.isDense()) {
+            // sequences and optionals: same kind and item count, items compared as outputs
+            if (a.kind() != b.kind() || a.items().size() != b.items().size()) {
+                d.shapeMatches = false;
+                d.detail = a.typeStr() + " vs " + b.typeStr();
+                d.maxAbs = d.maxRel = inf;
+            } else {
+                const CompareResult items = compareOutputs(a.items(), b.items());
+                d.shapeMatches = items.within(inf);
+                d.maxAbs = items.maxAbs;
+                d.maxRel = items.maxRel;
+                for (const OutputDiff& e : items.outputs)
+                    if (!e.shapeMatches) d.detail = "item " + std::to_string(e.index) + ": " + e.detail;
+            }
+        } else if (a.shape() != b.shape()) {
             d.shapeMatches = false;
             d.detail = "shape " + shapeStr(a.shape()) + " vs " + shapeStr(b.shape());
             d.maxAbs = d.maxRel = inf;
@@ -72,6 +86,14 @@ std::string allCloseMismatch(const std::vector<Tensor>& got, const std::vector<T
         const std::string where = "output " + std::to_string(i) + ": ";
         const Tensor& a = got[i];
         const Tensor& b = ref[i];
+        if (!a.isDense() || !b.isDense()) {
+            // sequences and optionals: same kind and item count, each item checked as an output
+            if (a.kind() != b.kind() || a.items().size() != b.items().size())
+                return where + a.typeStr() + " vs " + b.typeStr();
+            std::string bad = allCloseMismatch(a.items(), b.items(), rtol, atol);
+            if (!bad.empty()) return where + "item " + bad.substr(std::string("output ").size());
+            continue;
+        }
         if (a.dtype() != b.dtype())
             return where + "dtype " + std::string(dtypeName(a.dtype())) + " vs " + std::string(dtypeName(b.dtype()));
         if (a.shape() != b.shape()) return where + "shape " + shapeStr(a.shape()) + " vs " + shapeStr(b.shape());

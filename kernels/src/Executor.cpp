@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <unordered_map>
 
 namespace passlens {
@@ -391,8 +392,47 @@ std::vector<std::string> Executor::missingKernels() const {
 
 // ------------------------------------------------------------------ running
 namespace {
-std::string typeMismatch(const Type& t, const Tensor& x) {
+// The ops whose kernels take ONNX's sequence and optional values (the others only see tensors:
+// the executor refuses those values before their kernels run).
+bool takesNonTensorValues(const std::string& kind) {
+    static const std::set<std::string> kinds = {"OnnxIdentity",
+                                                "OnnxIf",
+                                                "OnnxLoop",
+                                                "OnnxSequenceAt",
+                                                "OnnxSequenceInsert",
+                                                "OnnxSequenceErase",
+                                                "OnnxSequenceLength",
+                                                "OnnxSequenceConstruct",
+                                                "OnnxSequenceMap",
+                                                "OnnxConcatFromSequence",
+                                                "OnnxOptional",
+                                                "OnnxOptionalHasElement",
+                                                "OnnxOptionalGetElement"};
+    return kinds.count(kind) > 0;
+}
+
+// A value where an optional one is declared is a present optional value, as in ONNX (a Loop's
+// carried optional(seq(...)) the body returns as a plain sequence).
+Tensor asDeclared(const Type& t, Tensor x) {
+    if (t.kind() == Type::Kind::Optional && x.kind() != Type::Kind::Optional) return Tensor::optional(std::move(x));
+    return x;
+}
+
+// The way a value differs from its type, "" when it matches. The items of a sequence or optional
+// value are checked for kind and dtype only: ONNX's shape inference of sequence elements is best
+// effort (a Loop's seq(float32[]) may collect [1]-shaped items), and its runner checks no dims.
+std::string typeMismatch(const Type& t, const Tensor& x, bool dims = true) {
+    if (t.kind() != x.kind() || !t.isTensor()) {
+        if (t.kind() != x.kind()) return x.typeStr() + ", expected " + t.str();
+        const auto& items = x.items();
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            const std::string bad = typeMismatch(t.elementType(), items[i], false);
+            if (!bad.empty()) return "item " + std::to_string(i) + " with " + bad + " (in " + t.str() + ")";
+        }
+        return {};
+    }
     if (t.dtype() != x.dtype()) return "dtype " + std::string(dtypeName(x.dtype())) + ", expected " + t.str();
+    if (!dims) return {};
     if (t.rankKnown() && t.ndim() != x.ndim()) return "shape " + shapeStr(x.shape()) + ", expected " + t.str();
     if (t.rankKnown())
         for (int a = 0; a < t.ndim(); ++a) {
@@ -412,12 +452,13 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const Variable* v = m_graph.inputs()[i];
         if (!inputs[i].defined()) throw ExecError("input " + std::to_string(i) + " '" + v->name() + "' is not given");
-        const std::string bad = typeMismatch(v->type(), inputs[i]);
+        const Tensor in = asDeclared(v->type(), inputs[i]);
+        const std::string bad = typeMismatch(v->type(), in);
         if (!bad.empty()) throw ExecError("input " + std::to_string(i) + " '" + v->name() + "' has " + bad);
-        if (m_ctx->gpu && v->type().isGpu() && inputs[i].onHost())
-            slots[static_cast<std::size_t>(m_inputSlots[i])] = m_ctx->gpu->upload(inputs[i], *m_ctx->pool);
+        if (m_ctx->gpu && v->type().isGpu() && in.onHost())
+            slots[static_cast<std::size_t>(m_inputSlots[i])] = m_ctx->gpu->upload(in, *m_ctx->pool);
         else
-            slots[static_cast<std::size_t>(m_inputSlots[i])] = inputs[i];
+            slots[static_cast<std::size_t>(m_inputSlots[i])] = in;
     }
     if (timings) {
         timings->stepUs.assign(m_steps.size(), 0.0);
@@ -478,6 +519,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             Tensor& t = slots[static_cast<std::size_t>(s.inSlots[k])];
             if (!t.defined())
                 throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " has no value (internal error)");
+            if (!t.isDense() && !takesNonTensorValues(node.op().kind()))
+                throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " is " + t.typeStr() +
+                                ", the op takes tensors");
             if (s.lastUse[k])
                 ins.push_back(std::move(t));
             else
@@ -556,7 +600,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
                 throw ExecError(describeNode(node) + ": the kernel produced no output " + std::to_string(k));
             // Onnx ops whose output ONNX shape inference could not type carry an assumed
             // float32[*]: their real dtype is accepted
-            const bool assumed = node.op().isOnnx() && !v->type().rankKnown();
+            const bool assumed = node.op().isOnnx() && v->type().isTensor() && !v->type().rankKnown();
+            outs[k] = asDeclared(v->type(), std::move(outs[k]));
             const std::string bad = assumed ? std::string() : typeMismatch(v->type(), outs[k]);
             if (!bad.empty()) throw ExecError(describeNode(node) + ": output " + std::to_string(k) + " has " + bad);
             if (!v->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[k])] = std::move(outs[k]);

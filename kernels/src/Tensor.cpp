@@ -214,7 +214,35 @@ Tensor Tensor::sliceView(std::int64_t offset, Shape shape) const {
     return t;
 }
 
+Tensor Tensor::sequence(std::vector<Tensor> items) {
+    Tensor t;
+    t.m_kind = Type::Kind::Sequence;
+    t.m_items = std::make_shared<const std::vector<Tensor>>(std::move(items));
+    return t;
+}
+
+Tensor Tensor::optional(std::optional<Tensor> value) {
+    Tensor t;
+    t.m_kind = Type::Kind::Optional;
+    std::vector<Tensor> items;
+    if (value) items.push_back(std::move(*value));
+    t.m_items = std::make_shared<const std::vector<Tensor>>(std::move(items));
+    return t;
+}
+
+const std::vector<Tensor>& Tensor::items() const {
+    static const std::vector<Tensor> none;
+    return m_items ? *m_items : none;
+}
+
 Tensor Tensor::clone(BufferPool* pool) const {
+    if (!isDense()) {
+        std::vector<Tensor> items;
+        for (const Tensor& x : *m_items) items.push_back(x.clone(pool));
+        Tensor t = *this;
+        t.m_items = std::make_shared<const std::vector<Tensor>>(std::move(items));
+        return t;
+    }
     if (!onHost()) throw Error("clone: only host tensors are cloned here");
     Tensor t = empty(m_dtype, m_shape, pool);
     if (nbytes()) std::memcpy(t.rawData(), rawData(), nbytes());
@@ -249,7 +277,14 @@ std::shared_ptr<TensorData> Tensor::toTensorData() const {
     return d;
 }
 
-std::string Tensor::typeStr() const { return std::string(dtypeName(m_dtype)) + shapeStr(m_shape); }
+std::string Tensor::typeStr() const {
+    if (isDense()) return std::string(dtypeName(m_dtype)) + shapeStr(m_shape);
+    std::string s = m_kind == Type::Kind::Sequence ? "seq(" : "optional(";
+    const std::size_t shown = std::min<std::size_t>(m_items->size(), 3);
+    for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + (*m_items)[i].typeStr();
+    if (m_items->size() > shown) s += ", ... " + std::to_string(m_items->size()) + " items";
+    return s + ")";
+}
 
 namespace {
 template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n) {

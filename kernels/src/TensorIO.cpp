@@ -5,6 +5,7 @@
 #include <passlens/io/Limits.h>
 #include <passlens/ir/Error.h>
 
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -22,12 +23,72 @@ std::optional<DType> dtypeOf(int t) {
     if (d && isComplex(*d)) return std::nullopt;
     return d;
 }
+
+// A TensorProto's data as a host tensor (checks as readTensorProto's), `file` for messages.
+Tensor tensorFromProto(const onnx::TensorProto& t, const std::filesystem::path& file);
+
+// A SequenceProto or OptionalProto's value as `type` (nested values in turn).
+Tensor valueFromSequence(const onnx::SequenceProto& p, const Type& type, const std::filesystem::path& file);
+Tensor valueFromOptional(const onnx::OptionalProto& p, const Type& type, const std::filesystem::path& file) {
+    const Type& elem = type.elementType();
+    // an empty optional: elem_type UNDEFINED, or (numpy_helper.from_optional(None, dtype=...)) a
+    // type without a value
+    switch (p.elem_type()) {
+    case onnx::OptionalProto::UNDEFINED: return Tensor::optional(std::nullopt);
+    case onnx::OptionalProto::TENSOR:
+        if (!elem.isTensor()) break;
+        if (!p.has_tensor_value()) return Tensor::optional(std::nullopt);
+        return Tensor::optional(tensorFromProto(p.tensor_value(), file));
+    case onnx::OptionalProto::SEQUENCE:
+        if (elem.kind() != Type::Kind::Sequence) break;
+        if (!p.has_sequence_value()) return Tensor::optional(std::nullopt);
+        return Tensor::optional(valueFromSequence(p.sequence_value(), elem, file));
+    default: break;
+    }
+    throw Error(file.string() + ": optional value of element type " + std::to_string(p.elem_type()) + ", expected " +
+                type.str());
+}
+
+Tensor valueFromSequence(const onnx::SequenceProto& p, const Type& type, const std::filesystem::path& file) {
+    const Type& elem = type.elementType();
+    std::vector<Tensor> items;
+    if (p.elem_type() == onnx::SequenceProto::TENSOR && elem.isTensor()) {
+        for (const auto& t : p.tensor_values()) items.push_back(tensorFromProto(t, file));
+    } else if (p.elem_type() == onnx::SequenceProto::SEQUENCE && elem.kind() == Type::Kind::Sequence) {
+        for (const auto& q : p.sequence_values()) items.push_back(valueFromSequence(q, elem, file));
+    } else if (p.elem_type() == onnx::SequenceProto::OPTIONAL && elem.kind() == Type::Kind::Optional) {
+        for (const auto& q : p.optional_values()) items.push_back(valueFromOptional(q, elem, file));
+    } else if (p.elem_type() != onnx::SequenceProto::UNDEFINED) {
+        throw Error(file.string() + ": sequence of element type " + std::to_string(p.elem_type()) + ", expected " +
+                    type.str());
+    }
+    return Tensor::sequence(std::move(items));
+}
 } // namespace
 
 Tensor readTensorProto(const std::filesystem::path& file, std::string* name) {
     const std::string bytes = readFile(file); // a regular file only
     onnx::TensorProto t;
     if (bytes.empty() || !t.ParseFromString(bytes)) throw Error(file.string() + ": not a serialized onnx.TensorProto");
+    if (name) *name = t.name();
+    return tensorFromProto(t, file);
+}
+
+Tensor readValueProto(const std::filesystem::path& file, const Type& type) {
+    if (type.isTensor()) return readTensorProto(file);
+    const std::string bytes = readFile(file);
+    if (type.kind() == Type::Kind::Sequence) {
+        onnx::SequenceProto p;
+        if (!p.ParseFromString(bytes)) throw Error(file.string() + ": not a serialized onnx.SequenceProto");
+        return valueFromSequence(p, type, file);
+    }
+    onnx::OptionalProto p;
+    if (!p.ParseFromString(bytes)) throw Error(file.string() + ": not a serialized onnx.OptionalProto");
+    return valueFromOptional(p, type, file);
+}
+
+namespace {
+Tensor tensorFromProto(const onnx::TensorProto& t, const std::filesystem::path& file) {
     const auto dt = dtypeOf(t.data_type());
     if (!dt)
         throw Error(file.string() + ": tensor '" + t.name() + "' has unsupported element type " +
@@ -37,7 +98,6 @@ Tensor readTensorProto(const std::filesystem::path& file, std::string* name) {
         if (d < 0) throw Error(file.string() + ": tensor '" + t.name() + "' has a negative dim");
         shape.push_back(d);
     }
-    if (name) *name = t.name();
     checkTensorBytes(file.string() + ": tensor '" + t.name() + "'", *dt, shape); // before allocating it
     const std::int64_t n = shapeNumel(shape);
     const std::size_t need = static_cast<std::size_t>(n) * dtypeSize(*dt);
@@ -91,31 +151,92 @@ Tensor readTensorProto(const std::filesystem::path& file, std::string* name) {
     }
     return r;
 }
+} // namespace
 
-void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, const std::string& name) {
+namespace {
+void toProto(const Tensor& tensor, onnx::TensorProto& t, const std::filesystem::path& file) {
     if (!tensor.onHost()) throw Error(file.string() + ": only host tensors can be written");
-    onnx::TensorProto t;
-    t.set_name(name);
     t.set_data_type(onnxTypeOf(tensor.dtype()));
     for (auto d : tensor.shape()) t.add_dims(d);
     t.set_raw_data(std::string(static_cast<const char*>(tensor.rawData()), tensor.nbytes()));
+}
+
+void toProto(const Tensor& value, onnx::SequenceProto& p, const std::filesystem::path& file);
+void toProto(const Tensor& value, onnx::OptionalProto& p, const std::filesystem::path& file) {
+    if (value.items().empty()) return; // elem_type UNDEFINED: an empty optional
+    const Tensor& v = value.items().front();
+    if (v.isDense()) {
+        p.set_elem_type(onnx::OptionalProto::TENSOR);
+        toProto(v, *p.mutable_tensor_value(), file);
+    } else if (v.kind() == Type::Kind::Sequence) {
+        p.set_elem_type(onnx::OptionalProto::SEQUENCE);
+        toProto(v, *p.mutable_sequence_value(), file);
+    } else {
+        throw Error(file.string() + ": an optional value inside an optional value cannot be written");
+    }
+}
+
+void toProto(const Tensor& value, onnx::SequenceProto& p, const std::filesystem::path& file) {
+    const auto& items = value.items();
+    if (items.empty()) return;
+    if (items.front().isDense())
+        p.set_elem_type(onnx::SequenceProto::TENSOR);
+    else if (items.front().kind() == Type::Kind::Sequence)
+        p.set_elem_type(onnx::SequenceProto::SEQUENCE);
+    else
+        p.set_elem_type(onnx::SequenceProto::OPTIONAL);
+    for (const Tensor& x : items) {
+        if (x.kind() != items.front().kind()) throw Error(file.string() + ": sequence items of different kinds");
+        if (x.isDense())
+            toProto(x, *p.add_tensor_values(), file);
+        else if (x.kind() == Type::Kind::Sequence)
+            toProto(x, *p.add_sequence_values(), file);
+        else
+            toProto(x, *p.add_optional_values(), file);
+    }
+}
+} // namespace
+
+void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, const std::string& name) {
     std::string bytes;
-    if (!t.SerializeToString(&bytes)) throw Error(file.string() + ": cannot write: the tensor does not serialize");
+    bool ok = false;
+    if (tensor.isDense()) {
+        onnx::TensorProto t;
+        t.set_name(name);
+        toProto(tensor, t, file);
+        ok = t.SerializeToString(&bytes);
+    } else if (tensor.kind() == Type::Kind::Sequence) {
+        onnx::SequenceProto p;
+        p.set_name(name);
+        toProto(tensor, p, file);
+        ok = p.SerializeToString(&bytes);
+    } else {
+        onnx::OptionalProto p;
+        p.set_name(name);
+        toProto(tensor, p, file);
+        ok = p.SerializeToString(&bytes);
+    }
+    if (!ok) throw Error(file.string() + ": cannot write: the value does not serialize");
     writeFileAtomic(file, bytes);
 }
 
-std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::string& prefix) {
+std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::string& prefix,
+                                  const std::vector<Type>& types) {
     std::vector<Tensor> out;
-    for (int i = 0;; ++i) {
+    for (std::size_t i = 0;; ++i) {
         const auto f = dir / (prefix + "_" + std::to_string(i) + ".pb");
         std::error_code ec;
         if (!std::filesystem::exists(f, ec)) break;
-        out.push_back(readTensorProto(f));
+        out.push_back(i < types.size() ? readValueProto(f, types[i]) : readTensorProto(f));
     }
     return out;
 }
 
 Tensor randomTensor(const Type& type, std::uint64_t seed, std::int64_t unknownLead, std::int64_t unknownDim) {
+    if (type.kind() == Type::Kind::Sequence)
+        return Tensor::sequence({randomTensor(type.elementType(), seed, unknownLead, unknownDim)});
+    if (type.kind() == Type::Kind::Optional)
+        return Tensor::optional(randomTensor(type.elementType(), seed, unknownLead, unknownDim));
     Shape shape;
     if (type.rankKnown())
         for (int a = 0; a < type.ndim(); ++a) {

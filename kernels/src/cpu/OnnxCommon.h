@@ -113,5 +113,6 @@ void registerOnnxConvKernels(KernelRegistry& r);
 void registerOnnxSamplingKernels(KernelRegistry& r);
 void registerOnnxSignalKernels(KernelRegistry& r);
 void registerOnnxRecurrentKernels(KernelRegistry& r);
+void registerOnnxSequenceKernels(KernelRegistry& r);
 
 } // namespace passlens::cpu

@@ -1,4 +1,4 @@
-// OnnxLSTM, OnnxIf, OnnxLoop and OnnxScan (nested graphs run by nested executors sharing the parent's
+// OnnxLSTM, OnnxIf, OnnxLoop, OnnxScan and OnnxSequenceMap (nested graphs run by nested executors sharing the parent's
 // context).
 #include "CpuCommon.h"
 #include "Gemm.h"
@@ -416,9 +416,49 @@ void onnxScan(KernelCall& c) {
     }
 }
 
+// ONNX SequenceMap (opset 17): runs `body` once per item of the input sequence (input 0); the
+// body's inputs are that item, then for each further input its item at the same position (a
+// sequence of the same length) or the input itself (a tensor). Body output j's values, in order,
+// form output sequence j.
+void onnxSequenceMap(KernelCall& c) {
+    const auto [g, body] = loopBody(c);
+    const json& a = c.op().attrs();
+    const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
+    if (nOnnx < 1 || c.in(0).kind() != Type::Kind::Sequence)
+        c.fail("input 0 must be a sequence, got " + (nOnnx < 1 ? std::string("none") : c.in(0).typeStr()));
+    const std::size_t n = c.in(0).items().size();
+    for (int k = 1; k < nOnnx; ++k) {
+        const Tensor& x = c.in(k);
+        if (x.kind() == Type::Kind::Optional) c.fail("input " + std::to_string(k) + " is " + x.typeStr());
+        if (x.kind() == Type::Kind::Sequence && x.items().size() != n)
+            c.fail("input " + std::to_string(k) + " holds " + std::to_string(x.items().size()) +
+                   " items, input 0 holds " + std::to_string(n));
+    }
+    if (g->outputs().size() != static_cast<std::size_t>(c.node.nout()))
+        c.fail("body has " + std::to_string(g->outputs().size()) + " outputs, the node has " +
+               std::to_string(c.node.nout()));
+    std::vector<std::vector<Tensor>> results(g->outputs().size());
+    for (std::size_t i = 0; i < n; ++i) {
+        std::vector<Tensor> formal;
+        for (int k = 0; k < nOnnx; ++k) {
+            const Tensor& x = c.in(k);
+            formal.push_back(x.kind() == Type::Kind::Sequence ? x.items()[i] : x);
+        }
+        std::vector<Tensor> outs;
+        try {
+            outs = body->run(bindBodyInputs(c, *g, nOnnx, formal));
+        } catch (const Error& e) {
+            c.fail("body, item " + std::to_string(i) + ": " + e.what());
+        }
+        for (std::size_t j = 0; j < outs.size(); ++j) results[j].push_back(std::move(outs[j]));
+    }
+    for (std::size_t j = 0; j < results.size(); ++j) c.outputs[j] = Tensor::sequence(std::move(results[j]));
+}
+
 } // namespace
 
 void registerOnnxControlKernels(KernelRegistry& r) {
+    r.add("OnnxSequenceMap", Backend::Cpu, onnxSequenceMap);
     r.add("OnnxLSTM", Backend::Cpu, onnxLstm);
     r.add("OnnxIf", Backend::Cpu, onnxIf);
     r.add("OnnxLoop", Backend::Cpu, onnxLoop);

@@ -349,6 +349,7 @@ void registerOnnxKernels(KernelRegistry& r) {
     registerOnnxSamplingKernels(r);
     registerOnnxSignalKernels(r);
     registerOnnxRecurrentKernels(r);
+    registerOnnxSequenceKernels(r);
 }
 
 } // namespace passlens::cpu

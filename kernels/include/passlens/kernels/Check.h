@@ -37,7 +37,9 @@ struct CompareResult {
     bool within(double tolerance) const;
 };
 
-/// Compares host tensors pairwise (values as doubles).
+/// Compares host tensors pairwise (values as doubles). Sequence and optional values compare by
+/// kind and item count, then item by item (maxima over the items; `detail` names the first item
+/// whose shape differs).
 CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& ref);
 
 /// Element-wise check as ONNX's backend test runner does it (onnx/backend/test/runner,
@@ -45,7 +47,8 @@ CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<T
 /// |got - ref| <= atol + rtol * |ref|; NaN matches NaN, an infinity only the same infinity.
 /// Returns "" when every output matches, else the first mismatch, e.g. "output 0: element 3:
 /// 0.5 vs 0.25", "output 1: dtype int32 vs int64", "output 0: shape [2] vs [3]" or
-/// "2 outputs vs 3 expected".
+/// "2 outputs vs 3 expected". Sequence and optional values match when their kinds and item
+/// counts do and each item matches ("output 0: item 1: element 3: ...").
 std::string allCloseMismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& ref, double rtol, double atol);
 
 } // namespace passlens

@@ -5,10 +5,12 @@
 /// contiguous; views (reshape, broadcastable-axis DimShuffle) share the buffer.
 #include <passlens/ir/DType.h>
 #include <passlens/ir/Tensor.h>
+#include <passlens/ir/Type.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,10 @@ void* rawAllocate(std::size_t bytes, MemoryKind kind, int device);
 void rawFree(void* ptr, MemoryKind kind, int device, bool pinned = false);
 
 /// A dense tensor. Copying a Tensor copies the handle (both refer to the same buffer).
+/// It also carries ONNX's non-tensor host values (Type::Kind::Sequence and Optional): a sequence
+/// of values or an optional value (empty or one value), which have no buffer of their own; only
+/// kind(), items(), defined(), typeStr() and clone() apply to them (the executor checks kinds
+/// against the graph's types before a kernel sees a value).
 class Tensor {
 public:
     Tensor() = default;
@@ -126,8 +132,17 @@ public:
     /// Host tensors from values converted to dtype (tests and small helpers).
     static Tensor fromDoubles(DType dtype, Shape shape, const std::vector<double>& values);
     static Tensor scalar(DType dtype, double value);
+    /// A sequence value holding `items` (ONNX SequenceProto; Type::sequence).
+    static Tensor sequence(std::vector<Tensor> items);
+    /// An optional value: empty (nullopt) or holding `value` (ONNX OptionalProto; Type::optional).
+    static Tensor optional(std::optional<Tensor> value);
 
-    bool defined() const { return m_storage != nullptr; }
+    bool defined() const { return m_storage != nullptr || m_kind != Type::Kind::Tensor; }
+    Type::Kind kind() const { return m_kind; }
+    bool isDense() const { return m_kind == Type::Kind::Tensor; }
+    /// The elements of a sequence, the value of a non-empty optional (one item); empty for a
+    /// dense tensor.
+    const std::vector<Tensor>& items() const;
     DType dtype() const { return m_dtype; }
     const Shape& shape() const { return m_shape; }
     int ndim() const { return static_cast<int>(m_shape.size()); }
@@ -162,7 +177,8 @@ public:
     std::vector<double> toDoubles() const;
     /// A copy as core constant data (host only).
     std::shared_ptr<TensorData> toTensorData() const;
-    /// "float32[2,3]".
+    /// "float32[2,3]"; "seq(float32[2,3], int64[])" (the first 3 items), "optional()" when
+    /// empty, "optional(float32[2])".
     std::string typeStr() const;
 
 private:
@@ -170,6 +186,8 @@ private:
     std::size_t m_offset = 0;
     DType m_dtype = DType::Float32;
     Shape m_shape;
+    Type::Kind m_kind = Type::Kind::Tensor;
+    std::shared_ptr<const std::vector<Tensor>> m_items; ///< sequence elements, optional's value
 };
 
 /// Calls f(T{}) with T the C++ type of a real dtype (bool as uint8_t, float16 as uint16_t bits
