@@ -1637,6 +1637,41 @@ private slots:
         VERIFY_CLOSE(outs[6], wl, 1e-6, 1e-6);
     }
 
+    // float16 from and to other dtypes (convertElements): exact widening, round to nearest even,
+    // subnormals, overflow to infinity, NaN and signed zero.
+    void float16Conversions() {
+        const std::vector<std::uint16_t> half = {0x3C00, 0xC000, 0x7BFF, 0x0001, 0x03FF, 0x7C00, 0xFC00, 0x8000};
+        std::vector<double> wide(half.size());
+        convertElements(half.data(), DType::Float16, wide.data(), DType::Float64,
+                        static_cast<std::int64_t>(half.size()));
+        const std::vector<double> want = {1.0,      -2.0,      65504.0, std::ldexp(1.0, -24), std::ldexp(1023.0, -24),
+                                          INFINITY, -INFINITY, -0.0};
+        for (std::size_t i = 0; i < want.size(); ++i) QCOMPARE(wide[i], want[i]);
+        QVERIFY(std::signbit(wide[7]));
+        const std::uint16_t nanBits = 0x7E00;
+        double nan = 0;
+        convertElements(&nanBits, DType::Float16, &nan, DType::Float64, 1);
+        QVERIFY(std::isnan(nan));
+        const std::vector<float> f = {65520.0f,
+                                      65519.0f,
+                                      1.0f + std::ldexp(1.0f, -11),
+                                      1.0f + 3 * std::ldexp(1.0f, -11),
+                                      std::ldexp(1.0f, -25),
+                                      3 * std::ldexp(1.0f, -25),
+                                      -1e-9f,
+                                      NAN,
+                                      -3.0f};
+        std::vector<std::uint16_t> h(f.size());
+        convertElements(f.data(), DType::Float32, h.data(), DType::Float16, static_cast<std::int64_t>(f.size()));
+        const std::vector<std::uint16_t> wantBits = {0x7C00, 0x7BFF, 0x3C00, 0x3C02, 0x0000,
+                                                     0x0002, 0x8000, 0x7E00, 0xC200};
+        for (std::size_t i = 0; i < wantBits.size(); ++i) QCOMPARE(h[i], wantBits[i]);
+        const std::int64_t big = 70000;
+        std::uint16_t hb = 0;
+        convertElements(&big, DType::Int64, &hb, DType::Float16, 1);
+        QCOMPARE(hb, std::uint16_t(0x7C00));
+    }
+
     // ONNX sequence and optional values (Tensor::sequence / optional, Type::sequence / optional):
     // the Sequence* and Optional* kernels, SplitToSequence, ConcatFromSequence, a sequence graph
     // input, the file round trip, and the messages for ill-typed values.

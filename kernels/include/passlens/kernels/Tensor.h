@@ -194,7 +194,8 @@ private:
 /// is NOT supported: throws). Throws passlens::Error("<what>: dtype X is not supported").
 template <class F> decltype(auto) visitDType(DType d, const char* what, F&& f);
 
-/// Element conversion helpers (row-major contiguous copies between dtypes).
+/// Element conversion helpers (row-major contiguous copies between dtypes; float16 from and to
+/// any real dtype through float32, rounding to nearest even).
 void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n);
 
 } // namespace passlens
