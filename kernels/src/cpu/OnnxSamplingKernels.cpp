@@ -76,9 +76,15 @@ void onnxResize(KernelCall& c) {
         outside = false;
         if (ctm == "half_pixel") return (xr + 0.5) / s - 0.5;
         if (ctm == "pytorch_half_pixel") return outLen > 1 ? (xr + 0.5) / s - 0.5 : 0.0;
-        if (ctm == "align_corners") return outLen == 1 ? 0.0 : xr * (in - 1) / (outLen - 1);
+        if (ctm == "align_corners") {
+            // with scales, the resized length is in * scale, not rounded (onnx/backend/test/case/
+            // node/resize.py, interpolate_1d_with_x: output_width = scale_factor * input_width)
+            const double len = sizesT ? outLen : in * s;
+            return len == 1 ? 0.0 : xr * (in - 1) / (len - 1);
+        }
         if (ctm == "asymmetric") return xr / s;
-        if (ctm == "tf_half_pixel_for_nearest") return (xr + 0.5) / s;
+        // tf_half_pixel_for_nn: opset 11's name of the mode (onnx 1.5's test data uses it)
+        if (ctm == "tf_half_pixel_for_nearest" || ctm == "tf_half_pixel_for_nn") return (xr + 0.5) / s;
         if (ctm == "tf_crop_and_resize") {
             const double st = roi.size() == static_cast<std::size_t>(2 * nd) ? roi[static_cast<std::size_t>(a)] : 0.0;
             const double en =
