@@ -347,11 +347,95 @@ void onnxLoop(KernelCall& c) {
 // slice of the scan inputs (num_scan_inputs, scan_input_axes, scan_input_directions); outputs
 // the final states, then the body's scan outputs stacked along axis 0 (reversed with
 // scan_output_directions 1).
+// ONNX Scan-8: input 0 is the optional sequence_lens, every state and scan input has a batch axis
+// 0 (scan inputs their sequence axis 1, scanned as `directions` says); the body runs per batch
+// entry, and the outputs stack the entries' final states and scan outputs along axis 0.
+// `nOnnx` counts the ONNX inputs (absent ones too), `nBound` the node inputs before the outer-scope
+// values.
+void onnxScan8(KernelCall& c, const FunctionGraph& g, Executor& body, int nOnnx, int nBound, int m) {
+    const json& a = c.op().attrs();
+    const Tensor* lens = optIn(c, 0);
+    const int n = nOnnx - 1 - m;
+    if (m <= 0 || n < 0)
+        c.fail("num_scan_inputs " + std::to_string(m) + " does not fit " + std::to_string(nOnnx) + " inputs");
+    std::vector<Tensor> vals; // the states, then the scan inputs
+    for (int k = 1; k < nOnnx; ++k) {
+        const Tensor* t = optIn(c, k);
+        if (!t || !t->isDense() || t->ndim() < (k > n ? 2 : 1))
+            c.fail("input " + std::to_string(k) + " must be a tensor with a batch axis" +
+                   (k > n ? " and a sequence axis" : ""));
+        vals.push_back(*t);
+    }
+    const std::int64_t B = vals[0].dim(0), T = vals[static_cast<std::size_t>(n)].dim(1);
+    for (const Tensor& t : vals)
+        if (t.dim(0) != B) c.fail("inputs have different batch sizes " + std::to_string(B) + " and " + t.typeStr());
+    for (int j = 0; j < m; ++j)
+        if (vals[static_cast<std::size_t>(n + j)].dim(1) != T) c.fail("scan inputs have different lengths");
+    if (lens && lens->numel() != B)
+        c.fail("sequence_lens " + lens->typeStr() + " does not match batch " + std::to_string(B));
+    std::vector<std::int64_t> dirs(static_cast<std::size_t>(m), 0);
+    if (a.contains("directions"))
+        for (std::size_t j = 0; j < a["directions"].size() && j < dirs.size(); ++j)
+            dirs[j] = a["directions"][j].get<std::int64_t>();
+    // entry i of a tensor along axis 0 (a view)
+    auto entry = [](const Tensor& t, std::int64_t i) {
+        const Shape s(t.shape().begin() + 1, t.shape().end());
+        return t.sliceView(i * shapeNumel(s), s);
+    };
+    const std::size_t k = g.outputs().size() - static_cast<std::size_t>(n);
+    std::vector<std::vector<Tensor>> states(static_cast<std::size_t>(n)), scans(k);
+    for (std::int64_t b = 0; b < B; ++b) {
+        const std::int64_t len = lens ? lens->intAt(b) : T;
+        if (len < 0 || len > T)
+            c.fail("sequence_lens " + std::to_string(len) + " is out of range [0, " + std::to_string(T) + "]");
+        std::vector<Tensor> state;
+        for (int i = 0; i < n; ++i) state.push_back(entry(vals[static_cast<std::size_t>(i)], b));
+        std::vector<std::vector<Tensor>> parts(k);
+        for (std::int64_t t = 0; t < len; ++t) {
+            std::vector<Tensor> formal = state;
+            for (int j = 0; j < m; ++j)
+                formal.push_back(entry(entry(vals[static_cast<std::size_t>(n + j)], b),
+                                       dirs[static_cast<std::size_t>(j)] ? len - 1 - t : t));
+            std::vector<Tensor> outs;
+            try {
+                outs = body.run(bindBodyInputs(c, g, nBound, formal));
+            } catch (const Error& e) {
+                c.fail("body, batch " + std::to_string(b) + ", iteration " + std::to_string(t) + ": " + e.what());
+            }
+            for (int i = 0; i < n; ++i) state[static_cast<std::size_t>(i)] = outs[static_cast<std::size_t>(i)];
+            for (std::size_t j = 0; j < k; ++j) parts[j].push_back(outs[static_cast<std::size_t>(n) + j]);
+        }
+        for (int i = 0; i < n; ++i) states[static_cast<std::size_t>(i)].push_back(state[static_cast<std::size_t>(i)]);
+        for (std::size_t j = 0; j < k; ++j) {
+            const Type& ot = c.node.output(n + static_cast<int>(j))->type();
+            const Type per = ot.rankKnown() && ot.ndim() > 0
+                                 ? ot.withDims(std::vector<std::int64_t>(ot.dims().begin() + 1, ot.dims().end()))
+                                 : ot;
+            scans[j].push_back(stackIterations(c, parts[j], j, per));
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        c.outputs[static_cast<std::size_t>(i)] = stackIterations(c, states[static_cast<std::size_t>(i)],
+                                                                 static_cast<std::size_t>(i), c.node.output(i)->type());
+    for (std::size_t j = 0; j < k; ++j)
+        c.outputs[static_cast<std::size_t>(n) + j] =
+            stackIterations(c, scans[j], j, c.node.output(n + static_cast<int>(j))->type());
+}
+
 void onnxScan(KernelCall& c) {
     const auto [g, body] = loopBody(c);
     const json& a = c.op().attrs();
     const int nOnnx = a.contains("n_onnx_inputs") ? static_cast<int>(a["n_onnx_inputs"].get<std::int64_t>()) : c.nin();
     const int m = static_cast<int>(c.op().intAttr("num_scan_inputs", 0));
+    // Scan-8 has one ONNX input more than the body has formal inputs: sequence_lens
+    std::size_t formal = 0;
+    std::vector<std::string> outer;
+    if (a.contains("outer_scope"))
+        for (const auto& e : a["outer_scope"]) outer.push_back(e.get<std::string>());
+    for (const Variable* in : g->inputs())
+        formal += std::find(outer.begin(), outer.end(), in->name()) == outer.end() ? 1 : 0;
+    const int nPresent = a.contains("inputs_present") ? static_cast<int>(a["inputs_present"].size()) : nOnnx;
+    if (static_cast<std::size_t>(nPresent) == formal + 1) return onnxScan8(c, *g, *body, nPresent, nOnnx, m);
     const int n = nOnnx - m;
     if (m <= 0 || n < 0)
         c.fail("num_scan_inputs " + std::to_string(m) + " does not fit " + std::to_string(nOnnx) + " inputs");
