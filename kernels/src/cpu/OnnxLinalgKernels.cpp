@@ -127,8 +127,15 @@ void onnxQuantizeLinear(KernelCall& c) {
     const DType dt = zp ? zp->dtype() : DType::UInt8;
     const std::vector<double> scale = perAxis(c, &needIn(c, 1), x, 1.0), zero = perAxis(c, zp, x, 0.0),
                               xv = x.toDoubles();
+    // a float32 x is divided in float32, as the reference does (numpy on float32 arrays): a
+    // quotient near .5 rounds as there
+    const bool f32 = x.dtype() == DType::Float32;
     std::vector<double> y(xv.size());
-    for (std::size_t e = 0; e < y.size(); ++e) y[e] = saturate(std::nearbyint(xv[e] / scale[e]) + zero[e], dt);
+    for (std::size_t e = 0; e < y.size(); ++e) {
+        const double q =
+            f32 ? static_cast<double>(static_cast<float>(xv[e]) / static_cast<float>(scale[e])) : xv[e] / scale[e];
+        y[e] = saturate(std::nearbyint(q) + zero[e], dt);
+    }
     c.outputs[0] = storeDoubles(c, y, dt, x.shape());
 }
 
