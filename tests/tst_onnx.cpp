@@ -1161,6 +1161,22 @@ private slots:
                  qPrintable(err));
     }
 
+    // A model importing only other domains (the training-preview test cases) imports; its ops
+    // are Onnx host ops naming their domain. A model importing no domain at all is refused.
+    void otherDomainsOnly() {
+        ModelBuilder b(1);
+        b.m.mutable_opset_import(0)->set_domain("com.example");
+        b.input("x", {3});
+        b.node("Frobnicate", {"x"}, {"y"}, "frob")->set_domain("com.example");
+        b.valueInfo(b.m.mutable_graph()->mutable_output(), "y", {3});
+        const LoadedGraph lg = b.import();
+        QCOMPARE(kinds(*lg.graph), QString("OnnxFrobnicate"));
+        QCOMPARE(lg.graph->toposort()[0]->op().attrs()["domain"].get<std::string>(), std::string("com.example"));
+        b.m.clear_opset_import();
+        const QString err = errorOf([&] { (void)b.import(); });
+        QVERIFY2(err.contains("no opset for the default ONNX domain"), qPrintable(err));
+    }
+
     void fuzzFindings() {
         const std::string dir = std::string(PASSLENS_SOURCE_DIR) + "/tests/fixtures/fuzz/onnx/";
         // shape_ops.onnx with a Reshape target shape whose element count overflows int64
