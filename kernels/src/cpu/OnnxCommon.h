@@ -114,5 +114,6 @@ void registerOnnxSamplingKernels(KernelRegistry& r);
 void registerOnnxSignalKernels(KernelRegistry& r);
 void registerOnnxRecurrentKernels(KernelRegistry& r);
 void registerOnnxSequenceKernels(KernelRegistry& r);
+void registerOnnxTrainingKernels(KernelRegistry& r);
 
 } // namespace passlens::cpu

@@ -350,6 +350,7 @@ void registerOnnxKernels(KernelRegistry& r) {
     registerOnnxSignalKernels(r);
     registerOnnxRecurrentKernels(r);
     registerOnnxSequenceKernels(r);
+    registerOnnxTrainingKernels(r);
 }
 
 } // namespace passlens::cpu
