@@ -11,31 +11,95 @@ namespace passlens {
 namespace {
 using json = nlohmann::json;
 
-// One open array or object while parsing: the position of the child being read.
-struct Frame {
-    bool array = false;
-    std::size_t index = 0;
-    std::string key;
-};
+// nlohmann's DOM builder with JsonPlace's bookkeeping and nesting limit (its callback parser
+// rescans the parent container after every object, quadratic in the length of a long list).
+class LimitedDomSax {
+public:
+    LimitedDomSax(json& root, JsonPlace& place)
+        : dom_(root)
+        , place_(place) {}
+    bool null() { return scalar(dom_.null()); }
+    bool boolean(bool v) { return scalar(dom_.boolean(v)); }
+    bool number_integer(json::number_integer_t v) { return scalar(dom_.number_integer(v)); }
+    bool number_unsigned(json::number_unsigned_t v) { return scalar(dom_.number_unsigned(v)); }
+    bool number_float(json::number_float_t v, const std::string& s) { return scalar(dom_.number_float(v, s)); }
+    bool string(std::string& v) { return scalar(dom_.string(v)); }
+    bool binary(json::binary_t& v) { return scalar(dom_.binary(v)); }
+    bool start_object(std::size_t n) {
+        place_.open(false);
+        return dom_.start_object(n);
+    }
+    bool key(std::string& k) {
+        place_.key(k);
+        return dom_.key(k);
+    }
+    bool end_object() {
+        place_.close();
+        return dom_.end_object();
+    }
+    bool start_array(std::size_t n) {
+        place_.open(true);
+        return dom_.start_array(n);
+    }
+    bool end_array() {
+        place_.close();
+        return dom_.end_array();
+    }
+    template <class Exception> bool parse_error(std::size_t, const std::string&, const Exception& e) { throw e; }
 
-// "nodes[0].attrs.a.a.a.a.a.a..." for the first segments of the open containers.
-std::string placeOf(const std::vector<Frame>& stack) {
+private:
+    bool scalar(bool ok) {
+        place_.value();
+        return ok;
+    }
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    JsonPlace& place_;
+};
+} // namespace
+
+void JsonPlace::open(bool array) {
+    if (stack_.size() >= static_cast<std::size_t>(kJsonMaxDepth)) throw TooDeep{str()};
+    stack_.push_back({array, 0, {}});
+}
+
+void JsonPlace::close() {
+    stack_.pop_back();
+    value();
+}
+
+void JsonPlace::value() {
+    if (!stack_.empty() && stack_.back().array) ++stack_.back().index;
+}
+
+std::string JsonPlace::str() const {
     constexpr std::size_t kShown = 8;
     std::string s;
-    for (std::size_t i = 0; i < stack.size() && i < kShown; ++i) {
-        if (stack[i].array)
-            s += "[" + std::to_string(stack[i].index) + "]";
+    for (std::size_t i = 0; i < stack_.size() && i < kShown; ++i) {
+        if (stack_[i].array)
+            s += "[" + std::to_string(stack_[i].index) + "]";
         else
-            s += (s.empty() ? "" : ".") + stack[i].key;
+            s += (s.empty() ? "" : ".") + stack_[i].key;
     }
-    if (stack.size() > kShown) s += "...";
+    if (stack_.size() > kShown) s += "...";
     return s.empty() ? "top level" : s;
 }
 
-struct TooDeep {
-    std::string place;
-};
-} // namespace
+void rethrowJsonError(const std::string& label, const JsonPlace& place) {
+    try {
+        throw;
+    } catch (const JsonPlace::TooDeep& d) {
+        throw Error(label + ": " + d.place + ": JSON nested deeper than " + std::to_string(kJsonMaxDepth) +
+                    " levels of arrays and objects (the limit of every JSON file PassLens reads)");
+    } catch (const json::parse_error& e) {
+        std::string what = e.what();
+        const auto pos = what.find("parse error");
+        throw Error(label + ": byte " + std::to_string(e.byte) +
+                    ": invalid JSON: " + (pos == std::string::npos ? jsonErrorReason(e) : what.substr(pos)));
+    } catch (const json::exception& e) {
+        // out_of_range 406: a number outside double's range ("1e700"), thrown while lexing it
+        throw Error(label + ": " + place.str() + ": invalid JSON: " + jsonErrorReason(e));
+    }
+}
 
 std::string jsonErrorReason(const json::exception& e) {
     std::string what = e.what();
@@ -46,42 +110,11 @@ std::string jsonErrorReason(const json::exception& e) {
 }
 
 json parseJson(const std::string& text, const std::string& label) {
-    std::vector<Frame> stack;
-    // The parser calls back for every event with the depth; a throw aborts it (the partial
-    // document is freed iteratively by nlohmann::json).
-    json::parser_callback_t cb = [&stack](int, json::parse_event_t ev, json& parsed) {
-        switch (ev) {
-        case json::parse_event_t::object_start:
-        case json::parse_event_t::array_start:
-            if (stack.size() >= static_cast<std::size_t>(kJsonMaxDepth)) throw TooDeep{placeOf(stack)};
-            stack.push_back({ev == json::parse_event_t::array_start, 0, {}});
-            break;
-        case json::parse_event_t::key: stack.back().key = parsed.get_ref<const std::string&>(); break;
-        case json::parse_event_t::object_end:
-        case json::parse_event_t::array_end:
-            stack.pop_back();
-            if (!stack.empty() && stack.back().array) ++stack.back().index;
-            break;
-        case json::parse_event_t::value:
-            if (!stack.empty() && stack.back().array) ++stack.back().index;
-            break;
-        }
-        return true;
-    };
-    try {
-        return json::parse(text, cb);
-    } catch (const TooDeep& d) {
-        throw Error(label + ": " + d.place + ": JSON nested deeper than " + std::to_string(kJsonMaxDepth) +
-                    " levels of arrays and objects (the limit of every JSON file PassLens reads)");
-    } catch (const json::parse_error& e) {
-        std::string what = e.what();
-        const auto pos = what.find("parse error");
-        throw Error(label + ": byte " + std::to_string(e.byte) +
-                    ": invalid JSON: " + (pos == std::string::npos ? jsonErrorReason(e) : what.substr(pos)));
-    } catch (const json::exception& e) {
-        // out_of_range 406: a number outside double's range ("1e700"), thrown while lexing it
-        throw Error(label + ": " + placeOf(stack) + ": invalid JSON: " + jsonErrorReason(e));
-    }
+    json doc;
+    JsonPlace place;
+    LimitedDomSax sax(doc, place);
+    parseJsonSax(text, label, sax, place);
+    return doc;
 }
 
 json readJsonFile(const std::filesystem::path& path) { return parseJson(readFile(path), path.string()); }
