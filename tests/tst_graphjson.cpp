@@ -741,6 +741,120 @@ private slots:
         QCOMPARE(r.graph->fingerprint(), l.graph->fingerprint());
         QCOMPARE(writeGraphJson(*r.graph)["nodes"].size(), std::size_t(n));
     }
+
+    // readGraphJsonText reads nodes straight from the parser's events; readGraphJson (sessions,
+    // subgraphs) from a JSON tree. Both name the same place and reason for every malformed node,
+    // and agree on duplicate keys (the last one counts, as in nlohmann::json).
+    void streamedAndTreeReadersAgree() {
+        auto docWith = [](const std::string& second) {
+            return "{\"format\": \"passlens.graph\", \"version\": 1, \"inputs\": [{\"name\": \"a\", \"type\": "
+                   "\"float32[2]\"}], \"nodes\": [{\"op\": \"Elemwise\", \"attrs\": {\"scalar\": \"exp\"}, "
+                   "\"inputs\": [\"a\"], \"outputs\": [\"e\"]}, " +
+                   second + "], \"outputs\": [\"e\"]}";
+        };
+        auto treeErrorOf = [](const std::string& text) {
+            try {
+                readGraphJson(json::parse(text), kLabel, {});
+            } catch (const Error& e) {
+                return QString::fromStdString(e.what());
+            }
+            return QString();
+        };
+        const std::string neg = "\"attrs\": {\"scalar\": \"neg\"}, ";
+        const struct {
+            std::string node, path, reason;
+        } cases[] = {
+            {"5", "nodes[1]: ", "expected an object, got number"},
+            {"{\"inputs\": [], \"outputs\": [\"y\"]}", "nodes[1]: ", "missing 'op'"},
+            {"{\"op\": 3, \"inputs\": [], \"outputs\": [\"y\"]}", "nodes[1].op: ", "expected a string, got 3"},
+            {"{\"op\": \"\", \"inputs\": [], \"outputs\": [\"y\"]}", "nodes[1].op: ", "must not be empty"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"]}", "nodes[1]: ", "missing 'outputs'"},
+            {"{\"op\": \"Elemwise\", \"outputs\": [\"y\"]}", "nodes[1]: ", "missing 'inputs'"},
+            {"{\"op\": \"Elemwise\", \"inputs\": \"a\", \"outputs\": [\"y\"]}", "nodes[1].inputs: ", "expected a list"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"], \"outputs\": {\"y\": 1}}",
+             "nodes[1].outputs: ", "expected a list"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"], \"outputs\": [{\"type\": \"float32[2]\"}]}",
+             "nodes[1].outputs[0]: ", "missing 'name'"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"], \"outputs\": [{\"name\": [7]}]}",
+             "nodes[1].outputs[0].name: ", "expected a string, got [7]"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"], \"outputs\": [{\"name\": \"\"}]}",
+             "nodes[1].outputs[0].name: ", "must not be empty"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"], \"outputs\": [7]}",
+             "nodes[1].outputs[0]: ", "expected a variable name"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"], \"outputs\": [\"\"]}",
+             "nodes[1].outputs[0]: ", "expected a variable name"},
+            {"{\"op\": \"Elemwise\", \"inputs\": [\"a\"], \"outputs\": [\"e\"]}",
+             "nodes[1].outputs[0]: ", "variable 'e' is produced twice (also nodes[0].outputs[0])"},
+            {"{\"op\": \"Elemwise\", " + neg + "\"inputs\": [null], \"outputs\": [\"y\"]}",
+             "nodes[1].inputs[0]: ", "expected a variable name or a literal value"},
+            {"{\"op\": \"Elemwise\", " + neg + "\"inputs\": [\"q\"], \"outputs\": [\"y\"]}",
+             "nodes[1].inputs[0]: ", "unknown variable 'q'"},
+            {"{\"op\": \"Elemwise\", " + neg + "\"inputs\": [\"a\"], \"outputs\": [{\"name\": \"y\", \"type\": 5}]}",
+             "nodes[1].outputs[0].type: ", "expected a type string"},
+            {"{\"op\": \"Elemwise\", " + neg +
+                 "\"inputs\": [\"a\"], \"outputs\": [{\"name\": \"y\", \"type\": \"int8[2]\"}]}",
+             "nodes[1]: ", "int8[2]"},
+            {"{\"op\": \"Elemwise\", \"op\": 3, " + neg + "\"inputs\": [\"a\"], \"outputs\": [\"y\"]}",
+             "nodes[1].op: ", "expected a string, got 3"},
+            {"{\"op\": \"Elemwise\", " + neg + "\"inputs\": [\"a\"], \"inputs\": 2, \"outputs\": [\"y\"]}",
+             "nodes[1].inputs: ", "expected a list"},
+            {"{\"op\": \"Elemwise\", \"name\": \"n1\", " + neg + "\"inputs\": [\"y\"], \"outputs\": [\"y\"]}",
+             "nodes: ", "the graph has a cycle: nodes[1] (Elemwise 'n1') -> nodes[1] (Elemwise 'n1')"},
+        };
+        for (const auto& k : cases) {
+            const std::string text = docWith(k.node);
+            const QString streamed = errorOf(text);
+            CHECK_ERROR(streamed, QString::fromStdString(k.path), QString::fromStdString(k.reason));
+            QCOMPARE(streamed, treeErrorOf(text));
+        }
+        // Duplicate keys that end in a well-formed node: the same graph either way.
+        for (const std::string& good :
+             {"{\"op\": 3, \"op\": \"Elemwise\", " + neg + "\"inputs\": [\"a\"], \"outputs\": [\"y\"]}",
+              "{\"op\": \"Elemwise\", " + neg +
+                  "\"inputs\": 2, \"inputs\": [\"e\"], \"outputs\": [{\"name\": 1, "
+                  "\"name\": \"y\", \"type\": \"float32[2]\"}]}"}) {
+            const std::string text = docWith(good);
+            const LoadedGraph streamed = load(text);
+            const LoadedGraph tree = readGraphJson(json::parse(text), kLabel, {});
+            QCOMPARE(streamed.graph->fingerprint(), tree.graph->fingerprint());
+            QCOMPARE(streamed.warnings.size(), std::size_t(1)); // the node making y is pruned
+            QCOMPARE(streamed.warnings, tree.warnings);
+        }
+        // "nodes" given twice: the last one counts.
+        const std::string twice = "{\"format\": \"passlens.graph\", \"version\": 1, \"nodes\": [{\"op\": 1}], "
+                                  "\"inputs\": [{\"name\": \"a\", \"type\": \"float32[2]\"}], \"nodes\": 5, "
+                                  "\"outputs\": [\"a\"]}";
+        CHECK_ERROR(errorOf(twice), "nodes: ", "expected a list");
+        QCOMPARE(errorOf(twice), treeErrorOf(twice));
+        std::string back = twice;
+        back.replace(back.find("\"nodes\": [{\"op\": 1}]"), 20, "\"nodes\": 5");
+        back.replace(back.rfind("\"nodes\": 5"), 10, "\"nodes\": []");
+        QCOMPARE(load(back).graph->inputs().size(), std::size_t(1));
+    }
+
+    // A session as PassLens writes it has its keys sorted: "format" comes after the events, past
+    // the first 4 KiB that loadGraphFile sniffs; the streamed reader still finds its graph.
+    void sessionFormatAfterTheEvents() {
+        QTemporaryDir dir;
+        const std::filesystem::path path = std::filesystem::path(dir.path().toStdString()) / "s.passlens.json";
+        json doc = {{"events", json::array({{{"seq", 1}, {"reason", std::string(6000, 'r')}}})},
+                    {"format", "passlens.session"},
+                    {"version", 1},
+                    {"graph", json::parse(kTransferPair)}};
+        writeFileAtomic(path, doc.dump());
+        const LoadedGraph l = loadGraphFile(path);
+        QCOMPARE(l.format, std::string("session"));
+        QCOMPARE(kinds(*l.graph), QStringList({"GpuFromHost", "HostFromGpu"}));
+        doc.erase("graph");
+        writeFileAtomic(path, doc.dump());
+        try {
+            loadGraphFile(path);
+            QFAIL("expected passlens::Error");
+        } catch (const Error& e) {
+            QCOMPARE(QString(e.what()),
+                     QString::fromStdString(path.string()) + ": graph: a session file needs the source graph");
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGraphJson)

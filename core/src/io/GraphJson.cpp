@@ -13,8 +13,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -187,20 +189,369 @@ void hintId(const Ctx& c, FunctionGraph& g, const json& id, const std::string& p
     }
 }
 
-std::string nodeLabel(const json& n, std::size_t i) {
+// One entry of a node's "outputs" as written: "y", {"name": "y", "type": "...", "id": N}, or
+// anything else (an error). The strings the loader reads are kept unboxed.
+struct OutRec {
+    enum Form : std::uint8_t { Name, Object, Other } form = Name;
+    bool hasName = false; ///< Object: "name" is a string
+    bool hasType = false; ///< Object: "type" is a string
+    std::string name;
+    std::string type;
+    json extra; ///< Object: the other keys (and a non-string name or type); Other: the entry
+
+    const json* field(const char* key) const {
+        if (!extra.is_object()) return nullptr;
+        auto it = extra.find(key);
+        return it == extra.end() ? nullptr : &*it;
+    }
+    bool typed() const { return form == Object && (hasType || field("type")); }
+};
+
+// One entry of a node's "inputs": a variable name, or anything else as JSON (a literal).
+struct InRec {
+    bool isName = true;
+    std::string name;
+    json literal;
+};
+
+// One entry of "nodes". "op" (a string), "inputs" and "outputs" (lists) are unpacked; every other
+// key, and those three when of another JSON type, stay JSON in `other`.
+struct NodeRec {
+    bool object = true;
+    json raw; ///< the entry when it is not an object
+    bool hasOp = false, hasInputs = false, hasOutputs = false;
+    std::string op;
+    std::vector<InRec> inputs;
+    std::vector<OutRec> outputs;
+    json other; ///< null or an object
+
+    const json* field(const char* key) const {
+        if (!other.is_object()) return nullptr;
+        auto it = other.find(key);
+        return it == other.end() ? nullptr : &*it;
+    }
+    void erase(const std::string& key) {
+        if (other.is_object()) other.erase(key);
+    }
+};
+
+// A graph JSON document with its "nodes" unpacked. root() is the document ("nodes" in it is
+// ignored when nodesList is set).
+struct GraphDoc {
+    json owned;                ///< the document without "nodes", when read by GraphSax
+    const json* dom = nullptr; ///< the document, when given as JSON
+    const json& root() const { return dom ? *dom : owned; }
+    bool nodesList = false; ///< "nodes" is a list, held in `nodes`
+    std::vector<NodeRec> nodes;
+};
+
+OutRec outRecOf(const json& e) {
+    OutRec o;
+    if (e.is_string()) {
+        o.name = e.get<std::string>();
+        return o;
+    }
+    if (!e.is_object()) {
+        o.form = OutRec::Other;
+        o.extra = e;
+        return o;
+    }
+    o.form = OutRec::Object;
+    for (auto it = e.begin(); it != e.end(); ++it) {
+        if (it.key() == "name" && it->is_string()) {
+            o.hasName = true;
+            o.name = it->get<std::string>();
+        } else if (it.key() == "type" && it->is_string()) {
+            o.hasType = true;
+            o.type = it->get<std::string>();
+        } else {
+            o.extra[it.key()] = *it;
+        }
+    }
+    return o;
+}
+
+NodeRec nodeRecOf(const json& n) {
+    NodeRec r;
+    if (!n.is_object()) {
+        r.object = false;
+        r.raw = n;
+        return r;
+    }
+    for (auto it = n.begin(); it != n.end(); ++it) {
+        const json& v = *it;
+        if (it.key() == "op" && v.is_string()) {
+            r.hasOp = true;
+            r.op = v.get<std::string>();
+        } else if (it.key() == "inputs" && v.is_array()) {
+            r.hasInputs = true;
+            for (const json& e : v)
+                r.inputs.push_back(e.is_string() ? InRec{true, e.get<std::string>(), {}} : InRec{false, {}, e});
+        } else if (it.key() == "outputs" && v.is_array()) {
+            r.hasOutputs = true;
+            for (const json& e : v) r.outputs.push_back(outRecOf(e));
+        } else {
+            r.other[it.key()] = v;
+        }
+    }
+    return r;
+}
+
+GraphDoc graphDocOf(const json& doc) {
+    GraphDoc d;
+    d.dom = &doc;
+    if (doc.is_object()) {
+        auto it = doc.find("nodes");
+        if (it != doc.end() && it->is_array()) {
+            d.nodesList = true;
+            d.nodes.reserve(it->size());
+            for (const json& n : *it) d.nodes.push_back(nodeRecOf(n));
+        }
+    }
+    return d;
+}
+
+// SAX handler that reads a graph JSON document into a GraphDoc without a DOM of its nodes: the
+// node fields above are filled directly; every other value is built as JSON (nlohmann's DOM
+// builder) where graphDocOf would have put it, so both give the same GraphDoc.
+class GraphSax {
+public:
+    GraphSax(GraphDoc& doc, JsonPlace& place)
+        : doc_(doc)
+        , place_(place) {}
+
+    bool null() {
+        place_.value();
+        return slow(0, [](Dom& d) { return d.null(); });
+    }
+    bool boolean(bool v) {
+        place_.value();
+        return slow(0, [&](Dom& d) { return d.boolean(v); });
+    }
+    bool number_integer(json::number_integer_t v) {
+        place_.value();
+        return slow(0, [&](Dom& d) { return d.number_integer(v); });
+    }
+    bool number_unsigned(json::number_unsigned_t v) {
+        place_.value();
+        return slow(0, [&](Dom& d) { return d.number_unsigned(v); });
+    }
+    bool number_float(json::number_float_t v, const std::string& s) {
+        place_.value();
+        return slow(0, [&](Dom& d) { return d.number_float(v, s); });
+    }
+    bool binary(json::binary_t& v) {
+        place_.value();
+        return slow(0, [&](Dom& d) { return d.binary(v); });
+    }
+    bool string(std::string& v) {
+        place_.value();
+        if (!dom_) {
+            if (state_ == Node && key_ == "op") {
+                NodeRec& r = doc_.nodes.back();
+                r.hasOp = true;
+                r.op = v;
+                r.erase("op");
+                return true;
+            }
+            if (state_ == Inputs) {
+                doc_.nodes.back().inputs.push_back({true, v, {}});
+                return true;
+            }
+            if (state_ == Outputs) {
+                doc_.nodes.back().outputs.emplace_back().name = v;
+                return true;
+            }
+            if (state_ == Output && (key_ == "name" || key_ == "type")) {
+                OutRec& o = doc_.nodes.back().outputs.back();
+                (key_ == "name" ? o.hasName : o.hasType) = true;
+                (key_ == "name" ? o.name : o.type) = v;
+                if (o.extra.is_object()) o.extra.erase(key_);
+                return true;
+            }
+        }
+        return slow(0, [&](Dom& d) { return d.string(v); });
+    }
+    bool key(std::string& k) {
+        place_.key(k);
+        if (dom_) return dom_->key(k);
+        key_ = k;
+        return true;
+    }
+    bool start_object(std::size_t n) {
+        place_.open(false);
+        if (!dom_) {
+            if (state_ == Root) {
+                doc_.owned = json::object();
+                state_ = Top;
+                return true;
+            }
+            if (state_ == NodeList) {
+                doc_.nodes.emplace_back();
+                state_ = Node;
+                return true;
+            }
+            if (state_ == Outputs) {
+                doc_.nodes.back().outputs.emplace_back().form = OutRec::Object;
+                state_ = Output;
+                return true;
+            }
+        }
+        return slow(1, [&](Dom& d) { return d.start_object(n); });
+    }
+    bool end_object() {
+        place_.close();
+        if (dom_) return slow(-1, [](Dom& d) { return d.end_object(); });
+        state_ = state_ == Output ? Outputs : state_ == Node ? NodeList : Done;
+        return true;
+    }
+    bool start_array(std::size_t n) {
+        place_.open(true);
+        if (!dom_) {
+            if (state_ == Top && key_ == "nodes") {
+                if (doc_.owned.is_object()) doc_.owned.erase("nodes");
+                doc_.nodes.clear();
+                doc_.nodesList = true;
+                state_ = NodeList;
+                return true;
+            }
+            if (state_ == Node && (key_ == "inputs" || key_ == "outputs")) {
+                NodeRec& r = doc_.nodes.back();
+                if (key_ == "inputs") {
+                    r.hasInputs = true;
+                    r.inputs.clear();
+                    state_ = Inputs;
+                } else {
+                    r.hasOutputs = true;
+                    r.outputs.clear();
+                    state_ = Outputs;
+                }
+                r.erase(key_);
+                return true;
+            }
+        }
+        return slow(1, [&](Dom& d) { return d.start_array(n); });
+    }
+    bool end_array() {
+        place_.close();
+        if (dom_) return slow(-1, [](Dom& d) { return d.end_array(); });
+        state_ = state_ == NodeList ? Top : Node;
+        return true;
+    }
+    template <class Exception> bool parse_error(std::size_t, const std::string&, const Exception& e) { throw e; }
+
+private:
+    using Dom = nlohmann::detail::json_sax_dom_parser<json>;
+    enum State { Root, Top, NodeList, Node, Inputs, Outputs, Output, Done };
+
+    // A value that is not unpacked: built as JSON at the place target() gives, until it ends.
+    template <class F> bool slow(int nest, F&& forward) {
+        if (!dom_) {
+            dom_.emplace(*target());
+            depth_ = 0;
+        }
+        const bool ok = forward(*dom_);
+        depth_ += nest;
+        if (depth_ == 0) dom_.reset();
+        return ok;
+    }
+
+    json* target() {
+        switch (state_) {
+        case Root: state_ = Done; return &doc_.owned;
+        case Top:
+            if (key_ == "nodes") {
+                doc_.nodes.clear();
+                doc_.nodesList = false;
+            }
+            return &doc_.owned[key_];
+        case NodeList: {
+            NodeRec& r = doc_.nodes.emplace_back();
+            r.object = false;
+            return &r.raw;
+        }
+        case Node: {
+            NodeRec& r = doc_.nodes.back();
+            if (key_ == "op") r.hasOp = false;
+            if (key_ == "inputs") r.hasInputs = false;
+            if (key_ == "outputs") r.hasOutputs = false;
+            return &r.other[key_];
+        }
+        case Inputs: {
+            InRec& in = doc_.nodes.back().inputs.emplace_back();
+            in.isName = false;
+            return &in.literal;
+        }
+        case Outputs: {
+            OutRec& o = doc_.nodes.back().outputs.emplace_back();
+            o.form = OutRec::Other;
+            return &o.extra;
+        }
+        case Output: {
+            OutRec& o = doc_.nodes.back().outputs.back();
+            if (key_ == "name") o.hasName = false;
+            if (key_ == "type") o.hasType = false;
+            return &o.extra[key_];
+        }
+        case Done: break;
+        }
+        throw Error("graph JSON reader: a value after the end of the document"); // the parser stops first
+    }
+
+    GraphDoc& doc_;
+    JsonPlace& place_;
+    State state_ = Root;
+    std::string key_;
+    std::optional<Dom> dom_;
+    int depth_ = 0;
+};
+
+std::string nodeLabel(const NodeRec& n, std::size_t i) {
     std::string s = "nodes[" + std::to_string(i) + "]";
-    if (n.is_object() && n.contains("op") && n["op"].is_string())
-        s += " (" + n["op"].get<std::string>();
-    else
-        return s;
-    if (n.contains("name") && n["name"].is_string()) s += " '" + n["name"].get<std::string>() + "'";
+    if (!n.hasOp) return s;
+    s += " (" + n.op;
+    if (const json* nm = n.field("name"); nm && nm->is_string()) s += " '" + nm->get<std::string>() + "'";
     return s + ")";
 }
 
-} // namespace
+// The checks of need()/needString() on a node's fields, with their messages.
+void checkNodeShape(const Ctx& c, const NodeRec& n, const std::string& p) {
+    if (!n.object) c.fail(p, "expected an object, got " + std::string(n.raw.type_name()));
+    if (!n.hasOp) {
+        if (const json* op = n.field("op")) c.fail(p + ".op", "expected a string, got " + op->dump());
+        c.fail(p, "missing 'op'");
+    }
+    if (n.op.empty()) c.fail(p + ".op", "must not be empty");
+    if (!n.hasOutputs && !n.field("outputs")) c.fail(p, "missing 'outputs'");
+    if (!n.hasInputs && !n.field("inputs")) c.fail(p, "missing 'inputs'");
+    if (!n.hasOutputs) c.fail(p + ".outputs", "expected a list");
+    if (!n.hasInputs) c.fail(p + ".inputs", "expected a list");
+}
 
-LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
+const std::string& outputName(const Ctx& c, const OutRec& o, const std::string& op) {
+    if (o.form == OutRec::Object) {
+        if (!o.hasName) {
+            if (const json* nm = o.field("name")) c.fail(op + ".name", "expected a string, got " + nm->dump());
+            c.fail(op, "missing 'name'");
+        }
+        if (o.name.empty()) c.fail(op + ".name", "must not be empty");
+    }
+    if (o.form == OutRec::Other || o.name.empty()) c.fail(op, "expected a variable name or {\"name\", \"type\"}");
+    return o.name;
+}
+
+Type outputType(const Ctx& c, const OutRec& o, const std::string& path) {
+    if (!o.hasType) c.fail(path, "expected a type string like \"float32[?,4]\"");
+    try {
+        return Type::parse(o.type);
+    } catch (const Error& e) {
+        c.fail(path, e.what());
+    }
+}
+
+LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesystem::path& baseDir) {
     const Ctx c{label, baseDir};
+    const json& doc = d.root();
     if (!doc.is_object()) c.fail("", "not a graph JSON document: the top level must be an object");
     if (!doc.contains("format") || doc["format"] != "passlens.graph")
         c.fail("format", "not a PassLens graph: expected \"format\": \"passlens.graph\"");
@@ -226,15 +577,21 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         if (d.section == 'c') return "constants[" + std::to_string(d.index) + "]";
         return "nodes[" + std::to_string(d.index) + "].outputs[" + std::to_string(d.out) + "]";
     };
-    const std::size_t expected = (doc.contains("nodes") && doc["nodes"].is_array() ? doc["nodes"].size() : 0) + 16;
-    std::unordered_map<std::string, Variable*> vars;
-    std::unordered_map<std::string, Def> definedAt;
+    std::vector<NodeRec>& nodes = d.nodes;
+    if (!d.nodesList) nodes.clear();
+    const std::size_t expected = nodes.size() + 16;
+    // Every variable name: where it is defined and, once built, its variable. The keys view
+    // strings of the document, which outlives the map.
+    struct Slot {
+        Def def;
+        Variable* var = nullptr;
+    };
+    std::unordered_map<std::string_view, Slot> vars;
     vars.reserve(expected * 2);
-    definedAt.reserve(expected * 2);
     auto define = [&](const std::string& name, Variable* v, Def d) {
-        auto [it, ok] = definedAt.emplace(name, d);
-        if (!ok) c.fail(defPath(d), "variable '" + name + "' is defined twice (first at " + defPath(it->second) + ")");
-        vars[name] = v;
+        auto [it, ok] = vars.emplace(name, Slot{d, v});
+        if (!ok)
+            c.fail(defPath(d), "variable '" + name + "' is defined twice (first at " + defPath(it->second.def) + ")");
     };
 
     if (doc.contains("inputs")) {
@@ -242,7 +599,8 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         if (!ins.is_array()) c.fail("inputs", "expected a list");
         for (std::size_t i = 0; i < ins.size(); ++i) {
             const std::string p = "inputs[" + std::to_string(i) + "]";
-            const std::string name = needString(c, ins[i], "name", p);
+            needString(c, ins[i], "name", p);
+            const std::string& name = ins[i]["name"].get_ref<const std::string&>();
             if (ins[i].contains("id")) hintId(c, *g, ins[i]["id"], p + ".id");
             Variable* v = g->addInput(parseTypeAt(c, need(c, ins[i], "type", p), p + ".type"), name);
             if (ins[i].contains("tag")) {
@@ -257,7 +615,8 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         if (!cs.is_array()) c.fail("constants", "expected a list");
         for (std::size_t i = 0; i < cs.size(); ++i) {
             const std::string p = "constants[" + std::to_string(i) + "]";
-            const std::string name = needString(c, cs[i], "name", p);
+            needString(c, cs[i], "name", p);
+            const std::string& name = cs[i]["name"].get_ref<const std::string&>();
             const Type t = parseTypeAt(c, need(c, cs[i], "type", p), p + ".type");
             auto data = constantValue(c, need(c, cs[i], "value", p), t, p + ".value", name);
             if (cs[i].contains("id")) hintId(c, *g, cs[i]["id"], p + ".id");
@@ -266,52 +625,47 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     }
 
     // Nodes: index producers first, so the file need not be topologically sorted.
-    const json empty = json::array();
-    const json& nodes = doc.contains("nodes") ? doc["nodes"] : empty;
-    if (!nodes.is_array()) c.fail("nodes", "expected a list");
-    std::unordered_map<std::string, std::size_t> producer;
-    producer.reserve(expected * 2);
+    if (!d.nodesList && doc.contains("nodes")) c.fail("nodes", "expected a list");
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const std::string p = "nodes[" + std::to_string(i) + "]";
-        needString(c, nodes[i], "op", p);
-        const json& outs = need(c, nodes[i], "outputs", p);
-        const json& ins = need(c, nodes[i], "inputs", p);
-        if (!outs.is_array()) c.fail(p + ".outputs", "expected a list");
-        if (!ins.is_array()) c.fail(p + ".inputs", "expected a list");
+        checkNodeShape(c, nodes[i], p);
+        const std::vector<OutRec>& outs = nodes[i].outputs;
         for (std::size_t k = 0; k < outs.size(); ++k) {
-            const std::string op = p + ".outputs[" + std::to_string(k) + "]";
-            std::string name = outs[k].is_object()   ? needString(c, outs[k], "name", op)
-                               : outs[k].is_string() ? outs[k].get<std::string>()
-                                                     : std::string();
-            if (name.empty()) c.fail(op, "expected a variable name or {\"name\", \"type\"}");
+            const std::string& name = outs[k].form == OutRec::Name && !outs[k].name.empty()
+                                          ? outs[k].name
+                                          : outputName(c, outs[k], p + ".outputs[" + std::to_string(k) + "]");
             auto [it, fresh] =
-                definedAt.emplace(name, Def{'n', static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(k)});
-            if (!fresh) c.fail(op, "variable '" + name + "' is produced twice (also " + defPath(it->second) + ")");
-            producer[name] = i;
+                vars.emplace(name, Slot{{'n', static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(k)}});
+            if (!fresh)
+                c.fail(p + ".outputs[" + std::to_string(k) + "]",
+                       "variable '" + name + "' is produced twice (also " + defPath(it->second.def) + ")");
         }
     }
     // Iterative DFS for a topological order; a back edge is a cycle.
     std::vector<int> state(nodes.size(), 0);
     std::vector<std::size_t> order;
+    order.reserve(nodes.size());
     for (std::size_t root = 0; root < nodes.size(); ++root) {
         if (state[root]) continue;
         std::vector<std::pair<std::size_t, std::size_t>> stack{{root, 0}};
         state[root] = 1;
         while (!stack.empty()) {
             auto& [n, next] = stack.back();
-            const json& ins = nodes[n]["inputs"];
+            const std::vector<InRec>& ins = nodes[n].inputs;
             if (next < ins.size()) {
                 const std::size_t k = next++;
-                const std::string ip = "nodes[" + std::to_string(n) + "].inputs[" + std::to_string(k) + "]";
-                if (isLiteral(ins[k])) continue; // a value, converted as Theano's make_node does
-                if (!ins[k].is_string()) c.fail(ip, "expected a variable name or a literal value");
-                const std::string name = ins[k].get<std::string>();
-                auto pit = producer.find(name);
-                if (pit == producer.end()) {
-                    if (!vars.count(name)) c.fail(ip, "unknown variable '" + name + "'");
-                    continue;
+                if (!ins[k].isName) {
+                    if (isLiteral(ins[k].literal)) continue; // a value, converted as Theano's make_node does
+                    c.fail("nodes[" + std::to_string(n) + "].inputs[" + std::to_string(k) + "]",
+                           "expected a variable name or a literal value");
                 }
-                const std::size_t m = pit->second;
+                const std::string& name = ins[k].name;
+                auto pit = vars.find(name);
+                if (pit == vars.end())
+                    c.fail("nodes[" + std::to_string(n) + "].inputs[" + std::to_string(k) + "]",
+                           "unknown variable '" + name + "'");
+                if (pit->second.def.section != 'n') continue; // a graph input or constant
+                const std::size_t m = pit->second.def.index;
                 if (state[m] == 1) {
                     std::string cyc;
                     bool on = false;
@@ -334,38 +688,43 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         }
     }
     for (std::size_t i : order) {
-        const json& n = nodes[i];
+        NodeRec& n = nodes[i];
         const std::string p = "nodes[" + std::to_string(i) + "]";
-        const std::string kind = n["op"].get<std::string>();
-        json attrs = n.value("attrs", json::object());
+        json attrs = json::object();
+        if (n.other.is_object()) {
+            auto it = n.other.find("attrs");
+            if (it != n.other.end()) attrs = std::move(*it);
+        }
         std::vector<Subgraph> subs;
-        if (n.contains("subgraphs")) {
-            if (!n["subgraphs"].is_object()) c.fail(p + ".subgraphs", "expected an object");
-            for (auto it = n["subgraphs"].begin(); it != n["subgraphs"].end(); ++it) {
+        if (const json* sg = n.field("subgraphs")) {
+            if (!sg->is_object()) c.fail(p + ".subgraphs", "expected an object");
+            for (auto it = sg->begin(); it != sg->end(); ++it) {
                 LoadedGraph sub = readGraphJson(it.value(), label + ": " + p + ".subgraphs." + it.key(), baseDir);
                 subs.push_back({it.key(), std::shared_ptr<const FunctionGraph>(std::move(sub.graph))});
             }
         }
         const Op* op = nullptr;
         try {
-            op = &Op::get(kind, attrs, std::move(subs));
+            op = &Op::get(n.op, attrs, std::move(subs));
         } catch (const Error& e) {
             c.fail(p + (std::string(e.what()).starts_with("unknown op kind") ? ".op" : ".attrs"), e.what());
         }
         // Inputs as Theano's make_node converts them (MakeNode.h): literals, transfers, rank padding.
         std::vector<NodeInput> given;
-        for (const auto& in : n["inputs"])
-            given.push_back(in.is_string() ? NodeInput{vars.at(in.get<std::string>()), {}} : NodeInput{nullptr, in});
+        given.reserve(n.inputs.size());
+        for (InRec& in : n.inputs)
+            given.push_back(in.isName ? NodeInput{vars.at(in.name).var, {}}
+                                      : NodeInput{nullptr, std::move(in.literal)});
         std::vector<Variable*> ins;
         try {
             ins = makeNodeInputs(*g, *op, given);
         } catch (const Error& e) {
             c.fail(p + ".inputs", e.what());
         }
-        const json& outs = n["outputs"];
+        const std::vector<OutRec>& outs = n.outputs;
         std::optional<std::vector<Type>> declared;
         bool anyTyped = false;
-        for (const auto& o : outs) anyTyped |= o.is_object() && o.contains("type");
+        for (const OutRec& o : outs) anyTyped |= o.typed();
         // Some outputs typed, others not (op with a type rule): checked one by one after makeApply.
         std::vector<std::pair<std::size_t, Type>> partial;
         if (anyTyped) {
@@ -373,14 +732,14 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             bool all = true;
             for (std::size_t k = 0; k < outs.size(); ++k) {
                 const std::string op2 = p + ".outputs[" + std::to_string(k) + "]";
-                if (!outs[k].is_object() || !outs[k].contains("type")) {
+                if (!outs[k].typed()) {
                     if (op->info().infer) {
                         all = false;
                         continue;
                     }
                     c.fail(op2, op->str() + " has no type rule: give every output a type");
                 }
-                ts.push_back(parseTypeAt(c, outs[k]["type"], op2 + ".type"));
+                ts.push_back(outputType(c, outs[k], op2 + ".type"));
                 partial.emplace_back(k, ts.back());
             }
             if (all) {
@@ -389,27 +748,27 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             }
         }
         Apply* node = nullptr;
-        if (n.contains("id")) {
+        if (const json* id = n.field("id")) {
             std::vector<VarId> outIds;
-            for (const auto& o : outs)
-                if (o.is_object() && o.contains("id") && o["id"].is_number_integer())
-                    outIds.push_back(o["id"].get<VarId>());
-            if (!n["id"].is_number_integer() || n["id"].get<NodeId>() < 0)
-                c.fail(p + ".id", "expected a non-negative integer");
+            for (const OutRec& o : outs)
+                if (const json* oid = o.form == OutRec::Object ? o.field("id") : nullptr;
+                    oid && oid->is_number_integer())
+                    outIds.push_back(oid->get<VarId>());
+            if (!id->is_number_integer() || id->get<NodeId>() < 0) c.fail(p + ".id", "expected a non-negative integer");
             try {
-                g->hintNextIds(n["id"].get<NodeId>(), outIds);
+                g->hintNextIds(id->get<NodeId>(), outIds);
             } catch (const Error& e) {
                 c.fail(p + ".id", e.what());
             }
         }
         try {
-            node = g->makeApply(*op, ins, declared, n.value("name", std::string()));
+            node = g->makeApply(*op, ins, declared, n.other.is_object() ? n.other.value("name", std::string()) : "");
         } catch (const Error& e) {
             c.fail(p, e.what());
         }
-        if (n.contains("tag")) {
-            if (!n["tag"].is_object()) c.fail(p + ".tag", "expected an object");
-            node->tag = n["tag"];
+        if (const json* tag = n.field("tag")) {
+            if (!tag->is_object()) c.fail(p + ".tag", "expected an object");
+            node->tag = *tag;
         }
         if (static_cast<std::size_t>(node->nout()) != outs.size())
             c.fail(p + ".outputs", op->str() + " has " + std::to_string(node->nout()) + " output(s), " +
@@ -423,10 +782,8 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
             g->refineType(o, t);
         }
         for (std::size_t k = 0; k < outs.size(); ++k) {
-            const std::string name =
-                outs[k].is_object() ? outs[k]["name"].get<std::string>() : outs[k].get<std::string>();
-            node->output(static_cast<int>(k))->setName(name);
-            vars[name] = node->output(static_cast<int>(k));
+            node->output(static_cast<int>(k))->setName(outs[k].name);
+            vars.at(outs[k].name).var = node->output(static_cast<int>(k));
         }
     }
 
@@ -436,9 +793,9 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
         const json& o = doc["outputs"][i];
         const std::string p = "outputs[" + std::to_string(i) + "]";
         if (!o.is_string()) c.fail(p, "expected a variable name");
-        auto it = vars.find(o.get<std::string>());
+        auto it = vars.find(o.get_ref<const std::string&>());
         if (it == vars.end()) c.fail(p, "unknown variable '" + o.get<std::string>() + "'");
-        outputs.push_back(it->second);
+        outputs.push_back(it->second.var);
     }
     g->setOutputs(outputs);
     std::size_t unused = 0;
@@ -451,9 +808,37 @@ LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::
     return result;
 }
 
+GraphDoc parseGraphDoc(const std::string& text, const std::string& label) {
+    GraphDoc d;
+    JsonPlace place;
+    GraphSax sax(d, place);
+    parseJsonSax(text, label, sax, place);
+    return d;
+}
+
+} // namespace
+
+LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
+    GraphDoc d = graphDocOf(doc);
+    return buildGraph(d, label, baseDir);
+}
+
 LoadedGraph readGraphJsonText(const std::string& text, const std::string& label, const std::filesystem::path& baseDir) {
-    const json doc = parseJson(text, label);
-    return readGraphJson(doc, label, baseDir);
+    GraphDoc d = parseGraphDoc(text, label);
+    return buildGraph(d, label, baseDir);
+}
+
+LoadedGraph readGraphOrSessionText(const std::string& text, const std::string& label,
+                                   const std::filesystem::path& baseDir) {
+    GraphDoc d = parseGraphDoc(text, label);
+    const json& doc = d.owned;
+    if (doc.is_object() && doc.value("format", "") == "passlens.session") {
+        if (!doc.contains("graph")) throw Error(label + ": graph: a session file needs the source graph");
+        LoadedGraph g = readGraphJson(doc["graph"], label + ": graph", baseDir);
+        g.format = "session";
+        return g;
+    }
+    return buildGraph(d, label, baseDir);
 }
 
 json tensorValueJson(const TensorData& t) {

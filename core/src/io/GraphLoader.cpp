@@ -1,7 +1,6 @@
 #include "passlens/io/GraphLoader.h"
 
 #include "passlens/io/AtomicFile.h"
-#include "passlens/io/JsonFile.h"
 #include "passlens/io/SessionFile.h"
 #include "passlens/ir/Error.h"
 #include "passlens/onnx/OnnxImporter.h"
@@ -65,14 +64,7 @@ LoadedGraph loadGraphFile(const std::filesystem::path& path) {
         [[fallthrough]];
     case FileKind::GraphJson: {
         // JSON: the "format" field decides (object keys may come in any order)
-        const nlohmann::json doc = readJsonFile(path);
-        if (doc.is_object() && doc.value("format", "") == "passlens.session") {
-            if (!doc.contains("graph")) throw Error(label + ": graph: a session file needs the source graph");
-            LoadedGraph g = readGraphJson(doc["graph"], label + ": graph", base);
-            g.format = "session";
-            return g;
-        }
-        return readGraphJson(doc, label, base);
+        return readGraphOrSessionText(readFile(path), label, base);
     }
     case FileKind::Onnx: return importOnnxFile(path);
     case FileKind::Unknown: break;

@@ -28,8 +28,16 @@ struct LoadedGraph {
 /// Nothing is partially loaded.
 LoadedGraph readGraphJson(const nlohmann::json& doc, const std::string& label, const std::filesystem::path& baseDir);
 
-/// Parses text first; a JSON syntax error is reported with its byte offset.
+/// readGraphJson on the text of a document, in one streaming pass: the nodes are read straight
+/// from the parser's events (nlohmann::json::sax_parse), without a JSON tree of them. A JSON
+/// syntax error is reported with its byte offset, nesting past kJsonMaxDepth as parseJson does.
 LoadedGraph readGraphJsonText(const std::string& text, const std::string& label, const std::filesystem::path& baseDir);
+
+/// readGraphJsonText, or the source graph of a session file (FORMAT.md §2) when the document's
+/// "format" is "passlens.session" (format "session" in the result); what loadGraphFile does with
+/// a JSON file.
+LoadedGraph readGraphOrSessionText(const std::string& text, const std::string& label,
+                                   const std::filesystem::path& baseDir);
 
 struct GraphJsonWriteOptions {
     /// Constants with more elements than this are written to .npy files under `npyDir`
