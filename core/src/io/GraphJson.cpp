@@ -189,6 +189,20 @@ void hintId(const Ctx& c, FunctionGraph& g, const json& id, const std::string& p
     }
 }
 
+// Where a variable name is defined, as (section 'i', 'c' or 'n', index, output index); the JSON
+// path is only built for a message.
+struct Def {
+    char section;
+    std::uint32_t index;
+    std::uint32_t out;
+};
+
+// A variable name's definition and, once built, its variable.
+struct Slot {
+    Def def;
+    Variable* var = nullptr;
+};
+
 // One entry of a node's "outputs" as written: "y", {"name": "y", "type": "...", "id": N}, or
 // anything else (an error). The strings the loader reads are kept unboxed.
 struct OutRec {
@@ -197,7 +211,8 @@ struct OutRec {
     bool hasType = false; ///< Object: "type" is a string
     std::string name;
     std::string type;
-    json extra; ///< Object: the other keys (and a non-string name or type); Other: the entry
+    json extra;           ///< Object: the other keys (and a non-string name or type); Other: the entry
+    Slot* slot = nullptr; ///< the name's, once defined
 
     const json* field(const char* key) const {
         if (!extra.is_object()) return nullptr;
@@ -212,6 +227,7 @@ struct InRec {
     bool isName = true;
     std::string name;
     json literal;
+    Slot* slot = nullptr; ///< the name's, once resolved
 };
 
 // One entry of "nodes". "op" (a string), "inputs" and "outputs" (lists) are unpacked; every other
@@ -565,13 +581,6 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
     auto g = std::make_unique<FunctionGraph>();
     g->name = doc.value("name", std::string());
     g->sourcePath = label;
-    // Where each name is defined, as (section, index, output index); the JSON path is only
-    // built for a message.
-    struct Def {
-        char section;
-        std::uint32_t index;
-        std::uint32_t out;
-    };
     auto defPath = [](const Def& d) {
         if (d.section == 'i') return "inputs[" + std::to_string(d.index) + "]";
         if (d.section == 'c') return "constants[" + std::to_string(d.index) + "]";
@@ -580,12 +589,7 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
     std::vector<NodeRec>& nodes = d.nodes;
     if (!d.nodesList) nodes.clear();
     const std::size_t expected = nodes.size() + 16;
-    // Every variable name: where it is defined and, once built, its variable. The keys view
-    // strings of the document, which outlives the map.
-    struct Slot {
-        Def def;
-        Variable* var = nullptr;
-    };
+    // Every variable name; the keys view strings of the document, which outlives the map.
     std::unordered_map<std::string_view, Slot> vars;
     vars.reserve(expected * 2);
     auto define = [&](const std::string& name, Variable* v, Def d) {
@@ -629,7 +633,7 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const std::string p = "nodes[" + std::to_string(i) + "]";
         checkNodeShape(c, nodes[i], p);
-        const std::vector<OutRec>& outs = nodes[i].outputs;
+        std::vector<OutRec>& outs = nodes[i].outputs;
         for (std::size_t k = 0; k < outs.size(); ++k) {
             const std::string& name = outs[k].form == OutRec::Name && !outs[k].name.empty()
                                           ? outs[k].name
@@ -639,6 +643,7 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
             if (!fresh)
                 c.fail(p + ".outputs[" + std::to_string(k) + "]",
                        "variable '" + name + "' is produced twice (also " + defPath(it->second.def) + ")");
+            outs[k].slot = &it->second;
         }
     }
     // Iterative DFS for a topological order; a back edge is a cycle.
@@ -651,7 +656,7 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
         state[root] = 1;
         while (!stack.empty()) {
             auto& [n, next] = stack.back();
-            const std::vector<InRec>& ins = nodes[n].inputs;
+            std::vector<InRec>& ins = nodes[n].inputs;
             if (next < ins.size()) {
                 const std::size_t k = next++;
                 if (!ins[k].isName) {
@@ -664,6 +669,7 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
                 if (pit == vars.end())
                     c.fail("nodes[" + std::to_string(n) + "].inputs[" + std::to_string(k) + "]",
                            "unknown variable '" + name + "'");
+                ins[k].slot = &pit->second;
                 if (pit->second.def.section != 'n') continue; // a graph input or constant
                 const std::size_t m = pit->second.def.index;
                 if (state[m] == 1) {
@@ -713,8 +719,7 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
         std::vector<NodeInput> given;
         given.reserve(n.inputs.size());
         for (InRec& in : n.inputs)
-            given.push_back(in.isName ? NodeInput{vars.at(in.name).var, {}}
-                                      : NodeInput{nullptr, std::move(in.literal)});
+            given.push_back(in.isName ? NodeInput{in.slot->var, {}} : NodeInput{nullptr, std::move(in.literal)});
         std::vector<Variable*> ins;
         try {
             ins = makeNodeInputs(*g, *op, given);
@@ -783,7 +788,7 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
         }
         for (std::size_t k = 0; k < outs.size(); ++k) {
             node->output(static_cast<int>(k))->setName(outs[k].name);
-            vars.at(outs[k].name).var = node->output(static_cast<int>(k));
+            outs[k].slot->var = node->output(static_cast<int>(k));
         }
     }
 
