@@ -6,10 +6,15 @@
 // - a generated 5,000-node graph: layout with the default options (node threshold 1,500, budget
 //   10 s) must come back within the budget with the focused view; and the same graph with the
 //   threshold lifted, so the full layout runs past 70% of a 10 s budget and falls back.
+// --against-dot also times `dot -Tsvg` (the whole process, median of 3) on the DOT that PassLens
+// writes for each corpus drawing and prints the ratio (target: PassLens's layout + SVG <= 1.2x).
+// --models A,B limits the corpus part to those files; --in-process lays out without the forked
+// child (LayoutOptions::isolate off), to tell the fork's share.
 #include "BenchCli.h"
 
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/io/GraphLoader.h>
+#include <passlens/layout/DotWriter.h>
 #include <passlens/layout/DrawGraph.h>
 #include <passlens/layout/LayoutEngine.h>
 #include <passlens/pipeline/Pipeline.h>
@@ -18,6 +23,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sys/resource.h>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -30,8 +38,21 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
 
+// CPU seconds (user + system) used so far by this process and by its waited-for children (the
+// forked layout processes, `dot`): the figure that other load on a shared machine changes least.
+double cpuSeconds() {
+    double total = 0;
+    for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+        rusage u{};
+        ::getrusage(who, &u);
+        total += static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                 static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    }
+    return total;
+}
+
 struct Timing {
-    double total = 0, layout = 0, svg = 0;
+    double total = 0, layout = 0, svg = 0, cpu = 0; ///< cpu: mean of the runs
     std::size_t nodes = 0, edges = 0, svgBytes = 0;
     bool focused = false;
 };
@@ -40,6 +61,7 @@ struct Timing {
 Timing measure(const DrawGraph& g, int n, const LayoutOptions& options) {
     std::vector<Timing> runs;
     LayoutEngine engine(0);
+    const double cpu0 = cpuSeconds();
     for (int i = 0; i < n; ++i) {
         Timing t;
         const auto a = Clock::now();
@@ -55,8 +77,11 @@ Timing measure(const DrawGraph& g, int n, const LayoutOptions& options) {
         t.focused = r.focused;
         runs.push_back(t);
     }
+    const double cpu = (cpuSeconds() - cpu0) / n;
     std::sort(runs.begin(), runs.end(), [](const Timing& x, const Timing& y) { return x.total < y.total; });
-    return runs[runs.size() / 2];
+    Timing median = runs[runs.size() / 2];
+    median.cpu = cpu;
+    return median;
 }
 
 void print(const char* what, const std::string& model, const Timing& t, double drawSeconds) {
@@ -64,6 +89,30 @@ void print(const char* what, const std::string& model, const Timing& t, double d
         "%-6s %-32s nodes %5zu edges %5zu  draw %.3f s  layout %.3f s  svg %.3f s  total %.3f s  (%zu KiB svg)%s\n",
         what, model.c_str(), t.nodes, t.edges, drawSeconds, t.layout, t.svg, t.total + drawSeconds, t.svgBytes / 1024,
         t.focused ? "  FOCUSED" : "");
+}
+
+// `dot -Tsvg` on the DOT PassLens writes for `g`: median wall time of 3 runs of the whole process,
+// and PassLens's time as a multiple of it.
+void againstDot(const DrawGraph& g, const LayoutOptions& options, const Timing& ours) {
+    const auto file = std::filesystem::temp_directory_path() / "bench_layout_against.dot";
+    std::ofstream(file) << writeDot(g, options.dot);
+    const std::string command = "dot -Tsvg '" + file.string() + "' -o /dev/null";
+    std::vector<double> t;
+    const double cpu0 = cpuSeconds();
+    for (int i = 0; i < 3; ++i) {
+        const auto a = Clock::now();
+        if (std::system(command.c_str()) != 0) {
+            std::printf("       `%s` failed (is Graphviz's dot installed?)\n", command.c_str());
+            return;
+        }
+        t.push_back(secondsSince(a));
+    }
+    const double cpu = (cpuSeconds() - cpu0) / 3;
+    std::sort(t.begin(), t.end());
+    std::printf("       dot -Tsvg on the same DOT: %.3f s (min %.3f, max %.3f), CPU %.3f s; PassLens layout + svg / "
+                "dot = %.2fx wall, %.2fx CPU (PassLens CPU %.3f s; target <= 1.2x)\n",
+                t[1], t[0], t[2], cpu, ours.total / t[1], ours.cpu / cpu, ours.cpu);
+    std::filesystem::remove(file);
 }
 
 std::unique_ptr<FunctionGraph> chainGraph(int n) {
@@ -89,6 +138,13 @@ int main(int argc, char** argv) {
     app.add_option("CORPUS_DIR", corpusDir, "Folder of the corpus's .onnx models")
         ->check(CLI::ExistingDirectory)
         ->capture_default_str();
+    bool withDot = false;
+    std::vector<std::string> only;
+    bool inProcess = false;
+    app.add_flag("--in-process", inProcess, "Lay out in this process (LayoutOptions::isolate off)");
+    app.add_flag("--against-dot", withDot, "Also time `dot -Tsvg` on the DOT written for each corpus drawing");
+    app.add_option("--models", only, "Only these corpus files (comma-separated), and skip the other parts")
+        ->delimiter(',');
     if (const auto rc = bench::parseCommandLine(app, argc, argv)) return *rc;
     const std::filesystem::path corpus = corpusDir;
     const char* models[] = {"mlp.onnx",
@@ -102,8 +158,10 @@ int main(int argc, char** argv) {
                             "ch_PP-OCRv4_det_infer.onnx"};
     LayoutOptions options;
     options.cache = false;
+    options.isolate = !inProcess;
     double worst = 0;
     for (const char* name : models) {
+        if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
         const auto path = corpus / name;
         if (!std::filesystem::exists(path)) {
             std::printf("missing  %s\n", path.c_str());
@@ -125,6 +183,7 @@ int main(int argc, char** argv) {
         const double drawFinal = secondsSince(a);
         const Timing tf = measure(finalDrawing, 3, options);
         print("final", name, tf, drawFinal);
+        if (withDot) againstDot(finalDrawing, options, tf);
 
         a = Clock::now();
         const GraphDiff d = diff(*source, *loaded.graph);
@@ -132,10 +191,12 @@ int main(int argc, char** argv) {
         const double drawDiffSeconds = secondsSince(a);
         const Timing td = measure(diffDrawing, 3, options);
         print("diff", name, td, drawDiffSeconds);
+        if (withDot) againstDot(diffDrawing, options, td);
         if (tf.nodes <= 1000) worst = std::max(worst, tf.total + drawFinal);
         if (td.nodes <= 1000) worst = std::max(worst, td.total + drawDiffSeconds);
     }
     std::printf("worst layout+svg for graphs up to 1,000 nodes: %.3f s (target 2 s)\n", worst);
+    if (!only.empty()) return 0;
 
     // Stepping in the window: each applied rewrite laid out as the successor of the step before
     // (LayoutEngine::layoutStable), as DebugSession does, on the largest models.
