@@ -3,6 +3,7 @@
 #include <passlens/diff/GraphDiff.h>
 
 #include "GraphvizInternal.h"
+#include "LayoutInternal.h"
 #include "StableRoute.h"
 
 #include <passlens/layout/GraphvizContext.h>
@@ -18,30 +19,21 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#if defined(__unix__) || defined(__APPLE__)
-#define PASSLENS_LAYOUT_FORK 1
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#else
-#define PASSLENS_LAYOUT_FORK 0
-#endif
-
 namespace passlens {
 
 using gvinternal::ErrorCapture;
 using gvinternal::graphvizMutex;
 using gvinternal::RenderLength;
-using Clock = std::chrono::steady_clock;
-
-struct LayoutEngine::CacheEntry {
-    std::uint64_t hash = 0;
-    std::string key;
-    LayoutResult result;
-};
+using layoutinternal::Clock;
+using layoutinternal::layoutHere;
+using layoutinternal::msSince;
+using layoutinternal::Positioned;
+using layoutinternal::readGeometry;
+using layoutinternal::seconds;
+using layoutinternal::warmUp;
+#if PASSLENS_LAYOUT_FORK
+using layoutinternal::layoutIsolated;
+#endif
 
 std::optional<RenderFormat> parseRenderFormat(std::string_view name) {
     std::string lower(name);
@@ -79,51 +71,6 @@ std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull
     return h;
 }
 
-double msSince(Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-std::string seconds(double ms) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", ms / 1000.0);
-    return buf;
-}
-
-// Loads the layout and text-layout plugins and the font machinery in this process, once, so a
-// forked child never has to dlopen or initialise fontconfig. Call with the lock held.
-void warmUp(GVC_s* gvc) {
-    static bool done = false;
-    if (done) return;
-    done = true;
-    ErrorCapture errors;
-    // Every font face and size the DOT writer uses, so that pango has them cached before a fork
-    // (the child then needs no fontconfig lookup, whose locks another thread might hold).
-    std::string warm = "digraph W { graph [fontname=\"Helvetica\"]; node [fontname=\"Helvetica\"]; "
-                       "edge [fontname=\"Helvetica\", fontsize=7]; ";
-    int k = 0;
-    for (const int size : {7, 8, 9, 10, 13}) {
-        for (const char* face : {"Helvetica", "Helvetica-Bold"}) {
-            warm += "w" + std::to_string(k++) + " [label=<<TABLE BORDER=\"0\"><TR><TD><FONT POINT-SIZE=\"" +
-                    std::to_string(size) + "\" FACE=\"" + face + "\">w</FONT></TD></TR></TABLE>>]; ";
-        }
-    }
-    warm += "w0 -> w1 [xlabel=<x>]; }";
-    GraphPtr g(agmemread(warm.c_str()));
-    if (!g) return;
-    if (gvLayout(gvc, g.get(), "dot") != 0) return;
-    const LayoutGuard guard(gvc, g.get());
-    char* data = nullptr;
-    RenderLength length = 0;
-    if (gvRenderData(gvc, g.get(), "dot", &data, &length) == 0) gvFreeRenderData(data);
-    // the neato plugin (nop2 with spline routing) too, for layoutStable's children
-    GraphPtr n(agmemread("digraph N { graph [splines=true]; a [pos=\"0,0!\"]; b [pos=\"0,-72!\"]; c [pos=\"60,-36!\"]; "
-                         "a -> b [xlabel=<x>]; }"));
-    if (!n || gvLayout(gvc, n.get(), "nop2") != 0) return;
-    const LayoutGuard nguard(gvc, n.get());
-    data = nullptr;
-    if (gvRenderData(gvc, n.get(), "dot", &data, &length) == 0) gvFreeRenderData(data);
-}
-
 // Graphviz's messages, one per line.
 std::vector<std::string> splitLines(const std::string& text) {
     std::vector<std::string> lines;
@@ -141,347 +88,12 @@ std::vector<std::string> splitLines(const std::string& text) {
     return lines;
 }
 
-struct Positioned {
-    std::string dot;
-    std::string warnings;
-};
-
-// In-process: parse, lay out with dot, return the positioned DOT. Lock held.
-Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine) {
-    ErrorCapture errors;
-    errors.begin();
-    GraphPtr graph(agmemread(dot.c_str()));
-    if (!graph || ErrorCapture::errorReported())
-        throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
-    std::string warnings = errors.text();
-    errors.begin();
-    if (gvLayout(gvc, graph.get(), engine) != 0)
-        throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string(engine) + " layout failed"));
-    const LayoutGuard guard(gvc, graph.get());
-    warnings += errors.text();
-    errors.begin();
-    char* data = nullptr;
-    RenderLength length = 0;
-    const int rc = gvRenderData(gvc, graph.get(), "dot", &data, &length);
-    const RenderDataPtr buffer(data);
-    if (rc != 0 || buffer == nullptr)
-        throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot write the layout"));
-    return {std::string(buffer.get(), static_cast<std::size_t>(length)), warnings};
-}
-
-#if PASSLENS_LAYOUT_FORK
-bool writeAll(int fd, const char* data, std::size_t size) {
-    while (size > 0) {
-        const ssize_t n = ::write(fd, data, size);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        data += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
-// The child's whole life: lay out, write 'O' + positioned DOT or 'E' + message, _exit. It never
-// takes graphvizMutex (owned by the parent's thread id) and never returns.
-[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, int fd) {
-    std::string payload;
-    char status = 'E';
-    {
-        ErrorCapture errors;
-        errors.begin();
-        Agraph_t* graph = agmemread(dot.c_str());
-        if (graph == nullptr || ErrorCapture::errorReported()) {
-            payload = errors.message("cannot parse DOT", "no graph in input");
-        } else {
-            std::string warnings = errors.text();
-            errors.begin();
-            if (gvLayout(gvc, graph, engine) != 0) {
-                payload = errors.message(std::string(engine) + " layout failed");
-            } else {
-                warnings += errors.text();
-                errors.begin();
-                char* data = nullptr;
-                RenderLength length = 0;
-                if (gvRenderData(gvc, graph, "dot", &data, &length) != 0 || data == nullptr) {
-                    payload = errors.message("cannot write the layout");
-                } else {
-                    // 'O' <warning bytes> '\n' <warnings> <positioned DOT>
-                    payload = std::to_string(warnings.size()) + "\n" + warnings;
-                    payload.append(data, static_cast<std::size_t>(length));
-                    status = 'O';
-                }
-            }
-        }
-        // No cleanup: the process ends here.
-    }
-    if (!writeAll(fd, &status, 1) || !writeAll(fd, payload.data(), payload.size())) _exit(3);
-    _exit(0);
-}
-
-// Lays out in a forked child, waiting until `deadline` or `cancel`. Lock held (so the child
-// starts from a consistent Graphviz state). Returns nullopt when fork is impossible.
-std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine,
-                                         Clock::time_point deadline, const CancelToken* cancel, double budgetMs) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fds[0]);
-        ::close(fds[1]);
-        return std::nullopt;
-    }
-    if (pid == 0) {
-        ::close(fds[0]);
-        childLayout(gvc, dot, engine, fds[1]);
-    }
-    ::close(fds[1]);
-    std::string received;
-    char buffer[65536];
-    bool eof = false;
-    auto stopChild = [&]() {
-        ::kill(pid, SIGKILL);
-        int st = 0;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-        ::close(fds[0]);
-    };
-    while (!eof) {
-        if (cancel != nullptr && cancel->cancelled()) {
-            stopChild();
-            throw LayoutError(LayoutError::Kind::Cancelled, "layout cancelled");
-        }
-        const auto now = Clock::now();
-        if (now >= deadline) {
-            stopChild();
-            throw LayoutError(LayoutError::Kind::TimedOut, "layout past its budget of " + seconds(budgetMs));
-        }
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-        pollfd p{fds[0], POLLIN, 0};
-        const int rc = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 1, 25)));
-        if (rc < 0 && errno != EINTR) {
-            stopChild();
-            throw LayoutError(LayoutError::Kind::Crashed, std::string("layout: poll failed: ") + std::strerror(errno));
-        }
-        if (rc <= 0) continue;
-        const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-        if (n > 0)
-            received.append(buffer, static_cast<std::size_t>(n));
-        else if (n == 0)
-            eof = true;
-        else if (errno != EINTR && errno != EAGAIN)
-            eof = true;
-    }
-    ::close(fds[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (WIFSIGNALED(status))
-        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz crashed (signal " + std::to_string(WTERMSIG(status)) +
-                                                          ") while laying out the graph");
-    if (received.empty() || (received[0] != 'O' && received[0] != 'E'))
-        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process ended without a result");
-    if (received[0] == 'E') throw LayoutError(LayoutError::Kind::Graphviz, received.substr(1));
-    const auto newline = received.find('\n');
-    if (newline == std::string::npos)
-        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
-    const std::size_t warningBytes = std::strtoull(received.c_str() + 1, nullptr, 10);
-    if (newline + 1 + warningBytes > received.size())
-        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
-    return Positioned{received.substr(newline + 1 + warningBytes), received.substr(newline + 1, warningBytes)};
-}
-#endif
-
-std::vector<double> numbers(const char* text) {
-    std::vector<double> v;
-    if (text == nullptr) return v;
-    const char* s = text;
-    while (*s != '\0') {
-        char* end = nullptr;
-        const double d = std::strtod(s, &end);
-        if (end == s) {
-            ++s;
-            continue;
-        }
-        v.push_back(d);
-        s = end;
-    }
-    return v;
-}
-
-std::optional<LayoutPoint> pointAttr(void* obj, const char* name) {
-    const char* text = agget(obj, const_cast<char*>(name));
-    if (text == nullptr || *text == '\0') return std::nullopt;
-    const auto v = numbers(text);
-    if (v.size() < 2) return std::nullopt;
-    return LayoutPoint{v[0], v[1]};
-}
-
-double doubleAttr(void* obj, const char* name, double fallback) {
-    const char* text = agget(obj, const_cast<char*>(name));
-    if (text == nullptr || *text == '\0') return fallback;
-    char* end = nullptr;
-    const double d = std::strtod(text, &end);
-    return end == text ? fallback : d;
-}
-
-// "e,x,y s,x,y x1,y1 x2,y2 ..." (the first spline when there are several, ';'-separated).
-void parseSpline(const char* text, LayoutEdge& e) {
-    if (text == nullptr) return;
-    std::string s(text);
-    if (auto semi = s.find(';'); semi != std::string::npos) s.resize(semi);
-    std::size_t i = 0;
-    auto skipSpaces = [&]() {
-        while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    };
-    auto readPoint = [&](LayoutPoint& p) {
-        const char* begin = s.c_str() + i;
-        char* end = nullptr;
-        p.x = std::strtod(begin, &end);
-        if (end == begin || *end != ',') return false;
-        const char* second = end + 1;
-        p.y = std::strtod(second, &end);
-        if (end == second) return false;
-        i = static_cast<std::size_t>(end - s.c_str());
-        return true;
-    };
-    while (i < s.size()) {
-        skipSpaces();
-        if (i >= s.size()) break;
-        if ((s[i] == 'e' || s[i] == 's') && i + 1 < s.size() && s[i + 1] == ',') {
-            const char which = s[i];
-            i += 2;
-            LayoutPoint p;
-            if (!readPoint(p)) return;
-            if (which == 'e') e.arrowTip = p;
-            continue;
-        }
-        LayoutPoint p;
-        if (!readPoint(p)) return;
-        e.spline.push_back(p);
-    }
-}
-
-// Reads the geometry of a positioned DOT into `r`, mapping keys back to `drawn` when given.
-// Lock held.
-void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutResult& r) {
-    ErrorCapture errors;
-    errors.begin();
-    GraphPtr graph(agmemread(positioned.c_str()));
-    if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot read the layout", "no graph"));
-    Agraph_t* g = graph.get();
-    const auto bb = numbers(agget(g, const_cast<char*>("bb")));
-    if (bb.size() == 4) {
-        r.width = bb[2] - bb[0];
-        r.height = bb[3] - bb[1];
-        r.x0 = bb[0];
-        r.y0 = bb[1];
-    }
-    r.captionPos = pointAttr(g, "lp");
-
-    std::unordered_map<std::string, const DrawNode*> byKey;
-    if (drawn != nullptr)
-        for (const DrawNode& n : drawn->nodes) byKey.emplace(n.key, &n);
-
-    for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n)) {
-        LayoutNode ln;
-        ln.key = agnameof(n);
-        if (auto p = pointAttr(n, "pos")) ln.center = *p;
-        ln.width = doubleAttr(n, "width", 0) * 72.0;
-        ln.height = doubleAttr(n, "height", 0) * 72.0;
-        if (auto it = byKey.find(ln.key); it != byKey.end()) {
-            const DrawNode& d = *it->second;
-            ln.node = d.node;
-            ln.var = d.var;
-            ln.category = d.category;
-            ln.accent = d.accent;
-            ln.change = d.change;
-            ln.title = d.title;
-            ln.subtitle = d.subtitle;
-            ln.detail = d.detail;
-            ln.transferDirection = d.transferDirection;
-            ln.timeShare = d.timeShare;
-            ln.timeUs = d.timeUs;
-            ln.seed = d.seed;
-            ln.hiddenCount = d.hiddenCount;
-        }
-        r.nodes.push_back(std::move(ln));
-        for (Agedge_t* e = agfstout(g, n); e != nullptr; e = agnxtout(g, e)) {
-            LayoutEdge le;
-            le.tail = agnameof(agtail(e));
-            le.head = agnameof(aghead(e));
-            parseSpline(agget(e, const_cast<char*>("pos")), le);
-            le.labelPos = pointAttr(e, "xlp");
-            if (!le.labelPos) le.labelPos = pointAttr(e, "lp");
-            const char* index = agget(e, const_cast<char*>("pl_edge"));
-            if (drawn != nullptr && index != nullptr && *index != '\0') {
-                const long k = std::strtol(index, nullptr, 10);
-                if (k >= 0 && static_cast<std::size_t>(k) < drawn->edges.size()) {
-                    const DrawEdge& d = drawn->edges[static_cast<std::size_t>(k)];
-                    le.inputIndex = d.inputIndex;
-                    le.change = d.change;
-                    le.gpu = d.gpu;
-                    le.collapsed = d.collapsed;
-                    le.label = d.label;
-                }
-            }
-            r.edges.push_back(std::move(le));
-        }
-    }
-}
-
 std::string optionsKey(const LayoutOptions& o) {
     return "|budget=" + std::to_string(o.budget.count()) + "|threshold=" + std::to_string(o.nodeThreshold) +
            "|hops=" + std::to_string(o.focusHops) + "|max=" + std::to_string(o.focusMaxNodes) +
            "|rankdir=" + o.dot.rankdir + "|legend=" + std::to_string(o.dot.legend) +
            "|caption=" + std::to_string(o.dot.caption) + "|fast=" + std::to_string(o.dot.fastAbove);
 }
-
-} // namespace
-
-LayoutEngine::LayoutEngine(std::size_t cacheEntries)
-    : m_capacity(cacheEntries) {}
-
-LayoutEngine::~LayoutEngine() = default;
-
-std::optional<LayoutResult> LayoutEngine::cached(std::uint64_t hash, const std::string& key) const {
-    std::lock_guard lock(m_cacheMutex);
-    for (auto it = m_cache.begin(); it != m_cache.end(); ++it) {
-        if (it->hash != hash || it->key != key) continue;
-        m_cache.splice(m_cache.begin(), m_cache, it);
-        ++m_hits;
-        LayoutResult r = m_cache.front().result;
-        r.fromCache = true;
-        r.layoutMs = 0;
-        return r;
-    }
-    ++m_misses;
-    return std::nullopt;
-}
-
-void LayoutEngine::store(std::uint64_t hash, const std::string& key, const LayoutResult& result) {
-    if (m_capacity == 0) return;
-    std::lock_guard lock(m_cacheMutex);
-    m_cache.push_front(CacheEntry{hash, key, result});
-    while (m_cache.size() > m_capacity) m_cache.pop_back();
-}
-
-std::size_t LayoutEngine::cacheHits() const {
-    std::lock_guard lock(m_cacheMutex);
-    return m_hits;
-}
-
-std::size_t LayoutEngine::cacheMisses() const {
-    std::lock_guard lock(m_cacheMutex);
-    return m_misses;
-}
-
-void LayoutEngine::clearCache() {
-    std::lock_guard lock(m_cacheMutex);
-    m_cache.clear();
-}
-
-namespace {
 
 // One layout of `dot` until `deadline`. Lock taken here.
 LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const LayoutOptions& o,
