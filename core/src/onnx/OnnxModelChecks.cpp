@@ -312,4 +312,112 @@ int escapeInvalidNames(onnx::ModelProto& m, const std::string& label) {
     return invalid;
 }
 
+// Names a subgraph reads from enclosing scopes (ONNX outer-scope references): inputs of its
+// nodes and its own outputs (a branch may return an outer value as it is) that it does not
+// define itself.
+void freeNames(const onnx::GraphProto& sg, std::set<std::string>& out, std::set<std::string> local) {
+    for (const auto& x : sg.input()) local.insert(x.name());
+    for (const auto& x : sg.initializer()) local.insert(x.name());
+    for (const auto& n : sg.node()) {
+        for (const auto& x : n.input())
+            if (!x.empty() && !local.count(x)) out.insert(x);
+        for (const auto& a : n.attribute()) {
+            if (a.has_g()) freeNames(a.g(), out, local);
+            for (const auto& gg : a.graphs()) freeNames(gg, out, local);
+        }
+        for (const auto& x : n.output()) local.insert(x);
+    }
+    for (const auto& o : sg.output())
+        if (!o.name().empty() && !local.count(o.name())) out.insert(o.name());
+}
+
+// Topological order of a graph's node list (which ONNX requires sorted, but real files are not
+// always): iterative DFS over producers, including names used by nested graphs. A cycle is
+// reported through `fail` with every node on it.
+std::vector<int> topoOrder(const onnx::GraphProto& gp, const std::function<void(const std::string&)>& fail,
+                           const std::function<std::string(int)>& nodeWhere) {
+    const int nn = gp.node_size();
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < nn; ++i)
+        for (const auto& o : gp.node(i).output())
+            if (!o.empty()) producer.emplace(o, i);
+    std::vector<std::vector<int>> deps(static_cast<std::size_t>(nn));
+    for (int i = 0; i < nn; ++i) {
+        std::set<std::string> names(gp.node(i).input().begin(), gp.node(i).input().end());
+        for (const auto& a : gp.node(i).attribute()) {
+            if (a.has_g()) freeNames(a.g(), names, {});
+            for (const auto& gg : a.graphs()) freeNames(gg, names, {});
+        }
+        for (const auto& x : names) {
+            if (x.empty()) continue;
+            auto it = producer.find(x);
+            if (it != producer.end()) deps[static_cast<std::size_t>(i)].push_back(it->second);
+        }
+    }
+    std::vector<int> state(static_cast<std::size_t>(nn), 0), order;
+    for (int root = 0; root < nn; ++root) {
+        if (state[static_cast<std::size_t>(root)]) continue;
+        std::vector<std::pair<int, std::size_t>> stack{{root, 0}};
+        state[static_cast<std::size_t>(root)] = 1;
+        while (!stack.empty()) {
+            auto& [n, next] = stack.back();
+            const auto& d = deps[static_cast<std::size_t>(n)];
+            if (next < d.size()) {
+                const int m = d[next++];
+                if (state[static_cast<std::size_t>(m)] == 1) {
+                    std::string cyc;
+                    bool on = false;
+                    for (auto& [sn, _] : stack) {
+                        if (sn == m) on = true;
+                        if (on) cyc += nodeWhere(sn) + " -> ";
+                    }
+                    fail("the graph has a cycle: " + cyc + nodeWhere(m));
+                }
+                if (state[static_cast<std::size_t>(m)] == 0) {
+                    state[static_cast<std::size_t>(m)] = 1;
+                    stack.push_back({m, 0});
+                }
+                continue;
+            }
+            state[static_cast<std::size_t>(n)] = 2;
+            order.push_back(n);
+            stack.pop_back();
+        }
+    }
+
+    return order;
+}
+
+// Puts a graph's nodes (and its nested graphs' nodes) in topological order, in place, so that
+// the ONNX checker accepts files whose node lists are not sorted (runtimes accept them too).
+// Adds a warning naming each graph whose list changed (`place`: subgraphPlace, empty for the
+// model's graph); a cycle is refused with the nodes on it.
+void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std::string& place,
+                      std::vector<std::string>& warnings) {
+    const std::string gwhere = place.empty() ? "graph '" + gp.name() + "'" : place;
+    auto where = [&](int i) { return nodePlace(i, gp.node(i)); };
+    const std::vector<int> order = topoOrder(
+        gp, [&](const std::string& why) { throw Error(label + ": " + gwhere + ": " + why); }, where);
+    bool identity = true;
+    for (std::size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int>(i);
+    if (!identity) {
+        const int n = gp.node_size();
+        std::vector<onnx::NodeProto*> nodes(static_cast<std::size_t>(n));
+        gp.mutable_node()->ExtractSubrange(0, n, nodes.data());
+        for (int i : order) gp.mutable_node()->AddAllocated(nodes[static_cast<std::size_t>(i)]);
+        warnings.push_back(label + ": " + gwhere +
+                           ": the node list is not topologically sorted (as ONNX requires); accepted, node numbers " +
+                           (place.empty() ? "" : "in it ") + "below refer to the sorted order");
+    }
+    // nested graphs after this one, so that their places number its nodes in sorted order
+    for (int i = 0; i < gp.node_size(); ++i) {
+        auto& n = *gp.mutable_node(i);
+        for (auto& a : *n.mutable_attribute()) {
+            if (a.has_g()) sortNodesInPlace(*a.mutable_g(), label, subgraphPlace(place, i, n, a.name()), warnings);
+            for (auto& g : *a.mutable_graphs())
+                sortNodesInPlace(g, label, subgraphPlace(place, i, n, a.name()), warnings);
+        }
+    }
+}
+
 } // namespace passlens::onnximport

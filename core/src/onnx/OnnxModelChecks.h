@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,5 +58,24 @@ void checkModelAttributes(const onnx::ModelProto& m, const std::string& label);
 /// many strings changed. Throws passlens::Error when an escaped value name equals the name of
 /// another value of the file (the two values would merge).
 int escapeInvalidNames(onnx::ModelProto& m, const std::string& label);
+
+/// Adds to `out` the names a subgraph reads from enclosing scopes (ONNX outer-scope references):
+/// inputs of its nodes, and its own outputs (a branch may return an outer value as it is), that
+/// it does not define itself; `local` holds the names already defined around it.
+void freeNames(const onnx::GraphProto& sg, std::set<std::string>& out, std::set<std::string> local);
+
+/// The topological order of a graph's node list (which ONNX requires sorted, but real files are
+/// not always), as indices into it: iterative DFS over producers, including names used by
+/// nested graphs. A cycle is reported through `fail` with every node on it, each named by
+/// `nodeWhere(index)`.
+std::vector<int> topoOrder(const onnx::GraphProto& gp, const std::function<void(const std::string&)>& fail,
+                           const std::function<std::string(int)>& nodeWhere);
+
+/// Puts a graph's nodes (and its nested graphs' nodes) in topological order, in place, so that
+/// the ONNX checker accepts files whose node lists are not sorted (runtimes accept them too).
+/// Adds a warning naming each graph whose list changed (`place`: subgraphPlace, empty for the
+/// model's graph); a cycle is refused with the nodes on it (passlens::Error).
+void sortNodesInPlace(onnx::GraphProto& gp, const std::string& label, const std::string& place,
+                      std::vector<std::string>& warnings);
 
 } // namespace passlens::onnximport

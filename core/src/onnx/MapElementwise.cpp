@@ -1,0 +1,145 @@
+// ONNX element-wise ops to Theano Elemwise nodes (OPS.md "Import rules"): arithmetic,
+// comparisons, logic, activations, Cast, Clip, Where, and Identity / inference Dropout.
+#include "NodeMapper.h"
+
+#include "passlens/ir/OpRegistry.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace passlens::onnximport {
+namespace {
+
+// Binary element-wise ops: ONNX op type -> Theano scalar op.
+std::vector<Variable*> mapBinary(NodeMapper& m, const std::string& scalar) {
+    const std::string& t = m.node.op_type();
+    m.need(2);
+    if (t == "Mod" && m.intAttr("fmod", 0)) return {};
+    Variable* out = m.elem(scalar, {m.in[0], m.in[1]});
+    if (t == "Pow" && out->type().dtype() != m.in[0]->type().dtype())
+        out = m.elem("cast", {out}, {{"dtype", std::string(dtypeName(m.in[0]->type().dtype()))}});
+    return {out};
+}
+
+std::vector<Variable*> mapUnary(NodeMapper& m, const std::string& scalar) {
+    m.need(1);
+    return {m.elem(scalar, {m.in[0]})};
+}
+
+std::vector<Variable*> mapDiv(NodeMapper& m) {
+    m.need(2);
+    const bool ints = isInteger(m.in[0]->type().dtype());
+    return {m.elem(ints ? "int_div" : "true_div", {m.in[0], m.in[1]})};
+}
+
+// Max, Min and Sum of any number of inputs
+std::vector<Variable*> mapVariadic(NodeMapper& m) {
+    const std::string& t = m.node.op_type();
+    m.need(m.in.size() ? m.in.size() : 1);
+    std::vector<Variable*> ins(m.in.begin(), m.in.end());
+    return {m.elem(t == "Max" ? "maximum" : t == "Min" ? "minimum" : "add", ins)};
+}
+
+std::vector<Variable*> mapReciprocal(NodeMapper& m) {
+    m.need(1);
+    return {m.elem("true_div", {m.constScalar(m.in[0]->type().dtype(), 1.0), m.in[0]})};
+}
+
+std::vector<Variable*> mapWhere(NodeMapper& m) {
+    m.need(3);
+    return {m.elem("switch", {m.in[0], m.in[1], m.in[2]})};
+}
+
+std::vector<Variable*> mapIdentity(NodeMapper& m) {
+    m.need(1);
+    return {m.in[0]};
+}
+
+// Dropout is the identity in inference: no training_mode input, or a constant false one
+std::vector<Variable*> mapDropout(NodeMapper& m) {
+    if (m.node.output_size() != 1) return {};
+    const auto inferenceDropout = [&] {
+        if (m.in.size() < 3 || !m.in[2]) return true;
+        const auto training = m.constInts(m.in[2]);
+        return training && std::all_of(training->begin(), training->end(), [](auto v) { return v == 0; });
+    };
+    if (!inferenceDropout()) return {};
+    return mapIdentity(m);
+}
+
+std::vector<Variable*> mapCast(NodeMapper& m) {
+    m.need(1);
+    if (m.opset < 6) return {}; // Cast-1 names the type as a string
+    if (!m.attr("to", onnx::AttributeProto::INT)) m.fail("attribute 'to' is required");
+    auto dt = dtypeOf(static_cast<int>(m.intAttr("to", 0)));
+    if (!dt) return {};
+    if (*dt == m.in[0]->type().dtype()) return {m.in[0]};
+    return {m.elem("cast", {m.in[0]}, {{"dtype", std::string(dtypeName(*dt))}})};
+}
+
+std::vector<Variable*> mapClip(NodeMapper& m) {
+    m.need(1);
+    std::optional<double> lo, hi;
+    if (m.opset < 11) {
+        lo = m.floatAttr("min", -3.4028234663852886e38f);
+        hi = m.floatAttr("max", 3.4028234663852886e38f);
+    } else {
+        if (m.input(1)) {
+            lo = m.constScalarValue(m.input(1));
+            if (!lo) return {};
+        }
+        if (m.input(2)) {
+            hi = m.constScalarValue(m.input(2));
+            if (!hi) return {};
+        }
+    }
+    json a = json::object();
+    if (lo) a["min"] = *lo;
+    if (hi) a["max"] = *hi;
+    return {m.elem("clip", {m.in[0]}, a)};
+}
+
+std::vector<Variable*> mapLeakyRelu(NodeMapper& m) {
+    m.need(1);
+    return {m.elem("leaky_relu", {m.in[0]}, {{"alpha", m.floatAttr("alpha", 0.01f)}})};
+}
+
+std::vector<Variable*> mapHardSigmoid(NodeMapper& m) {
+    m.need(1);
+    return {m.elem("hard_sigmoid", {m.in[0]},
+                   {{"alpha", m.floatAttr("alpha", 0.2f)}, {"beta", m.floatAttr("beta", 0.5f)}})};
+}
+
+} // namespace
+
+void addElementwiseMappers(MapperTable& table) {
+    static const std::map<std::string, std::string> binary = {
+        {"Add", "add"},           {"Sub", "sub"}, {"Mul", "mul"},    {"Pow", "pow"},
+        {"Equal", "eq"},          {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"},
+        {"GreaterOrEqual", "ge"}, {"And", "and"}, {"Or", "or"},      {"Mod", "mod"}};
+    static const std::map<std::string, std::string> unary = {
+        {"Neg", "neg"},   {"Abs", "abs"},     {"Exp", "exp"},         {"Log", "log"},
+        {"Sqrt", "sqrt"}, {"Tanh", "tanh"},   {"Sigmoid", "sigmoid"}, {"Relu", "relu"},
+        {"Erf", "erf"},   {"Sin", "sin"},     {"Cos", "cos"},         {"Floor", "floor"},
+        {"Ceil", "ceil"}, {"Round", "round"}, {"Sign", "sgn"},        {"Not", "not"}};
+    for (const auto& [op, scalar] : binary)
+        addMapper(table, op, [scalar](NodeMapper& m) { return mapBinary(m, scalar); });
+    for (const auto& [op, scalar] : unary)
+        addMapper(table, op, [scalar](NodeMapper& m) { return mapUnary(m, scalar); });
+    addMapper(table, "Div", mapDiv);
+    addMapper(table, "Max", mapVariadic);
+    addMapper(table, "Min", mapVariadic);
+    addMapper(table, "Sum", mapVariadic);
+    addMapper(table, "Reciprocal", mapReciprocal);
+    addMapper(table, "Where", mapWhere);
+    addMapper(table, "Identity", mapIdentity);
+    addMapper(table, "Dropout", mapDropout);
+    addMapper(table, "Cast", mapCast);
+    addMapper(table, "Clip", mapClip);
+    addMapper(table, "LeakyRelu", mapLeakyRelu);
+    addMapper(table, "HardSigmoid", mapHardSigmoid);
+}
+
+} // namespace passlens::onnximport

@@ -1,0 +1,88 @@
+// ONNX reductions to Theano CAReduce (mean as a sum divided by the element count, as Theano
+// does), the global pools and CumSum (OPS.md "Import rules").
+#include "NodeMapper.h"
+
+#include "passlens/ir/OpRegistry.h"
+
+#include <set>
+
+namespace passlens::onnximport {
+namespace {
+
+std::vector<Variable*> mapReduce(NodeMapper& m) {
+    const std::string& t = m.node.op_type();
+    m.need(1);
+    bool dyn;
+    auto ax = m.axes(1, t == "ReduceSum" ? 13 : 18, dyn);
+    if (dyn) return {};
+    const int nd = m.rank(m.in[0]);
+    const bool keep = m.intAttr("keepdims", 1) != 0;
+    std::set<std::int64_t> red;
+    if (ax && !ax->empty())
+        for (auto a : m.normAxes(*ax, nd, "axes", false)) red.insert(a);
+    else if (m.intAttr("noop_with_empty_axes", 0))
+        return {m.in[0]};
+    else
+        for (int i = 0; i < nd; ++i) red.insert(i);
+    const std::string scalar = t == "ReduceMax"    ? "maximum"
+                               : t == "ReduceMin"  ? "minimum"
+                               : t == "ReduceProd" ? "mul"
+                                                   : "add";
+    json axisList = json::array();
+    for (auto a : red) axisList.push_back(a);
+    Variable* r = m.mk("CAReduce", {{"scalar", scalar}, {"axis", axisList}}, {m.in[0]});
+    if (t == "ReduceMean") r = m.elem("true_div", {r, m.countOf(m.in[0], red, r->type().dtype())});
+    if (r->type().dtype() != m.in[0]->type().dtype())
+        r = m.elem("cast", {r}, {{"dtype", std::string(dtypeName(m.in[0]->type().dtype()))}});
+    if (keep) {
+        json order = json::array();
+        int src = 0;
+        for (int i = 0; i < nd; ++i) order.push_back(red.count(i) ? json("x") : json(src++));
+        r = m.mk("DimShuffle", {{"order", order}}, {r});
+    }
+    return {r};
+}
+
+std::vector<Variable*> mapGlobalPool(NodeMapper& m) {
+    const std::string& t = m.node.op_type();
+    m.need(1);
+    const int nd = m.rank(m.in[0]);
+    if (nd < 3) return {};
+    json axisList = json::array();
+    std::set<std::int64_t> red;
+    for (int i = 2; i < nd; ++i) {
+        axisList.push_back(i);
+        red.insert(i);
+    }
+    const bool avg = t == "GlobalAveragePool";
+    Variable* r = m.mk("CAReduce", {{"scalar", avg ? "add" : "maximum"}, {"axis", axisList}}, {m.in[0]});
+    if (avg) r = m.elem("true_div", {r, m.countOf(m.in[0], red, r->type().dtype())});
+    json order = {0, 1};
+    for (int i = 2; i < nd; ++i) order.push_back("x");
+    return {m.mk("DimShuffle", {{"order", order}}, {r})};
+}
+
+std::vector<Variable*> mapCumSum(NodeMapper& m) {
+    m.need(2);
+    if (m.in[1]->type().ndim() > 1 || !isInteger(m.in[1]->type().dtype()))
+        m.fail("axis must be an integer scalar, got " + m.in[1]->type().str());
+    if (m.intAttr("exclusive", 0) || m.intAttr("reverse", 0)) return {};
+    auto ax = m.constInts(m.in[1]);
+    if (!ax || ax->size() != 1) return {};
+    return {m.mk("CumOp", {{"axis", m.normAxis((*ax)[0], m.rank(m.in[0]))}, {"mode", "add"}}, {m.in[0]})};
+}
+
+} // namespace
+
+void addReductionMappers(MapperTable& table) {
+    addMapper(table, "ReduceSum", mapReduce);
+    addMapper(table, "ReduceMean", mapReduce);
+    addMapper(table, "ReduceMax", mapReduce);
+    addMapper(table, "ReduceMin", mapReduce);
+    addMapper(table, "ReduceProd", mapReduce);
+    addMapper(table, "GlobalAveragePool", mapGlobalPool);
+    addMapper(table, "GlobalMaxPool", mapGlobalPool);
+    addMapper(table, "CumSum", mapCumSum);
+}
+
+} // namespace passlens::onnximport
