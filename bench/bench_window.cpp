@@ -7,7 +7,7 @@
 // machine, several times; figures go to docs/BENCHMARKS.md.
 #include "BenchCli.h"
 
-#include "MainWindow.h"
+#include "passlens/ui/MainWindow.h"
 
 #include <passlens/trace/Trace.h>
 

@@ -11,6 +11,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -319,6 +320,20 @@ private slots:
         QVERIFY(!whole.out.contains("debugprint cut"));
         const Run bad = runCli({"inspect", "--depth", "deep", small});
         QCOMPARE(bad.exitCode, 2);
+    }
+
+    // --version prints the version of the CMake project (top-level CMakeLists.txt), which reaches
+    // the CLI through the generated passlens/Version.h.
+    void versionIsTheProjectVersion() {
+        QFile cmake(QStringLiteral(PASSLENS_SOURCE_DIR "/CMakeLists.txt"));
+        QVERIFY(cmake.open(QIODevice::ReadOnly));
+        const QRegularExpression projectVersion(
+            QStringLiteral(R"(project\(PassLens\s+VERSION\s+([0-9]+\.[0-9]+\.[0-9]+))"));
+        const QRegularExpressionMatch m = projectVersion.match(QString::fromUtf8(cmake.readAll()));
+        QVERIFY2(m.hasMatch(), "no project(PassLens VERSION x.y.z) in CMakeLists.txt");
+        const Run r = runCli({"--version"});
+        QVERIFY2(r.finished && r.exitStatus == QProcess::NormalExit && r.exitCode == 0, qPrintable(r.describe()));
+        QCOMPARE(QString::fromUtf8(r.out).trimmed(), QStringLiteral("passlens-cli ") + m.captured(1));
     }
 
     void convertMlp() {

@@ -4,11 +4,11 @@
 // the same step, and no single event costs the GUI thread over 200 ms of CPU time while corpus
 // models open (CPU time, not wall time, so the verdict does not depend on the machine's load;
 // wall-clock stall figures belong to bench/).
-#include "ExecutionBackend.h"
+#include "passlens/ui/ExecutionBackend.h"
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
-#include "MainWindow.h"
+#include "passlens/ui/MainWindow.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
 

@@ -10,6 +10,7 @@
 #include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/pipeline/OptimizeReport.h>
 #include <passlens/trace/Trace.h>
+#include <passlens/Version.h>
 
 #include <CLI/CLI.hpp>
 
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
     CLI::App app{"passlens-cli: the headless side of PassLens, a debugger for Theano-style graph optimizers.\n"
                  "FILE is an ONNX model, a graph JSON or a session file (recognised by content)."};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "passlens-cli 0.1.0");
+    app.set_version_flag("--version", "passlens-cli " PASSLENS_VERSION);
 
     std::string file, out;
     bool asJson = false, types = false;

@@ -1,7 +1,7 @@
 #pragma once
 /// @file GuiExecution.h
 /// The window's ExecutionBackend over passlens_kernels (app/ is where ui and kernels meet).
-#include "ExecutionBackend.h"
+#include "passlens/ui/ExecutionBackend.h"
 
 #include <memory>
 

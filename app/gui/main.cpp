@@ -1,11 +1,12 @@
 // passlens [FILE] [--pipeline NAME] [--screenshot OUT.png] [--phase NAME | --step N] [--diff [--side-by-side]]
 // [--execute] The debugger window. With no FILE it opens the bundled example (a real model).
-#include "MainWindow.h"
+#include "passlens/ui/MainWindow.h"
 
 #include "GuiExecution.h"
 
 #include <passlens/io/Failure.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
+#include <passlens/Version.h>
 
 #include <QApplication>
 #include <QCommandLineParser>

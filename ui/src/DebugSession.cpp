@@ -1,4 +1,4 @@
-#include "DebugSession.h"
+#include "passlens/ui/DebugSession.h"
 
 #include <passlens/diff/TraceSteps.h>
 #include <passlens/io/SessionFile.h>

@@ -1,4 +1,4 @@
-#include "MainWindow.h"
+#include "passlens/ui/MainWindow.h"
 
 #include "GraphScene.h"
 #include "GraphView.h"

@@ -3,8 +3,8 @@
 /// The debugger window: open a graph, run a pipeline, step through phases and single rewrites,
 /// see any step or diff drawn by Graphviz, inspect nodes, execute and overlay timings, compare
 /// pipelines, export. Long work runs on worker threads (DebugSession).
-#include "DebugSession.h"
-#include "ExecutionBackend.h"
+#include "passlens/ui/DebugSession.h"
+#include "passlens/ui/ExecutionBackend.h"
 
 #include <QMainWindow>
 #include <QPointer>
