@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages PassLens needs to build, test and run (libonnx-testdata: the ONNX
-# backend conformance suite that tests/tst_conformance.cpp runs). Idempotent: does nothing
-# (no apt-get at all) when every package is already installed. Needs root, or sudo.
+# backend conformance suite that tests/tst_conformance.cpp runs; clang-format: version 14, which
+# scripts/check-format.sh runs in CI). Idempotent: does nothing (no apt-get at all) when every
+# package is already installed. Needs root, or sudo.
 # CUDA is not installed here: nvcc, when present, comes preinstalled under /usr/local/cuda/bin.
 #   bash scripts/install-deps.sh          install what is missing
 #   bash scripts/install-deps.sh --list   print the package list, one per line (used by .ci/run)
 set -euo pipefail
 
 PACKAGES=(
-    build-essential cmake ninja-build pkg-config
+    build-essential cmake ninja-build pkg-config clang-format
     qt6-base-dev libgl-dev
     libgraphviz-dev
     libonnx-dev libprotobuf-dev protobuf-compiler

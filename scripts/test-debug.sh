@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The IR, graph JSON, ONNX and CLI suites under AddressSanitizer + UndefinedBehaviorSanitizer
-# (preset `debug`, build-debug/). CI runs it after scripts/test.sh; dependencies must be
-# installed already (scripts/install-deps.sh). Any sanitizer report fails the test that made it.
+# (preset `debug`, build-debug/), built with warnings as errors (PASSLENS_WERROR=ON in the
+# preset). CI runs it after scripts/test.sh; dependencies must be installed already
+# (scripts/install-deps.sh). Any sanitizer report fails the test that made it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
