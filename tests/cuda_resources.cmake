@@ -3,7 +3,8 @@
 # fails when a kernel spills registers to local memory, uses more than MAX_REGISTERS registers
 # (the backend launches 256 threads per block: 65536 / 256 = 256 at most, fewer for occupancy)
 # or more than MAX_STACK bytes of stack frame.
-#   cmake -DNVCC=... -DSOURCE=... -DARCHS=80,90 [-DMAX_REGISTERS=128] [-DMAX_STACK=2048] -P cuda_resources.cmake
+#   cmake -DNVCC=... -DSOURCE=... -DINCLUDE=<dir> -DARCHS=80,90 [-DMAX_REGISTERS=128] [-DMAX_STACK=2048] -P cuda_resources.cmake
+# INCLUDE: the folder of passlens/ir/ScalarArith.h (core/include).
 if(NOT DEFINED MAX_REGISTERS)
     set(MAX_REGISTERS 128)
 endif()
@@ -13,7 +14,7 @@ endif()
 string(REPLACE "," ";" _archs "${ARCHS}")
 set(_problems "")
 foreach(_arch IN LISTS _archs)
-    execute_process(COMMAND "${NVCC}" -std=c++17 -c -o /dev/null --resource-usage -arch=sm_${_arch} "${SOURCE}"
+    execute_process(COMMAND "${NVCC}" -std=c++17 -I${INCLUDE} -c -o /dev/null --resource-usage -arch=sm_${_arch} "${SOURCE}"
                     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
     if(NOT _rc EQUAL 0)
         message(FATAL_ERROR "nvcc for sm_${_arch} failed (${_rc}):\n${_err}")

@@ -4,6 +4,7 @@
 #include <passlens/ir/FunctionGraph.h>
 #include <passlens/ir/GraphSearch.h>
 #include <passlens/ir/OpRegistry.h>
+#include <passlens/ir/ScalarOps.h>
 
 #include <QTest>
 
@@ -155,6 +156,80 @@ private slots:
         QVERIFY(errorOf([&] {
                     g.apply(Op::get("GpuElemwise", {{"scalar", "add"}}), {xg, xd});
                 }).contains("expected gpu"));
+    }
+
+    void scalarOpTableRows() {
+        // one row per op, found by Theano's name
+        const ScalarOpInfo* td = findScalarOp("true_div");
+        QVERIFY(td && td->op == ScalarOp::TrueDiv && td->arity == 2 && td->floatResult);
+        QCOMPARE(findScalarOp("add")->arity, -1);
+        QCOMPARE(findScalarOp("switch")->arity, 3);
+        QVERIFY(!findScalarOp("composite") && !findScalarOp("frob"));
+        QCOMPARE(scalarOpInfo(ScalarOp::Clip).name, std::string_view("clip"));
+        QCOMPARE(QString(scalarOpInfo(ScalarOp::LeakyRelu).params[0].attr), QString("alpha"));
+        QCOMPARE(scalarOpInfo(ScalarOp::LeakyRelu).params[0].dflt, 0.01);
+        QCOMPARE(scalarOpInfo(ScalarOp::HardSigmoid).params[1].dflt, 0.5);
+        for (const ScalarOpInfo& r : passlens::scalarOpTable()) QVERIFY(&scalarOpInfo(r.op) == &r);
+        // Theano's upgrade_to_float and the per-scalar type rule
+        QCOMPARE(upgradeToFloat(DType::Int16), DType::Float32);
+        QCOMPARE(upgradeToFloat(DType::Int32), DType::Float64);
+        QCOMPARE(upgradeToFloat(DType::Float64), DType::Float64);
+        const DType i8f32[] = {DType::Int8, DType::Float32}, b_i32_i16[] = {DType::Bool, DType::Int32, DType::Int16},
+                    i32[] = {DType::Int32}, u8[] = {DType::UInt8};
+        QCOMPARE(scalarResultType(ScalarOp::Lt, i8f32), DType::Bool);
+        QCOMPARE(scalarResultType(ScalarOp::Add, i8f32), DType::Float32);
+        QCOMPARE(scalarResultType(ScalarOp::Switch, b_i32_i16), DType::Int32);
+        QCOMPARE(scalarResultType(ScalarOp::Exp, i32), DType::Float64);
+        QCOMPARE(scalarResultType(ScalarOp::Sqrt, u8), DType::Float32);
+        QCOMPARE(scalarResultType(ScalarOp::Neg, i32), DType::Int32);
+        // the table's parameters: display strings and attribute defaults
+        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "clip"}, {"min", 0.0}}).str()),
+                 QString("Elemwise{clip{0.0,None}}"));
+        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "hard_sigmoid"}, {"alpha", 0.1}}).str()),
+                 QString("Elemwise{hard_sigmoid}"));
+        const Op& leaky = Op::get("Elemwise", {{"scalar", "leaky_relu"}});
+        QCOMPARE(scalarParamsOf(leaky, *findScalarOp("leaky_relu")).p0, 0.01);
+        const Op& clip = Op::get("Elemwise", {{"scalar", "clip"}, {"max", 6.0}});
+        const ScalarParams cp = scalarParamsOf(clip, *findScalarOp("clip"));
+        QVERIFY(cp.p0 == -INFINITY && cp.p1 == 6.0);
+    }
+
+    void pythonArithmetic() {
+        // Python's % and // (the sign of the divisor; rounding toward minus infinity)
+        QCOMPARE(pyMod<std::int64_t>(-7, 3), std::int64_t(2));
+        QCOMPARE(pyMod<std::int64_t>(7, -3), std::int64_t(-2));
+        QCOMPARE(pyMod<std::int64_t>(INT64_MIN, -1), std::int64_t(0));
+        QCOMPARE(pyMod<std::int64_t>(5, 0), std::int64_t(0));
+        QCOMPARE(floorDiv<std::int64_t>(-7, 2), std::int64_t(-4));
+        QCOMPARE(floorDiv<std::int64_t>(7, -2), std::int64_t(-4));
+        QCOMPARE(floorDiv<std::int64_t>(INT64_MIN, -1), INT64_MIN);
+        QCOMPARE(pyMod(7.5, -2.0), -0.5);
+        QCOMPARE(pyMod(-0.5f, 2.0f), 1.5f);
+        QCOMPARE(floorDiv(-7.0, 2.0), -4.0);
+        QCOMPARE(ipow<std::int64_t>(3, 4), std::int64_t(81));
+        QCOMPARE(ipow<std::int64_t>(-1, -3), std::int64_t(-1));
+        QCOMPARE(ipow<std::int64_t>(2, -1), std::int64_t(0));
+        QCOMPARE(ipow<std::int64_t>(2, 64), std::int64_t(0)); // wraps
+        QCOMPARE(maxOf(1.0, double(NAN)), 1.0);               // a NaN in the running value stays, one in v does not win
+        QVERIFY(std::isnan(maxOf(double(NAN), 1.0)) && std::isnan(minOf(double(NAN), 1.0)));
+        QCOMPARE(reluOf(std::nan("")) == 0.0, true);
+        // the reference evaluator (constant folding) in long double
+        using LD = long double;
+        const LD m[] = {-7, 3}, z[] = {5, 0}, three[] = {1, -2, 3};
+        QCOMPARE(double(*evalScalarReference(ScalarOp::Mod, {}, m, DType::Int64)), 2.0);
+        QCOMPARE(double(*evalScalarReference(ScalarOp::IntDiv, {}, m, DType::Int64)), -3.0);
+        QVERIFY(!evalScalarReference(ScalarOp::Mod, {}, z, DType::Int64));
+        QVERIFY(!evalScalarReference(ScalarOp::IntDiv, {}, z, DType::Int64));
+        QCOMPARE(double(*evalScalarReference(ScalarOp::Add, {}, three, DType::Int64)), 2.0);
+        QCOMPARE(double(*evalScalarReference(ScalarOp::Maximum, {}, three, DType::Int64)), 3.0);
+        QVERIFY(!evalScalarReference(ScalarOp::Sub, {}, three, DType::Int64));
+        const LD x[] = {-2.5L};
+        QCOMPARE(double(*evalScalarReference(ScalarOp::Cast, {}, x, DType::Int32)), -2.0);
+        QCOMPARE(double(*evalScalarReference(ScalarOp::Cast, {}, x, DType::Float32)), -2.5);
+        QCOMPARE(double(*evalScalarReference(ScalarOp::Round, {}, x, DType::Float32)), -2.0);
+        QCOMPARE(double(*evalScalarReference(ScalarOp::Clip, {-1, 1}, x, DType::Float32)), -1.0);
+        QCOMPARE(double(*evalScalarReference(ScalarOp::LeakyRelu, {0.5, 0}, x, DType::Float32)), -1.25);
+        QCOMPARE(double(*evalScalarReference(ScalarOp::HardSigmoid, {0.2, 0.5}, x, DType::Float32)), 0.0);
     }
 
     void shapeRules() {

@@ -2,6 +2,7 @@
 
 #include "passlens/gpu/LiftReasons.h"
 #include "passlens/ir/OpRegistry.h"
+#include "passlens/ir/ScalarOps.h"
 #include "passlens/rewrite/LocalGroup.h"
 
 #include <algorithm>
@@ -373,15 +374,13 @@ std::string elemwiseExpr(const Op& op, int nin) {
         std::snprintf(b, sizeof b, "%.9g", v);
         return std::string(b);
     };
-    if (s == "cast")
+    const ScalarOpInfo* info = findScalarOp(s);
+    if (s == "cast") {
         head += "{" + op.str("dtype") + "}";
-    else if (s == "clip")
-        head += "{" + (op.has("min") ? num(op.floatAttr("min")) : std::string("-inf")) + "," +
-                (op.has("max") ? num(op.floatAttr("max")) : std::string("inf")) + "}";
-    else if (s == "leaky_relu")
-        head += "{" + num(op.floatAttr("alpha", 0.01)) + "}";
-    else if (s == "hard_sigmoid")
-        head += "{" + num(op.floatAttr("alpha", 0.2)) + "," + num(op.floatAttr("beta", 0.5)) + "}";
+    } else if (info && info->nparams > 0) {
+        const ScalarParams p = scalarParamsOf(op, *info);
+        head += "{" + num(p.p0) + (info->nparams > 1 ? "," + num(p.p1) : std::string()) + "}";
+    }
     std::string args;
     for (int i = 0; i < nin; ++i) args += (i ? "," : "") + std::string("i") + std::to_string(i);
     return head + "(" + args + ")";

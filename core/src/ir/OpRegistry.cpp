@@ -3,6 +3,7 @@
 
 #include "passlens/ir/Error.h"
 #include "passlens/ir/FunctionGraph.h"
+#include "passlens/ir/ScalarOps.h"
 
 #include <algorithm>
 #include <set>
@@ -44,43 +45,27 @@ std::int64_t agree(const Op& op, std::int64_t a, std::int64_t b, const std::stri
 }
 
 // ---------------------------------------------------------------- elemwise
-const std::set<std::string> kUnary = {
-    "neg", "abs",   "exp",  "log",   "sqrt", "sqr", "tanh",     "sigmoid", "relu", "erf",        "sin",
-    "cos", "floor", "ceil", "round", "sgn",  "not", "identity", "cast",    "clip", "leaky_relu", "hard_sigmoid"};
-const std::set<std::string> kBinary = {"sub", "true_div", "int_div", "mod", "pow", "lt", "gt",
-                                       "le",  "ge",       "eq",      "neq", "and", "or"};
-const std::set<std::string> kNary = {"add", "mul", "maximum", "minimum"};
-const std::set<std::string> kCompare = {"lt", "gt", "le", "ge", "eq", "neq", "and", "or", "not"};
-const std::set<std::string> kFloatFn = {"exp", "log", "sqrt", "tanh",     "sigmoid",
-                                        "erf", "sin", "cos",  "true_div", "hard_sigmoid"};
-
-DType upgradeToFloat(DType d) {
-    if (isFloat(d) || isComplex(d)) return d;
-    if (d == DType::Int8 || d == DType::UInt8 || d == DType::Int16 || d == DType::UInt16 || d == DType::Bool)
-        return DType::Float32;
-    return DType::Float64;
-}
-
 std::vector<Type> elemwiseRule(const Op& op, Vars in) {
     const std::string s = op.str("scalar");
     const std::size_t n = in.size();
-    if (kUnary.count(s) && n != 1) fail(op, "takes 1 input, got " + std::to_string(n));
-    if (kBinary.count(s) && n != 2) fail(op, "takes 2 inputs, got " + std::to_string(n));
-    if (s == "switch" && n != 3) fail(op, "takes 3 inputs, got " + std::to_string(n));
+    const ScalarOpInfo* info = findScalarOp(s); // nullptr: composite
+    if (info && info->arity >= 1 && static_cast<int>(n) != info->arity)
+        fail(op, "takes " + std::to_string(info->arity) + (info->arity == 1 ? " input" : " inputs") + ", got " +
+                     std::to_string(n));
     if (n == 0) fail(op, "takes at least 1 input");
     auto dims = broadcastDims(in);
     DType out;
-    if (kCompare.count(s)) {
-        out = DType::Bool;
-    } else if (s == "cast" || (s == "composite" && op.has("dtype"))) {
+    if (s == "cast" || (s == "composite" && op.has("dtype"))) {
         auto d = parseDType(op.str("dtype"));
         if (!d) fail(op, "attribute 'dtype' is not a dtype");
         out = *d;
-    } else {
-        std::size_t first = s == "switch" ? 1 : 0;
-        out = ty(in, first).dtype();
-        for (std::size_t i = first + 1; i < n; ++i) out = upcast(out, ty(in, i).dtype());
-        if (kFloatFn.count(s)) out = upgradeToFloat(out);
+    } else if (info) {
+        std::vector<DType> args;
+        for (std::size_t i = 0; i < n; ++i) args.push_back(ty(in, i).dtype());
+        out = scalarResultType(info->op, args);
+    } else { // a composite without dtype: the upcast of its inputs
+        out = ty(in, 0).dtype();
+        for (std::size_t i = 1; i < n; ++i) out = upcast(out, ty(in, i).dtype());
     }
     return {Type(out, dims)};
 }
@@ -586,18 +571,6 @@ std::vector<AttrSpec> elemwiseAttrs() {
             {"expr", AttrKind::String, false, nullptr}};
 }
 
-const std::set<std::string>& elemwiseScalars() {
-    static const std::set<std::string> s = [] {
-        std::set<std::string> all(kUnary.begin(), kUnary.end());
-        all.insert(kBinary.begin(), kBinary.end());
-        all.insert(kNary.begin(), kNary.end());
-        all.insert("switch");
-        all.insert("composite");
-        return all;
-    }();
-    return s;
-}
-
 bool kindMatches(AttrKind k, const json& v) {
     switch (k) {
     case AttrKind::Int: return v.is_number_integer();
@@ -656,16 +629,20 @@ std::string displayString(const Op& op) {
     };
     if (k == "Elemwise" || k == "GpuElemwise") {
         const std::string s = op.str("scalar");
+        const ScalarOpInfo* info = findScalarOp(s);
         std::string inner = s;
-        if (s == "cast")
+        if (s == "cast") {
             inner = "Cast{" + op.str("dtype") + "}";
-        else if (s == "composite")
+        } else if (s == "composite") {
             inner = "Composite{" + op.str("expr") + "}";
-        else if (s == "clip")
-            inner =
-                "clip{" + attrText(a.value("min", json(nullptr))) + "," + attrText(a.value("max", json(nullptr))) + "}";
-        else if (s == "leaky_relu")
-            inner = "leaky_relu{" + attrText(a.value("alpha", json(nullptr))) + "}";
+        } else if (info && info->displayParams) {
+            // absent parameters print as None (the attribute, not its default)
+            inner += "{";
+            for (int i = 0; i < info->nparams; ++i)
+                inner +=
+                    (i ? "," : "") + attrText(a.value(info->params[static_cast<std::size_t>(i)].attr, json(nullptr)));
+            inner += "}";
+        }
         return k + "{" + inner + "}" + (k == "GpuElemwise" ? "<gpuarray>" : "");
     }
     if (k == "DimShuffle" || k == "GpuDimShuffle") {
@@ -1050,7 +1027,7 @@ const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vect
     // Kind-specific attribute checks.
     if (kind == "Elemwise" || kind == "GpuElemwise") {
         const std::string s = attrs["scalar"].get<std::string>();
-        if (!elemwiseScalars().count(s)) throw Error(kind + ": unknown scalar op '" + s + "'");
+        if (s != "composite" && !findScalarOp(s)) throw Error(kind + ": unknown scalar op '" + s + "'");
         if (s == "cast" && (!attrs.contains("dtype") || !parseDType(attrs["dtype"].get<std::string>())))
             throw Error(kind + ": cast needs a valid 'dtype' attribute");
     }

@@ -1,6 +1,7 @@
 #include "passlens/rewrite/ConstantFolding.h"
 
 #include "passlens/ir/OpRegistry.h"
+#include "passlens/ir/ScalarOps.h"
 
 #include <cmath>
 #include <numeric>
@@ -68,81 +69,6 @@ void forEachBroadcast(const std::vector<std::int64_t>& out, const std::vector<st
     }
 }
 
-LD floorDiv(LD a, LD b) { return std::floor(a / b); }
-LD pyMod(LD a, LD b) {
-    LD r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
-LD roundHalfEven(LD x) {
-    LD r = std::nearbyint(x); // default rounding mode: to nearest, ties to even
-    return r;
-}
-
-std::optional<LD> scalarOp(const Op& op, const std::string& s, const std::vector<LD>& a, DType outDt) {
-    const bool intOut = isInteger(outDt);
-    switch (a.size()) {
-    case 1: {
-        const LD x = a[0];
-        if (s == "neg") return -x;
-        if (s == "abs") return std::fabs(x);
-        if (s == "exp") return std::exp(x);
-        if (s == "log") return std::log(x);
-        if (s == "sqrt") return std::sqrt(x);
-        if (s == "sqr") return x * x;
-        if (s == "tanh") return std::tanh(x);
-        if (s == "sigmoid") return 1 / (1 + std::exp(-x));
-        if (s == "relu") return x > 0 ? x : 0;
-        if (s == "erf") return std::erf(x);
-        if (s == "sin") return std::sin(x);
-        if (s == "cos") return std::cos(x);
-        if (s == "floor") return std::floor(x);
-        if (s == "ceil") return std::ceil(x);
-        if (s == "round") return roundHalfEven(x);
-        if (s == "sgn") return static_cast<LD>((x > 0) - (x < 0));
-        if (s == "not") return x == 0 ? 1 : 0;
-        if (s == "identity" || s == "cast") return intOut && !std::isnan(x) ? std::trunc(x) : x;
-        if (s == "clip") {
-            LD r = x;
-            if (op.has("min")) r = std::max(r, static_cast<LD>(op.floatAttr("min")));
-            if (op.has("max")) r = std::min(r, static_cast<LD>(op.floatAttr("max")));
-            return r;
-        }
-        if (s == "leaky_relu") return x >= 0 ? x : x * op.floatAttr("alpha", 0.01);
-        if (s == "hard_sigmoid")
-            return std::clamp<LD>(op.floatAttr("alpha", 0.2) * x + op.floatAttr("beta", 0.5), 0, 1);
-        if (s == "add" || s == "mul" || s == "maximum" || s == "minimum") return x;
-        return std::nullopt;
-    }
-    case 2: {
-        const LD x = a[0], y = a[1];
-        if (s == "sub") return x - y;
-        if (s == "true_div") return x / y;
-        if (s == "int_div") return y == 0 ? std::optional<LD>() : std::optional<LD>(floorDiv(x, y));
-        if (s == "mod") return y == 0 ? std::optional<LD>() : std::optional<LD>(pyMod(x, y));
-        if (s == "pow") return std::pow(x, y);
-        if (s == "lt") return x < y;
-        if (s == "gt") return x > y;
-        if (s == "le") return x <= y;
-        if (s == "ge") return x >= y;
-        if (s == "eq") return x == y;
-        if (s == "neq") return x != y;
-        if (s == "and") return (x != 0) && (y != 0);
-        if (s == "or") return (x != 0) || (y != 0);
-        break;
-    }
-    case 3:
-        if (s == "switch") return a[0] != 0 ? a[1] : a[2];
-        break;
-    default: break;
-    }
-    if (s == "add") return std::accumulate(a.begin(), a.end(), LD(0));
-    if (s == "mul") return std::accumulate(a.begin(), a.end(), LD(1), std::multiplies<>());
-    if (s == "maximum") return *std::max_element(a.begin(), a.end());
-    if (s == "minimum") return *std::min_element(a.begin(), a.end());
-    return std::nullopt;
-}
-
 std::int64_t clampSliceBound(std::int64_t v, std::int64_t n, std::int64_t step, bool isStart) {
     if (v < 0) v += n;
     if (step > 0) return std::clamp<std::int64_t>(v, 0, n);
@@ -181,7 +107,9 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
     if (op.isGpu() || op.isOnnx()) return no("GPU and Onnx ops are not evaluated by constant folding");
     if (k == "Elemwise") {
         const std::string s = op.str("scalar");
-        if (s == "composite") return no("composite elemwise");
+        const ScalarOpInfo* info = findScalarOp(s);
+        if (!info) return no("composite elemwise");
+        const ScalarParams params = scalarParamsOf(op, *info);
         std::vector<std::vector<LD>> vals;
         std::vector<std::vector<std::int64_t>> dims;
         for (int i = 0; i < node.nin(); ++i) {
@@ -193,7 +121,7 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
         std::vector<LD> args(vals.size());
         forEachBroadcast(ot.dims(), dims, [&](std::int64_t e, const std::vector<std::int64_t>& off) {
             for (std::size_t j = 0; j < vals.size(); ++j) args[j] = vals[j][static_cast<std::size_t>(off[j])];
-            auto r = scalarOp(op, s, args, ot.dtype());
+            auto r = evalScalarReference(info->op, params, args, ot.dtype());
             if (!r)
                 ok = false;
             else

@@ -15,80 +15,6 @@ namespace passlens::cpu {
 
 namespace {
 
-struct OpInfo {
-    ScalarOp op;
-    int arity; // -1: n-ary (>= 1)
-};
-
-const std::map<std::string, OpInfo>& opTable() {
-    static const std::map<std::string, OpInfo> t = {{"add", {ScalarOp::Add, -1}},
-                                                    {"sub", {ScalarOp::Sub, 2}},
-                                                    {"mul", {ScalarOp::Mul, -1}},
-                                                    {"true_div", {ScalarOp::TrueDiv, 2}},
-                                                    {"int_div", {ScalarOp::IntDiv, 2}},
-                                                    {"mod", {ScalarOp::Mod, 2}},
-                                                    {"neg", {ScalarOp::Neg, 1}},
-                                                    {"abs", {ScalarOp::Abs, 1}},
-                                                    {"exp", {ScalarOp::Exp, 1}},
-                                                    {"log", {ScalarOp::Log, 1}},
-                                                    {"sqrt", {ScalarOp::Sqrt, 1}},
-                                                    {"sqr", {ScalarOp::Sqr, 1}},
-                                                    {"pow", {ScalarOp::Pow, 2}},
-                                                    {"maximum", {ScalarOp::Maximum, -1}},
-                                                    {"minimum", {ScalarOp::Minimum, -1}},
-                                                    {"tanh", {ScalarOp::Tanh, 1}},
-                                                    {"sigmoid", {ScalarOp::Sigmoid, 1}},
-                                                    {"relu", {ScalarOp::Relu, 1}},
-                                                    {"erf", {ScalarOp::Erf, 1}},
-                                                    {"sin", {ScalarOp::Sin, 1}},
-                                                    {"cos", {ScalarOp::Cos, 1}},
-                                                    {"floor", {ScalarOp::Floor, 1}},
-                                                    {"ceil", {ScalarOp::Ceil, 1}},
-                                                    {"round", {ScalarOp::Round, 1}},
-                                                    {"sgn", {ScalarOp::Sgn, 1}},
-                                                    {"lt", {ScalarOp::Lt, 2}},
-                                                    {"gt", {ScalarOp::Gt, 2}},
-                                                    {"le", {ScalarOp::Le, 2}},
-                                                    {"ge", {ScalarOp::Ge, 2}},
-                                                    {"eq", {ScalarOp::Eq, 2}},
-                                                    {"neq", {ScalarOp::Neq, 2}},
-                                                    {"and", {ScalarOp::And, 2}},
-                                                    {"or", {ScalarOp::Or, 2}},
-                                                    {"not", {ScalarOp::Not, 1}},
-                                                    {"switch", {ScalarOp::Switch, 3}},
-                                                    {"identity", {ScalarOp::Identity, 1}},
-                                                    {"cast", {ScalarOp::Cast, 1}},
-                                                    {"clip", {ScalarOp::Clip, 1}},
-                                                    {"leaky_relu", {ScalarOp::LeakyRelu, 1}},
-                                                    {"hard_sigmoid", {ScalarOp::HardSigmoid, 1}},
-                                                    {"reciprocal", {ScalarOp::Reciprocal, 1}}};
-    return t;
-}
-
-bool isFloatFn(ScalarOp o) {
-    switch (o) {
-    case ScalarOp::Exp:
-    case ScalarOp::Log:
-    case ScalarOp::Sqrt:
-    case ScalarOp::Tanh:
-    case ScalarOp::Sigmoid:
-    case ScalarOp::Erf:
-    case ScalarOp::Sin:
-    case ScalarOp::Cos:
-    case ScalarOp::TrueDiv:
-    case ScalarOp::HardSigmoid:
-    case ScalarOp::Reciprocal: return true;
-    default: return false;
-    }
-}
-
-DType upgradeToFloat(DType d) {
-    if (isFloat(d) || isComplex(d)) return d;
-    if (d == DType::Int8 || d == DType::UInt8 || d == DType::Int16 || d == DType::UInt16 || d == DType::Bool)
-        return DType::Float32;
-    return DType::Float64;
-}
-
 struct Parser {
     const std::string& s;
     const std::vector<DType>& inTypes;
@@ -123,10 +49,10 @@ struct Parser {
             prog.nodes.push_back(n);
             return static_cast<int>(prog.nodes.size()) - 1;
         }
-        auto it = opTable().find(name);
-        if (it == opTable().end()) fail("unknown scalar op '" + name + "'");
+        const ScalarOpInfo* info = findScalarOp(name);
+        if (!info) fail("unknown scalar op '" + name + "'");
         ExprNode n;
-        n.op = it->second.op;
+        n.op = info->op;
         std::vector<std::string> params;
         skipWs();
         if (pos < s.size() && s[pos] == '{') {
@@ -158,7 +84,7 @@ struct Parser {
             }
             fail("expected ',' or ')'");
         }
-        const int arity = it->second.arity;
+        const int arity = info->arity;
         if (arity >= 0 && static_cast<int>(n.args.size()) != arity)
             fail(name + " takes " + std::to_string(arity) + " arguments, got " + std::to_string(n.args.size()));
         auto num = [&](std::size_t i, double dflt) {
@@ -170,35 +96,17 @@ struct Parser {
         };
         // types (Theano's elemwise type rule, per scalar)
         auto argType = [&](std::size_t i) { return prog.nodes[static_cast<std::size_t>(n.args[i])].dtype; };
-        switch (n.op) {
-        case ScalarOp::Cast: {
+        if (n.op == ScalarOp::Cast) {
             if (params.size() != 1) fail("cast needs {dtype}");
             auto d = parseDType(params[0]);
             if (!d) fail("cast to unknown dtype '" + params[0] + "'");
             n.dtype = *d;
-            break;
-        }
-        case ScalarOp::Clip:
-            n.p0 = num(0, -INFINITY);
-            n.p1 = num(1, INFINITY);
-            break;
-        case ScalarOp::LeakyRelu: n.p0 = num(0, 0.01); break;
-        case ScalarOp::HardSigmoid:
-            n.p0 = num(0, 0.2);
-            n.p1 = num(1, 0.5);
-            break;
-        default: break;
-        }
-        if (n.op != ScalarOp::Cast) {
-            if (isCompare(n.op)) {
-                n.dtype = DType::Bool;
-            } else {
-                const std::size_t first = n.op == ScalarOp::Switch ? 1 : 0;
-                DType d = argType(first);
-                for (std::size_t i = first + 1; i < n.args.size(); ++i) d = upcast(d, argType(i));
-                if (isFloatFn(n.op)) d = upgradeToFloat(d);
-                n.dtype = d;
-            }
+        } else {
+            if (info->nparams > 0) n.p0 = num(0, info->params[0].dflt);
+            if (info->nparams > 1) n.p1 = num(1, info->params[1].dflt);
+            std::vector<DType> argTypes;
+            for (std::size_t i = 0; i < n.args.size(); ++i) argTypes.push_back(argType(i));
+            n.dtype = scalarResultType(n.op, argTypes);
         }
         prog.nodes.push_back(n);
         return static_cast<int>(prog.nodes.size()) - 1;

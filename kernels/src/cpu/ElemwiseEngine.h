@@ -2,8 +2,9 @@
 // The scalar-expression engine behind Elemwise / GpuElemwise (incl. fused composites) and the
 // ONNX element-wise fallbacks: parses an elemwiseExpr string ("add(i0,mul(i1,i2))"), types every
 // sub-expression with Theano's rules and evaluates it block-wise over broadcast inputs.
-#include "ScalarOp.h"
 #include "passlens/kernels/Tensor.h"
+
+#include <passlens/ir/ScalarOps.h>
 
 #include <memory>
 #include <string>
@@ -30,22 +31,6 @@ struct ScalarProgram {
     int nin = 0;
     enum class Mode : std::uint8_t { Float, Double, Int } mode = Mode::Double;
 };
-
-/// Comparisons and logical ops (their result is bool).
-inline bool isCompare(ScalarOp o) {
-    switch (o) {
-    case ScalarOp::Lt:
-    case ScalarOp::Gt:
-    case ScalarOp::Le:
-    case ScalarOp::Ge:
-    case ScalarOp::Eq:
-    case ScalarOp::Neq:
-    case ScalarOp::And:
-    case ScalarOp::Or:
-    case ScalarOp::Not: return true;
-    default: return false;
-    }
-}
 
 /// One step of a chain program: v = op(v, k) (or op(k, v) when constFirst), k the per-row value
 /// of input `input` (unused for Relu / Clip). Same float arithmetic as the program's node.

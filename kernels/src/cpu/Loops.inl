@@ -18,50 +18,6 @@ namespace {
 
 constexpr int kBlock = 512;
 
-template <class C> inline C pyMod(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-        if (b == 0 || b == C(-1)) return 0;
-        C r = a % b;
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        return r;
-    } else {
-        C r = std::fmod(a, b);
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        return r;
-    }
-}
-
-template <class C> inline C floorDiv(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-        if (b == 0) return 0;
-        if (b == C(-1)) return static_cast<C>(0ull - static_cast<std::uint64_t>(a)); // wraps for INT64_MIN
-        C q = a / b;
-        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-        return q;
-    } else {
-        return std::floor(a / b);
-    }
-}
-
-template <class C> inline C ipow(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-        if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-        std::uint64_t r = 1, base = static_cast<std::uint64_t>(a);
-        while (b) {
-            if (b & 1) r *= base; // unsigned: wraps like NumPy's integers, no UB
-            base *= base;
-            b >>= 1;
-        }
-        return static_cast<C>(r);
-    } else {
-        // exact shortcuts for the exponents models use (pow is correctly rounded for these)
-        if (b == C(2)) return a * a;
-        if (b == C(1)) return a;
-        if (b == C(0.5) && a > 0) return std::sqrt(a);
-        return std::pow(a, b);
-    }
-}
-
 double wrapInt(double v, DType d) {
     if (!std::isfinite(v) || std::fabs(v) >= 9.2e18) return 0;
     const std::int64_t t = static_cast<std::int64_t>(v);
@@ -90,15 +46,9 @@ std::int64_t wrapInt64(std::int64_t t, DType d) {
     }
 }
 
-// The comparison-based ops, one definition for applyNode and epilogueChain (their NaN and
-// signed-zero behaviour depends on the operand order, so both must use these).
-template <class C> inline C maxOf(C s, C v) { return s < v ? v : s; }
-template <class C> inline C minOf(C s, C v) { return v < s ? v : s; }
-template <class C> inline C reluOf(C x) { return x > 0 ? x : C(0); }
-template <class C> inline C clipOf(C x, C lo, C hi) {
-    const C v = x < lo ? lo : x;
-    return v > hi ? hi : v;
-}
+// pyMod, floorDiv, ipow and the comparison-based ops (maxOf, minOf, reluOf, clipOf: their NaN and
+// signed-zero behaviour depends on the operand order) are ScalarArith.h's, shared by applyNode,
+// epilogueChain, constant folding and the CUDA kernels.
 
 template <class C>
 void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, ScalarProgram::Mode mode) {
@@ -311,16 +261,12 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
                 break;
             case ScalarOp::LeakyRelu: {
                 const C al = static_cast<C>(n.p0);
-                for (int i = 0; i < len; ++i) r[i] = x[i] >= 0 ? x[i] : x[i] * al;
+                for (int i = 0; i < len; ++i) r[i] = leakyReluOf(x[i], al);
                 break;
             }
             case ScalarOp::HardSigmoid: {
                 const C al = static_cast<C>(n.p0), be = static_cast<C>(n.p1);
-                for (int i = 0; i < len; ++i) {
-                    C v = al * x[i] + be;
-                    v = v < 0 ? C(0) : v;
-                    r[i] = v > 1 ? C(1) : v;
-                }
+                for (int i = 0; i < len; ++i) r[i] = hardSigmoidOf(x[i], al, be);
                 break;
             }
             default: break;
@@ -328,7 +274,7 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
         }
     }
     // Round the node's value to its dtype.
-    if (n.dtype == DType::Bool && !isCompare(n.op)) {
+    if (n.dtype == DType::Bool && !isCompareOp(n.op)) {
         for (int i = 0; i < len; ++i) r[i] = r[i] != 0;
     } else if constexpr (std::is_same_v<C, double>) {
         if (mode == ScalarProgram::Mode::Double) {

@@ -1,9 +1,10 @@
 // CUDA kernels of the backend: element-wise programs (a fused composite is one kernel), strided
 // copies, gathers, reductions, softmax, scans, im2col (+ cuBLAS) and depthwise convolution,
 // pooling and batch normalisation. Semantics follow the CPU backend (kernels/src/cpu).
-#include "../cpu/ScalarOp.h"
 #include "CudaOps.h"
 #include "Launch.h"
+
+#include <passlens/ir/ScalarArith.h>
 
 #include <cuda_runtime_api.h>
 
@@ -21,7 +22,7 @@ void checkLaunch(const char* what);
 
 namespace {
 
-using passlens::cpu::ScalarOp;
+using passlens::ScalarOp;
 
 constexpr int kThreads = 256;
 
@@ -84,48 +85,8 @@ template <class C> __device__ void store(void* p, int dt, long long i, C v) {
 }
 
 // ------------------------------------------------------------------ scalar semantics (as the CPU engine)
-template <class C> __device__ C pyMod(C a, C b) {
-    if constexpr (std::is_integral<C>::value) {
-        if (b == 0) return 0;
-        C r = a % b;
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        return r;
-    } else {
-        C r = fmod(a, b);
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        return r;
-    }
-}
-
-template <class C> __device__ C floorDiv(C a, C b) {
-    if constexpr (std::is_integral<C>::value) {
-        if (b == 0) return 0;
-        C q = a / b;
-        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-        return q;
-    } else {
-        return floor(a / b);
-    }
-}
-
-template <class C> __device__ C powC(C a, C b) {
-    if constexpr (std::is_integral<C>::value) {
-        if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-        C r = 1;
-        while (b) {
-            if (b & 1) r *= a;
-            a *= a;
-            b >>= 1;
-        }
-        return r;
-    } else {
-        if (b == C(2)) return a * a;
-        if (b == C(1)) return a;
-        if (b == C(0.5) && a > 0) return sqrt(a);
-        return pow(a, b);
-    }
-}
-
+// pyMod, floorDiv, ipow and the comparison-based ops are ScalarArith.h's (one definition for the
+// CPU loops, constant folding and these kernels).
 template <class C> __device__ C roundTo(C v, int dt, int mode, bool compare) {
     if (dt == Bool && !compare) return v != C(0) ? C(1) : C(0);
     if constexpr (std::is_same<C, double>::value) {
@@ -159,12 +120,6 @@ template <class C> __device__ C roundTo(C v, int dt, int mode, bool compare) {
     return v;
 }
 
-__device__ bool isCompareOp(int op) {
-    const ScalarOp o = static_cast<ScalarOp>(op);
-    return o == ScalarOp::Lt || o == ScalarOp::Gt || o == ScalarOp::Le || o == ScalarOp::Ge || o == ScalarOp::Eq ||
-           o == ScalarOp::Neq || o == ScalarOp::And || o == ScalarOp::Or || o == ScalarOp::Not;
-}
-
 template <class C> __device__ C evalNode(const ElemNode& n, const int* args, const C* v) {
     const C x = n.nargs > 0 ? v[args[n.argStart]] : C(0);
     const C y = n.nargs > 1 ? v[args[n.argStart + 1]] : C(0);
@@ -181,18 +136,12 @@ template <class C> __device__ C evalNode(const ElemNode& n, const int* args, con
     }
     case ScalarOp::Maximum: {
         C s = x;
-        for (int j = 1; j < n.nargs; ++j) {
-            const C t = v[args[n.argStart + j]];
-            s = s < t ? t : s;
-        }
+        for (int j = 1; j < n.nargs; ++j) s = maxOf(s, v[args[n.argStart + j]]);
         return s;
     }
     case ScalarOp::Minimum: {
         C s = x;
-        for (int j = 1; j < n.nargs; ++j) {
-            const C t = v[args[n.argStart + j]];
-            s = t < s ? t : s;
-        }
+        for (int j = 1; j < n.nargs; ++j) s = minOf(s, v[args[n.argStart + j]]);
         return s;
     }
     case ScalarOp::Sub: return x - y;
@@ -203,11 +152,11 @@ template <class C> __device__ C evalNode(const ElemNode& n, const int* args, con
             return x / y;
     case ScalarOp::IntDiv: return floorDiv<C>(x, y);
     case ScalarOp::Mod: return pyMod<C>(x, y);
-    case ScalarOp::Pow: return powC<C>(x, y);
+    case ScalarOp::Pow: return ipow<C>(x, y);
     case ScalarOp::Neg: return -x;
     case ScalarOp::Abs: return x < 0 ? -x : x;
     case ScalarOp::Sqr: return x * x;
-    case ScalarOp::Relu: return x > 0 ? x : C(0);
+    case ScalarOp::Relu: return reluOf(x);
     case ScalarOp::Sgn: return static_cast<C>((x > 0) - (x < 0));
     case ScalarOp::Lt: return x < y;
     case ScalarOp::Gt: return x > y;
@@ -227,8 +176,7 @@ template <class C> __device__ C evalNode(const ElemNode& n, const int* args, con
             d = fmin(fmax(d, static_cast<double>(n.p0)), static_cast<double>(n.p1));
             return static_cast<C>(d);
         } else {
-            C t = x < C(n.p0) ? C(n.p0) : x;
-            return t > C(n.p1) ? C(n.p1) : t;
+            return clipOf(x, C(n.p0), C(n.p1));
         }
     }
     default: break;
@@ -249,12 +197,8 @@ template <class C> __device__ C evalNode(const ElemNode& n, const int* args, con
         case ScalarOp::Sin: return sin(x);
         case ScalarOp::Cos: return cos(x);
         case ScalarOp::Reciprocal: return C(1) / x;
-        case ScalarOp::LeakyRelu: return x >= 0 ? x : x * C(n.p0);
-        case ScalarOp::HardSigmoid: {
-            C t = C(n.p0) * x + C(n.p1);
-            t = t < 0 ? C(0) : t;
-            return t > 1 ? C(1) : t;
-        }
+        case ScalarOp::LeakyRelu: return leakyReluOf(x, C(n.p0));
+        case ScalarOp::HardSigmoid: return hardSigmoidOf(x, C(n.p0), C(n.p1));
         default: return x;
         }
     }
@@ -286,7 +230,8 @@ template <class C> __global__ void elemKernel(const ElemArgs a, long long total)
             if (n.op == static_cast<int>(ScalarOp::Input)) {
                 v[ni] = load<C>(a.in[n.input].data, a.in[n.input].dtype, off[n.input]);
             } else {
-                v[ni] = roundTo<C>(evalNode<C>(n, a.prog.args, v), n.dtype, a.prog.mode, isCompareOp(n.op));
+                v[ni] = roundTo<C>(evalNode<C>(n, a.prog.args, v), n.dtype, a.prog.mode,
+                                   isCompareOp(static_cast<ScalarOp>(n.op)));
             }
         }
         store<C>(a.out, a.outDtype, e, v[a.prog.nNodes - 1]);

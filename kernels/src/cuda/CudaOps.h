@@ -63,7 +63,7 @@ float timerElapsedMs(Timer* t);
 
 // ---- element-wise programs (one kernel per node, any fused composite included)
 struct ElemNode {
-    int op = 0;       ///< passlens::cpu::ScalarOp value
+    int op = 0;       ///< passlens::ScalarOp value (passlens/ir/ScalarArith.h)
     int input = -1;   ///< for inputs
     int argStart = 0; ///< first argument in ElemProgram::args
     int nargs = 0;

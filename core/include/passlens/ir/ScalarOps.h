@@ -1,0 +1,72 @@
+#pragma once
+/// @file ScalarOps.h
+/// The one table of Elemwise scalar ops (theano/scalar/basic.py): Theano name, arity, result
+/// type rule, attribute parameters with their defaults, and the reference evaluator constant
+/// folding uses. OpRegistry (attribute check, type rule, display string), constant folding,
+/// GPU fusion and the CPU and CUDA element-wise engines read it; the arithmetic shared with
+/// device code is ScalarArith.h.
+#include "passlens/ir/DType.h"
+#include "passlens/ir/ScalarArith.h"
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace passlens {
+
+class Op;
+
+/// A numeric parameter of a scalar op, held by the Elemwise op as attribute `attr`.
+struct ScalarParam {
+    const char* attr = nullptr;
+    double dflt = 0; ///< the value when the attribute is absent
+};
+
+/// One row of the scalar-op table.
+struct ScalarOpInfo {
+    ScalarOp op = ScalarOp::Input;
+    std::string_view name; ///< Theano's name: "add", "true_div", "leaky_relu"
+    int arity = 1;         ///< number of inputs; -1: one or more (add, mul, maximum, minimum)
+    /// Theano's upgrade_to_float output type (exp, log, true_div, ...): an integer result type
+    /// becomes a float (upgradeToFloat).
+    bool floatResult = false;
+    int nparams = 0;                   ///< 0, 1 or 2 numeric parameters
+    std::array<ScalarParam, 2> params; ///< clip min / max, leaky_relu alpha, hard_sigmoid alpha / beta
+    /// The display string shows the parameters (`Elemwise{clip{0.0,6.0}}`); hard_sigmoid's does
+    /// not (Theano prints its class name only).
+    bool displayParams = false;
+};
+
+/// Every scalar op but Input, in ScalarOp order.
+std::span<const ScalarOpInfo> scalarOpTable();
+/// The row of `op` (Input has an empty name and arity 0).
+const ScalarOpInfo& scalarOpInfo(ScalarOp op);
+/// The row named `name`, or nullptr for a name that is not a scalar op ("composite" is not one:
+/// it is an Elemwise holding an expression).
+const ScalarOpInfo* findScalarOp(std::string_view name);
+
+/// Theano's upgrade_to_float: floats and complex stay; bool, int8 / uint8, int16 / uint16 become
+/// float32 (floatX); wider integers float64.
+DType upgradeToFloat(DType d);
+/// The result dtype of `op` (not Cast, whose dtype is its parameter) over arguments of dtypes
+/// `args` (Theano's elemwise type rule per scalar): bool for comparisons and logical ops, else
+/// the upcast of the arguments (switch: of its 2nd and 3rd), made a float for float functions.
+/// `args` must not be empty.
+DType scalarResultType(ScalarOp op, std::span<const DType> args);
+
+/// The numeric parameters of a scalar op, exactly as the op's attributes give them.
+struct ScalarParams {
+    double p0 = 0, p1 = 0;
+};
+/// The parameters of `info`'s op held by the Elemwise `op` (its attributes, else the defaults).
+ScalarParams scalarParamsOf(const Op& op, const ScalarOpInfo& info);
+
+/// The reference evaluator (constant folding): `op` applied to `args` in long double, which holds
+/// every int64 and float64 exactly; Identity / Cast truncate toward zero when `outDtype` is an
+/// integer type. The caller rounds the value to the output dtype. std::nullopt when the arity is
+/// not the op's or for an integer division or modulo by zero.
+std::optional<long double> evalScalarReference(ScalarOp op, const ScalarParams& params,
+                                               std::span<const long double> args, DType outDtype);
+
+} // namespace passlens
