@@ -194,6 +194,57 @@ private slots:
         QVERIFY(cp.p0 == -INFINITY && cp.p1 == 6.0);
     }
 
+    void scalarExpressions() {
+        // parse: nodes after their arguments, the root last; the text back unchanged
+        const ScalarExpr e = ScalarExpr::parse("add(i0,mul(i1,i2))");
+        QCOMPARE(e.nodes.size(), std::size_t(5));
+        QVERIFY(e.nodes[2].op == ScalarOp::Input && e.nodes[2].input == 2);
+        QVERIFY(e.nodes[3].op == ScalarOp::Mul && e.nodes[4].op == ScalarOp::Add);
+        QCOMPARE(e.nodes[4].args, (std::vector<int>{0, 3}));
+        QCOMPARE(QString::fromStdString(e.str()), QString("add(i0,mul(i1,i2))"));
+        QCOMPARE(e.numInputs(), 3);
+        QCOMPARE(QString::fromStdString(ScalarExpr::parse("clip{0,6}(i0)").str()), QString("clip{0,6}(i0)"));
+        QCOMPARE(QString::fromStdString(ScalarExpr::parse(" clip ( i0 ) ").str()), QString("clip{-inf,inf}(i0)"));
+        QCOMPARE(ScalarExpr::parse("leaky_relu(i0)").nodes.back().p0, 0.01);
+        QCOMPARE(ScalarExpr::parse("cast{int32}(i1)").nodes.back().castTo, DType::Int32);
+        // composing (GPU fusion): every iK replaced by a copy of parts[K]
+        const ScalarExpr f = ScalarExpr::parse("relu(add(i0,i0))").withInputs({ScalarExpr::parse("mul(i1,i2)")});
+        QCOMPARE(QString::fromStdString(f.str()), QString("relu(add(mul(i1,i2),mul(i1,i2)))"));
+        QCOMPARE(f.nodes.size(), std::size_t(8));
+        QVERIFY(errorOf([&] { (void)e.withInputs({ScalarExpr::input(0)}); }).contains("i1 has no replacement"));
+        // errors name the text, the offset and the reason
+        QVERIFY(errorOf([] {
+                    ScalarExpr::parse("frob(i0)");
+                }).contains("bad expression 'frob(i0)' at offset 4: unknown scalar op 'frob'"));
+        QVERIFY(errorOf([] { ScalarExpr::parse("sub(i0)"); }).contains("sub takes 2 arguments, got 1"));
+        QVERIFY(errorOf([] { ScalarExpr::parse("add(i0"); }).contains("expected ',' or ')'"));
+        QVERIFY(errorOf([] { ScalarExpr::parse("cast{float99}(i0)"); }).contains("cast to unknown dtype 'float99'"));
+        QVERIFY(errorOf([] { ScalarExpr::parse("exp(i0) x"); }).contains("trailing text"));
+        // an op's expression: parameters at the 9 digits of the text
+        const Op& leaky = Op::get("Elemwise", {{"scalar", "leaky_relu"}, {"alpha", double(0.1f)}});
+        const ScalarExpr le = elemwiseExpression(leaky, 1);
+        QCOMPARE(QString::fromStdString(le.str()), QString("leaky_relu{0.100000001}(i0)"));
+        QCOMPARE(le.nodes.back().p0, std::strtod("0.100000001", nullptr));
+        QCOMPARE(QString::fromStdString(elemwiseExpression(Op::get("Elemwise", {{"scalar", "add"}}), 3).str()),
+                 QString("add(i0,i1,i2)"));
+        // a composite's expression is parsed once per op; Op::get refuses one that does not parse
+        const Op& comp =
+            Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(add(i0,i1))"}, {"dtype", "float32"}});
+        QVERIFY(compositeExpression(comp) && compositeExpression(comp) == compositeExpression(comp));
+        QVERIFY(!compositeExpression(leaky));
+        QCOMPARE(QString::fromStdString(elemwiseExpression(comp, 2).str()), QString("relu(add(i0,i1))"));
+        QCOMPARE(QString::fromStdString(comp.str()), QString("GpuElemwise{Composite{relu(add(i0,i1))}}<gpuarray>"));
+        QVERIFY(errorOf([] {
+                    Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(i0,i1)"}});
+                }).contains("GpuElemwise: bad expression 'relu(i0,i1)'"));
+        QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "composite"}}); }).contains("needs an 'expr'"));
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[3]"), "x");
+        QVERIFY(errorOf([&] {
+                    g.apply(Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "add(i0,i2)"}}), {x, x});
+                }).contains("the expression reads i2 but the node has 2 inputs"));
+    }
+
     void pythonArithmetic() {
         // Python's % and // (the sign of the divisor; rounding toward minus infinity)
         QCOMPARE(pyMod<std::int64_t>(-7, 3), std::int64_t(2));

@@ -365,48 +365,6 @@ std::vector<NodeRewriter> backwardLifters(const GpuCapabilities& caps) {
 }
 
 // ------------------------------------------------------------------ fusion
-std::string elemwiseExpr(const Op& op, int nin) {
-    const std::string s = op.str("scalar");
-    if (s == "composite") return op.str("expr");
-    std::string head = s;
-    auto num = [](double v) {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.9g", v);
-        return std::string(b);
-    };
-    const ScalarOpInfo* info = findScalarOp(s);
-    if (s == "cast") {
-        head += "{" + op.str("dtype") + "}";
-    } else if (info && info->nparams > 0) {
-        const ScalarParams p = scalarParamsOf(op, *info);
-        head += "{" + num(p.p0) + (info->nparams > 1 ? "," + num(p.p1) : std::string()) + "}";
-    }
-    std::string args;
-    for (int i = 0; i < nin; ++i) args += (i ? "," : "") + std::string("i") + std::to_string(i);
-    return head + "(" + args + ")";
-}
-
-namespace {
-// Renames placeholders iK in `expr` through `map` (old index -> new index).
-std::string renumber(const std::string& expr, const std::vector<int>& map) {
-    std::string out;
-    for (std::size_t i = 0; i < expr.size();) {
-        const bool boundary = i == 0 || expr[i - 1] == '(' || expr[i - 1] == ',';
-        if (boundary && expr[i] == 'i' && i + 1 < expr.size() &&
-            std::isdigit(static_cast<unsigned char>(expr[i + 1]))) {
-            std::size_t j = i + 1;
-            while (j < expr.size() && std::isdigit(static_cast<unsigned char>(expr[j]))) ++j;
-            const int k = std::stoi(expr.substr(i + 1, j - i - 1));
-            out += "i" + std::to_string(map[static_cast<std::size_t>(k)]);
-            i = j;
-        } else {
-            out += expr[i++];
-        }
-    }
-    return out;
-}
-} // namespace
-
 PhaseResult GpuElemwiseFusion::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     bool any = false;
@@ -420,7 +378,7 @@ PhaseResult GpuElemwiseFusion::apply(RewriteEngine& engine) {
             engine.countTry("local_gpua_elemwise_fusion", n);
             const Type& ot = n->output()->type();
             std::vector<Variable*> ins;
-            std::vector<std::string> parts;
+            std::vector<ScalarExpr> parts;
             bool fused = false;
             auto indexOf = [&](Variable* v) {
                 auto it = std::find(ins.begin(), ins.end(), v);
@@ -434,34 +392,17 @@ PhaseResult GpuElemwiseFusion::apply(RewriteEngine& engine) {
                     in->type().dims() == ot.dims()) {
                     std::vector<int> map;
                     for (Variable* x : o->inputs()) map.push_back(indexOf(x));
-                    parts.push_back(renumber(elemwiseExpr(o->op(), o->nin()), map));
+                    std::vector<ScalarExpr> renamed;
+                    for (int k : map) renamed.push_back(ScalarExpr::input(k));
+                    parts.push_back(elemwiseExpression(o->op(), o->nin()).withInputs(renamed));
                     fused = true;
                 } else {
-                    parts.push_back("i" + std::to_string(indexOf(in)));
+                    parts.push_back(ScalarExpr::input(indexOf(in)));
                 }
             }
             if (!fused) continue;
             if (static_cast<int>(ins.size()) > maxInputsToGpuElemwise(ot.ndim())) continue;
-            std::string self = elemwiseExpr(n->op(), n->nin());
-            // substitute the node's own placeholders by the parts
-            std::string expr;
-            {
-                std::string e = self;
-                std::string out;
-                for (std::size_t i = 0; i < e.size();) {
-                    const bool boundary = i == 0 || e[i - 1] == '(' || e[i - 1] == ',';
-                    if (boundary && e[i] == 'i' && i + 1 < e.size() &&
-                        std::isdigit(static_cast<unsigned char>(e[i + 1]))) {
-                        std::size_t j = i + 1;
-                        while (j < e.size() && std::isdigit(static_cast<unsigned char>(e[j]))) ++j;
-                        out += parts[static_cast<std::size_t>(std::stoi(e.substr(i + 1, j - i - 1)))];
-                        i = j;
-                    } else {
-                        out += e[i++];
-                    }
-                }
-                expr = out;
-            }
+            const std::string expr = elemwiseExpression(n->op(), n->nin()).withInputs(parts).str();
             Variable* f = g.apply(
                 Op::get("GpuElemwise",
                         {{"scalar", "composite"}, {"expr", expr}, {"dtype", std::string(dtypeName(ot.dtype()))}}),

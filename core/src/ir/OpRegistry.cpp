@@ -53,6 +53,9 @@ std::vector<Type> elemwiseRule(const Op& op, Vars in) {
         fail(op, "takes " + std::to_string(info->arity) + (info->arity == 1 ? " input" : " inputs") + ", got " +
                      std::to_string(n));
     if (n == 0) fail(op, "takes at least 1 input");
+    if (const ScalarExpr* e = compositeExpression(op); e && e->numInputs() > static_cast<int>(n))
+        fail(op, "the expression reads i" + std::to_string(e->numInputs() - 1) + " but the node has " +
+                     std::to_string(n) + " inputs");
     auto dims = broadcastDims(in);
     DType out;
     if (s == "cast" || (s == "composite" && op.has("dtype"))) {
@@ -1028,6 +1031,14 @@ const Op& OpRegistry::internSlow(const std::string& kind, Attrs attrs, std::vect
     if (kind == "Elemwise" || kind == "GpuElemwise") {
         const std::string s = attrs["scalar"].get<std::string>();
         if (s != "composite" && !findScalarOp(s)) throw Error(kind + ": unknown scalar op '" + s + "'");
+        if (s == "composite") { // its expression must parse (compositeExpression parses it again once)
+            if (!attrs.contains("expr")) throw Error(kind + ": a composite needs an 'expr' attribute");
+            try {
+                (void)ScalarExpr::parse(attrs["expr"].get<std::string>());
+            } catch (const Error& e) {
+                throw Error(kind + ": " + e.what());
+            }
+        }
         if (s == "cast" && (!attrs.contains("dtype") || !parseDType(attrs["dtype"].get<std::string>())))
             throw Error(kind + ": cast needs a valid 'dtype' attribute");
     }

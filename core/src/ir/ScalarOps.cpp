@@ -1,10 +1,17 @@
 // The scalar-op table (see ScalarOps.h).
 #include "passlens/ir/ScalarOps.h"
 
+#include "passlens/ir/Error.h"
 #include "passlens/ir/Op.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <functional>
 #include <numeric>
 
@@ -13,51 +20,70 @@ namespace passlens {
 namespace {
 
 using S = ScalarOp;
-constexpr ScalarParam kNoParam{};
+
+// A row without parameters.
+constexpr ScalarOpInfo row(S op, std::string_view name, int arity, bool floatResult = false) {
+    ScalarOpInfo r;
+    r.op = op;
+    r.name = name;
+    r.arity = arity;
+    r.floatResult = floatResult;
+    return r;
+}
+
+// A unary row with parameters.
+constexpr ScalarOpInfo withParams(S op, std::string_view name, bool floatResult, ScalarParam p0,
+                                  std::optional<ScalarParam> p1, bool displayParams) {
+    ScalarOpInfo r = row(op, name, 1, floatResult);
+    r.nparams = p1 ? 2 : 1;
+    r.params = {p0, p1.value_or(ScalarParam{})};
+    r.displayParams = displayParams;
+    return r;
+}
 
 // One row per ScalarOp value after Input, in enum order (checked below).
 constexpr ScalarOpInfo kTable[] = {
-    {S::Add, "add", -1},
-    {S::Sub, "sub", 2},
-    {S::Mul, "mul", -1},
-    {S::TrueDiv, "true_div", 2, true},
-    {S::IntDiv, "int_div", 2},
-    {S::Mod, "mod", 2},
-    {S::Neg, "neg", 1},
-    {S::Abs, "abs", 1},
-    {S::Exp, "exp", 1, true},
-    {S::Log, "log", 1, true},
-    {S::Sqrt, "sqrt", 1, true},
-    {S::Sqr, "sqr", 1},
-    {S::Pow, "pow", 2},
-    {S::Maximum, "maximum", -1},
-    {S::Minimum, "minimum", -1},
-    {S::Tanh, "tanh", 1, true},
-    {S::Sigmoid, "sigmoid", 1, true},
-    {S::Relu, "relu", 1},
-    {S::Erf, "erf", 1, true},
-    {S::Sin, "sin", 1, true},
-    {S::Cos, "cos", 1, true},
-    {S::Floor, "floor", 1},
-    {S::Ceil, "ceil", 1},
-    {S::Round, "round", 1},
-    {S::Sgn, "sgn", 1},
-    {S::Lt, "lt", 2},
-    {S::Gt, "gt", 2},
-    {S::Le, "le", 2},
-    {S::Ge, "ge", 2},
-    {S::Eq, "eq", 2},
-    {S::Neq, "neq", 2},
-    {S::And, "and", 2},
-    {S::Or, "or", 2},
-    {S::Not, "not", 1},
-    {S::Switch, "switch", 3},
-    {S::Identity, "identity", 1},
-    {S::Cast, "cast", 1},
-    {S::Clip, "clip", 1, false, 2, {ScalarParam{"min", -INFINITY}, ScalarParam{"max", INFINITY}}, true},
-    {S::LeakyRelu, "leaky_relu", 1, false, 1, {ScalarParam{"alpha", 0.01}, kNoParam}, true},
-    {S::HardSigmoid, "hard_sigmoid", 1, true, 2, {ScalarParam{"alpha", 0.2}, ScalarParam{"beta", 0.5}}},
-    {S::Reciprocal, "reciprocal", 1, true},
+    row(S::Add, "add", -1),
+    row(S::Sub, "sub", 2),
+    row(S::Mul, "mul", -1),
+    row(S::TrueDiv, "true_div", 2, true),
+    row(S::IntDiv, "int_div", 2),
+    row(S::Mod, "mod", 2),
+    row(S::Neg, "neg", 1),
+    row(S::Abs, "abs", 1),
+    row(S::Exp, "exp", 1, true),
+    row(S::Log, "log", 1, true),
+    row(S::Sqrt, "sqrt", 1, true),
+    row(S::Sqr, "sqr", 1),
+    row(S::Pow, "pow", 2),
+    row(S::Maximum, "maximum", -1),
+    row(S::Minimum, "minimum", -1),
+    row(S::Tanh, "tanh", 1, true),
+    row(S::Sigmoid, "sigmoid", 1, true),
+    row(S::Relu, "relu", 1),
+    row(S::Erf, "erf", 1, true),
+    row(S::Sin, "sin", 1, true),
+    row(S::Cos, "cos", 1, true),
+    row(S::Floor, "floor", 1),
+    row(S::Ceil, "ceil", 1),
+    row(S::Round, "round", 1),
+    row(S::Sgn, "sgn", 1),
+    row(S::Lt, "lt", 2),
+    row(S::Gt, "gt", 2),
+    row(S::Le, "le", 2),
+    row(S::Ge, "ge", 2),
+    row(S::Eq, "eq", 2),
+    row(S::Neq, "neq", 2),
+    row(S::And, "and", 2),
+    row(S::Or, "or", 2),
+    row(S::Not, "not", 1),
+    row(S::Switch, "switch", 3),
+    row(S::Identity, "identity", 1),
+    row(S::Cast, "cast", 1),
+    withParams(S::Clip, "clip", false, {"min", -INFINITY}, ScalarParam{"max", INFINITY}, true),
+    withParams(S::LeakyRelu, "leaky_relu", false, {"alpha", 0.01}, std::nullopt, true),
+    withParams(S::HardSigmoid, "hard_sigmoid", true, {"alpha", 0.2}, ScalarParam{"beta", 0.5}, false),
+    row(S::Reciprocal, "reciprocal", 1, true),
 };
 
 constexpr bool tableInEnumOrder() {
@@ -67,7 +93,7 @@ constexpr bool tableInEnumOrder() {
 }
 static_assert(tableInEnumOrder(), "kTable has one row per ScalarOp after Input, in enum order");
 
-constexpr ScalarOpInfo kInputRow{S::Input, "", 0};
+constexpr ScalarOpInfo kInputRow = row(S::Input, "", 0);
 
 } // namespace
 
@@ -174,6 +200,214 @@ std::optional<long double> evalScalarReference(ScalarOp op, const ScalarParams& 
     case S::Minimum: return *std::min_element(a.begin(), a.end());
     default: return std::nullopt;
     }
+}
+
+// ------------------------------------------------------------------ expressions
+namespace {
+
+ScalarNode inputNode(int k) {
+    ScalarNode n;
+    n.input = k;
+    return n;
+}
+
+// printf's %.9g, the precision of the expression text.
+std::string numberText(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.9g", v);
+    return b;
+}
+
+double throughText(double v) { return std::strtod(numberText(v).c_str(), nullptr); }
+
+struct ExprParser {
+    std::string_view s;
+    ScalarExpr& e;
+    std::size_t pos = 0;
+
+    [[noreturn]] void fail(const std::string& why) const {
+        throw Error("bad expression '" + std::string(s) + "' at offset " + std::to_string(pos) + ": " + why);
+    }
+    void skipWs() {
+        while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
+    }
+    std::string ident() {
+        skipWs();
+        const std::size_t b = pos;
+        while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) ++pos;
+        if (b == pos) fail("expected a name");
+        return std::string(s.substr(b, pos - b));
+    }
+    int push(ScalarNode n) {
+        e.nodes.push_back(std::move(n));
+        return static_cast<int>(e.nodes.size()) - 1;
+    }
+    int parse() {
+        const std::string name = ident();
+        if (name.size() > 1 && name[0] == 'i' && std::all_of(name.begin() + 1, name.end(), [](char c) {
+                return std::isdigit(static_cast<unsigned char>(c));
+            })) {
+            if (name.size() > 10) fail("input " + name + " is out of range");
+            ScalarNode n;
+            n.input = std::atoi(name.c_str() + 1);
+            return push(n);
+        }
+        const ScalarOpInfo* info = findScalarOp(name);
+        if (!info) fail("unknown scalar op '" + name + "'");
+        ScalarNode n;
+        n.op = info->op;
+        std::vector<std::string> params;
+        skipWs();
+        if (pos < s.size() && s[pos] == '{') {
+            const std::size_t close = s.find('}', pos);
+            if (close == std::string_view::npos) fail("unclosed '{'");
+            const std::string inner(s.substr(pos + 1, close - pos - 1));
+            std::size_t b = 0;
+            while (true) {
+                const std::size_t c = inner.find(',', b);
+                params.push_back(inner.substr(b, c == std::string::npos ? std::string::npos : c - b));
+                if (c == std::string::npos) break;
+                b = c + 1;
+            }
+            pos = close + 1;
+        }
+        skipWs();
+        if (pos >= s.size() || s[pos] != '(') fail("expected '(' after " + name);
+        ++pos;
+        while (true) {
+            n.args.push_back(parse());
+            skipWs();
+            if (pos < s.size() && s[pos] == ',') {
+                ++pos;
+                continue;
+            }
+            if (pos < s.size() && s[pos] == ')') {
+                ++pos;
+                break;
+            }
+            fail("expected ',' or ')'");
+        }
+        if (info->arity >= 0 && static_cast<int>(n.args.size()) != info->arity)
+            fail(name + " takes " + std::to_string(info->arity) + " arguments, got " + std::to_string(n.args.size()));
+        auto num = [&](std::size_t i, double dflt) {
+            if (i >= params.size() || params[i].empty()) return dflt;
+            char* end = nullptr;
+            const double v = std::strtod(params[i].c_str(), &end);
+            if (end == params[i].c_str()) fail("bad number '" + params[i] + "'");
+            return v;
+        };
+        if (n.op == ScalarOp::Cast) {
+            if (params.size() != 1) fail("cast needs {dtype}");
+            auto d = parseDType(params[0]);
+            if (!d) fail("cast to unknown dtype '" + params[0] + "'");
+            n.castTo = *d;
+        }
+        if (info->nparams > 0) n.p0 = num(0, info->params[0].dflt);
+        if (info->nparams > 1) n.p1 = num(1, info->params[1].dflt);
+        return push(std::move(n));
+    }
+};
+
+// Appends the subtree of `src` rooted at node `i` to `out` (inputs replaced by `parts`); returns
+// its root's index in `out`.
+int copyTree(const ScalarExpr& src, int i, const std::vector<ScalarExpr>* parts, ScalarExpr& out) {
+    const ScalarNode& n = src.nodes[static_cast<std::size_t>(i)];
+    if (n.op == ScalarOp::Input && parts) {
+        if (n.input < 0 || n.input >= static_cast<int>(parts->size()))
+            throw Error("expression '" + src.str() + "': input i" + std::to_string(n.input) + " has no replacement");
+        const ScalarExpr& p = (*parts)[static_cast<std::size_t>(n.input)];
+        return copyTree(p, static_cast<int>(p.nodes.size()) - 1, nullptr, out);
+    }
+    ScalarNode c = n;
+    for (int& a : c.args) a = copyTree(src, a, parts, out);
+    out.nodes.push_back(std::move(c));
+    return static_cast<int>(out.nodes.size()) - 1;
+}
+
+void printTree(const ScalarExpr& e, int i, std::string& out) {
+    const ScalarNode& n = e.nodes[static_cast<std::size_t>(i)];
+    if (n.op == ScalarOp::Input) {
+        out += "i" + std::to_string(n.input);
+        return;
+    }
+    const ScalarOpInfo& info = scalarOpInfo(n.op);
+    out += info.name;
+    if (n.op == ScalarOp::Cast)
+        out += "{" + std::string(dtypeName(n.castTo)) + "}";
+    else if (info.nparams > 0)
+        out += "{" + numberText(n.p0) + (info.nparams > 1 ? "," + numberText(n.p1) : std::string()) + "}";
+    out += "(";
+    for (std::size_t k = 0; k < n.args.size(); ++k) {
+        if (k) out += ",";
+        printTree(e, n.args[k], out);
+    }
+    out += ")";
+}
+
+} // namespace
+
+ScalarExpr ScalarExpr::parse(std::string_view text) {
+    ScalarExpr e;
+    ExprParser p{text, e};
+    p.parse();
+    p.skipWs();
+    if (p.pos != text.size()) p.fail("trailing text");
+    return e;
+}
+
+ScalarExpr ScalarExpr::input(int k) {
+    ScalarExpr e;
+    e.nodes.push_back(inputNode(k));
+    return e;
+}
+
+std::string ScalarExpr::str() const {
+    std::string out;
+    if (!nodes.empty()) printTree(*this, static_cast<int>(nodes.size()) - 1, out);
+    return out;
+}
+
+int ScalarExpr::numInputs() const {
+    int n = 0;
+    for (const ScalarNode& x : nodes)
+        if (x.op == ScalarOp::Input) n = std::max(n, x.input + 1);
+    return n;
+}
+
+ScalarExpr ScalarExpr::withInputs(const std::vector<ScalarExpr>& parts) const {
+    ScalarExpr out;
+    if (!nodes.empty()) copyTree(*this, static_cast<int>(nodes.size()) - 1, &parts, out);
+    return out;
+}
+
+const ScalarExpr* compositeExpression(const Op& op) {
+    if ((op.kind() != "Elemwise" && op.kind() != "GpuElemwise") || op.str("scalar") != "composite") return nullptr;
+    static std::mutex mutex;
+    static std::unordered_map<const Op*, std::unique_ptr<const ScalarExpr>> parsed;
+    std::lock_guard lock(mutex);
+    auto& e = parsed[&op];
+    if (!e) e = std::make_unique<const ScalarExpr>(ScalarExpr::parse(op.str("expr")));
+    return e.get();
+}
+
+ScalarExpr elemwiseExpression(const Op& op, int nin) {
+    if (const ScalarExpr* e = compositeExpression(op)) return *e;
+    const std::string s = op.str("scalar");
+    const ScalarOpInfo* info = findScalarOp(s);
+    if (!info) throw Error(op.str() + ": no expression (a composite without 'expr')");
+    ScalarExpr e;
+    ScalarNode n;
+    n.op = info->op;
+    for (int i = 0; i < nin; ++i) {
+        e.nodes.push_back(inputNode(i));
+        n.args.push_back(i);
+    }
+    if (n.op == ScalarOp::Cast) n.castTo = parseDType(op.str("dtype")).value_or(DType::Float32);
+    const ScalarParams p = scalarParamsOf(op, *info);
+    n.p0 = throughText(p.p0);
+    n.p1 = throughText(p.p1);
+    e.nodes.push_back(std::move(n));
+    return e;
 }
 
 } // namespace passlens

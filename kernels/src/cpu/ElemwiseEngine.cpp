@@ -15,104 +15,6 @@ namespace passlens::cpu {
 
 namespace {
 
-struct Parser {
-    const std::string& s;
-    const std::vector<DType>& inTypes;
-    ScalarProgram& prog;
-    std::size_t pos = 0;
-
-    [[noreturn]] void fail(const std::string& why) const {
-        throw Error("bad expression '" + s + "' at offset " + std::to_string(pos) + ": " + why);
-    }
-    void skipWs() {
-        while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
-    }
-    std::string ident() {
-        skipWs();
-        const std::size_t b = pos;
-        while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) ++pos;
-        if (b == pos) fail("expected a name");
-        return s.substr(b, pos - b);
-    }
-    int parse() {
-        const std::string name = ident();
-        if (name.size() > 1 && name[0] == 'i' && std::all_of(name.begin() + 1, name.end(), [](char c) {
-                return std::isdigit(static_cast<unsigned char>(c));
-            })) {
-            const int k = std::atoi(name.c_str() + 1);
-            if (k < 0 || k >= static_cast<int>(inTypes.size()))
-                fail("input " + name + " does not exist (the node has " + std::to_string(inTypes.size()) + " inputs)");
-            ExprNode n;
-            n.op = ScalarOp::Input;
-            n.input = k;
-            n.dtype = inTypes[static_cast<std::size_t>(k)];
-            prog.nodes.push_back(n);
-            return static_cast<int>(prog.nodes.size()) - 1;
-        }
-        const ScalarOpInfo* info = findScalarOp(name);
-        if (!info) fail("unknown scalar op '" + name + "'");
-        ExprNode n;
-        n.op = info->op;
-        std::vector<std::string> params;
-        skipWs();
-        if (pos < s.size() && s[pos] == '{') {
-            const std::size_t close = s.find('}', pos);
-            if (close == std::string::npos) fail("unclosed '{'");
-            std::string inner = s.substr(pos + 1, close - pos - 1);
-            std::size_t b = 0;
-            while (true) {
-                const std::size_t c = inner.find(',', b);
-                params.push_back(inner.substr(b, c == std::string::npos ? std::string::npos : c - b));
-                if (c == std::string::npos) break;
-                b = c + 1;
-            }
-            pos = close + 1;
-        }
-        skipWs();
-        if (pos >= s.size() || s[pos] != '(') fail("expected '(' after " + name);
-        ++pos;
-        while (true) {
-            n.args.push_back(parse());
-            skipWs();
-            if (pos < s.size() && s[pos] == ',') {
-                ++pos;
-                continue;
-            }
-            if (pos < s.size() && s[pos] == ')') {
-                ++pos;
-                break;
-            }
-            fail("expected ',' or ')'");
-        }
-        const int arity = info->arity;
-        if (arity >= 0 && static_cast<int>(n.args.size()) != arity)
-            fail(name + " takes " + std::to_string(arity) + " arguments, got " + std::to_string(n.args.size()));
-        auto num = [&](std::size_t i, double dflt) {
-            if (i >= params.size() || params[i].empty()) return dflt;
-            char* end = nullptr;
-            const double v = std::strtod(params[i].c_str(), &end);
-            if (end == params[i].c_str()) fail("bad number '" + params[i] + "'");
-            return v;
-        };
-        // types (Theano's elemwise type rule, per scalar)
-        auto argType = [&](std::size_t i) { return prog.nodes[static_cast<std::size_t>(n.args[i])].dtype; };
-        if (n.op == ScalarOp::Cast) {
-            if (params.size() != 1) fail("cast needs {dtype}");
-            auto d = parseDType(params[0]);
-            if (!d) fail("cast to unknown dtype '" + params[0] + "'");
-            n.dtype = *d;
-        } else {
-            if (info->nparams > 0) n.p0 = num(0, info->params[0].dflt);
-            if (info->nparams > 1) n.p1 = num(1, info->params[1].dflt);
-            std::vector<DType> argTypes;
-            for (std::size_t i = 0; i < n.args.size(); ++i) argTypes.push_back(argType(i));
-            n.dtype = scalarResultType(n.op, argTypes);
-        }
-        prog.nodes.push_back(n);
-        return static_cast<int>(prog.nodes.size()) - 1;
-    }
-};
-
 bool exactInFloat(DType d) {
     switch (d) {
     case DType::Float32:
@@ -128,13 +30,32 @@ bool exactInFloat(DType d) {
 // ------------------------------------------------------------------ evaluation
 } // namespace
 
-ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inTypes) {
+ScalarProgram compileExpr(const std::string& text, const std::vector<DType>& inTypes) {
+    return compileExpr(ScalarExpr::parse(text), inTypes);
+}
+
+ScalarProgram compileExpr(const ScalarExpr& e, const std::vector<DType>& inTypes) {
     ScalarProgram prog;
     prog.nin = static_cast<int>(inTypes.size());
-    Parser p{expr, inTypes, prog};
-    p.parse();
-    p.skipWs();
-    if (p.pos != expr.size()) p.fail("trailing text");
+    if (e.nodes.empty()) throw Error("bad expression: it is empty");
+    for (const ScalarNode& sn : e.nodes) {
+        ExprNode n;
+        static_cast<ScalarNode&>(n) = sn;
+        if (n.op == ScalarOp::Input) {
+            if (n.input < 0 || n.input >= prog.nin)
+                throw Error("bad expression '" + e.str() + "': input i" + std::to_string(n.input) +
+                            " does not exist (the node has " + std::to_string(prog.nin) + " inputs)");
+            n.dtype = inTypes[static_cast<std::size_t>(n.input)];
+        } else if (n.op == ScalarOp::Cast) {
+            n.dtype = n.castTo;
+        } else {
+            // Theano's elemwise type rule, per scalar
+            std::vector<DType> argTypes;
+            for (int a : n.args) argTypes.push_back(prog.nodes[static_cast<std::size_t>(a)].dtype);
+            n.dtype = scalarResultType(n.op, argTypes);
+        }
+        prog.nodes.push_back(std::move(n));
+    }
     // Choose the compute mode.
     const std::size_t nn = prog.nodes.size();
     std::vector<bool> onlyUnderCast(nn, true);
@@ -157,7 +78,7 @@ ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inT
     }
     for (const ExprNode& n : prog.nodes)
         if (isComplex(n.dtype) || n.dtype == DType::Float16)
-            throw Error("bad expression '" + expr + "': dtype " + std::string(dtypeName(n.dtype)) +
+            throw Error("bad expression '" + e.str() + "': dtype " + std::string(dtypeName(n.dtype)) +
                         " is not supported by the CPU backend");
     prog.mode = floatOk ? ScalarProgram::Mode::Float : intOk ? ScalarProgram::Mode::Int : ScalarProgram::Mode::Double;
     return prog;

@@ -1,7 +1,8 @@
 #pragma once
 // The scalar-expression engine behind Elemwise / GpuElemwise (incl. fused composites) and the
-// ONNX element-wise fallbacks: parses an elemwiseExpr string ("add(i0,mul(i1,i2))"), types every
-// sub-expression with Theano's rules and evaluates it block-wise over broadcast inputs.
+// ONNX element-wise fallbacks: compiles a ScalarExpr (core/ir/ScalarOps.h: the node's
+// elemwiseExpression, a composite's parsed expr) into a program typed with Theano's rules for the
+// input dtypes and evaluates it block-wise over broadcast inputs.
 #include "passlens/kernels/Tensor.h"
 
 #include <passlens/ir/ScalarOps.h>
@@ -17,12 +18,9 @@ class OutputEpilogue;
 
 namespace passlens::cpu {
 
-struct ExprNode {
-    ScalarOp op = ScalarOp::Input;
-    int input = -1;        ///< for Input: the input index
-    std::vector<int> args; ///< node indices (earlier in the program)
+/// A node of the expression with its dtype (op, input, args, p0 / p1: ScalarNode's).
+struct ExprNode : ScalarNode {
     DType dtype = DType::Float32;
-    double p0 = 0, p1 = 0; ///< clip min/max, leaky_relu alpha, hard_sigmoid alpha/beta
 };
 
 /// A parsed expression, nodes in evaluation order (the last one is the root).
@@ -67,8 +65,12 @@ struct RowEpilogue {
 std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput,
                                                      const std::vector<Tensor>& constants);
 
-/// Parses `expr` with input dtypes `inTypes`; throws passlens::Error("bad expression ...: why").
-ScalarProgram compileExpr(const std::string& expr, const std::vector<DType>& inTypes);
+/// Types `expr` for input dtypes `inTypes` (scalarResultType per node) and chooses the compute
+/// mode; throws passlens::Error("bad expression ...: why") when it reads an input beyond
+/// `inTypes` or a dtype the backend does not compute in (float16, complex).
+ScalarProgram compileExpr(const ScalarExpr& expr, const std::vector<DType>& inTypes);
+/// compileExpr of ScalarExpr::parse(text) (the ONNX element-wise kernels build their text).
+ScalarProgram compileExpr(const std::string& text, const std::vector<DType>& inTypes);
 
 /// Evaluates `prog` over `inputs` (equal ranks; a dim of 1 broadcasts) into `out`, whose shape
 /// must be the broadcast shape and whose dtype is the result dtype (the root value is converted).

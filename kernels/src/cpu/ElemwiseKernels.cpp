@@ -3,8 +3,6 @@
 #include "ElemwiseEngine.h"
 #include "Loops.h"
 
-#include <passlens/gpu/GpuRewrites.h>
-
 #include <cstdlib>
 #include <cstring>
 
@@ -24,7 +22,7 @@ void elemwise(KernelCall& c) {
     if (!same) {
         auto s = std::make_unique<ElemwiseState>();
         for (const Tensor& t : c.inputs) s->inTypes.push_back(t.dtype());
-        s->prog = compileExpr(elemwiseExpr(c.op(), c.nin()), s->inTypes);
+        s->prog = compileExpr(elemwiseExpression(c.op(), c.nin()), s->inTypes);
         st = s.get();
         c.state = std::move(s);
     }
@@ -110,7 +108,7 @@ std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInp
         e->consts.push_back(t);
     }
     try {
-        e->prog = compileExpr(elemwiseExpr(node.op(), node.nin()), types);
+        e->prog = compileExpr(elemwiseExpression(node.op(), node.nin()), types);
     } catch (const std::exception&) {
         return nullptr;
     }

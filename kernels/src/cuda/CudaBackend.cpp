@@ -10,7 +10,6 @@
 #include "passlens/kernels/Executor.h"
 #include "passlens/kernels/Kernel.h"
 
-#include <passlens/gpu/GpuRewrites.h>
 #include <passlens/ir/Error.h>
 
 #include <cstring>
@@ -177,7 +176,7 @@ void gpuElemwise(KernelCall& c) {
     if (!same) {
         auto s = std::make_unique<ProgramState>();
         for (const Tensor& t : c.inputs) s->types.push_back(t.dtype());
-        const cpu::ScalarProgram p = cpu::compileExpr(elemwiseExpr(c.op(), c.nin()), s->types);
+        const cpu::ScalarProgram p = cpu::compileExpr(elemwiseExpression(c.op(), c.nin()), s->types);
         if (static_cast<int>(p.nodes.size()) > cuda::kMaxNodes)
             c.fail("the expression has more than " + std::to_string(cuda::kMaxNodes) + " nodes");
         s->prog.nNodes = static_cast<int>(p.nodes.size());

@@ -46,16 +46,13 @@ std::vector<NodeRewriter> backwardLifters(const GpuCapabilities& caps);
 
 /// GPU elemwise fusion (FusionOptimizer over GpuElemwise, §2.5): repeatedly, outputs first,
 /// folds single-client GpuElemwise inputs of the same shape into one
-/// GpuElemwise{composite, expr} within the kernel-argument budget.
+/// GpuElemwise{composite, expr} within the kernel-argument budget; the expression is composed
+/// as a ScalarExpr (elemwiseExpression of each node, ScalarExpr::withInputs) and `expr` is its text.
 class GpuElemwiseFusion final : public Phase {
 public:
     explicit GpuElemwiseFusion(std::string phaseName = "gpua_elemwise_fusion") { name = std::move(phaseName); }
     PhaseResult apply(RewriteEngine& engine) override;
     std::string kind() const override { return "Fusion"; }
 };
-
-/// The scalar expression of a GpuElemwise / Elemwise node over inputs i0, i1, ...:
-/// "add(i0,mul(i1,i2))", "cast{float32}(i0)", "clip{0,6}(i0)"; a composite's own expr.
-std::string elemwiseExpr(const Op& op, int nin);
 
 } // namespace passlens

@@ -2,16 +2,18 @@
 /// @file ScalarOps.h
 /// The one table of Elemwise scalar ops (theano/scalar/basic.py): Theano name, arity, result
 /// type rule, attribute parameters with their defaults, and the reference evaluator constant
-/// folding uses. OpRegistry (attribute check, type rule, display string), constant folding,
-/// GPU fusion and the CPU and CUDA element-wise engines read it; the arithmetic shared with
-/// device code is ScalarArith.h.
+/// folding uses; and the typed scalar expression (`ScalarExpr`) a fused Elemwise carries. OpRegistry (attribute check,
+/// type rule, display string), constant folding, GPU fusion and the CPU and CUDA element-wise engines read it; the
+/// arithmetic shared with device code is ScalarArith.h.
 #include "passlens/ir/DType.h"
 #include "passlens/ir/ScalarArith.h"
 
 #include <array>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace passlens {
 
@@ -68,5 +70,48 @@ ScalarParams scalarParamsOf(const Op& op, const ScalarOpInfo& info);
 /// not the op's or for an integer division or modulo by zero.
 std::optional<long double> evalScalarReference(ScalarOp op, const ScalarParams& params,
                                                std::span<const long double> args, DType outDtype);
+
+/// One node of a scalar expression: an op over earlier nodes, or the input placeholder `iK`.
+struct ScalarNode {
+    ScalarOp op = ScalarOp::Input;
+    int input = -1;                ///< Input: the input index K
+    std::vector<int> args;         ///< indices of earlier nodes
+    DType castTo = DType::Float32; ///< Cast: the target dtype
+    /// The op's parameters (ScalarOpInfo::params): clip min / max, leaky_relu alpha,
+    /// hard_sigmoid alpha / beta.
+    double p0 = 0, p1 = 0;
+};
+
+/// A scalar expression over inputs i0, i1, ... (the `expr` of a fused GpuElemwise{composite}):
+/// nodes in evaluation order, each after its arguments, the root last; a tree, as its prefix
+/// text `add(i0,mul(i1,i2))` parses. Types are not part of it: they follow from the input dtypes
+/// (scalarResultType per node).
+struct ScalarExpr {
+    std::vector<ScalarNode> nodes;
+
+    /// Parses the prefix text (`cast{float32}(i0)`, `clip{0,6}(i0)`: parameters in braces,
+    /// missing ones take the table's defaults). Throws passlens::Error("bad expression '...' at
+    /// offset N: why") on an unknown op, a wrong number of arguments, a bad number or dtype.
+    static ScalarExpr parse(std::string_view text);
+    /// The expression `iK`.
+    static ScalarExpr input(int k);
+    /// The prefix text; parameters printed with 9 significant digits (`%.9g`, so `-inf`, `inf`).
+    std::string str() const;
+    /// 1 + the largest input index (0 without inputs).
+    int numInputs() const;
+    /// This expression with every input `iK` replaced by `parts[K]` (a tree again: a part used
+    /// twice is copied). Throws passlens::Error when K >= parts.size().
+    ScalarExpr withInputs(const std::vector<ScalarExpr>& parts) const;
+};
+
+/// The typed expression of an Elemwise / GpuElemwise{composite} `op`: its `expr` attribute, which
+/// Op::get checks, parsed once per interned op (ops live as long as the program); nullptr for any
+/// other op.
+const ScalarExpr* compositeExpression(const Op& op);
+/// The expression of an Elemwise / GpuElemwise `op` over `nin` inputs: a composite's
+/// compositeExpression, else the op over i0 .. i{nin-1}, its parameters rounded to the 9
+/// significant digits of the expression text, so that an Elemwise and the composite it is fused
+/// into compute with the same values.
+ScalarExpr elemwiseExpression(const Op& op, int nin);
 
 } // namespace passlens
