@@ -5,6 +5,7 @@
 #include <passlens/ir/GraphSearch.h>
 #include <passlens/ir/OpRegistry.h>
 #include <passlens/ir/ScalarOps.h>
+#include <passlens/ir/Subtensor.h>
 
 #include <QTest>
 
@@ -281,6 +282,45 @@ private slots:
         QCOMPARE(double(*evalScalarReference(ScalarOp::Clip, {-1, 1}, x, DType::Float32)), -1.0);
         QCOMPARE(double(*evalScalarReference(ScalarOp::LeakyRelu, {0.5, 0}, x, DType::Float32)), -1.25);
         QCOMPARE(double(*evalScalarReference(ScalarOp::HardSigmoid, {0.2, 0.5}, x, DType::Float32)), 0.0);
+    }
+
+    void subtensorResolution() {
+        // Python's slice.indices(n) and the length
+        auto sl = [](std::optional<std::int64_t> a, std::optional<std::int64_t> b, std::optional<std::int64_t> c,
+                     std::int64_t n) {
+            const ResolvedSlice r = resolveSlice(a, b, c, n);
+            return std::vector<std::int64_t>{r.start, r.step, r.length};
+        };
+        QCOMPARE(sl({}, {}, -1, 5), (std::vector<std::int64_t>{4, -1, 5})); // x[::-1]
+        QCOMPARE(sl(-2, {}, {}, 5), (std::vector<std::int64_t>{3, 1, 2}));  // x[-2:]
+        QCOMPARE(sl(1, 100, 2, 5), (std::vector<std::int64_t>{1, 2, 2}));   // x[1:100:2]: 1, 3
+        QCOMPARE(sl(10, 0, -3, 5), (std::vector<std::int64_t>{4, -3, 2}));  // x[10:0:-3]: 4, 1
+        QCOMPARE(sl(0, 0, {}, 5).back(), std::int64_t(0));                  // x[0:0]
+        QCOMPARE(sl(-100, -100, -1, 5).back(), std::int64_t(0));            // x[-100:-100:-1]
+        // a Subtensor's region of a row-major [3,6]: x[1, ?::2] with ? = 1 -> elements 7, 9, 11
+        const json idx = json::parse(R"([1, {"start": "?", "step": 2}])");
+        int calls = 0;
+        const SubtensorRegion r = resolveSubtensor(
+            idx, {3, 6}, [&] { return std::int64_t(++calls); }, "float32[3,6]");
+        QCOMPARE(calls, 1);
+        QCOMPARE(r.base, std::int64_t(7));
+        QCOMPARE(r.dims, (std::vector<std::int64_t>{3}));
+        QCOMPARE(r.strides, (std::vector<std::int64_t>{2}));
+        QVERIFY(!r.contiguous());
+        const SubtensorRegion rows = resolveSubtensor(
+            json::parse(R"([{"start": 1}])"), {4, 3}, [] { return std::int64_t(0); }, "x");
+        QVERIFY(rows.contiguous() && rows.base == 3 && rows.dims == (std::vector<std::int64_t>{3, 3}));
+        // errors name the axis and the tensor
+        auto err = [](const char* idxText, std::vector<std::int64_t> shape) {
+            return errorOf([&] {
+                resolveSubtensor(
+                    json::parse(idxText), shape, [] { return std::int64_t(-9); }, "float32[T]");
+            });
+        };
+        QCOMPARE(err("[5]", {3}), QString("index 5 out of bounds for axis 0 of float32[T]"));
+        QCOMPARE(err(R"([0, "?"])", {2, 4}), QString("index -9 out of bounds for axis 1 of float32[T]"));
+        QCOMPARE(err(R"([{"step": 0}])", {3}), QString("slice step cannot be 0"));
+        QCOMPARE(err("[0, 0, 0]", {2, 2}), QString("has 3 indices for float32[T]"));
     }
 
     void shapeRules() {

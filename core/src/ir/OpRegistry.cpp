@@ -4,6 +4,7 @@
 #include "passlens/ir/Error.h"
 #include "passlens/ir/FunctionGraph.h"
 #include "passlens/ir/ScalarOps.h"
+#include "passlens/ir/Subtensor.h"
 
 #include <algorithm>
 #include <set>
@@ -201,19 +202,12 @@ std::vector<Type> allocEmptyRule(const Op& op, Vars in) {
 
 // Python slice length for a dim of size n.
 std::int64_t sliceLen(std::int64_t n, const json& s) {
-    std::int64_t step = s.contains("step") && !s["step"].is_null() ? s["step"].get<std::int64_t>() : 1;
     if (n < 0) return U;
-    auto norm = [&](const char* k, std::int64_t dflt) {
-        if (!s.contains(k) || s[k].is_null()) return dflt;
-        std::int64_t v = s[k].get<std::int64_t>();
-        if (v < 0) v += n;
-        if (step > 0) return std::clamp<std::int64_t>(v, 0, n);
-        return std::clamp<std::int64_t>(v, -1, n - 1);
+    auto field = [&](const char* k) -> std::optional<std::int64_t> {
+        if (!s.contains(k) || s[k].is_null()) return std::nullopt;
+        return s[k].get<std::int64_t>();
     };
-    std::int64_t start = norm("start", step > 0 ? 0 : n - 1);
-    std::int64_t stop = norm("stop", step > 0 ? n : -1);
-    if (step > 0) return stop > start ? (stop - start + step - 1) / step : 0;
-    return start > stop ? (start - stop + (-step) - 1) / (-step) : 0;
+    return resolveSlice(field("start"), field("stop"), field("step"), n).length;
 }
 
 // Number of symbolic entries ("?") in a Subtensor idx list: each takes one extra integer

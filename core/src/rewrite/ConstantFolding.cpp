@@ -1,7 +1,9 @@
 #include "passlens/rewrite/ConstantFolding.h"
 
+#include "passlens/ir/Error.h"
 #include "passlens/ir/OpRegistry.h"
 #include "passlens/ir/ScalarOps.h"
+#include "passlens/ir/Subtensor.h"
 
 #include <cmath>
 #include <numeric>
@@ -69,12 +71,6 @@ void forEachBroadcast(const std::vector<std::int64_t>& out, const std::vector<st
     }
 }
 
-std::int64_t clampSliceBound(std::int64_t v, std::int64_t n, std::int64_t step, bool isStart) {
-    if (v < 0) v += n;
-    if (step > 0) return std::clamp<std::int64_t>(v, 0, n);
-    (void)isStart;
-    return std::clamp<std::int64_t>(v, -1, n - 1);
-}
 } // namespace
 
 std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(const Apply& node, std::string* why) {
@@ -177,56 +173,31 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
     }
     if (k == "Subtensor") {
         const auto& src = in(0);
-        const auto sst = stridesOf(src.shape);
-        const auto& idx = op.attrs().at("idx");
         int sym = 1;
-        auto next = [&]() { return static_cast<std::int64_t>(valuesOf(in(sym++))[0]); };
-        std::int64_t base = 0;
-        std::vector<std::int64_t> outStride, outDims;
-        for (std::size_t a = 0; a < src.shape.size(); ++a) {
-            const std::int64_t n = src.shape[a];
-            if (a >= idx.size()) {
-                outStride.push_back(sst[a]);
-                outDims.push_back(n);
-                continue;
-            }
-            const auto& e = idx[a];
-            if (e.is_number_integer() || e.is_string()) {
-                std::int64_t i = e.is_string() ? next() : e.get<std::int64_t>();
-                if (i < 0) i += n;
-                if (i < 0 || i >= n) return no("index out of bounds");
-                base += i * sst[a];
-                continue;
-            }
-            auto field = [&](const char* f, bool& present) -> std::int64_t {
-                present = e.contains(f) && !e[f].is_null();
-                if (!present) return 0;
-                return e[f].is_string() ? next() : e[f].get<std::int64_t>();
-            };
-            bool hs, he, hp;
-            const std::int64_t start0 = field("start", hs), stop0 = field("stop", he), step0 = field("step", hp);
-            const std::int64_t step = hp ? step0 : 1;
-            if (step == 0) return no("slice step 0");
-            const std::int64_t start = hs ? clampSliceBound(start0, n, step, true) : (step > 0 ? 0 : n - 1);
-            const std::int64_t stop = he ? clampSliceBound(stop0, n, step, false) : (step > 0 ? n : -1);
-            const std::int64_t len = step > 0 ? std::max<std::int64_t>(0, (stop - start + step - 1) / step)
-                                              : std::max<std::int64_t>(0, (start - stop - step - 1) / (-step));
-            base += start * sst[a];
-            outStride.push_back(step * sst[a]);
-            outDims.push_back(len);
+        SubtensorRegion r;
+        try {
+            r = resolveSubtensor(
+                op.attrs().at("idx"), src.shape,
+                [&]() -> std::int64_t {
+                    if (sym >= node.nin()) throw Error("missing the input of a symbolic index");
+                    return static_cast<std::int64_t>(valuesOf(in(sym++))[0]);
+                },
+                node.input(0)->type().str());
+        } catch (const Error& e) {
+            return no(e.what());
         }
         auto v = valuesOf(src);
-        std::vector<LD> res(static_cast<std::size_t>(product(outDims)));
+        std::vector<LD> res(static_cast<std::size_t>(product(r.dims)));
         for (std::int64_t e = 0; e < static_cast<std::int64_t>(res.size()); ++e) {
-            std::int64_t off = base, rem = e;
-            for (int a = static_cast<int>(outDims.size()) - 1; a >= 0; --a) {
+            std::int64_t off = r.base, rem = e;
+            for (int a = static_cast<int>(r.dims.size()) - 1; a >= 0; --a) {
                 const auto ua = static_cast<std::size_t>(a);
-                off += (rem % outDims[ua]) * outStride[ua];
-                rem /= outDims[ua];
+                off += (rem % r.dims[ua]) * r.strides[ua];
+                rem /= r.dims[ua];
             }
             res[static_cast<std::size_t>(e)] = v[static_cast<std::size_t>(off)];
         }
-        out.push_back(makeTensor(ot.dtype(), outDims, res));
+        out.push_back(makeTensor(ot.dtype(), r.dims, res));
         return out;
     }
     if (k == "Join") {

@@ -4,6 +4,7 @@
 #include "passlens/kernels/Kernel.h"
 
 #include <passlens/ir/Error.h>
+#include <passlens/ir/Subtensor.h>
 
 #include <cstdint>
 #include <string>
@@ -62,15 +63,10 @@ Shape batchedGemmShape(const KernelCall& c, const Tensor& a, const Tensor& b);
 Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar,
                     DType dt, const std::string& pre = {});
 
-/// The part of x a Subtensor / IncSubtensor idx selects: element offset of its first element,
-/// its dims and the strides (in elements of x) of each. Symbolic "?" entries take the integer
-/// scalar inputs from `firstSym` on, in order. Fails naming the node for out-of-bounds indices.
-struct SubtensorRegion {
-    std::int64_t base = 0;
-    Shape dims;
-    std::vector<std::int64_t> strides;
-    bool contiguous() const;
-};
+/// The part of x a Subtensor / IncSubtensor idx selects (core's resolveSubtensor, ir/Subtensor.h).
+/// Symbolic "?" entries take the integer scalar inputs from `firstSym` on, in order. Fails naming
+/// the node for out-of-bounds indices.
+using passlens::SubtensorRegion;
 SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstSym);
 
 /// Sub-registration functions (one per source file).

@@ -2,79 +2,28 @@
 // Join and Split.
 #include "CpuCommon.h"
 
+#include <passlens/ir/Error.h>
+#include <passlens/ir/Subtensor.h>
+
 #include <cstring>
 
 namespace passlens::cpu {
 
-namespace {
-
-using json = nlohmann::json;
-
-std::int64_t clampBound(std::int64_t v, std::int64_t n, std::int64_t step) {
-    if (v < 0) v += n;
-    if (step > 0) return std::clamp<std::int64_t>(v, 0, n);
-    return std::clamp<std::int64_t>(v, -1, n - 1);
-}
-
-} // namespace
-
 SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstSym) {
-    const json& idx = c.op().attrs().at("idx");
-    if (static_cast<int>(idx.size()) > x.ndim())
-        c.fail("has " + std::to_string(idx.size()) + " indices for " + x.typeStr());
-    int sym = firstSym;
-    auto next = [&]() {
-        if (sym >= c.nin()) c.fail("missing the input of a symbolic index");
-        return scalarInt(c, sym++);
-    };
-    const auto xs = stridesOf(x.shape());
-    SubtensorRegion r;
-    for (int a = 0; a < x.ndim(); ++a) {
-        const std::int64_t n = x.dim(a);
-        const auto ua = static_cast<std::size_t>(a);
-        if (a >= static_cast<int>(idx.size())) {
-            r.dims.push_back(n);
-            r.strides.push_back(xs[ua]);
-            continue;
-        }
-        const json& e = idx[ua];
-        if (e.is_number_integer() || e.is_string()) {
-            std::int64_t i = e.is_string() ? next() : e.get<std::int64_t>();
-            const std::int64_t orig = i;
-            if (i < 0) i += n;
-            if (i < 0 || i >= n)
-                c.fail("index " + std::to_string(orig) + " out of bounds for axis " + std::to_string(a) + " of " +
-                       x.typeStr());
-            r.base += i * xs[ua];
-            continue;
-        }
-        auto field = [&](const char* f, bool& present) -> std::int64_t {
-            present = e.contains(f) && !e[f].is_null();
-            if (!present) return 0;
-            return e[f].is_string() ? next() : e[f].get<std::int64_t>();
-        };
-        bool hs, he, hp;
-        const std::int64_t start0 = field("start", hs), stop0 = field("stop", he), step0 = field("step", hp);
-        const std::int64_t step = hp ? step0 : 1;
-        if (step == 0) c.fail("slice step cannot be 0");
-        const std::int64_t start = hs ? clampBound(start0, n, step) : (step > 0 ? 0 : n - 1);
-        const std::int64_t stop = he ? clampBound(stop0, n, step) : (step > 0 ? n : -1);
-        const std::int64_t len = step > 0 ? std::max<std::int64_t>(0, (stop - start + step - 1) / step)
-                                          : std::max<std::int64_t>(0, (start - stop - step - 1) / (-step));
-        if (len > 0) r.base += start * xs[ua];
-        r.dims.push_back(len);
-        r.strides.push_back(step * xs[ua]);
+    std::vector<std::int64_t> symbolic;
+    for (int i = firstSym; i < c.nin(); ++i) symbolic.push_back(scalarInt(c, i));
+    std::size_t next = 0;
+    try {
+        return resolveSubtensor(
+            c.op().attrs().at("idx"), x.shape(),
+            [&] {
+                if (next >= symbolic.size()) throw Error("missing the input of a symbolic index");
+                return symbolic[next++];
+            },
+            x.typeStr());
+    } catch (const Error& e) {
+        c.fail(e.what());
     }
-    return r;
-}
-
-bool SubtensorRegion::contiguous() const {
-    std::int64_t acc = 1;
-    for (std::size_t a = dims.size(); a-- > 0;) {
-        if (dims[a] != 1 && strides[a] != acc) return false;
-        acc *= dims[a];
-    }
-    return true;
 }
 
 namespace {
