@@ -3,6 +3,9 @@
 #include "ElemwiseEngine.h"
 #include "OnnxCommon.h"
 
+#include <passlens/onnx/OnnxTypes.h>
+
+#include <climits>
 #include <cmath>
 #include <map>
 
@@ -45,21 +48,10 @@ std::vector<std::int64_t> attrInts(const KernelCall& c, const char* name, std::v
     return v;
 }
 
+// The DType of an ONNX element type attribute (core's dtypeFromOnnx; nullopt out of int range).
 std::optional<DType> onnxDType(std::int64_t t) {
-    switch (t) {
-    case 1: return DType::Float32;
-    case 2: return DType::UInt8;
-    case 3: return DType::Int8;
-    case 4: return DType::UInt16;
-    case 5: return DType::Int16;
-    case 6: return DType::Int32;
-    case 7: return DType::Int64;
-    case 9: return DType::Bool;
-    case 11: return DType::Float64;
-    case 12: return DType::UInt32;
-    case 13: return DType::UInt64;
-    default: return std::nullopt;
-    }
+    if (t < INT_MIN || t > INT_MAX) return std::nullopt;
+    return dtypeFromOnnx(static_cast<int>(t));
 }
 
 } // namespace onnx

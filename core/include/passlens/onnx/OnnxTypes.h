@@ -1,7 +1,8 @@
 #pragma once
 /// @file OnnxTypes.h
 /// ONNX TensorProto element types (onnx.proto `TensorProto.DataType` numbers) to and from DType,
-/// shared by the importer and the tensor reader of kernels/ (no protobuf header needed).
+/// shared by the importer and, in kernels/, the tensor reader and the ONNX kernels' `to` / `dtype`
+/// attributes (no protobuf header needed).
 #include "passlens/ir/DType.h"
 
 #include <optional>
