@@ -9,6 +9,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -550,6 +551,154 @@ private slots:
         }
         QVERIFY(applied > 20);
         QVERIFY(rejected > 5);
+    }
+
+    void clientsEqualARecountAfterReplacementsAndRollbacks() {
+        // ClientList removes a use in O(1) by the index each use keeps of its place; after random
+        // replacements, rejected ones (cycles, type changes, survivors of mustRemove) and their
+        // rollbacks, every variable's uses must be exactly those a brute-force recount finds.
+        FunctionGraph g;
+        std::mt19937 rng(11);
+        std::vector<Variable*> vars{g.addInput(Type::parse("float32[4]"), "a"),
+                                    g.addInput(Type::parse("float32[4]"), "b")};
+        Variable* w = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "w");
+        for (int i = 0; i < 200; ++i) {
+            Variable* x = vars[rng() % vars.size()];
+            Variable* y = i % 4 ? vars[rng() % vars.size()] : w; // w: a shared weight with many uses
+            vars.push_back(g.apply(Op::get("Elemwise", {{"scalar", i % 3 ? "add" : "mul"}}), {x, y}));
+        }
+        g.setOutputs(std::vector<Variable*>(vars.end() - 40, vars.end()));
+        vars.push_back(w);
+        auto recount = [&]() -> bool {
+            std::map<const Variable*, std::vector<std::pair<NodeId, int>>> want;
+            for (NodeId id = 0; id < g.nodeIdLimit(); ++id)
+                if (const Apply* n = g.node(id); n && n->inGraph())
+                    for (int i = 0; i < n->nin(); ++i) want[n->input(i)].push_back({n->id(), i});
+            for (int i = 0; i < static_cast<int>(g.outputs().size()); ++i)
+                want[g.outputs()[static_cast<std::size_t>(i)]].push_back({-1, i});
+            for (VarId id = 0; id < g.varIdLimit(); ++id) {
+                const Variable* v = g.variable(id);
+                if (!v) continue;
+                std::vector<std::pair<NodeId, int>> have;
+                for (const Client& c : v->clients()) have.push_back({c.node ? c.node->id() : -1, c.index});
+                if (v->clients().size() != have.size() || v->clients().empty() != have.empty()) return false;
+                auto expected = want[v];
+                std::sort(have.begin(), have.end());
+                std::sort(expected.begin(), expected.end());
+                if (have != expected) return false;
+            }
+            return true;
+        };
+        QVERIFY(recount());
+        int applied = 0, rejected = 0;
+        auto inGraph = [](Variable* v) { return !v->owner() || v->owner()->inGraph(); };
+        for (int step = 0; step < 600; ++step) {
+            Variable *a = nullptr, *b = nullptr;
+            for (int pick = 0; pick < 100 && (a == b || !inGraph(a) || !inGraph(b) || a->clients().empty()); ++pick) {
+                a = vars[2 + rng() % (vars.size() - 2)];
+                b = vars[rng() % vars.size()];
+            }
+            if (a == b || !inGraph(a) || !inGraph(b) || a->clients().empty()) continue;
+            const auto before = g.fingerprint();
+            QString e;
+            switch (step % 4) {
+            case 0: // a new node on b, possibly closing a cycle
+                e = errorOf([&] { g.replace(a, g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {b}), "wrap"); });
+                break;
+            case 1: { // a pair that is fine, then a type change: the whole replacement rolls back
+                Variable* wrong = g.apply(Op::get("Elemwise", {{"scalar", "cast"}, {"dtype", "float64"}}), {b});
+                e = errorOf([&] { g.replaceAllValidate({{a, b}, {b, wrong}}, "pair"); });
+                QVERIFY(e.contains("type mismatch") || e.contains("cycle"));
+                break;
+            }
+            case 2: { // a node that must go but stays: rolled back
+                const Apply* keep = g.outputs().front()->owner();
+                if (!keep) continue;
+                e = errorOf([&] { g.replaceAllValidate({{a, b}}, "must_remove", {keep}); });
+                break;
+            }
+            default: e = errorOf([&] { g.replace(a, b, "random"); }); break;
+            }
+            if (e.isEmpty()) {
+                ++applied;
+            } else {
+                ++rejected;
+                QCOMPARE(g.fingerprint(), before);
+            }
+            QVERIFY2(recount(), qPrintable(QString("step %1 (%2)").arg(step).arg(e)));
+            if (step % 25 == 0) { // new uses of w on top
+                Variable* x = vars[rng() % vars.size()];
+                if (inGraph(x) && x->owner() && !x->clients().empty()) {
+                    Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, w});
+                    vars.push_back(n);
+                    g.replace(x, n, "add_w");
+                    QVERIFY(recount());
+                }
+            }
+        }
+        QVERIFY(applied > 50);
+        QVERIFY(rejected > 50);
+        g.validate();
+    }
+
+    void clientsKeepTheirAttachmentOrder() {
+        // The order callers see (and rewrites iterate in) is the order of attachment; removing a
+        // use keeps the others in order, across the squeezes of a shared weight's list; a
+        // rolled-back removal attaches the use again at the end, as a vector's erase and
+        // push_back did.
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* w = g.addInput(Type::parse("float32[4]"), "w");
+        std::vector<Variable*> outs;
+        for (int i = 0; i < 1000; ++i) outs.push_back(g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {w}));
+        g.setOutputs(outs);
+        std::vector<const Apply*> model; // w's users, in the expected order
+        for (Variable* o : outs) model.push_back(o->owner());
+        auto users = [&] { // node ids, for readable failures
+            std::vector<NodeId> u;
+            for (const Client& c : w->clients()) u.push_back(c.node->id());
+            return u;
+        };
+        auto ids = [](const std::vector<const Apply*>& nodes) {
+            std::vector<NodeId> u;
+            for (const Apply* n : nodes) u.push_back(n->id());
+            return u;
+        };
+        QCOMPARE(users(), ids(model));
+        std::mt19937 rng(5);
+        for (int step = 0; step < 3000 && !model.empty(); ++step) {
+            const std::size_t k = rng() % outs.size();
+            Variable* o = outs[k];
+            if (!o->owner() || !o->owner()->inGraph() || o->owner()->input(0) != w) continue;
+            const Apply* old = o->owner();
+            auto it = std::find(model.begin(), model.end(), old);
+            QVERIFY(it != model.end());
+            if (step % 5 == 0) { // a new user of w takes the old one's place: attached at the end
+                Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {w});
+                g.replace(o, n, "renew");
+                outs[k] = n;
+                model.erase(it);
+                model.push_back(n->owner());
+            } else if (step % 7 == 0) { // rejected: the old user comes back, at the end
+                Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {w});
+                QVERIFY(errorOf([&] {
+                            g.replaceAllValidate({{o, n}}, "rejected", {n->owner()});
+                        }).contains("should have been removed"));
+                model.erase(it);
+                model.push_back(old);
+            } else { // the user goes: w loses one use, the others keep their order
+                g.replace(o, x, "drop");
+                outs[k] = x;
+                model.erase(it);
+            }
+            QCOMPARE(users(), ids(model));
+            QCOMPARE(w->clients().size(), model.size());
+            if (!model.empty()) QCOMPARE(w->clients().front().node, model.front());
+        }
+        QVERIFY(model.size() < 300); // most uses went: the list was squeezed many times
+        std::vector<Client> asVector = w->clients().toVector();
+        QCOMPARE(asVector.size(), model.size());
+        for (std::size_t i = 0; i < model.size(); ++i) QCOMPARE(asVector[i].node, model[i]);
     }
 
     void fingerprintIsStructural() {

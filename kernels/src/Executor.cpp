@@ -231,8 +231,8 @@ void Executor::planEpilogueFusion() {
             continue;
         if (kind != "GpuCorrMM" && kind != "AbstractConv2d" && kind != "OnnxConv") continue;
         const Variable* v = s.node->output(0);
-        if (v->clients().size() != 1 || !v->clients()[0].node) continue;
-        const Apply* consumer = v->clients()[0].node;
+        if (v->clients().size() != 1 || !v->clients().front().node) continue;
+        const Apply* consumer = v->clients().front().node;
         const std::string& ck = consumer->op().kind();
         if (ck != "Elemwise" && ck != "GpuElemwise") continue;
         if (std::find(m_outputSlots.begin(), m_outputSlots.end(), s.outSlots[0]) != m_outputSlots.end()) continue;
@@ -300,7 +300,7 @@ void Executor::planJoinInPlace() {
     };
     // a variable read by one node (no graph output), once
     auto soleUse = [&](const Variable* v, int slot) {
-        return v->clients().size() == 1 && v->clients()[0].node && !isOutput(slot) && !v->isConstant() &&
+        return v->clients().size() == 1 && v->clients().front().node && !isOutput(slot) && !v->isConstant() &&
                !isGraphInput(slot);
     };
     for (std::size_t j = 0; j < m_steps.size(); ++j) {

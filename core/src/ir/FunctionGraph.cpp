@@ -48,13 +48,6 @@ void FunctionGraph::notify(PendingEvent e) {
 }
 
 namespace {
-void removeClient(Variable* v, Client c) {
-    auto& cl = v->clients();
-    auto& mut = const_cast<std::vector<Client>&>(cl);
-    auto it = std::find(mut.begin(), mut.end(), c);
-    if (it != mut.end()) mut.erase(it);
-}
-
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h * 0xff51afd7ed558ccdull;
@@ -72,6 +65,36 @@ std::string Variable::displayName() const {
 }
 
 FunctionGraph::FunctionGraph() = default;
+
+std::uint32_t& FunctionGraph::clientSlot(Client c) {
+    return c.node ? c.node->m_clientSlots[static_cast<std::size_t>(c.index)]
+                  : m_outputSlots[static_cast<std::size_t>(c.index)];
+}
+
+void FunctionGraph::addClient(Variable* v, Client c) {
+    ClientList& l = v->m_clients;
+    clientSlot(c) = static_cast<std::uint32_t>(l.m_slots.size());
+    l.m_slots.push_back(c);
+    ++l.m_live;
+}
+
+void FunctionGraph::removeClient(Variable* v, Client c) {
+    ClientList& l = v->m_clients;
+    const std::size_t pos = clientSlot(c);
+    if (pos >= l.m_slots.size() || !(l.m_slots[pos] == c)) return; // not attached
+    l.m_slots[pos] = Client{nullptr, -1};
+    --l.m_live;
+    while (!l.m_slots.empty() && l.m_slots.back().index < 0) l.m_slots.pop_back();
+    if (l.m_slots.size() - l.m_live <= l.m_live) return;
+    // More holes than uses: squeeze them out (amortised O(1) per removal), keeping the order.
+    std::size_t out = 0;
+    for (const Client& u : l.m_slots)
+        if (u.index >= 0) {
+            clientSlot(u) = static_cast<std::uint32_t>(out);
+            l.m_slots[out++] = u;
+        }
+    l.m_slots.resize(out);
+}
 
 void FunctionGraph::hintNextIds(NodeId node, std::vector<VarId> vars) {
     if (node >= 0 && node < static_cast<NodeId>(m_nodes.size()) && m_nodes[static_cast<std::size_t>(node)])
@@ -169,6 +192,7 @@ Apply* FunctionGraph::makeApply(const Op& op, std::vector<Variable*> inputs,
     node->m_id = allocNodeId();
     node->m_op = &op;
     node->m_inputs = std::move(inputs);
+    node->m_clientSlots.assign(node->m_inputs.size(), 0);
     node->m_name = std::move(nm);
     for (std::size_t i = 0; i < types.size(); ++i) {
         auto v = std::make_unique<Variable>();
@@ -196,9 +220,10 @@ void FunctionGraph::refineType(Variable* v, const Type& type) {
 void FunctionGraph::setOutputs(std::vector<Variable*> outputs) {
     for (std::size_t i = 0; i < m_outputs.size(); ++i) removeClient(m_outputs[i], {nullptr, static_cast<int>(i)});
     m_outputs = std::move(outputs);
+    m_outputSlots.assign(m_outputs.size(), 0);
     for (std::size_t i = 0; i < m_outputs.size(); ++i) {
         importVar(m_outputs[i], "init");
-        m_outputs[i]->m_clients.push_back({nullptr, static_cast<int>(i)});
+        addClient(m_outputs[i], {nullptr, static_cast<int>(i)});
     }
     m_undo.clear();
     invalidate();
@@ -252,7 +277,7 @@ void FunctionGraph::importVar(Variable* v, std::string_view reason) {
         }
         done->m_inGraph = true;
         for (std::size_t i = 0; i < done->m_inputs.size(); ++i)
-            done->m_inputs[i]->m_clients.push_back({done, static_cast<int>(i)});
+            addClient(done->m_inputs[i], {done, static_cast<int>(i)});
         ++m_liveNodes;
         m_undo.push_back({UndoEntry::Kind::Import, done, 0, nullptr});
         invalidate();
@@ -270,8 +295,8 @@ void FunctionGraph::changeInput(Apply* node, int index, Variable* newVar, std::s
                                ") by " + newVar->displayName() + " (" + newVar->type().str() + ")");
     importVar(newVar, reason);
     slot = newVar;
-    newVar->m_clients.push_back({node, index});
-    removeClient(old, {node, index});
+    removeClient(old, {node, index}); // before the new use takes over the client's slot index
+    addClient(newVar, {node, index});
     m_undo.push_back({UndoEntry::Kind::ChangeInput, node, index, old});
     invalidate();
     notify({PendingEvent::Kind::ChangeInput, node, index, old, newVar, reason});
@@ -401,7 +426,7 @@ void FunctionGraph::replace(Variable* var, Variable* newVar, std::string_view re
     if (m_ranksValid && newVar->m_owner && newVar->m_owner->m_inGraph && rankOf(newVar) >= m_pendingUpper)
         m_ranksValid = false; // an existing node now feeds lower-ranked clients
     notify({PendingEvent::Kind::Replace, nullptr, 0, var, newVar, reason});
-    const std::vector<Client> clients = var->m_clients; // imports add no redirections
+    const std::vector<Client> clients = var->m_clients.toVector(); // imports add no redirections
     for (const Client& c : clients) changeInput(c.node, c.index, newVar, reason);
     tx.commit();
 }
@@ -440,7 +465,7 @@ void FunctionGraph::rollback(std::size_t mark) {
             e.node->m_inGraph = true;
             ++m_liveNodes;
             for (std::size_t i = 0; i < e.node->m_inputs.size(); ++i)
-                e.node->m_inputs[i]->m_clients.push_back({e.node, static_cast<int>(i)});
+                addClient(e.node->m_inputs[i], {e.node, static_cast<int>(i)});
             break;
         case UndoEntry::Kind::ChangeInput: {
             Variable*& slot = e.node ? e.node->m_inputs[static_cast<std::size_t>(e.index)]
@@ -448,7 +473,7 @@ void FunctionGraph::rollback(std::size_t mark) {
             Variable* cur = slot;
             removeClient(cur, {e.node, e.index});
             slot = e.old;
-            e.old->m_clients.push_back({e.node, e.index});
+            addClient(e.old, {e.node, e.index});
             break;
         }
         }

@@ -7,7 +7,9 @@
 #include "passlens/ir/Tensor.h"
 #include "passlens/ir/Type.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +34,63 @@ struct Client {
     bool operator==(const Client&) const = default;
 };
 
+/// The uses of a variable in the order they were attached (Theano's var.clients: a new use goes
+/// to the end, a removed one leaves the others in their order). Removing a use is O(1): it
+/// leaves a hole that iteration skips, and the holes are squeezed out once they outnumber the
+/// uses, so a variable with a million uses (a shared weight) costs no linear search per edit.
+class ClientList {
+public:
+    /// Forward iterator over the uses, skipping holes.
+    class const_iterator {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = Client;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const Client*;
+        using reference = const Client&;
+        const_iterator() = default;
+        const_iterator(const Client* p, const Client* end)
+            : m_p(p)
+            , m_end(end) {
+            skip();
+        }
+        const Client& operator*() const { return *m_p; }
+        const Client* operator->() const { return m_p; }
+        const_iterator& operator++() {
+            ++m_p;
+            skip();
+            return *this;
+        }
+        const_iterator operator++(int) {
+            const_iterator t = *this;
+            ++*this;
+            return t;
+        }
+        bool operator==(const const_iterator& o) const { return m_p == o.m_p; }
+
+    private:
+        void skip() {
+            while (m_p != m_end && m_p->index < 0) ++m_p;
+        }
+        const Client* m_p = nullptr;
+        const Client* m_end = nullptr;
+    };
+    const_iterator begin() const { return {m_slots.data(), m_slots.data() + m_slots.size()}; }
+    const_iterator end() const { return {m_slots.data() + m_slots.size(), m_slots.data() + m_slots.size()}; }
+    /// Number of uses.
+    std::size_t size() const { return m_live; }
+    bool empty() const { return m_live == 0; }
+    /// The oldest use; the list must not be empty.
+    const Client& front() const { return *begin(); }
+    /// The uses as a plain vector, in order.
+    std::vector<Client> toVector() const { return {begin(), end()}; }
+
+private:
+    friend class FunctionGraph;
+    std::vector<Client> m_slots; // uses and holes (index -1), in attachment order
+    std::size_t m_live = 0;
+};
+
 /// A value in the graph: a graph input, a constant, or output `index()` of `owner()`.
 class Variable {
 public:
@@ -44,7 +103,8 @@ public:
     bool isConstant() const { return m_constant != nullptr; }
     bool isInput() const { return m_owner == nullptr && m_constant == nullptr; }
     const std::shared_ptr<const TensorData>& constant() const { return m_constant; }
-    const std::vector<Client>& clients() const { return m_clients; }
+    /// The uses of this variable by nodes in the graph and by graph outputs, oldest first.
+    const ClientList& clients() const { return m_clients; }
     /// Display name: the name, or `<float32[?,4]>` for unnamed inputs, `Op.index` for outputs.
     std::string displayName() const;
     /// Free-form tags (Theano's var.tag), e.g. {"target": "cpu"} from graph JSON.
@@ -58,7 +118,7 @@ private:
     Apply* m_owner = nullptr;
     int m_index = 0;
     std::shared_ptr<const TensorData> m_constant;
-    std::vector<Client> m_clients;
+    ClientList m_clients;
 };
 
 /// One application of an op to input variables, producing output variables.
@@ -86,6 +146,7 @@ private:
     const Op* m_op = nullptr;
     std::vector<Variable*> m_inputs;
     std::vector<Variable*> m_outputs;
+    std::vector<std::uint32_t> m_clientSlots; // per input: its use's place in the input's ClientList
     std::string m_name;
     bool m_inGraph = false;
 };
@@ -198,6 +259,10 @@ private:
     void notify(PendingEvent e);
     void deliver(const PendingEvent& e);
     void importVar(Variable* v, std::string_view reason);
+    /// Attaches / detaches the use `c` of `v` (graph output when c.node is nullptr), O(1).
+    void addClient(Variable* v, Client c);
+    void removeClient(Variable* v, Client c);
+    std::uint32_t& clientSlot(Client c);
     void changeInput(Apply* node, int index, Variable* newVar, std::string_view reason);
     void pruneIfUnused(Apply* node, std::string_view reason);
     void checkNoCycle(Variable* var, Variable* newVar) const;
@@ -215,6 +280,7 @@ private:
     std::vector<std::unique_ptr<Apply>> m_nodes;
     std::vector<Variable*> m_inputs;
     std::vector<Variable*> m_outputs;
+    std::vector<std::uint32_t> m_outputSlots; // per graph output: its use's place in the ClientList
     std::vector<GraphObserver*> m_observers;
     std::vector<UndoEntry> m_undo;
     std::vector<PendingEvent> m_pending; // edits of the open transaction, delivered at commit
