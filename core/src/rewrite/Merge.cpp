@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
+#include <vector>
 
 namespace passlens {
 
@@ -14,12 +15,45 @@ bool sameConstant(const Variable* a, const Variable* b) {
            std::memcmp(x.bytes->data(), y.bytes->data(), x.bytes->size()) == 0;
 }
 
-struct KeyHash {
-    std::size_t operator()(const std::vector<const void*>& k) const {
-        std::size_t h = 1469598103934665603ull;
-        for (const void* p : k) h = (h ^ reinterpret_cast<std::uintptr_t>(p)) * 1099511628211ull;
-        return h;
+// Nodes by signature (op, inputs): open addressing over a power-of-two table of node pointers
+// with their hashes, so the pass allocates nothing per node. A stored node's inputs never change
+// while the pass runs (they come from nodes earlier in the topological order, and a merge only
+// redirects the clients of the node merged away, which come later), so the node itself is the key.
+class SignatureTable {
+public:
+    explicit SignatureTable(std::size_t nodes) {
+        std::size_t cap = 16;
+        while (cap < nodes * 2) cap *= 2;
+        m_slots.assign(cap, Slot{});
     }
+    /// The stored node with n's op and inputs, or n itself after storing it.
+    Apply*& find(Apply* n) {
+        const std::uint64_t h = signature(*n);
+        const std::size_t mask = m_slots.size() - 1;
+        for (std::size_t i = static_cast<std::size_t>(h) & mask;; i = (i + 1) & mask) {
+            Slot& s = m_slots[i];
+            if (!s.node) {
+                s = {h, n};
+                return s.node;
+            }
+            if (s.hash == h && &s.node->op() == &n->op() && s.node->inputs() == n->inputs()) return s.node;
+        }
+    }
+
+private:
+    struct Slot {
+        std::uint64_t hash = 0;
+        Apply* node = nullptr;
+    };
+    static std::uint64_t signature(const Apply& n) {
+        std::uint64_t h = reinterpret_cast<std::uintptr_t>(&n.op()) * 0x9e3779b97f4a7c15ull;
+        for (const Variable* in : n.inputs()) {
+            h ^= reinterpret_cast<std::uintptr_t>(in) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+            h *= 0xff51afd7ed558ccdull;
+        }
+        return h ^ (h >> 29);
+    }
+    std::vector<Slot> m_slots;
 };
 } // namespace
 
@@ -50,19 +84,14 @@ PhaseResult Merge::apply(RewriteEngine& engine) {
             ++m_failed;
     }
     // Nodes: same op (interned: pointer) and identical inputs, in topological order.
-    std::unordered_map<std::vector<const void*>, Apply*, KeyHash> seen;
     const std::vector<Apply*> topo = g.toposort();
+    SignatureTable seen(topo.size());
     for (Apply* n : topo) {
         if (!n->inGraph()) continue;
-        std::vector<const void*> key;
-        key.reserve(n->inputs().size() + 1);
-        key.push_back(&n->op());
-        for (Variable* in : n->inputs()) key.push_back(in);
-        auto [it, fresh] = seen.emplace(std::move(key), n);
-        if (fresh) continue;
-        Apply* m = it->second;
+        Apply*& stored = seen.find(n);
+        Apply* m = stored;
         if (!m->inGraph() || m == n) {
-            it->second = n;
+            stored = n;
             continue;
         }
         Replacement r;
