@@ -55,21 +55,23 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
             target = in->tag["context"].get<std::string>();
             break;
         }
-    std::unordered_map<Variable*, Variable*> mapping;
+    // Variable -> its replacement, by variable id (every key existed before the phase began).
+    std::vector<Variable*> mapping(static_cast<std::size_t>(g.varIdLimit()), nullptr);
     auto mapped = [&](Variable* v) {
-        auto it = mapping.find(v);
-        return it == mapping.end() ? v : it->second;
+        const auto i = static_cast<std::size_t>(v->id());
+        return i < mapping.size() && mapping[i] ? mapping[i] : v;
     };
+    auto slot = [&](Variable* v) -> Variable*& { return mapping[static_cast<std::size_t>(v->id())]; };
     for (Variable* in : g.inputs()) {
         const bool cpuTag = in->tag.contains("target") && in->tag["target"] == "cpu";
         if (!in->type().isGpu() && !cpuTag && moveToGpu(in))
-            mapping[in] = g.apply(Op::get("GpuFromHost", {{"context", target}}), {in});
+            slot(in) = g.apply(Op::get("GpuFromHost", {{"context", target}}), {in});
     }
 
     for (Apply* node : topo) {
         const std::string& kind = node->op().kind();
         if (kind == "HostFromGpu") { // the transfer is dropped; consumers see the GPU variable
-            mapping[node->output()] = mapped(node->input(0));
+            slot(node->output()) = mapped(node->input(0));
             continue;
         }
         std::vector<Variable*> ins;
@@ -163,7 +165,7 @@ PhaseResult GraphToGpu::apply(RewriteEngine& engine) {
         }
         for (std::size_t k = 0; k < outs.size(); ++k) {
             if (outs[k]->name().empty()) outs[k]->setName(node->output(static_cast<int>(k))->name());
-            mapping[node->output(static_cast<int>(k))] = outs[k];
+            slot(node->output(static_cast<int>(k))) = outs[k];
         }
         if (!node->op().isGpu() && !node->op().isTransfer()) engine.liftDecided(std::move(d));
     }
