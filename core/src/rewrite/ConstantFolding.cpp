@@ -79,7 +79,10 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
         return std::nullopt;
     };
     for (const Variable* in : node.inputs()) {
-        if (!in->isConstant()) return no("input " + in->displayName() + " is not a constant");
+        if (!in->isConstant()) { // the common case: the reason is built only when asked for
+            if (!why) return std::nullopt;
+            return no("input " + in->displayName() + " is not a constant");
+        }
         if (!in->constant()->loaded())
             return no("constant " + in->displayName() + " is not loaded: " + in->constant()->missing);
     }
