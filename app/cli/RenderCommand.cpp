@@ -11,6 +11,7 @@
 #include <passlens/layout/DrawGraph.h>
 #include <passlens/layout/Export.h>
 #include <passlens/layout/LayoutEngine.h>
+#include <passlens/layout/ScopeGroups.h>
 #include <passlens/layout/TimingOverlay.h>
 
 #include <nlohmann/json.hpp>
@@ -25,8 +26,9 @@ namespace {
 
 struct RenderArgs {
     std::string file, out, pipeline = "theano", phase, diffSpec, overlay, format, view = "overlay", rankdir = "TB";
+    std::vector<std::string> openScopes;
     int event = -1;
-    bool json = false, logScale = false;
+    bool json = false, logScale = false, groupScopes = false;
     int bins = 5;
     double dpi = 96, budget = 10;
     std::size_t threshold = 1500;
@@ -116,6 +118,20 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
                           << profile.phase << "'; node ids are those of the profiled step)\n";
         }
 
+        if (a.groupScopes || !a.openScopes.empty()) {
+            ScopeGrouping grouping;
+            for (std::string s : a.openScopes) {
+                while (s.size() > 1 && s.back() == '/') s.pop_back(); // "/encoder/" is "/encoder"
+                grouping.expanded.insert(s);
+            }
+            const std::size_t before = drawing.nodes.size();
+            drawing = groupByScope(drawing, grouping);
+            if (drawing.nodes.size() == before &&
+                std::none_of(drawing.nodes.begin(), drawing.nodes.end(),
+                             [](const DrawNode& n) { return n.category == NodeCategory::Group; }))
+                std::cerr << "note: " << a.file << ": no name scopes to group by ('/'-separated node names)\n";
+        }
+
         LayoutOptions lo;
         lo.budget = std::chrono::milliseconds(static_cast<long long>(a.budget * 1000));
         lo.nodeThreshold = a.threshold;
@@ -140,6 +156,13 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
                 j["focus_reason"] = layout.focusReason;
             }
             if (layout.simple) j["simple_layout"] = true;
+            if (a.groupScopes || !a.openScopes.empty()) {
+                nlohmann::json scopes = nlohmann::json::array();
+                for (const LayoutNode& n : layout.nodes)
+                    if (n.category == NodeCategory::Group)
+                        scopes.push_back({{"scope", n.name}, {"nodes", n.hiddenCount}, {"key", n.key}});
+                j["scope_groups"] = std::move(scopes);
+            }
             if (!layout.budgetNote.empty()) j["budget_note"] = layout.budgetNote;
             if (!diffJson.is_null()) j["diff"] = diffJson;
             std::cout << j.dump(2) << "\n";
@@ -203,6 +226,10 @@ DrawSubcommand registerRenderCommand(CLI::App& app) {
     cmd->add_option("--bins", args->bins, "Overlay: colour thresholds (2-9), 0 for a continuous gradient")
         ->check(CLI::Range(0, 9))
         ->capture_default_str();
+    cmd->add_flag("--group-scopes", args->groupScopes,
+                  "Draw each name scope (the '/'-separated prefixes of node names) as one box");
+    cmd->add_option("--open-scope", args->openScopes,
+                    "With --group-scopes: draw this scope open (repeatable), e.g. /layer1 or /encoder/layer.0");
     cmd->add_flag("--json", args->json, "Print one JSON document on stdout");
     return {cmd, [args, cmd] { return runRender(*args, cmd); }};
 }

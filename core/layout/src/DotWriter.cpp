@@ -130,6 +130,7 @@ const char* categoryFill(NodeCategory c, const Palette& p) {
     case NodeCategory::Constant: return p.constantFill;
     case NodeCategory::Output: return p.outputFill;
     case NodeCategory::Collapsed: return p.collapsedFill;
+    case NodeCategory::Group: return p.groupFill;
     }
     return p.hostFill;
 }
@@ -141,6 +142,7 @@ const char* categoryBorder(NodeCategory c, const Palette& p) {
     case NodeCategory::OnnxHostOp: return p.onnxBorder;
     case NodeCategory::Constant: return p.constantBorder;
     case NodeCategory::Collapsed: return p.constantBorder;
+    case NodeCategory::Group: return p.groupBorder;
     case NodeCategory::Input:
     case NodeCategory::Output: return p.text;
     case NodeCategory::HostOp: return p.hostBorder;
@@ -255,6 +257,11 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p) {
         s.titleSize = 8;
         break;
     case NodeCategory::Collapsed: s.style = "rounded,dashed,filled"; break;
+    case NodeCategory::Group:
+        s.style = "filled";
+        s.penwidth = 1.6;
+        s.peripheries = 2; // a box that holds boxes
+        break;
     default: break;
     }
     if (g.isDiff) {
@@ -483,9 +490,9 @@ std::string legendTable(const DrawGraph& g, const Palette& p) {
     // Node kinds: fills in the plain view; in diffs and overlays the left stripe keeps the location.
     const bool plainFills = !g.isDiff && !g.timing.present;
     LegendRow kinds{plainFills ? "nodes" : "location", {}};
-    for (NodeCategory c :
-         {NodeCategory::HostOp, NodeCategory::GpuOp, NodeCategory::Transfer, NodeCategory::OnnxHostOp,
-          NodeCategory::Input, NodeCategory::Constant, NodeCategory::Output, NodeCategory::Collapsed}) {
+    for (NodeCategory c : {NodeCategory::HostOp, NodeCategory::GpuOp, NodeCategory::Transfer, NodeCategory::OnnxHostOp,
+                           NodeCategory::Input, NodeCategory::Constant, NodeCategory::Output, NodeCategory::Collapsed,
+                           NodeCategory::Group}) {
         if (!present.count(c)) continue;
         const bool op = isOp(c);
         std::string sw;
@@ -495,6 +502,7 @@ std::string legendTable(const DrawGraph& g, const Palette& p) {
             sw = swatch(categoryFill(c, p), categoryBorder(c, p), c == NodeCategory::Collapsed ? "dashed" : nullptr);
         std::string name = nodeCategoryName(c);
         if (c == NodeCategory::Collapsed) name = "hidden nodes";
+        if (c == NodeCategory::Group) name = "name scope (closed)";
         kinds.entries.push_back({sw, name});
     }
     if (!kinds.entries.empty()) rows.push_back(kinds);

@@ -23,6 +23,7 @@ const char* nodeCategoryName(NodeCategory c) {
     case NodeCategory::Constant: return "constant";
     case NodeCategory::Output: return "output";
     case NodeCategory::Collapsed: return "collapsed";
+    case NodeCategory::Group: return "scope";
     }
     return "host op";
 }
@@ -132,6 +133,7 @@ DrawNode applyNode(const Apply& n, const DrawOptions& o) {
     d.title = cutText(n.op().str(), o.maxTitleChars);
     d.subtitle = "#" + std::to_string(n.id());
     if (!n.name().empty()) d.subtitle += " \xC2\xB7 " + cutText(n.name(), o.maxNameChars);
+    d.name = !n.name().empty() || n.nout() == 0 ? n.name() : n.output(0)->name();
     if (!n.op().subgraphs().empty()) {
         // Nested graphs (OnnxIf branches, OnnxLoop bodies) are not drawn inline: name them.
         std::string nested;

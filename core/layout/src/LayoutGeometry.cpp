@@ -122,6 +122,8 @@ void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutR
             ln.subtitle = d.subtitle;
             ln.detail = d.detail;
             ln.transferDirection = d.transferDirection;
+            ln.name = d.name;
+            ln.scope = d.scope;
             ln.timeShare = d.timeShare;
             ln.timeUs = d.timeUs;
             ln.seed = d.seed;

@@ -40,6 +40,7 @@ struct Palette {
     const char* constantFill = "#FAFAFA";
     const char* outputFill = "#FFFFFF";
     const char* collapsedFill = "#FFFFFF";
+    const char* groupFill = "#FFF3D1"; ///< a closed name scope (ScopeGroups.h)
     // Op-family accents (left stripe): Elemwise pink, Alloc orange.
     const char* elemwiseAccent = "#E07AA0";
     const char* allocAccent = "#F0A030";
@@ -50,6 +51,7 @@ struct Palette {
     const char* transferBorder = "#B2281E";
     const char* onnxBorder = "#6A4C93";
     const char* constantBorder = "#9A9A9A";
+    const char* groupBorder = "#8A6D1F";
     // Edges.
     const char* hostEdge = "#555555";
     const char* gpuEdge = "#1B4F8A";

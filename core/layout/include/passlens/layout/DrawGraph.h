@@ -26,10 +26,11 @@ enum class NodeCategory : std::uint8_t {
     Constant,   ///< a graph constant
     Output,     ///< a graph output (one node per output index)
     Collapsed,  ///< a placeholder for hidden nodes in a focused view ("… 812 nodes")
+    Group,      ///< a closed name scope standing for its nodes (ScopeGroups.h)
 };
 
 /// "host op", "GPU op", "transfer", "host-only ONNX op", "input", "constant", "output",
-/// "collapsed".
+/// "collapsed", "scope".
 const char* nodeCategoryName(NodeCategory c);
 
 /// A secondary accent by op family (Theano's pydotprint: Elemwise pink, Alloc orange).
@@ -48,8 +49,13 @@ struct DrawNode {
     std::string transferDirection;             ///< "HtoD", "DtoH", "DtoD" for transfers
     double timeShare = -1;                     ///< timing overlay: share of the total time in [0, 1]; -1 = no timing
     double timeUs = -1;                        ///< timing overlay: measured time in microseconds; -1 = none
-    std::size_t hiddenCount = 0;               ///< Collapsed: how many nodes it stands for
-    bool seed = false;                         ///< part of the changed region (focused views keep it)
+    /// Full name (raw UTF-8): the Apply's name, else its first output's; for a Group the scope
+    /// it stands for. Not drawn as such (subtitle carries a cut copy); name scopes come from it.
+    std::string name;
+    /// The open name scope the node is drawn in ("" at the top level): set by groupByScope.
+    std::string scope;
+    std::size_t hiddenCount = 0; ///< Collapsed, Group: how many nodes it stands for
+    bool seed = false;           ///< part of the changed region (focused views keep it)
     /// Index in DrawGraph::clusters of the nested graph the node belongs to; -1 for the drawn
     /// graph itself. Nested nodes have `node` and `var` -1 (their ids are their graph's own).
     int cluster = -1;

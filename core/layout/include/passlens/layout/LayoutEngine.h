@@ -47,6 +47,8 @@ struct LayoutNode {
     NodeChange change = NodeChange::Unchanged;
     std::string title, subtitle, detail; ///< the label lines (raw UTF-8)
     std::string transferDirection;       ///< "HtoD", "DtoH", "DtoD" for transfers
+    std::string name;                    ///< DrawNode::name (a Group: its scope)
+    std::string scope;                   ///< DrawNode::scope: the open scope it is drawn in
     double timeShare = -1;               ///< timing overlay share in [0, 1], -1 without timing
     double timeUs = -1;                  ///< measured microseconds, -1 without timing
     bool seed = false;                   ///< part of the changed region

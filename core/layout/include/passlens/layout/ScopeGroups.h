@@ -1,0 +1,61 @@
+#pragma once
+/// @file ScopeGroups.h
+/// A drawing grouped by name scope, as TensorBoard's graph view and Google's Model Explorer do:
+/// the '/'-separated prefixes of node names ("/encoder/layer.0/attn/MatMul" lies in "/encoder",
+/// "/encoder/layer.0" and "/encoder/layer.0/attn") form a hierarchy; every scope that is not
+/// open is drawn as one Group box with its node count, and the edges that cross its border are
+/// merged into one per pair of boxes. Works on DrawGraph (no Graphviz, no FunctionGraph), so
+/// steps, diffs and timing overlays are grouped alike.
+#include <passlens/layout/DrawGraph.h>
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace passlens {
+
+/// The scope of a node name: everything before its last '/', without trailing '/'s; "" when
+/// there is none. "/conv1/Conv" -> "/conv1"; "/a/b/Add" -> "/a/b"; "/Add", "Conv_3" -> "".
+std::string nameScope(std::string_view name);
+
+/// The enclosing scope: "/encoder/layer.0" -> "/encoder"; "/encoder" -> "" (the top level).
+std::string parentScope(std::string_view scope);
+
+/// What is open. Scopes not listed (and not opened by the rules below) are drawn as one box.
+struct ScopeGrouping {
+    /// Scopes drawn open: their own nodes and their child scopes are shown.
+    std::set<std::string> expanded;
+    /// Nodes that must be drawn as themselves (a search hit, a jump target): every scope around
+    /// them is opened.
+    std::vector<NodeId> reveal;
+    /// Opens a scope that would be the only box at its level (a model-wide "/model" prefix),
+    /// repeatedly, so the first picture is never one box.
+    bool openLoneScopes = true;
+};
+
+/// The scope of every node of `g` (index-aligned with g.nodes): an op's name scope (the Apply's
+/// name, DrawNode::name: "/Add" and "Gemm_3" are at the top level); an op without any name (a
+/// transfer or GPU op a rewrite inserted) takes the scope of its first producer op with a name
+/// or an inherited scope, else of its first such consumer; a constant
+/// the scope its consumers share (else the top level); inputs, outputs, placeholders and nested
+/// graphs' nodes the top level (""). Linear in the drawing.
+std::vector<std::string> nodeScopes(const DrawGraph& g);
+
+/// Every scope of `g` (at every level, "" excluded) with the number of drawn nodes inside it.
+std::map<std::string, std::size_t> scopeSizes(const DrawGraph& g);
+
+/// `g` with every outermost closed scope of two or more nodes folded into one Group node:
+/// key "g" + a hash of the scope (stable across steps, so stable layouts keep the box in place),
+/// DrawNode::name the scope, title its last part ("attn"), subtitle "/encoder/layer.0/attn ·
+/// 42 nodes", hiddenCount the member count; detail what changed inside ("3 added, 1 removed" in
+/// diffs, "2 changed" for the step's changed region, which also makes the group a seed); timing
+/// summed (timeUs) and coloured as its slowest member (timeShare). Edges between the same pair
+/// of boxes become one (gpu when any is; labelled "×k" when k > 1; in a diff, added or removed
+/// only when all of them are). Nested-graph clusters are kept as they are, beside their owner.
+/// Without any scope in `g`, returns `g` unchanged. Linear in the drawing; never throws.
+DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping = {});
+
+} // namespace passlens

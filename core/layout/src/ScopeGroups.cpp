@@ -1,0 +1,285 @@
+#include "passlens/layout/ScopeGroups.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace passlens {
+
+std::string nameScope(std::string_view name) {
+    const auto slash = name.find_last_of('/');
+    if (slash == std::string_view::npos) return {};
+    std::string_view scope = name.substr(0, slash);
+    while (!scope.empty() && scope.back() == '/') scope.remove_suffix(1);
+    // "/Add" has only the root: no scope; "//features/x" keeps its own spelling
+    if (scope.find_first_not_of('/') == std::string_view::npos) return {};
+    return std::string(scope);
+}
+
+std::string parentScope(std::string_view scope) { return nameScope(scope); }
+
+namespace {
+
+bool isOp(NodeCategory c) {
+    return c == NodeCategory::HostOp || c == NodeCategory::GpuOp || c == NodeCategory::Transfer ||
+           c == NodeCategory::OnnxHostOp;
+}
+
+// The scope itself and every enclosing one, innermost first ("" excluded).
+std::vector<std::string> scopeChain(const std::string& scope) {
+    std::vector<std::string> chain;
+    for (std::string s = scope; !s.empty(); s = parentScope(s)) chain.push_back(s);
+    return chain;
+}
+
+std::string groupKey(const std::string& scope) {
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a: the same scope gets the same key in every step
+    for (const unsigned char c : scope) h = (h ^ c) * 1099511628211ull;
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "g%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+std::string lastPart(const std::string& scope) {
+    const auto slash = scope.find_last_of('/');
+    return slash == std::string::npos ? scope : scope.substr(slash + 1);
+}
+
+std::string thousands(std::size_t v) {
+    std::string s = std::to_string(v);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+    return s;
+}
+
+} // namespace
+
+std::vector<std::string> nodeScopes(const DrawGraph& g) {
+    const std::size_t n = g.nodes.size();
+    std::vector<std::string> scope(n);
+    std::unordered_map<std::string_view, std::size_t> index;
+    index.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
+    std::vector<std::vector<std::size_t>> producers(n), consumers(n);
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end() || e.headCluster >= 0) continue;
+        producers[h->second].push_back(t->second);
+        consumers[t->second].push_back(h->second);
+    }
+    auto inTopLevel = [&](std::size_t i) { return g.nodes[i].cluster < 0; };
+    // An op with a name keeps its name's scope ("/Add" and "Gemm_3" are at the top level); only
+    // ops without any name (inserted by a rewrite) inherit one.
+    std::vector<char> named(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const DrawNode& d = g.nodes[i];
+        if (!inTopLevel(i) || !isOp(d.category)) continue;
+        scope[i] = nameScope(d.name);
+        named[i] = !d.name.empty();
+    }
+    // Unnamed ops take a producer's scope: g.nodes is in topological order (drawGraph, drawDiff),
+    // so one forward pass follows chains of inserted nodes; then a backward pass for the rest.
+    std::vector<char> done(named);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (done[i] || !inTopLevel(i) || !isOp(g.nodes[i].category)) continue;
+        for (std::size_t p : producers[i])
+            if (done[p] && isOp(g.nodes[p].category)) {
+                scope[i] = scope[p];
+                done[i] = 1;
+                break;
+            }
+    }
+    for (std::size_t k = n; k-- > 0;) {
+        if (done[k] || !inTopLevel(k) || !isOp(g.nodes[k].category)) continue;
+        for (std::size_t c : consumers[k])
+            if (done[c] && isOp(g.nodes[c].category)) {
+                scope[k] = scope[c];
+                done[k] = 1;
+                break;
+            }
+    }
+    // Constants: the scope all their consumers share.
+    for (std::size_t i = 0; i < n; ++i) {
+        if (g.nodes[i].category != NodeCategory::Constant || !inTopLevel(i) || consumers[i].empty()) continue;
+        const std::string& first = scope[consumers[i].front()];
+        const bool shared =
+            std::all_of(consumers[i].begin(), consumers[i].end(), [&](std::size_t c) { return scope[c] == first; });
+        if (shared) scope[i] = first;
+    }
+    return scope;
+}
+
+std::map<std::string, std::size_t> scopeSizes(const DrawGraph& g) {
+    std::map<std::string, std::size_t> sizes;
+    for (const std::string& s : nodeScopes(g))
+        for (const std::string& level : scopeChain(s)) ++sizes[level];
+    return sizes;
+}
+
+DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
+    const std::vector<std::string> scopes = nodeScopes(g);
+    std::map<std::string, std::size_t> sizes;
+    for (const std::string& s : scopes)
+        for (const std::string& level : scopeChain(s)) ++sizes[level];
+    if (sizes.empty()) return g;
+
+    std::set<std::string> open = grouping.expanded;
+    const std::unordered_set<NodeId> reveal(grouping.reveal.begin(), grouping.reveal.end());
+    for (std::size_t i = 0; i < g.nodes.size(); ++i)
+        if (g.nodes[i].node >= 0 && reveal.count(g.nodes[i].node))
+            for (const std::string& level : scopeChain(scopes[i])) open.insert(level);
+
+    // The box a node is drawn in: its outermost closed scope of two or more nodes, or itself ("").
+    auto boxOf = [&](const std::string& s) -> std::string {
+        const std::vector<std::string> chain = scopeChain(s);
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+            if (!open.count(*it) && sizes[*it] >= 2) return *it;
+        return {};
+    };
+    std::vector<std::string> box(g.nodes.size());
+    auto assign = [&] {
+        for (std::size_t i = 0; i < g.nodes.size(); ++i) box[i] = boxOf(scopes[i]);
+    };
+    assign();
+    if (grouping.openLoneScopes) {
+        // A level with a single box and nothing else of its scope: open that box and look again.
+        for (int guard = 0; guard < 64; ++guard) {
+            std::set<std::string> boxes;
+            bool loose = false; // an op drawn as itself
+            for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+                if (!box[i].empty())
+                    boxes.insert(box[i]);
+                else if (isOp(g.nodes[i].category))
+                    loose = true;
+            }
+            if (boxes.size() != 1 || loose) break;
+            open.insert(*boxes.begin());
+            assign();
+        }
+    }
+
+    DrawGraph out;
+    out.clusters = g.clusters;
+    out.caption = g.caption;
+    out.isDiff = g.isDiff;
+    out.diff = g.diff;
+    out.nodesBefore = g.nodesBefore;
+    out.nodesAfter = g.nodesAfter;
+    out.timing = g.timing;
+    out.focused = g.focused;
+    out.focusAround = g.focusAround;
+    out.focusHops = g.focusHops;
+    out.hiddenNodes = g.hiddenNodes;
+    out.totalNodes = g.totalNodes;
+
+    struct Members {
+        std::size_t count = 0, added = 0, removed = 0, rewired = 0, seeds = 0;
+        double timeUs = -1, timeShare = -1;
+        std::size_t at = 0; // index in out.nodes
+    };
+    std::map<std::string, Members> groups;
+    std::vector<std::string> keyOf(g.nodes.size());
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+        const DrawNode& d = g.nodes[i];
+        if (box[i].empty()) {
+            keyOf[i] = d.key;
+            out.nodes.push_back(d);
+            out.nodes.back().scope = scopes[i];
+            continue;
+        }
+        auto [it, fresh] = groups.try_emplace(box[i]);
+        Members& m = it->second;
+        if (fresh) {
+            // the group stands where its first member (in topological order) stood
+            m.at = out.nodes.size();
+            DrawNode group;
+            group.key = groupKey(box[i]);
+            group.category = NodeCategory::Group;
+            group.name = box[i];
+            group.scope = parentScope(box[i]);
+            out.nodes.push_back(std::move(group));
+        }
+        keyOf[i] = out.nodes[m.at].key;
+        ++m.count;
+        m.added += d.change == NodeChange::Added;
+        m.removed += d.change == NodeChange::Removed;
+        m.rewired += d.change == NodeChange::Rewired;
+        m.seeds += d.seed && d.node >= 0;
+        if (d.timeUs >= 0) m.timeUs = std::max(m.timeUs, 0.0) + d.timeUs;
+        m.timeShare = std::max(m.timeShare, d.timeShare);
+    }
+    for (auto& [scope, m] : groups) {
+        DrawNode& group = out.nodes[m.at];
+        group.title = lastPart(scope) + "/";
+        group.subtitle = scope + " \xC2\xB7 " + thousands(m.count) + (m.count == 1 ? " node" : " nodes");
+        group.hiddenCount = m.count;
+        group.timeUs = m.timeUs;
+        group.timeShare = m.timeShare;
+        std::string detail;
+        auto part = [&detail](std::size_t k, const char* what) {
+            if (k == 0) return;
+            if (!detail.empty()) detail += ", ";
+            detail += thousands(k) + " " + what;
+        };
+        if (g.isDiff) {
+            part(m.added, "added");
+            part(m.removed, "removed");
+            part(m.rewired, "rewired");
+            if (m.added + m.removed + m.rewired > 0)
+                group.change = m.added == m.count     ? NodeChange::Added
+                               : m.removed == m.count ? NodeChange::Removed
+                                                      : NodeChange::Rewired;
+        } else {
+            part(m.seeds, "changed");
+        }
+        group.seed = m.seeds > 0 || group.change != NodeChange::Unchanged;
+        group.detail = detail;
+    }
+
+    // Edges: inside a box dropped; between boxes merged per (tail, head).
+    struct Merged {
+        std::size_t index = 0, count = 0, added = 0, removed = 0;
+    };
+    std::unordered_map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) index.emplace(g.nodes[i].key, i);
+    std::map<std::pair<std::string, std::string>, Merged> merged;
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end()) continue;
+        const std::string& tail = keyOf[t->second];
+        const std::string& head = keyOf[h->second];
+        const bool grouped = !box[t->second].empty() || !box[h->second].empty();
+        if (!grouped) {
+            out.edges.push_back(e);
+            continue;
+        }
+        if (tail == head) continue;
+        auto [it, fresh] = merged.try_emplace({tail, head});
+        Merged& m = it->second;
+        if (fresh) {
+            m.index = out.edges.size();
+            DrawEdge c = e;
+            c.tail = tail;
+            c.head = head;
+            c.inputIndex = 0;
+            c.change = NodeChange::Unchanged;
+            out.edges.push_back(std::move(c));
+        }
+        DrawEdge& c = out.edges[m.index];
+        c.gpu = c.gpu || e.gpu;
+        ++m.count;
+        m.added += e.change == NodeChange::Added;
+        m.removed += e.change == NodeChange::Removed;
+    }
+    for (auto& [ends, m] : merged) {
+        DrawEdge& c = out.edges[m.index];
+        if (m.count > 1) c.label = "\xC3\x97" + thousands(m.count);
+        c.change = m.added == m.count     ? NodeChange::Added
+                   : m.removed == m.count ? NodeChange::Removed
+                                          : NodeChange::Unchanged;
+    }
+    return out;
+}
+
+} // namespace passlens
