@@ -3,7 +3,9 @@
 // For each model: open -> first drawing (import, pipeline, layout), a provenance jump from the
 // source step to the event that made the final graph's newest node (-> its neighbourhood drawn,
 // -> the whole step drawn), and the median / worst of N rewrite steps from the source (each:
-// setCurrentStep -> drawing shown). Wall-clock milliseconds on this machine: run it on an idle
+// setCurrentStep -> drawing shown), then on the final step grouping by name scope (View > Group
+// by name scope -> drawing shown) and opening the largest scope box (double-click -> drawing
+// shown; -1 for a model without scoped names). Wall-clock milliseconds on this machine: run it on an idle
 // machine, several times; figures go to docs/BENCHMARKS.md.
 #include "BenchCli.h"
 
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace passlens;
@@ -28,13 +31,18 @@ namespace {
 template <class F> bool waitFor(F done) { return QTest::qWaitFor(done, 600000); }
 
 // Runs `action` and returns the milliseconds until the session shows a new drawing.
+// An action that returns false starts no drawing: -1 at once.
 template <class F> double msToNextDrawing(MainWindow& w, F action) {
     int drawings = 0;
     const auto c = QObject::connect(&w.session(), &DebugSession::layoutReady, [&] { ++drawings; });
     QElapsedTimer t;
     t.start();
-    action();
-    const bool ok = waitFor([&] { return drawings > 0; });
+    bool started = true;
+    if constexpr (std::is_same_v<decltype(action()), bool>)
+        started = action();
+    else
+        action();
+    const bool ok = started && waitFor([&] { return drawings > 0; });
     const double ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
     QObject::disconnect(c);
     return ok ? ms : -1;
@@ -60,8 +68,8 @@ int main(int argc, char** argv) {
 
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("PassLensBench"));
-    std::printf("%-28s %9s %9s %9s %9s %9s %7s\n", "model", "open_ms", "jump_ms", "whole_ms", "step_med", "step_max",
-                "nodes");
+    std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s %7s\n", "model", "open_ms", "jump_ms", "whole_ms", "step_med",
+                "step_max", "group_ms", "scope_ms", "nodes");
     for (const std::string& model : models) {
         MainWindow w;
         w.resize(1500, 950);
@@ -107,9 +115,24 @@ int main(int argc, char** argv) {
         std::sort(stepMs.begin(), stepMs.end());
         const double med = stepMs.empty() ? -1 : stepMs[stepMs.size() / 2];
         const double worst = stepMs.empty() ? -1 : stepMs.back();
+        // grouping by name scope on the final step, then opening its largest scope box
+        msToNextDrawing(w, [&] { s.setCurrentStep(last); });
+        double scopeMs = -1;
+        const double groupMs = msToNextDrawing(w, [&] { return w.setGroupByScope(true); });
+        if (groupMs >= 0) {
+            std::string largest;
+            std::size_t members = 0;
+            for (const LayoutNode& n : s.layout()->nodes)
+                if (n.category == NodeCategory::Group && n.hiddenCount > members) {
+                    members = n.hiddenCount;
+                    largest = n.key;
+                }
+            if (!largest.empty())
+                scopeMs = msToNextDrawing(w, [&] { return w.openScope(QString::fromStdString(largest)); });
+        }
         std::string name = model.substr(model.find_last_of('/') + 1);
-        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %7zu\n", name.c_str(), openMs, jumpMs, wholeMs, med, worst,
-                    finalGraph->nodeCount());
+        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %7zu\n", name.c_str(), openMs, jumpMs, wholeMs,
+                    med, worst, groupMs, scopeMs, finalGraph->nodeCount());
         std::fflush(stdout);
     }
     return 0;

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 using namespace passlens;
 
@@ -802,6 +803,81 @@ private slots:
         QCOMPARE(w.inspector()->shownNode(), secondLast);
         w.findNext(QStringLiteral("no such thing"));
         QCOMPARE(w.findStatus(), QStringLiteral("no match"));
+    }
+
+    // Group by name scope: the bundled transformer layer's /self_attn, /norm1, ... scopes are one
+    // box each; double-clicking a box opens it, "Close scope" closes it again, and Find opens
+    // the scopes around a hit inside a closed box.
+    void groupByNameScope() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto groups = [&] {
+            std::map<std::string, GraphNodeItem*> out;
+            for (GraphNodeItem* it : w.graphScene()->nodeItems())
+                if (it->node().category == NodeCategory::Group) out[it->node().name] = it;
+            return out;
+        };
+        QVERIFY(groups().empty());
+        const int plain = static_cast<int>(w.graphScene()->nodeItems().size());
+        QVERIFY(w.setGroupByScope(true));
+        QVERIFY(waitIdle(w));
+        auto top = groups();
+        for (const char* scope : {"/self_attn", "/norm1", "/norm2"}) QVERIFY2(top.count(scope), scope);
+        QVERIFY(static_cast<int>(w.graphScene()->nodeItems().size()) < plain / 2);
+        GraphNodeItem* attn = top.at("/self_attn");
+        const std::size_t members = attn->node().hiddenCount;
+        QVERIFY(members >= 20);
+        // every drawn node sits at the top level
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) QCOMPARE(it->node().scope, std::string());
+
+        // a real double-click on the /self_attn box opens it
+        w.graphView()->centerOn(attn);
+        QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {},
+                           w.graphView()->mapFromScene(attn->sceneBoundingRect().center()));
+        QVERIFY(waitIdle(w));
+        auto opened = groups();
+        QVERIFY(!opened.count("/self_attn"));
+        QVERIFY(opened.count("/norm1"));
+        int inside = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) inside += it->node().scope == "/self_attn";
+        QVERIFY(inside >= 2);
+        QCOMPARE(w.session().scopeGrouping()->expanded, (std::set<std::string>{"/self_attn"}));
+
+        // stepping keeps the grouping: the source graph has the same closed scopes
+        w.session().setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(groups().count("/norm1"));
+        QVERIFY(!groups().count("/self_attn"));
+
+        QVERIFY(w.closeScope(QStringLiteral("/self_attn")));
+        QVERIFY(waitIdle(w));
+        QVERIFY(groups().count("/self_attn"));
+        QVERIFY(!w.closeScope(QStringLiteral("/self_attn"))); // already closed
+        QVERIFY(!w.openScope(QStringLiteral("n1")));          // not a scope box
+
+        // Find a node inside the closed /norm2 box: its scope opens, the node is drawn and selected
+        auto g = w.session().graphAt(w.session().currentStep());
+        NodeId target = -1;
+        std::string targetName;
+        for (const Apply* a : g->toposort())
+            if (a->name().rfind("/norm2/", 0) == 0) {
+                target = a->id();
+                targetName = a->name();
+                break;
+            }
+        QVERIFY(target >= 0);
+        QVERIFY(!w.graphScene()->nodeIds().contains(target));
+        w.findNext(QString::fromStdString(targetName));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.graphScene()->nodeIds().contains(target));
+        QCOMPARE(w.inspector()->shownNode(), target);
+
+        QVERIFY(w.setGroupByScope(false));
+        QVERIFY(waitIdle(w));
+        QVERIFY(groups().empty());
     }
 
     // Double-clicking the "… N nodes" placeholder of a focused view draws more of what it hides.

@@ -105,6 +105,7 @@ void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
         emit failed(r->error);
         return;
     }
+    if (m_grouping && r->path != m_path) m_grouping->expanded.clear();
     m_path = r->path;
     m_sourcePath = r->sourcePath.isEmpty() ? r->path : r->sourcePath;
     m_pipelineName = r->pipeline;
@@ -232,6 +233,12 @@ void DebugSession::showNeighbourhoodFirst(std::vector<NodeId> nodes) {
     requestLayout();
 }
 
+void DebugSession::setScopeGrouping(std::optional<ScopeGrouping> grouping) {
+    m_grouping = std::move(grouping);
+    m_stepLayouts.clear(); // every remembered drawing has the old boxes; the shown one anchors the next
+    requestLayout();
+}
+
 void DebugSession::relayout() {
     m_stepLayouts.clear();
     m_layoutChain.reset();
@@ -239,14 +246,35 @@ void DebugSession::relayout() {
     requestLayout();
 }
 
-void DebugSession::requestLayout() {
-    if (!m_trace) return;
-    m_cancel.cancel();
-    const int generation = ++m_layoutGeneration;
-    auto after = m_nested ? m_nested : graphAt(m_current);
-    std::shared_ptr<const FunctionGraph> before = m_diffFrom && !m_nested ? graphAt(*m_diffFrom) : nullptr;
+DrawGraph DrawingRequest::draw() const {
+    DrawOptions opt;
+    opt.caption = caption;
+    DrawGraph dg;
+    if (before) {
+        const GraphDiff d = diff(*before, *after);
+        dg = drawDiff(*before, *after, d, opt);
+    } else {
+        // a quick drawing centres on its targets alone; a step on its changes too
+        if (!nested && !quick && trace) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
+        opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
+        dg = drawGraph(*after, opt);
+    }
+    if (profile) applyTiming(dg, *profile, timing);
+    if (grouping) {
+        ScopeGrouping open = *grouping;
+        open.reveal.insert(open.reveal.end(), extraFocus.begin(), extraFocus.end());
+        dg = groupByScope(dg, open);
+    }
+    return dg;
+}
+
+DrawingRequest DebugSession::drawingRequest() {
+    DrawingRequest r;
+    if (!m_trace) return r;
+    r.after = m_nested ? m_nested : graphAt(m_current);
+    r.before = m_diffFrom && !m_nested ? graphAt(*m_diffFrom) : nullptr;
     const StepPoint step = m_steps[static_cast<std::size_t>(m_current)];
-    Caption cap;
+    Caption& cap = r.caption;
     cap.source = QFileInfo(m_path).fileName().toStdString();
     cap.pipeline = m_pipelineName.toStdString();
     cap.step = m_nested     ? m_nestedLabel.toStdString()
@@ -255,16 +283,27 @@ void DebugSession::requestLayout() {
                             : step.label.toStdString();
     cap.stepIndex = m_current;
     cap.stepCount = static_cast<int>(m_steps.size()) - 1;
-    std::optional<TimingProfile> profile = m_nested ? std::nullopt : m_profile;
-    TimingOptions topt = m_timingOptions;
+    r.profile = m_nested ? std::nullopt : m_profile;
+    r.timing = m_timingOptions;
+    r.trace = m_trace.get();
+    r.fromEvent = m_diffFrom ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event : 0;
+    r.toEvent = step.event;
+    r.nested = m_nested != nullptr;
+    r.extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;
+    r.grouping = m_nested ? std::nullopt : m_grouping;
+    return r;
+}
+
+void DebugSession::requestLayout() {
+    if (!m_trace) return;
+    m_cancel.cancel();
+    const int generation = ++m_layoutGeneration;
+    DrawingRequest request = drawingRequest();
     m_cancel.reset();
     LayoutEngine* engine = &m_engine;
     const CancelToken* cancel = &m_cancel;
-    const Trace* trace = m_trace.get();
-    const int fromEvent = m_diffFrom ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event : 0;
-    const int toEvent = step.event;
-    const bool nested = m_nested != nullptr;
-    const std::optional<int> chain = nested ? std::nullopt : std::optional<int>(before ? *m_diffFrom : -1);
+    const bool nested = request.nested;
+    const std::optional<int> chain = nested ? std::nullopt : std::optional<int>(request.before ? *m_diffFrom : -1);
     std::optional<LayoutResult> remembered, anchor;
     if (chain) {
         if (auto it = m_stepLayouts.find({*chain, m_current}); it != m_stepLayouts.end())
@@ -273,13 +312,14 @@ void DebugSession::requestLayout() {
             anchor = m_layout;
     }
     const int current = m_current;
-    const std::vector<NodeId> extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;
+    const std::vector<NodeId> extraFocus = request.extraFocus;
     LayoutOptions layoutOptions;
     if (!extraFocus.empty() && m_extraFocusHops) {
         layoutOptions.focusHops = *m_extraFocusHops;
         layoutOptions.focusMaxNodes = std::max(layoutOptions.focusMaxNodes, extraFocus.size() + 16);
     }
     const bool quick = m_neighbourhoodFirst && !extraFocus.empty() && !m_nested && !m_diffFrom;
+    request.quick = quick;
     m_neighbourhoodFirst = false;
     if (quick) layoutOptions.nodeThreshold = 0; // the focused view, whatever the size
     if (!extraFocus.empty()) {                  // the remembered or pinned drawing may lack the seeds
@@ -328,19 +368,7 @@ void DebugSession::requestLayout() {
     watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
         if (remembered) return {remembered, {}};
         try {
-            DrawOptions opt;
-            opt.caption = cap;
-            DrawGraph dg;
-            if (before) {
-                const GraphDiff d = diff(*before, *after);
-                dg = drawDiff(*before, *after, d, opt);
-            } else {
-                // a quick drawing centres on its targets alone; a step on its changes too
-                if (!nested && !quick) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
-                opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
-                dg = drawGraph(*after, opt);
-            }
-            if (profile) applyTiming(dg, *profile, topt);
+            const DrawGraph dg = request.draw();
             if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, cancel), {}};
             return {engine->layout(dg, layoutOptions, cancel), {}};
         } catch (const std::exception& e) {

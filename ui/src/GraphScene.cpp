@@ -3,6 +3,7 @@
 #include <passlens/layout/DotWriter.h>
 
 #include <QGraphicsPathItem>
+#include <QGraphicsSceneContextMenuEvent>
 #include <QGraphicsSceneHoverEvent>
 #include <QFontMetricsF>
 #include <QPainter>
@@ -65,6 +66,13 @@ void GraphNodeItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
     QGraphicsItem::mouseDoubleClickEvent(event);
 }
 
+void GraphNodeItem::contextMenuEvent(QGraphicsSceneContextMenuEvent* event) {
+    if (auto* s = qobject_cast<GraphScene*>(scene())) {
+        emit s->nodeContextMenu(QString::fromStdString(m_node.key), event->screenPos());
+        event->accept();
+    }
+}
+
 QRectF GraphNodeItem::boundingRect() const { return m_rect.adjusted(-3, -3, 3, 3); }
 
 void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
@@ -79,7 +87,14 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     p->setBrush(fillFor(m_node, m_dark, m_timeShare));
     const bool round = m_node.category == NodeCategory::Input || m_node.category == NodeCategory::Output ||
                        m_node.category == NodeCategory::Constant;
-    p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
+    if (m_node.category == NodeCategory::Group) {
+        // a closed name scope: a square box with a double border, as the exports draw it
+        p->drawRect(m_rect);
+        p->setBrush(Qt::NoBrush);
+        p->drawRect(m_rect.adjusted(3, 3, -3, -3));
+    } else {
+        p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
+    }
     // light text on the dark end of the heat scale, as the exports' heatOf
     p->setPen(m_timeShare >= 0.62 && !m_dark ? QColor(Qt::white) : fg);
     QRectF r = m_rect.adjusted(4, 2, -4, -2);

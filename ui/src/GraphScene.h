@@ -42,6 +42,8 @@ Q_SIGNALS:
     void nodeSelected(NodeId id);
     /// A node was double-clicked (`key` is its DrawNode key: "n42", "c3" for a placeholder).
     void nodeActivated(const QString& key);
+    /// A node's context menu was asked for (right button or the menu key) at `screenPos`.
+    void nodeContextMenu(const QString& key, const QPoint& screenPos);
 
 private:
     QHash<QString, GraphNodeItem*> m_nodes;
@@ -58,6 +60,7 @@ public:
 
 protected:
     void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
+    void contextMenuEvent(QGraphicsSceneContextMenuEvent* event) override;
 
 public:
     /// Fill colour by category, diff change and timing share.

@@ -297,6 +297,23 @@ void MainWindow::buildUi() {
     connect(m_scene, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
     connect(m_scene, &GraphScene::nodeActivated, this, [this](const QString& key) {
         if (key.startsWith(QLatin1Char('c'))) expandPlaceholder(key);
+        if (key.startsWith(QLatin1Char('g'))) openScope(key);
+    });
+    connect(m_scene, &GraphScene::nodeContextMenu, this, [this](const QString& key, const QPoint& at) {
+        const auto& layout = m_session->layout();
+        if (!layout || !m_session->scopeGrouping()) return;
+        const auto it = std::find_if(layout->nodes.begin(), layout->nodes.end(),
+                                     [&](const LayoutNode& n) { return n.key == key.toStdString(); });
+        if (it == layout->nodes.end()) return;
+        QMenu menu;
+        if (it->category == NodeCategory::Group)
+            menu.addAction(tr("Open scope %1").arg(QString::fromStdString(it->name)), this,
+                           [this, key] { openScope(key); });
+        // the open scopes around it, innermost first
+        for (std::string s = it->scope; !s.empty(); s = parentScope(s))
+            menu.addAction(tr("Close scope %1").arg(QString::fromStdString(s)), this,
+                           [this, s] { closeScope(QString::fromStdString(s)); });
+        if (!menu.isEmpty()) menu.exec(at);
     });
     connect(m_sceneBefore, &GraphScene::nodeSelected, this, [this](NodeId id) { selectNode(id); });
 
@@ -448,6 +465,16 @@ void MainWindow::buildActions() {
     view->addAction(tr("Fit"), this, [this] { m_view->fit(); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     view->addAction(tr("Lay out afresh"), this, [this] { m_session->relayout(); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    view->addSeparator();
+    m_groupAction = view->addAction(tr("Group by name scope"));
+    m_groupAction->setCheckable(true);
+    m_groupAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
+    m_groupAction->setToolTip(tr("Draw each name scope (/encoder/layer.0/…) as one box; double-click opens it"));
+    connect(m_groupAction, &QAction::triggered, this, [this](bool on) { setGroupByScope(on); });
+    view->addAction(tr("Close all scopes"), this, [this] {
+        if (m_session->scopeGrouping()) m_session->setScopeGrouping(ScopeGrouping{});
+    });
+    view->addSeparator();
     auto* dark = view->addAction(tr("Dark palette"));
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
@@ -640,6 +667,68 @@ int MainWindow::expandPlaceholder(const QString& key, int batch) {
     log(tr("Expanding %1: %2 more nodes drawn").arg(key).arg(added.size()));
     m_session->focusOnNodes(std::move(seeds), 0);
     return static_cast<int>(added.size());
+}
+
+bool MainWindow::setGroupByScope(bool on) {
+    const QSignalBlocker block(m_groupAction);
+    if (!on) {
+        m_groupAction->setChecked(false);
+        if (m_session->scopeGrouping()) m_session->setScopeGrouping(std::nullopt);
+        return true;
+    }
+    auto g = m_session->trace() ? m_session->graphAt(m_session->currentStep()) : nullptr;
+    const bool scoped =
+        g && std::any_of(g->toposort().begin(), g->toposort().end(), [](const Apply* n) {
+            return !nameScope(n->name()).empty() || (n->nout() > 0 && !nameScope(n->output(0)->name()).empty());
+        });
+    if (!scoped) {
+        m_groupAction->setChecked(false);
+        statusBar()->showMessage(
+            tr("No name scopes here: no node name has a '/'-separated prefix (like /encoder/layer.0/MatMul)"), 6000);
+        return false;
+    }
+    m_groupAction->setChecked(true);
+    log(tr("Grouping by name scope: double-click a scope box to open it"));
+    m_session->setScopeGrouping(ScopeGrouping{});
+    return true;
+}
+
+bool MainWindow::openScope(const QString& key) {
+    const auto& layout = m_session->layout();
+    const auto grouping = m_session->scopeGrouping();
+    if (!layout || !grouping) return false;
+    const auto it = std::find_if(layout->nodes.begin(), layout->nodes.end(), [&](const LayoutNode& n) {
+        return n.key == key.toStdString() && n.category == NodeCategory::Group;
+    });
+    if (it == layout->nodes.end()) return false;
+    ScopeGrouping next = *grouping;
+    next.expanded.insert(it->name);
+    log(tr("Opening scope %1 (%2 nodes)").arg(QString::fromStdString(it->name)).arg(it->hiddenCount));
+    m_session->setScopeGrouping(std::move(next));
+    return true;
+}
+
+bool MainWindow::closeScope(const QString& scope) {
+    const auto grouping = m_session->scopeGrouping();
+    const auto& layout = m_session->layout();
+    if (!grouping || !layout) return false;
+    const std::string s = scope.toStdString();
+    const auto inside = [&s](const std::string& e) { return e == s || e.rfind(s + "/", 0) == 0; };
+    // open: some drawn node sits in it (listed as open, or opened as the only box of its level)
+    if (s.empty() ||
+        std::none_of(layout->nodes.begin(), layout->nodes.end(), [&](const LayoutNode& n) { return inside(n.scope); }))
+        return false;
+    ScopeGrouping next = *grouping;
+    // the scope and every scope inside it
+    if (std::erase_if(next.expanded, inside) == 0) {
+        // opened as a lone scope (and so were the ones around it): keep those around it open and
+        // stop opening lone scopes
+        next.openLoneScopes = false;
+        for (std::string p = parentScope(s); !p.empty(); p = parentScope(p)) next.expanded.insert(p);
+    }
+    log(tr("Closing scope %1").arg(scope));
+    m_session->setScopeGrouping(std::move(next));
+    return true;
 }
 
 bool MainWindow::stepToRewrite(int direction) {

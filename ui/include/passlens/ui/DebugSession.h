@@ -5,6 +5,7 @@
 /// threads; results arrive through signals on the GUI thread, so nothing blocks the event loop.
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/layout/LayoutEngine.h>
+#include <passlens/layout/ScopeGroups.h>
 #include <passlens/layout/TimingOverlay.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/trace/Trace.h>
@@ -26,6 +27,25 @@ struct StepPoint {
     int phase = -1; ///< index of the phase the event belongs to; -1 for the source
     QString label;  ///< "source", "merge1", "#17 local_cut_gpu_transfers"
     bool phaseEnd = false;
+};
+
+/// What a drawing of the shown step (or diff, or nested graph) is made from, as plain values:
+/// draw() may run on a worker thread while the session that made it lives (trace is borrowed).
+struct DrawingRequest {
+    std::shared_ptr<const FunctionGraph> before; ///< set for a diff
+    std::shared_ptr<const FunctionGraph> after;  ///< the step (or nested graph) drawn
+    const Trace* trace = nullptr;
+    int fromEvent = 0, toEvent = 0; ///< the step's changed region: nodes added between them
+    bool nested = false;
+    bool quick = false; ///< a neighbourhood-first drawing: only extraFocus seeds it
+    Caption caption;
+    std::vector<NodeId> extraFocus; ///< focus seeds (focusOnNodes), which also open their scopes
+    std::optional<TimingProfile> profile;
+    TimingOptions timing;
+    std::optional<ScopeGrouping> grouping;
+    /// drawGraph or drawDiff, the timing overlay, then the scope grouping, as the window shows
+    /// it (before any focused view or layout). Throws what those throw.
+    DrawGraph draw() const;
 };
 
 class DebugSession final : public QObject {
@@ -80,6 +100,8 @@ public:
     /// and remembered, so stepping back shows the same drawing; the same holds for stepping with
     /// a diff from a fixed step shown. Nested graphs get their own dot layout.
     void requestLayout();
+    /// The drawing of what is shown now, as requestLayout() makes it (exports of the view).
+    DrawingRequest drawingRequest();
     /// Lays the current step out again so that `nodes` are drawn even when the graph is too big
     /// for a full drawing (they seed the focused view, with the step's own changes, and `hops`
     /// around them: the engine's default when unset; 0 draws exactly the seeds, however many).
@@ -95,6 +117,12 @@ public:
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
     /// (after many rewrites the pinned drawing can grow untidy).
     void relayout();
+    /// Draws steps and diffs grouped by name scope (groupByScope) with `grouping`'s scopes open,
+    /// or every node (nullopt). The focus seeds (focusOnNodes, showNeighbourhoodFirst) open the
+    /// scopes around them. Lays the current step out again, from the drawing shown (boxes that
+    /// stay keep their place). Opening another file closes every scope.
+    void setScopeGrouping(std::optional<ScopeGrouping> grouping);
+    const std::optional<ScopeGrouping>& scopeGrouping() const { return m_grouping; }
     const std::optional<LayoutResult>& layout() const { return m_layout; }
     LayoutEngine& layoutEngine() { return m_engine; }
     void cancelLayout() { m_cancel.cancel(); }
@@ -149,6 +177,7 @@ private:
     bool m_followUp = false;           ///< its whole-step layout is still to come
     std::optional<TimingProfile> m_profile;
     TimingOptions m_timingOptions;
+    std::optional<ScopeGrouping> m_grouping;
     bool m_busy = false;
     int m_layoutGeneration = 0;
 };

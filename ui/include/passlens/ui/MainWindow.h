@@ -74,6 +74,15 @@ public:
     /// nearest the drawn nodes it connects to. Returns how many nodes it adds (0: not a
     /// placeholder, or nothing hidden next to it).
     int expandPlaceholder(const QString& key, int batch = 60);
+    /// Group by name scope (View menu): on draws every closed scope as one box (ScopeGroups.h),
+    /// off draws every node. False (and a status message) when turning it on finds no scoped
+    /// node name in the step.
+    bool setGroupByScope(bool on);
+    /// Opens the scope of the Group box `key` (double-click): its nodes and child scopes are
+    /// drawn. False when `key` is not a drawn Group.
+    bool openScope(const QString& key);
+    /// Closes `scope` (and the scopes inside it): drawn as one box again. False when not open.
+    bool closeScope(const QString& scope);
     /// Steps to the next (`direction` 1) or previous (-1) applied event of one rewrite: the
     /// rewrites matching the pipeline dock's rewrite filter, else the rewriter of the event
     /// shown. False (and a status message) when there is none.
@@ -169,6 +178,8 @@ private:
     QAction* m_executeAction;
     QAction* m_overlayAction;
     QAction* m_hideUnchanged;
+    QAction* m_groupAction = nullptr;
+    QString m_treePath, m_treePipeline; ///< the file and pipeline the pipeline tree shows
     QMenu* m_recentMenu = nullptr;
     nlohmann::json m_profileJson;
     int m_searchHit = -1;
