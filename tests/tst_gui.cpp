@@ -29,6 +29,8 @@
 #include <QTimer>
 #include <QTreeView>
 #include <QScrollBar>
+#include <QSortFilterProxyModel>
+#include <QStyleOptionViewItem>
 
 #include <time.h>
 
@@ -332,6 +334,43 @@ private slots:
         QCOMPARE(currentRow(), phaseRow);
         QVERIFY(waitIdle(w));
         QCOMPARE(s.currentStep(), phaseEndStep);
+    }
+
+    // Clicking a phase's check box unchecks it for the next Run without moving the step.
+    void checkBoxClickDoesNotJump() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        auto& s = w.session();
+        QTreeView* tree = w.pipelineTree();
+        const int step = s.currentStep();
+        const QModelIndex phase = tree->model()->index(0, 0);
+        QVERIFY(phase.data(Qt::CheckStateRole).toInt() == Qt::Checked);
+        QVERIFY(tree->currentIndex() != phase);
+        QStyleOptionViewItem option;
+        option.initFrom(tree);
+        option.rect = tree->visualRect(phase);
+        option.features |= QStyleOptionViewItem::HasCheckIndicator;
+        if (phase.data(Qt::DecorationRole).isValid()) option.features |= QStyleOptionViewItem::HasDecoration;
+        const QPoint box = tree->style()->subElementRect(QStyle::SE_ItemViewItemCheckIndicator, &option, tree).center();
+        const QString name = phase.data(Qt::DisplayRole).toString();
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, box);
+        QCOMPARE(phase.data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
+        QCOMPARE(w.pipelineModel()->disabledPhases().size(), qsizetype(1));
+        QVERIFY(name.startsWith(w.pipelineModel()->disabledPhases().front()));
+        QVERIFY(tree->currentIndex() != phase);
+        QCOMPARE(s.currentStep(), step); // nothing to lay out: the step did not move
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, box);
+        QCOMPARE(phase.data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
+        QVERIFY(w.pipelineModel()->disabledPhases().isEmpty());
+        QCOMPARE(s.currentStep(), step);
+        // a click on the row's text still shows the phase
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(phase).center());
+        QCOMPARE(tree->currentIndex(), phase);
+        QVERIFY(waitIdle(w));
+        QVERIFY(s.currentStep() != step);
     }
 
     // Stepping rewrite by rewrite keeps every unchanged node at the same scene position and at

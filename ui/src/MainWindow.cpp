@@ -33,6 +33,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QStandardItemModel>
+#include <QStyleOptionViewItem>
+#include <QMouseEvent>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -64,6 +67,47 @@
 #include <set>
 
 namespace passlens {
+
+namespace {
+
+// A click on a phase row's check box toggles it without making the row current: a current row
+// shows its step, and unchecking a phase (for the next Run) must not jump to it.
+class CheckBoxClickFilter final : public QObject {
+public:
+    explicit CheckBoxClickFilter(QTreeView* tree)
+        : QObject(tree)
+        , m_tree(tree) {}
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        const auto type = event->type();
+        if (type != QEvent::MouseButtonPress && type != QEvent::MouseButtonRelease &&
+            type != QEvent::MouseButtonDblClick)
+            return QObject::eventFilter(watched, event);
+        auto* mouse = static_cast<QMouseEvent*>(event);
+        const QPoint at = mouse->position().toPoint();
+        const QModelIndex index = m_tree->indexAt(at);
+        if (!index.isValid() || !(index.flags() & Qt::ItemIsUserCheckable) || mouse->button() != Qt::LeftButton)
+            return QObject::eventFilter(watched, event);
+        QStyleOptionViewItem option;
+        option.initFrom(m_tree);
+        option.rect = m_tree->visualRect(index);
+        option.features |= QStyleOptionViewItem::HasCheckIndicator;
+        if (index.data(Qt::DecorationRole).isValid()) option.features |= QStyleOptionViewItem::HasDecoration;
+        const QRect box = m_tree->style()->subElementRect(QStyle::SE_ItemViewItemCheckIndicator, &option, m_tree);
+        if (!box.contains(at)) return QObject::eventFilter(watched, event);
+        if (type == QEvent::MouseButtonRelease) {
+            const bool checked = index.data(Qt::CheckStateRole).toInt() == Qt::Checked;
+            m_tree->model()->setData(index, checked ? Qt::Unchecked : Qt::Checked, Qt::CheckStateRole);
+        }
+        return true; // no press reaches the view: the current row (and the step) stay
+    }
+
+private:
+    QTreeView* m_tree;
+};
+
+} // namespace
 
 namespace {
 // Where a big drawing opens: its graph outputs (the bottom-most node when none is drawn), so
@@ -208,6 +252,7 @@ void MainWindow::buildUi() {
     for (int c = 1; c < PipelineModel::ColumnCount; ++c)
         m_pipelineTree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     m_pipelineTree->header()->setStretchLastSection(false);
+    m_pipelineTree->viewport()->installEventFilter(new CheckBoxClickFilter(m_pipelineTree));
     auto* pipeBox = new QWidget;
     auto* pv = new QVBoxLayout(pipeBox);
     pv->setContentsMargins(2, 2, 2, 2);
