@@ -780,6 +780,29 @@ private slots:
         for (const auto& p : w.session().trace()->phases()) names << QString::fromStdString(p.info.name);
         QVERIFY(!names.contains("gpua_elemwise_fusion"));
         QCOMPARE(names.at(1), QString("merge3")); // moved between merge1 (0) and useless (0.6)
+        // the skipped phase stays in the tree, unchecked, after the run's phases, with no step
+        const int phases = static_cast<int>(names.size());
+        QCOMPARE(pm->rowCount(), phases + 1);
+        const QModelIndex skipped = pm->index(phases, 0);
+        QCOMPARE(pm->data(skipped).toString(), QString("gpua_elemwise_fusion"));
+        QCOMPARE(pm->data(skipped, Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
+        QCOMPARE(pm->data(skipped, PipelineModel::PhaseRole).toInt(), -1);
+        QCOMPARE(pm->rowCount(skipped), 0);
+        QCOMPARE(pm->disabledPhases(), QStringList({"gpua_elemwise_fusion"}));
+        const int step = w.session().currentStep();
+        auto* proxy = qobject_cast<QSortFilterProxyModel*>(w.pipelineTree()->model());
+        QVERIFY(proxy);
+        w.pipelineTree()->setCurrentIndex(proxy->mapFromSource(skipped));
+        QCOMPARE(w.session().currentStep(), step); // no step to show
+        // checked again, the next Run includes it and the row is a phase of the trace again
+        QVERIFY(pm->setData(skipped, Qt::Checked, Qt::CheckStateRole));
+        QVERIFY(pm->disabledPhases().isEmpty());
+        w.session().runPipeline(QStringLiteral("theano"), pm->disabledPhases());
+        QVERIFY(waitIdle(w));
+        QCOMPARE(pm->rowCount(), static_cast<int>(w.session().trace()->phases().size()));
+        bool ran = false;
+        for (const auto& p : w.session().trace()->phases()) ran = ran || p.info.name == "gpua_elemwise_fusion";
+        QVERIFY(ran);
     }
 
     void nestedGraphsOpenInTheView() {

@@ -136,7 +136,11 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_session, &DebugSession::opened, this, [this] {
         {
             const bool wasSyncing = std::exchange(m_syncingTree, true); // a reset moves no step
-            m_pipelineModel->setTrace(m_session->trace());
+            // a re-run of the same pipeline on the same file keeps the phases it skipped unchecked
+            const bool rerun = m_session->path() == m_treePath && m_session->pipelineName() == m_treePipeline;
+            m_pipelineModel->setTrace(m_session->trace(), rerun ? m_pipelineModel->disabledPhases() : QStringList());
+            m_treePath = m_session->path();
+            m_treePipeline = m_session->pipelineName();
             m_pipelineTree->expandToDepth(-1);
             m_pipelineTree->collapseAll();
             m_syncingTree = wasSyncing;
@@ -295,7 +299,8 @@ void MainWindow::buildUi() {
             [this, filter](const QModelIndex& i) {
                 if (m_syncingTree || !i.isValid()) return;
                 const QModelIndex src = filter->mapToSource(i);
-                if (!src.parent().isValid()) { // a phase row: its end step
+                if (m_pipelineModel->isSkippedRow(src)) return; // a skipped phase has no step
+                if (!src.parent().isValid()) {                  // a phase row: its end step
                     const int phase = src.row();
                     for (int k = 0; k < static_cast<int>(m_session->steps().size()); ++k)
                         if (m_session->steps()[static_cast<std::size_t>(k)].phaseEnd &&
@@ -308,7 +313,8 @@ void MainWindow::buildUi() {
     m_pipelineTree->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_pipelineTree, &QWidget::customContextMenuRequested, this, [this, filter](const QPoint& pos) {
         const QModelIndex src = filter->mapToSource(m_pipelineTree->indexAt(pos));
-        if (!src.isValid() || src.parent().isValid() || !m_session->trace()) return;
+        if (!src.isValid() || src.parent().isValid() || !m_session->trace() || m_pipelineModel->isSkippedRow(src))
+            return;
         const PhaseRecord& ph = m_session->trace()->phases()[static_cast<std::size_t>(src.row())];
         QMenu menu;
         menu.addAction(

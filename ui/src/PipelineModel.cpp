@@ -1,5 +1,7 @@
 #include "PipelineModel.h"
 
+#include <algorithm>
+
 #include <passlens/trace/Trace.h>
 
 #include <QColor>
@@ -13,13 +15,20 @@ namespace passlens {
 PipelineModel::PipelineModel(QObject* parent)
     : QAbstractItemModel(parent) {}
 
-void PipelineModel::setTrace(const Trace* trace) {
+void PipelineModel::setTrace(const Trace* trace, const QStringList& skipped) {
     beginResetModel();
     m_trace = trace;
-    m_disabled.clear(); // a run starts with every phase checked; unchecked ones skip the next Run
+    m_disabled.clear(); // a run starts with its phases checked; unchecked ones skip the next Run
+    m_skipped.clear();
     m_eventsOfPhase.clear();
     m_checks.clear();
     if (m_trace) {
+        for (const QString& name : skipped) {
+            const bool ran = std::any_of(m_trace->phases().begin(), m_trace->phases().end(),
+                                         [&](const PhaseRecord& p) { return p.info.name == name.toStdString(); });
+            if (!ran && !m_skipped.contains(name)) m_skipped << name;
+        }
+        m_disabled = m_skipped;
         m_eventsOfPhase.resize(m_trace->phases().size());
         m_checks.resize(m_trace->phases().size(), {CheckMark::None, QString()});
         for (const auto& e : m_trace->events()) {
@@ -45,10 +54,15 @@ QModelIndex PipelineModel::parent(const QModelIndex& child) const {
     return createIndex(static_cast<int>(child.internalId()) - 1, 0, quintptr(0));
 }
 
+bool PipelineModel::isSkippedRow(const QModelIndex& index) const {
+    return m_trace && index.isValid() && index.internalId() == 0 &&
+           index.row() >= static_cast<int>(m_trace->phases().size());
+}
+
 int PipelineModel::rowCount(const QModelIndex& parent) const {
     if (!m_trace) return 0;
-    if (!parent.isValid()) return static_cast<int>(m_trace->phases().size());
-    if (parent.internalId() != 0 || parent.column() != 0) return 0;
+    if (!parent.isValid()) return static_cast<int>(m_trace->phases().size() + m_skipped.size());
+    if (parent.internalId() != 0 || parent.column() != 0 || isSkippedRow(parent)) return 0;
     return static_cast<int>(m_eventsOfPhase[static_cast<std::size_t>(parent.row())].size());
 }
 
@@ -56,6 +70,24 @@ int PipelineModel::columnCount(const QModelIndex&) const { return ColumnCount; }
 
 QVariant PipelineModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || !m_trace) return {};
+    if (isSkippedRow(index)) {
+        const QString& name = m_skipped[index.row() - static_cast<int>(m_trace->phases().size())];
+        switch (role) {
+        case Qt::DisplayRole:
+            return index.column() == Name ? name : index.column() == Applied ? tr("skipped") : QVariant();
+        case Qt::ToolTipRole:
+            return tr("%1 was skipped in this run: check it and Run (Ctrl+R) to include it").arg(name);
+        case Qt::ForegroundRole: return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
+        case Qt::CheckStateRole:
+            if (index.column() == Name) return m_disabled.contains(name) ? Qt::Unchecked : Qt::Checked;
+            break;
+        case EventRole: return 0;
+        case PhaseRole: return -1;
+        case UnchangedRole: return false; // "hide phases that changed nothing" keeps it: it can be checked
+        case CheckRole: return static_cast<int>(CheckMark::None);
+        }
+        return {};
+    }
     if (index.internalId() == 0) {
         const PhaseRecord& p = m_trace->phases()[static_cast<std::size_t>(index.row())];
         std::int64_t applied = 0;
@@ -150,7 +182,11 @@ Qt::ItemFlags PipelineModel::flags(const QModelIndex& index) const {
 bool PipelineModel::setData(const QModelIndex& index, const QVariant& value, int role) {
     if (!m_trace || !index.isValid() || index.internalId() != 0 || index.column() != Name || role != Qt::CheckStateRole)
         return false;
-    const QString name = QString::fromStdString(m_trace->phases()[static_cast<std::size_t>(index.row())].info.name);
+    const int phases = static_cast<int>(m_trace->phases().size());
+    const QString name =
+        index.row() >= phases
+            ? m_skipped[index.row() - phases]
+            : QString::fromStdString(m_trace->phases()[static_cast<std::size_t>(index.row())].info.name);
     m_disabled.removeAll(name);
     if (value.toInt() == Qt::Unchecked) m_disabled << name;
     emit dataChanged(index, index, {Qt::CheckStateRole});

@@ -30,8 +30,13 @@ public:
     void setCheckMark(int phase, CheckMark mark, const QString& text);
 
     explicit PipelineModel(QObject* parent = nullptr);
-    /// Shows `trace` (not owned; may be null). Resets the model.
-    void setTrace(const Trace* trace);
+    /// Shows `trace` (not owned; may be null). Resets the model. `skipped`: phases the run left
+    /// out (unchecked before a re-run of the same pipeline on the same file); they stay in the
+    /// tree, unchecked and greyed, after the run's phases (PhaseRole -1, no step), so checking
+    /// one and running again brings it back. Every other phase starts checked.
+    void setTrace(const Trace* trace, const QStringList& skipped = {});
+    /// Rows of skipped phases follow the trace's phases: true for such a top-level row.
+    bool isSkippedRow(const QModelIndex& index) const;
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
     QModelIndex parent(const QModelIndex& child) const override;
@@ -51,6 +56,7 @@ public:
 private:
     const Trace* m_trace = nullptr;
     QStringList m_disabled;
+    QStringList m_skipped;                               ///< phases not in the trace, shown after its phases
     std::vector<std::vector<int>> m_eventsOfPhase;       // event seqs (applied and rejected) per phase
     std::vector<std::pair<CheckMark, QString>> m_checks; // per phase
 };
