@@ -28,6 +28,7 @@
 #include <QTest>
 #include <QTimer>
 #include <QTreeView>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QStyleOptionViewItem>
@@ -597,6 +598,90 @@ private slots:
         QVERIFY(w.graphView()->minimapSize().height() * 3 <= w.graphView()->height());
         QVERIFY(!w.graphView()->viewport()->acceptDrops() && !w.graphView()->acceptDrops());
         QVERIFY(w.acceptDrops());
+    }
+
+    // File > Export view: the drawing as shown, the selection with its neighbours, the visible
+    // area, and a landscape (left to right) figure.
+    void exportAreasAndOrientation() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QTemporaryDir dir;
+        QSignalSpy done(&w, &MainWindow::exported);
+        // SVG facts: node titles (Graphviz writes each node's id as its <title>) and the page size
+        struct Svg {
+            QStringList nodes;
+            double width = 0, height = 0;
+        };
+        auto readSvg = [](const QString& file) {
+            Svg svg;
+            QFile f(file);
+            if (!f.open(QIODevice::ReadOnly)) return svg;
+            const QString text = QString::fromUtf8(f.readAll());
+            static const QRegularExpression node(
+                QStringLiteral("<g id=\"node\\d+\" class=\"node\">\\s*<title>([^<]*)</title>"));
+            for (auto it = node.globalMatch(text); it.hasNext();) svg.nodes << it.next().captured(1);
+            static const QRegularExpression size(QStringLiteral("<svg width=\"([0-9.]+)pt\" height=\"([0-9.]+)pt\""));
+            const auto m = size.match(text);
+            if (m.hasMatch()) {
+                svg.width = m.captured(1).toDouble();
+                svg.height = m.captured(2).toDouble();
+            }
+            return svg;
+        };
+        auto exportAndWait = [&](const QString& name, const MainWindow::ExportRequest& r) {
+            const int before = static_cast<int>(done.size());
+            if (!w.exportTo(dir.filePath(name), r)) return false;
+            if (!QTest::qWaitFor([&] { return done.size() > before; }, 600000)) return false;
+            return done.last().at(1).toBool();
+        };
+        const int drawn = static_cast<int>(w.graphScene()->nodeItems().size());
+        QVERIFY(exportAndWait("whole.svg", {}));
+        const Svg whole = readSvg(dir.filePath("whole.svg"));
+        QCOMPARE(static_cast<int>(whole.nodes.size()), drawn);
+        QVERIFY(whole.height > whole.width); // top to bottom
+
+        MainWindow::ExportRequest landscape;
+        landscape.landscape = true;
+        QVERIFY(exportAndWait("wide.svg", landscape));
+        const Svg wide = readSvg(dir.filePath("wide.svg"));
+        QCOMPARE(static_cast<int>(wide.nodes.size()), drawn);
+        QVERIFY2(wide.width > wide.height, qPrintable(QStringLiteral("%1 x %2").arg(wide.width).arg(wide.height)));
+
+        // nothing selected: refused
+        w.graphScene()->clearSelection();
+        MainWindow::ExportRequest selection;
+        selection.area = MainWindow::ExportRequest::Area::Selection;
+        selection.hops = 1;
+        QVERIFY(!w.exportTo(dir.filePath("none.svg"), selection));
+        QVERIFY(!QFileInfo::exists(dir.filePath("none.svg")));
+        // one node and its neighbours: the node, its producers and consumers, and "… N nodes" boxes
+        auto g = w.session().graphAt(w.session().currentStep());
+        const Apply* middle = g->toposort()[g->toposort().size() / 2];
+        w.selectNode(middle->id());
+        QVERIFY(exportAndWait("sel.svg", selection));
+        const Svg sel = readSvg(dir.filePath("sel.svg"));
+        const QString key = QStringLiteral("n%1").arg(middle->id());
+        QVERIFY(sel.nodes.contains(key));
+        for (const Variable* in : middle->inputs())
+            if (in->owner()) QVERIFY(sel.nodes.contains(QStringLiteral("n%1").arg(in->owner()->id())));
+        QVERIFY(sel.nodes.size() < whole.nodes.size());
+        QVERIFY(std::any_of(sel.nodes.begin(), sel.nodes.end(), [](const QString& k) { return k.startsWith('c'); }));
+
+        // the visible area, zoomed in on the selected node: only what is on screen (and placeholders)
+        w.graphView()->fit();
+        w.graphView()->zoomBy(6.0);
+        w.graphView()->centerOn(w.graphScene()->nodeItems().value(key));
+        MainWindow::ExportRequest visible;
+        visible.area = MainWindow::ExportRequest::Area::Visible;
+        QVERIFY(exportAndWait("visible.svg", visible));
+        const Svg vis = readSvg(dir.filePath("visible.svg"));
+        QVERIFY(vis.nodes.contains(key));
+        int real = 0;
+        for (const QString& k : vis.nodes) real += !k.startsWith('c');
+        QVERIFY2(real < drawn / 2, qPrintable(QStringLiteral("%1 of %2").arg(real).arg(drawn)));
     }
 
     // Execute > Check marks the phases that changed the graph (match, first divergent,

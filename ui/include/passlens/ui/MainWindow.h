@@ -33,6 +33,14 @@ class InspectorWidget;
 class PipelineModel;
 class ProfileModel;
 
+/// What File > Export view writes (MainWindow::exportTo).
+struct ExportRequest {
+    enum class Area { Drawing, Visible, Selection };
+    Area area = Area::Drawing; ///< the drawing shown, the nodes on screen, or the selection
+    int hops = 1;              ///< Selection: the nodes within this many edges come too
+    bool landscape = false;    ///< laid out left to right (a wide figure) instead of top down
+};
+
 class MainWindow final : public QMainWindow {
     Q_OBJECT
 public:
@@ -100,6 +108,13 @@ public:
     /// `id` on screen: the neighbourhood of the node and of the event's new nodes is drawn
     /// first, the whole step after it; the node is selected in both.
     void jumpToEvent(int seq, NodeId id = -1);
+    using ExportRequest = passlens::ExportRequest;
+    /// Exports the view to `path` (format from its extension: svg, pdf, png, dot). The drawing
+    /// as shown is rendered at once (no new layout); the visible area or the selection with its
+    /// hops (a focused view of the step's drawing, the rest folded into "… N nodes" boxes) and
+    /// landscape figures are laid out afresh on a worker. Emits exported() when written; false
+    /// (and a status message) when there is nothing to export (no drawing, empty selection).
+    bool exportTo(const QString& path, const ExportRequest& request = {});
     /// The file name Export offers: model, step and view, e.g. `lstm-step40-diff.svg`.
     QString suggestedExportName(const QString& extension = QStringLiteral("svg")) const;
     /// The Profile dock's line: the step the profile was measured on ("Measured on step 40: …").
@@ -117,6 +132,10 @@ public:
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
     void openNested(NodeId id, const QString& attribute);
+
+Q_SIGNALS:
+    /// An export finished: `ok` false with the reason in `message` when it failed.
+    void exported(const QString& path, bool ok, const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
