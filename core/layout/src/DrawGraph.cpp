@@ -46,6 +46,23 @@ std::string Caption::text() const {
     return s;
 }
 
+DrawGraph DrawGraph::withoutElements() const {
+    DrawGraph out;
+    out.clusters = clusters;
+    out.caption = caption;
+    out.isDiff = isDiff;
+    out.diff = diff;
+    out.nodesBefore = nodesBefore;
+    out.nodesAfter = nodesAfter;
+    out.timing = timing;
+    out.focused = focused;
+    out.focusAround = focusAround;
+    out.focusHops = focusHops;
+    out.hiddenNodes = hiddenNodes;
+    out.totalNodes = totalNodes;
+    return out;
+}
+
 int DrawGraph::indexOf(const std::string& key) const {
     for (std::size_t i = 0; i < nodes.size(); ++i)
         if (nodes[i].key == key) return static_cast<int>(i);
@@ -610,14 +627,8 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
             if (!shown[j] && upstream[i] == upstream[j]) parent[find(i)] = find(j);
     }
 
-    DrawGraph out;
-    out.caption = g.caption;
-    out.clusters = g.clusters;
-    out.isDiff = g.isDiff;
-    out.diff = g.diff;
-    out.nodesBefore = g.nodesBefore;
-    out.nodesAfter = g.nodesAfter;
-    out.timing = g.timing;
+    DrawGraph out = g.withoutElements();
+    out.hiddenNodes = 0;
     out.focused = true;
     out.focusAround = around;
     out.focusHops = usedHops;

@@ -22,6 +22,8 @@ std::string parentScope(std::string_view scope) { return nameScope(scope); }
 
 namespace {
 
+std::string countText(std::size_t v) { return groupThousands(static_cast<std::int64_t>(v)); }
+
 bool isOp(NodeCategory c) {
     return c == NodeCategory::HostOp || c == NodeCategory::GpuOp || c == NodeCategory::Transfer ||
            c == NodeCategory::OnnxHostOp;
@@ -45,12 +47,6 @@ std::string groupKey(const std::string& scope) {
 std::string lastPart(const std::string& scope) {
     const auto slash = scope.find_last_of('/');
     return slash == std::string::npos ? scope : scope.substr(slash + 1);
-}
-
-std::string thousands(std::size_t v) {
-    std::string s = std::to_string(v);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-    return s;
 }
 
 } // namespace
@@ -159,19 +155,7 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
         }
     }
 
-    DrawGraph out;
-    out.clusters = g.clusters;
-    out.caption = g.caption;
-    out.isDiff = g.isDiff;
-    out.diff = g.diff;
-    out.nodesBefore = g.nodesBefore;
-    out.nodesAfter = g.nodesAfter;
-    out.timing = g.timing;
-    out.focused = g.focused;
-    out.focusAround = g.focusAround;
-    out.focusHops = g.focusHops;
-    out.hiddenNodes = g.hiddenNodes;
-    out.totalNodes = g.totalNodes;
+    DrawGraph out = g.withoutElements();
 
     struct Members {
         std::size_t count = 0, added = 0, removed = 0, rewired = 0, seeds = 0;
@@ -212,7 +196,7 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
     for (auto& [scope, m] : groups) {
         DrawNode& group = out.nodes[m.at];
         group.title = lastPart(scope) + "/";
-        group.subtitle = scope + " \xC2\xB7 " + thousands(m.count) + (m.count == 1 ? " node" : " nodes");
+        group.subtitle = scope + " \xC2\xB7 " + countText(m.count) + (m.count == 1 ? " node" : " nodes");
         group.hiddenCount = m.count;
         group.timeUs = m.timeUs;
         group.timeShare = m.timeShare;
@@ -220,7 +204,7 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
         auto part = [&detail](std::size_t k, const char* what) {
             if (k == 0) return;
             if (!detail.empty()) detail += ", ";
-            detail += thousands(k) + " " + what;
+            detail += countText(k) + " " + what;
         };
         if (g.isDiff) {
             part(m.added, "added");
@@ -274,7 +258,7 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
     }
     for (auto& [ends, m] : merged) {
         DrawEdge& c = out.edges[m.index];
-        if (m.count > 1) c.label = "\xC3\x97" + thousands(m.count);
+        if (m.count > 1) c.label = "\xC3\x97" + countText(m.count);
         c.change = m.added == m.count     ? NodeChange::Added
                    : m.removed == m.count ? NodeChange::Removed
                                           : NodeChange::Unchanged;

@@ -126,6 +126,9 @@ struct DrawGraph {
 
     /// Index of the node with this key, or -1.
     int indexOf(const std::string& key) const;
+    /// A copy of everything but the nodes and edges (caption, clusters, diff, timing, focus
+    /// facts): the start of a view derived from this drawing (focusView, groupByScope).
+    DrawGraph withoutElements() const;
 };
 
 /// What to draw and how much text.
