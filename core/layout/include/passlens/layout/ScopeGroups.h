@@ -50,12 +50,12 @@ std::map<std::string, std::size_t> scopeSizes(const DrawGraph& g);
 /// `g` with every outermost closed scope of two or more nodes folded into one Group node:
 /// key "g" + a hash of the scope (stable across steps, so stable layouts keep the box in place),
 /// DrawNode::name the scope, title its last part ("attn"), subtitle "/encoder/layer.0/attn ·
-/// 42 nodes", hiddenCount the member count; detail what changed inside ("3 added, 1 removed" in
-/// diffs, "2 changed" for the step's changed region, which also makes the group a seed); timing
-/// summed (timeUs) and coloured as its slowest member (timeShare). Edges between the same pair
-/// of boxes become one (gpu when any is; labelled "×k" when k > 1; in a diff, added or removed
-/// only when all of them are). Nested-graph clusters are kept as they are, beside their owner.
-/// Without any scope in `g`, returns `g` unchanged. Linear in the drawing; never throws.
+/// 42 nodes", hiddenCount the member count; detail what changed inside: "3 added, 1 removed" in
+/// diffs, "2 new" for nodes of the step's changed region (added by rewrites; the group is then a
+/// seed); timing summed (timeUs) and coloured as its slowest member (timeShare). Edges between
+/// the same pair of boxes become one (gpu when any is; labelled "×k" when k > 1; in a diff, added
+/// or removed only when all of them are). Nested-graph clusters are kept as they are, beside their
+/// owner. Without any scope in `g`, returns `g` unchanged. Linear in the drawing; never throws.
 DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping = {});
 
 } // namespace passlens
