@@ -14,6 +14,7 @@ $app resources/examples/join_alloc.graph.json --pipeline cleanup --phase gpuarra
 $app resources/examples/join_alloc.graph.json --pipeline theano --phase gpuarray_graph_optimization --diff --screenshot docs/images/alloc-special-case.png
 $app "$corpus/lstm.onnx" --phase gpuarray_cut_transfers --diff --screenshot docs/images/cut-transfers.png
 $app "$corpus/mlp.onnx" --execute --screenshot docs/images/timing-overlay.png
+$app "$corpus/resnet18.onnx" --group-scopes --screenshot docs/images/scope-groups.png
 # the teaching example (user guide section 7), cropped to the Pipeline dock and the graph when
 # ImageMagick is installed
 for n in 8 10 15; do

@@ -58,6 +58,10 @@ int main(int argc, char* argv[]) {
         QStringLiteral("With --diff: before and after side by side instead of the overlay."));
     parser.addOption(sideOpt);
     parser.addOption(executeOpt);
+    const QCommandLineOption groupOpt(
+        QStringLiteral("group-scopes"),
+        QStringLiteral("Group the drawing by name scope (View > Group by name scope), as render --group-scopes."));
+    parser.addOption(groupOpt);
     parser.process(app);
     const QStringList pos = parser.positionalArguments();
     if (pos.size() > 1) {
@@ -142,6 +146,8 @@ int main(int argc, char* argv[]) {
             window.setDiffMode(parser.isSet(sideOpt) ? 2 : 1);
             moved = true;
         }
+        // a graph without scoped names stays as it is (the status bar says so)
+        if (parser.isSet(groupOpt) && window.setGroupByScope(true)) moved = true;
         if (parser.isSet(executeOpt)) {
             window.whenIdle([&](bool, const QString&) {
                 window.executeCurrent();
