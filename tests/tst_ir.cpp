@@ -433,6 +433,33 @@ private slots:
         }
     }
 
+    // Which inputs of a GPU kind stay on the host (HostParams): listed indices or a range; 'h' a
+    // host input, 'g' a GPU one. Host kinds and transfers have none.
+    void gpuHostParams() {
+        auto sides = [](const char* kind, int n) {
+            const OpKindInfo* info = OpRegistry::instance().find(kind);
+            QString s;
+            for (int i = 0; i < n; ++i) s += info->isGpuHostParam(i) ? 'h' : 'g';
+            return s;
+        };
+        QCOMPARE(sides("GpuGemm", 5), QString("ghggh"));
+        QCOMPARE(sides("GpuReshape", 2), QString("gh"));
+        QCOMPARE(sides("GpuAlloc", 4), QString("ghhh"));
+        QCOMPARE(sides("GpuAllocEmpty", 2), QString("hh"));
+        QCOMPARE(sides("GpuSubtensor", 3), QString("ghh"));
+        QCOMPARE(sides("GpuIncSubtensor", 4), QString("gghh"));
+        QCOMPARE(sides("GpuElemwise", 3), QString("ggg"));
+        QCOMPARE(sides("GpuFromHost", 1), QString("g"));
+        QCOMPARE(sides("Gemm", 5), QString("ggggg"));
+        // a GPU value at a host parameter is refused by the type rule, naming the input
+        FunctionGraph g;
+        Variable* xg = g.apply(Op::get("GpuFromHost"), {g.addInput(Type::parse("float32[6]"), "x")});
+        Variable* shape = g.apply(Op::get("GpuFromHost"), {g.addInput(Type::parse("int64[1]"), "s")});
+        QVERIFY(errorOf([&] {
+                    g.makeApply(Op::get("GpuReshape", {{"ndim", 1}}), {xg, shape});
+                }).contains("input 1 must be on the host"));
+    }
+
     void replaceAndPrune() {
         FunctionGraph g;
         Recorder rec;

@@ -5,7 +5,9 @@
 #include "passlens/ir/Type.h"
 
 #include <climits>
+#include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,6 +37,30 @@ struct AttrSpec {
 /// with the reason ("incompatible static shapes [2,3] and [4,3] at axis 0").
 using TypeRule = std::function<std::vector<Type>(const Op&, std::span<Variable* const>)>;
 
+/// Which inputs of a GPU kind stay on the host.
+enum class HostInputs {
+    Listed,      ///< the indices in HostParams::listed (none when empty)
+    All,         ///< every input (GpuAllocEmpty's shape)
+    AfterFirst,  ///< every input after the first (GpuAlloc's shape, GpuSubtensor's indices)
+    AfterSecond, ///< every input after the second (GpuIncSubtensor's indices)
+};
+
+/// The inputs of a GPU kind that stay on the host: shapes, alpha / beta scalars, indices.
+struct HostParams {
+    HostParams() = default;
+    /// The inputs at these indices (`{1, 4}`: Gemm's alpha and beta).
+    HostParams(std::initializer_list<int> indices)
+        : listed(indices) {}
+    /// A range of inputs (HostInputs::All, AfterFirst, AfterSecond).
+    HostParams(HostInputs range)
+        : which(range) {}
+
+    HostInputs which = HostInputs::Listed;
+    std::set<int> listed; ///< with HostInputs::Listed: the input indices
+    /// True when input `i` is one of them.
+    bool contains(std::size_t i) const;
+};
+
 /// Static description of an op kind.
 struct OpKindInfo {
     std::string kind;
@@ -47,9 +73,8 @@ struct OpKindInfo {
     bool allowUnknownAttrs = false;
     std::string gpuCounterpart;  ///< host kind -> GPU kind of its lifter (OPS.md), or ""
     std::string hostCounterpart; ///< GPU kind -> host kind it mirrors, or ""
-    /// GPU kinds: inputs that stay on the host (shapes, alpha / beta scalars): indices, or -1
-    /// for every input, -2 for every input after the first, -3 for every input after the second.
-    std::set<int> gpuHostParams;
+    /// GPU kinds: inputs that stay on the host (shapes, alpha / beta scalars).
+    HostParams gpuHostParams;
     /// Host kinds: inputs that may be on either side (Shape of a GPU value).
     std::set<int> anyLocation;
     /// True when input `i` of a GPU kind is a host parameter (see gpuHostParams).
