@@ -8,7 +8,7 @@
 #
 # Writes into $OUT (default /tmp/passlens-device-out; every name but the per-model ones carries
 # the part, so a and b may share it): device-P.txt (GPU, driver, CUDA and torch versions),
-# gpu-tests-exec-a.txt / gpu-tests-kernels-a.txt (tst_exec cudaMatchesCpu + cudaKernels,
+# gpu-tests-exec-a.txt / gpu-tests-kernels-a.txt (tst_exec_gpu cudaMatchesCpu + cudaKernels,
 # tst_kernels, with PASSLENS_TEST_GPU=1; part a only), run-MODEL.json (passlens-cli run --device
 # cuda --check against the reference outputs, tolerance 1e-3), bench-cuda-b1-P.txt /
 # bench-cuda-b64-P.txt (bench_exec --device cuda), bench-cpu-P.txt, torch.txt (PyTorch eager,
@@ -98,8 +98,8 @@ PASSLENS_GPU_MODELS=${PASSLENS_GPU_MODELS%,}
 # the functions of tst_exec_gpu (tests/CMakeLists.txt, PASSLENS_EXEC_GPU_TESTS)
 gpu_tests=(cudaMatchesCpu cudaKernels cudaKernelsEach cudaReductions cudaGemmShapes cudaElemwiseParameters cudaValidation
     cudaProfileAfterFailure)
-if [ -x "$KIT/bin/tst_exec" ]; then
-    step "gpu tests (tst_exec ${gpu_tests[*]})" 90 "$OUT/gpu-tests-exec-$part.txt" tst_exec "${gpu_tests[@]}"
+if [ -x "$KIT/bin/tst_exec_gpu" ]; then
+    step "gpu tests (tst_exec_gpu ${gpu_tests[*]})" 90 "$OUT/gpu-tests-exec-$part.txt" tst_exec_gpu "${gpu_tests[@]}"
     step "gpu tests (tst_kernels)" 20 "$OUT/gpu-tests-kernels-$part.txt" tst_kernels
 fi
 unset PASSLENS_CUDA_SYNC # the runs and benchmarks measure the normal path

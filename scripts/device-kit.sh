@@ -8,7 +8,7 @@
 #   core.tar.xz  passlens-cli, bench_exec, bench_transfer, bench/torch_latency.py and every shared
 #                library they load except the CUDA driver's (lib/), plus Debian 12's glibc and
 #                its loader (glibc/: used only where the device's glibc is older)
-#   tests.tar.xz tst_exec, tst_kernels and the libraries they add (Qt Core / Test, ICU)
+#   tests.tar.xz tst_exec_gpu, tst_kernels and the libraries they add (Qt Core / Test, ICU)
 #   models-a/    mlp, transformer_encoder_layer, squeezenet1_1, mobilenet_v2 with their test data
 #   models-b/    resnet18 with its test data (44.6 MiB)
 # Call a carries core + tests + models-a, call b core + models-b.
@@ -20,7 +20,7 @@ BUILD=${1:-build}
 CORPUS=${PASSLENS_CORPUS_DIR:-../shared/corpus/onnx}
 KIT=out/device-kit
 CORE=("$BUILD/app/passlens-cli" "$BUILD/bench/bench_exec" "$BUILD/bench/bench_transfer")
-TESTS=("$BUILD/tests/tst_exec" "$BUILD/tests/tst_kernels")
+TESTS=("$BUILD/tests/tst_exec_gpu" "$BUILD/tests/tst_kernels")
 BINS=("${CORE[@]}" "${TESTS[@]}")
 
 for b in "${BINS[@]}"; do

@@ -1,0 +1,118 @@
+// The CPU backend's per-ISA loop tables (internal header kernels/src/cpu/Loops.h): the x86-64-v4
+// build's AVX-512 loops and the chain form of epilogues against the portable loops and the
+// interpreted program, bit for bit. The one execution test that reads kernels/src.
+#include "ExecTestSupport.h"
+
+#include "cpu/Conv.h"
+#include "cpu/ElemwiseEngine.h"
+#include "cpu/Loops.h"
+
+#include <array>
+#include <cstring>
+
+using namespace passlens;
+using namespace exectest;
+
+class TestExecLoops : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { (void)rng(); }
+
+    // The x86-64-v4 build's AVX-512 loops (3x3 depthwise for stride 1 and 2, the stride-2
+    // gather of im2col) and the chain form of epilogues give exactly the bits of the portable
+    // loops / the interpreted program: every output element compared as bits, outputs poisoned
+    // with NaN first, on the shapes where vector tails, padding and parity change.
+    void loopBuildsAgree() {
+        using namespace passlens::cpu;
+        const LoopTable& base = baseline::table();
+        const LoopTable& best = loops();
+        auto sameBits = [](const std::vector<float>& a, const std::vector<float>& b) {
+            return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+        };
+        std::mt19937 gen(7);
+        std::uniform_real_distribution<float> u(-2, 2);
+        int cases = 0;
+        for (int s : {1, 2})
+            for (int H : {1, 2, 5, 9, 16})
+                for (int W : {1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 57})
+                    for (auto pads : std::vector<std::array<int, 4>>{
+                             {1, 1, 1, 1}, {0, 0, 0, 0}, {0, 1, 1, 0}, {2, 2, 2, 2}, {1, 0, 0, 1}})
+                        for (int mult : {1, 2}) {
+                            Conv2dParams p;
+                            p.padTop = pads[0], p.padBottom = pads[1], p.padLeft = pads[2], p.padRight = pads[3];
+                            p.strideH = p.strideW = s;
+                            const int C = 3;
+                            p.groups = C;
+                            const std::int64_t OH = (H + p.padTop + p.padBottom - 3) / s + 1,
+                                               OW = (W + p.padLeft + p.padRight - 3) / s + 1;
+                            if (H + p.padTop + p.padBottom < 3 || W + p.padLeft + p.padRight < 3) continue;
+                            std::vector<float> x(static_cast<std::size_t>(C * H * W)),
+                                w(static_cast<std::size_t>(C * mult * 9));
+                            for (float& v : x) v = u(gen);
+                            for (float& v : w) v = u(gen);
+                            std::vector<float> ya(static_cast<std::size_t>(C * mult * OH * OW), NAN), yb = ya;
+                            base.depthwiseFloat(x.data(), w.data(), ya.data(), C, mult, H, W, 3, 3, OH, OW, p);
+                            best.depthwiseFloat(x.data(), w.data(), yb.data(), C, mult, H, W, 3, 3, OH, OW, p);
+                            QVERIFY2(sameBits(ya, yb), qPrintable(QString("depthwise s%1 H%2 W%3 pads %4%5%6%7 mult %8")
+                                                                      .arg(s)
+                                                                      .arg(H)
+                                                                      .arg(W)
+                                                                      .arg(pads[0])
+                                                                      .arg(pads[1])
+                                                                      .arg(pads[2])
+                                                                      .arg(pads[3])
+                                                                      .arg(mult)));
+                            for (float v : yb) QVERIFY(!std::isnan(v));
+                            // im2col of the same input with a 3x3 kernel (stride 2: the vector gather)
+                            p.groups = 1;
+                            std::vector<float> ca(static_cast<std::size_t>(C * 9 * OH * OW), NAN), cb = ca;
+                            base.im2colFloat(x.data(), C, H, W, 3, 3, OH, OW, p, ca.data());
+                            best.im2colFloat(x.data(), C, H, W, 3, 3, OH, OW, p, cb.data());
+                            QVERIFY2(sameBits(ca, cb), qPrintable(QString("im2col s%1 H%2 W%3").arg(s).arg(H).arg(W)));
+                            ++cases;
+                        }
+        QVERIFY(cases > 700);
+
+        // epilogue chains: the chain loop against the interpreted program, on rows holding NaN,
+        // infinities, signed zeros and subnormals; and which programs form a chain
+        const std::vector<float> special = {NAN,     INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f,
+                                            -1e-40f, 6.0f,     -6.0f,     3.5f, -0.25f};
+        struct Case {
+            const char* expr;
+            bool chain;
+        };
+        for (const Case& c :
+             {Case{"add(i0,i1)", true}, Case{"relu(add(i1,i0))", true}, Case{"clip{0,6}(add(i0,i1))", true},
+              Case{"sub(i1,i0)", true}, Case{"true_div(sub(i0,i1),i2)", true}, Case{"maximum(i1,mul(i0,i2))", true},
+              Case{"minimum(add(i0,i1),i2)", true}, Case{"true_div(i1,relu(i0))", true},
+              Case{"maximum(add(i0,i1),i2)", true}, Case{"minimum(i2,sub(i0,i1))", true}, Case{"mul(i1,i0)", true},
+              Case{"mul(i0,sigmoid(i0))", false}, Case{"add(mul(i0,i1),i0)", false}, Case{"exp(add(i0,i1))", false},
+              Case{"add(i1,i2)", false}}) {
+            const ScalarProgram prog = compileExpr(c.expr, {DType::Float32, DType::Float32, DType::Float32});
+            RowEpilogue e;
+            e.yInput = 0;
+            const std::vector<float> k1 = {0.5f, -1.5f, NAN, 2.0f}, k2 = {3.0f, 0.0f, -2.0f, 1e-39f};
+            e.values = {nullptr, k1.data(), k2.data()};
+            e.channelStride = {0, 1, 1};
+            e.chain = compileChain(prog, 0);
+            QVERIFY2(e.chain.empty() != c.chain, c.expr);
+            if (!c.chain) continue;
+            const std::int64_t rows = 4, len = 2048 + 37; // one full block of the chain loop and a tail
+            std::vector<float> y(static_cast<std::size_t>(rows * len));
+            for (std::size_t i = 0; i < y.size(); ++i) y[i] = i % 5 == 0 ? special[(i / 5) % special.size()] : u(gen);
+            std::vector<float> viaChain = y, viaProgram = y;
+            base.epilogueRows(prog, e, viaChain.data(), 0, rows, len, len);
+            RowEpilogue interpreted = e;
+            interpreted.chain.clear();
+            base.epilogueRows(prog, interpreted, viaProgram.data(), 0, rows, len, len);
+            QVERIFY2(sameBits(viaChain, viaProgram), c.expr);
+            std::vector<float> viaBest = y;
+            best.epilogueRows(prog, e, viaBest.data(), 0, rows, len, len);
+            QVERIFY2(sameBits(viaBest, viaProgram), c.expr);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExecLoops)
+#include "tst_exec_loops.moc"

@@ -1,0 +1,298 @@
+// The CPU kernels of Onnx<Type> host ops (the ONNX fallbacks), float16 conversions, ONNX
+// sequence and optional values, ONNX element-type attributes, and an ONNX If returning an
+// outer-scope value, imported and run before and after the theano pipeline.
+#include "ExecTestSupport.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+using namespace passlens;
+using namespace exectest;
+
+class TestExecOnnx : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { (void)rng(); }
+
+    // ------------------------------------------------------------------ ONNX fallbacks
+    void onnxKernels() {
+        Harness h;
+        Tensor x = randn(DType::Float32, {1, 2, 5});
+        Variable* vx = h.input(x);
+        auto onnx = [&](const std::string& t, json attrs, std::vector<Variable*> ins, const std::string& type) {
+            return h.g.makeApply(Op::get("Onnx" + t, attrs), ins, std::vector<Type>{Type::parse(type)})->output(0);
+        };
+        Variable* pad = onnx("Pad", {{"mode", "reflect"}},
+                             {vx, h.constant(ints(DType::Int64, {6}, {0, 0, 2, 0, 0, 3}))}, "float32[*]");
+        Variable* sl = onnx("Slice", json::object(),
+                            {vx, h.constant(ints(DType::Int64, {1}, {4})), h.constant(ints(DType::Int64, {1}, {-10})),
+                             h.constant(ints(DType::Int64, {1}, {2})), h.constant(ints(DType::Int64, {1}, {-2}))},
+                            "float32[*]");
+        Variable* rm = onnx("ReduceMean", {{"axes", {2}}, {"keepdims", 1}}, {vx}, "float32[*]");
+        Variable* tr = onnx("Transpose", {{"perm", {2, 0, 1}}}, {vx}, "float32[*]");
+        Variable* ad =
+            onnx("Add", json::object(), {vx, h.constant(ints(DType::Float32, {5}, {1, 2, 3, 4, 5}))}, "float32[*]");
+        Variable* rz =
+            onnx("Resize",
+                 {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}},
+                 {vx, h.constant(ints(DType::Float32, {0}, {})), h.constant(ints(DType::Float32, {3}, {1, 1, 2}))},
+                 "float32[*]");
+        Variable* rl = onnx("Resize", {{"mode", "linear"}, {"coordinate_transformation_mode", "align_corners"}},
+                            {vx, h.constant(ints(DType::Float32, {0}, {})), h.constant(ints(DType::Float32, {0}, {})),
+                             h.constant(ints(DType::Int64, {3}, {1, 2, 9}))},
+                            "float32[*]");
+        auto outs = h.run({pad, sl, rm, tr, ad, rz, rl});
+        const auto X = x.toDoubles();
+        auto at = [&](int c, int k) { return X[static_cast<std::size_t>(c * 5 + k)]; };
+        std::vector<double> wp, ws, wm, wt, wa, wz, wl;
+        for (int c = 0; c < 2; ++c) {
+            for (int k : {2, 1, 0, 1, 2, 3, 4, 3, 2, 1}) wp.push_back(at(c, k)); // reflect 2 left, 3 right
+            for (int k : {4, 2, 0}) ws.push_back(at(c, k));
+            double s = 0;
+            for (int k = 0; k < 5; ++k) {
+                s += at(c, k);
+                wa.push_back(static_cast<float>(at(c, k) + k + 1));
+            }
+            wm.push_back(s / 5);
+            for (int k = 0; k < 10; ++k) wz.push_back(at(c, k / 2));
+            for (int k = 0; k < 9; ++k) {
+                const double p = k * 4.0 / 8.0;
+                const int i0 = static_cast<int>(std::floor(p));
+                const int i1 = std::min(i0 + 1, 4);
+                wl.push_back(at(c, i0) * (1 - (p - i0)) + at(c, i1) * (p - i0));
+            }
+        }
+        for (int k = 0; k < 5; ++k)
+            for (int c = 0; c < 2; ++c) wt.push_back(at(c, k));
+        QCOMPARE(outs[0].shape(), (Shape{1, 2, 10}));
+        VERIFY_CLOSE(outs[0], wp, 0, 0);
+        QCOMPARE(outs[1].shape(), (Shape{1, 2, 3}));
+        VERIFY_CLOSE(outs[1], ws, 0, 0);
+        QCOMPARE(outs[2].shape(), (Shape{1, 2, 1}));
+        VERIFY_CLOSE(outs[2], wm, 1e-6, 1e-6);
+        QCOMPARE(outs[3].shape(), (Shape{5, 1, 2}));
+        VERIFY_CLOSE(outs[3], wt, 0, 0);
+        VERIFY_CLOSE(outs[4], wa, 0, 0);
+        QCOMPARE(outs[5].shape(), (Shape{1, 2, 10}));
+        VERIFY_CLOSE(outs[5], wz, 0, 0);
+        QCOMPARE(outs[6].shape(), (Shape{1, 2, 9}));
+        VERIFY_CLOSE(outs[6], wl, 1e-6, 1e-6);
+    }
+
+    // float16 from and to other dtypes (convertElements): exact widening, round to nearest even,
+    // subnormals, overflow to infinity, NaN and signed zero.
+    void float16Conversions() {
+        const std::vector<std::uint16_t> half = {0x3C00, 0xC000, 0x7BFF, 0x0001, 0x03FF, 0x7C00, 0xFC00, 0x8000};
+        std::vector<double> wide(half.size());
+        convertElements(half.data(), DType::Float16, wide.data(), DType::Float64,
+                        static_cast<std::int64_t>(half.size()));
+        const std::vector<double> want = {1.0,      -2.0,      65504.0, std::ldexp(1.0, -24), std::ldexp(1023.0, -24),
+                                          INFINITY, -INFINITY, -0.0};
+        for (std::size_t i = 0; i < want.size(); ++i) QCOMPARE(wide[i], want[i]);
+        QVERIFY(std::signbit(wide[7]));
+        const std::uint16_t nanBits = 0x7E00;
+        double nan = 0;
+        convertElements(&nanBits, DType::Float16, &nan, DType::Float64, 1);
+        QVERIFY(std::isnan(nan));
+        const std::vector<float> f = {65520.0f,
+                                      65519.0f,
+                                      1.0f + std::ldexp(1.0f, -11),
+                                      1.0f + 3 * std::ldexp(1.0f, -11),
+                                      std::ldexp(1.0f, -25),
+                                      3 * std::ldexp(1.0f, -25),
+                                      -1e-9f,
+                                      NAN,
+                                      -3.0f};
+        std::vector<std::uint16_t> h(f.size());
+        convertElements(f.data(), DType::Float32, h.data(), DType::Float16, static_cast<std::int64_t>(f.size()));
+        const std::vector<std::uint16_t> wantBits = {0x7C00, 0x7BFF, 0x3C00, 0x3C02, 0x0000,
+                                                     0x0002, 0x8000, 0x7E00, 0xC200};
+        for (std::size_t i = 0; i < wantBits.size(); ++i) QCOMPARE(h[i], wantBits[i]);
+        const std::int64_t big = 70000;
+        std::uint16_t hb = 0;
+        convertElements(&big, DType::Int64, &hb, DType::Float16, 1);
+        QCOMPARE(hb, std::uint16_t(0x7C00));
+    }
+
+    // ONNX sequence and optional values (Tensor::sequence / optional, Type::sequence / optional):
+    // the Sequence* and Optional* kernels, SplitToSequence, ConcatFromSequence, a sequence graph
+    // input, the file round trip, and the messages for ill-typed values.
+    void onnxSequences() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[2,4]"), "x");
+        Variable* s = g.addInput(Type::parse("seq(float32[?,?])"), "s");
+        auto onnx = [&](const std::string& t, json attrs, std::vector<Variable*> ins, const std::string& type) {
+            return g.makeApply(Op::get("Onnx" + t, attrs), ins, std::vector<Type>{Type::parse(type)})->output(0);
+        };
+        auto i64 = [&](Shape shape, std::vector<double> v) {
+            return g.addConstant(Tensor::fromDoubles(DType::Int64, std::move(shape), v).toTensorData());
+        };
+        // x split along axis 1 into [2,1] and [2,3]; s's item 0 inserted in front
+        Variable* parts = onnx("SplitToSequence", {{"axis", 1}}, {x, i64({2}, {1, 3})}, "seq(float32[2,?])");
+        Variable* ins = onnx("SequenceAt", json::object(), {s, i64({}, {0})}, "float32[?,?]");
+        Variable* seq = onnx("SequenceInsert", json::object(), {parts, ins, i64({}, {0})}, "seq(float32[?,?])");
+        Variable* len = onnx("SequenceLength", json::object(), {seq}, "int64[]");
+        Variable* last = onnx("SequenceAt", json::object(), {seq, i64({}, {-1})}, "float32[?,?]");
+        Variable* cat = onnx("ConcatFromSequence", {{"axis", 1}}, {seq}, "float32[2,?]");
+        Variable* erased = onnx("SequenceErase", json::object(), {seq, i64({}, {0})}, "seq(float32[?,?])");
+        Variable* stacked =
+            onnx("ConcatFromSequence", {{"axis", 0}, {"new_axis", 1}},
+                 {onnx("SplitToSequence", {{"axis", 0}, {"keepdims", 0}}, {x}, "seq(float32[4])")}, "float32[2,4]");
+        Variable* opt = onnx("Optional", json::object(), {x}, "optional(float32[2,4])");
+        Variable* has = onnx("OptionalHasElement", json::object(), {opt}, "bool[]");
+        Variable* got = onnx("OptionalGetElement", json::object(), {opt}, "float32[2,4]");
+        g.setOutputs({len, last, cat, erased, stacked, has, got, seq});
+        Executor ex(g, ExecOptions{DeviceChoice::Cpu, true});
+        const Tensor xv = Tensor::fromDoubles(DType::Float32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+        const Tensor item = Tensor::fromDoubles(DType::Float32, {2, 1}, {-1, -2});
+        const Tensor sv = Tensor::sequence({item});
+        const auto outs = ex.run({xv, sv});
+        QCOMPARE(outs[0].intAt(0), std::int64_t(3));
+        QCOMPARE(outs[1].shape(), (Shape{2, 3}));
+        VERIFY_CLOSE(outs[1], (std::vector<double>{1, 2, 3, 5, 6, 7}), 0, 0);
+        QCOMPARE(outs[2].shape(), (Shape{2, 5}));
+        VERIFY_CLOSE(outs[2], (std::vector<double>{-1, 0, 1, 2, 3, -2, 4, 5, 6, 7}), 0, 0);
+        QVERIFY(outs[3].kind() == Type::Kind::Sequence);
+        QCOMPARE(outs[3].items().size(), std::size_t(2));
+        QCOMPARE(outs[3].items()[0].shape(), (Shape{2, 1}));
+        VERIFY_CLOSE(outs[3].items()[0], (std::vector<double>{0, 4}), 0, 0);
+        VERIFY_CLOSE(outs[4], (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7}), 0, 0);
+        QCOMPARE(outs[5].intAt(0), std::int64_t(1));
+        QVERIFY(outs[6].storage() == xv.storage()); // the optional's value is x itself
+        QCOMPARE(QString::fromStdString(outs[7].typeStr()), QString("seq(float32[2,1], float32[2,1], float32[2,3])"));
+
+        // written and read back as a SequenceProto; an empty optional as an OptionalProto
+        const auto dir =
+            std::filesystem::temp_directory_path() / ("passlens_tst_exec_seq_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        const std::filesystem::path file = dir / "output_0.pb";
+        writeTensorProto(outs[7], file);
+        const Tensor back = readValueProto(file, Type::parse("seq(float32[?,?])"));
+        QCOMPARE(allCloseMismatch({back}, {outs[7]}, 0, 0), std::string());
+        QVERIFY(!allCloseMismatch({outs[3]}, {outs[7]}, 0, 0).empty());
+        writeTensorProto(Tensor::optional(std::nullopt), file);
+        const Tensor none = readValueProto(file, Type::parse("optional(float32[2])"));
+        QVERIFY(none.kind() == Type::Kind::Optional);
+        QVERIFY(none.items().empty());
+        writeTensorProto(Tensor::optional(xv), file);
+        QVERIFY(readValueProto(file, Type::parse("optional(float32[2,4])")).items().at(0).storage() != nullptr);
+        const QString bad = errorOf([&] { (void)readValueProto(file, Type::parse("optional(seq(float32[2,4]))")); });
+        QVERIFY2(bad.contains("output_0.pb") && bad.contains("expected optional(seq(float32[2,4]))"), qPrintable(bad));
+        std::filesystem::remove_all(dir);
+
+        // ill-typed values: named, never a crash
+        QString err = errorOf([&] { ex.run({xv, xv}); });
+        QVERIFY2(err.contains("input 1 's'") && err.contains("expected seq(float32[?,?])"), qPrintable(err));
+        err = errorOf([&] { ex.run({sv, sv}); });
+        QVERIFY2(err.contains("input 0 'x'") && err.contains("seq(float32[2,1]), expected float32[2,4]"),
+                 qPrintable(err));
+        err = errorOf([&] { ex.run({xv, Tensor::sequence({})}); });
+        QVERIFY2(err.contains("OnnxSequenceAt") && err.contains("position 0 is out of range for a sequence of 0 items"),
+                 qPrintable(err));
+        err = errorOf([&] { ex.run({xv, Tensor::sequence({Tensor::fromDoubles(DType::Int64, {2, 1}, {1, 2})})}); });
+        QVERIFY2(err.contains("item 0 with dtype int64"), qPrintable(err));
+
+        // a sequence reaching a tensor op through an untyped (float32[*]) value is refused by name
+        FunctionGraph g2;
+        Variable* x2 = g2.addInput(Type::parse("float32[3]"), "x");
+        Variable* sq =
+            g2.makeApply(Op::get("OnnxSequenceConstruct"), {x2, x2}, std::vector<Type>{Type::parse("float32[*]")})
+                ->output(0);
+        g2.setOutputs(
+            {g2.makeApply(Op::get("OnnxRelu"), {sq}, std::vector<Type>{Type::parse("float32[*]")})->output(0)});
+        Executor ex2(g2, ExecOptions{DeviceChoice::Cpu});
+        err = errorOf([&] { ex2.run({Tensor::fromDoubles(DType::Float32, {3}, {1, 2, 3})}); });
+        QVERIFY2(err.contains("OnnxRelu") &&
+                     err.contains("input 0 is seq(float32[3], float32[3]), the op takes tensors"),
+                 qPrintable(err));
+    }
+
+    void onnxElementTypeAttributes() {
+        // `to` / `dtype` attributes read through core's ONNX element-type table (dtypeFromOnnx)
+        Harness h;
+        Variable* vx = h.input(ints(DType::Float32, {3}, {1.5, 2.5, 7}));
+        auto onnx = [&](const std::string& t, json attrs, const std::string& type) {
+            return h.g.makeApply(Op::get("Onnx" + t, attrs), {vx}, std::vector<Type>{Type::parse(type)})->output(0);
+        };
+        Variable* u32 = onnx("Cast", {{"to", 12}}, "uint32[3]");
+        Variable* f64 = onnx("Cast", {{"to", 11}}, "float64[3]");
+        auto outs = h.run({u32, f64});
+        QCOMPARE(outs[0].dtype(), DType::UInt32);
+        VERIFY_CLOSE(outs[0], (std::vector<double>{1, 2, 7}), 0, 0);
+        QCOMPARE(outs[1].dtype(), DType::Float64);
+        VERIFY_CLOSE(outs[1], (std::vector<double>{1.5, 2.5, 7}), 0, 0);
+        // complex64 (14) is an ONNX type PassLens knows; the CPU backend refuses it by name
+        Harness h2;
+        Variable* v2 = h2.input(ints(DType::Float32, {3}, {1, 2, 3}));
+        Variable* c64 =
+            h2.g.makeApply(Op::get("OnnxCast", {{"to", 14}}), {v2}, std::vector<Type>{Type::parse("complex64[3]")})
+                ->output(0);
+        const QString err = errorOf([&] { h2.run({c64}); });
+        QVERIFY2(err.contains("complex64") && err.contains("not supported"), qPrintable(err));
+    }
+
+    // An ONNX If whose then branch returns an outer-scope value as it is (no node of its own,
+    // valid ONNX), its producer listed after the If: imported (the value captured as an explicit
+    // input, core/README.md) and run on both branches, before and after the theano pipeline.
+    void onnxIfReturningOuterValue() {
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        g->set_name("if_outer");
+        auto valueInfo = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type,
+                            std::vector<std::int64_t> dims) {
+            auto* vi = list->Add();
+            vi->set_name(name);
+            auto* tt = vi->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(type);
+            tt->mutable_shape();
+            for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+        };
+        auto node = [](onnx::GraphProto* gp, const char* op, std::vector<std::string> ins, const char* out,
+                       const char* name) {
+            auto* n = gp->add_node();
+            n->set_op_type(op);
+            n->set_name(name);
+            for (auto& i : ins) n->add_input(i);
+            n->add_output(out);
+            return n;
+        };
+        valueInfo(g->mutable_input(), "c", onnx::TensorProto::BOOL, {});
+        valueInfo(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {3});
+        auto* ifNode = node(g, "If", {"c"}, "y", "if1");
+        auto branch = [&](const char* attr) {
+            auto* a = ifNode->add_attribute();
+            a->set_name(attr);
+            a->set_type(onnx::AttributeProto::GRAPH);
+            a->mutable_g()->set_name(attr);
+            return a->mutable_g();
+        };
+        valueInfo(branch("then_branch")->mutable_output(), "a", onnx::TensorProto::FLOAT, {3});
+        auto* elseG = branch("else_branch");
+        node(elseG, "Relu", {"x"}, "e", "relu1");
+        valueInfo(elseG->mutable_output(), "e", onnx::TensorProto::FLOAT, {3});
+        node(g, "Neg", {"x"}, "a", "neg1");
+        valueInfo(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {3});
+        const Tensor x = Tensor::fromDoubles(DType::Float32, {3}, {-1.5, 0.0, 2.0});
+        for (const std::string pipeline : {"none", "theano"}) {
+            LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "if_outer.onnx", ".");
+            Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+            Executor ex(*lg.graph, ExecOptions{DeviceChoice::Cpu});
+            for (bool c : {true, false}) {
+                const auto outs = ex.run({Tensor::fromDoubles(DType::Bool, {}, {c ? 1.0 : 0.0}), x});
+                QCOMPARE(outs.size(), std::size_t(1));
+                const std::vector<double> want =
+                    c ? std::vector<double>{1.5, -0.0, -2.0} : std::vector<double>{0.0, 0.0, 2.0};
+                QCOMPARE(outs[0].shape(), Shape({3}));
+                for (std::int64_t i = 0; i < 3; ++i) QCOMPARE(outs[0].at(i), want[static_cast<std::size_t>(i)]);
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExecOnnx)
+#include "tst_exec_onnx.moc"
