@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
         trace.finish(run, *loaded.graph, p.buildContext().caps);
         std::vector<int> applied;
         for (const RewriteEvent& e : trace.events())
-            if (e.status == "applied") applied.push_back(e.seq);
+            if (e.status == EventStatus::Applied) applied.push_back(e.seq);
         LayoutEngine engine;
         LayoutResult previous = engine.layout(drawGraph(*trace.graphAfter(0)), options);
         std::vector<double> stableMs, freshMs;

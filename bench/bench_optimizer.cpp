@@ -43,7 +43,8 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x1000000
 std::uint64_t eventsDigest(const Trace& trace) {
     std::uint64_t h = 0xcbf29ce484222325ull;
     for (const RewriteEvent& e : trace.events()) {
-        for (char c : e.phase + '\x1f' + e.rewriter + '\x1f' + e.status) h = mix(h, static_cast<unsigned char>(c));
+        for (char c : e.phase + '\x1f' + e.rewriter + '\x1f' + statusName(e.status))
+            h = mix(h, static_cast<unsigned char>(c));
         h = mix(h, static_cast<std::uint64_t>(e.node));
         for (NodeId n : e.added) h = mix(h, static_cast<std::uint64_t>(n));
         h = mix(h, 0xadd);

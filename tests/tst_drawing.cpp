@@ -1018,7 +1018,7 @@ private Q_SLOTS:
         Optimized o = optimize(model.toStdString());
         std::vector<int> applied;
         for (const RewriteEvent& e : o.trace.events())
-            if (e.status == "applied" && static_cast<int>(applied.size()) < steps) applied.push_back(e.seq);
+            if (e.status == EventStatus::Applied && static_cast<int>(applied.size()) < steps) applied.push_back(e.seq);
         QVERIFY(applied.size() > 20);
         LayoutEngine engine;
         LayoutOptions opt;

@@ -525,7 +525,7 @@ private slots:
         auto events = [](const Trace& t, const std::string& phase) {
             QStringList out;
             for (const RewriteEvent& e : t.events()) {
-                if (e.phase != phase || e.status != "applied") continue;
+                if (e.phase != phase || e.status != EventStatus::Applied) continue;
                 const auto before = t.graphAfter(e.seq - 1), after = t.graphAfter(e.seq);
                 QStringList removed, added;
                 for (NodeId id : e.removed) removed << QString::fromStdString(before->node(id)->op().kind());

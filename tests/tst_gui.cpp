@@ -205,7 +205,7 @@ private slots:
         int events = 0;
         for (int r = 0; r < pm.rowCount(); ++r) events += pm.rowCount(pm.index(r, 0));
         int recorded = 0;
-        for (const auto& e : t.events()) recorded += e.status != "declined";
+        for (const auto& e : t.events()) recorded += e.status != EventStatus::Declined;
         QCOMPARE(events, recorded);
         pm.setTrace(nullptr);
         QCOMPARE(pm.rowCount(), 0);
@@ -1076,7 +1076,7 @@ private slots:
         // the rewrite with the most applied events
         std::map<std::string, std::vector<int>> applied;
         for (const RewriteEvent& e : s.trace()->events())
-            if (e.status == "applied") applied[e.rewriter].push_back(e.seq);
+            if (e.status == EventStatus::Applied) applied[e.rewriter].push_back(e.seq);
         auto most = std::max_element(applied.begin(), applied.end(),
                                      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
         QVERIFY(most != applied.end() && most->second.size() >= 3);

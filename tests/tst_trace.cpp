@@ -124,7 +124,7 @@ private slots:
         for (const Apply* n : lg.graph->toposort()) {
             const int by = trace.createdBy(n->id());
             QVERIFY(by >= 0 && by <= static_cast<int>(trace.events().size()));
-            if (by) QCOMPARE(trace.events()[static_cast<std::size_t>(by - 1)].status, std::string("applied"));
+            if (by) QVERIFY(trace.events()[static_cast<std::size_t>(by - 1)].status == EventStatus::Applied);
         }
     }
 
@@ -350,7 +350,7 @@ private slots:
             const RewriteEvent& a = back.events()[i];
             const RewriteEvent& b = old.events()[i];
             QCOMPARE(a.rewriter, b.rewriter);
-            QCOMPARE(a.status, b.status);
+            QCOMPARE(statusName(a.status), statusName(b.status));
             QCOMPARE(a.added, b.added);
             QCOMPARE(a.removed, b.removed);
             QCOMPARE(a.replaced, b.replaced);
@@ -403,6 +403,33 @@ private slots:
         QVERIFY2(recorded >= 6, qPrintable(QString::number(recorded))); // one folded transfer per block at least
         QVERIFY(byContent.size() < recorded);
         for (const auto& [hash, datas] : byContent) QCOMPARE(datas.size(), std::size_t(1));
+    }
+
+    // Event statuses by the names session files write; a JSON session with another name is
+    // refused, naming the event and the field.
+    void eventStatusNames() {
+        for (EventStatus s : {EventStatus::Applied, EventStatus::Rejected, EventStatus::Declined})
+            QVERIFY(parseStatus(statusName(s)) == s);
+        QCOMPARE(std::string(statusName(EventStatus::Declined)), std::string("declined"));
+        QVERIFY(!parseStatus("Applied"));
+        QVERIFY(!parseStatus(""));
+        LoadedGraph lg = loadGraphFile(kCorpus + "/shape_ops.onnx");
+        Trace live;
+        PhaseFingerprints fps;
+        fps.run("theano", *lg.graph, live);
+        nlohmann::json doc = SessionFile::toJson(live, "shape_ops.onnx");
+        QVERIFY(!doc.at("events").empty());
+        QCOMPARE(doc["events"][0]["status"].get<std::string>(), std::string("applied"));
+        doc["events"][0]["status"] = "done";
+        try {
+            SessionFile::fromJson(doc, "s.json", ".");
+            QFAIL("a status named done was accepted");
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("events[0].status") != std::string::npos &&
+                         what.find("must be applied, rejected or declined") != std::string::npos,
+                     e.what());
+        }
     }
 
     // A truncated or corrupt compact session gives a message naming the file, the place and the
@@ -505,7 +532,7 @@ private slots:
             QCOMPARE(back.graphAfter(back.lastEventOfPhase(i))->fingerprint(),
                      trace.graphAfter(trace.lastEventOfPhase(i))->fingerprint());
         int declined = 0;
-        for (const auto& e : back.events()) declined += e.status == "declined";
+        for (const auto& e : back.events()) declined += e.status == EventStatus::Declined;
         QVERIFY(declined > 0); // --reasons keeps declined attempts with their reasons
         std::size_t onHost = 0;
         for (const auto& l : trace.lifting()) onHost += !l.lifted;

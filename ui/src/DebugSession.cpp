@@ -135,7 +135,7 @@ void DebugSession::rebuildSteps() {
         if (ph.firstEvent)
             for (int s = ph.firstEvent; s <= ph.lastEvent; ++s) {
                 const RewriteEvent& e = events[static_cast<std::size_t>(s - 1)];
-                if (e.status != "applied") continue;
+                if (e.status != EventStatus::Applied) continue;
                 m_steps.push_back({s, static_cast<int>(p),
                                    QStringLiteral("#%1 %2").arg(s).arg(QString::fromStdString(e.rewriter)), false});
             }

@@ -82,9 +82,9 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
         QString tried;
         int count = 0;
         for (const auto& e : trace->events())
-            if (e.node == id && e.status != "applied" && count++ < 30)
+            if (e.node == id && e.status != EventStatus::Applied && count++ < 30)
                 tried += QStringLiteral("<li>%1 <i>%2</i>: %3</li>")
-                             .arg(eventLink(trace, e.seq), esc(e.status), esc(e.reason));
+                             .arg(eventLink(trace, e.seq), esc(statusName(e.status)), esc(e.reason));
         if (!tried.isEmpty()) h += tr("<p><b>Rewrites tried on it</b></p><ul>%1</ul>").arg(tried);
     }
     if (profile) {

@@ -807,7 +807,8 @@ bool MainWindow::stepToRewrite(int direction) {
         if (seq < 1 || seq > n) break;
         const RewriteEvent& e = events[static_cast<std::size_t>(seq - 1)];
         const QString name = QString::fromStdString(e.rewriter);
-        if (e.status != "applied" || (exact ? name != wanted : !PipelineFilterModel::rewriterMatches(name, wanted)))
+        if (e.status != EventStatus::Applied ||
+            (exact ? name != wanted : !PipelineFilterModel::rewriterMatches(name, wanted)))
             continue;
         m_session->goToEvent(seq);
         return true;

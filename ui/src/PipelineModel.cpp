@@ -32,7 +32,7 @@ void PipelineModel::setTrace(const Trace* trace, const QStringList& skipped) {
         m_eventsOfPhase.resize(m_trace->phases().size());
         m_checks.resize(m_trace->phases().size(), {CheckMark::None, QString()});
         for (const auto& e : m_trace->events()) {
-            if (e.status == "declined") continue;
+            if (e.status == EventStatus::Declined) continue;
             for (std::size_t p = 0; p < m_trace->phases().size(); ++p)
                 if (m_trace->phases()[p].info.name == e.phase) {
                     m_eventsOfPhase[p].push_back(e.seq);
@@ -144,7 +144,9 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
             return QStringLiteral("#%1 %2%3")
                 .arg(seq)
                 .arg(QString::fromStdString(e.rewriter),
-                     e.status == "applied" ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(e.status)));
+                     e.status == EventStatus::Applied
+                         ? QString()
+                         : QStringLiteral(" (%1)").arg(QString::fromLatin1(statusName(e.status))));
         case Applied: return e.node >= 0 ? QStringLiteral("node %1").arg(e.node) : QString();
         case Nodes: return QStringLiteral("+%1 −%2").arg(e.added.size()).arg(e.removed.size());
         case Time: return QStringLiteral("%1 µs").arg(e.timeUs, 0, 'f', 1);
@@ -152,7 +154,7 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
         break;
     case Qt::ToolTipRole: return e.reason.empty() ? QVariant() : QVariant(QString::fromStdString(e.reason));
     case Qt::ForegroundRole:
-        if (e.status == "rejected") return QColor(0xc6, 0x28, 0x28);
+        if (e.status == EventStatus::Rejected) return QColor(0xc6, 0x28, 0x28);
         break;
     case EventRole: return seq;
     case PhaseRole: return static_cast<int>(phase);

@@ -77,7 +77,8 @@ TraceStep resolveStep(const Trace& trace, const std::string& spec) {
         s.count = last;
         for (const auto& e : trace.events())
             if (e.seq == seq)
-                s.name = e.rewriter + ", phase " + e.phase + (e.status == "applied" ? "" : ", " + e.status);
+                s.name = e.rewriter + ", phase " + e.phase +
+                         (e.status == EventStatus::Applied ? "" : std::string(", ") + statusName(e.status));
         return s;
     }
     std::string names = "source";
@@ -94,7 +95,7 @@ std::unique_ptr<FunctionGraph> graphAt(const Trace& trace, const TraceStep& step
 std::vector<NodeId> nodesAddedBetween(const Trace& trace, int fromEvent, int toEvent) {
     std::set<NodeId> ids;
     for (const auto& e : trace.events()) {
-        if (e.seq <= fromEvent || e.seq > toEvent || e.status != "applied") continue;
+        if (e.seq <= fromEvent || e.seq > toEvent || e.status != EventStatus::Applied) continue;
         ids.insert(e.added.begin(), e.added.end());
     }
     return {ids.begin(), ids.end()};

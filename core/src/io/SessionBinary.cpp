@@ -26,9 +26,6 @@ using json = nlohmann::json;
 constexpr std::size_t kHeaderSize = 36;
 constexpr std::uint64_t kMaxInflateRatio = 1032; // deflate never expands data more than this
 
-enum class Status : std::uint8_t { Applied = 0, Rejected = 1, Declined = 2 };
-constexpr const char* kStatusNames[] = {"applied", "rejected", "declined"};
-
 void putLe(std::string& out, std::uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
@@ -271,10 +268,7 @@ std::string SessionFile::toCompact(const Trace& trace, const std::filesystem::pa
     g.u(trace.m_events.size());
     for (const auto& e : trace.m_events) {
         MemoryReserve::throwIfSpent();
-        const auto status = e.status == "applied"    ? Status::Applied
-                            : e.status == "rejected" ? Status::Rejected
-                                                     : Status::Declined;
-        g.u(static_cast<std::uint8_t>(status));
+        g.u(static_cast<std::uint8_t>(e.status));
         g.u(tb.string(e.phase));
         g.u(tb.string(e.rewriter));
         g.id(e.node);
@@ -497,7 +491,7 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
             const std::uint64_t status = r.u();
             if (status > 2)
                 throw Error("status " + std::to_string(status) + " is not applied (0), rejected (1) or declined (2)");
-            e.status = kStatusNames[status];
+            e.status = static_cast<EventStatus>(status);
             e.phase = strings[r.index(strings, "string")];
             e.rewriter = strings[r.index(strings, "string")];
             e.node = r.id();

@@ -105,9 +105,10 @@ json SessionFile::toJson(const Trace& trace, const std::filesystem::path& source
     json evs = json::array();
     for (const auto& e : trace.m_events) {
         MemoryReserve::throwIfSpent(); // out of memory surfaces here, not in a destructor
-        json j = {{"seq", e.seq},       {"phase", e.phase},   {"rewriter", e.rewriter},
-                  {"status", e.status}, {"node", e.node},     {"removed", e.removed},
-                  {"added", e.added},   {"reason", e.reason}, {"time_us", e.timeUs}};
+        json j = {
+            {"seq", e.seq},       {"phase", e.phase},     {"rewriter", e.rewriter}, {"status", statusName(e.status)},
+            {"node", e.node},     {"removed", e.removed}, {"added", e.added},       {"reason", e.reason},
+            {"time_us", e.timeUs}};
         json rep = json::array();
         for (const auto& [a, b] : e.replaced) rep.push_back({a, b});
         j["replaced"] = rep;
@@ -199,9 +200,9 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
             if (e.seq != static_cast<int>(i) + 1) throw fail(w + ".seq", "expected " + std::to_string(i + 1));
             e.phase = j.value("phase", "");
             e.rewriter = j.value("rewriter", "");
-            e.status = j.value("status", "applied");
-            if (e.status != "applied" && e.status != "rejected" && e.status != "declined")
-                throw fail(w + ".status", "must be applied, rejected or declined");
+            const auto status = parseStatus(j.value("status", "applied"));
+            if (!status) throw fail(w + ".status", "must be applied, rejected or declined");
+            e.status = *status;
             e.node = j.value("node", NodeId(-1));
             for (const auto& x : arr(j, "removed")) e.removed.push_back(x.get<NodeId>());
             for (const auto& x : arr(j, "added")) e.added.push_back(x.get<NodeId>());

@@ -75,6 +75,21 @@ void recreateNode(FunctionGraph& g, const NodeDef& d) {
 }
 } // namespace
 
+const char* statusName(EventStatus s) {
+    switch (s) {
+    case EventStatus::Applied: return "applied";
+    case EventStatus::Rejected: return "rejected";
+    case EventStatus::Declined: return "declined";
+    }
+    return "?";
+}
+
+std::optional<EventStatus> parseStatus(std::string_view name) {
+    for (EventStatus s : {EventStatus::Applied, EventStatus::Rejected, EventStatus::Declined})
+        if (name == statusName(s)) return s;
+    return std::nullopt;
+}
+
 void Trace::pipelineBegin(std::string_view name, const FunctionGraph& g) {
     m_pipeline = std::string(name);
     m_events.clear();
@@ -165,7 +180,7 @@ void Trace::rewriteApplied(std::string_view rewriter, const Apply* node, const R
     e.seq = static_cast<int>(m_events.size()) + 1;
     e.phase = m_currentPhase;
     e.rewriter = std::string(rewriter);
-    e.status = "applied";
+    e.status = EventStatus::Applied;
     e.node = node ? node->id() : -1;
     e.timeUs = timeUs;
     definitionsFirst(e.nodes);
@@ -187,7 +202,7 @@ void Trace::rewriteRejected(std::string_view rewriter, const Apply* node, const 
     e.seq = static_cast<int>(m_events.size()) + 1;
     e.phase = m_currentPhase;
     e.rewriter = std::string(rewriter);
-    e.status = "rejected";
+    e.status = EventStatus::Rejected;
     e.node = node ? node->id() : -1;
     e.reason = error;
     if (!m_phases.empty()) {
@@ -203,7 +218,7 @@ void Trace::rewriteDeclined(std::string_view rewriter, const Apply* node, const 
     e.seq = static_cast<int>(m_events.size()) + 1;
     e.phase = m_currentPhase;
     e.rewriter = std::string(rewriter);
-    e.status = "declined";
+    e.status = EventStatus::Declined;
     e.node = node ? node->id() : -1;
     e.reason = reason;
     m_events.push_back(std::move(e));
@@ -233,8 +248,8 @@ int Trace::removedBy(NodeId id) const {
     return it == m_removed.end() ? 0 : it->second;
 }
 int Trace::appliedCount() const {
-    return static_cast<int>(
-        std::count_if(m_events.begin(), m_events.end(), [](const RewriteEvent& e) { return e.status == "applied"; }));
+    return static_cast<int>(std::count_if(m_events.begin(), m_events.end(),
+                                          [](const RewriteEvent& e) { return e.status == EventStatus::Applied; }));
 }
 int Trace::lastEventOfPhase(std::size_t phaseIndex) const {
     int last = 0;
@@ -271,7 +286,7 @@ std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq) const {
     }
     for (const RewriteEvent& e : m_events) {
         if (e.seq > seq) break;
-        if (e.status != "applied") continue;
+        if (e.status != EventStatus::Applied) continue;
         const std::string where = m_label + ": events[" + std::to_string(e.seq - 1) + "] (" + e.rewriter + ")";
         try {
             for (const ConstantDef& c : e.constants) {

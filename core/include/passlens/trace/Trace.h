@@ -11,11 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace passlens {
@@ -45,12 +47,26 @@ struct ConstantDef {
     std::shared_ptr<const TensorData> data;
 };
 
+/// What became of a rewrite attempt. The values are the compact session format's codes
+/// (docs/SESSION_FORMAT.md).
+enum class EventStatus : std::uint8_t {
+    Applied = 0,  ///< its replacement committed
+    Rejected = 1, ///< its replacement failed validation and was rolled back
+    Declined = 2, ///< it did not match (recorded only with reasons, `--reasons`)
+};
+
+/// The status's name in session files, reports and the window: "applied", "rejected" or
+/// "declined".
+const char* statusName(EventStatus s);
+/// The status named `name` (as statusName writes it), or std::nullopt.
+std::optional<EventStatus> parseStatus(std::string_view name);
+
 struct RewriteEvent {
     int seq = 0; ///< 1-based
     std::string phase;
     std::string rewriter;
-    std::string status; ///< "applied", "rejected" or "declined"
-    NodeId node = -1;   ///< the matched node (-1 for whole-graph rewrites)
+    EventStatus status = EventStatus::Applied;
+    NodeId node = -1; ///< the matched node (-1 for whole-graph rewrites)
     std::vector<NodeId> removed, added;
     std::vector<std::pair<VarId, VarId>> replaced;
     std::string reason; ///< rejection error or decline reason
