@@ -300,37 +300,6 @@ template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n) 
 }
 } // namespace
 
-namespace {
-// IEEE 754 binary16 bits to float (exact).
-float halfToFloat(std::uint16_t h) {
-    const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-    if (exp == 0) { // zero or subnormal: man * 2^-24
-        const float f = std::ldexp(static_cast<float>(man), -24);
-        return sign ? -f : f;
-    }
-    const std::uint32_t bits = sign | (exp == 31 ? 0x7f800000u | (man << 13) : ((exp + 112) << 23) | (man << 13));
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-// float to IEEE 754 binary16 bits, rounding to nearest even (as numpy's astype(float16)).
-std::uint16_t floatToHalf(float f) {
-    std::uint32_t x;
-    std::memcpy(&x, &f, sizeof x);
-    const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
-    const std::uint32_t a = x & 0x7fffffffu;
-    if (a >= 0x7f800000u) return sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u); // NaN, infinity
-    if (a >= 0x477ff000u) return sign | 0x7c00u;                               // rounds to infinity
-    if (a < 0x38800000u) // below 2^-14: a subnormal half, man = round(|f| * 2^24) (exact product)
-        return sign | static_cast<std::uint16_t>(std::nearbyint(std::fabs(f) * 16777216.0f));
-    std::uint32_t h = (a - 0x38000000u) >> 13;
-    const std::uint32_t rest = a & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-    return sign | static_cast<std::uint16_t>(h);
-}
-} // namespace
-
 void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n) {
     if (n <= 0) return; // empty tensors may have no buffer
     if (srcType == dstType) {
@@ -338,16 +307,31 @@ void convertElements(const void* src, DType srcType, void* dst, DType dstType, s
         return;
     }
     if (srcType == DType::Float16 || dstType == DType::Float16) {
-        // float16 (ONNX's Cast, CastLike, Mod, test data) goes through float32
-        std::vector<float> f(static_cast<std::size_t>(n));
-        if (srcType == DType::Float16) {
+        // float16 (ONNX's Cast, CastLike, Mod, element-wise ops, test data): float32 and float64
+        // directly (each rounded once), other types through float32 in chunks (an integer beyond
+        // float32's 2^24 is beyond half's range either way)
+        if (srcType == DType::Float16 && dstType == DType::Float32) {
             const auto* s = static_cast<const std::uint16_t*>(src);
-            for (std::int64_t i = 0; i < n; ++i) f[static_cast<std::size_t>(i)] = halfToFloat(s[i]);
-            convertElements(f.data(), DType::Float32, dst, dstType, n);
-        } else {
-            convertElements(src, srcType, f.data(), DType::Float32, n);
+            auto* d = static_cast<float*>(dst);
+            for (std::int64_t i = 0; i < n; ++i) d[i] = halfToFloat(s[i]);
+        } else if (dstType == DType::Float16 && srcType == DType::Float32) {
+            const auto* s = static_cast<const float*>(src);
             auto* d = static_cast<std::uint16_t*>(dst);
-            for (std::int64_t i = 0; i < n; ++i) d[i] = floatToHalf(f[static_cast<std::size_t>(i)]);
+            for (std::int64_t i = 0; i < n; ++i) d[i] = floatToHalf(s[i]);
+        } else if (dstType == DType::Float16 && srcType == DType::Float64) {
+            const auto* s = static_cast<const double*>(src);
+            auto* d = static_cast<std::uint16_t*>(dst);
+            for (std::int64_t i = 0; i < n; ++i) d[i] = doubleToHalf(s[i]);
+        } else {
+            constexpr std::int64_t kChunk = 256;
+            float f[kChunk];
+            for (std::int64_t i = 0; i < n; i += kChunk) {
+                const std::int64_t m = std::min(kChunk, n - i);
+                const auto* s = static_cast<const char*>(src) + static_cast<std::size_t>(i) * dtypeSize(srcType);
+                auto* d = static_cast<char*>(dst) + static_cast<std::size_t>(i) * dtypeSize(dstType);
+                convertElements(s, srcType, f, DType::Float32, m);
+                convertElements(f, DType::Float32, d, dstType, m);
+            }
         }
         return;
     }

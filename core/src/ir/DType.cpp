@@ -1,6 +1,8 @@
 #include "passlens/ir/DType.h"
 
 #include <array>
+#include <cmath>
+#include <cstring>
 
 namespace passlens {
 namespace {
@@ -80,6 +82,47 @@ DType upcast(DType a, DType b) {
     const bool explicit64 = a == DType::Float64 || b == DType::Float64;
     if (r == DType::Float64 && !explicit64) return DType::Float32;
     return r;
+}
+
+float halfToFloat(std::uint16_t h) {
+    const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0) { // zero or subnormal: man * 2^-24
+        const float f = std::ldexp(static_cast<float>(man), -24);
+        return sign ? -f : f;
+    }
+    const std::uint32_t bits = sign | (exp == 31 ? 0x7f800000u | (man << 13) : ((exp + 112) << 23) | (man << 13));
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+std::uint16_t floatToHalf(float f) {
+    std::uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+    const std::uint32_t a = x & 0x7fffffffu;
+    if (a >= 0x7f800000u) return sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u); // NaN, infinity
+    if (a >= 0x477ff000u) return sign | 0x7c00u;                               // rounds to infinity
+    if (a < 0x38800000u) // below 2^-14: a subnormal half, man = round(|f| * 2^24) (exact product)
+        return sign | static_cast<std::uint16_t>(std::nearbyint(std::fabs(f) * 16777216.0f));
+    std::uint32_t h = (a - 0x38000000u) >> 13;
+    const std::uint32_t rest = a & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+    return sign | static_cast<std::uint16_t>(h);
+}
+
+std::uint16_t doubleToHalf(double d) {
+    // Round to float with round-to-odd (truncate, then set the last bit when inexact): float keeps
+    // 13 bits more than half, so rounding that value to nearest even is rounding d once.
+    float f = static_cast<float>(d);
+    if (std::isfinite(d) && static_cast<double>(f) != d) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &f, sizeof bits);
+        if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits; // toward zero (infinity -> FLT_MAX)
+        bits |= 1u;
+        std::memcpy(&f, &bits, sizeof f);
+    }
+    return floatToHalf(f);
 }
 
 } // namespace passlens

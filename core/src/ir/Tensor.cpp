@@ -21,17 +21,6 @@ template <class T> T load(const std::string& b, std::int64_t i) {
     std::memcpy(&v, b.data() + static_cast<std::size_t>(i) * sizeof(T), sizeof(T));
     return v;
 }
-double halfToDouble(std::uint16_t h) {
-    const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    double v;
-    if (exp == 0)
-        v = mant * (1.0 / (1 << 24));
-    else if (exp == 31)
-        v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-    else
-        v = (1.0 + mant / 1024.0) * std::ldexp(1.0, exp - 15);
-    return sign ? -v : v;
-}
 } // namespace
 
 double TensorData::at(std::int64_t i) const {
@@ -46,7 +35,7 @@ double TensorData::at(std::int64_t i) const {
     case DType::UInt16: return load<std::uint16_t>(b, i);
     case DType::UInt32: return load<std::uint32_t>(b, i);
     case DType::UInt64: return static_cast<double>(load<std::uint64_t>(b, i));
-    case DType::Float16: return halfToDouble(load<std::uint16_t>(b, i));
+    case DType::Float16: return halfToFloat(load<std::uint16_t>(b, i));
     case DType::Float32: return load<float>(b, i);
     case DType::Float64: return load<double>(b, i);
     case DType::Complex64: return load<float>(b, 2 * i);
@@ -135,26 +124,7 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
         case DType::UInt16: put(static_cast<std::uint16_t>(v)); break;
         case DType::UInt32: put(static_cast<std::uint32_t>(v)); break;
         case DType::UInt64: put(static_cast<std::uint64_t>(v)); break;
-        case DType::Float16: {
-            // round-to-nearest conversion through float bits
-            float f = static_cast<float>(v);
-            std::uint32_t x;
-            std::memcpy(&x, &f, 4);
-            std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
-            int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-            std::uint32_t m = x & 0x7fffff;
-            std::uint16_t h;
-            if (((x >> 23) & 0xff) == 0xff)
-                h = sign | 0x7c00 | (m ? 0x200 : 0);
-            else if (e >= 31)
-                h = sign | 0x7c00;
-            else if (e <= 0)
-                h = sign; // flush tiny values to zero
-            else
-                h = static_cast<std::uint16_t>(sign | (e << 10) | ((m + 0x1000) >> 13));
-            put(h);
-            break;
-        }
+        case DType::Float16: put(doubleToHalf(v)); break;
         case DType::Float32: put(static_cast<float>(v)); break;
         case DType::Float64: put(v); break;
         case DType::Complex64:

@@ -42,4 +42,13 @@ bool isUnsigned(DType d);
 /// itself (so int64 + float32 is float32, int8 + float32 is float32, int32 + int64 is int64).
 DType upcast(DType a, DType b);
 
+/// IEEE 754 binary16 (float16) bits to float; exact.
+float halfToFloat(std::uint16_t h);
+/// float to binary16 bits, rounding to nearest even (NumPy's astype(float16)); beyond the largest
+/// half (65504) after rounding: infinity; NaN stays a (quiet) NaN of the same sign.
+std::uint16_t floatToHalf(float f);
+/// double to binary16 bits rounding once to nearest even, as NumPy's float64 astype(float16) (not
+/// through float, whose rounding first could move a value onto a half-way point).
+std::uint16_t doubleToHalf(double d);
+
 } // namespace passlens
