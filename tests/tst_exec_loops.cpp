@@ -112,6 +112,51 @@ private slots:
             QVERIFY2(sameBits(viaBest, viaProgram), c.expr);
         }
     }
+
+    // Element-wise programs over float16 (ONNX's float16 tensors): computed in float32 and rounded
+    // to float16 at every float16 node, bit for bit float16 arithmetic for the ops whose
+    // Float16Rule allows it; the others are refused with the op named.
+    void float16Elementwise() {
+        using namespace cpu;
+        auto half = [](std::vector<std::uint16_t> bits) {
+            return Tensor::fromBytes(DType::Float16, {static_cast<std::int64_t>(bits.size())}, bits.data());
+        };
+        auto bitsOf = [](const Tensor& t) {
+            std::vector<std::uint16_t> b(static_cast<std::size_t>(t.numel()));
+            std::memcpy(b.data(), t.rawData(), b.size() * 2);
+            return b;
+        };
+        auto run = [&](const char* expr, const std::vector<Tensor>& ins, DType outType) {
+            std::vector<DType> types;
+            for (const Tensor& t : ins) types.push_back(t.dtype());
+            const ScalarProgram prog = compileExpr(std::string(expr), types);
+            Tensor out = Tensor::empty(outType, ins[0].shape());
+            evalProgram(prog, ins, out);
+            return out;
+        };
+        // 1 + 2^-11 ties to 1; 1 + 3 * 2^-11 ties to 1 + 2^-9; -2 vs 0.5; 65504 + 65504 overflows
+        const Tensor x = half({0x3C00, 0x3C00, 0xC000, 0x7BFF}), y = half({0x1000, 0x1600, 0x3800, 0x7BFF});
+        const Tensor three = half({0x4200, 0x4200, 0x4200, 0x4200});
+        QCOMPARE(bitsOf(run("add(i0,i1)", {x, y}, DType::Float16)),
+                 (std::vector<std::uint16_t>{0x3C00, 0x3C02, 0xBE00, 0x7C00}));
+        // the sum is rounded before the product: 3 * 1 = 3, not 3 * (1 + 2^-11) -> 3 + 2^-9
+        QCOMPARE(bitsOf(run("mul(add(i0,i1),i2)", {x, y, three}, DType::Float16))[0], std::uint16_t(0x4200));
+        QCOMPARE(bitsOf(run("maximum(i0,i1)", {x, y}, DType::Float16)),
+                 (std::vector<std::uint16_t>{0x3C00, 0x3C00, 0x3800, 0x7BFF}));
+        // a float16 comparison and a widening cast are exact
+        QCOMPARE(run("lt(i0,i1)", {x, y}, DType::Bool).toDoubles(), (std::vector<double>{0, 0, 1, 0}));
+        QCOMPARE(run("cast{float64}(i0)", {y}, DType::Float64).toDoubles()[1], 3 * std::ldexp(1.0, -11));
+        // a float64 input cast to float16 is rounded once (double mode)
+        const std::vector<double> d = {1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40), 0.1};
+        const Tensor wide = Tensor::fromBytes(DType::Float64, {2}, d.data());
+        QCOMPARE(bitsOf(run("cast{float16}(i0)", {wide}, DType::Float16)),
+                 (std::vector<std::uint16_t>{0x3C01, 0x2E66}));
+        // refused: a function whose float32 value rounded is not float16's, a sum of three
+        const QString fn = errorOf([&] { (void)run("exp(i0)", {x}, DType::Float16); });
+        QVERIFY2(fn.contains("exp in float16 is not supported by the CPU backend"), qPrintable(fn));
+        const QString sum3 = errorOf([&] { (void)run("add(i0,i1,i2)", {x, y, three}, DType::Float16); });
+        QVERIFY2(sum3.contains("add of 3 arguments in float16"), qPrintable(sum3));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestExecLoops)

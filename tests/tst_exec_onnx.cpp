@@ -117,6 +117,25 @@ private slots:
         QCOMPARE(hb, std::uint16_t(0x7C00));
     }
 
+    // float64 to float16 rounds once (not through float32, whose rounding would land on a tie):
+    // 1 + 2^-11 + 2^-40 is above the half-way point between 1 and 1 + 2^-10.
+    void float16FromDoubleRoundsOnce() {
+        const std::vector<double> d = {1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40),
+                                       -(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)),
+                                       1.0 + std::ldexp(1.0, -11),
+                                       65519.99,
+                                       1e300,
+                                       std::ldexp(1.0, -25) + std::ldexp(1.0, -60)};
+        std::vector<std::uint16_t> h(d.size());
+        convertElements(d.data(), DType::Float64, h.data(), DType::Float16, static_cast<std::int64_t>(d.size()));
+        const std::vector<std::uint16_t> want = {0x3C01, 0xBC01, 0x3C00, 0x7BFF, 0x7C00, 0x0001};
+        for (std::size_t i = 0; i < want.size(); ++i) QCOMPARE(h[i], want[i]);
+        // constant folding stores float16 the same way
+        QCOMPARE(Tensor::fromConstant(*TensorData::fromDoubles(DType::Float16, {6}, d)).toDoubles(),
+                 (std::vector<double>{1.0 + std::ldexp(1.0, -10), -(1.0 + std::ldexp(1.0, -10)), 1.0, 65504.0, INFINITY,
+                                      std::ldexp(1.0, -24)}));
+    }
+
     // ONNX sequence and optional values (Tensor::sequence / optional, Type::sequence / optional):
     // the Sequence* and Optional* kernels, SplitToSequence, ConcatFromSequence, a sequence graph
     // input, the file round trip, and the messages for ill-typed values.

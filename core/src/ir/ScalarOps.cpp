@@ -21,20 +21,24 @@ namespace {
 
 using S = ScalarOp;
 
+using F16 = Float16Rule;
+
 // A row without parameters.
-constexpr ScalarOpInfo row(S op, std::string_view name, int arity, bool floatResult = false) {
+constexpr ScalarOpInfo row(S op, std::string_view name, int arity, bool floatResult = false,
+                           F16 float16 = F16::Refused) {
     ScalarOpInfo r;
     r.op = op;
     r.name = name;
     r.arity = arity;
     r.floatResult = floatResult;
+    r.float16 = float16;
     return r;
 }
 
 // A unary row with parameters.
 constexpr ScalarOpInfo withParams(S op, std::string_view name, bool floatResult, ScalarParam p0,
-                                  std::optional<ScalarParam> p1, bool displayParams) {
-    ScalarOpInfo r = row(op, name, 1, floatResult);
+                                  std::optional<ScalarParam> p1, bool displayParams, F16 float16 = F16::Refused) {
+    ScalarOpInfo r = row(op, name, 1, floatResult, float16);
     r.nparams = p1 ? 2 : 1;
     r.params = {p0, p1.value_or(ScalarParam{})};
     r.displayParams = displayParams;
@@ -43,31 +47,31 @@ constexpr ScalarOpInfo withParams(S op, std::string_view name, bool floatResult,
 
 // One row per ScalarOp value after Input, in enum order (checked below).
 constexpr ScalarOpInfo kTable[] = {
-    row(S::Add, "add", -1),
-    row(S::Sub, "sub", 2),
-    row(S::Mul, "mul", -1),
-    row(S::TrueDiv, "true_div", 2, true),
+    row(S::Add, "add", -1, false, F16::Pair),
+    row(S::Sub, "sub", 2, false, F16::Pair),
+    row(S::Mul, "mul", -1, false, F16::Pair),
+    row(S::TrueDiv, "true_div", 2, true, F16::Pair),
     row(S::IntDiv, "int_div", 2),
     row(S::Mod, "mod", 2),
-    row(S::Neg, "neg", 1),
-    row(S::Abs, "abs", 1),
+    row(S::Neg, "neg", 1, false, F16::Exact),
+    row(S::Abs, "abs", 1, false, F16::Exact),
     row(S::Exp, "exp", 1, true),
     row(S::Log, "log", 1, true),
-    row(S::Sqrt, "sqrt", 1, true),
-    row(S::Sqr, "sqr", 1),
+    row(S::Sqrt, "sqrt", 1, true, F16::Pair),
+    row(S::Sqr, "sqr", 1, false, F16::Pair),
     row(S::Pow, "pow", 2),
-    row(S::Maximum, "maximum", -1),
-    row(S::Minimum, "minimum", -1),
+    row(S::Maximum, "maximum", -1, false, F16::Exact),
+    row(S::Minimum, "minimum", -1, false, F16::Exact),
     row(S::Tanh, "tanh", 1, true),
     row(S::Sigmoid, "sigmoid", 1, true),
-    row(S::Relu, "relu", 1),
+    row(S::Relu, "relu", 1, false, F16::Exact),
     row(S::Erf, "erf", 1, true),
     row(S::Sin, "sin", 1, true),
     row(S::Cos, "cos", 1, true),
-    row(S::Floor, "floor", 1),
-    row(S::Ceil, "ceil", 1),
-    row(S::Round, "round", 1),
-    row(S::Sgn, "sgn", 1),
+    row(S::Floor, "floor", 1, false, F16::Exact),
+    row(S::Ceil, "ceil", 1, false, F16::Exact),
+    row(S::Round, "round", 1, false, F16::Exact),
+    row(S::Sgn, "sgn", 1, false, F16::Exact),
     row(S::Lt, "lt", 2),
     row(S::Gt, "gt", 2),
     row(S::Le, "le", 2),
@@ -77,13 +81,13 @@ constexpr ScalarOpInfo kTable[] = {
     row(S::And, "and", 2),
     row(S::Or, "or", 2),
     row(S::Not, "not", 1),
-    row(S::Switch, "switch", 3),
-    row(S::Identity, "identity", 1),
-    row(S::Cast, "cast", 1),
-    withParams(S::Clip, "clip", false, {"min", -INFINITY}, ScalarParam{"max", INFINITY}, true),
+    row(S::Switch, "switch", 3, false, F16::Exact),
+    row(S::Identity, "identity", 1, false, F16::Exact),
+    row(S::Cast, "cast", 1, false, F16::Exact),
+    withParams(S::Clip, "clip", false, {"min", -INFINITY}, ScalarParam{"max", INFINITY}, true, F16::Exact),
     withParams(S::LeakyRelu, "leaky_relu", false, {"alpha", 0.01}, std::nullopt, true),
     withParams(S::HardSigmoid, "hard_sigmoid", true, {"alpha", 0.2}, ScalarParam{"beta", 0.5}, false),
-    row(S::Reciprocal, "reciprocal", 1, true),
+    row(S::Reciprocal, "reciprocal", 1, true, F16::Pair),
 };
 
 constexpr bool tableInEnumOrder() {

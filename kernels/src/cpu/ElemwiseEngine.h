@@ -66,8 +66,10 @@ std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInp
                                                      const std::vector<Tensor>& constants);
 
 /// Types `expr` for input dtypes `inTypes` (scalarResultType per node) and chooses the compute
-/// mode; throws passlens::Error("bad expression ...: why") when it reads an input beyond
-/// `inTypes` or a dtype the backend does not compute in (float16, complex).
+/// mode; float16 values are computed in float32 (float64 for a cast of float64) and each float16
+/// node's value rounded to float16, for the ops whose Float16Rule (ScalarOps.h) makes that float16
+/// arithmetic. Throws passlens::Error("bad expression ...: why") when it reads an input beyond
+/// `inTypes`, for a complex dtype or for a float16 node of another op.
 ScalarProgram compileExpr(const ScalarExpr& expr, const std::vector<DType>& inTypes);
 /// compileExpr of ScalarExpr::parse(text) (the ONNX element-wise kernels build their text).
 ScalarProgram compileExpr(const std::string& text, const std::vector<DType>& inTypes);

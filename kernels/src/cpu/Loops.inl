@@ -50,6 +50,15 @@ std::int64_t wrapInt64(std::int64_t t, DType d) {
 // signed-zero behaviour depends on the operand order) are ScalarArith.h's, shared by applyNode,
 // epilogueChain, constant folding and the CUDA kernels.
 
+template <class C> DType computeDType() {
+    if constexpr (std::is_same_v<C, float>)
+        return DType::Float32;
+    else if constexpr (std::is_same_v<C, double>)
+        return DType::Float64;
+    else
+        return DType::Int64;
+}
+
 template <class C>
 void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, ScalarProgram::Mode mode) {
     const std::size_t na = n.args.size();
@@ -274,6 +283,17 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
         }
     }
     // Round the node's value to its dtype.
+    if constexpr (!std::is_integral_v<C>) {
+        if (n.dtype == DType::Float16) { // compileExpr allows only the ops where this is float16 arithmetic
+            std::uint16_t h[kBlock];
+            for (int i = 0; i < len; i += kBlock) {
+                const int m = std::min(kBlock, len - i);
+                convertElements(r + i, computeDType<C>(), h, DType::Float16, m);
+                convertElements(h, DType::Float16, r + i, computeDType<C>(), m);
+            }
+            return;
+        }
+    }
     if (n.dtype == DType::Bool && !isCompareOp(n.op)) {
         for (int i = 0; i < len; ++i) r[i] = r[i] != 0;
     } else if constexpr (std::is_same_v<C, double>) {
@@ -287,15 +307,6 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
         if (n.dtype != DType::Int64 && n.dtype != DType::UInt64)
             for (int i = 0; i < len; ++i) r[i] = wrapInt64(r[i], n.dtype);
     }
-}
-
-template <class C> DType computeDType() {
-    if constexpr (std::is_same_v<C, float>)
-        return DType::Float32;
-    else if constexpr (std::is_same_v<C, double>)
-        return DType::Float64;
-    else
-        return DType::Int64;
 }
 
 // Coalesced iteration space: output dims (>= 1 entry) and per input the strides of each dim;

@@ -25,6 +25,17 @@ struct ScalarParam {
     double dflt = 0; ///< the value when the attribute is absent
 };
 
+/// Whether an op over float16 values (ONNX's float16 tensors) may be computed in float32 with its
+/// result rounded to float16 (round to nearest even), as the CPU engine computes float16: only
+/// where that is the float16 result bit for bit.
+enum class Float16Rule : std::uint8_t {
+    Refused, ///< rounding the float32 result may differ from float16 arithmetic (exp, pow, mod, ...)
+    Exact,   ///< the result needs no rounding, or rounding commutes with the op (maximum, neg, floor, clip, cast)
+    /// Correctly rounded for one or two arguments (add, sub, mul, true_div, sqrt): float32's 24
+    /// significand bits are 2 * 11 + 2, so rounding to float32 then to float16 is rounding once.
+    Pair,
+};
+
 /// One row of the scalar-op table.
 struct ScalarOpInfo {
     ScalarOp op = ScalarOp::Input;
@@ -38,6 +49,7 @@ struct ScalarOpInfo {
     /// The display string shows the parameters (`Elemwise{clip{0.0,6.0}}`); hard_sigmoid's does
     /// not (Theano prints its class name only).
     bool displayParams = false;
+    Float16Rule float16 = Float16Rule::Refused; ///< float16 computed in float32 (Float16Rule)
 };
 
 /// Every scalar op but Input, in ScalarOp order.
