@@ -6,10 +6,13 @@
 #include <passlens/ir/OpRegistry.h>
 #include <passlens/ir/ScalarOps.h>
 #include <passlens/ir/Subtensor.h>
+#include <passlens/io/Npy.h>
+#include <passlens/onnx/OnnxTypes.h>
 
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -72,6 +75,32 @@ private slots:
         QCOMPARE(upcast(DType::Bool, DType::UInt8), DType::UInt8);
         QCOMPARE(upcast(DType::Float32, DType::Complex64), DType::Complex64);
         QCOMPARE(upcast(DType::Float64, DType::Complex64), DType::Complex128);
+    }
+
+    // ONNX's bfloat16: a 2-byte float DType after the others; float16 with bfloat16 is float32;
+    // constants truncate to it as ONNX 1.12's Cast reference; .npy has no dtype for it.
+    void bfloat16DType() {
+        QCOMPARE(dtypeName(DType::BFloat16), std::string_view("bfloat16"));
+        QCOMPARE(parseDType("bfloat16"), std::optional<DType>(DType::BFloat16));
+        QCOMPARE(dtypeSize(DType::BFloat16), std::size_t(2));
+        QVERIFY(isFloat(DType::BFloat16) && !isInteger(DType::BFloat16) && !isComplex(DType::BFloat16));
+        QCOMPARE(dtypeFromOnnx(16), std::optional<DType>(DType::BFloat16));
+        QCOMPARE(onnxTypeOf(DType::BFloat16), 16);
+        QCOMPARE(upcast(DType::Float16, DType::BFloat16), DType::Float32);
+        QCOMPARE(upcast(DType::UInt8, DType::BFloat16), DType::BFloat16);
+        QCOMPARE(QString::fromStdString(Type::parse("bfloat16[2,3]").str()), QString("bfloat16[2,3]"));
+        // 1.99 truncates to 1.984375 (0x3FFE), -0.48033667 to -0.478515625; NaN stays NaN
+        const auto t = TensorData::fromDoubles(DType::BFloat16, {3}, {1.99, -0.48033667, NAN});
+        QCOMPARE(t->at(0), 1.984375);
+        QCOMPARE(t->at(1), -0.478515625);
+        QVERIFY(std::isnan(t->at(2)));
+        QVERIFY(errorOf([&] { (void)toNpy(*t); }).contains(".npy has no dtype for bfloat16 data"));
+        // the scalar-op table's float16 rule: exact, correctly rounded pairs, refused
+        QCOMPARE(scalarOpInfo(ScalarOp::Maximum).float16, Float16Rule::Exact);
+        QCOMPARE(scalarOpInfo(ScalarOp::Cast).float16, Float16Rule::Exact);
+        QCOMPARE(scalarOpInfo(ScalarOp::TrueDiv).float16, Float16Rule::Pair);
+        QCOMPARE(scalarOpInfo(ScalarOp::Exp).float16, Float16Rule::Refused);
+        QCOMPARE(scalarOpInfo(ScalarOp::Mod).float16, Float16Rule::Refused);
     }
 
     void typeParseAndPrint() {

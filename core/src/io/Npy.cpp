@@ -75,6 +75,7 @@ std::string toNpy(const TensorData& t) {
             descr = d.code;
             break;
         }
+    if (descr.empty()) throw Error(".npy has no dtype for " + std::string(dtypeName(t.dtype)) + " data");
     std::string shape = "(";
     for (std::size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + ", ";
     if (t.shape.size() > 1) shape.resize(shape.size() - 2);

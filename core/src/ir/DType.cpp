@@ -6,10 +6,10 @@
 
 namespace passlens {
 namespace {
-constexpr std::array<std::string_view, 14> kNames = {"bool",    "int8",    "int16",     "int32",     "int64",
-                                                     "uint8",   "uint16",  "uint32",    "uint64",    "float16",
-                                                     "float32", "float64", "complex64", "complex128"};
-constexpr std::array<std::size_t, 14> kSizes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
+constexpr std::array<std::string_view, 15> kNames = {"bool",    "int8",    "int16",     "int32",      "int64",
+                                                     "uint8",   "uint16",  "uint32",    "uint64",     "float16",
+                                                     "float32", "float64", "complex64", "complex128", "bfloat16"};
+constexpr std::array<std::size_t, 15> kSizes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16, 2};
 
 int idx(DType d) { return static_cast<int>(d); }
 
@@ -47,7 +47,11 @@ DType numpyPromote(DType a, DType b) {
         DType f = isFloat(other) ? other : floatFor(other);
         return (f == DType::Float64 || cx == DType::Complex128) ? DType::Complex128 : DType::Complex64;
     }
-    if (fa && fb) return dtypeSize(a) >= dtypeSize(b) ? a : b;
+    if (fa && fb) {
+        // float16 and bfloat16 hold different values: float32 holds both (as ml_dtypes promotes)
+        if (dtypeSize(a) == 2 && dtypeSize(b) == 2) return DType::Float32;
+        return dtypeSize(a) >= dtypeSize(b) ? a : b;
+    }
     if (fa || fb) {
         DType f = fa ? a : b, i = fa ? b : a;
         DType need = floatFor(i);
@@ -72,7 +76,9 @@ std::optional<DType> parseDType(std::string_view name) {
 }
 
 std::size_t dtypeSize(DType d) { return kSizes[static_cast<std::size_t>(idx(d))]; }
-bool isFloat(DType d) { return d == DType::Float16 || d == DType::Float32 || d == DType::Float64; }
+bool isFloat(DType d) {
+    return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
+}
 bool isComplex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
 bool isUnsigned(DType d) { return d == DType::UInt8 || d == DType::UInt16 || d == DType::UInt32 || d == DType::UInt64; }
 bool isInteger(DType d) { return d != DType::Bool && !isFloat(d) && !isComplex(d); }
@@ -123,6 +129,32 @@ std::uint16_t doubleToHalf(double d) {
         std::memcpy(&f, &bits, sizeof f);
     }
     return floatToHalf(f);
+}
+
+float bfloat16ToFloat(std::uint16_t b) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+std::uint16_t floatToBFloat16(float f) {
+    std::uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u); // quiet NaN
+    return static_cast<std::uint16_t>(x >> 16);
+}
+
+std::uint16_t doubleToBFloat16(double d) {
+    // truncate to float first (toward zero), then to bfloat16: truncating twice is truncating once
+    float f = static_cast<float>(d);
+    if (std::isfinite(d) && std::fabs(static_cast<double>(f)) > std::fabs(d)) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &f, sizeof bits);
+        --bits;
+        std::memcpy(&f, &bits, sizeof f);
+    }
+    return floatToBFloat16(f);
 }
 
 } // namespace passlens

@@ -36,6 +36,7 @@ double TensorData::at(std::int64_t i) const {
     case DType::UInt32: return load<std::uint32_t>(b, i);
     case DType::UInt64: return static_cast<double>(load<std::uint64_t>(b, i));
     case DType::Float16: return halfToFloat(load<std::uint16_t>(b, i));
+    case DType::BFloat16: return bfloat16ToFloat(load<std::uint16_t>(b, i));
     case DType::Float32: return load<float>(b, i);
     case DType::Float64: return load<double>(b, i);
     case DType::Complex64: return load<float>(b, 2 * i);
@@ -125,6 +126,7 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
         case DType::UInt32: put(static_cast<std::uint32_t>(v)); break;
         case DType::UInt64: put(static_cast<std::uint64_t>(v)); break;
         case DType::Float16: put(doubleToHalf(v)); break;
+        case DType::BFloat16: put(doubleToBFloat16(v)); break;
         case DType::Float32: put(static_cast<float>(v)); break;
         case DType::Float64: put(v); break;
         case DType::Complex64:

@@ -193,7 +193,7 @@ std::shared_ptr<TensorData> Importer::tensor(onnx::TensorProto& t, const std::st
         break;
     case DType::Complex64: copy(t.float_data().data()); break;
     case DType::Complex128: copy(t.double_data().data()); break;
-    default: // int32 field carries int8/16/32, uint8/16, bool and float16 bits
+    default: // int32 field carries int8/16/32, uint8/16, bool, float16 and bfloat16 bits
         for (std::size_t i = 0; i < n; ++i) {
             const std::int32_t v = t.int32_data(static_cast<int>(i));
             std::memcpy(b.data() + i * dtypeSize(*dt), &v, dtypeSize(*dt)); // little-endian low bytes
@@ -555,12 +555,13 @@ std::optional<DType> dtypeFromOnnx(int onnxType) {
     case onnx::TensorProto::UINT64: return DType::UInt64;
     case onnx::TensorProto::COMPLEX64: return DType::Complex64;
     case onnx::TensorProto::COMPLEX128: return DType::Complex128;
+    case onnx::TensorProto::BFLOAT16: return DType::BFloat16;
     default: return std::nullopt;
     }
 }
 
 int onnxTypeOf(DType d) {
-    for (int t = onnx::TensorProto::FLOAT; t <= onnx::TensorProto::COMPLEX128; ++t)
+    for (int t = onnx::TensorProto::FLOAT; t <= onnx::TensorProto::BFLOAT16; ++t)
         if (dtypeFromOnnx(t) == d) return t;
     return onnx::TensorProto::UNDEFINED;
 }

@@ -8,7 +8,9 @@
 
 namespace passlens {
 
-/// Element type. The names (dtypeName) are the ones of FORMAT.md §1: bool, int8 ... complex128.
+/// Element type. The names (dtypeName) are the ones of FORMAT.md §1: bool, int8 ... complex128,
+/// bfloat16 (ONNX's BFLOAT16: float32's exponent, 8 significand bits; no Theano counterpart, last
+/// so that the others keep their numbers).
 enum class DType : std::uint8_t {
     Bool,
     Int8,
@@ -23,7 +25,8 @@ enum class DType : std::uint8_t {
     Float32,
     Float64,
     Complex64,
-    Complex128
+    Complex128,
+    BFloat16
 };
 
 /// "float32" etc.
@@ -32,7 +35,7 @@ std::string_view dtypeName(DType d);
 std::optional<DType> parseDType(std::string_view name);
 /// Size of one element in bytes (bool: 1).
 std::size_t dtypeSize(DType d);
-bool isFloat(DType d);
+bool isFloat(DType d); ///< float16, bfloat16, float32, float64
 bool isComplex(DType d);
 bool isInteger(DType d); ///< signed or unsigned integer (not bool)
 bool isUnsigned(DType d);
@@ -50,5 +53,12 @@ std::uint16_t floatToHalf(float f);
 /// double to binary16 bits rounding once to nearest even, as NumPy's float64 astype(float16) (not
 /// through float, whose rounding first could move a value onto a half-way point).
 std::uint16_t doubleToHalf(double d);
+/// bfloat16 bits (the high half of a float32) to float; exact.
+float bfloat16ToFloat(std::uint16_t b);
+/// float / double to bfloat16 bits, truncating toward zero as ONNX 1.12's Cast reference does
+/// (onnx/backend/test/case/node/cast.py keeps a float32's high 16 bits; onnxruntime of that time
+/// too); NaN stays a quiet NaN of the same sign.
+std::uint16_t floatToBFloat16(float f);
+std::uint16_t doubleToBFloat16(double d);
 
 } // namespace passlens
