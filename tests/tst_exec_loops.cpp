@@ -157,6 +157,49 @@ private slots:
         const QString sum3 = errorOf([&] { (void)run("add(i0,i1,i2)", {x, y, three}, DType::Float16); });
         QVERIFY2(sum3.contains("add of 3 arguments in float16"), qPrintable(sum3));
     }
+
+    // bfloat16 (ONNX's BFLOAT16): exact widening; narrowing truncates toward zero as ONNX 1.12's
+    // Cast reference (the high 16 bits of a float32), from float64 once; NaN stays quiet; an
+    // element-wise cast to bfloat16 computes the same, arithmetic in bfloat16 is refused.
+    void bfloat16Conversions() {
+        using namespace cpu;
+        const std::vector<float> f = {0.48033667f, -0.48033667f, 1.0f, NAN, -INFINITY, 3.0e38f, 1e-40f};
+        std::vector<std::uint16_t> b(f.size());
+        convertElements(f.data(), DType::Float32, b.data(), DType::BFloat16, static_cast<std::int64_t>(f.size()));
+        const std::vector<std::uint16_t> want = {0x3EF5, 0xBEF5, 0x3F80, 0x7FC0, 0xFF80, 0x7F61, 0x0001};
+        for (std::size_t i = 0; i < want.size(); ++i) QCOMPARE(b[i], want[i]);
+        std::vector<double> wide(b.size());
+        convertElements(b.data(), DType::BFloat16, wide.data(), DType::Float64, static_cast<std::int64_t>(b.size()));
+        QCOMPARE(wide[0], 0.478515625);
+        QCOMPARE(wide[2], 1.0);
+        QVERIFY(std::isnan(wide[3]));
+        QCOMPARE(wide[4], -INFINITY);
+        // float64 just below 2: truncated once (through a float32 rounded to nearest it would be 2)
+        const double below2 = 2.0 - std::ldexp(1.0, -40);
+        std::uint16_t nb = 0;
+        convertElements(&below2, DType::Float64, &nb, DType::BFloat16, 1);
+        QCOMPARE(nb, std::uint16_t(0x3FFF));
+        // float16 <-> bfloat16 goes through float32: 65504 (0x7BFF) truncates to 65280
+        const std::uint16_t h = 0x7BFF;
+        convertElements(&h, DType::Float16, &nb, DType::BFloat16, 1);
+        QCOMPARE(nb, std::uint16_t(0x477F));
+        QCOMPARE(upcast(DType::Float16, DType::BFloat16), DType::Float32);
+        QCOMPARE(upcast(DType::BFloat16, DType::Float32), DType::Float32);
+        QCOMPARE(upcast(DType::Int8, DType::BFloat16), DType::BFloat16);
+
+        const Tensor x = Tensor::fromBytes(DType::Float32, {2}, f.data());
+        Tensor y = Tensor::empty(DType::BFloat16, {2});
+        evalProgram(compileExpr(std::string("cast{bfloat16}(i0)"), {DType::Float32}), {x}, y);
+        QCOMPARE(std::memcmp(y.rawData(), want.data(), 4), 0);
+        Tensor back = Tensor::empty(DType::Float32, {2});
+        evalProgram(compileExpr(std::string("maximum(i0,i1)"), {DType::BFloat16, DType::BFloat16}), {y, y}, y);
+        evalProgram(compileExpr(std::string("cast{float32}(i0)"), {DType::BFloat16}), {y}, back);
+        QCOMPARE(back.toDoubles(), (std::vector<double>{0.478515625, -0.478515625}));
+        const QString sum = errorOf([&] {
+            (void)compileExpr(std::string("add(i0,i1)"), {DType::BFloat16, DType::BFloat16});
+        });
+        QVERIFY2(sum.contains("add in bfloat16 is not supported by the CPU backend"), qPrintable(sum));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestExecLoops)

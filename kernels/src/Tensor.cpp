@@ -306,31 +306,37 @@ void convertElements(const void* src, DType srcType, void* dst, DType dstType, s
         std::memcpy(dst, src, static_cast<std::size_t>(n) * dtypeSize(srcType));
         return;
     }
-    if (srcType == DType::Float16 || dstType == DType::Float16) {
-        // float16 (ONNX's Cast, CastLike, Mod, element-wise ops, test data): float32 and float64
-        // directly (each rounded once), other types through float32 in chunks (an integer beyond
-        // float32's 2^24 is beyond half's range either way)
-        if (srcType == DType::Float16 && dstType == DType::Float32) {
+    const auto is16 = [](DType d) { return d == DType::Float16 || d == DType::BFloat16; };
+    if (is16(srcType) || is16(dstType)) {
+        // float16 and bfloat16 (ONNX's Cast, CastLike, Mod, element-wise ops, test data): from and
+        // to float32 and float64 directly (rounded, or for bfloat16 truncated, once); other types
+        // through float32 (exact from a 16-bit float) or float64 (exact from integers to 2^53)
+        const bool toHalf = dstType == DType::Float16;
+        if (is16(srcType) && dstType == DType::Float32) {
             const auto* s = static_cast<const std::uint16_t*>(src);
             auto* d = static_cast<float*>(dst);
-            for (std::int64_t i = 0; i < n; ++i) d[i] = halfToFloat(s[i]);
-        } else if (dstType == DType::Float16 && srcType == DType::Float32) {
+            if (srcType == DType::Float16)
+                for (std::int64_t i = 0; i < n; ++i) d[i] = halfToFloat(s[i]);
+            else
+                for (std::int64_t i = 0; i < n; ++i) d[i] = bfloat16ToFloat(s[i]);
+        } else if (is16(dstType) && srcType == DType::Float32) {
             const auto* s = static_cast<const float*>(src);
             auto* d = static_cast<std::uint16_t*>(dst);
-            for (std::int64_t i = 0; i < n; ++i) d[i] = floatToHalf(s[i]);
-        } else if (dstType == DType::Float16 && srcType == DType::Float64) {
+            for (std::int64_t i = 0; i < n; ++i) d[i] = toHalf ? floatToHalf(s[i]) : floatToBFloat16(s[i]);
+        } else if (is16(dstType) && srcType == DType::Float64) {
             const auto* s = static_cast<const double*>(src);
             auto* d = static_cast<std::uint16_t*>(dst);
-            for (std::int64_t i = 0; i < n; ++i) d[i] = doubleToHalf(s[i]);
+            for (std::int64_t i = 0; i < n; ++i) d[i] = toHalf ? doubleToHalf(s[i]) : doubleToBFloat16(s[i]);
         } else {
             constexpr std::int64_t kChunk = 256;
-            float f[kChunk];
+            double buf[kChunk];
+            const DType via = is16(srcType) ? DType::Float32 : DType::Float64;
             for (std::int64_t i = 0; i < n; i += kChunk) {
                 const std::int64_t m = std::min(kChunk, n - i);
                 const auto* s = static_cast<const char*>(src) + static_cast<std::size_t>(i) * dtypeSize(srcType);
                 auto* d = static_cast<char*>(dst) + static_cast<std::size_t>(i) * dtypeSize(dstType);
-                convertElements(s, srcType, f, DType::Float32, m);
-                convertElements(f, DType::Float32, d, dstType, m);
+                convertElements(s, srcType, buf, via, m);
+                convertElements(buf, via, d, dstType, m);
             }
         }
         return;

@@ -18,6 +18,7 @@ namespace {
 bool exactInFloat(DType d) {
     switch (d) {
     case DType::Float16:
+    case DType::BFloat16:
     case DType::Float32:
     case DType::Bool:
     case DType::Int8:
@@ -62,8 +63,9 @@ ScalarProgram compileExpr(const ScalarExpr& e, const std::vector<DType>& inTypes
     std::vector<bool> onlyUnderCast(nn, true);
     for (std::size_t i = 0; i < nn; ++i)
         for (int a : prog.nodes[i].args)
-            // a float64 input cast to float16 is rounded once, in double mode
-            if (prog.nodes[i].op != ScalarOp::Cast || prog.nodes[i].dtype == DType::Float16)
+            // a float64 input cast to float16 (bfloat16) is rounded (truncated) once, in double mode
+            if (prog.nodes[i].op != ScalarOp::Cast || prog.nodes[i].dtype == DType::Float16 ||
+                prog.nodes[i].dtype == DType::BFloat16)
                 onlyUnderCast[static_cast<std::size_t>(a)] = false;
     if (prog.nodes.back().op == ScalarOp::Input) onlyUnderCast[nn - 1] = false;
     bool floatOk = true, intOk = true;
@@ -72,7 +74,9 @@ ScalarProgram compileExpr(const ScalarExpr& e, const std::vector<DType>& inTypes
         if (n.op == ScalarOp::Input) {
             if (!(exactInFloat(n.dtype) || (onlyUnderCast[i] && !isComplex(n.dtype)))) floatOk = false;
         } else {
-            if (n.dtype != DType::Float32 && n.dtype != DType::Float16 && n.dtype != DType::Bool) floatOk = false;
+            if (n.dtype != DType::Float32 && n.dtype != DType::Float16 && n.dtype != DType::BFloat16 &&
+                n.dtype != DType::Bool)
+                floatOk = false;
         }
         if (!(isInteger(n.dtype) || n.dtype == DType::Bool)) intOk = false;
     }
@@ -81,14 +85,19 @@ ScalarProgram compileExpr(const ScalarExpr& e, const std::vector<DType>& inTypes
             throw Error("bad expression '" + e.str() + "': dtype " + std::string(dtypeName(n.dtype)) +
                         " is not supported by the CPU backend");
         // float16 values are computed in float32 (or float64) and rounded to float16 at each node
-        // (applyNode), which is float16 arithmetic only for the ops the table says
+        // (applyNode), which is float16 arithmetic only for the ops the table says; bfloat16 (whose
+        // conversion truncates) only for the exact ones
         const ScalarOpInfo& info = scalarOpInfo(n.op);
-        if (n.dtype == DType::Float16 && n.op != ScalarOp::Input &&
-            (info.float16 == Float16Rule::Refused || (info.float16 == Float16Rule::Pair && n.args.size() > 2)))
+        const bool refused =
+            n.dtype == DType::Float16
+                ? info.float16 == Float16Rule::Refused || (info.float16 == Float16Rule::Pair && n.args.size() > 2)
+                : n.dtype == DType::BFloat16 && info.float16 != Float16Rule::Exact;
+        if (refused && n.op != ScalarOp::Input)
             throw Error("bad expression '" + e.str() + "': " + std::string(info.name) +
                         (n.args.size() > 2 ? " of " + std::to_string(n.args.size()) + " arguments" : std::string()) +
-                        " in float16 is not supported by the CPU backend (float32 rounded to float16 is not "
-                        "float16 arithmetic there)");
+                        " in " + std::string(dtypeName(n.dtype)) +
+                        " is not supported by the CPU backend (float32 rounded to " + std::string(dtypeName(n.dtype)) +
+                        " is not " + std::string(dtypeName(n.dtype)) + " arithmetic there)");
     }
     prog.mode = floatOk ? ScalarProgram::Mode::Float : intOk ? ScalarProgram::Mode::Int : ScalarProgram::Mode::Double;
     return prog;

@@ -284,12 +284,13 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
     }
     // Round the node's value to its dtype.
     if constexpr (!std::is_integral_v<C>) {
-        if (n.dtype == DType::Float16) { // compileExpr allows only the ops where this is float16 arithmetic
+        // compileExpr allows only the ops where this is float16 (bfloat16) arithmetic
+        if (n.dtype == DType::Float16 || n.dtype == DType::BFloat16) {
             std::uint16_t h[kBlock];
             for (int i = 0; i < len; i += kBlock) {
                 const int m = std::min(kBlock, len - i);
-                convertElements(r + i, computeDType<C>(), h, DType::Float16, m);
-                convertElements(h, DType::Float16, r + i, computeDType<C>(), m);
+                convertElements(r + i, computeDType<C>(), h, n.dtype, m);
+                convertElements(h, n.dtype, r + i, computeDType<C>(), m);
             }
             return;
         }

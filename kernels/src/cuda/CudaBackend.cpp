@@ -122,9 +122,9 @@ const Tensor& needDevice(const KernelCall& c, int i) {
 
 std::vector<long long> ll(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
 
-// The dtypes the CUDA kernels load and store (float16 and complex are refused, as on the CPU).
+// The dtypes the CUDA kernels load and store (float16, bfloat16 and complex are refused).
 void needSupported(const KernelCall& c, DType d) {
-    if (d == DType::Float16 || isComplex(d))
+    if (d == DType::Float16 || d == DType::BFloat16 || isComplex(d))
         c.fail("dtype " + std::string(dtypeName(d)) + " is not supported by the CUDA backend");
 }
 

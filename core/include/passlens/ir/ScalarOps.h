@@ -27,7 +27,8 @@ struct ScalarParam {
 
 /// Whether an op over float16 values (ONNX's float16 tensors) may be computed in float32 with its
 /// result rounded to float16 (round to nearest even), as the CPU engine computes float16: only
-/// where that is the float16 result bit for bit.
+/// where that is the float16 result bit for bit. bfloat16, whose narrowing truncates, is computed
+/// so for the Exact ops only.
 enum class Float16Rule : std::uint8_t {
     Refused, ///< rounding the float32 result may differ from float16 arithmetic (exp, pow, mod, ...)
     Exact,   ///< the result needs no rounding, or rounding commutes with the op (maximum, neg, floor, clip, cast)

@@ -24,7 +24,9 @@ void writeTensorProto(const Tensor& tensor, const std::filesystem::path& file, c
 
 /// A value of `type` from its file: a TensorProto for a tensor type, a SequenceProto or
 /// OptionalProto (onnx-data.proto, as ONNX's test data stores them) for a sequence or optional
-/// type. Throws passlens::Error naming the file when it does not parse or holds another kind.
+/// type. A UINT16 tensor for a bfloat16 type is read as the bfloat16 bits it holds (ONNX 1.12's
+/// test data stores bfloat16 so). Throws passlens::Error naming the file when it does not parse
+/// or holds another kind.
 Tensor readValueProto(const std::filesystem::path& file, const Type& type);
 
 /// `prefix_0.pb`, `prefix_1.pb`, ... of `dir` until the first missing index (prefix "input" or
