@@ -434,6 +434,36 @@ private slots:
         QCOMPARE(ifNode->nout(), 3);
     }
 
+    // Reshape's target: a constant one maps to Theano's Reshape with ONNX's 0 (copy the input's
+    // dim) resolved; one the caller gives as a graph input stays OnnxReshape, which applies the
+    // rule at run time; one computed in the graph maps to Reshape.
+    void reshapeZeroCopiesTheInputDim() {
+        for (const char* source : {"constant", "input", "computed"}) {
+            ModelBuilder b(14);
+            b.input("x", {2, 3, 4});
+            if (std::string(source) == "constant") {
+                b.initInt64("shape", {2, 0, 1, -1});
+            } else if (std::string(source) == "input") {
+                b.input("shape", {4}, onnx::TensorProto::INT64);
+            } else {
+                b.input("s", {4}, onnx::TensorProto::INT64);
+                b.node("Abs", {"s"}, {"shape"}, "abs1");
+            }
+            b.node("Reshape", {"x", "shape"}, {"y"}, "r1");
+            b.output("y", {2, 3, 1, 4});
+            LoadedGraph lg = b.import();
+            const QString want = std::string(source) == "constant" ? "Reshape"
+                                 : std::string(source) == "input"  ? "OnnxReshape"
+                                                                   : "Elemwise Reshape";
+            QCOMPARE(kinds(*lg.graph), want);
+            if (std::string(source) == "constant") {
+                const Variable* shape = lg.graph->outputs()[0]->owner()->input(1);
+                QVERIFY(shape->constant());
+                QCOMPARE(shape->constant()->at(1), 3.0);
+            }
+        }
+    }
+
     void opsetDependentAttributes() {
         // Clip: attributes in opset 9, inputs from opset 11; Unsqueeze/Squeeze/ReduceSum/Split:
         // attributes before opset 13, inputs after.

@@ -86,6 +86,10 @@ std::vector<Variable*> mapReshape(NodeMapper& m) {
             if (s[i] < 0) return {};
         }
         if (hasZero) shape = m.constInt64(s);
+    } else if (!m.scope.parent && m.in[1]->isInput()) {
+        // a shape the model's caller gives may hold ONNX's 0 (copy the input's dim), which
+        // Theano's Reshape takes literally: OnnxReshape applies the rule at run time
+        return {};
     }
     return {m.mk("Reshape", {{"ndim", nd}}, {m.in[0], shape})};
 }
