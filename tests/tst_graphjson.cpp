@@ -271,6 +271,25 @@ private slots:
         // A missing file is an error too (the path of the "file" key).
         QTemporaryDir other;
         CHECK_ERROR(errorOf(withType("float32[2,3]"), other.path().toStdString()), "constants[0].value.file", "w.npy");
+
+        // a bfloat16 constant (no .npy dtype) stays inline and reads back bit for bit
+        std::vector<double> v(70);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.5 + static_cast<double>(i) / 3;
+        json values = json::array();
+        for (double x : v) values.push_back(x);
+        const LoadedGraph bf = load(graphDoc({{{"name", "x"}, {"type", "bfloat16[70]"}}},
+                                             {{{"name", "w"}, {"type", "bfloat16[70]"}, {"value", values}}},
+                                             {elemwise("maximum", {"x", "w"}, {"y"})}, {"y"}));
+        GraphJsonWriteOptions o;
+        o.baseDir = dir;
+        o.npyDir = "data";
+        const json written = writeGraphJson(*bf.graph, o);
+        QVERIFY2(written["constants"][0]["value"].is_array(), written["constants"][0]["value"].dump().c_str());
+        QVERIFY(!std::filesystem::exists(dir / "data")); // no .npy written
+        const LoadedGraph back = readGraphJson(written, "written.graph.json", dir);
+        QCOMPARE(back.graph->constants().at(0)->constant()->contentHash(),
+                 bf.graph->constants().at(0)->constant()->contentHash());
+        QCOMPARE(back.graph->constants().at(0)->constant()->at(1), 0.83203125); // 0.8333 truncated
     }
 
     void nestedListMustMatchShape() {

@@ -911,7 +911,8 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
             e["value"] = {{"missing", t.missing}};
         } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && opt.npyDir.empty() && opt.base64) {
             e["value"] = {{"base64", base64Encode(*t.bytes)}};
-        } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty()) {
+        } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty() &&
+                   t.dtype != DType::BFloat16) { // NumPy has no bfloat16: such constants stay inline
             std::error_code ec;
             std::filesystem::create_directories(opt.baseDir / opt.npyDir, ec);
             if (ec)

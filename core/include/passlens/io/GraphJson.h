@@ -41,7 +41,8 @@ LoadedGraph readGraphOrSessionText(const std::string& text, const std::string& l
 
 struct GraphJsonWriteOptions {
     /// Constants with more elements than this are written to .npy files under `npyDir`
-    /// (relative to the graph file's folder) when npyDir is set; otherwise inline.
+    /// (relative to the graph file's folder) when npyDir is set (bfloat16 ones, which .npy cannot
+    /// hold, inline); otherwise inline.
     std::size_t inlineLimit = 64;
     std::filesystem::path baseDir; ///< folder of the graph file being written
     std::filesystem::path npyDir;  ///< relative to baseDir, e.g. "model.data"
