@@ -230,7 +230,16 @@ private slots:
         PipelineRequest request;
         request.pipeline = "cleanup";
         request.disabled = {"merge1"};
-        OpenedTrace opened = openAndOptimize(model, request);
+        // the loaded source is handed out before the pipeline runs (the window draws it meanwhile)
+        int sourceCalls = 0;
+        std::uint64_t sourcePrint = 0;
+        const auto sourceLoaded = [&](const FunctionGraph& g) {
+            ++sourceCalls;
+            sourcePrint = g.fingerprint();
+        };
+        OpenedTrace opened = openAndOptimize(model, request, false, sourceLoaded);
+        QCOMPARE(sourceCalls, 1);
+        QCOMPARE(sourcePrint, loadGraphFile(model).graph->fingerprint());
         QVERIFY(!opened.fromSession && opened.run && opened.finalGraph);
         QCOMPARE(opened.pipeline, std::string("cleanup"));
         QCOMPARE(opened.sourcePath, model);
@@ -250,7 +259,8 @@ private slots:
             out << Trace::dumpSession(doc);
         }
         request.pipeline = "theano";
-        const OpenedTrace back = openAndOptimize(path, request, /*pipelineGiven=*/true);
+        const OpenedTrace back = openAndOptimize(path, request, /*pipelineGiven=*/true, sourceLoaded);
+        QCOMPARE(sourceCalls, 1); // a session runs no pipeline: nothing to show first
         QVERIFY(back.fromSession && !back.run && !back.finalGraph);
         QCOMPARE(back.pipeline, std::string("cleanup"));
         QCOMPARE(back.sourcePath, model);

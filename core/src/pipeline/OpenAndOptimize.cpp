@@ -29,7 +29,8 @@ OptimizedGraph optimizeGraph(std::unique_ptr<FunctionGraph> graph, const Pipelin
     return out;
 }
 
-OpenedTrace openAndOptimize(const std::filesystem::path& file, const PipelineRequest& request, bool pipelineGiven) {
+OpenedTrace openAndOptimize(const std::filesystem::path& file, const PipelineRequest& request, bool pipelineGiven,
+                            const std::function<void(const FunctionGraph& source)>& sourceLoaded) {
     OpenedTrace in;
     if (sniffFileKind(file) == FileKind::Session) {
         // either format (compact version 2 or FORMAT.md §2's JSON); the window's state comes back
@@ -44,6 +45,7 @@ OpenedTrace openAndOptimize(const std::filesystem::path& file, const PipelineReq
         return in;
     }
     LoadedGraph loaded = loadGraphFile(file);
+    if (sourceLoaded) sourceLoaded(*loaded.graph);
     OptimizedGraph optimized = optimizeGraph(std::move(loaded.graph), request);
     in.trace = std::move(optimized.trace);
     in.finalGraph = std::move(optimized.graph);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,7 +74,11 @@ struct OpenedTrace {
 /// graph JSON is loaded and optimized with the request. Throws passlens::Error naming FILE, the
 /// place and the reason ("FILE: no such file", "FILE: byte 0: not an ONNX model, ...",
 /// "FILE: events[3]...: ...") or the pipeline file; nothing half-loaded is returned.
+/// `sourceLoaded`, when set, is called on the calling thread with the loaded graph before the
+/// pipeline runs on it (not for a session): the window draws a copy of the source meanwhile.
+/// The graph is valid only during the call.
 OpenedTrace openAndOptimize(const std::filesystem::path& file, const PipelineRequest& request,
-                            bool pipelineGiven = false);
+                            bool pipelineGiven = false,
+                            const std::function<void(const FunctionGraph& source)>& sourceLoaded = {});
 
 } // namespace passlens
