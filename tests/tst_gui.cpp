@@ -555,6 +555,112 @@ private slots:
         QCOMPARE(outputs, 1);
     }
 
+    // Opening a big graph draws its source graph (the focused view) before the pipeline's result
+    // arrives, labelled as such; the user can search it meanwhile; the run then replaces it, and
+    // nothing of the source-only state remains.
+    void sourceIsDrawnWhileThePipelineRuns() {
+        QTemporaryDir dir;
+        const QString path = dir.isValid() ? writeChainGraph(dir, 3000) : QString();
+        QVERIFY(!path.isEmpty());
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        auto& s = w.session();
+        QStringList order;
+        QString sourceSummary;
+        std::size_t sourceNodes = 0;
+        bool sourceFocused = false, searched = false;
+        connect(&s, &DebugSession::sourceShown, this, [&] { order << "sourceShown"; });
+        connect(&s, &DebugSession::opened, this, [&] { order << "opened"; });
+        connect(&s, &DebugSession::layoutReady, this, [&] {
+            order << "drawn " + s.steps()[static_cast<std::size_t>(s.currentStep())].label;
+            if (!s.sourceOnly() || searched) return;
+            sourceSummary = w.summaryText();
+            sourceNodes = s.graphAt(0)->nodeCount();
+            sourceFocused = s.layout()->focused;
+            // look around meanwhile: Find draws a node of the source outside the focused view
+            searched = true;
+            w.findNext(QStringLiteral("first_neg"));
+        });
+        bool idle = false, ok = false;
+        w.whenIdle([&](bool good, const QString&) {
+            idle = true;
+            ok = good;
+        });
+        w.openFile(path, QStringLiteral("theano"));
+        QVERIFY(QTest::qWaitFor([&] { return idle; }, 600000));
+        QVERIFY(ok);
+        const QString running = QStringLiteral("source (the pipeline is still running)");
+        QCOMPARE(order.mid(0, 4), QStringList({"sourceShown", "drawn " + running, "drawn " + running, "opened"}));
+        QCOMPARE(order.size(), qsizetype(5));
+        QVERIFY(order[4].startsWith("drawn ") && !order[4].contains("running"));
+        // the source drawing: the whole imported graph, a focused view, labelled
+        QCOMPARE(sourceNodes, std::size_t(3000));
+        QVERIFY(sourceFocused);
+        QVERIFY2(sourceSummary.contains(running), qPrintable(sourceSummary));
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of 1"));
+        // the run's state: the trace, the last step, no trace of the source-only label
+        QVERIFY(!s.sourceOnly() && s.trace() && s.pipelineError().isEmpty());
+        QCOMPARE(s.currentStep(), static_cast<int>(s.steps().size()) - 1);
+        QVERIFY(s.steps().size() > 2);
+        QCOMPARE(s.steps().front().label, QStringLiteral("source"));
+        QVERIFY2(!w.summaryText().contains("running") && !w.windowTitle().contains("running"),
+                 qPrintable(w.summaryText() + " / " + w.windowTitle()));
+        QVERIFY(w.pipelineModel()->rowCount() > 0);
+        // a graph at or under the focused-view threshold: its run is drawn first, nothing before
+        QTemporaryDir smallDir;
+        const QString small = smallDir.isValid() ? writeChainGraph(smallDir, 40) : QString();
+        QVERIFY(!small.isEmpty());
+        order.clear();
+        QVERIFY(openAndWait(w, small, QStringLiteral("theano")));
+        QVERIFY2(order.size() == 2 && order[0] == "opened" && order[1].startsWith("drawn "),
+                 qPrintable(order.join(" | ")));
+        QCOMPARE(s.graphAt(0)->nodeCount(), std::size_t(40));
+    }
+
+    // A pipeline that fails on the source shown keeps the source drawn, says so, and a Run of
+    // another pipeline from there opens normally.
+    void failingPipelineKeepsTheSource() {
+        QTemporaryDir dir;
+        const QString path = dir.isValid() ? writeChainGraph(dir, 2000) : QString();
+        QVERIFY(!path.isEmpty());
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        auto& s = w.session();
+        QStringList order;
+        connect(&s, &DebugSession::sourceShown, this, [&] { order << "sourceShown"; });
+        connect(&s, &DebugSession::opened, this, [&] { order << "opened"; });
+        connect(&s, &DebugSession::failed, this, [&] { order << "failed"; });
+        connect(&s, &DebugSession::pipelineFailed, this, [&](const QString& m) { order << "pipelineFailed " + m; });
+        connect(&s, &DebugSession::layoutReady, this,
+                [&] { order << "drawn " + s.steps()[static_cast<std::size_t>(s.currentStep())].label; });
+        const QString missing = dir.filePath(QStringLiteral("missing.pipeline.json"));
+        w.openFile(path, missing);
+        QVERIFY(QTest::qWaitFor([&] { return order.size() >= 4; }, 600000));
+        QCOMPARE(order.size(), qsizetype(4));
+        QCOMPARE(order[0], QStringLiteral("sourceShown"));
+        QCOMPARE(order[1], QStringLiteral("drawn source (the pipeline is still running)"));
+        QVERIFY2(order[2].startsWith("pipelineFailed ") && order[2].contains("missing.pipeline.json"),
+                 qPrintable(order[2]));
+        QCOMPARE(order[3], QStringLiteral("drawn source (the pipeline failed)"));
+        QVERIFY(s.sourceOnly() && !s.trace() && !s.busy());
+        QVERIFY(s.pipelineError().contains("missing.pipeline.json"));
+        QCOMPARE(s.graphAt(0)->nodeCount(), std::size_t(2000));
+        QVERIFY(s.layout()->focused && w.graphScene()->nodeIds().size() > 0);
+        QVERIFY2(w.summaryText().contains("The pipeline failed") && w.summaryText().contains("missing.pipeline.json"),
+                 qPrintable(w.summaryText()));
+        QCOMPARE(w.pipelineModel()->rowCount(), 0);
+        // Run another pipeline on the source shown
+        s.runPipeline(QStringLiteral("theano"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(!s.sourceOnly() && s.trace() && s.pipelineError().isEmpty());
+        QCOMPARE(s.pipelineName(), QStringLiteral("theano"));
+        QCOMPARE(s.steps().front().label, QStringLiteral("source"));
+        QVERIFY(!w.summaryText().contains("failed"));
+        QVERIFY(w.pipelineModel()->rowCount() > 0);
+    }
+
     // The minimap shows only while the drawing does not fit, never over a quarter of the view;
     // Export offers a file name from the model and the step; the canvas leaves drops to the
     // window (which opens the file).

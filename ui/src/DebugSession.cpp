@@ -6,7 +6,10 @@
 #include <passlens/layout/DrawGraph.h>
 
 #include <QFileInfo>
+#include <QPromise>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include <functional>
 
 namespace passlens {
 
@@ -16,6 +19,9 @@ struct DebugSession::Loaded {
     std::unique_ptr<Trace> trace;
     std::optional<PipelineRun> run;
     std::shared_ptr<const FunctionGraph> finalGraph;
+    /// Set for the imported source graph reported while the pipeline runs (open()).
+    std::shared_ptr<const FunctionGraph> source;
+    bool sourceShown = false; ///< a source result came before this final one
 };
 
 DebugSession::DebugSession(QObject* parent)
@@ -28,20 +34,35 @@ void DebugSession::setBusy(bool busy, const QString& what) {
 }
 
 namespace {
+using SourceShown = std::function<void(std::shared_ptr<const FunctionGraph>)>;
 std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
                                                  std::shared_ptr<const FunctionGraph> source,
-                                                 QMap<QString, double> moves = {});
+                                                 QMap<QString, double> moves = {}, SourceShown sourceShown = {});
 } // namespace
 
 void DebugSession::open(const QString& path, const QString& pipeline) {
     if (m_busy) return;
     setBusy(true, tr("Opening %1 …").arg(QFileInfo(path).fileName()));
+    // results: the imported source graph (a model or graph JSON), then the pipeline's run
     auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
+    connect(watcher, &QFutureWatcherBase::resultReadyAt, this, [this, watcher](int index) {
+        if (auto r = watcher->resultAt(index); r->source) showSource(std::move(r));
+    });
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-        finishLoad(watcher->result());
+        const QFuture<std::shared_ptr<Loaded>> f = watcher->future();
+        finishLoad(f.resultAt(f.resultCount() - 1));
         watcher->deleteLater();
     });
-    watcher->setFuture(QtConcurrent::run([path, pipeline] { return loadAndRun(path, pipeline, {}, nullptr); }));
+    watcher->setFuture(QtConcurrent::run([path, pipeline](QPromise<std::shared_ptr<Loaded>>& promise) {
+        const auto shown = [&](std::shared_ptr<const FunctionGraph> graph) {
+            auto r = std::make_shared<Loaded>();
+            r->path = path;
+            r->pipeline = pipeline;
+            r->source = std::move(graph);
+            promise.addResult(std::move(r));
+        };
+        promise.addResult(loadAndRun(path, pipeline, {}, nullptr, {}, shown));
+    }));
 }
 
 void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases,
@@ -63,7 +84,7 @@ void DebugSession::runPipeline(const QString& pipeline, const QStringList& disab
 namespace {
 std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
                                                  std::shared_ptr<const FunctionGraph> source,
-                                                 QMap<QString, double> moves) {
+                                                 QMap<QString, double> moves, SourceShown sourceShown) {
     auto r = std::make_shared<DebugSession::Loaded>();
     r->path = path;
     r->pipeline = pipeline;
@@ -81,7 +102,18 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
             r->finalGraph = std::shared_ptr<const FunctionGraph>(std::move(o.graph));
             return r;
         }
-        OpenedTrace opened = openAndOptimize(path.toStdString(), request);
+        // a big graph (drawn as a focused view): the view draws a copy of the source while the
+        // pipeline changes the imported graph; a smaller one's run is quick, its result comes first
+        const auto showCopy = [&](const FunctionGraph& imported) {
+            if (imported.nodeCount() <= LayoutOptions{}.nodeThreshold) return;
+            std::shared_ptr<const FunctionGraph> copy(imported.clone());
+            copy->toposort(); // (filled now: read-only from here on, on any thread)
+            sourceShown(std::move(copy));
+            r->sourceShown = true;
+        };
+        OpenedTrace opened = openAndOptimize(path.toStdString(), request, false,
+                                             sourceShown ? std::function<void(const FunctionGraph&)>(showCopy)
+                                                         : std::function<void(const FunctionGraph&)>());
         r->trace = std::move(opened.trace);
         r->run = std::move(opened.run);
         if (opened.fromSession) {
@@ -99,24 +131,63 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
 }
 } // namespace
 
-void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
-    setBusy(false, {});
-    if (!r->error.isEmpty()) {
-        emit failed(r->error);
-        return;
-    }
-    if (m_grouping && r->path != m_path) m_grouping->expanded.clear();
-    m_path = r->path;
-    m_sourcePath = r->sourcePath.isEmpty() ? r->path : r->sourcePath;
-    m_pipelineName = r->pipeline;
-    m_trace = std::move(r->trace);
-    m_run = std::move(r->run);
+void DebugSession::clearShown() {
+    m_trace.reset();
+    m_run.reset();
+    m_steps.clear();
     m_graphs.clear();
     m_layout.reset();
     m_layoutChain.reset();
     m_stepLayouts.clear();
     m_diffFrom.reset();
+    m_nested.reset();
+    m_extraFocus.clear(); // (node ids of the graph shown before)
+    m_extraFocusHops.reset();
+    m_neighbourhoodFirst = m_followUp = false;
     m_profile.reset();
+    m_profileJson = nlohmann::json();
+    m_pipelineError.clear();
+}
+
+void DebugSession::showSource(std::shared_ptr<Loaded> r) {
+    if (m_grouping) m_grouping->expanded.clear(); // another file
+    clearShown();
+    m_path = m_sourcePath = r->path;
+    m_pipelineName = r->pipeline;
+    m_steps.push_back({0, -1, tr("source (the pipeline is still running)"), true});
+    m_graphs[0] = std::move(r->source);
+    m_current = 0;
+    setBusy(true, tr("Running pipeline %1 on %2 … (the source graph is shown meanwhile)")
+                      .arg(m_pipelineName, QFileInfo(m_path).fileName()));
+    emit sourceShown();
+    emit stepChanged(m_current);
+}
+
+void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
+    if (r->sourceShown && sourceOnly() && m_layoutPending) { // the source's drawing comes first
+        m_deferredLoad = std::move(r);
+        return;
+    }
+    setBusy(false, {});
+    if (!r->error.isEmpty()) {
+        if (r->sourceShown && sourceOnly()) { // the source stays, with what went wrong
+            m_pipelineError = r->error;
+            m_steps.front().label = tr("source (the pipeline failed)");
+            m_stepLayouts.clear(); // its caption said the pipeline was running
+            emit pipelineFailed(r->error);
+            emit stepChanged(m_current);
+            return;
+        }
+        emit failed(r->error);
+        return;
+    }
+    if (m_grouping && r->path != m_path) m_grouping->expanded.clear();
+    clearShown();
+    m_path = r->path;
+    m_sourcePath = r->sourcePath.isEmpty() ? r->path : r->sourcePath;
+    m_pipelineName = r->pipeline;
+    m_trace = std::move(r->trace);
+    m_run = std::move(r->run);
     rebuildSteps();
     m_graphs[m_steps.back().event] = r->finalGraph;
     m_current = static_cast<int>(m_steps.size()) - 1;
@@ -193,10 +264,11 @@ int DebugSession::phaseStartStep(int index) const {
 }
 
 std::shared_ptr<const FunctionGraph> DebugSession::graphAt(int index) {
-    if (!m_trace || index < 0 || index >= static_cast<int>(m_steps.size())) return nullptr;
+    if (index < 0 || index >= static_cast<int>(m_steps.size())) return nullptr;
     const int ev = m_steps[static_cast<std::size_t>(index)].event;
     auto it = m_graphs.find(ev);
     if (it != m_graphs.end()) return it->second;
+    if (!m_trace) return nullptr;
     std::shared_ptr<const FunctionGraph> g(m_trace->graphAfter(ev));
     g->toposort(); // fill the cache now: shared graphs are only read from here on (any thread)
     if (m_graphs.size() > 64) m_graphs.erase(m_graphs.begin());
@@ -204,7 +276,9 @@ std::shared_ptr<const FunctionGraph> DebugSession::graphAt(int index) {
     return g;
 }
 
-void DebugSession::setDiffFrom(std::optional<int> stepIndex) { m_diffFrom = stepIndex; }
+void DebugSession::setDiffFrom(std::optional<int> stepIndex) {
+    m_diffFrom = m_trace ? stepIndex : std::nullopt; // (the source alone has nothing to compare)
+}
 
 std::optional<GraphDiff> DebugSession::currentDiff() {
     if (!m_diffFrom) return std::nullopt;
@@ -270,7 +344,7 @@ DrawGraph DrawingRequest::draw() const {
 
 DrawingRequest DebugSession::drawingRequest() {
     DrawingRequest r;
-    if (!m_trace) return r;
+    if (m_steps.empty()) return r;
     r.after = m_nested ? m_nested : graphAt(m_current);
     r.before = m_diffFrom && !m_nested ? graphAt(*m_diffFrom) : nullptr;
     const StepPoint step = m_steps[static_cast<std::size_t>(m_current)];
@@ -295,7 +369,7 @@ DrawingRequest DebugSession::drawingRequest() {
 }
 
 void DebugSession::requestLayout() {
-    if (!m_trace) return;
+    if (m_steps.empty()) return;
     m_cancel.cancel();
     const int generation = ++m_layoutGeneration;
     DrawingRequest request = drawingRequest();
@@ -332,39 +406,12 @@ void DebugSession::requestLayout() {
                 auto res = watcher->result();
                 watcher->deleteLater();
                 if (generation != m_layoutGeneration) return; // a newer request superseded it
-                if (!res.first) {
-                    m_followUp = false;
-                    emit layoutFailed(res.second);
-                    return;
-                }
-                if (quick) {
-                    // shown now; the whole step follows, laid out afresh (not pinned to this excerpt)
-                    res.first->focusReason = "the neighbourhood of the target first; the whole step follows";
-                    m_layout = std::move(res.first);
-                    m_layoutChain.reset();
-                    const bool whole = m_layout->hiddenNodes > 0;
-                    m_extraFocus.clear();
-                    m_followUp = whole;
-                    emit layoutReady();
-                    if (whole) requestLayout();
-                    return;
-                }
-                m_followUp = false;
-                m_layoutChain = chain;
-                if (chain && extraFocus.empty()) {
-                    m_stepLayouts[{*chain, current}] = *res.first;
-                    // keep it bounded: drop the drawings farthest from this step
-                    while (m_stepLayouts.size() > 48) {
-                        auto farthest = m_stepLayouts.begin();
-                        for (auto it = m_stepLayouts.begin(); it != m_stepLayouts.end(); ++it)
-                            if (std::abs(it->first.second - current) > std::abs(farthest->first.second - current))
-                                farthest = it;
-                        m_stepLayouts.erase(farthest);
-                    }
-                }
-                m_layout = std::move(res.first);
-                emit layoutReady();
+                m_layoutPending = false;
+                showLayoutResult(std::move(res), chain, current, extraFocus, quick);
+                // a run that finished while the source was being drawn comes after its drawing
+                if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
             });
+    m_layoutPending = true;
     watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
         if (remembered) return {remembered, {}};
         try {
@@ -375,6 +422,41 @@ void DebugSession::requestLayout() {
             return {std::nullopt, QString::fromStdString(e.what())};
         }
     }));
+}
+
+void DebugSession::showLayoutResult(std::pair<std::optional<LayoutResult>, QString> res, std::optional<int> chain,
+                                    int current, const std::vector<NodeId>& extraFocus, bool quick) {
+    if (!res.first) {
+        m_followUp = false;
+        emit layoutFailed(res.second);
+        return;
+    }
+    if (quick) {
+        // shown now; the whole step follows, laid out afresh (not pinned to this excerpt)
+        res.first->focusReason = "the neighbourhood of the target first; the whole step follows";
+        m_layout = std::move(res.first);
+        m_layoutChain.reset();
+        const bool whole = m_layout->hiddenNodes > 0;
+        m_extraFocus.clear();
+        m_followUp = whole;
+        emit layoutReady();
+        if (whole) requestLayout();
+        return;
+    }
+    m_followUp = false;
+    m_layoutChain = chain;
+    if (chain && extraFocus.empty()) {
+        m_stepLayouts[{*chain, current}] = *res.first;
+        // keep it bounded: drop the drawings farthest from this step
+        while (m_stepLayouts.size() > 48) {
+            auto farthest = m_stepLayouts.begin();
+            for (auto it = m_stepLayouts.begin(); it != m_stepLayouts.end(); ++it)
+                if (std::abs(it->first.second - current) > std::abs(farthest->first.second - current)) farthest = it;
+            m_stepLayouts.erase(farthest);
+        }
+    }
+    m_layout = std::move(res.first);
+    emit layoutReady();
 }
 
 void DebugSession::saveSession(const QString& path) const {

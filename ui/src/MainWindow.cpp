@@ -160,11 +160,7 @@ MainWindow::MainWindow(QWidget* parent)
             for (const auto& m : run->messages) log(QString::fromStdString(m));
         }
         addRecent(m_session->path());
-        m_profileJson = nlohmann::json();
-        m_profileNodes->setProfile({}, nullptr);
-        m_profileOps->setProfile({}, nullptr);
-        m_profileStep = -1;
-        updateProfileLabel();
+        clearProfile();
         // a node of the source graph keeps its id in every run; one a rewrite made may now be
         // another node under the same id, so the inspector lets it go
         if (const NodeId shown = m_inspector->shownNode(); shown >= 0) {
@@ -173,6 +169,32 @@ MainWindow::MainWindow(QWidget* parent)
                 m_session->trace()->createdBy(shown) > 0)
                 m_inspector->clearNode();
         }
+    });
+    // a file's source graph, drawn while its pipeline runs: nothing of the file before remains
+    connect(m_session, &DebugSession::sourceShown, this, [this] {
+        {
+            const bool wasSyncing = std::exchange(m_syncingTree, true);
+            m_pipelineModel->setTrace(nullptr);
+            m_syncingTree = wasSyncing;
+        }
+        m_slider->setRange(0, 0);
+        setWindowTitle(QStringLiteral("%1 — %2 (running) — PassLens")
+                           .arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
+        clearProfile();
+        m_inspector->clearNode();
+        m_pendingReveal = -1;
+        if (auto g = m_session->graphAt(0))
+            log(tr("Source graph: %1 nodes, drawn while pipeline %2 runs")
+                    .arg(g->nodeCount())
+                    .arg(m_session->pipelineName()));
+    });
+    connect(m_session, &DebugSession::pipelineFailed, this, [this](const QString& msg) {
+        log(tr("error: %1").arg(msg));
+        setWindowTitle(QStringLiteral("%1 — %2 (failed) — PassLens")
+                           .arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
+        if (qEnvironmentVariableIsEmpty("PASSLENS_NO_DIALOGS") && isVisible())
+            QMessageBox::warning(this, tr("PassLens"), msg);
+        settleIdle(false, msg);
     });
     connect(m_session, &DebugSession::failed, this, [this](const QString& msg) {
         log(tr("error: %1").arg(msg));
@@ -462,7 +484,8 @@ void MainWindow::buildActions() {
             m_pipelineCombo->setCurrentIndex(m_pipelineCombo->count() - 2);
         }
         const QString chosen = m_pipelineCombo->currentText();
-        if (!m_session->trace() || chosen == m_session->pipelineName()) return;
+        // (a pipeline that failed on the source shown may be chosen again)
+        if (m_session->steps().empty() || (m_session->trace() && chosen == m_session->pipelineName())) return;
         log(tr("Running pipeline %1 (chosen in the pipeline box)").arg(chosen));
         m_session->runPipeline(chosen, {}, m_phaseMoves); // unchecked phases belong to the other pipeline
     });
@@ -727,7 +750,7 @@ bool MainWindow::setGroupByScope(bool on) {
         if (m_session->scopeGrouping()) m_session->setScopeGrouping(std::nullopt);
         return true;
     }
-    auto g = m_session->trace() ? m_session->graphAt(m_session->currentStep()) : nullptr;
+    auto g = m_session->graphAt(m_session->currentStep());
     const bool scoped =
         g && std::any_of(g->toposort().begin(), g->toposort().end(), [](const Apply* n) {
             return !nameScope(n->name()).empty() || (n->nout() > 0 && !nameScope(n->output(0)->name()).empty());
@@ -862,6 +885,14 @@ void MainWindow::updateProfileLabel() {
     for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(here);
 }
 
+void MainWindow::clearProfile() {
+    m_profileJson = nlohmann::json();
+    m_profileNodes->setProfile({}, nullptr);
+    m_profileOps->setProfile({}, nullptr);
+    m_profileStep = -1;
+    updateProfileLabel();
+}
+
 QString MainWindow::profileStatus() const { return m_profileLabel->text(); }
 
 bool MainWindow::profileDimmed() const { return !m_profileTable->isEnabled(); }
@@ -890,6 +921,8 @@ bool MainWindow::showEventNodes() {
     if (!visible.intersects(area)) m_view->centerOn(area.center());
     return true;
 }
+
+QString MainWindow::summaryText() const { return m_summary->text(); }
 
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
 
@@ -1043,6 +1076,8 @@ void MainWindow::showLayout() {
                                          .replace(QStringLiteral(" -&gt; "), QStringLiteral("&nbsp;\u2192&nbsp;"))
                                          .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")),
                                                   QStringLiteral("\\1&nbsp;\\2"));
+    if (!m_session->pipelineError().isEmpty())
+        summary += tr("<br><b>The pipeline failed:</b> %1").arg(m_session->pipelineError().toHtmlEscaped());
     m_summary->setText(summary);
     m_lastShownStep = m_session->currentStep();
     if (m_pendingReveal < 0 && stepped && !first && !m_session->showingNested() && showEventNodes()) {

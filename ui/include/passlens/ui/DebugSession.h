@@ -55,13 +55,23 @@ public:
     ~DebugSession() override;
 
     /// Opens a model, graph JSON or session file and runs `pipeline` (built-in name or a
-    /// pipeline file) unless it is a session. Asynchronous: emits opened() or failed().
+    /// pipeline file) unless it is a session. Asynchronous: emits opened() or failed(). A model
+    /// or graph JSON above the focused-view threshold (LayoutOptions::nodeThreshold nodes) is
+    /// shown as soon as it is imported, before the pipeline runs: sourceShown() and
+    /// stepChanged(0), with one step labelled "source (the pipeline is still running)" and no
+    /// trace (sourceOnly()); once its drawing is shown (or has failed), opened() replaces it, or
+    /// pipelineFailed() keeps it, relabelled "source (the pipeline failed)".
     void open(const QString& path, const QString& pipeline = QStringLiteral("theano"));
     /// Re-runs a pipeline on the source graph (disabled phases skipped). Asynchronous.
     /// `moves`: phase name -> new position (Pipeline::move), to reorder phases.
     void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {},
                      const QMap<QString, double>& moves = {});
     bool busy() const { return m_busy; }
+    /// True while the source graph of a file is shown without a trace: its pipeline is still
+    /// running, or it failed (pipelineError()).
+    bool sourceOnly() const { return !m_trace && !m_steps.empty(); }
+    /// Why the pipeline on the source shown failed (sourceOnly()); empty otherwise.
+    const QString& pipelineError() const { return m_pipelineError; }
 
     const Trace* trace() const { return m_trace.get(); }
     const PipelineRun* run() const { return m_run ? &*m_run : nullptr; }
@@ -79,7 +89,8 @@ public:
     /// Jumps to the step of event `seq` (or the nearest applied event before it).
     void goToEvent(int seq);
 
-    /// The graph of step `index` (built from the trace and cached).
+    /// The graph of step `index` (built from the trace and cached; the imported graph while
+    /// sourceOnly()).
     std::shared_ptr<const FunctionGraph> graphAt(int index);
     /// The step index where the current phase starts (for "diff against phase start").
     int phaseStartStep(int index) const;
@@ -114,6 +125,8 @@ public:
     void showNeighbourhoodFirst(std::vector<NodeId> nodes);
     /// True while the whole-step layout that follows a neighbourhood-first one is still to come.
     bool followUpPending() const { return m_followUp; }
+    /// True from requestLayout() until its drawing, failure or cancellation arrives.
+    bool layoutPending() const { return m_layoutPending; }
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
     /// (after many rewrites the pinned drawing can grow untidy).
     void relayout();
@@ -140,7 +153,12 @@ public:
 
 Q_SIGNALS:
     void opened();
+    /// A file could not be opened (or a re-run failed): what was shown before stays.
     void failed(const QString& message);
+    /// A file's source graph is shown while its pipeline runs (open(); sourceOnly()).
+    void sourceShown();
+    /// The pipeline failed on the source graph shown (sourceOnly()): it stays, relabelled.
+    void pipelineFailed(const QString& message);
     void busyChanged(bool busy, const QString& what);
     void stepChanged(int index);
     void layoutReady();
@@ -148,12 +166,19 @@ Q_SIGNALS:
 
 private:
     void finishLoad(std::shared_ptr<Loaded> result);
+    void showSource(std::shared_ptr<Loaded> source);
+    /// The end of the newest layout request: the drawing (or the failure) for the view.
+    void showLayoutResult(std::pair<std::optional<LayoutResult>, QString> result, std::optional<int> chain, int current,
+                          const std::vector<NodeId>& extraFocus, bool quick);
+    /// Forgets everything of the file shown (trace, steps, graphs, drawings, focus, profile).
+    void clearShown();
     void rebuildSteps();
     void setBusy(bool busy, const QString& what);
 
     QString m_path;
     QString m_sourcePath; ///< the model the session was made from
     QString m_pipelineName;
+    QString m_pipelineError;
     nlohmann::json m_profileJson;
     std::unique_ptr<Trace> m_trace;
     std::optional<PipelineRun> m_run;
@@ -180,6 +205,9 @@ private:
     std::optional<ScopeGrouping> m_grouping;
     bool m_busy = false;
     int m_layoutGeneration = 0;
+    bool m_layoutPending = false; ///< the newest layout request has not ended yet
+    /// A pipeline run that ended while the source shown was still being drawn (open()).
+    std::shared_ptr<Loaded> m_deferredLoad;
 };
 
 } // namespace passlens

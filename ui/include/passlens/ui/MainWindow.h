@@ -128,6 +128,9 @@ public:
     /// (asynchronous; whenIdle waits); marks each phase in the pipeline tree (match, first
     /// divergent, diverged, failed) and logs the figures.
     void runCheck();
+    /// The line above the view: the step, its node count and layout, a diff's summary, and why
+    /// the pipeline failed when the source is shown alone (rich text).
+    QString summaryText() const;
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
@@ -161,6 +164,8 @@ private:
                         const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout,
                         const QString& summary);
     void updateProfileLabel();
+    /// Forgets the profile shown (another file or run).
+    void clearProfile();
     void settleIdle(bool ok, const QString& message);
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
     void syncPipelineTree(const StepPoint& s);
