@@ -88,6 +88,15 @@ QString writeChainGraph(const QTemporaryDir& dir, int n) {
     return path;
 }
 
+// The node of step `step` that the run made last (the highest createdBy event) and that event;
+// {-1, 0} when every node is a source node.
+std::pair<NodeId, int> newestNode(DebugSession& s, int step) {
+    std::pair<NodeId, int> newest{-1, 0};
+    for (const Apply* a : s.graphAt(step)->toposort())
+        if (const int ev = s.trace()->createdBy(a->id()); ev > newest.second) newest = {a->id(), ev};
+    return newest;
+}
+
 // An execution backend for the window's tests (ui/ links no kernels): profiles give every node
 // 10 + (id % 7) µs; compare() reports a match for its first `matching` calls, then a divergence.
 class FakeBackend final : public ExecutionBackend {
@@ -1278,16 +1287,7 @@ private slots:
         w.show();
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         auto& s = w.session();
-        auto g = s.graphAt(s.currentStep());
-        NodeId target = -1;
-        int created = 0;
-        for (const Apply* a : g->toposort()) {
-            const int ev = s.trace()->createdBy(a->id());
-            if (ev > created) { // the node made last
-                created = ev;
-                target = a->id();
-            }
-        }
+        const auto [target, created] = newestNode(s, s.currentStep());
         QVERIFY(target >= 0 && created > 0);
         s.setCurrentStep(0);
         QVERIFY(waitIdle(w));
@@ -1325,6 +1325,66 @@ private slots:
         QVERIFY(w.graphView()->viewport()->rect().contains(
             w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
         QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
+    }
+
+    // A provenance jump shows the busy indicator at once; Esc cancels its layout: the request ends
+    // as cancelled (nothing drawn), the view keeps the previous drawing and says which step it
+    // is, and the next step draws (its request has its own cancel token).
+    void provenanceJumpCanBeCancelled() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        const auto [target, created] = newestNode(s, last);
+        QVERIFY(target >= 0 && created > 0);
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.busyIndicatorShown());
+        QVERIFY(!s.cancelLayout()); // nothing pending
+        const auto sourceIds = w.graphScene()->nodeIds();
+        const std::size_t sourceNodes = s.layout()->nodes.size();
+        QStringList ends;
+        connect(&s, &DebugSession::layoutReady, this, [&] { ends << "drawn"; });
+        connect(&s, &DebugSession::layoutFailed, this, [&] { ends << "failed"; });
+        connect(&s, &DebugSession::layoutCancelled, this, [&] { ends << "cancelled"; });
+        bool idle = false, idleOk = true;
+        w.whenIdle([&](bool ok, const QString&) {
+            idle = true;
+            idleOk = ok;
+        });
+        w.jumpToEvent(created, target);
+        QVERIFY(s.layoutPending() && s.followUpPending());
+        QVERIFY(w.busyIndicatorShown());
+        QVERIFY2(w.busyStatus().contains("neighbourhood"), qPrintable(w.busyStatus()));
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(QTest::qWaitFor([&] { return !ends.isEmpty(); }, 600000));
+        QCOMPARE(ends, QStringList{"cancelled"});
+        QVERIFY(idle && !idleOk);
+        QVERIFY(!s.layoutPending() && !s.followUpPending()); // no whole-step drawing follows
+        QVERIFY(!w.busyIndicatorShown());
+        // the step moved, the drawing did not, and the window says so
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
+        QCOMPARE(w.graphScene()->nodeIds(), sourceIds);
+        QCOMPARE(s.layout()->nodes.size(), sourceNodes);
+        QVERIFY2(w.summaryText().contains(QStringLiteral("still shows step 0 (source)")), qPrintable(w.summaryText()));
+        // a later step draws
+        s.setCurrentStep(last);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(ends, QStringList({"cancelled", "drawn"}));
+        QCOMPARE(static_cast<std::size_t>(w.graphScene()->nodeIds().size()), s.graphAt(last)->nodeCount());
+        QVERIFY(w.graphScene()->nodeIds().contains(target));
+        // superseded requests are dropped quietly and cancel only themselves: a step requested
+        // after a cancelled one draws
+        ends.clear();
+        s.setCurrentStep(0);
+        QVERIFY(s.cancelLayout());
+        s.setCurrentStep(1);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(ends, QStringList{"drawn"});
+        QCOMPARE(s.currentStep(), 1);
     }
 
     void sessionReopensOnTheSameStep() {

@@ -26,7 +26,9 @@ struct DebugSession::Loaded {
 
 DebugSession::DebugSession(QObject* parent)
     : QObject(parent) {}
-DebugSession::~DebugSession() { m_cancel.cancel(); }
+DebugSession::~DebugSession() {
+    if (m_cancel) m_cancel->cancel();
+}
 
 void DebugSession::setBusy(bool busy, const QString& what) {
     m_busy = busy;
@@ -370,12 +372,12 @@ DrawingRequest DebugSession::drawingRequest() {
 
 void DebugSession::requestLayout() {
     if (m_steps.empty()) return;
-    m_cancel.cancel();
+    if (m_cancel) m_cancel->cancel(); // the request this one supersedes stops at once
+    const auto cancel = std::make_shared<CancelToken>();
+    m_cancel = cancel;
     const int generation = ++m_layoutGeneration;
     DrawingRequest request = drawingRequest();
-    m_cancel.reset();
     LayoutEngine* engine = &m_engine;
-    const CancelToken* cancel = &m_cancel;
     const bool nested = request.nested;
     const std::optional<int> chain = nested ? std::nullopt : std::optional<int>(request.before ? *m_diffFrom : -1);
     std::optional<LayoutResult> remembered, anchor;
@@ -402,26 +404,38 @@ void DebugSession::requestLayout() {
     }
     auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this,
-            [this, watcher, generation, chain, current, extraFocus, quick] {
+            [this, watcher, generation, cancel, chain, current, extraFocus, quick] {
                 auto res = watcher->result();
                 watcher->deleteLater();
                 if (generation != m_layoutGeneration) return; // a newer request superseded it
                 m_layoutPending = false;
-                showLayoutResult(std::move(res), chain, current, extraFocus, quick);
+                if (cancel->cancelled()) { // cancelLayout(): what the worker made is dropped
+                    m_followUp = false;
+                    emit layoutCancelled();
+                } else {
+                    showLayoutResult(std::move(res), chain, current, extraFocus, quick);
+                }
                 // a run that finished while the source was being drawn comes after its drawing
                 if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
             });
     m_layoutPending = true;
+    emit layoutStarted();
     watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
         if (remembered) return {remembered, {}};
         try {
             const DrawGraph dg = request.draw();
-            if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, cancel), {}};
-            return {engine->layout(dg, layoutOptions, cancel), {}};
+            if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, cancel.get()), {}};
+            return {engine->layout(dg, layoutOptions, cancel.get()), {}};
         } catch (const std::exception& e) {
             return {std::nullopt, QString::fromStdString(e.what())};
         }
     }));
+}
+
+bool DebugSession::cancelLayout() {
+    if (!m_layoutPending || !m_cancel) return false;
+    m_cancel->cancel();
+    return true;
 }
 
 void DebugSession::showLayoutResult(std::pair<std::optional<LayoutResult>, QString> res, std::optional<int> chain,

@@ -204,16 +204,42 @@ MainWindow::MainWindow(QWidget* parent)
         settleIdle(false, msg);
     });
     connect(m_session, &DebugSession::stepChanged, this, [this] { refreshStep(); });
-    connect(m_session, &DebugSession::layoutReady, this, [this] { showLayout(); });
+    connect(m_session, &DebugSession::layoutReady, this, [this] {
+        updateBusyIndicator();
+        showLayout();
+    });
     connect(m_session, &DebugSession::layoutFailed, this, [this](const QString& m) {
+        updateBusyIndicator();
         log(tr("layout: %1").arg(m));
         settleIdle(false, m);
     });
-    connect(m_session, &DebugSession::busyChanged, this, [this](bool busy, const QString& what) {
-        if (busy)
-            statusBar()->showMessage(what);
-        else
-            statusBar()->clearMessage();
+    connect(m_session, &DebugSession::layoutStarted, this, [this] {
+        // a jump or a big step shows the indicator at once; a small step only when it lasts
+        auto g = m_session->graphAt(m_session->currentStep());
+        m_layoutIndicator = m_session->followUpPending() || (g && g->nodeCount() > LayoutOptions{}.nodeThreshold);
+        if (!m_layoutIndicator) m_busyDelay->start();
+        updateBusyIndicator();
+    });
+    connect(m_session, &DebugSession::layoutCancelled, this, [this] {
+        updateBusyIndicator();
+        m_pendingReveal = -1;
+        // the drawing stays: say which step it shows
+        const auto& steps = m_session->steps();
+        const int shown = m_lastShownStep, wanted = m_session->currentStep();
+        QString what = tr("Drawing cancelled.");
+        if (shown >= 0 && shown < static_cast<int>(steps.size()) && shown != wanted)
+            what = tr("Drawing step %1 cancelled: the view still shows step %2 (%3). Lay out afresh (Ctrl+L) draws "
+                      "step %1.")
+                       .arg(wanted)
+                       .arg(shown)
+                       .arg(steps[static_cast<std::size_t>(shown)].label);
+        log(what);
+        m_summary->setText(what.toHtmlEscaped());
+        settleIdle(false, tr("layout cancelled"));
+    });
+    connect(m_session, &DebugSession::busyChanged, this, [this](bool, const QString& what) {
+        m_busyWhat = what;
+        updateBusyIndicator();
     });
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
@@ -265,6 +291,31 @@ void MainWindow::buildUi() {
     stepRow->addWidget(m_stepLabel);
     v->addLayout(stepRow);
     setCentralWidget(centralBox);
+    // the busy indicator: what runs, an endless bar, and Cancel for a pending layout
+    m_busyBox = new QWidget;
+    auto* busyRow = new QHBoxLayout(m_busyBox);
+    busyRow->setContentsMargins(0, 0, 0, 0);
+    m_busyLabel = new QLabel;
+    auto* busyBar = new QProgressBar;
+    busyBar->setRange(0, 0);
+    busyBar->setMaximumWidth(120);
+    busyBar->setTextVisible(false);
+    m_busyCancel = new QToolButton;
+    m_busyCancel->setText(tr("Cancel"));
+    m_busyCancel->setToolTip(tr("Stop drawing; the view keeps what it shows (Esc)"));
+    connect(m_busyCancel, &QToolButton::clicked, this, [this] { cancelWork(); });
+    busyRow->addWidget(m_busyLabel);
+    busyRow->addWidget(busyBar);
+    busyRow->addWidget(m_busyCancel);
+    statusBar()->addPermanentWidget(m_busyBox);
+    m_busyBox->hide();
+    m_busyDelay = new QTimer(this);
+    m_busyDelay->setSingleShot(true);
+    m_busyDelay->setInterval(300);
+    connect(m_busyDelay, &QTimer::timeout, this, [this] {
+        m_layoutIndicator = true;
+        updateBusyIndicator();
+    });
     connect(m_slider, &QSlider::valueChanged, this, [this](int value) { m_session->setCurrentStep(value); });
 
     // Pipeline dock
@@ -577,12 +628,7 @@ void MainWindow::buildActions() {
         if (ok) QSettings().setValue(QStringLiteral("execute/repeats"), n);
     });
     exec->addAction(tr("Check every phase against the source"), this, [this] { runCheck(); });
-    exec->addAction(tr("Cancel"), this,
-                    [this] {
-                        m_cancelExec = true;
-                        m_session->cancelLayout();
-                    })
-        ->setShortcut(QKeySequence(Qt::Key_Escape));
+    exec->addAction(tr("Cancel"), this, [this] { cancelWork(); })->setShortcut(QKeySequence(Qt::Key_Escape));
     m_overlayAction = exec->addAction(tr("Timing overlay"));
     m_overlayAction->setCheckable(true);
     m_overlayAction->setChecked(true);
@@ -1641,6 +1687,33 @@ void MainWindow::applyPalette(bool dark) {
     if (m_session->layout()) showLayout();
 }
 
+void MainWindow::cancelWork() {
+    m_cancelExec = true;
+    m_session->cancelLayout();
+}
+
+void MainWindow::updateBusyIndicator() {
+    const bool layout = m_session->layoutPending();
+    if (!layout) {
+        m_busyDelay->stop();
+        m_layoutIndicator = false;
+    }
+    const bool busy = m_session->busy();
+    if (busy)
+        m_busyLabel->setText(m_busyWhat);
+    else if (layout)
+        m_busyLabel->setText(
+            m_session->followUpPending()
+                ? tr("Drawing the neighbourhood of the target, then step %1 …").arg(m_session->currentStep())
+                : tr("Drawing step %1 …").arg(m_session->currentStep()));
+    m_busyCancel->setVisible(layout);
+    m_busyBox->setVisible(busy || (layout && m_layoutIndicator));
+}
+
+bool MainWindow::busyIndicatorShown() const { return !m_busyBox->isHidden(); }
+
+QString MainWindow::busyStatus() const { return m_busyLabel->text(); }
+
 void MainWindow::whenIdle(std::function<void(bool, QString)> done) { m_idleWaiters.push_back(std::move(done)); }
 
 void MainWindow::settleIdle(bool ok, const QString& message) {
@@ -1654,8 +1727,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     QSettings s;
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());
-    m_session->cancelLayout();
-    m_cancelExec = true;
+    cancelWork();
     QMainWindow::closeEvent(e);
 }
 

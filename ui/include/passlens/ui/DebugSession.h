@@ -138,7 +138,12 @@ public:
     const std::optional<ScopeGrouping>& scopeGrouping() const { return m_grouping; }
     const std::optional<LayoutResult>& layout() const { return m_layout; }
     LayoutEngine& layoutEngine() { return m_engine; }
-    void cancelLayout() { m_cancel.cancel(); }
+    /// Cancels the newest layout request (Esc, Execute > Cancel): it ends with layoutCancelled()
+    /// whatever its worker made, the drawing shown stays, and a neighbourhood-first jump's
+    /// whole-step drawing is not started. Each request has its own CancelToken, so a request made
+    /// after this one is not affected (and one superseded by a newer request is cancelled, so
+    /// Graphviz stops on it). False when no layout is pending.
+    bool cancelLayout();
 
     void setProfile(std::optional<TimingProfile> p, TimingOptions options = {});
     /// The raw profile (saved into the session's `profiles`).
@@ -163,6 +168,11 @@ Q_SIGNALS:
     void stepChanged(int index);
     void layoutReady();
     void layoutFailed(const QString& message);
+    /// A layout request started (requestLayout()); layoutReady(), layoutFailed() or
+    /// layoutCancelled() ends it unless a newer request supersedes it.
+    void layoutStarted();
+    /// The newest layout request was cancelled (cancelLayout()): layout() is unchanged.
+    void layoutCancelled();
 
 private:
     void finishLoad(std::shared_ptr<Loaded> result);
@@ -189,7 +199,7 @@ private:
     QString m_nestedLabel;
     std::map<int, std::shared_ptr<const FunctionGraph>> m_graphs; // by event seq
     LayoutEngine m_engine;
-    CancelToken m_cancel;
+    std::shared_ptr<CancelToken> m_cancel; ///< the newest layout request's own token
     std::optional<LayoutResult> m_layout;
     /// The chain m_layout belongs to: -1 for plain steps, the diff's "from" step for diffs
     /// (stepping inside one diff continues it); empty for nested graphs and after relayout().

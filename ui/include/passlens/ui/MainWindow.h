@@ -23,6 +23,7 @@ class QSortFilterProxyModel;
 class QStackedWidget;
 class QTreeView;
 class QTableView;
+class QTimer;
 class QToolButton;
 
 namespace passlens {
@@ -131,6 +132,15 @@ public:
     /// The line above the view: the step, its node count and layout, a diff's summary, and why
     /// the pipeline failed when the source is shown alone (rich text).
     QString summaryText() const;
+    /// True while the status bar's busy indicator shows: a pipeline runs, or a layout is pending
+    /// (at once for a provenance jump or a step above the focused-view threshold, after 300 ms
+    /// otherwise).
+    bool busyIndicatorShown() const;
+    /// The busy indicator's text ("Drawing step 12 …").
+    QString busyStatus() const;
+    /// Esc, Execute > Cancel, the busy indicator's Cancel: stops the execution and the pending
+    /// layout (DebugSession::cancelLayout); the view keeps the drawing it shows.
+    void cancelWork();
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
@@ -167,6 +177,8 @@ private:
     /// Forgets the profile shown (another file or run).
     void clearProfile();
     void settleIdle(bool ok, const QString& message);
+    /// Shows or hides the status bar's busy indicator (busyIndicatorShown()).
+    void updateBusyIndicator();
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
     void syncPipelineTree(const StepPoint& s);
     /// On a rewrite event's step: selects the nodes the rewrite added (the inspector shows the
@@ -208,6 +220,12 @@ private:
     nlohmann::json m_profileJson;
     int m_searchHit = -1;
     QLabel* m_findLabel = nullptr;
+    QWidget* m_busyBox = nullptr; ///< the status bar's busy indicator: text, bar, Cancel
+    QLabel* m_busyLabel = nullptr;
+    QToolButton* m_busyCancel = nullptr;
+    QTimer* m_busyDelay = nullptr;  ///< a small layout shows the indicator only when it lasts
+    bool m_layoutIndicator = false; ///< the pending layout shows the indicator
+    QString m_busyWhat;             ///< what the session is busy with (busyChanged)
     QLabel* m_profileLabel = nullptr;
     QWidget* m_profileTabs = nullptr;
     int m_profileStep = -1; ///< the step the shown profile was measured on
