@@ -58,6 +58,13 @@ bool openAndWait(MainWindow& w, const QString& file, const QString& pipeline = Q
     return QTest::qWaitFor([&] { return done; }, timeoutMs) && ok;
 }
 
+// Shows `w` at 1400 x 900, waits until it is exposed and opens `file` (openAndWait).
+bool showAndOpen(MainWindow& w, const QString& file, const QString& pipeline = QStringLiteral("theano")) {
+    w.resize(1400, 900);
+    w.show();
+    return QTest::qWaitForWindowExposed(&w) && openAndWait(w, file, pipeline);
+}
+
 bool waitIdle(MainWindow& w, int timeoutMs = 600000) {
     bool done = false, ok = false;
     w.whenIdle([&](bool good, const QString&) {
@@ -239,10 +246,7 @@ private slots:
 
     void keyboardSteppingChangesTheView() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
         auto& s = w.session();
         const int last = static_cast<int>(s.steps().size()) - 1;
         QCOMPARE(s.currentStep(), last);
@@ -298,10 +302,7 @@ private slots:
     // end), and moving through the tree with the keyboard moves the step.
     void pipelineTreeFollowsTheStep() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
         auto& s = w.session();
         QTreeView* tree = w.pipelineTree();
         auto currentRow = [&] { return tree->currentIndex(); };
@@ -349,10 +350,7 @@ private slots:
     // Clicking a phase's check box unchecks it for the next Run without moving the step.
     void checkBoxClickDoesNotJump() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
         auto& s = w.session();
         QTreeView* tree = w.pipelineTree();
         const int step = s.currentStep();
@@ -387,10 +385,7 @@ private slots:
     // the same place on screen; stepping back shows the same drawing; Ctrl+L lays out afresh.
     void steppingKeepsUnchangedNodesInPlace() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QVERIFY(w.graphView()->minimapVisible()); // a big drawing: the minimap is shown
         auto& s = w.session();
         QTest::keyClick(&w, Qt::Key_Home);
@@ -548,10 +543,7 @@ private slots:
     // on blank canvas with one clipped node when the view was centred on the scene's middle).
     void bigGraphOpensOnItsOutputs() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
+        QVERIFY(showAndOpen(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
         QVERIFY(w.graphView()->zoom() >= 0.75);
         const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
         int whole = 0, outputs = 0;
@@ -675,10 +667,7 @@ private slots:
     // window (which opens the file).
     void minimapExportNameAndDrops() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
         QVERIFY(!w.graphView()->minimapVisible()); // four boxes: all on screen
         QCOMPARE(w.suggestedExportName(), QStringLiteral("join_alloc-step%1.svg").arg(w.session().currentStep()));
         w.setDiffMode(1);
@@ -719,10 +708,7 @@ private slots:
     // area, and a landscape (left to right) figure.
     void exportAreasAndOrientation() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QTemporaryDir dir;
         QSignalSpy done(&w, &MainWindow::exported);
         // SVG facts: node titles (Graphviz writes each node's id as its <title>) and the page size
@@ -1072,10 +1058,7 @@ private slots:
     // the scopes around a hit inside a closed box.
     void groupByNameScope() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         auto groups = [&] {
             std::map<std::string, GraphNodeItem*> out;
             for (GraphNodeItem* it : w.graphScene()->nodeItems())
@@ -1183,10 +1166,7 @@ private slots:
     // through that rewrite's applied events only.
     void rewriteFilterAndStepping() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         auto& s = w.session();
         // the rewrite with the most applied events
         std::map<std::string, std::vector<int>> applied;
@@ -1332,10 +1312,7 @@ private slots:
     // is, and the next step draws (its request has its own cancel token).
     void provenanceJumpCanBeCancelled() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         auto& s = w.session();
         const int last = static_cast<int>(s.steps().size()) - 1;
         const auto [target, created] = newestNode(s, last);
