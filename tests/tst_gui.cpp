@@ -652,6 +652,17 @@ private slots:
         QVERIFY2(w.summaryText().contains("The pipeline failed") && w.summaryText().contains("missing.pipeline.json"),
                  qPrintable(w.summaryText()));
         QCOMPARE(w.pipelineModel()->rowCount(), 0);
+        // a Run that fails again says why, the source still shown
+        order.clear();
+        const QString missing2 = dir.filePath(QStringLiteral("missing2.pipeline.json"));
+        s.runPipeline(missing2);
+        QVERIFY(QTest::qWaitFor([&] { return order.size() >= 2; }, 600000));
+        QVERIFY2(order[0].startsWith("pipelineFailed ") && order[0].contains("missing2.pipeline.json"),
+                 qPrintable(order[0]));
+        QCOMPARE(order[1], QStringLiteral("drawn source (the pipeline failed)"));
+        QVERIFY(s.sourceOnly() && s.pipelineError().contains("missing2.pipeline.json"));
+        QCOMPARE(s.pipelineName(), missing2);
+        QVERIFY(w.summaryText().contains("missing2.pipeline.json"));
         // Run another pipeline on the source shown
         s.runPipeline(QStringLiteral("theano"));
         QVERIFY(waitIdle(w));

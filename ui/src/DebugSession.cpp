@@ -72,8 +72,11 @@ void DebugSession::runPipeline(const QString& pipeline, const QStringList& disab
     if (m_busy || m_path.isEmpty()) return;
     setBusy(true, tr("Running pipeline %1 …").arg(pipeline));
     auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-        finishLoad(watcher->result());
+    const bool onSource = sourceOnly(); // a failure keeps the source shown, as open()'s does
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, onSource] {
+        auto r = watcher->result();
+        r->sourceShown = r->sourceShown || onSource;
+        finishLoad(std::move(r));
         watcher->deleteLater();
     });
     const QString path = m_path;
@@ -174,6 +177,7 @@ void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
     if (!r->error.isEmpty()) {
         if (r->sourceShown && sourceOnly()) { // the source stays, with what went wrong
             m_pipelineError = r->error;
+            m_pipelineName = r->pipeline;
             m_steps.front().label = tr("source (the pipeline failed)");
             m_stepLayouts.clear(); // its caption said the pipeline was running
             emit pipelineFailed(r->error);

@@ -62,7 +62,9 @@ public:
     /// trace (sourceOnly()); once its drawing is shown (or has failed), opened() replaces it, or
     /// pipelineFailed() keeps it, relabelled "source (the pipeline failed)".
     void open(const QString& path, const QString& pipeline = QStringLiteral("theano"));
-    /// Re-runs a pipeline on the source graph (disabled phases skipped). Asynchronous.
+    /// Re-runs a pipeline on the source graph (disabled phases skipped). Asynchronous: emits
+    /// opened(), or failed() (the run shown stays), or pipelineFailed() when only the source is
+    /// shown (sourceOnly()).
     /// `moves`: phase name -> new position (Pipeline::move), to reorder phases.
     void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {},
                      const QMap<QString, double>& moves = {});
