@@ -298,6 +298,20 @@ private slots:
         QVERIFY(!w);
     }
 
+    // Closing the window while a layout is being made: the session cancels it and waits for its
+    // worker (which uses the session's layout engine and trace) instead of leaving it to run on
+    // freed memory.
+    void closingWhileDrawing() {
+        auto w = std::make_unique<MainWindow>();
+        QTemporaryDir dir;
+        QVERIFY(openChain(*w, dir, 3000));
+        w->session().relayout();
+        QVERIFY(w->session().layoutPending());
+        w.reset();
+        QCoreApplication::processEvents();
+        QVERIFY(!w);
+    }
+
     // The pipeline tree follows the slider (the step's event row, or its phase row at a phase
     // end), and moving through the tree with the keyboard moves the step.
     void pipelineTreeFollowsTheStep() {

@@ -27,7 +27,11 @@ struct DebugSession::Loaded {
 DebugSession::DebugSession(QObject* parent)
     : QObject(parent) {}
 DebugSession::~DebugSession() {
+    // layout workers use m_engine and the trace: stop the newest (superseded ones already are)
+    // and let them end before those go
     if (m_cancel) m_cancel->cancel();
+    for (auto* w : findChildren<QFutureWatcherBase*>(QStringLiteral("layout"), Qt::FindDirectChildrenOnly))
+        w->waitForFinished();
 }
 
 void DebugSession::setBusy(bool busy, const QString& what) {
@@ -407,6 +411,7 @@ void DebugSession::requestLayout() {
         anchor.reset();
     }
     auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
+    watcher->setObjectName(QStringLiteral("layout")); // (waited for by the destructor)
     connect(watcher, &QFutureWatcherBase::finished, this,
             [this, watcher, generation, cancel, chain, current, extraFocus, quick] {
                 auto res = watcher->result();
