@@ -698,6 +698,7 @@ void MainWindow::findNext(const QString& text, int direction) {
         m_search->setText(text);
         m_searchHit = -1;
     }
+    m_findStep = m_session->currentStep();
     QList<NodeId> hits;
     if (m_session->showingNested()) { // nested graphs: what is drawn is the whole graph
         for (GraphNodeItem* it : m_scene->find(text)) hits << it->node().node;
@@ -999,6 +1000,11 @@ void MainWindow::refreshStep() {
     }
     const StepPoint& s = steps[static_cast<std::size_t>(cur)];
     m_stepLabel->setText(tr("step %1 of %2: %3").arg(cur).arg(steps.size() - 1).arg(s.label));
+    if (cur != m_findStep) { // "match k of n" counted another step's nodes: F3 searches this one afresh
+        m_searchHit = -1;
+        m_findLabel->clear();
+        m_findStep = -1;
+    }
     syncPipelineTree(s);
     updateProfileLabel();
     if (m_diffCombo->currentIndex() > 0) m_session->setDiffFrom(m_session->phaseStartStep(cur));

@@ -219,6 +219,7 @@ private:
     QMenu* m_recentMenu = nullptr;
     nlohmann::json m_profileJson;
     int m_searchHit = -1;
+    int m_findStep = -1; ///< the step the Find label's matches were counted on
     QLabel* m_findLabel = nullptr;
     QWidget* m_busyBox = nullptr; ///< the status bar's busy indicator: text, bar, Cancel
     QLabel* m_busyLabel = nullptr;
