@@ -86,7 +86,8 @@ std::string optimizeText(const PipelineRun& run, const FunctionGraph& g, const T
     }
     std::size_t onHost = 0;
     for (const auto& [r, v] : host) onHost += v.size();
-    std::snprintf(buf, sizeof buf, "\nLifting: %d nodes on the GPU, %zu left on the host\n", lifted, onHost);
+    std::snprintf(buf, sizeof buf, "\nLifting: %d node%s on the GPU, %zu left on the host\n", lifted,
+                  lifted == 1 ? "" : "s", onHost);
     out += buf;
     for (const auto& [reason, nodes] : host) {
         out += "  " + reason + ":\n   ";
