@@ -798,10 +798,7 @@ bool MainWindow::setGroupByScope(bool on) {
         return true;
     }
     auto g = m_session->graphAt(m_session->currentStep());
-    const bool scoped =
-        g && std::any_of(g->toposort().begin(), g->toposort().end(), [](const Apply* n) {
-            return !nameScope(n->name()).empty() || (n->nout() > 0 && !nameScope(n->output(0)->name()).empty());
-        });
+    const bool scoped = g && hasNameScopes(*g); // the rule the drawing's boxes follow
     if (!scoped) {
         m_groupAction->setChecked(false);
         statusBar()->showMessage(

@@ -1,4 +1,5 @@
 #include "passlens/layout/DrawGraph.h"
+#include "passlens/layout/ScopeGroups.h"
 
 #include <passlens/diff/GraphDiff.h>
 
@@ -150,7 +151,7 @@ DrawNode applyNode(const Apply& n, const DrawOptions& o) {
     d.title = cutText(n.op().str(), o.maxTitleChars);
     d.subtitle = "#" + std::to_string(n.id());
     if (!n.name().empty()) d.subtitle += " \xC2\xB7 " + cutText(n.name(), o.maxNameChars);
-    d.name = !n.name().empty() || n.nout() == 0 ? n.name() : n.output(0)->name();
+    d.name = scopedName(n);
     if (!n.op().subgraphs().empty()) {
         // Nested graphs (OnnxIf branches, OnnxLoop bodies) are not drawn inline: name them.
         std::string nested;

@@ -106,18 +106,30 @@ std::vector<std::string> nodeScopes(const DrawGraph& g) {
     return scope;
 }
 
-std::map<std::string, std::size_t> scopeSizes(const DrawGraph& g) {
+std::string scopedName(const Apply& n) { return !n.name().empty() || n.nout() == 0 ? n.name() : n.output(0)->name(); }
+
+bool hasNameScopes(const FunctionGraph& graph) {
+    const auto& nodes = graph.toposort();
+    return std::any_of(nodes.begin(), nodes.end(), [](const Apply* n) { return !nameScope(scopedName(*n)).empty(); });
+}
+
+namespace {
+
+// Drawn nodes per scope, at every level ("" excluded).
+std::map<std::string, std::size_t> sizesOf(const std::vector<std::string>& scopes) {
     std::map<std::string, std::size_t> sizes;
-    for (const std::string& s : nodeScopes(g))
+    for (const std::string& s : scopes)
         for (const std::string& level : scopeChain(s)) ++sizes[level];
     return sizes;
 }
 
+} // namespace
+
+std::map<std::string, std::size_t> scopeSizes(const DrawGraph& g) { return sizesOf(nodeScopes(g)); }
+
 DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
     const std::vector<std::string> scopes = nodeScopes(g);
-    std::map<std::string, std::size_t> sizes;
-    for (const std::string& s : scopes)
-        for (const std::string& level : scopeChain(s)) ++sizes[level];
+    const std::map<std::string, std::size_t> sizes = sizesOf(scopes);
     if (sizes.empty()) return g;
 
     std::set<std::string> open = grouping.expanded;
@@ -126,34 +138,38 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
         if (g.nodes[i].node >= 0 && reveal.count(g.nodes[i].node))
             for (const std::string& level : scopeChain(scopes[i])) open.insert(level);
 
-    // The box a node is drawn in: its outermost closed scope of two or more nodes, or itself ("").
-    auto boxOf = [&](const std::string& s) -> std::string {
-        const std::vector<std::string> chain = scopeChain(s);
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-            if (!open.count(*it) && sizes[*it] >= 2) return *it;
-        return {};
-    };
-    std::vector<std::string> box(g.nodes.size());
+    // The box of each distinct scope (nodes share few): its outermost closed enclosing scope of
+    // two or more nodes, or "" (drawn as themselves). `opScopes`: the scopes ops sit in.
+    std::set<std::string> opScopes;
+    for (std::size_t i = 0; i < g.nodes.size(); ++i)
+        if (isOp(g.nodes[i].category)) opScopes.insert(scopes[i]);
+    std::map<std::string, std::string> boxOf;
+    for (const std::string& s : scopes) boxOf.try_emplace(s);
     auto assign = [&] {
-        for (std::size_t i = 0; i < g.nodes.size(); ++i) box[i] = boxOf(scopes[i]);
+        for (auto& [scope, box] : boxOf) {
+            const std::vector<std::string> chain = scopeChain(scope);
+            box.clear();
+            for (auto it = chain.rbegin(); it != chain.rend() && box.empty(); ++it)
+                if (!open.count(*it) && sizes.at(*it) >= 2) box = *it;
+        }
     };
     assign();
     if (grouping.openLoneScopes) {
-        // A level with a single box and nothing else of its scope: open that box and look again.
+        // A level with a single box and no op drawn as itself: open that box and look again.
         for (int guard = 0; guard < 64; ++guard) {
             std::set<std::string> boxes;
-            bool loose = false; // an op drawn as itself
-            for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-                if (!box[i].empty())
-                    boxes.insert(box[i]);
-                else if (isOp(g.nodes[i].category))
-                    loose = true;
+            bool loose = false;
+            for (const auto& [scope, box] : boxOf) {
+                if (!box.empty()) boxes.insert(box);
+                loose = loose || (box.empty() && opScopes.count(scope));
             }
             if (boxes.size() != 1 || loose) break;
             open.insert(*boxes.begin());
             assign();
         }
     }
+    std::vector<std::string> box(g.nodes.size());
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) box[i] = boxOf.at(scopes[i]);
 
     DrawGraph out = g.withoutElements();
 

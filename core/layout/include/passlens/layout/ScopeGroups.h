@@ -21,6 +21,13 @@ namespace passlens {
 /// there is none. "/conv1/Conv" -> "/conv1"; "/a/b/Add" -> "/a/b"; "/Add", "Conv_3" -> "".
 std::string nameScope(std::string_view name);
 
+/// The name a node's scope is read from: the Apply's name, else (a lifted or inserted node
+/// whose outputs kept the ONNX names) its first output's name. DrawNode::name holds it.
+std::string scopedName(const Apply& n);
+
+/// True when some node of `graph` has a scoped name (View > Group by name scope has boxes to draw).
+bool hasNameScopes(const FunctionGraph& graph);
+
 /// The enclosing scope: "/encoder/layer.0" -> "/encoder"; "/encoder" -> "" (the top level).
 std::string parentScope(std::string_view scope);
 
