@@ -1,10 +1,10 @@
-// AVX-512 versions of hot loops, included by Loops.inl in the x86-64-v4 build only (inside its
-// anonymous namespace): row copies and even / odd de-interleaving (also im2col's stride-2
-// gather), and 3x3 undilated float32 depthwise convolution with stride 1 or 2.
+// AVX-512 versions of hot loops, included by LoopsConv.inl in the x86-64-v4 build only (inside
+// Loops.inl's anonymous namespace): row copies and even / odd de-interleaving (also im2col's
+// stride-2 gather), and 3x3 undilated float32 depthwise convolution with stride 1 or 2.
 //
 // Depthwise:
-// Same arithmetic as the portable kernels in Loops.inl: out = w0*t0 + w1*t1 + ... + w8*t8 in tap
-// order (kh, kw), one rounding per multiply and per add, no FMA, so the bits are those of the
+// Same arithmetic as the portable kernels in LoopsConv.inl: out = w0*t0 + w1*t1 + ... + w8*t8 in
+// tap order (kh, kw), one rounding per multiply and per add, no FMA, so the bits are those of the
 // baseline and x86-64-v3 builds. What differs is only how the data moves:
 // - the zero-padded plane (stride 2: its four row/column-parity planes, so every tap is a
 //   contiguous read) is rebuilt per channel only in its interior; the border stays zero from one
