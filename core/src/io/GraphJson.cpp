@@ -1,8 +1,10 @@
+// Graph JSON reading (GraphJson.h): the records of GraphJsonDoc.h checked and built into a
+// FunctionGraph, with messages naming the file and the JSON path.
 #include "passlens/io/GraphJson.h"
 
+#include "GraphJsonDoc.h"
 #include "passlens/io/AtomicFile.h"
 #include "passlens/io/Encoding.h"
-#include "passlens/io/Failure.h"
 #include "passlens/io/JsonFile.h"
 #include "passlens/io/Limits.h"
 #include "passlens/io/Npy.h"
@@ -11,18 +13,24 @@
 #include "passlens/ir/OpRegistry.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
-#include <map>
 #include <optional>
 #include <random>
-#include <set>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace passlens {
 namespace {
 using json = nlohmann::json;
+using graphjson::Def;
+using graphjson::GraphDoc;
+using graphjson::graphDocOf;
+using graphjson::InRec;
+using graphjson::NodeRec;
+using graphjson::OutRec;
+using graphjson::parseGraphDoc;
+using graphjson::Slot;
 
 struct Ctx {
     std::string label;
@@ -188,339 +196,6 @@ void hintId(const Ctx& c, FunctionGraph& g, const json& id, const std::string& p
         c.fail(path, e.what());
     }
 }
-
-// Where a variable name is defined, as (section 'i', 'c' or 'n', index, output index); the JSON
-// path is only built for a message.
-struct Def {
-    char section;
-    std::uint32_t index;
-    std::uint32_t out;
-};
-
-// A variable name's definition and, once built, its variable.
-struct Slot {
-    Def def;
-    Variable* var = nullptr;
-};
-
-// One entry of a node's "outputs" as written: "y", {"name": "y", "type": "...", "id": N}, or
-// anything else (an error). The strings the loader reads are kept unboxed.
-struct OutRec {
-    enum Form : std::uint8_t { Name, Object, Other } form = Name;
-    bool hasName = false; ///< Object: "name" is a string
-    bool hasType = false; ///< Object: "type" is a string
-    std::string name;
-    std::string type;
-    json extra;           ///< Object: the other keys (and a non-string name or type); Other: the entry
-    Slot* slot = nullptr; ///< the name's, once defined
-
-    const json* field(const char* key) const {
-        if (!extra.is_object()) return nullptr;
-        auto it = extra.find(key);
-        return it == extra.end() ? nullptr : &*it;
-    }
-    bool typed() const { return form == Object && (hasType || field("type")); }
-};
-
-// One entry of a node's "inputs": a variable name, or anything else as JSON (a literal).
-struct InRec {
-    bool isName = true;
-    std::string name;
-    json literal;
-    Slot* slot = nullptr; ///< the name's, once resolved
-};
-
-// One entry of "nodes". "op" (a string), "inputs" and "outputs" (lists) are unpacked; every other
-// key, and those three when of another JSON type, stay JSON in `other`.
-struct NodeRec {
-    bool object = true;
-    json raw; ///< the entry when it is not an object
-    bool hasOp = false, hasInputs = false, hasOutputs = false;
-    std::string op;
-    std::vector<InRec> inputs;
-    std::vector<OutRec> outputs;
-    json other; ///< null or an object
-
-    const json* field(const char* key) const {
-        if (!other.is_object()) return nullptr;
-        auto it = other.find(key);
-        return it == other.end() ? nullptr : &*it;
-    }
-    void erase(const std::string& key) {
-        if (other.is_object()) other.erase(key);
-    }
-};
-
-// A graph JSON document with its "nodes" unpacked. root() is the document ("nodes" in it is
-// ignored when nodesList is set).
-struct GraphDoc {
-    json owned;                ///< the document without "nodes", when read by GraphSax
-    const json* dom = nullptr; ///< the document, when given as JSON
-    const json& root() const { return dom ? *dom : owned; }
-    bool nodesList = false; ///< "nodes" is a list, held in `nodes`
-    std::vector<NodeRec> nodes;
-};
-
-OutRec outRecOf(const json& e) {
-    OutRec o;
-    if (e.is_string()) {
-        o.name = e.get<std::string>();
-        return o;
-    }
-    if (!e.is_object()) {
-        o.form = OutRec::Other;
-        o.extra = e;
-        return o;
-    }
-    o.form = OutRec::Object;
-    for (auto it = e.begin(); it != e.end(); ++it) {
-        if (it.key() == "name" && it->is_string()) {
-            o.hasName = true;
-            o.name = it->get<std::string>();
-        } else if (it.key() == "type" && it->is_string()) {
-            o.hasType = true;
-            o.type = it->get<std::string>();
-        } else {
-            o.extra[it.key()] = *it;
-        }
-    }
-    return o;
-}
-
-NodeRec nodeRecOf(const json& n) {
-    NodeRec r;
-    if (!n.is_object()) {
-        r.object = false;
-        r.raw = n;
-        return r;
-    }
-    for (auto it = n.begin(); it != n.end(); ++it) {
-        const json& v = *it;
-        if (it.key() == "op" && v.is_string()) {
-            r.hasOp = true;
-            r.op = v.get<std::string>();
-        } else if (it.key() == "inputs" && v.is_array()) {
-            r.hasInputs = true;
-            for (const json& e : v)
-                r.inputs.push_back(e.is_string() ? InRec{true, e.get<std::string>(), {}} : InRec{false, {}, e});
-        } else if (it.key() == "outputs" && v.is_array()) {
-            r.hasOutputs = true;
-            for (const json& e : v) r.outputs.push_back(outRecOf(e));
-        } else {
-            r.other[it.key()] = v;
-        }
-    }
-    return r;
-}
-
-GraphDoc graphDocOf(const json& doc) {
-    GraphDoc d;
-    d.dom = &doc;
-    if (doc.is_object()) {
-        auto it = doc.find("nodes");
-        if (it != doc.end() && it->is_array()) {
-            d.nodesList = true;
-            d.nodes.reserve(it->size());
-            for (const json& n : *it) d.nodes.push_back(nodeRecOf(n));
-        }
-    }
-    return d;
-}
-
-// SAX handler that reads a graph JSON document into a GraphDoc without a DOM of its nodes: the
-// node fields above are filled directly; every other value is built as JSON (nlohmann's DOM
-// builder) where graphDocOf would have put it, so both give the same GraphDoc.
-class GraphSax {
-public:
-    GraphSax(GraphDoc& doc, JsonPlace& place)
-        : doc_(doc)
-        , place_(place) {}
-
-    bool null() {
-        place_.value();
-        return slow(0, [](Dom& d) { return d.null(); });
-    }
-    bool boolean(bool v) {
-        place_.value();
-        return slow(0, [&](Dom& d) { return d.boolean(v); });
-    }
-    bool number_integer(json::number_integer_t v) {
-        place_.value();
-        return slow(0, [&](Dom& d) { return d.number_integer(v); });
-    }
-    bool number_unsigned(json::number_unsigned_t v) {
-        place_.value();
-        return slow(0, [&](Dom& d) { return d.number_unsigned(v); });
-    }
-    bool number_float(json::number_float_t v, const std::string& s) {
-        place_.value();
-        return slow(0, [&](Dom& d) { return d.number_float(v, s); });
-    }
-    bool binary(json::binary_t& v) {
-        place_.value();
-        return slow(0, [&](Dom& d) { return d.binary(v); });
-    }
-    bool string(std::string& v) {
-        place_.value();
-        if (!dom_) {
-            if (state_ == Node && key_ == "op") {
-                NodeRec& r = doc_.nodes.back();
-                r.hasOp = true;
-                r.op = v;
-                r.erase("op");
-                return true;
-            }
-            if (state_ == Inputs) {
-                doc_.nodes.back().inputs.push_back({true, v, {}});
-                return true;
-            }
-            if (state_ == Outputs) {
-                doc_.nodes.back().outputs.emplace_back().name = v;
-                return true;
-            }
-            if (state_ == Output && (key_ == "name" || key_ == "type")) {
-                OutRec& o = doc_.nodes.back().outputs.back();
-                (key_ == "name" ? o.hasName : o.hasType) = true;
-                (key_ == "name" ? o.name : o.type) = v;
-                if (o.extra.is_object()) o.extra.erase(key_);
-                return true;
-            }
-        }
-        return slow(0, [&](Dom& d) { return d.string(v); });
-    }
-    bool key(std::string& k) {
-        place_.key(k);
-        if (dom_) return dom_->key(k);
-        key_ = k;
-        return true;
-    }
-    bool start_object(std::size_t n) {
-        place_.open(false);
-        if (!dom_) {
-            if (state_ == Root) {
-                doc_.owned = json::object();
-                state_ = Top;
-                return true;
-            }
-            if (state_ == NodeList) {
-                doc_.nodes.emplace_back();
-                state_ = Node;
-                return true;
-            }
-            if (state_ == Outputs) {
-                doc_.nodes.back().outputs.emplace_back().form = OutRec::Object;
-                state_ = Output;
-                return true;
-            }
-        }
-        return slow(1, [&](Dom& d) { return d.start_object(n); });
-    }
-    bool end_object() {
-        place_.close();
-        if (dom_) return slow(-1, [](Dom& d) { return d.end_object(); });
-        state_ = state_ == Output ? Outputs : state_ == Node ? NodeList : Done;
-        return true;
-    }
-    bool start_array(std::size_t n) {
-        place_.open(true);
-        if (!dom_) {
-            if (state_ == Top && key_ == "nodes") {
-                if (doc_.owned.is_object()) doc_.owned.erase("nodes");
-                doc_.nodes.clear();
-                doc_.nodesList = true;
-                state_ = NodeList;
-                return true;
-            }
-            if (state_ == Node && (key_ == "inputs" || key_ == "outputs")) {
-                NodeRec& r = doc_.nodes.back();
-                if (key_ == "inputs") {
-                    r.hasInputs = true;
-                    r.inputs.clear();
-                    state_ = Inputs;
-                } else {
-                    r.hasOutputs = true;
-                    r.outputs.clear();
-                    state_ = Outputs;
-                }
-                r.erase(key_);
-                return true;
-            }
-        }
-        return slow(1, [&](Dom& d) { return d.start_array(n); });
-    }
-    bool end_array() {
-        place_.close();
-        if (dom_) return slow(-1, [](Dom& d) { return d.end_array(); });
-        state_ = state_ == NodeList ? Top : Node;
-        return true;
-    }
-    template <class Exception> bool parse_error(std::size_t, const std::string&, const Exception& e) { throw e; }
-
-private:
-    using Dom = nlohmann::detail::json_sax_dom_parser<json>;
-    enum State { Root, Top, NodeList, Node, Inputs, Outputs, Output, Done };
-
-    // A value that is not unpacked: built as JSON at the place target() gives, until it ends.
-    template <class F> bool slow(int nest, F&& forward) {
-        if (!dom_) {
-            dom_.emplace(*target());
-            depth_ = 0;
-        }
-        const bool ok = forward(*dom_);
-        depth_ += nest;
-        if (depth_ == 0) dom_.reset();
-        return ok;
-    }
-
-    json* target() {
-        switch (state_) {
-        case Root: state_ = Done; return &doc_.owned;
-        case Top:
-            if (key_ == "nodes") {
-                doc_.nodes.clear();
-                doc_.nodesList = false;
-            }
-            return &doc_.owned[key_];
-        case NodeList: {
-            NodeRec& r = doc_.nodes.emplace_back();
-            r.object = false;
-            return &r.raw;
-        }
-        case Node: {
-            NodeRec& r = doc_.nodes.back();
-            if (key_ == "op") r.hasOp = false;
-            if (key_ == "inputs") r.hasInputs = false;
-            if (key_ == "outputs") r.hasOutputs = false;
-            return &r.other[key_];
-        }
-        case Inputs: {
-            InRec& in = doc_.nodes.back().inputs.emplace_back();
-            in.isName = false;
-            return &in.literal;
-        }
-        case Outputs: {
-            OutRec& o = doc_.nodes.back().outputs.emplace_back();
-            o.form = OutRec::Other;
-            return &o.extra;
-        }
-        case Output: {
-            OutRec& o = doc_.nodes.back().outputs.back();
-            if (key_ == "name") o.hasName = false;
-            if (key_ == "type") o.hasType = false;
-            return &o.extra[key_];
-        }
-        case Done: break;
-        }
-        throw Error("graph JSON reader: a value after the end of the document"); // the parser stops first
-    }
-
-    GraphDoc& doc_;
-    JsonPlace& place_;
-    State state_ = Root;
-    std::string key_;
-    std::optional<Dom> dom_;
-    int depth_ = 0;
-};
 
 std::string nodeLabel(const NodeRec& n, std::size_t i) {
     std::string s = "nodes[" + std::to_string(i) + "]";
@@ -813,14 +488,6 @@ LoadedGraph buildGraph(GraphDoc& d, const std::string& label, const std::filesys
     return result;
 }
 
-GraphDoc parseGraphDoc(const std::string& text, const std::string& label) {
-    GraphDoc d;
-    JsonPlace place;
-    GraphSax sax(d, place);
-    parseJsonSax(text, label, sax, place);
-    return d;
-}
-
 } // namespace
 
 LoadedGraph readGraphJson(const json& doc, const std::string& label, const std::filesystem::path& baseDir) {
@@ -844,128 +511,6 @@ LoadedGraph readGraphOrSessionText(const std::string& text, const std::string& l
         return g;
     }
     return buildGraph(d, label, baseDir);
-}
-
-json tensorValueJson(const TensorData& t) {
-    std::function<json(std::size_t, std::int64_t&)> build = [&](std::size_t depth, std::int64_t& k) -> json {
-        if (depth == t.shape.size()) {
-            const std::int64_t i = k++;
-            if (t.dtype == DType::Bool) return json(t.intAt(i) != 0);
-            if (isFloat(t.dtype) || isComplex(t.dtype)) {
-                const double x = t.at(i);
-                if (std::isnan(x)) return json("nan");
-                if (std::isinf(x)) return json(x > 0 ? "inf" : "-inf");
-                if (t.dtype == DType::Float32) return json(static_cast<double>(static_cast<float>(x)));
-                return json(x);
-            }
-            if (t.dtype == DType::UInt64) return json(static_cast<std::uint64_t>(t.intAt(i)));
-            return json(t.intAt(i));
-        }
-        json a = json::array();
-        for (std::int64_t j = 0; j < t.shape[depth]; ++j) a.push_back(build(depth + 1, k));
-        return a;
-    };
-    std::int64_t k = 0;
-    return build(0, k);
-}
-
-json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
-    // Unique names: a variable's own name when unique among all written variables, else v<id>.
-    std::unordered_map<const Variable*, std::string> names;
-    std::unordered_map<std::string, int> nameCount;
-    std::vector<const Variable*> all;
-    for (Variable* v : g.inputs()) all.push_back(v);
-    for (Variable* v : g.constants()) all.push_back(v);
-    for (Apply* n : g.toposort())
-        for (Variable* o : n->outputs()) all.push_back(o);
-    for (const Variable* v : all)
-        if (!v->name().empty()) ++nameCount[v->name()];
-    std::unordered_set<std::string> used;
-    for (const Variable* v : all) {
-        std::string nm = v->name();
-        if (nm.empty() || nameCount[nm] > 1 || used.count(nm)) {
-            nm = "v" + std::to_string(v->id());
-            while (used.count(nm) || nameCount.count(nm)) nm += "_";
-        }
-        used.insert(nm);
-        names[v] = nm;
-    }
-    json doc = json::object();
-    doc["format"] = "passlens.graph";
-    doc["version"] = 1;
-    doc["name"] = g.name;
-    json ins = json::array();
-    for (const Variable* v : g.inputs()) {
-        json e = {{"name", names[v]}, {"type", v->type().str()}};
-        if (!v->tag.empty()) e["tag"] = v->tag;
-        if (opt.withIds) e["id"] = v->id();
-        ins.push_back(std::move(e));
-    }
-    doc["inputs"] = ins;
-    json cs = json::array();
-    for (const Variable* v : g.constants()) {
-        MemoryReserve::throwIfSpent();
-        json e = {{"name", names[v]}, {"type", v->type().str()}};
-        const TensorData& t = *v->constant();
-        if (!t.loaded()) {
-            e["value"] = {{"missing", t.missing}};
-        } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && opt.npyDir.empty() && opt.base64) {
-            e["value"] = {{"base64", base64Encode(*t.bytes)}};
-        } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty() &&
-                   t.dtype != DType::BFloat16) { // NumPy has no bfloat16: such constants stay inline
-            std::error_code ec;
-            std::filesystem::create_directories(opt.baseDir / opt.npyDir, ec);
-            if (ec)
-                throw Error((opt.baseDir / opt.npyDir).string() +
-                            ": cannot create the folder for .npy constants: " + ec.message());
-            std::string file = names[v];
-            for (char& ch : file)
-                if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') ch = '_';
-            const std::filesystem::path rel = opt.npyDir / (file + "_" + std::to_string(v->id()) + ".npy");
-            writeFileAtomic(opt.baseDir / rel, toNpy(t));
-            e["value"] = {{"file", rel.generic_string()}};
-        } else {
-            e["value"] = tensorValueJson(t);
-        }
-        if (opt.withIds) e["id"] = v->id();
-        cs.push_back(std::move(e));
-    }
-    doc["constants"] = cs;
-    json nodes = json::array();
-    for (const Apply* n : g.toposort()) {
-        MemoryReserve::throwIfSpent(); // out of memory surfaces here, not in a destructor
-        json e = json::object();
-        e["op"] = n->op().kind();
-        if (!n->op().attrs().empty()) e["attrs"] = n->op().attrs();
-        if (!n->name().empty()) e["name"] = n->name();
-        if (!n->tag.empty()) e["tag"] = n->tag;
-        if (opt.withIds) e["id"] = n->id();
-        json in = json::array();
-        for (const Variable* v : n->inputs()) in.push_back(names[v]);
-        e["inputs"] = in;
-        json out = json::array();
-        for (const Variable* v : n->outputs()) {
-            json o = {{"name", names[v]}, {"type", v->type().str()}};
-            if (opt.withIds) o["id"] = v->id();
-            out.push_back(o);
-        }
-        e["outputs"] = out;
-        if (!n->op().subgraphs().empty()) {
-            json subs = json::object();
-            for (const Subgraph& s : n->op().subgraphs()) {
-                GraphJsonWriteOptions so = opt;
-                if (!so.npyDir.empty()) so.npyDir /= s.attribute + std::to_string(n->id());
-                subs[s.attribute] = writeGraphJson(*s.graph, so);
-            }
-            e["subgraphs"] = subs;
-        }
-        nodes.push_back(std::move(e));
-    }
-    doc["nodes"] = nodes;
-    json outs = json::array();
-    for (const Variable* v : g.outputs()) outs.push_back(names.count(v) ? names[v] : v->name());
-    doc["outputs"] = outs;
-    return doc;
 }
 
 } // namespace passlens
