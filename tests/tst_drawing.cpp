@@ -2,7 +2,6 @@
 // through Graphviz as plain data, diffs as union graphs, the timing overlay, the focused view of
 // large graphs, budget / cancel / cache, and atomic export (PNG size limit included).
 #include <passlens/diff/GraphDiff.h>
-#include <passlens/diff/TraceSteps.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/FunctionGraph.h>
@@ -13,6 +12,7 @@
 #include <passlens/layout/TimingOverlay.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
+#include <passlens/trace/TraceSteps.h>
 
 #include <QDir>
 #include <QFile>

@@ -5,7 +5,6 @@
 #include "TraceInput.h"
 
 #include <passlens/diff/GraphDiff.h>
-#include <passlens/diff/TraceSteps.h>
 #include <passlens/io/Failure.h>
 #include <passlens/ir/Error.h>
 #include <passlens/layout/DrawGraph.h>
@@ -13,6 +12,7 @@
 #include <passlens/layout/LayoutEngine.h>
 #include <passlens/layout/ScopeGroups.h>
 #include <passlens/layout/TimingOverlay.h>
+#include <passlens/trace/TraceSteps.h>
 
 #include <nlohmann/json.hpp>
 

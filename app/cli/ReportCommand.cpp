@@ -4,7 +4,6 @@
 #include "TraceInput.h"
 
 #include <passlens/diff/GraphDiff.h>
-#include <passlens/diff/TraceSteps.h>
 #include <passlens/io/AtomicFile.h>
 #include <passlens/io/Failure.h>
 #include <passlens/ir/Error.h>
@@ -12,6 +11,7 @@
 #include <passlens/layout/Export.h>
 #include <passlens/layout/LayoutEngine.h>
 #include <passlens/layout/Report.h>
+#include <passlens/trace/TraceSteps.h>
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/Profiler.h>
 #include <passlens/kernels/Check.h>

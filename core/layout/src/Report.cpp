@@ -3,13 +3,13 @@
 #include "passlens/layout/Report.h"
 
 #include <passlens/diff/GraphDiff.h>
-#include <passlens/diff/TraceSteps.h>
 #include <passlens/io/AtomicFile.h>
 #include <passlens/ir/Error.h>
 #include <passlens/layout/DrawGraph.h>
 #include <passlens/layout/Export.h>
 #include <passlens/layout/LayoutEngine.h>
 #include <passlens/layout/TimingOverlay.h>
+#include <passlens/trace/TraceSteps.h>
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "passlens/diff/TraceSteps.h"
+#include "passlens/trace/TraceSteps.h"
 
 #include "passlens/ir/Error.h"
 
