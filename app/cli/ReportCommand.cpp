@@ -10,7 +10,7 @@
 #include <passlens/layout/DrawGraph.h>
 #include <passlens/layout/Export.h>
 #include <passlens/layout/LayoutEngine.h>
-#include <passlens/layout/Report.h>
+#include <passlens/report/Report.h>
 #include <passlens/trace/TraceSteps.h>
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/Profiler.h>

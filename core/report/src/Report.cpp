@@ -1,6 +1,6 @@
-// The browsable report (see Report.h); moved here from passlens-cli so that the window writes the
-// same report through the same code.
-#include "passlens/layout/Report.h"
+// The browsable report (see Report.h), written by passlens-cli and the window through this one
+// code; its figures are drawn by passlens_layout.
+#include "passlens/report/Report.h"
 
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/io/AtomicFile.h>
