@@ -1,0 +1,546 @@
+// tst_drawing: layout budget, cancel, cache and stable layout, Graphviz errors, export, trace
+// steps, the corpus models, and passlens-cli render / report (see tst_drawing.h).
+#include "tst_drawing.h"
+
+void TestDrawing::budgetFallsBackToFocusedView() {
+    // The full layout gets 10% of a 60 s budget, which a 5,000-node braided chain needs many
+    // times over on any machine; the focused view then has the remaining 54 s, so the
+    // outcome does not depend on how busy the machine is. The engine itself enforces the
+    // budget (TimedOut past it), so no wall clock is read here.
+    auto g = chainGraph(5000);
+    const DrawGraph drawing = drawGraph(*g);
+    LayoutOptions o = quickOptions();
+    o.nodeThreshold = 100000; // try the full layout first
+    o.budget = std::chrono::milliseconds(60000);
+    o.fullShare = 0.1;
+    const LayoutResult r = LayoutEngine().layout(drawing, o);
+    QVERIFY(r.focused);
+    QVERIFY2(q(r.focusReason).contains("ran past 6"), r.focusReason.c_str());
+    QVERIFY(r.nodes.size() <= o.focusMaxNodes + 2);
+    QCOMPARE(r.totalNodes, std::size_t(5002));
+}
+
+// A budget that is already spent (0) stops before Graphviz starts, so these fallbacks are
+// deterministic: no timing race.
+void TestDrawing::budgetZeroDrawsSimpleLayout() {
+    // A small graph has no smaller view: the simple layered layout of the whole graph.
+    const DrawGraph drawing = drawGraph(*transferGraph());
+    LayoutOptions o = quickOptions();
+    o.cache = true;
+    o.budget = std::chrono::milliseconds(0);
+    LayoutEngine engine;
+    const LayoutResult r = engine.layout(drawing, o);
+    QVERIFY(r.simple);
+    QVERIFY(!r.focused);
+    QCOMPARE(q(r.budgetNote), QString("the full layout ran past 0.0 s: simple layout drawn instead"));
+    QCOMPARE(r.nodes.size(), drawing.nodes.size());
+    QCOMPARE(r.edges.size(), drawing.edges.size());
+    // ranks go down: every edge's head lies below its tail, and no two boxes overlap
+    std::map<std::string, const LayoutNode*> at;
+    for (const LayoutNode& n : r.nodes) {
+        QVERIFY(n.width > 0 && n.height > 0);
+        at[n.key] = &n;
+    }
+    for (const LayoutEdge& e : r.edges) {
+        QVERIFY2(at[e.head]->center.y < at[e.tail]->center.y, (e.tail + " -> " + e.head).c_str());
+        QVERIFY(e.spline.size() >= 4);
+    }
+    for (std::size_t i = 0; i < r.nodes.size(); ++i)
+        for (std::size_t j = i + 1; j < r.nodes.size(); ++j) {
+            const LayoutNode& a = r.nodes[i];
+            const LayoutNode& b = r.nodes[j];
+            const bool apart = std::abs(a.center.x - b.center.x) >= (a.width + b.width) / 2 ||
+                               std::abs(a.center.y - b.center.y) >= (a.height + b.height) / 2;
+            QVERIFY2(apart, (a.key + " overlaps " + b.key).c_str());
+        }
+    // the note is in the caption of what is written
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("simple.svg").toStdString();
+    QVERIFY(exportLayout(engine, r, path, RenderFormat::Svg) > 0);
+    QFile f(QString::fromStdString(path));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString texts = svgTexts(f.readAll().toStdString()).join(' ');
+    QVERIFY2(texts.contains("the full layout ran past 0.0 s: simple layout drawn instead"), qPrintable(texts));
+    QVERIFY(texts.contains("GpuElemwise{exp}"));
+    // not cached: a later call with time left gets a real layout
+    engine.layout(drawing, o);
+    QCOMPARE(engine.cacheHits(), std::size_t(0));
+    o.budget = std::chrono::milliseconds(60000);
+    const LayoutResult full = engine.layout(drawing, o);
+    QVERIFY(!full.simple);
+    QVERIFY(full.budgetNote.empty());
+}
+
+void TestDrawing::fullLayoutPastBudgetDrawsFocusedView() {
+    auto g = chainGraph(3000);
+    const DrawGraph drawing = drawGraph(*g);
+    LayoutOptions o = quickOptions();
+    o.nodeThreshold = 100000; // the full layout is tried first ...
+    o.fullShare = 0;          // ... with none of the budget: past it at once
+    o.budget = std::chrono::milliseconds(120000);
+    LayoutEngine engine;
+    const LayoutResult r = engine.layout(drawing, o);
+    QVERIFY(r.focused);
+    QVERIFY(!r.simple);
+    QCOMPARE(r.totalNodes, std::size_t(3002));
+    QVERIFY(r.hiddenNodes > 2000);
+    QCOMPARE(q(r.budgetNote), QString("the full layout ran past 0.0 s (3,002 nodes): focused view drawn instead"));
+    QCOMPARE(q(r.focusReason), QString("the full layout ran past 0.0 s"));
+    const QString texts = svgTexts(engine.render(r, RenderFormat::Svg)).join(' ');
+    QVERIFY2(texts.contains("the full layout ran past 0.0 s (3,002 nodes): focused view drawn instead"),
+             qPrintable(texts));
+    QVERIFY(texts.contains("focused view:"));
+
+    // No budget at all: the focused view gets the simple layout.
+    o.budget = std::chrono::milliseconds(0);
+    o.fullShare = 0.7;
+    const LayoutResult s = engine.layout(drawing, o);
+    QVERIFY(s.focused && s.simple);
+    QCOMPARE(s.nodes.size(), r.nodes.size());
+    QCOMPARE(q(s.budgetNote), QString("the full layout ran past 0.0 s and the focused view's past the 0.0 s budget: "
+                                      "simple layout of the focused view drawn instead"));
+    QVERIFY(svgTexts(engine.render(s, RenderFormat::Svg))
+                .join(' ')
+                .contains("simple layout of the focused view drawn instead"));
+
+    // Above the node threshold the focused view is laid out directly; past the budget, simply.
+    o.nodeThreshold = 1500;
+    const LayoutResult t = engine.layout(drawing, o);
+    QVERIFY(t.focused && t.simple);
+    QCOMPARE(q(t.focusReason), QString("3,002 nodes (threshold 1,500)"));
+    QCOMPARE(q(t.budgetNote),
+             QString("Graphviz's layout of the focused view ran past the 0.0 s budget: simple layout drawn instead"));
+}
+
+void TestDrawing::cancelStopsLayout() {
+    auto g = chainGraph(2500);
+    const DrawGraph drawing = drawGraph(*g);
+    LayoutOptions o = quickOptions();
+    o.nodeThreshold = 100000;
+    o.budget = std::chrono::milliseconds(60000);
+    CancelToken token;
+    std::thread canceller([&token] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        token.cancel();
+    });
+    // Cancelled (not TimedOut, not a finished layout) shows that the cancel, 150 ms in,
+    // stopped a layout that had a minute to run.
+    bool cancelled = false;
+    try {
+        LayoutEngine().layout(drawing, o, &token);
+    } catch (const LayoutError& e) {
+        cancelled = e.kind() == LayoutError::Kind::Cancelled;
+    }
+    canceller.join();
+    QVERIFY(cancelled);
+    // A token cancelled up front stops at once.
+    bool early = false;
+    try {
+        LayoutEngine().layout(drawGraph(*transferGraph()), quickOptions(), &token);
+    } catch (const LayoutError& e) {
+        early = e.kind() == LayoutError::Kind::Cancelled;
+    }
+    QVERIFY(early);
+}
+
+void TestDrawing::cacheMakesSteppingBackInstant() {
+    auto g = transferGraph();
+    const DrawGraph drawing = drawGraph(*g);
+    LayoutEngine engine;
+    const LayoutResult first = engine.layout(drawing);
+    QVERIFY(!first.fromCache);
+    const LayoutResult second = engine.layout(drawing);
+    QVERIFY(second.fromCache);
+    QCOMPARE(engine.cacheHits(), std::size_t(1));
+    QCOMPARE(q(second.positionedDot), q(first.positionedDot));
+    LayoutOptions lr;
+    lr.dot.rankdir = "LR";
+    QVERIFY(!engine.layout(drawing, lr).fromCache); // options are part of the key
+    engine.clearCache();
+    QVERIFY(!engine.layout(drawing).fromCache);
+}
+
+// Stepping rewrite by rewrite: every node the previous step had keeps its exact position,
+// new nodes land on free space (no box overlaps another), every edge is routed.
+// transformer: ~130 drawn nodes (new nodes arranged by a dot layout of the whole step);
+// mobilenet_v2: ~300 (arranged by a layout of the changed region only).
+void TestDrawing::stableLayoutKeepsUnchangedNodes_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("steps");
+    QTest::newRow("transformer_encoder_layer") << corpus("transformer_encoder_layer.onnx") << 1000;
+    QTest::newRow("mobilenet_v2") << corpus("mobilenet_v2.onnx") << 40;
+}
+
+void TestDrawing::stableLayoutKeepsUnchangedNodes() {
+    QFETCH(QString, model);
+    QFETCH(int, steps);
+    QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: the corpus is required (PASSLENS_CORPUS_DIR)"));
+    Optimized o = optimize(model.toStdString());
+    std::vector<int> applied;
+    for (const RewriteEvent& e : o.trace.events())
+        if (e.status == EventStatus::Applied && static_cast<int>(applied.size()) < steps) applied.push_back(e.seq);
+    QVERIFY(applied.size() > 20);
+    LayoutEngine engine;
+    LayoutOptions opt;
+    opt.cache = false;
+    auto g0 = o.trace.graphAfter(0);
+    LayoutResult prev = engine.layout(drawGraph(*g0), opt);
+    int stableSteps = 0, freshSteps = 0, checkedNodes = 0, newNodes = 0;
+    double worstMs = 0;
+    for (const int seq : applied) {
+        auto g = o.trace.graphAfter(seq);
+        const DrawGraph d = drawGraph(*g);
+        const LayoutResult cur = engine.layoutStable(d, prev, opt);
+        worstMs = std::max(worstMs, cur.layoutMs);
+        QCOMPARE(cur.nodes.size(), d.nodes.size());
+        std::map<std::string, LayoutPoint> before;
+        for (const LayoutNode& n : prev.nodes) before[n.key] = n.center;
+        if (!cur.stable) {
+            ++freshSteps;
+            QVERIFY2(cur.pinnedNodes == 0, "a fresh layout pins nothing");
+        } else {
+            ++stableSteps;
+            std::size_t kept = 0;
+            for (const LayoutNode& n : cur.nodes) {
+                auto it = before.find(n.key);
+                if (it == before.end()) {
+                    ++newNodes;
+                    // a new node overlaps no other box
+                    for (const LayoutNode& m : cur.nodes) {
+                        if (&m == &n) continue;
+                        const bool overlap = std::abs(m.center.x - n.center.x) * 2 < m.width + n.width - 0.5 &&
+                                             std::abs(m.center.y - n.center.y) * 2 < m.height + n.height - 0.5;
+                        QVERIFY2(
+                            !overlap,
+                            qPrintable(
+                                QStringLiteral("event %1: new node %2 overlaps %3").arg(seq).arg(q(n.key), q(m.key))));
+                    }
+                    continue;
+                }
+                ++kept;
+                ++checkedNodes;
+                QVERIFY2(std::abs(it->second.x - n.center.x) < 0.01 && std::abs(it->second.y - n.center.y) < 0.01,
+                         qPrintable(QStringLiteral("event %1: %2 moved from (%3,%4) to (%5,%6)")
+                                        .arg(seq)
+                                        .arg(q(n.key))
+                                        .arg(it->second.x)
+                                        .arg(it->second.y)
+                                        .arg(n.center.x)
+                                        .arg(n.center.y)));
+            }
+            QCOMPARE(kept, cur.pinnedNodes);
+        }
+        QCOMPARE(cur.edges.size(), d.edges.size());
+        for (const LayoutEdge& e : cur.edges) QVERIFY2(e.spline.size() >= 4, qPrintable(q(e.tail + "->" + e.head)));
+        if (const char* dump = std::getenv("PASSLENS_DUMP_STABLE")) { // to look at the drawings
+            QFile f(QStringLiteral("%1/step-%2.png").arg(QString::fromLocal8Bit(dump)).arg(seq, 3, 10, QChar('0')));
+            if (f.open(QIODevice::WriteOnly)) f.write(QByteArray::fromStdString(engine.render(cur, RenderFormat::Png)));
+            qInfo("event %d (%s): %s, %zu of %zu kept", seq,
+                  o.trace.events()[static_cast<std::size_t>(seq - 1)].rewriter.c_str(), cur.stable ? "stable" : "fresh",
+                  cur.pinnedNodes, cur.nodes.size());
+            for (const LayoutNode& n : cur.nodes) // where the new nodes are in the PNG (96 dpi, 4 pt margin)
+                if (!before.contains(n.key))
+                    qInfo("  new %s at px (%.0f, %.0f)", n.key.c_str(), (n.center.x - cur.x0 + 4) * 96 / 72,
+                          (cur.y0 + cur.height - n.center.y + 4) * 96 / 72);
+        }
+        prev = cur;
+    }
+    qInfo("%zu rewrites: %d stable, %d fresh; %d nodes kept in place, %d placed; slowest %.0f ms", applied.size(),
+          stableSteps, freshSteps, checkedNodes, newNodes, worstMs);
+    QVERIFY(stableSteps > static_cast<int>(applied.size()) * 3 / 4);
+    QVERIFY(newNodes > 0);
+}
+
+void TestDrawing::graphvizErrorsAreReported() {
+    LayoutEngine engine;
+    for (bool isolate : {true, false}) {
+        LayoutOptions o = quickOptions();
+        o.isolate = isolate;
+        QString message;
+        try {
+            engine.layoutDot("digraph G { a -> ; }", o);
+        } catch (const LayoutError& e) {
+            message = e.what();
+            QCOMPARE(int(e.kind()), int(LayoutError::Kind::Graphviz));
+        }
+        QVERIFY2(message.contains("syntax error"), qPrintable(message));
+        // And the next layout works.
+        QVERIFY(!engine.layoutDot("digraph G { a -> b; }", o).nodes.empty());
+    }
+    // An empty drawing lays out (legend-less, nothing in it) and renders.
+    const LayoutResult empty = engine.layout(DrawGraph{}, quickOptions());
+    QVERIFY(empty.nodes.empty());
+    QVERIFY(!engine.render(empty, RenderFormat::Svg).empty());
+    // A graph whose output is its input.
+    FunctionGraph identity;
+    Variable* in = identity.addInput(Type::parse("int8[]"));
+    identity.setOutputs({in});
+    QCOMPARE(engine.layout(drawGraph(identity), quickOptions()).nodes.size(), std::size_t(2));
+    // An empty layout cannot be rendered.
+    bool threw = false;
+    try {
+        engine.render(LayoutResult{}, RenderFormat::Svg);
+    } catch (const Error&) {
+        threw = true;
+    }
+    QVERIFY(threw);
+}
+
+// ---------------------------------------------------------------- export
+void TestDrawing::exportAllFormatsAtomically() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    auto g = transferGraph();
+    LayoutEngine engine;
+    const LayoutResult r = engine.layout(drawGraph(*g), quickOptions());
+    const std::map<RenderFormat, QByteArray> magic = {{RenderFormat::Svg, "<?xml"},
+                                                      {RenderFormat::Pdf, "%PDF"},
+                                                      {RenderFormat::Png, "\x89PNG"},
+                                                      {RenderFormat::Dot, "digraph"}};
+    for (const auto& [format, head] : magic) {
+        const QString path = dir.filePath(QString("out.") + renderFormatName(format));
+        QVERIFY(formatFromExtension(path.toStdString()) == format);
+        const std::size_t bytes = exportLayout(engine, r, path.toStdString(), format);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray content = f.readAll();
+        QCOMPARE(std::size_t(content.size()), bytes);
+        QVERIFY2(content.startsWith(head), renderFormatName(format));
+    }
+    // No temporary files left behind.
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 4);
+    QVERIFY(!formatFromExtension("x.jpeg").has_value());
+}
+
+void TestDrawing::pngPastCairoLimitIsRefused() {
+    QTemporaryDir dir;
+    auto g = chainGraph(300); // a tall graph
+    LayoutEngine engine;
+    LayoutOptions o = quickOptions();
+    const LayoutResult r = engine.layout(drawGraph(*g), o);
+    const auto [w, h] = r.pixelSize(2400);
+    QVERIFY(h > kMaxPngPixels);
+    const QString path = dir.filePath("tall.png");
+    QFile::remove(path);
+    QString message;
+    try {
+        exportLayout(engine, r, path.toStdString(), RenderFormat::Png, DiffView::Overlay, 2400);
+    } catch (const Error& e) {
+        message = e.what();
+    }
+    QVERIFY2(message.contains("32,767") && message.contains("SVG or PDF"), qPrintable(message));
+    QVERIFY(!QFile::exists(path));
+    // SVG of the same layout is fine.
+    QVERIFY(exportLayout(engine, r, dir.filePath("tall.svg").toStdString(), RenderFormat::Svg) > 0);
+}
+
+// ---------------------------------------------------------------- steps of a trace
+void TestDrawing::traceSteps() {
+    const std::string file = std::string(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json";
+    Optimized o = optimize(file);
+    const TraceStep source = resolveStep(o.trace, "source");
+    const TraceStep final = resolveStep(o.trace, "final");
+    QCOMPARE(source.event, 0);
+    QCOMPARE(final.index, static_cast<int>(o.trace.phases().size()));
+    QCOMPARE(graphAt(o.trace, final)->fingerprint(), o.graph->fingerprint());
+    const std::string firstPhase = o.trace.phases().front().info.name;
+    QCOMPARE(resolveStep(o.trace, firstPhase).index, 1);
+    QCOMPARE(resolveStep(o.trace, "0").kind, TraceStep::Kind::Event);
+    for (const char* bad : {"no_such_phase", "999999", "#x"}) {
+        bool threw = false;
+        try {
+            resolveStep(o.trace, bad);
+        } catch (const Error& e) {
+            threw = QString(e.what()).contains("source") || QString(e.what()).contains("events 0..");
+        }
+        QVERIFY2(threw, bad);
+    }
+    QCOMPARE(splitDiffSpec("source..final"), std::make_pair(std::string("source"), std::string("final")));
+    bool threw = false;
+    try {
+        splitDiffSpec("source");
+    } catch (const Error&) {
+        threw = true;
+    }
+    QVERIFY(threw);
+    QVERIFY(!nodesAddedBetween(o.trace, 0, final.event).empty());
+}
+
+// ---------------------------------------------------------------- the corpus
+void TestDrawing::corpusModelsRender_data() {
+    QTest::addColumn<QString>("model");
+    for (const char* m :
+         {"mlp.onnx", "lstm.onnx", "shape_ops.onnx", "transformer_encoder_layer.onnx", "squeezenet1_1.onnx",
+          "resnet18.onnx", "mobilenet_v2.onnx", "silero_vad_legacy.onnx", "ch_PP-OCRv4_det_infer.onnx"})
+        QTest::newRow(m) << corpus(m);
+}
+
+void TestDrawing::corpusModelsRender() {
+    QFETCH(QString, model);
+    QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: the corpus is required (PASSLENS_CORPUS_DIR)"));
+    Optimized o = optimize(model.toStdString());
+    const auto source = o.trace.graphAfterPhase("source");
+    LayoutEngine engine;
+    LayoutOptions lo; // speed is bench_layout's business: a generous budget for sanitizer builds
+    lo.budget = std::chrono::milliseconds(120000);
+    DrawOptions opt;
+    opt.caption.source = QFileInfo(model).fileName().toStdString();
+    opt.caption.pipeline = "theano";
+    opt.caption.step = "final";
+    // The final graph.
+    const DrawGraph finalDrawing = drawGraph(*o.graph, opt);
+    const LayoutResult fr = engine.layout(finalDrawing, lo);
+    QVERIFY2(fr.warnings.empty(), fr.warnings.empty() ? "" : fr.warnings.front().c_str());
+    QVERIFY(!fr.focused);
+    QCOMPARE(fr.nodes.size(), finalDrawing.nodes.size());
+    QString error;
+    const QStringList texts = svgTexts(engine.render(fr, RenderFormat::Svg), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    for (const Apply* n : o.graph->toposort()) {
+        const QString sub = shown(
+            finalDrawing.nodes[static_cast<std::size_t>(finalDrawing.indexOf("n" + std::to_string(n->id())))].subtitle);
+        QVERIFY2(countExact(texts, sub) == 1, qPrintable(sub));
+    }
+    // Its diff from the source.
+    const GraphDiff d = diff(*source, *o.graph);
+    opt.caption.step = "diff source \xE2\x86\x92 final";
+    const DrawGraph diffDrawing = drawDiff(*source, *o.graph, d, opt);
+    const LayoutResult dr = engine.layout(diffDrawing, lo);
+    QVERIFY2(dr.warnings.empty(), dr.warnings.empty() ? "" : dr.warnings.front().c_str());
+    QCOMPARE(dr.nodes.size(), diffDrawing.nodes.size());
+    const QStringList diffTexts = svgTexts(engine.render(dr, RenderFormat::Svg), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY(diffTexts.contains(QStringLiteral("bytes host\u2194GPU per run")));
+    std::size_t classed = 0;
+    for (const DrawNode& n : diffDrawing.nodes)
+        if (n.node >= 0) {
+            QCOMPARE(int(n.change), int(d.changeOf(n.node)));
+            ++classed;
+        }
+    QCOMPARE(classed, d.added.size() + d.removed.size() + d.rewired.size() + d.unchanged.size());
+}
+
+// ---------------------------------------------------------------- passlens-cli render / report
+#ifdef PASSLENS_CLI
+
+void TestDrawing::cliRender() {
+    QTemporaryDir dir;
+    const QString model = corpus("lstm.onnx");
+    // A step, as JSON.
+    Cli r = cli({"render", model, "--phase", "final", "-o", dir.filePath("final.svg"), "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    for (const char* key : {"output", "nodes", "edges", "layout_ms"}) QVERIFY2(j.contains(key), key);
+    QCOMPARE(j["output"].toString(), dir.filePath("final.svg"));
+    QVERIFY(j["nodes"].toInt() > 10);
+    QVERIFY(QFile::exists(dir.filePath("final.svg")));
+    // A diff as PNG, format from the extension; an event; a session file as input.
+    QCOMPARE(cli({"render", model, "--diff", "source..final", "-o", dir.filePath("d.png")}).code, 0);
+    QVERIFY(QFile(dir.filePath("d.png")).size() > 1000);
+    QCOMPARE(cli({"render", model, "--event", "3", "--format", "dot", "-o", dir.filePath("e3.gv")}).code, 0);
+    const std::string session = dir.filePath("s.passlens.json").toStdString();
+    Optimized o = optimize(model.toStdString());
+    o.trace.save(session, model.toStdString());
+    r = cli({"render", QString::fromStdString(session), "--diff", "source..final", "--view", "after", "-o",
+             dir.filePath("after.pdf")});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    // Usage errors: 2. Bad input: 1, with the file named, and nothing written.
+    QCOMPARE(cli({"render", model, "--phase", "final", "--diff", "source..final", "-o", dir.filePath("x.svg")}).code,
+             2);
+    QCOMPARE(cli({"render", model, "--format", "bmp", "-o", dir.filePath("x.bmp")}).code, 2);
+    QCOMPARE(cli({"render", model, "--diff", "source", "-o", dir.filePath("x.svg")}).code, 2);
+    r = cli({"render", model, "--phase", "no_such_phase", "-o", dir.filePath("x.svg")});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("no_such_phase") && r.err.contains("final"), r.err.constData());
+    r = cli({"render", dir.filePath("missing.onnx"), "-o", dir.filePath("x.svg")});
+    QCOMPARE(r.code, 1);
+    QVERIFY(r.err.contains("missing.onnx"));
+    r = cli({"render", model, "--overlay", dir.filePath("final.svg"), "-o", dir.filePath("x.svg")});
+    QCOMPARE(r.code, 1);
+    QVERIFY(!QFile::exists(dir.filePath("x.svg")));
+}
+
+void TestDrawing::cliRenderNestedGraphs() {
+    // render draws If branches as clusters with their nodes, in SVG and PNG (the final graph:
+    // the top If is #8 there)
+    QTemporaryDir dir;
+    const QString model = corpus("silero_vad_legacy.onnx");
+    const Cli r = cli({"render", model, "-o", dir.filePath("s.svg"), "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(!r.err.contains("warning"), r.err.constData());
+    QFile f(dir.filePath("s.svg"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray svg = f.readAll();
+    QCOMPARE(svg.count("class=\"cluster\""), 18);
+    const QString all = svgTexts(svg.toStdString()).join('\n');
+    QVERIFY2(all.contains(QString::fromUtf8("then_branch of OnnxIf #8 \u00B7 If_25 (92 nodes)")),
+             qPrintable(all.left(3000)));
+    QVERIFY(all.contains(QString::fromUtf8("else_branch of OnnxIf #77 \u00B7 If_651 (25 nodes)")));
+    for (const char* name : {"Gather_501", "Concat_511", "Pad_537", "If_543"})
+        QVERIFY2(all.contains(name), name); // nested nodes
+    QCOMPARE(QJsonDocument::fromJson(r.out).object()["nodes"].toInt(), 519);
+    const Cli png = cli({"render", model, "--dpi", "24", "-o", dir.filePath("s.png")});
+    QVERIFY2(png.code == 0, qPrintable(png.err));
+    QVERIFY(QFile(dir.filePath("s.png")).size() > 10000);
+}
+
+void TestDrawing::cliRenderPastBudget() {
+    // --budget 0: no time for Graphviz's dot; the simple layout is written, with the note in
+    // the caption and on stderr, instead of nothing.
+    QTemporaryDir dir;
+    const QString model = corpus("resnet18.onnx");
+    const QString out = dir.filePath("r.svg");
+    const Cli r = cli({"render", model, "--budget", "0", "-o", out, "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QString note = "the full layout ran past 0.0 s: simple layout drawn instead";
+    QVERIFY2(r.err.contains(("note: " + out + ": " + note).toUtf8()), r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["simple_layout"].toBool(), true);
+    QCOMPARE(j["budget_note"].toString(), note);
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QString error;
+    const QStringList texts = svgTexts(f.readAll().toStdString(), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY(texts.join(' ').contains(note));
+    QVERIFY(texts.filter(QRegularExpression("^Gpu")).size() > 20); // the drawn graph, not just the caption
+    // report: the same note as a warning per figure
+    const Cli rep = cli({"report", corpus("mlp.onnx"), "-o", dir.filePath("rep"), "--budget", "0"});
+    QVERIFY2(rep.code == 0, qPrintable(rep.err));
+    QVERIFY2(
+        rep.err.contains("warning: step_00_source.svg: the full layout ran past 0.0 s: simple layout drawn instead"),
+        rep.err.constData());
+    QVERIFY(QFile::exists(dir.filePath("rep/step_00_source.svg")));
+}
+
+void TestDrawing::cliReport() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("report");
+    const Cli r = cli({"report", QString(PASSLENS_SOURCE_DIR) + "/resources/examples/join_alloc.graph.json", "-o", out,
+                       "--pipeline", "cleanup", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["dir"].toString(), out);
+    QStringList files;
+    for (const auto& f : j["files"].toArray()) {
+        files << QFileInfo(f.toString()).fileName();
+        QVERIFY2(QFile::exists(f.toString()), qPrintable(f.toString()));
+    }
+    QVERIFY(files.contains("session.passlens"));
+    QVERIFY(files.contains("index.html"));
+    QVERIFY(files.filter(QRegularExpression("^step_\\d+_.*\\.svg$")).size() >= 2);
+    QVERIFY(files.filter(QRegularExpression("^diff_\\d+_.*\\.svg$")).size() >= 1);
+    QFile html(QDir(out).filePath("index.html"));
+    QVERIFY(html.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(html.readAll());
+    // Self-contained: no network, every figure it names is in the folder.
+    QVERIFY(!text.contains("http://") || text.indexOf("http://") == text.indexOf("http://www.w3.org"));
+    QVERIFY(!text.contains("https://"));
+    QVERIFY(!text.contains("src=\"http"));
+    for (const QString& f : files)
+        if (f.endsWith(".svg")) QVERIFY2(text.contains(f), qPrintable(f));
+    // The session reopens.
+    QCOMPARE(cli({"render", QDir(out).filePath("session.passlens"), "-o", dir.filePath("again.svg")}).code, 0);
+}
+
+#endif

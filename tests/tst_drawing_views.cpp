@@ -1,0 +1,302 @@
+// tst_drawing: the timing overlay, nested graphs as clusters and the focused view of large
+// graphs (see tst_drawing.h).
+#include "tst_drawing.h"
+
+// ---------------------------------------------------------------- timing overlay
+void TestDrawing::timingOverlay() {
+    auto g = transferGraph();
+    DrawGraph drawing = drawGraph(*g);
+    const json doc = {
+        {"profiles",
+         {{{"phase", "final"},
+           {"device", "cuda:0 Test GPU"},
+           {"nodes",
+            {{{"node", 1}, {"time_us", 300.0}, {"kind", "kernel"}}, {{"node", 3}, {"time_us", 2.5}, {"kind", "host"}}}},
+           {"transfers",
+            {{{"node", 0}, {"bytes", 32}, {"direction", "HtoD"}, {"time_us", 40.0}},
+             {{"node", 2}, {"bytes", 32}, {"direction", "DtoH"}, {"time_us", 57.5}}}}}}}};
+    const TimingProfile p = parseTimingProfile(doc, "profile.json");
+    QCOMPARE(p.totalUs(), 400.0);
+    for (bool logScale : {false, true}) {
+        DrawGraph d = drawing;
+        TimingOptions to;
+        to.logScale = logScale;
+        applyTiming(d, p, to);
+        QVERIFY(d.timing.present);
+        const DrawNode& hot = d.nodes[static_cast<std::size_t>(d.indexOf("n1"))];
+        QCOMPARE(hot.timeShare, 1.0);
+        QCOMPARE(q(hot.detail), QString::fromUtf8("300.0 \u00b5s \u00b7 75.0%"));
+        const DrawNode& up = d.nodes[static_cast<std::size_t>(d.indexOf("n0"))];
+        QCOMPARE(q(up.detail), QString::fromUtf8("HtoD \u00b7 32 B \u00b7 40.0 \u00b5s \u00b7 10.0%"));
+        const LayoutResult r = LayoutEngine().layout(d, quickOptions());
+        QVERIFY(r.warnings.empty());
+        const QStringList texts = svgTexts(LayoutEngine().render(r, RenderFormat::Svg));
+        QVERIFY(texts.contains(QString::fromUtf8("300.0 \u00b5s \u00b7 75.0%")));
+        QVERIFY(texts.contains(QString::fromUtf8("per run, total 400.0 \u00b5s on cuda:0 Test GPU")));
+        QVERIFY(texts.contains(logScale ? QStringLiteral("time (log)") : QStringLiteral("time")));
+        QVERIFY(q(writeDot(d)).contains(q(heatColour(1.0))));
+    }
+    // A continuous gradient.
+    DrawGraph c = drawing;
+    applyTiming(c, p, TimingOptions{false, 0});
+    QVERIFY(c.timing.continuous);
+    QCOMPARE(c.timing.binUpperUs.size(), std::size_t(5));
+    // Bad profiles are errors naming the place, never crashes.
+    for (const json& bad :
+         {json::array(), json{{"nodes", 3}}, json{{"nodes", {{{"node", "a"}, {"time_us", 1}}}}},
+          json{{"nodes", {{{"node", 1}, {"time_us", -1}}}}}, json{{"x", 1}}, json{{"profiles", json::array()}}}) {
+        bool threw = false;
+        try {
+            parseTimingProfile(bad, "p.json");
+        } catch (const Error& e) {
+            threw = QString(e.what()).startsWith("p.json");
+        }
+        QVERIFY2(threw, bad.dump().c_str());
+    }
+}
+
+// ---------------------------------------------------------------- nested graphs
+void TestDrawing::nestedGraphsAsClusters() {
+    // silero_vad_legacy: one OnnxIf whose two branches hold four OnnxIf each (18 nested
+    // graphs, 266 nested Apply nodes, as `inspect` counts them).
+    const LoadedGraph loaded = loadGraphFile(corpus("silero_vad_legacy.onnx").toStdString());
+    const FunctionGraph& g = *loaded.graph;
+    // every nested graph, depth first as drawGraph numbers them: (title, graph, parent)
+    struct Nested {
+        std::string title;
+        const FunctionGraph* graph;
+        int parent;
+    };
+    std::vector<Nested> nested;
+    std::function<void(const FunctionGraph&, int)> walk = [&](const FunctionGraph& fg, int parent) {
+        for (const Apply* n : fg.toposort())
+            for (const Subgraph& sg : n->op().subgraphs()) {
+                nested.push_back({sg.attribute + " of " + n->op().str() + " #" + std::to_string(n->id()) +
+                                      " \xC2\xB7 " + n->name() + " (" + std::to_string(sg.graph->nodeCount()) +
+                                      (sg.graph->nodeCount() == 1 ? " node)" : " nodes)"),
+                                  sg.graph.get(), parent});
+                walk(*sg.graph, static_cast<int>(nested.size()) - 1);
+            }
+    };
+    walk(g, -1);
+    QCOMPARE(nested.size(), std::size_t(18));
+    std::size_t nestedApply = 0;
+    for (const Nested& n : nested) nestedApply += n.graph->nodeCount();
+    QCOMPARE(nestedApply, std::size_t(266));
+
+    DrawOptions opt;
+    const DrawGraph plain = drawGraph(g, opt); // the window's drawing: no clusters
+    QVERIFY(plain.clusters.empty());
+    opt.nestedGraphs = true;
+    const DrawGraph drawing = drawGraph(g, opt);
+    QCOMPARE(drawing.clusters.size(), nested.size());
+    std::vector<std::size_t> applyPerCluster(nested.size(), 0);
+    for (const DrawNode& d : drawing.nodes) {
+        if (d.cluster < 0) continue;
+        QCOMPARE(d.node, NodeId(-1)); // nested ids are their graph's own
+        QVERIFY2(d.key.rfind("s" + std::to_string(d.cluster) + "_", 0) == 0, d.key.c_str());
+        if (d.category == NodeCategory::OnnxHostOp || d.category == NodeCategory::HostOp)
+            ++applyPerCluster[static_cast<std::size_t>(d.cluster)];
+    }
+    for (std::size_t k = 0; k < nested.size(); ++k) {
+        QCOMPARE(q(drawing.clusters[k].title), q(nested[k].title));
+        QCOMPARE(drawing.clusters[k].parent, nested[k].parent);
+        QCOMPARE(applyPerCluster[k], nested[k].graph->nodeCount());
+        QCOMPARE(std::count_if(drawing.edges.begin(), drawing.edges.end(),
+                               [&](const DrawEdge& e) { return e.headCluster == int(k); }),
+                 1L);
+    }
+    QCOMPARE(q(drawing.clusters[0].title).left(24), QString("else_branch of OnnxIf #1"));
+    QCOMPARE(drawing.nodes.size() - plain.nodes.size(),
+             std::size_t(std::count_if(drawing.nodes.begin(), drawing.nodes.end(),
+                                       [](const DrawNode& d) { return d.cluster >= 0; })));
+
+    // dot lays the clusters out; every nested node's "#id · name" line and every cluster
+    // title is in the SVG, inside one SVG cluster group per nested graph
+    LayoutOptions lo = quickOptions();
+    lo.budget = std::chrono::milliseconds(120000);
+    LayoutEngine engine;
+    const LayoutResult r = engine.layout(drawing, lo);
+    QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
+    QVERIFY(!r.focused && !r.simple);
+    QCOMPARE(r.nodes.size(), drawing.nodes.size());
+    const std::string svg = engine.render(r, RenderFormat::Svg);
+    QString error;
+    const QStringList texts = svgTexts(svg, &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    const QString all = texts.join('\n');
+    for (const Nested& n : nested) QVERIFY2(texts.contains(shown(n.title)), n.title.c_str());
+    std::size_t names = 0;
+    for (const Nested& n : nested)
+        for (const Apply* a : n.graph->toposort()) {
+            QVERIFY2(all.contains(shown("#" + std::to_string(a->id()) + " \xC2\xB7 " + a->name())), a->name().c_str());
+            ++names;
+        }
+    QCOMPARE(names, std::size_t(266));
+    QCOMPARE(QString::fromStdString(svg).count("class=\"cluster\""), 18);
+}
+
+void TestDrawing::nestedLoopBodyAsCluster() {
+    // a Loop whose body holds an If: clusters nest (parent indices) and the body's nodes
+    // are drawn; DOT keeps the If's branches inside the body's cluster
+    auto branch = [](const char* scalar) {
+        auto b = std::make_shared<FunctionGraph>();
+        Variable* v = b->addInput(Type::parse("float32[4]"), "v");
+        b->setOutputs({b->apply(elemwise(scalar), {v}, std::string("branch_") + scalar)});
+        return b;
+    };
+    auto body = std::make_shared<FunctionGraph>();
+    Variable* i = body->addInput(Type::parse("int64[]"), "i");
+    Variable* cond = body->addInput(Type::parse("bool[]"), "cond");
+    Variable* acc = body->addInput(Type::parse("float32[4]"), "acc");
+    Variable* c = body->makeApply(Op::get("OnnxIdentity"), {cond}, std::vector<Type>{Type::parse("bool[]")}, "cond_out")
+                      ->output(0);
+    Variable* chosen =
+        body->makeApply(Op::get("OnnxIf", {}, {{"then_branch", branch("exp")}, {"else_branch", branch("neg")}}), {cond},
+                        std::vector<Type>{Type::parse("float32[4]")}, "pick")
+            ->output(0);
+    Variable* sum = body->apply(elemwise("add"), {acc, chosen}, "acc_next");
+    (void)i;
+    body->setOutputs({c, sum});
+    FunctionGraph g;
+    Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+    Variable* n = g.addInput(Type::parse("int64[]"), "n");
+    Variable* t = g.addInput(Type::parse("bool[]"), "t");
+    g.setOutputs({g.makeApply(Op::get("OnnxLoop", {}, {{"body", body}}), {n, t, x},
+                              std::vector<Type>{Type::parse("float32[4]")}, "loop")
+                      ->output(0)});
+    DrawOptions opt;
+    opt.nestedGraphs = true;
+    const DrawGraph drawing = drawGraph(g, opt);
+    QCOMPARE(drawing.clusters.size(), std::size_t(3));
+    QCOMPARE(drawing.clusters[0].parent, -1);
+    QCOMPARE(drawing.clusters[1].parent, 0);
+    QCOMPARE(drawing.clusters[2].parent, 0);
+    QVERIFY2(q(drawing.clusters[0].title).startsWith("body of OnnxLoop #"), drawing.clusters[0].title.c_str());
+    QVERIFY2(q(drawing.clusters[1].title).startsWith("then_branch of OnnxIf #"), drawing.clusters[1].title.c_str());
+    const std::string dot = writeDot(drawing);
+    const auto body0 = dot.find("subgraph cluster_0 {"), then1 = dot.find("subgraph cluster_1 {"),
+               else2 = dot.find("subgraph cluster_2 {");
+    QVERIFY(body0 != std::string::npos && then1 > body0 && else2 > then1);
+    QVERIFY(dot.find("compound=true") != std::string::npos);
+    QVERIFY(dot.find("lhead=cluster_1") != std::string::npos);
+    const LayoutResult r = LayoutEngine().layout(drawing, quickOptions());
+    QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
+    const QStringList texts = svgTexts(LayoutEngine().render(r, RenderFormat::Svg));
+    const QString all = texts.join('\n');
+    for (const char* name : {"branch_exp", "branch_neg", "acc_next", "pick"}) QVERIFY2(all.contains(name), name);
+    // a focused view keeps the clusters of the nodes it shows and drops the others
+    DrawGraph f = drawing;
+    f.focused = true;
+    f.nodes.erase(std::remove_if(f.nodes.begin(), f.nodes.end(), [](const DrawNode& d) { return d.cluster == 2; }),
+                  f.nodes.end());
+    const std::string fdot = writeDot(f);
+    QVERIFY(fdot.find("subgraph cluster_1 {") != std::string::npos);
+    QVERIFY(fdot.find("subgraph cluster_2 {") == std::string::npos);
+}
+
+// ---------------------------------------------------------------- large graphs
+void TestDrawing::focusedViewOfLargeGraph() {
+    auto g = chainGraph(5000);
+    const DrawGraph drawing = drawGraph(*g);
+    QCOMPARE(drawing.nodes.size(), std::size_t(5002));
+    LayoutEngine engine;
+    LayoutOptions o = quickOptions();
+    o.budget = std::chrono::minutes(10); // a hang guard only: speed is bench_layout's business
+    const LayoutResult r = engine.layout(drawing, o);
+    QVERIFY(r.focused);
+    QVERIFY(r.nodes.size() <= o.focusMaxNodes + 2);
+    QCOMPARE(r.totalNodes, std::size_t(5002));
+    QVERIFY(r.hiddenNodes > 4000);
+    std::size_t placeholders = 0, hidden = 0;
+    for (const LayoutNode& n : r.nodes)
+        if (n.category == NodeCategory::Collapsed) {
+            ++placeholders;
+            hidden += n.hiddenCount;
+            QVERIFY2(q(n.title).startsWith(QString::fromUtf8("\u2026 ")) && q(n.title).endsWith(" nodes"),
+                     n.title.c_str());
+        }
+    QVERIFY(placeholders >= 1);
+    QCOMPARE(hidden, r.hiddenNodes);
+    QCOMPARE(hidden + r.nodes.size() - placeholders, std::size_t(5002));
+    const QStringList texts = svgTexts(engine.render(r, RenderFormat::Svg));
+    QVERIFY(texts.join(' ').contains("focused view"));
+}
+
+void TestDrawing::focusKeepsChangedRegion() {
+    auto g = chainGraph(3000);
+    DrawOptions opt;
+    opt.focus = {1500, 1501};
+    const DrawGraph drawing = drawGraph(*g, opt);
+    const DrawGraph f = focusView(drawing, 2, 100);
+    std::set<std::string> keys;
+    for (const DrawNode& n : f.nodes) keys.insert(n.key);
+    QVERIFY(keys.count("n1500") && keys.count("n1501"));
+    QVERIFY(keys.count("n1498") && keys.count("n1503")); // two hops each way
+    QVERIFY(!keys.count("n1000"));
+    QVERIFY(f.nodes.size() < 40);
+    // Edges only between drawn nodes.
+    for (const DrawEdge& e : f.edges) QVERIFY(keys.count(e.tail) && keys.count(e.head));
+    // Upstream and downstream placeholders.
+    int up = 0, down = 0;
+    for (const DrawEdge& e : f.edges) {
+        if (e.tail.front() == 'c') ++up;
+        if (e.head.front() == 'c') ++down;
+    }
+    QVERIFY(up >= 1 && down >= 1);
+    QVERIFY(focusView(DrawGraph{}, 2, 10).nodes.empty());
+}
+
+void TestDrawing::focusSeedsBringTheirValueBoxes() {
+    // Seeding the last node and the first one with no hops draws exactly them and the graph
+    // output and input boxes next to them; the rest is one placeholder.
+    auto g = chainGraph(3000);
+    const auto& topo = g->toposort();
+    DrawOptions opt;
+    opt.focus = {topo.front()->id(), topo.back()->id()};
+    const DrawGraph drawing = drawGraph(*g, opt);
+    const DrawGraph f = focusView(drawing, 0, 100);
+    std::set<std::string> keys;
+    int placeholders = 0;
+    for (const DrawNode& n : f.nodes) {
+        keys.insert(n.key);
+        placeholders += n.category == NodeCategory::Collapsed;
+    }
+    QVERIFY(keys.count("n" + std::to_string(topo.back()->id())));
+    QVERIFY(keys.count("n" + std::to_string(topo.front()->id())));
+    QVERIFY(keys.count("o0"));
+    QVERIFY(keys.count("v" + std::to_string(g->inputs().front()->id())));
+    QCOMPARE(placeholders, 1);
+    QCOMPARE(f.nodes.size(), std::size_t(5));
+}
+
+void TestDrawing::alignIdsMatchesWhatBothPipelinesMade() {
+    // theano and cleanup both lift join_alloc to the same four GPU nodes (and a 0.0 on the
+    // GPU), each with ids of its own; aligned, the diff sees them as one.
+    const std::string file = PASSLENS_SOURCE_DIR "/resources/examples/join_alloc.graph.json";
+    Optimized a = optimize(file, "theano");
+    Optimized b = optimize(file, "cleanup");
+    std::set<NodeId> idsA, idsB;
+    for (const Apply* n : a.graph->toposort()) idsA.insert(n->id());
+    for (const Apply* n : b.graph->toposort()) idsB.insert(n->id());
+    QVERIFY(idsA != idsB); // unrelated ids before aligning
+    const GraphDiff raw = diff(*a.graph, *b.graph);
+    QVERIFY(!raw.added.empty());
+    AlignedGraph aligned = alignIds(*a.graph, *b.graph);
+    QCOMPARE(aligned.matchedNodes, b.graph->nodeCount());
+    QCOMPARE(aligned.graph->fingerprint(), b.graph->fingerprint()); // the same graph
+    const GraphDiff d = diff(*a.graph, *aligned.graph);
+    QVERIFY(d.added.empty());
+    QVERIFY(d.removed.empty());
+    QVERIFY(d.rewired.empty());
+    QCOMPARE(aligned.originalNode.size(), b.graph->nodeCount());
+    for (const auto& [now, before] : aligned.originalNode) {
+        QVERIFY(idsB.count(before));
+        QCOMPARE(aligned.graph->node(now)->op().str(), b.graph->node(before)->op().str());
+    }
+    // aligned to an unrelated graph, every node keeps its structure under fresh ids
+    auto chain = chainGraph(20);
+    AlignedGraph apart = alignIds(*chain, *b.graph);
+    QCOMPARE(apart.matchedNodes, std::size_t(0));
+    QCOMPARE(apart.graph->fingerprint(), b.graph->fingerprint());
+}
