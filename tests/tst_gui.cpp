@@ -8,6 +8,7 @@
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
+#include "JobRunner.h"
 #include "passlens/ui/MainWindow.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
@@ -1403,6 +1404,49 @@ private slots:
         QVERIFY(waitIdle(w));
         QCOMPARE(ends, QStringList{"drawn"});
         QCOMPARE(s.currentStep(), 1);
+    }
+
+    // Stepping again before the drawing of the step arrives: the first layout request is
+    // superseded (its own token cancelled at once, so Graphviz stops on it, while the newest
+    // request's token is not) and only the newest request's drawing reaches the view.
+    void supersededLayoutNeverReachesTheView() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        auto& s = w.session();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        QVERIFY(last >= 2);
+        s.setCurrentStep(1);
+        QVERIFY(waitIdle(w));
+        QSignalSpy ends(&s.jobs(), &JobRunner::finished);
+        int drawn = 0;
+        connect(&s, &DebugSession::layoutReady, this, [&] { ++drawn; });
+        s.setCurrentStep(0); // the source: Alloc and Join
+        const JobId superseded = s.jobs().newest(layoutLane());
+        QVERIFY(superseded != 0);
+        QVERIFY(!s.jobs().cancelRequested(superseded));
+        s.setCurrentStep(last);
+        const JobId newest = s.jobs().newest(layoutLane());
+        QVERIFY(newest != 0 && newest != superseded);
+        QVERIFY(s.jobs().cancelRequested(superseded));
+        QVERIFY(!s.jobs().cancelRequested(newest));
+        QVERIFY(waitIdle(w));
+        QVERIFY(QTest::qWaitFor([&] { return s.jobs().runningCount() == 0; }, 600000));
+        QCOMPARE(drawn, 1);
+        auto ids = [](const FunctionGraph& g) {
+            QList<NodeId> out;
+            for (const Apply* a : g.toposort()) out << a->id();
+            std::sort(out.begin(), out.end());
+            return out;
+        };
+        QList<NodeId> shown = w.graphScene()->nodeIds();
+        std::sort(shown.begin(), shown.end());
+        QCOMPARE(shown, ids(*s.graphAt(last)));
+        QVERIFY(shown != ids(*s.graphAt(0)));
+        std::map<JobId, JobEnd> how;
+        for (const auto& e : ends) how[e.at(0).value<JobId>()] = e.at(2).value<JobEnd>();
+        QCOMPARE(how.size(), std::size_t(2));
+        QCOMPARE(how.at(superseded), JobEnd::Superseded);
+        QCOMPARE(how.at(newest), JobEnd::Done);
     }
 
     void sessionReopensOnTheSameStep() {

@@ -1,13 +1,13 @@
 #include "passlens/ui/DebugSession.h"
 
+#include "JobRunner.h"
+
 #include <passlens/diff/TraceSteps.h>
 #include <passlens/io/SessionFile.h>
 #include <passlens/io/Failure.h>
 #include <passlens/layout/DrawGraph.h>
 
 #include <QFileInfo>
-#include <QPromise>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <functional>
 
@@ -25,13 +25,12 @@ struct DebugSession::Loaded {
 };
 
 DebugSession::DebugSession(QObject* parent)
-    : QObject(parent) {}
+    : QObject(parent)
+    , m_jobs(new JobRunner(this)) {}
 DebugSession::~DebugSession() {
-    // layout workers use m_engine and the trace: stop the newest (superseded ones already are)
-    // and let them end before those go
-    if (m_cancel) m_cancel->cancel();
-    for (auto* w : findChildren<QFutureWatcherBase*>(QStringLiteral("layout"), Qt::FindDirectChildrenOnly))
-        w->waitForFinished();
+    // workers use m_engine and the trace: stop them and let them end before those go
+    m_jobs->cancelAll();
+    m_jobs->waitForAll();
 }
 
 void DebugSession::setBusy(bool busy, const QString& what) {
@@ -50,44 +49,38 @@ void DebugSession::open(const QString& path, const QString& pipeline) {
     if (m_busy) return;
     setBusy(true, tr("Opening %1 …").arg(QFileInfo(path).fileName()));
     // results: the imported source graph (a model or graph JSON), then the pipeline's run
-    auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
-    connect(watcher, &QFutureWatcherBase::resultReadyAt, this, [this, watcher](int index) {
-        if (auto r = watcher->resultAt(index); r->source) showSource(std::move(r));
-    });
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-        const QFuture<std::shared_ptr<Loaded>> f = watcher->future();
-        finishLoad(f.resultAt(f.resultCount() - 1));
-        watcher->deleteLater();
-    });
-    watcher->setFuture(QtConcurrent::run([path, pipeline](QPromise<std::shared_ptr<Loaded>>& promise) {
+    Job<std::shared_ptr<Loaded>> job;
+    job.work = [path, pipeline](const JobControl<std::shared_ptr<Loaded>>& control) {
         const auto shown = [&](std::shared_ptr<const FunctionGraph> graph) {
             auto r = std::make_shared<Loaded>();
             r->path = path;
             r->pipeline = pipeline;
             r->source = std::move(graph);
-            promise.addResult(std::move(r));
+            control.partial(std::move(r));
         };
-        promise.addResult(loadAndRun(path, pipeline, {}, nullptr, {}, shown));
-    }));
+        return loadAndRun(path, pipeline, {}, nullptr, {}, shown);
+    };
+    job.partial = [this](std::shared_ptr<Loaded> r) { showSource(std::move(r)); };
+    job.done = [this](std::shared_ptr<Loaded> r) { finishLoad(std::move(r)); };
+    m_jobs->start(std::move(job));
 }
 
 void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases,
                                const QMap<QString, double>& moves) {
     if (m_busy || m_path.isEmpty()) return;
     setBusy(true, tr("Running pipeline %1 …").arg(pipeline));
-    auto* watcher = new QFutureWatcher<std::shared_ptr<Loaded>>(this);
+    Job<std::shared_ptr<Loaded>> job;
     const bool onSource = sourceOnly(); // a failure keeps the source shown, as open()'s does
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, onSource] {
-        auto r = watcher->result();
+    job.done = [this, onSource](std::shared_ptr<Loaded> r) {
         r->sourceShown = r->sourceShown || onSource;
         finishLoad(std::move(r));
-        watcher->deleteLater();
-    });
+    };
     const QString path = m_path;
     std::shared_ptr<const FunctionGraph> source = graphAt(0); // cached: read-only from here on
-    watcher->setFuture(QtConcurrent::run([path, pipeline, disabledPhases, source, moves] {
+    job.work = [path, pipeline, disabledPhases, source, moves](const auto&) {
         return loadAndRun(path, pipeline, disabledPhases, source, moves);
-    }));
+    };
+    m_jobs->start(std::move(job));
 }
 
 namespace {
@@ -380,10 +373,6 @@ DrawingRequest DebugSession::drawingRequest() {
 
 void DebugSession::requestLayout() {
     if (m_steps.empty()) return;
-    if (m_cancel) m_cancel->cancel(); // the request this one supersedes stops at once
-    const auto cancel = std::make_shared<CancelToken>();
-    m_cancel = cancel;
-    const int generation = ++m_layoutGeneration;
     DrawingRequest request = drawingRequest();
     LayoutEngine* engine = &m_engine;
     const bool nested = request.nested;
@@ -410,40 +399,41 @@ void DebugSession::requestLayout() {
         remembered.reset();
         anchor.reset();
     }
-    auto* watcher = new QFutureWatcher<std::pair<std::optional<LayoutResult>, QString>>(this);
-    watcher->setObjectName(QStringLiteral("layout")); // (waited for by the destructor)
-    connect(watcher, &QFutureWatcherBase::finished, this,
-            [this, watcher, generation, cancel, chain, current, extraFocus, quick] {
-                auto res = watcher->result();
-                watcher->deleteLater();
-                if (generation != m_layoutGeneration) return; // a newer request superseded it
-                m_layoutPending = false;
-                if (cancel->cancelled()) { // cancelLayout(): what the worker made is dropped
-                    m_followUp = false;
-                    emit layoutCancelled();
-                } else {
-                    showLayoutResult(std::move(res), chain, current, extraFocus, quick);
-                }
-                // a run that finished while the source was being drawn comes after its drawing
-                if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
-            });
-    m_layoutPending = true;
-    emit layoutStarted();
-    watcher->setFuture(QtConcurrent::run([=]() -> std::pair<std::optional<LayoutResult>, QString> {
+    // the newest request of the lane: it supersedes the one before (whose token is cancelled at
+    // once, and whose result is dropped)
+    using Laid = std::pair<std::optional<LayoutResult>, QString>;
+    Job<Laid> job;
+    job.lane = layoutLane();
+    job.done = [this, chain, current, extraFocus, quick](Laid res) {
+        m_layoutPending = false;
+        showLayoutResult(std::move(res), chain, current, extraFocus, quick);
+        // a run that finished while the source was being drawn comes after its drawing
+        if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
+    };
+    job.cancelled = [this](Laid) { // cancelLayout(): what the worker made is dropped
+        m_layoutPending = false;
+        m_followUp = false;
+        emit layoutCancelled();
+        if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
+    };
+    job.work = [=](const JobControl<Laid>& control) -> Laid {
         if (remembered) return {remembered, {}};
         try {
             const DrawGraph dg = request.draw();
-            if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, cancel.get()), {}};
-            return {engine->layout(dg, layoutOptions, cancel.get()), {}};
+            if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, &control.token()), {}};
+            return {engine->layout(dg, layoutOptions, &control.token()), {}};
         } catch (const std::exception& e) {
             return {std::nullopt, QString::fromStdString(e.what())};
         }
-    }));
+    };
+    m_layoutPending = true;
+    emit layoutStarted();
+    m_jobs->start(std::move(job));
 }
 
 bool DebugSession::cancelLayout() {
-    if (!m_layoutPending || !m_cancel) return false;
-    m_cancel->cancel();
+    if (!m_layoutPending) return false;
+    m_jobs->cancel(m_jobs->newest(layoutLane()));
     return true;
 }
 

@@ -21,6 +21,8 @@
 
 namespace passlens {
 
+class JobRunner;
+
 /// One stop of the step slider: the graph after applied event `event` (0 = source).
 struct StepPoint {
     int event = 0;
@@ -140,6 +142,11 @@ public:
     const std::optional<ScopeGrouping>& scopeGrouping() const { return m_grouping; }
     const std::optional<LayoutResult>& layout() const { return m_layout; }
     LayoutEngine& layoutEngine() { return m_engine; }
+    /// The runner of the window's long jobs (ui/src/JobRunner.h): the session's pipeline runs
+    /// and layouts (lane layoutLane()) and the window's executions, checks, comparisons and
+    /// exports, which borrow the session's layout engine. Destroying the session cancels them
+    /// and waits for their workers.
+    JobRunner& jobs() { return *m_jobs; }
     /// Cancels the newest layout request (Esc, Execute > Cancel): it ends with layoutCancelled()
     /// whatever its worker made, the drawing shown stays, and a neighbourhood-first jump's
     /// whole-step drawing is not started. Each request has its own CancelToken, so a request made
@@ -201,7 +208,7 @@ private:
     QString m_nestedLabel;
     std::map<int, std::shared_ptr<const FunctionGraph>> m_graphs; // by event seq
     LayoutEngine m_engine;
-    std::shared_ptr<CancelToken> m_cancel; ///< the newest layout request's own token
+    JobRunner* m_jobs; ///< (a child: cancelled and waited for in the destructor, before the members go)
     std::optional<LayoutResult> m_layout;
     /// The chain m_layout belongs to: -1 for plain steps, the diff's "from" step for diffs
     /// (stepping inside one diff continues it); empty for nested graphs and after relayout().
@@ -216,7 +223,6 @@ private:
     TimingOptions m_timingOptions;
     std::optional<ScopeGrouping> m_grouping;
     bool m_busy = false;
-    int m_layoutGeneration = 0;
     bool m_layoutPending = false; ///< the newest layout request has not ended yet
     /// A pipeline run that ended while the source shown was still being drawn (open()).
     std::shared_ptr<Loaded> m_deferredLoad;
