@@ -31,6 +31,8 @@
 #include <QTreeView>
 #include <QRegularExpression>
 #include <QScrollBar>
+#include <QSemaphore>
+#include <QThread>
 #include <QSortFilterProxyModel>
 #include <QStyleOptionViewItem>
 
@@ -131,6 +133,27 @@ public:
 private:
     int m_matching;
     std::atomic<int> m_calls{0};
+};
+
+// A backend whose profile() runs until its cancel flag is set, then throws "cancelled by the
+// user", while `block` holds (it releases `started` first); else it profiles as FakeBackend.
+class CancellableBackend final : public ExecutionBackend {
+public:
+    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
+                           const std::function<void(double)>& progress, const std::atomic<bool>& cancel) override {
+        if (!block.load()) return m_fake.profile(graph, request, progress, cancel);
+        started.release();
+        while (!cancel.load()) QThread::yieldCurrentThread();
+        throw std::runtime_error("cancelled by the user");
+    }
+    nlohmann::json compare(const FunctionGraph& graph, const FunctionGraph& reference) override {
+        return m_fake.compare(graph, reference);
+    }
+    std::atomic<bool> block{true};
+    QSemaphore started;
+
+private:
+    FakeBackend m_fake{1000};
 };
 
 // Opens a chain of `n` Elemwise nodes (writeChainGraph, in `dir`) in `w`, 1200 x 800, with the
@@ -1447,6 +1470,36 @@ private slots:
         QCOMPARE(how.size(), std::size_t(2));
         QCOMPARE(how.at(superseded), JobEnd::Superseded);
         QCOMPARE(how.at(newest), JobEnd::Done);
+    }
+
+    // Esc cancels the running execution through its own token (the backend stops and says so,
+    // nothing is profiled); the next execution has a token of its own and profiles the step.
+    void executionIsCancelledPerRequest() {
+        MainWindow w;
+        auto backend = std::make_shared<CancellableBackend>();
+        w.setExecutionBackend(backend);
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        bool idle = false, idleOk = true;
+        QString message;
+        w.whenIdle([&](bool ok, const QString& m) {
+            idle = true;
+            idleOk = ok;
+            message = m;
+        });
+        w.executeCurrent();
+        backend->started.acquire(); // the worker runs until its token is cancelled
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(QTest::qWaitFor([&] { return idle; }, 600000));
+        QVERIFY(!idleOk);
+        QCOMPARE(message, QStringLiteral("cancelled by the user"));
+        QVERIFY(!w.profileTablesShown());
+        QCOMPARE(w.profileModel()->rowCount(), 0);
+        backend->block = false;
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileTablesShown());
+        QCOMPARE(static_cast<std::size_t>(w.profileModel()->rowCount()),
+                 w.session().graphAt(w.session().currentStep())->nodeCount());
     }
 
     void sessionReopensOnTheSameStep() {

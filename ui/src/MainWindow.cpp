@@ -3,6 +3,7 @@
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
+#include "JobRunner.h"
 #include "PipelineFilterModel.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
@@ -26,7 +27,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -59,7 +59,6 @@
 #include <QToolButton>
 #include <QPointer>
 #include <QTreeView>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <deque>
 #include <functional>
@@ -1195,7 +1194,6 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
     auto g = m_session->graphAt(m_session->currentStep());
     if (!g) return;
     m_executing = true;
-    m_cancelExec = false;
     auto* progress = new QProgressBar;
     progress->setRange(0, 100);
     progress->setMaximumWidth(200);
@@ -1205,12 +1203,12 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
             .arg(QString::fromStdString(request.device))
             .arg(request.repeats));
     auto backend = m_backend;
-    auto* watcher = new QFutureWatcher<std::pair<nlohmann::json, QString>>(this);
-    QPointer<QProgressBar> bar(progress);
+    using Profiled = std::pair<nlohmann::json, QString>;
+    Job<Profiled> job;
     const int step = m_session->currentStep();
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, g, step] {
-        auto [profile, error] = watcher->result();
-        watcher->deleteLater();
+    // (a cancelled execution ends as its backend makes it end: an error, or the profile it had)
+    job.done = job.cancelled = [this, progress, g, step](Profiled result) {
+        auto [profile, error] = std::move(result);
         statusBar()->removeWidget(progress);
         progress->deleteLater();
         m_executing = false;
@@ -1231,23 +1229,21 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
         if (m_overlayAction->isChecked())
             m_session->setProfile(parseTimingProfile(profile, "profile"), m_session->timingOptions());
         m_session->requestLayout();
-    });
-    std::atomic<bool>* cancel = &m_cancelExec;
-    watcher->setFuture(QtConcurrent::run([backend, g, request, cancel, bar]() -> std::pair<nlohmann::json, QString> {
+    };
+    job.work = [backend, g, request](const JobControl<Profiled>& control) -> Profiled {
         try {
-            auto report = [bar](double f) {
-                QMetaObject::invokeMethod(
-                    qApp,
-                    [bar, f] {
-                        if (bar) bar->setValue(static_cast<int>(f * 100));
-                    },
-                    Qt::QueuedConnection);
-            };
-            return {backend->profile(*g, request, report, *cancel), {}};
+            return {backend->profile(
+                        *g, request, [&control](double f) { control.progress(f); }, control.flag()),
+                    {}};
         } catch (const std::exception& e) {
             return {{}, QString::fromStdString(e.what())};
         }
-    }));
+    };
+    const JobId id = m_session->jobs().start(std::move(job));
+    m_executeJob = id;
+    connect(&m_session->jobs(), &JobRunner::progressed, progress, [progress, id](JobId job, double f) {
+        if (job == id) progress->setValue(static_cast<int>(f * 100));
+    });
 }
 
 void MainWindow::runCheck() {
@@ -1267,10 +1263,8 @@ void MainWindow::runCheck() {
     log(tr("Checking %1 phases that changed the graph against the source …").arg(phases.size()));
     const Trace* checked = m_session->trace();
     const std::string context = "check " + QFileInfo(m_session->path()).fileName().toStdString();
-    auto* watcher = new QFutureWatcher<PhaseCheckResult>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, checked] {
-        const PhaseCheckResult result = watcher->result();
-        watcher->deleteLater();
+    Job<PhaseCheckResult> job;
+    job.done = [this, checked](const PhaseCheckResult& result) {
         for (const PhaseCheckEntry& e : result.phases) {
             const QString name = QString::fromStdString(e.name);
             const auto mark = !e.diff       ? PipelineModel::CheckMark::Failed
@@ -1294,8 +1288,8 @@ void MainWindow::runCheck() {
         if (result.firstDivergent.empty())
             log(tr("  every phase matches the source within max_rel %1").arg(kCheckTolerance, 0, 'g', 3));
         settleIdle(true, {});
-    });
-    watcher->setFuture(QtConcurrent::run([backend, source, phases, context]() {
+    };
+    job.work = [backend, source, phases, context](const JobControl<PhaseCheckResult>&) {
         return checkPhases(
             phases,
             [&](const FunctionGraph& g) {
@@ -1303,7 +1297,8 @@ void MainWindow::runCheck() {
                 return OutputsDiff{r.value("max_abs", 0.0), r.value("max_rel", 0.0), r.value("shapes_match", true)};
             },
             kCheckTolerance, context);
-    }));
+    };
+    m_session->jobs().start(std::move(job));
 }
 
 void MainWindow::comparePipelines() {
@@ -1348,14 +1343,12 @@ void MainWindow::compareWith(const QString& other) {
     cap.pipeline = mineName.toStdString() + " vs " + other.toStdString();
     cap.step = "final graphs: " + mineName.toStdString() + " (before) .. " + other.toStdString() + " (after)";
     LayoutEngine* engine = &m_session->layoutEngine();
-    auto* watcher = new QFutureWatcher<Comparison>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, myText, other, mineName, myFinal] {
-        Comparison c = watcher->result();
-        watcher->deleteLater();
+    Job<Comparison> job;
+    job.done = [this, myText, other, mineName, myFinal](const Comparison& c) {
         showComparison(mineName, other, myText, myFinal, c.otherText, c.otherFinal, c.otherTrace, c.otherIds, c.layout,
                        c.error.isEmpty() ? c.summary : tr("Comparison failed: %1").arg(c.error));
-    });
-    watcher->setFuture(QtConcurrent::run([source, other, myFinal, cap, engine]() -> Comparison {
+    };
+    job.work = [source, other, myFinal, cap, engine](const JobControl<Comparison>& control) -> Comparison {
         Comparison c;
         try {
             PipelineRequest request;
@@ -1375,7 +1368,7 @@ void MainWindow::compareWith(const QString& other) {
             DrawOptions opt;
             opt.caption = cap;
             const DrawGraph dg = drawDiff(*myFinal, *aligned.graph, d, opt);
-            c.layout = engine->layout(dg, LayoutOptions{});
+            c.layout = engine->layout(dg, LayoutOptions{}, &control.token());
             c.otherFinal = std::shared_ptr<const FunctionGraph>(std::move(aligned.graph));
             c.otherIds = std::move(aligned.originalNode);
             c.otherTrace = std::move(t);
@@ -1383,7 +1376,8 @@ void MainWindow::compareWith(const QString& other) {
             c.error = QString::fromStdString(e.what());
         }
         return c;
-    }));
+    };
+    m_session->jobs().start(std::move(job));
 }
 
 QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
@@ -1568,10 +1562,8 @@ bool MainWindow::exportTo(const QString& path, const ExportRequest& request) {
     const std::string target = path.toStdString();
     LayoutEngine* engine = &m_session->layoutEngine();
     log(tr("Exporting %1 …").arg(path));
-    auto* watcher = new QFutureWatcher<QString>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, path] {
-        const QString error = watcher->result();
-        watcher->deleteLater();
+    Job<QString> job;
+    job.done = [this, path](const QString& error) {
         if (error.isEmpty()) {
             log(tr("Exported %1").arg(path));
         } else {
@@ -1579,8 +1571,8 @@ bool MainWindow::exportTo(const QString& path, const ExportRequest& request) {
             statusBar()->showMessage(error, 8000);
         }
         emit exported(path, error.isEmpty(), error);
-    });
-    watcher->setFuture(QtConcurrent::run([=]() -> QString {
+    };
+    job.work = [=](const JobControl<QString>& control) -> QString {
         try {
             DrawGraph dg = drawing.draw();
             if (!whole) {
@@ -1592,14 +1584,15 @@ bool MainWindow::exportTo(const QString& path, const ExportRequest& request) {
             LayoutOptions options;
             if (landscape) options.dot.rankdir = "LR";
             if (!whole) options.nodeThreshold = std::max(options.nodeThreshold, dg.nodes.size());
-            const LayoutResult laid = engine->layout(dg, options);
+            const LayoutResult laid = engine->layout(dg, options, &control.token());
             const std::size_t n = exportLayout(*engine, laid, target, fmt, view);
             (void)n;
             return {};
         } catch (...) {
             return QString::fromStdString(currentExceptionMessage("export " + target));
         }
-    }));
+    };
+    m_session->jobs().start(std::move(job));
     return true;
 }
 
@@ -1615,12 +1608,9 @@ void MainWindow::exportReport() {
     opt.profile = m_profileJson.is_object() ? m_profileJson : nlohmann::json();
     auto trace = std::make_shared<Trace>(*m_session->trace());
     log(tr("Writing the report into %1 …").arg(dir));
-    auto* watcher = new QFutureWatcher<QString>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, dir] {
-        log(watcher->result());
-        watcher->deleteLater();
-    });
-    watcher->setFuture(QtConcurrent::run([trace, opt, dir]() {
+    Job<QString> job;
+    job.done = [this](const QString& line) { log(line); };
+    job.work = [trace, opt, dir](const JobControl<QString>&) {
         try {
             const ReportResult r = writeReport(*trace, dir.toStdString(), opt);
             return QObject::tr("Report: %1 files in %2, open %2/index.html%3")
@@ -1631,7 +1621,8 @@ void MainWindow::exportReport() {
             return QObject::tr("report failed: %1")
                 .arg(QString::fromStdString(currentExceptionMessage("report " + dir.toStdString())));
         }
-    }));
+    };
+    m_session->jobs().start(std::move(job));
 }
 
 void MainWindow::saveSession() {
@@ -1691,7 +1682,7 @@ void MainWindow::applyPalette(bool dark) {
 }
 
 void MainWindow::cancelWork() {
-    m_cancelExec = true;
+    m_session->jobs().cancel(m_executeJob);
     m_session->cancelLayout();
 }
 

@@ -236,7 +236,7 @@ private:
     bool m_syncingTree = false;  ///< the tree is being moved to the step: do not move the step
     NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
     bool m_executing = false;
-    std::atomic<bool> m_cancelExec{false};
+    quint64 m_executeJob = 0; ///< the JobId of the execution running (cancelWork)
     std::vector<std::function<void(bool, QString)>> m_idleWaiters;
     QMap<QString, double> m_phaseMoves; ///< phases moved by the user, applied on Run
 };
