@@ -7,6 +7,7 @@
 #include "PipelineFilterModel.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
+#include "StepPresenter.h"
 
 #include <passlens/io/Failure.h>
 #include <passlens/ir/GraphSearch.h>
@@ -108,21 +109,6 @@ private:
 
 } // namespace
 
-namespace {
-// Where a big drawing opens: its graph outputs (the bottom-most node when none is drawn), so
-// the first picture shows real boxes, not the empty middle of a wide scene rectangle.
-QRectF outputsArea(const GraphScene& scene) {
-    QRectF area;
-    const GraphNodeItem* lowest = nullptr;
-    for (const GraphNodeItem* it : scene.nodeItems()) {
-        if (it->node().category == NodeCategory::Output) area = area.united(it->sceneBoundingRect());
-        if (!lowest || it->sceneBoundingRect().bottom() > lowest->sceneBoundingRect().bottom()) lowest = it;
-    }
-    if (area.isNull() && lowest) area = lowest->sceneBoundingRect();
-    return area.isNull() ? scene.sceneRect() : area;
-}
-} // namespace
-
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
     , m_session(new DebugSession(this)) {
@@ -181,7 +167,7 @@ MainWindow::MainWindow(QWidget* parent)
                            .arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
         clearProfile();
         m_inspector->clearNode();
-        m_pendingReveal = -1;
+        m_presenter->setPendingReveal(-1);
         if (auto g = m_session->graphAt(0))
             log(tr("Source graph: %1 nodes, drawn while pipeline %2 runs")
                     .arg(g->nodeCount())
@@ -221,10 +207,10 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_session, &DebugSession::layoutCancelled, this, [this] {
         updateBusyIndicator();
-        m_pendingReveal = -1;
+        m_presenter->setPendingReveal(-1);
         // the drawing stays: say which step it shows
         const auto& steps = m_session->steps();
-        const int shown = m_lastShownStep, wanted = m_session->currentStep();
+        const int shown = m_presenter->lastShownStep(), wanted = m_session->currentStep();
         QString what = tr("Drawing cancelled.");
         if (shown >= 0 && shown < static_cast<int>(steps.size()) && shown != wanted)
             what = tr("Drawing step %1 cancelled: the view still shows step %2 (%3). Lay out afresh (Ctrl+L) draws "
@@ -290,6 +276,10 @@ void MainWindow::buildUi() {
     stepRow->addWidget(m_stepLabel);
     v->addLayout(stepRow);
     setCentralWidget(centralBox);
+    m_presenter = new StepPresenter(
+        *m_session, {m_scene, m_sceneBefore, m_view, m_viewBefore, m_centre, m_summary, m_stepLabel}, this);
+    connect(m_presenter, &StepPresenter::selectRequested, this, [this](NodeId id) { selectNode(id); });
+    connect(m_presenter, &StepPresenter::message, this, [this](const QString& line) { log(line); });
     // the busy indicator: what runs, an endless bar, and Cancel for a pending layout
     m_busyBox = new QWidget;
     auto* busyRow = new QHBoxLayout(m_busyBox);
@@ -463,7 +453,7 @@ void MainWindow::buildUi() {
             [this](const QModelIndex& cur) {
                 if (!cur.isValid()) return;
                 const NodeId id = cur.data(ProfileModel::NodeIdRole).toLongLong();
-                if (!revealNode(id)) selectNode(id); // on screen when drawn, in the inspector always
+                if (!m_presenter->revealNode(id)) selectNode(id); // on screen when drawn, in the inspector always
             });
     auto* tabs = new QTabWidget;
     tabs->addTab(m_profileTable, tr("Per node"));
@@ -713,10 +703,10 @@ void MainWindow::findNext(const QString& text, int direction) {
     m_searchHit = m_searchHit < 0 ? (direction >= 0 ? 0 : n - 1) : ((m_searchHit + direction) % n + n) % n;
     const NodeId id = hits[m_searchHit];
     m_findLabel->setText(tr("match %1 of %2").arg(m_searchHit + 1).arg(n));
-    m_pendingReveal = -1; // an earlier hit still being drawn is superseded
-    if (revealNode(id)) return;
+    m_presenter->setPendingReveal(-1); // an earlier hit still being drawn is superseded
+    if (m_presenter->revealNode(id)) return;
     // not in the drawing (a focused view of a big graph): draw its neighbourhood, then reveal
-    m_pendingReveal = id;
+    m_presenter->setPendingReveal(id);
     log(tr("Find: drawing the neighbourhood of node #%1").arg(id));
     m_session->focusOnNodes({id});
 }
@@ -738,57 +728,6 @@ void MainWindow::syncPipelineTree(const StepPoint& s) {
     m_syncingTree = wasSyncing;
 }
 
-int MainWindow::expandPlaceholder(const QString& key, int batch) {
-    const auto& layout = m_session->layout();
-    auto g = m_session->graphAt(m_session->currentStep());
-    if (!layout || !g || m_session->showingNested() || m_session->diffFrom()) return 0;
-    const std::string k = key.toStdString();
-    std::set<NodeId> drawn;
-    for (const LayoutNode& n : layout->nodes)
-        if (n.node >= 0) drawn.insert(n.node);
-    // The drawn nodes next to the placeholder, and which way the hidden ones lie from them.
-    std::deque<const Apply*> frontier;
-    bool upstream = false, found = false;
-    auto drawnApply = [&](const std::string& other) -> const Apply* {
-        if (other.size() < 2 || other[0] != 'n') return nullptr;
-        return g->node(std::stoll(other.substr(1)));
-    };
-    for (const LayoutEdge& e : layout->edges) {
-        if (e.tail == k || e.head == k) found = true;
-        if (e.tail == k) upstream = true;
-        if (const Apply* a = drawnApply(e.tail == k ? e.head : e.head == k ? e.tail : std::string()))
-            frontier.push_back(a);
-    }
-    if (!found || frontier.empty()) return 0;
-    // Breadth-first into the hidden side, nearest first.
-    std::vector<NodeId> added;
-    std::set<NodeId> seen(drawn);
-    while (!frontier.empty() && static_cast<int>(added.size()) < batch) {
-        const Apply* a = frontier.front();
-        frontier.pop_front();
-        std::vector<const Apply*> next;
-        if (upstream) {
-            for (const Variable* v : a->inputs())
-                if (v->owner()) next.push_back(v->owner());
-        } else {
-            for (const Variable* v : a->outputs())
-                for (const Client& c : v->clients())
-                    if (c.node) next.push_back(c.node);
-        }
-        for (const Apply* b : next)
-            if (seen.insert(b->id()).second && static_cast<int>(added.size()) < batch) {
-                added.push_back(b->id());
-                frontier.push_back(b);
-            }
-    }
-    if (added.empty()) return 0;
-    std::vector<NodeId> seeds(drawn.begin(), drawn.end());
-    seeds.insert(seeds.end(), added.begin(), added.end());
-    log(tr("Expanding %1: %2 more nodes drawn").arg(key).arg(added.size()));
-    m_session->focusOnNodes(std::move(seeds), 0);
-    return static_cast<int>(added.size());
-}
-
 bool MainWindow::setGroupByScope(bool on) {
     const QSignalBlocker block(m_groupAction);
     if (!on) {
@@ -807,44 +746,6 @@ bool MainWindow::setGroupByScope(bool on) {
     m_groupAction->setChecked(true);
     log(tr("Grouping by name scope: double-click a scope box to open it"));
     m_session->setScopeGrouping(ScopeGrouping{});
-    return true;
-}
-
-bool MainWindow::openScope(const QString& key) {
-    const auto& layout = m_session->layout();
-    const auto grouping = m_session->scopeGrouping();
-    if (!layout || !grouping) return false;
-    const auto it = std::find_if(layout->nodes.begin(), layout->nodes.end(), [&](const LayoutNode& n) {
-        return n.key == key.toStdString() && n.category == NodeCategory::Group;
-    });
-    if (it == layout->nodes.end()) return false;
-    ScopeGrouping next = *grouping;
-    next.expanded.insert(it->name);
-    log(tr("Opening scope %1 (%2 nodes)").arg(QString::fromStdString(it->name)).arg(it->hiddenCount));
-    m_session->setScopeGrouping(std::move(next));
-    return true;
-}
-
-bool MainWindow::closeScope(const QString& scope) {
-    const auto grouping = m_session->scopeGrouping();
-    const auto& layout = m_session->layout();
-    if (!grouping || !layout) return false;
-    const std::string s = scope.toStdString();
-    const auto inside = [&s](const std::string& e) { return e == s || e.rfind(s + "/", 0) == 0; };
-    // open: some drawn node sits in it (listed as open, or opened as the only box of its level)
-    if (s.empty() ||
-        std::none_of(layout->nodes.begin(), layout->nodes.end(), [&](const LayoutNode& n) { return inside(n.scope); }))
-        return false;
-    ScopeGrouping next = *grouping;
-    // the scope and every scope inside it
-    if (std::erase_if(next.expanded, inside) == 0) {
-        // opened as a lone scope (and so were the ones around it): keep those around it open and
-        // stop opening lone scopes
-        next.openLoneScopes = false;
-        for (std::string p = parentScope(s); !p.empty(); p = parentScope(p)) next.expanded.insert(p);
-    }
-    log(tr("Closing scope %1").arg(scope));
-    m_session->setScopeGrouping(std::move(next));
     return true;
 }
 
@@ -895,7 +796,7 @@ void MainWindow::jumpToEvent(int seq, NodeId id) {
     if (present) seeds.push_back(id);
     for (NodeId a : trace->events()[static_cast<std::size_t>(seq - 1)].added)
         if (g && g->node(a) && g->node(a)->inGraph()) seeds.push_back(a);
-    m_pendingReveal = present ? id : -1;
+    m_presenter->setPendingReveal(present ? id : -1);
     if (!seeds.empty()) m_session->showNeighbourhoodFirst(std::move(seeds));
 }
 
@@ -942,44 +843,9 @@ bool MainWindow::profileDimmed() const { return !m_profileTable->isEnabled(); }
 
 bool MainWindow::profileTablesShown() const { return !m_profileTabs->isHidden(); }
 
-bool MainWindow::showEventNodes() {
-    const auto& steps = m_session->steps();
-    const Trace* trace = m_session->trace();
-    if (!trace || steps.empty()) return false;
-    const StepPoint& st = steps[static_cast<std::size_t>(m_session->currentStep())];
-    if (st.phaseEnd || st.event < 1 || st.event > static_cast<int>(trace->events().size())) return false;
-    QList<GraphNodeItem*> items;
-    for (NodeId id : trace->events()[static_cast<std::size_t>(st.event - 1)].added)
-        if (GraphNodeItem* it = m_scene->nodeItems().value(QStringLiteral("n%1").arg(id))) items << it;
-    if (items.isEmpty()) return false;
-    selectNode(items.front()->node().node); // the inspector shows the first new node
-    {
-        const QSignalBlocker block(m_scene);
-        for (GraphNodeItem* it : items) it->setSelected(true);
-    }
-    QRectF area;
-    for (GraphNodeItem* it : items) area = area.united(it->sceneBoundingRect());
-    // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
-    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
-    if (!visible.intersects(area)) m_view->centerOn(area.center());
-    return true;
-}
-
 QString MainWindow::summaryText() const { return m_summary->text(); }
 
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
-
-bool MainWindow::revealNode(NodeId id) {
-    GraphNodeItem* item = m_scene->selectNode(id);
-    if (!item) return false;
-    selectNode(id);
-    if (m_view->zoom() < 0.75) { // readable titles (about 12 px), as a big graph opens
-        m_view->resetTransform();
-        m_view->scale(0.9, 0.9);
-    }
-    m_view->centerOn(item);
-    return true;
-}
 
 void MainWindow::openFile(const QString& path, const QString& pipeline) {
     log(tr("Opening %1 (pipeline %2)").arg(path, pipeline));
@@ -1008,137 +874,15 @@ void MainWindow::refreshStep() {
 }
 
 void MainWindow::showLayout() {
-    const auto& layout = m_session->layout();
-    if (!layout) return;
-    const bool stepped = m_session->currentStep() != m_lastShownStep; // (not a redraw of the same step)
-    const bool side = m_diffCombo->currentIndex() == 2;
-    auto g = m_session->graphAt(m_session->currentStep());
-    QHash<QString, QString> tips;
-    if (g)
-        for (const LayoutNode& n : layout->nodes)
-            if (n.node >= 0)
-                if (const Apply* a = g->node(n.node)) {
-                    QString t = QStringLiteral("<b>%1</b><br>node #%2 · %3")
-                                    .arg(QString::fromStdString(a->op().str()).toHtmlEscaped())
-                                    .arg(n.node)
-                                    .arg(a->op().isGpu()        ? tr("GPU")
-                                         : a->op().isTransfer() ? tr("transfer")
-                                                                : tr("host"));
-                    for (const Variable* in : a->inputs())
-                        t += QStringLiteral("<br>in: %1").arg(QString::fromStdString(in->type().str()));
-                    for (const Variable* o : a->outputs())
-                        t += QStringLiteral("<br>out: %1").arg(QString::fromStdString(o->type().str()));
-                    tips.insert(QString::fromStdString(n.key), t);
-                }
-    // the overlay's fills: the shares applyTiming put on the drawing (its scale, as exports)
-    QHash<NodeId, double> shares;
-    double maxUs = 0;
-    for (const LayoutNode& n : layout->nodes)
-        if (n.node >= 0 && n.timeShare >= 0) {
-            shares.insert(n.node, n.timeShare);
-            maxUs = std::max(maxUs, n.timeUs);
-        }
-    QString legend;
-    if (const auto& prof = m_session->profile(); prof && !shares.isEmpty())
-        legend = tr("timing: 0 \u2192 %1 per run, %2 scale · total %3 · %4")
-                     .arg(QString::fromStdString(formatMicros(maxUs)),
-                          m_session->timingOptions().logScale ? tr("log") : tr("linear"),
-                          QString::fromStdString(formatMicros(prof->totalUs())), QString::fromStdString(prof->device));
-    m_view->setLegend(legend);
-    m_viewBefore->setLegend(legend);
-    // refit when the drawing changed size a lot (another step, a diff), else keep the view
-    const QRectF oldRect = m_scene->sceneRect();
-    // a stable layout continues the drawing on screen: keep the view exactly
-    const bool first =
-        m_scene->items().isEmpty() ||
-        (!layout->stable && (std::abs(oldRect.width() - (layout->width + 40)) > 0.25 * oldRect.width() ||
-                             std::abs(oldRect.height() - (layout->height + 40)) > 0.25 * oldRect.height()));
-    const QTransform keep = m_view->transform();
-    // the view maps scene to viewport by transform and scroll values alone, so a stable layout
-    // (same scene coordinates) keeps every pinned box at its pixel by keeping both
-    const int keepH = m_view->horizontalScrollBar()->value(), keepV = m_view->verticalScrollBar()->value();
-    const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
-    if (side) {
-        LayoutResult before = *layout, after = *layout;
-        auto strip = [](LayoutResult& r, NodeChange hide) {
-            std::erase_if(r.nodes, [hide](const LayoutNode& n) { return n.change == hide; });
-            std::erase_if(r.edges, [hide](const LayoutEdge& e) { return e.change == hide; });
-        };
-        strip(before, NodeChange::Added);
-        strip(after, NodeChange::Removed);
-        m_sceneBefore->setLayout(before, tips, shares);
-        m_scene->setLayout(after, tips, shares);
-        const auto& steps = m_session->steps();
-        if (const auto from = m_session->diffFrom(); from && *from < static_cast<int>(steps.size())) {
-            m_viewBefore->setPaneLabel(
-                tr("before: step %1, %2").arg(*from).arg(steps[static_cast<std::size_t>(*from)].label));
-            m_view->setPaneLabel(tr("after: step %1, %2")
-                                     .arg(m_session->currentStep())
-                                     .arg(steps[static_cast<std::size_t>(m_session->currentStep())].label));
-        }
-        m_centre->setCurrentIndex(1);
-        auto* split = static_cast<QSplitter*>(m_centre->widget(1));
-        if (split->count() == 1) {
-            split->addWidget(m_view); // (the stacked widget hid it as its page 0)
-            m_view->show();
-            split->setSizes({1, 1});
-        }
-    } else {
-        m_view->setPaneLabel({});
-        m_scene->setLayout(*layout, tips, shares, layout->stable && !first);
-        if (m_centre->indexOf(m_view) < 0) m_centre->insertWidget(0, m_view);
-        m_centre->setCurrentIndex(0);
-    }
-    if (first) {
-        m_view->fit();
-        if (m_view->zoom() < 0.75) { // a big graph: readable zoom (titles ~12 px), start at the outputs
-            m_view->resetTransform();
-            m_view->scale(0.9, 0.9);
-            // the outputs in the lower part of the view, what feeds them above
-            const double visibleHeight = m_view->mapToScene(m_view->viewport()->rect()).boundingRect().height();
-            m_view->centerOn(outputsArea(*m_scene).center() - QPointF(0, visibleHeight * 0.3));
-        }
-    } else if (layout->stable && !side) {
-        m_view->setTransform(keep);
-        m_view->horizontalScrollBar()->setValue(keepH);
-        m_view->verticalScrollBar()->setValue(keepV);
-    } else {
-        m_view->setTransform(keep);
-        m_view->centerOn(centre);
-    }
-    m_view->updateMinimap(); // (items were added after the scene rectangle changed)
-    m_viewBefore->updateMinimap();
-    QString summary =
-        tr("%1 · %2 Apply nodes · layout %3 ms%4")
-            .arg(m_stepLabel->text())
-            .arg(g ? g->nodeCount() : 0)
-            .arg(layout->layoutMs, 0, 'f', 0)
-            .arg(layout->focused ? tr(" · focused view: %1").arg(QString::fromStdString(layout->focusReason))
-                 : layout->stable && m_session->currentStep() != m_lastShownStep
-                     ? tr(" · %1 of %2 boxes kept in place").arg(layout->pinnedNodes).arg(layout->nodes.size())
-                     : QString());
-    if (auto d = m_session->currentDiff()) // (an unbreakable arrow: "150 KiB → 81 KiB" never wraps inside "->")
-        summary +=
-            QStringLiteral("<br>") + QString::fromStdString(d->summary())
-                                         .toHtmlEscaped()
-                                         .replace(QStringLiteral(" -&gt; "), QStringLiteral("&nbsp;\u2192&nbsp;"))
-                                         .replace(QRegularExpression(QStringLiteral("(\\d) (B|KiB|MiB|GiB)\\b")),
-                                                  QStringLiteral("\\1&nbsp;\\2"));
-    if (!m_session->pipelineError().isEmpty())
-        summary += tr("<br><b>The pipeline failed:</b> %1").arg(m_session->pipelineError().toHtmlEscaped());
-    m_summary->setText(summary);
-    m_lastShownStep = m_session->currentStep();
-    if (m_pendingReveal < 0 && stepped && !first && !m_session->showingNested() && showEventNodes()) {
-        // a rewrite's new nodes are selected and on screen (showEventNodes)
-    } else if (m_pendingReveal >= 0) {
-        // (kept for the whole-step drawing that follows a neighbourhood-first one)
-        const NodeId id = m_session->followUpPending() ? m_pendingReveal : std::exchange(m_pendingReveal, -1);
-        if (!revealNode(id) && !m_session->followUpPending()) log(tr("Node #%1 is not in the drawing").arg(id));
-    } else if (m_inspector->shownNode() >= 0) {
-        selectNode(m_inspector->shownNode());
-    }
+    m_presenter->show(m_diffCombo->currentIndex() == 2, m_inspector->shownNode());
     settleIdle(true, {});
 }
+
+int MainWindow::expandPlaceholder(const QString& key, int batch) { return m_presenter->expandPlaceholder(key, batch); }
+
+bool MainWindow::openScope(const QString& key) { return m_presenter->openScope(key); }
+
+bool MainWindow::closeScope(const QString& scope) { return m_presenter->closeScope(scope); }
 
 void MainWindow::openNested(NodeId id, const QString& attribute) {
     auto g = m_session->graphAt(m_session->currentStep());

@@ -33,6 +33,7 @@ class GraphView;
 class InspectorWidget;
 class PipelineModel;
 class ProfileModel;
+class StepPresenter;
 
 /// What File > Export view writes (MainWindow::exportTo).
 struct ExportRequest {
@@ -159,6 +160,7 @@ private:
     void buildUi();
     void buildActions();
     void refreshStep();
+    /// Shows the session's drawing (StepPresenter::show) and tells whenIdle waiters.
     void showLayout();
     void log(const QString& line);
     void addRecent(const QString& path);
@@ -181,12 +183,6 @@ private:
     void updateBusyIndicator();
     /// Makes the pipeline tree's current row the event (or phase) of step `s`, without moving.
     void syncPipelineTree(const StepPoint& s);
-    /// On a rewrite event's step: selects the nodes the rewrite added (the inspector shows the
-    /// first) and scrolls them on screen when none is; false when the step is no event or
-    /// none of its new nodes is drawn.
-    bool showEventNodes();
-    /// Selects `id` and scrolls it to the centre at a readable zoom; false if it is not drawn.
-    bool revealNode(NodeId id);
 
     DebugSession* m_session;
     std::shared_ptr<ExecutionBackend> m_backend;
@@ -194,7 +190,7 @@ private:
     GraphScene* m_sceneBefore;
     GraphView* m_view;
     GraphView* m_viewBefore;
-    int m_lastShownStep = -1; ///< the step of the drawing shown before this one
+    StepPresenter* m_presenter; ///< what is drawn, selected and labelled for the step
     QStackedWidget* m_centre;
     PipelineModel* m_pipelineModel;
     QTreeView* m_pipelineTree;
@@ -233,8 +229,7 @@ private:
     QSortFilterProxyModel* m_pipelineFilter = nullptr;
     QLineEdit* m_rewriteFilter = nullptr;
     QPointer<QDialog> m_compareDialog;
-    bool m_syncingTree = false;  ///< the tree is being moved to the step: do not move the step
-    NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
+    bool m_syncingTree = false; ///< the tree is being moved to the step: do not move the step
     bool m_executing = false;
     quint64 m_executeJob = 0; ///< the JobId of the execution running (cancelWork)
     std::vector<std::function<void(bool, QString)>> m_idleWaiters;
