@@ -45,6 +45,7 @@ struct ExportRequest {
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
+    friend class WindowActions; ///< builds the menus and tool bar, calls the window's private actions
 public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -158,7 +159,6 @@ protected:
 
 private:
     void buildUi();
-    void buildActions();
     void refreshStep();
     /// Shows the session's drawing (StepPresenter::show) and tells whenIdle waiters.
     void showLayout();
