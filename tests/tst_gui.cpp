@@ -1321,6 +1321,21 @@ private slots:
                                        "HostFromGpu(gpuarray)"}));
         QCOMPARE(added, (QStringList{"Alloc", "Elemwise{exp}"}));
         QCOMPARE(shared, (QStringList{"GpuElemwise{tanh}<gpuarray>", "GpuFromHost<None>", "HostFromGpu(gpuarray)"}));
+        // a double-click on a node only in the shown run goes to the rewrite that made it
+        auto& s = w.session();
+        int visited = 0;
+        for (GraphNodeItem* it : scene->nodeItems()) {
+            const LayoutNode& n = it->node();
+            if (n.node < 0 || n.change != NodeChange::Removed) continue;
+            const int made = s.trace()->createdBy(n.node);
+            QVERIFY(made > 0);
+            s.setCurrentStep(0);
+            emit scene->nodeActivated(QString::fromStdString(n.key));
+            QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, made);
+            QCOMPARE(w.inspector()->shownNode(), n.node);
+            ++visited;
+        }
+        QCOMPARE(visited, 3);
         dlg->close();
     }
 

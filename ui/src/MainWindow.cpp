@@ -1,5 +1,6 @@
 #include "passlens/ui/MainWindow.h"
 
+#include "CompareDialog.h"
 #include "GraphScene.h"
 #include "GraphView.h"
 #include "InspectorWidget.h"
@@ -874,150 +875,47 @@ void MainWindow::comparePipelines() {
     if (ok) compareWith(other);
 }
 
-namespace {
-// What the comparison worker hands back: the other pipeline's run and the drawn diff.
-struct Comparison {
-    QString otherText, summary, error;
-    std::shared_ptr<const FunctionGraph> otherFinal;
-    std::shared_ptr<const Trace> otherTrace;
-    std::map<NodeId, NodeId> otherIds; ///< id in otherFinal (aligned) -> id in otherTrace
-    std::optional<LayoutResult> layout;
-};
-
-} // namespace
-
 void MainWindow::compareWith(const QString& other) {
     if (!m_session->trace() || other == m_session->pipelineName()) return;
     auto source = m_session->graphAt(0);
     const Trace* mine = m_session->trace();
     const PipelineRun* myRun = m_session->run();
     const QString mineName = m_session->pipelineName();
-    QString myText = myRun ? QString::fromStdString(optimizeText(*myRun, *mine->graphAfterPhase("final"), *mine))
-                           : tr("(session without a run)");
-    std::shared_ptr<const FunctionGraph> myFinal(mine->graphAfterPhase("final"));
+    Comparison shown; // the run shown; the worker adds the other one
+    shown.mineName = mineName;
+    shown.otherName = other;
+    shown.myText = myRun ? QString::fromStdString(optimizeText(*myRun, *mine->graphAfterPhase("final"), *mine))
+                         : tr("(session without a run)");
+    shown.myFinal = std::shared_ptr<const FunctionGraph>(mine->graphAfterPhase("final"));
     Caption cap;
     cap.source = QFileInfo(m_session->path()).fileName().toStdString();
     cap.pipeline = mineName.toStdString() + " vs " + other.toStdString();
     cap.step = "final graphs: " + mineName.toStdString() + " (before) .. " + other.toStdString() + " (after)";
     LayoutEngine* engine = &m_session->layoutEngine();
     Job<Comparison> job;
-    job.done = [this, myText, other, mineName, myFinal](const Comparison& c) {
-        showComparison(mineName, other, myText, myFinal, c.otherText, c.otherFinal, c.otherTrace, c.otherIds, c.layout,
-                       c.error.isEmpty() ? c.summary : tr("Comparison failed: %1").arg(c.error));
-    };
-    job.work = [source, other, myFinal, cap, engine](const JobControl<Comparison>& control) -> Comparison {
-        Comparison c;
-        try {
-            PipelineRequest request;
-            request.pipeline = other.toStdString();
-            OptimizedGraph o = optimizeGraph(source->clone(), request); // a copy with the source's ids
-            std::shared_ptr<const Trace> t(std::move(o.trace));
-            std::unique_ptr<FunctionGraph> work = std::move(o.graph);
-            c.otherText = QString::fromStdString(optimizeText(o.run, *work, *t));
-            // the nodes both pipelines made alike take one id, so the diff shows real differences
-            AlignedGraph aligned = alignIds(*myFinal, *work);
-            const GraphDiff d = diff(*myFinal, *aligned.graph);
-            c.summary = QObject::tr("Final graphs: %1 vs %2 nodes, %3 alike; %4")
-                            .arg(myFinal->nodeCount())
-                            .arg(work->nodeCount())
-                            .arg(aligned.matchedNodes)
-                            .arg(QString::fromStdString(d.summary()));
-            DrawOptions opt;
-            opt.caption = cap;
-            const DrawGraph dg = drawDiff(*myFinal, *aligned.graph, d, opt);
-            c.layout = engine->layout(dg, LayoutOptions{}, &control.token());
-            c.otherFinal = std::shared_ptr<const FunctionGraph>(std::move(aligned.graph));
-            c.otherIds = std::move(aligned.originalNode);
-            c.otherTrace = std::move(t);
-        } catch (const std::exception& e) {
-            c.error = QString::fromStdString(e.what());
-        }
-        return c;
-    };
-    m_session->jobs().start(std::move(job));
-}
-
-QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
-
-void MainWindow::showComparison(const QString& mineName, const QString& other, const QString& myText,
-                                std::shared_ptr<const FunctionGraph> myFinal, const QString& otherText,
-                                std::shared_ptr<const FunctionGraph> otherFinal,
-                                std::shared_ptr<const Trace> otherTrace, const std::map<NodeId, NodeId>& otherIds,
-                                const std::optional<LayoutResult>& layout, const QString& summary) {
-    if (m_compareDialog) m_compareDialog->close();
-    auto* dlg = new QDialog(this);
-    m_compareDialog = dlg;
-    dlg->setAttribute(Qt::WA_DeleteOnClose);
-    dlg->setWindowTitle(tr("%1 vs %2").arg(mineName, other));
-    auto* l = new QVBoxLayout(dlg);
-    auto* head = new QLabel(
-        summary.toHtmlEscaped() +
-        tr("<br><span style='color:%1'>■ only in %2</span> · <span style='color:%3'>■ only in %4</span> · "
-           "<span style='color:%5'>■ rewired</span> · double-click a node of %2 to go to the rewrite that made it")
-            .arg(QString::fromLatin1(defaultPalette().removedBorder), mineName.toHtmlEscaped(),
-                 QString::fromLatin1(defaultPalette().addedBorder), other.toHtmlEscaped(),
-                 QString::fromLatin1(defaultPalette().rewiredBorder)));
-    head->setWordWrap(true);
-    l->addWidget(head);
-    auto* tabs = new QTabWidget;
-    if (layout) {
-        auto* scene = new GraphScene(dlg);
-        scene->setDark(m_scene->dark());
-        // tooltips: in which pipeline the node is and which rewrite made it there
-        const Trace* mine = m_session->trace();
-        QHash<QString, QString> tips;
-        for (const LayoutNode& n : layout->nodes) {
-            if (n.node < 0) continue;
-            QStringList where;
-            auto made = [](const Trace* t, NodeId id, const QString& name) {
-                const int ev = t ? t->createdBy(id) : 0;
-                if (ev <= 0) return tr("%1: from the source graph").arg(name);
-                return tr("%1: created by #%2 %3")
-                    .arg(name)
-                    .arg(ev)
-                    .arg(QString::fromStdString(t->events()[static_cast<std::size_t>(ev - 1)].rewriter));
-            };
-            if (myFinal->node(n.node) && myFinal->node(n.node)->inGraph()) where << made(mine, n.node, mineName);
-            if (otherFinal && otherFinal->node(n.node) && otherFinal->node(n.node)->inGraph()) {
-                const auto original = otherIds.find(n.node);
-                where << made(otherTrace.get(), original != otherIds.end() ? original->second : n.node, other);
-            }
-            tips.insert(QString::fromStdString(n.key), QString::fromStdString(n.title + "\n" + n.subtitle) +
-                                                           QStringLiteral("\n") + where.join(QLatin1Char('\n')));
-        }
-        scene->setLayout(*layout, tips);
-        auto* view = new GraphView(scene);
-        view->setObjectName(QStringLiteral("compareView"));
-        connect(scene, &GraphScene::nodeActivated, this, [this, myFinal](const QString& key) {
-            if (!key.startsWith(QLatin1Char('n')) || !m_session->trace()) return;
-            const NodeId id = key.mid(1).toLongLong();
-            if (!myFinal->node(id) || !myFinal->node(id)->inGraph()) return;
+    job.done = [this](const Comparison& c) {
+        if (m_compareDialog) m_compareDialog->close();
+        auto* dlg = new CompareDialog(c, m_session->trace(), m_scene->dark(), this);
+        m_compareDialog = dlg;
+        // a node of the shown run: the rewrite that made it (the last step for a source node)
+        connect(dlg, &CompareDialog::nodeChosen, this, [this](NodeId id) {
+            if (!m_session->trace()) return;
             const int ev = m_session->trace()->createdBy(id);
             m_session->goToEvent(ev > 0 ? ev : 0);
             if (ev <= 0) m_session->setCurrentStep(static_cast<int>(m_session->steps().size()) - 1);
             selectNode(id);
             raise();
         });
-        tabs->addTab(view, tr("Final graphs drawn"));
-        QTimer::singleShot(0, view, [view] {
-            view->fit();
-            view->updateMinimap();
-        });
-    }
-    auto* split = new QSplitter;
-    for (const QString& t : {myText, otherText}) {
-        auto* e = new QPlainTextEdit(t);
-        e->setReadOnly(true);
-        e->setLineWrapMode(QPlainTextEdit::NoWrap);
-        e->setFont(QFont(QStringLiteral("monospace"), 8));
-        split->addWidget(e);
-    }
-    tabs->addTab(split, tr("Optimizer profiles"));
-    l->addWidget(tabs, 1);
-    dlg->resize(1300, 800);
-    dlg->show();
-    settleIdle(true, {});
+        dlg->show();
+        settleIdle(true, {});
+    };
+    job.work = [source, shown, cap, engine](const JobControl<Comparison>& control) {
+        return compareFinalGraphs(*source, shown, cap, *engine, &control.token());
+    };
+    m_session->jobs().start(std::move(job));
 }
+
+QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
 
 QString MainWindow::suggestedExportName(const QString& extension) const {
     QString base = QFileInfo(m_session->path()).fileName();

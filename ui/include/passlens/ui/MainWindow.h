@@ -170,11 +170,6 @@ private:
     void exportReport();
     void saveSession();
     void comparePipelines();
-    void showComparison(const QString& mineName, const QString& other, const QString& myText,
-                        std::shared_ptr<const FunctionGraph> myFinal, const QString& otherText,
-                        std::shared_ptr<const FunctionGraph> otherFinal, std::shared_ptr<const Trace> otherTrace,
-                        const std::map<NodeId, NodeId>& otherIds, const std::optional<LayoutResult>& layout,
-                        const QString& summary);
     void updateProfileLabel();
     /// Forgets the profile shown (another file or run).
     void clearProfile();
