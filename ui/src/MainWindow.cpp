@@ -1,5 +1,6 @@
 #include "passlens/ui/MainWindow.h"
 
+#include "CheckBoxClickFilter.h"
 #include "CompareDialog.h"
 #include "GraphScene.h"
 #include "GraphView.h"
@@ -11,12 +12,6 @@
 #include "StepPresenter.h"
 #include "WindowActions.h"
 
-#include <passlens/io/Failure.h>
-#include <passlens/ir/GraphSearch.h>
-#include <passlens/layout/Export.h>
-#include <passlens/layout/Report.h>
-#include <passlens/pipeline/OpenAndOptimize.h>
-#include <passlens/pipeline/PhaseCheck.h>
 #include <passlens/pipeline/OptimizeReport.h>
 
 #include <QAction>
@@ -24,92 +19,34 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDialog>
-#include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
-#include <QStandardItemModel>
-#include <QStyleOptionViewItem>
-#include <QMouseEvent>
-#include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSettings>
-#include <QShortcut>
 #include <QSlider>
 #include <QSortFilterProxyModel>
-#include <QSpinBox>
-#include <QRegularExpression>
-#include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QStyleFactory>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
-#include <QToolBar>
 #include <QToolButton>
-#include <QPointer>
 #include <QTreeView>
 
-#include <deque>
 #include <functional>
-#include <tuple>
-#include <set>
 
 namespace passlens {
-
-namespace {
-
-// A click on a phase row's check box toggles it without making the row current: a current row
-// shows its step, and unchecking a phase (for the next Run) must not jump to it.
-class CheckBoxClickFilter final : public QObject {
-public:
-    explicit CheckBoxClickFilter(QTreeView* tree)
-        : QObject(tree)
-        , m_tree(tree) {}
-
-protected:
-    bool eventFilter(QObject* watched, QEvent* event) override {
-        const auto type = event->type();
-        if (type != QEvent::MouseButtonPress && type != QEvent::MouseButtonRelease &&
-            type != QEvent::MouseButtonDblClick)
-            return QObject::eventFilter(watched, event);
-        auto* mouse = static_cast<QMouseEvent*>(event);
-        const QPoint at = mouse->position().toPoint();
-        const QModelIndex index = m_tree->indexAt(at);
-        if (!index.isValid() || !(index.flags() & Qt::ItemIsUserCheckable) || mouse->button() != Qt::LeftButton)
-            return QObject::eventFilter(watched, event);
-        QStyleOptionViewItem option;
-        option.initFrom(m_tree);
-        option.rect = m_tree->visualRect(index);
-        option.features |= QStyleOptionViewItem::HasCheckIndicator;
-        if (index.data(Qt::DecorationRole).isValid()) option.features |= QStyleOptionViewItem::HasDecoration;
-        const QRect box = m_tree->style()->subElementRect(QStyle::SE_ItemViewItemCheckIndicator, &option, m_tree);
-        if (!box.contains(at)) return QObject::eventFilter(watched, event);
-        if (type == QEvent::MouseButtonRelease) {
-            const bool checked = index.data(Qt::CheckStateRole).toInt() == Qt::Checked;
-            m_tree->model()->setData(index, checked ? Qt::Unchecked : Qt::Checked, Qt::CheckStateRole);
-        }
-        return true; // no press reaches the view: the current row (and the step) stay
-    }
-
-private:
-    QTreeView* m_tree;
-};
-
-} // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
@@ -495,168 +432,6 @@ void MainWindow::buildUi() {
     resizeDocks({profDock}, {170}, Qt::Vertical);
 }
 
-void MainWindow::findNext(const QString& text, int direction) {
-    if (m_search->text() != text) {
-        const QSignalBlocker block(m_search);
-        m_search->setText(text);
-        m_searchHit = -1;
-    }
-    m_findStep = m_session->currentStep();
-    QList<NodeId> hits;
-    if (m_session->showingNested()) { // nested graphs: what is drawn is the whole graph
-        for (GraphNodeItem* it : m_scene->find(text)) hits << it->node().node;
-    } else if (auto g = m_session->graphAt(m_session->currentStep())) {
-        for (const Apply* n : findNodes(*g, text.toStdString())) hits << n->id();
-    }
-    if (hits.isEmpty()) {
-        m_searchHit = -1;
-        m_findLabel->setText(text.trimmed().isEmpty() ? QString() : tr("no match"));
-        return;
-    }
-    const int n = static_cast<int>(hits.size());
-    m_searchHit = m_searchHit < 0 ? (direction >= 0 ? 0 : n - 1) : ((m_searchHit + direction) % n + n) % n;
-    const NodeId id = hits[m_searchHit];
-    m_findLabel->setText(tr("match %1 of %2").arg(m_searchHit + 1).arg(n));
-    m_presenter->setPendingReveal(-1); // an earlier hit still being drawn is superseded
-    if (m_presenter->revealNode(id)) return;
-    // not in the drawing (a focused view of a big graph): draw its neighbourhood, then reveal
-    m_presenter->setPendingReveal(id);
-    log(tr("Find: drawing the neighbourhood of node #%1").arg(id));
-    m_session->focusOnNodes({id});
-}
-
-void MainWindow::syncPipelineTree(const StepPoint& s) {
-    // the event's row, else (source, phase ends, a phase whose events are hidden) the phase's
-    QModelIndex src = s.phaseEnd ? QModelIndex() : m_pipelineModel->indexOfEvent(s.event);
-    if (!src.isValid() && s.phase >= 0 && s.phase < m_pipelineModel->rowCount())
-        src = m_pipelineModel->index(s.phase, 0);
-    const QModelIndex shown = m_pipelineFilter->mapFromSource(src);
-    const bool wasSyncing = std::exchange(m_syncingTree, true);
-    if (shown.isValid()) {
-        m_pipelineTree->selectionModel()->setCurrentIndex(shown, QItemSelectionModel::ClearAndSelect |
-                                                                     QItemSelectionModel::Rows);
-        m_pipelineTree->scrollTo(shown);
-    } else {
-        m_pipelineTree->selectionModel()->clearSelection();
-    }
-    m_syncingTree = wasSyncing;
-}
-
-bool MainWindow::setGroupByScope(bool on) {
-    const QSignalBlocker block(m_groupAction);
-    if (!on) {
-        m_groupAction->setChecked(false);
-        if (m_session->scopeGrouping()) m_session->setScopeGrouping(std::nullopt);
-        return true;
-    }
-    auto g = m_session->graphAt(m_session->currentStep());
-    const bool scoped = g && hasNameScopes(*g); // the rule the drawing's boxes follow
-    if (!scoped) {
-        m_groupAction->setChecked(false);
-        statusBar()->showMessage(
-            tr("No name scopes here: no node name has a '/'-separated prefix (like /encoder/layer.0/MatMul)"), 6000);
-        return false;
-    }
-    m_groupAction->setChecked(true);
-    log(tr("Grouping by name scope: double-click a scope box to open it"));
-    m_session->setScopeGrouping(ScopeGrouping{});
-    return true;
-}
-
-bool MainWindow::stepToRewrite(int direction) {
-    const Trace* trace = m_session->trace();
-    const auto& steps = m_session->steps();
-    if (!trace || steps.empty()) return false;
-    const StepPoint& here = steps[static_cast<std::size_t>(m_session->currentStep())];
-    // which rewrite: the filter's text, else the rewriter of the event shown
-    QString wanted = m_rewriteFilter->text().trimmed();
-    bool exact = false;
-    if (wanted.isEmpty() && !here.phaseEnd && here.event >= 1 &&
-        here.event <= static_cast<int>(trace->events().size())) {
-        wanted = QString::fromStdString(trace->events()[static_cast<std::size_t>(here.event - 1)].rewriter);
-        exact = true;
-    }
-    if (wanted.isEmpty()) {
-        statusBar()->showMessage(tr("Show a rewrite event or type a rewrite name in the filter first"), 4000);
-        return false;
-    }
-    const auto& events = trace->events();
-    const int n = static_cast<int>(events.size());
-    for (int k = 0; k < n; ++k) {
-        // events are 1-based: from the one after (before) the shown step's event
-        const int seq = direction > 0 ? here.event + 1 + k : here.event - (here.phaseEnd ? 0 : 1) - k;
-        if (seq < 1 || seq > n) break;
-        const RewriteEvent& e = events[static_cast<std::size_t>(seq - 1)];
-        const QString name = QString::fromStdString(e.rewriter);
-        if (e.status != EventStatus::Applied ||
-            (exact ? name != wanted : !PipelineFilterModel::rewriterMatches(name, wanted)))
-            continue;
-        m_session->goToEvent(seq);
-        return true;
-    }
-    statusBar()->showMessage(
-        direction > 0 ? tr("No later event of %1").arg(wanted) : tr("No earlier event of %1").arg(wanted), 4000);
-    return false;
-}
-
-void MainWindow::jumpToEvent(int seq, NodeId id) {
-    const Trace* trace = m_session->trace();
-    if (!trace || seq < 1 || seq > static_cast<int>(trace->events().size())) return;
-    m_session->goToEvent(seq);
-    // the node (when it is in that step) and what the rewrite added are drawn first
-    auto g = m_session->graphAt(m_session->currentStep());
-    std::vector<NodeId> seeds;
-    const bool present = id >= 0 && g && g->node(id) && g->node(id)->inGraph();
-    if (present) seeds.push_back(id);
-    for (NodeId a : trace->events()[static_cast<std::size_t>(seq - 1)].added)
-        if (g && g->node(a) && g->node(a)->inGraph()) seeds.push_back(a);
-    m_presenter->setPendingReveal(present ? id : -1);
-    if (!seeds.empty()) m_session->showNeighbourhoodFirst(std::move(seeds));
-}
-
-void MainWindow::updateProfileLabel() {
-    const auto& steps = m_session->steps();
-    auto* dock = qobject_cast<QDockWidget*>(
-        m_profileTabs->parentWidget() ? m_profileTabs->parentWidget()->parentWidget() : nullptr);
-    if (m_profileStep < 0 || m_profileStep >= static_cast<int>(steps.size()) || m_profileJson.is_null()) {
-        m_profileStep = -1;
-        m_profileLabel->setText(tr("No profile yet: Execute and profile this step (F5)"));
-        m_profileLabel->setEnabled(true);
-        for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(true);
-        m_profileTabs->hide(); // an empty Profile dock is one line high
-        if (dock) resizeDocks({dock}, {dock->minimumSizeHint().height()}, Qt::Vertical);
-        return;
-    }
-    if (m_profileTabs->isHidden()) {
-        m_profileTabs->show();
-        if (dock) resizeDocks({dock}, {std::max(220, height() / 4)}, Qt::Vertical);
-    }
-    const QString where =
-        tr("step %1: %2").arg(m_profileStep).arg(steps[static_cast<std::size_t>(m_profileStep)].label);
-    const QString device = QString::fromStdString(m_profileJson.value("device", std::string()));
-    const bool here = m_profileStep == m_session->currentStep();
-    m_profileLabel->setText(
-        here
-            ? tr("Measured on %1 (%2)").arg(where, device)
-            : tr("Measured on %1 (%2), not on the step shown: execute again (F5) to time this one").arg(where, device));
-    // dimmed on another step: its node ids and times describe another graph
-    for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(here);
-}
-
-void MainWindow::clearProfile() {
-    m_profileJson = nlohmann::json();
-    m_profileNodes->setProfile({}, nullptr);
-    m_profileOps->setProfile({}, nullptr);
-    m_profileStep = -1;
-    updateProfileLabel();
-}
-
-QString MainWindow::profileStatus() const { return m_profileLabel->text(); }
-
-bool MainWindow::profileDimmed() const { return !m_profileTable->isEnabled(); }
-
-bool MainWindow::profileTablesShown() const { return !m_profileTabs->isHidden(); }
-
 QString MainWindow::summaryText() const { return m_summary->text(); }
 
 QString MainWindow::findStatus() const { return m_findLabel ? m_findLabel->text() : QString(); }
@@ -747,118 +522,6 @@ void MainWindow::setDiffMode(int mode) {
     m_session->requestLayout();
 }
 
-void MainWindow::executeCurrent(const ExecuteRequest& request) {
-    if (!m_backend || m_executing) return;
-    auto g = m_session->graphAt(m_session->currentStep());
-    if (!g) return;
-    m_executing = true;
-    auto* progress = new QProgressBar;
-    progress->setRange(0, 100);
-    progress->setMaximumWidth(200);
-    statusBar()->addPermanentWidget(progress);
-    log(tr("Executing step %1 on %2 (%3 repeats) …")
-            .arg(m_session->currentStep())
-            .arg(QString::fromStdString(request.device))
-            .arg(request.repeats));
-    auto backend = m_backend;
-    using Profiled = std::pair<nlohmann::json, QString>;
-    Job<Profiled> job;
-    const int step = m_session->currentStep();
-    // (a cancelled execution ends as its backend makes it end: an error, or the profile it had)
-    job.done = job.cancelled = [this, progress, g, step](Profiled result) {
-        auto [profile, error] = std::move(result);
-        statusBar()->removeWidget(progress);
-        progress->deleteLater();
-        m_executing = false;
-        if (!error.isEmpty()) {
-            log(tr("execution failed: %1").arg(error));
-            settleIdle(false, error);
-            return;
-        }
-        m_profileJson = profile;
-        m_session->setProfileJson(profile);
-        m_profileNodes->setProfile(profile, g.get());
-        m_profileOps->setProfile(profile, g.get());
-        m_profileStep = step;
-        updateProfileLabel();
-        log(tr("Profiled on %1: %2 µs per run")
-                .arg(QString::fromStdString(profile.value("device", std::string())))
-                .arg(m_profileNodes->totalUs(), 0, 'f', 1));
-        if (m_overlayAction->isChecked())
-            m_session->setProfile(parseTimingProfile(profile, "profile"), m_session->timingOptions());
-        m_session->requestLayout();
-    };
-    job.work = [backend, g, request](const JobControl<Profiled>& control) -> Profiled {
-        try {
-            return {backend->profile(
-                        *g, request, [&control](double f) { control.progress(f); }, control.flag()),
-                    {}};
-        } catch (const std::exception& e) {
-            return {{}, QString::fromStdString(e.what())};
-        }
-    };
-    const JobId id = m_session->jobs().start(std::move(job));
-    m_executeJob = id;
-    connect(&m_session->jobs(), &JobRunner::progressed, progress, [progress, id](JobId job, double f) {
-        if (job == id) progress->setValue(static_cast<int>(f * 100));
-    });
-}
-
-void MainWindow::runCheck() {
-    if (!m_backend || !m_session->trace()) return;
-    auto backend = m_backend;
-    auto source = m_session->graphAt(0);
-    // the phases to check, with the graphs of their end steps (taken now: the worker must not
-    // read a trace that a re-run may replace)
-    std::vector<CheckedPhase> phases = phasesToCheck(*m_session->trace());
-    for (CheckedPhase& ph : phases)
-        for (int i = 1; i < static_cast<int>(m_session->steps().size()); ++i) {
-            const StepPoint& st = m_session->steps()[static_cast<std::size_t>(i)];
-            if (!st.phaseEnd || st.phase != static_cast<int>(ph.index)) continue;
-            ph.graph = [g = m_session->graphAt(i)] { return g; };
-            break;
-        }
-    log(tr("Checking %1 phases that changed the graph against the source …").arg(phases.size()));
-    const Trace* checked = m_session->trace();
-    const std::string context = "check " + QFileInfo(m_session->path()).fileName().toStdString();
-    Job<PhaseCheckResult> job;
-    job.done = [this, checked](const PhaseCheckResult& result) {
-        for (const PhaseCheckEntry& e : result.phases) {
-            const QString name = QString::fromStdString(e.name);
-            const auto mark = !e.diff       ? PipelineModel::CheckMark::Failed
-                              : !e.diverges ? PipelineModel::CheckMark::Match
-                              : e.first     ? PipelineModel::CheckMark::FirstDivergent
-                                            : PipelineModel::CheckMark::Diverged;
-            const QString line = e.diff
-                                     ? QStringLiteral("%1: max_abs %2, max_rel %3%4")
-                                           .arg(name)
-                                           .arg(e.diff->maxAbs, 0, 'g', 3)
-                                           .arg(e.diff->maxRel, 0, 'g', 3)
-                                           .arg(e.first ? QStringLiteral("   <-- first divergent phase") : QString())
-                                     : QStringLiteral("%1: %2%3")
-                                           .arg(name, QString::fromStdString(e.error))
-                                           .arg(e.first ? QStringLiteral("   <-- first divergent phase") : QString());
-            log(QStringLiteral("  ") + line);
-            // the marks go into the tree, unless another run replaced the trace meanwhile
-            if (m_session->trace() == checked)
-                m_pipelineModel->setCheckMark(static_cast<int>(e.index), mark, tr("check: %1").arg(line));
-        }
-        if (result.firstDivergent.empty())
-            log(tr("  every phase matches the source within max_rel %1").arg(kCheckTolerance, 0, 'g', 3));
-        settleIdle(true, {});
-    };
-    job.work = [backend, source, phases, context](const JobControl<PhaseCheckResult>&) {
-        return checkPhases(
-            phases,
-            [&](const FunctionGraph& g) {
-                const nlohmann::json r = backend->compare(g, *source);
-                return OutputsDiff{r.value("max_abs", 0.0), r.value("max_rel", 0.0), r.value("shapes_match", true)};
-            },
-            kCheckTolerance, context);
-    };
-    m_session->jobs().start(std::move(job));
-}
-
 void MainWindow::comparePipelines() {
     if (!m_session->trace()) return;
     // another pipeline than the one shown: theano against cleanup by default
@@ -916,183 +579,6 @@ void MainWindow::compareWith(const QString& other) {
 }
 
 QDialog* MainWindow::compareDialog() const { return m_compareDialog.data(); }
-
-QString MainWindow::suggestedExportName(const QString& extension) const {
-    QString base = QFileInfo(m_session->path()).fileName();
-    for (const char* ext : {".passlens.json", ".passlens", ".graph.json", ".onnx", ".json"})
-        if (base.endsWith(QLatin1String(ext), Qt::CaseInsensitive)) {
-            base.chop(static_cast<int>(qstrlen(ext)));
-            break;
-        }
-    if (base.isEmpty()) base = QStringLiteral("graph");
-    QString name = QStringLiteral("%1-step%2").arg(base).arg(m_session->currentStep());
-    if (m_session->showingNested())
-        name += QStringLiteral("-nested");
-    else if (m_session->diffFrom())
-        name += QStringLiteral("-diff");
-    return name + QLatin1Char('.') + extension;
-}
-
-void MainWindow::exportView() {
-    if (!m_session->layout()) return;
-    // what to export: the drawing, the visible area or the selection; portrait or landscape
-    QDialog dialog(this);
-    dialog.setWindowTitle(tr("Export view"));
-    auto* form = new QFormLayout(&dialog);
-    auto* area = new QComboBox;
-    area->addItems({tr("The whole drawing"), tr("The visible area"), tr("The selection and its neighbours")});
-    const bool selected = !m_scene->selectedItems().isEmpty();
-    if (!selected) qobject_cast<QStandardItemModel*>(area->model())->item(2)->setEnabled(false);
-    auto* hops = new QSpinBox;
-    hops->setRange(0, 10);
-    hops->setValue(1);
-    hops->setSuffix(tr(" hops"));
-    hops->setEnabled(false);
-    connect(area, &QComboBox::currentIndexChanged, hops, [hops](int i) { hops->setEnabled(i == 2); });
-    auto* orientation = new QComboBox;
-    orientation->addItems({tr("Portrait: as shown (top to bottom)"), tr("Landscape: left to right")});
-    form->addRow(tr("Export"), area);
-    form->addRow(tr("Neighbours"), hops);
-    form->addRow(tr("Orientation"), orientation);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    form->addRow(buttons);
-    if (dialog.exec() != QDialog::Accepted) return;
-    ExportRequest request;
-    request.area = static_cast<ExportRequest::Area>(area->currentIndex());
-    request.hops = hops->value();
-    request.landscape = orientation->currentIndex() == 1;
-    QString name = suggestedExportName();
-    if (request.area == ExportRequest::Area::Visible)
-        name.replace(QLatin1String(".svg"), QLatin1String("-visible.svg"));
-    if (request.area == ExportRequest::Area::Selection)
-        name.replace(QLatin1String(".svg"), QLatin1String("-selection.svg"));
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), name,
-                                                      tr("SVG (*.svg);;PDF (*.pdf);;PNG (*.png);;DOT (*.dot)"));
-    if (!path.isEmpty()) exportTo(path, request);
-}
-
-bool MainWindow::exportTo(const QString& path, const ExportRequest& request) {
-    const auto& layout = m_session->layout();
-    if (!layout) {
-        statusBar()->showMessage(tr("Nothing to export: no drawing yet"), 4000);
-        return false;
-    }
-    const auto fmt = formatFromExtension(path.toStdString()).value_or(RenderFormat::Svg);
-    const DiffView view = DiffView::Overlay;
-    if (request.area == ExportRequest::Area::Drawing && !request.landscape) {
-        // the drawing as shown: no new layout
-        try {
-            const std::size_t n = exportLayout(m_session->layoutEngine(), *layout, path.toStdString(), fmt, view);
-            log(tr("Exported %1 (%2 bytes)").arg(path).arg(n));
-            emit exported(path, true, {});
-        } catch (...) {
-            const QString message = QString::fromStdString(currentExceptionMessage("export " + path.toStdString()));
-            QMessageBox::warning(this, tr("Export"), message);
-            emit exported(path, false, message);
-        }
-        return true;
-    }
-    // the seeds of a partial export: drawn keys (placeholders and scope boxes stand for themselves)
-    std::set<std::string> seeds;
-    if (request.area == ExportRequest::Area::Selection) {
-        for (QGraphicsItem* item : m_scene->selectedItems())
-            if (auto* node = dynamic_cast<GraphNodeItem*>(item)) seeds.insert(node->node().key);
-    } else if (request.area == ExportRequest::Area::Visible) {
-        const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
-        for (GraphNodeItem* node : m_scene->nodeItems())
-            if (visible.intersects(node->sceneBoundingRect())) seeds.insert(node->node().key);
-    }
-    if (request.area != ExportRequest::Area::Drawing && seeds.empty()) {
-        statusBar()->showMessage(request.area == ExportRequest::Area::Selection ? tr("Nothing selected to export")
-                                                                                : tr("No node on screen to export"),
-                                 4000);
-        return false;
-    }
-    const DrawingRequest drawing = m_session->drawingRequest();
-    const bool whole = request.area == ExportRequest::Area::Drawing;
-    const int hops = request.area == ExportRequest::Area::Selection ? std::max(0, request.hops) : 0;
-    const bool landscape = request.landscape;
-    const std::string target = path.toStdString();
-    LayoutEngine* engine = &m_session->layoutEngine();
-    log(tr("Exporting %1 …").arg(path));
-    Job<QString> job;
-    job.done = [this, path](const QString& error) {
-        if (error.isEmpty()) {
-            log(tr("Exported %1").arg(path));
-        } else {
-            log(error);
-            statusBar()->showMessage(error, 8000);
-        }
-        emit exported(path, error.isEmpty(), error);
-    };
-    job.work = [=](const JobControl<QString>& control) -> QString {
-        try {
-            DrawGraph dg = drawing.draw();
-            if (!whole) {
-                // the seeds and `hops` around them; the rest folded into "… N nodes" boxes
-                for (DrawNode& n : dg.nodes) n.seed = seeds.count(n.key) > 0;
-                dg = focusView(dg, hops, std::max<std::size_t>(seeds.size() + 16, 400));
-                dg.focusAround = hops > 0 ? "the selection" : "the visible area";
-            }
-            LayoutOptions options;
-            if (landscape) options.dot.rankdir = "LR";
-            if (!whole) options.nodeThreshold = std::max(options.nodeThreshold, dg.nodes.size());
-            const LayoutResult laid = engine->layout(dg, options, &control.token());
-            const std::size_t n = exportLayout(*engine, laid, target, fmt, view);
-            (void)n;
-            return {};
-        } catch (...) {
-            return QString::fromStdString(currentExceptionMessage("export " + target));
-        }
-    };
-    m_session->jobs().start(std::move(job));
-    return true;
-}
-
-void MainWindow::exportReport() {
-    if (!m_session->trace()) return;
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Report folder"));
-    if (dir.isEmpty()) return;
-    // the same code as `passlens-cli report`, on a worker
-    ReportOptions opt;
-    opt.sourcePath = m_session->path().toStdString();
-    opt.sourceLabel = QFileInfo(m_session->path()).fileName().toStdString();
-    opt.pipeline = m_session->pipelineName().toStdString();
-    opt.profile = m_profileJson.is_object() ? m_profileJson : nlohmann::json();
-    auto trace = std::make_shared<Trace>(*m_session->trace());
-    log(tr("Writing the report into %1 …").arg(dir));
-    Job<QString> job;
-    job.done = [this](const QString& line) { log(line); };
-    job.work = [trace, opt, dir](const JobControl<QString>&) {
-        try {
-            const ReportResult r = writeReport(*trace, dir.toStdString(), opt);
-            return QObject::tr("Report: %1 files in %2, open %2/index.html%3")
-                .arg(r.files.size())
-                .arg(dir)
-                .arg(r.failures ? QObject::tr(" (%1 figures failed)").arg(r.failures) : QString());
-        } catch (...) {
-            return QObject::tr("report failed: %1")
-                .arg(QString::fromStdString(currentExceptionMessage("report " + dir.toStdString())));
-        }
-    };
-    m_session->jobs().start(std::move(job));
-}
-
-void MainWindow::saveSession() {
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Save session"), QFileInfo(m_session->path()).completeBaseName() + QStringLiteral(".passlens"),
-        tr("Sessions (*.passlens *.passlens.json)"));
-    if (path.isEmpty()) return;
-    try {
-        m_session->saveSession(path);
-        log(tr("Saved %1").arg(path));
-    } catch (...) {
-        QMessageBox::warning(this, tr("Save session"),
-                             QString::fromStdString(currentExceptionMessage("save session " + path.toStdString())));
-    }
-}
 
 void MainWindow::log(const QString& line) { m_log->appendPlainText(line); }
 

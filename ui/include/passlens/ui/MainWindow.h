@@ -2,7 +2,10 @@
 /// @file MainWindow.h
 /// The debugger window: open a graph, run a pipeline, step through phases and single rewrites,
 /// see any step or diff drawn by Graphviz, inspect nodes, execute and overlay timings, compare
-/// pipelines, export. Long work runs on worker threads (DebugSession).
+/// pipelines, export. Long work runs on worker threads (DebugSession's JobRunner).
+/// The class wires widgets (MainWindow.cpp); its navigation (MainWindowNavigation.cpp),
+/// execution and profile (MainWindowExecute.cpp) and exports (MainWindowExport.cpp) live in
+/// files of their own, what a step shows in StepPresenter, the menus in WindowActions.
 #include "passlens/ui/DebugSession.h"
 #include "passlens/ui/ExecutionBackend.h"
 
