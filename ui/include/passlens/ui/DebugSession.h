@@ -10,7 +10,6 @@
 #include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/trace/Trace.h>
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QMap>
 #include <QString>
