@@ -198,6 +198,7 @@ private:
     QTableView* m_profileTable;
     QTableView* m_profileOpTable;
     QPlainTextEdit* m_log;
+    // made by WindowActions: the boxes and actions of the tool bar and menus that others read
     QComboBox* m_pipelineCombo;
     QComboBox* m_diffCombo;
     QComboBox* m_deviceCombo;
