@@ -2,7 +2,7 @@
 
 #include "JobRunner.h"
 
-#include <passlens/diff/TraceSteps.h>
+#include <passlens/trace/TraceSteps.h>
 #include <passlens/io/SessionFile.h>
 #include <passlens/io/Failure.h>
 #include <passlens/layout/DrawGraph.h>

@@ -8,7 +8,7 @@
 
 #include <passlens/io/Failure.h>
 #include <passlens/layout/Export.h>
-#include <passlens/layout/Report.h>
+#include <passlens/report/Report.h>
 
 #include <QComboBox>
 #include <QDialog>
