@@ -3,11 +3,10 @@
 //              [--ab VAR=A,B] [--device cpu|cuda] [--batch N]
 // --device cuda runs the graphs on CUDA device 0 (exit 3 when there is none); --batch N binds
 // dim 0 of every graph input to N before ONNX shape inference (random inputs then).
-// --ab compares two settings of a kernel switch in one process: one executor built under each
-// value, runs alternating A, B, A, B ... with the variable set before each run, so both see the
-// same machine load; prints both medians and median_ratio_B/A, the median of the per-pair
-// ratios (not the ratio of the two medians). Only the switches read when an executor is built
-// or per kernel call are accepted (kAbSwitches below).
+// --ab compares two settings of an executor switch (ExecOptions::variables(), named by its
+// environment variable) in one process: one executor built with each value, runs alternating
+// A, B, A, B ..., so both see the same machine load; prints both medians and median_ratio_B/A,
+// the median of the per-pair ratios (not the ratio of the two medians).
 // Each line also gives cpu_median_ms, the median of the runs' thread CPU time (1 thread: less
 // sensitive than wall time to other processes taking the cores on a busy machine).
 // - resnet18, mobilenet_v2, squeezenet1_1, transformer_encoder_layer, mlp (default): median (and
@@ -42,11 +41,6 @@
 namespace {
 
 passlens::DeviceChoice g_device = passlens::DeviceChoice::Cpu;
-
-// Kernel switches --ab can compare: read when an Executor is built or on every kernel call (not
-// PASSLENS_CPU_LOOPS, chosen once per process).
-const char* const kAbSwitches[] = {"PASSLENS_EPILOGUE_CHAIN",   "PASSLENS_EPILOGUE_FUSION", "PASSLENS_JOIN_IN_PLACE",
-                                   "PASSLENS_DEPTHWISE_AVX512", "PASSLENS_CONV_WINOGRAD",   "PASSLENS_POOL_SEPARABLE"};
 
 int usage(const std::string& why, FILE* to = stderr) {
     std::fprintf(to,
@@ -120,23 +114,20 @@ Timing timeRuns(passlens::Executor& ex, const std::vector<passlens::Tensor>& in,
 void abRuns(const passlens::FunctionGraph& g, const std::vector<passlens::Tensor>& in, const std::string& var,
             const std::string& a, const std::string& b, int warmup, int runs, const char* model, const char* phase) {
     auto build = [&](const std::string& v) {
-        ::setenv(var.c_str(), v.c_str(), 1);
-        return std::make_unique<passlens::Executor>(g, passlens::ExecOptions{g_device});
+        passlens::ExecOptions o{g_device};
+        o.set(var, v);
+        return std::make_unique<passlens::Executor>(g, o);
     };
     auto exA = build(a);
     auto exB = build(b);
-    auto once = [&](passlens::Executor& ex, const std::string& v) {
-        ::setenv(var.c_str(), v.c_str(), 1);
-        return runMs(ex, in);
-    };
     for (int i = 0; i < warmup; ++i) {
-        once(*exA, a);
-        once(*exB, b);
+        runMs(*exA, in);
+        runMs(*exB, in);
     }
     std::vector<double> ta, tb, ratio;
     for (int i = 0; i < runs; ++i) {
-        ta.push_back(once(*exA, a));
-        tb.push_back(once(*exB, b));
+        ta.push_back(runMs(*exA, in));
+        tb.push_back(runMs(*exB, in));
         ratio.push_back(tb.back() / ta.back());
     }
     std::printf("%s\t%s\t%s=%s median_ms=%.3f min_ms=%.3f\t%s=%s median_ms=%.3f min_ms=%.3f\tmedian_ratio_B/A=%.3f\n",
@@ -176,10 +167,10 @@ int main(int argc, char** argv) {
                 if (eq == std::string::npos || comma == std::string::npos)
                     return usage("--ab needs VAR=A,B, got '" + v + "'");
                 abVar = v.substr(0, eq);
-                if (std::find_if(std::begin(kAbSwitches), std::end(kAbSwitches),
-                                 [&](const char* k) { return abVar == k; }) == std::end(kAbSwitches)) {
+                if (!passlens::ExecOptions().set(abVar, "")) {
                     std::string known;
-                    for (const char* k : kAbSwitches) known += std::string(known.empty() ? "" : ", ") + k;
+                    for (const std::string& k : passlens::ExecOptions::variables())
+                        known += (known.empty() ? "" : ", ") + k;
                     return usage("--ab: " + abVar + " is not a switch it can compare (" + known + ")");
                 }
                 abA = v.substr(eq + 1, comma - eq - 1);

@@ -56,11 +56,22 @@ inline Tensor ints(DType dt, Shape shape, std::vector<double> v) {
 
 inline Type typeOf(const Tensor& t) { return Type(t.dtype(), t.shape()); }
 
+// An AbstractConv2d of `x` by the constant kernel `w` (stride 1, undilated, one group), padded by
+// `pad` on every side.
+inline Variable* addConv(FunctionGraph& g, Variable* x, const Tensor& w, int pad) {
+    return g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}},
+                                              {"subsample", {1, 1}},
+                                              {"filter_dilation", {1, 1}},
+                                              {"num_groups", 1}}),
+                   {x, g.addConstant(w.toTensorData())});
+}
+
 // A graph with one input per tensor (static types), built by `body`, run on the CPU with
-// poisoned buffers.
+// poisoned buffers (and any other `options` a test sets).
 struct Harness {
     FunctionGraph g;
     std::vector<Tensor> values;
+    ExecOptions options{DeviceChoice::Cpu, true};
     Variable* input(const Tensor& t) {
         values.push_back(t);
         return g.addInput(typeOf(t), "in" + std::to_string(values.size() - 1));
@@ -68,7 +79,7 @@ struct Harness {
     Variable* constant(const Tensor& t) { return g.addConstant(t.toTensorData()); }
     std::vector<Tensor> run(std::vector<Variable*> outs) {
         g.setOutputs(std::move(outs));
-        Executor ex(g, ExecOptions{DeviceChoice::Cpu, true});
+        Executor ex(g, options);
         ex.run(values); // twice: the second run reuses pooled (re-poisoned) buffers and cached state
         return ex.run(values);
     }

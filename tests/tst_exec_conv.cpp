@@ -115,7 +115,7 @@ private slots:
         }
     }
 
-    // Winograd F(2x2,3x3) / F(4x4,3x3) (forced by PASSLENS_CONV_WINOGRAD) against the plain
+    // Winograd F(2x2,3x3) / F(4x4,3x3) (forced by ExecOptions::winograd) against the plain
     // reference: odd sizes that are not a multiple of the tile, padding on any side, kernels as
     // graph inputs (transformed per call) and as constants (transformed once, cached), bias
     // through OnnxConv, batch 2.
@@ -154,11 +154,8 @@ private slots:
         Tensor x = randn(DType::Float32, {2, C, H, W});
         Tensor w = randn(DType::Float32, {F, C, 3, 3});
         Tensor b = randn(DType::Float32, {F});
-        struct Env {
-            explicit Env(int m) { setenv("PASSLENS_CONV_WINOGRAD", std::to_string(m).c_str(), 1); }
-            ~Env() { unsetenv("PASSLENS_CONV_WINOGRAD"); }
-        } env(m);
         Harness h;
+        h.options.winograd = m == 2 ? WinogradChoice::F2 : WinogradChoice::F4;
         Variable* vx = h.input(x);
         Variable* vw = constWeights ? h.constant(w) : h.input(w);
         Variable* y;
@@ -187,7 +184,7 @@ private slots:
         const double scale = 4.0 * 9 * C;
         VERIFY_CLOSE(outs[0], want, 0, (m == 4 ? 2e-6 : 5e-7) * scale);
         // deterministic: a second executor gives the same bits
-        Executor ex2(h.g, ExecOptions{DeviceChoice::Cpu, true});
+        Executor ex2(h.g, h.options);
         auto again = ex2.run(h.values);
         VERIFY_CLOSE(again[0], outs[0].toDoubles(), 0, 0);
     }
@@ -301,13 +298,7 @@ private slots:
         for (int variant = 0; variant < 4; ++variant) {
             FunctionGraph g;
             Variable* vx = g.addInput(typeOf(x), "x");
-            auto conv = [&](const Tensor& w, int pad) {
-                return g.apply(Op::get("AbstractConv2d", {{"border_mode", {{pad, pad}, {pad, pad}}},
-                                                          {"subsample", {1, 1}},
-                                                          {"filter_dilation", {1, 1}},
-                                                          {"num_groups", 1}}),
-                               {vx, g.addConstant(w.toTensorData())});
-            };
+            auto conv = [&](const Tensor& w, int pad) { return addConv(g, vx, w, pad); };
             Variable* c1 = conv(w1, 0);
             Variable* e1 = g.apply(
                 Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "clip{0,6}(add(i0,i1))"}, {"dtype", "float32"}}),
@@ -582,10 +573,10 @@ private slots:
                                                      {"pad", json::parse(pad)},
                                                      {"ignore_border", ib}}),
                                     {h.input(x)});
+            h.options.poolSeparable = false;
             const auto direct = h.run({y});
-            setenv("PASSLENS_POOL_SEPARABLE", "1", 1);
+            h.options.poolSeparable = true;
             const auto separable = h.run({y});
-            unsetenv("PASSLENS_POOL_SEPARABLE");
             QCOMPARE(direct[0].shape(), separable[0].shape());
             QVERIFY2(std::memcmp(direct[0].rawData(), separable[0].rawData(), direct[0].nbytes()) == 0,
                      qPrintable(QString::number(H) + "x" + QString::number(W)));

@@ -45,6 +45,32 @@ private slots:
                 text.contains("overhead"));
     }
 
+    // ExecOptions: each switch's environment variable and values, as the environment sets them.
+    void execOptionsSettings() {
+        ExecOptions o = ExecOptions::builtIn();
+        QCOMPARE(ExecOptions::variables().size(), std::size_t(8));
+        QVERIFY(o.fuseEpilogues && o.joinInPlace && o.epilogueChain && o.depthwiseAvx512);
+        QVERIFY(!o.cudaSyncEachStep && !o.poolSeparable);
+        QVERIFY(o.set("PASSLENS_EPILOGUE_FUSION", "off") && !o.fuseEpilogues);
+        QVERIFY(o.set("PASSLENS_EPILOGUE_FUSION", "on") && o.fuseEpilogues);
+        QVERIFY(o.set("PASSLENS_JOIN_IN_PLACE", "off") && !o.joinInPlace);
+        QVERIFY(o.set("PASSLENS_CUDA_SYNC", "1") && o.cudaSyncEachStep);
+        QVERIFY(o.set("PASSLENS_EPILOGUE_CHAIN", "off") && !o.epilogueChain);
+        QVERIFY(o.set("PASSLENS_DEPTHWISE_AVX512", "off") && !o.depthwiseAvx512);
+        QVERIFY(o.set("PASSLENS_POOL_SEPARABLE", "1") && o.poolSeparable);
+        QVERIFY(o.set("PASSLENS_POOL_SEPARABLE", "0") && !o.poolSeparable);
+        QVERIFY(o.set("PASSLENS_CONV_WINOGRAD", "2") && o.winograd == WinogradChoice::F2);
+        QVERIFY(o.set("PASSLENS_CONV_WINOGRAD", "off") && o.winograd == WinogradChoice::Off);
+        QVERIFY(o.set("PASSLENS_CONV_WINOGRAD", "7") && o.winograd == WinogradChoice::Auto);
+        QVERIFY(o.set("PASSLENS_CPU_LOOPS", "baseline") && o.cpuLoops == CpuLoops::Baseline);
+        QVERIFY(!o.set("PASSLENS_NO_SUCH_SWITCH", "1"));
+        // the device and poison arguments override only themselves
+        const ExecOptions d{DeviceChoice::Cpu, true};
+        QCOMPARE(d.device, DeviceChoice::Cpu);
+        QVERIFY(d.poison);
+        QCOMPARE(d.fuseEpilogues, ExecOptions::environment().fuseEpilogues);
+    }
+
     void missingKernelIsNamed() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[4]"), "x");

@@ -131,7 +131,7 @@ private slots:
             for (const Tensor& t : ins) types.push_back(t.dtype());
             const ScalarProgram prog = compileExpr(std::string(expr), types);
             Tensor out = Tensor::empty(outType, ins[0].shape());
-            evalProgram(prog, ins, out);
+            evalProgram(prog, ins, out, CpuLoops::Auto);
             return out;
         };
         // 1 + 2^-11 ties to 1; 1 + 3 * 2^-11 ties to 1 + 2^-9; -2 vs 0.5; 65504 + 65504 overflows
@@ -189,11 +189,12 @@ private slots:
 
         const Tensor x = Tensor::fromBytes(DType::Float32, {2}, f.data());
         Tensor y = Tensor::empty(DType::BFloat16, {2});
-        evalProgram(compileExpr(std::string("cast{bfloat16}(i0)"), {DType::Float32}), {x}, y);
+        evalProgram(compileExpr(std::string("cast{bfloat16}(i0)"), {DType::Float32}), {x}, y, CpuLoops::Auto);
         QCOMPARE(std::memcmp(y.rawData(), want.data(), 4), 0);
         Tensor back = Tensor::empty(DType::Float32, {2});
-        evalProgram(compileExpr(std::string("maximum(i0,i1)"), {DType::BFloat16, DType::BFloat16}), {y, y}, y);
-        evalProgram(compileExpr(std::string("cast{float32}(i0)"), {DType::BFloat16}), {y}, back);
+        evalProgram(compileExpr(std::string("maximum(i0,i1)"), {DType::BFloat16, DType::BFloat16}), {y, y}, y,
+                    CpuLoops::Auto);
+        evalProgram(compileExpr(std::string("cast{float32}(i0)"), {DType::BFloat16}), {y}, back, CpuLoops::Auto);
         QCOMPARE(back.toDoubles(), (std::vector<double>{0.478515625, -0.478515625}));
         const QString sum = errorOf([&] {
             (void)compileExpr(std::string("add(i0,i1)"), {DType::BFloat16, DType::BFloat16});

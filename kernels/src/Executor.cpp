@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -23,13 +21,6 @@ using Clock = std::chrono::steady_clock;
 double usSince(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
 } // namespace
-
-std::optional<DeviceChoice> parseDeviceChoice(const std::string& text) {
-    if (text == "auto") return DeviceChoice::Auto;
-    if (text == "cpu") return DeviceChoice::Cpu;
-    if (text == "cuda") return DeviceChoice::Cuda;
-    return std::nullopt;
-}
 
 const char* stepKindName(StepKind k) {
     switch (k) {
@@ -72,8 +63,6 @@ Executor::Executor(const FunctionGraph& graph, ExecOptions options)
     m_ctx->pool = std::make_shared<BufferPool>();
     m_ctx->pool->setPoison(options.poison);
     m_ctx->options = options;
-    if (const char* e = std::getenv("PASSLENS_CUDA_SYNC"); e && std::strcmp(e, "1") == 0)
-        m_ctx->options.cudaSyncEachStep = true;
     m_ctx->deviceName = "cpu";
     if (options.device != DeviceChoice::Cpu) {
         const DeviceInfo info = queryDevices();
@@ -220,7 +209,6 @@ void Executor::plan() {
 // element-wise step passes the value through only when the kernel applied it.
 void Executor::planEpilogueFusion() {
     if (m_ctx->gpu || !m_ctx->options.fuseEpilogues) return;
-    if (const char* e = std::getenv("PASSLENS_EPILOGUE_FUSION"); e && std::strcmp(e, "off") == 0) return;
     std::unordered_map<const Apply*, int> stepOf;
     for (std::size_t i = 0; i < m_steps.size(); ++i) stepOf[m_steps[i].node] = static_cast<int>(i);
     for (std::size_t i = 0; i < m_steps.size(); ++i) {
@@ -257,7 +245,7 @@ void Executor::planEpilogueFusion() {
             }
         }
         if (!ok || yInput < 0 || !c.lastUse[static_cast<std::size_t>(yInput)]) continue;
-        std::unique_ptr<OutputEpilogue> ep = cpu::makeElemwiseEpilogue(*consumer, yInput, constants);
+        std::unique_ptr<OutputEpilogue> ep = cpu::makeElemwiseEpilogue(*consumer, yInput, constants, m_ctx->options);
         if (!ep) continue;
         s.epilogue = std::move(ep);
         s.fusedStep = it->second;
@@ -277,7 +265,6 @@ void Executor::planEpilogueFusion() {
 // not applied, other shapes at run time) runs the Join's kernel as usual.
 void Executor::planJoinInPlace() {
     if (m_ctx->gpu || !m_ctx->options.joinInPlace) return;
-    if (const char* e = std::getenv("PASSLENS_JOIN_IN_PLACE"); e && std::strcmp(e, "off") == 0) return;
     std::unordered_map<const Apply*, int> stepOf;
     for (std::size_t i = 0; i < m_steps.size(); ++i) stepOf[m_steps[i].node] = static_cast<int>(i);
     auto isConv = [](const ExecStep& s) {

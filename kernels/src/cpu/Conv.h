@@ -11,6 +11,8 @@ struct Conv2dParams {
     std::int64_t strideH = 1, strideW = 1;
     std::int64_t dilH = 1, dilW = 1;
     std::int64_t groups = 1;
+    /// 3x3 depthwise convolutions may use the AVX-512 loops (ExecOptions::depthwiseAvx512).
+    bool depthwiseAvx512 = true;
 };
 
 /// Padding, strides, dilation and groups of an AbstractConv2d / GpuCorrMM node for kernel w
@@ -41,8 +43,9 @@ Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2
 
 /// Tile size m of the Winograd F(m x m, 3 x 3) path for a 3x3 stride-1 undilated ungrouped
 /// float32 convolution with C input and F output channels and an OH x OW output: 0 (im2col +
-/// SGEMM), 2 or 4. PASSLENS_CONV_WINOGRAD=off|2|4 forces the choice (tests, measurements).
-int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW);
+/// SGEMM), 2 or 4. `choice` (ExecOptions::winograd) other than Auto forces it (tests, measurements).
+int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW,
+                     WinogradChoice choice = WinogradChoice::Auto);
 
 /// Transposed convolution: x[N,C,H,W], w[C,F/groups,KH,KW] -> y[N,F,OH,OW] with
 /// OH = strideH*(H-1) + outPadH + dilH*(KH-1) + 1 - padTop - padBottom.

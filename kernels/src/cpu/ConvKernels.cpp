@@ -5,8 +5,6 @@
 #include "Loops.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 
 namespace passlens::cpu {
@@ -52,12 +50,12 @@ void winogradWeights(const float* w, std::int64_t F, std::int64_t C, int m, floa
 
 } // namespace
 
-int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW) {
-    if (const char* e = std::getenv("PASSLENS_CONV_WINOGRAD")) {
-        const std::string v = e;
-        if (v == "off") return 0;
-        if (v == "2") return 2;
-        if (v == "4") return 4;
+int winogradTileSize(std::int64_t C, std::int64_t F, std::int64_t OH, std::int64_t OW, WinogradChoice choice) {
+    switch (choice) {
+    case WinogradChoice::Off: return 0;
+    case WinogradChoice::F2: return 2;
+    case WinogradChoice::F4: return 4;
+    case WinogradChoice::Auto: break;
     }
     // Measured on resnet18 / squeezenet1_1 shapes (1 thread, docs/BENCHMARKS.md): 6x6 tiles pay
     // from ~40 tiles on (56x56: 2x faster than im2col, 27x27 and 28x28: 1.2-1.45x); on 13x13 and
@@ -103,10 +101,11 @@ void conv2dWinograd(const KernelCall& c, const Tensor& x, const Tensor& w, const
     float* Mv = V + P * C * T;
     const float* bp = bias ? bias->data<float>() : nullptr;
     for (std::int64_t n = 0; n < N; ++n) {
-        loops().winogradInput(x.data<float>() + n * C * H * W, C, H, W, p.padTop, p.padLeft, TH, TW, m, V);
+        loops(c.ctx.options.cpuLoops)
+            .winogradInput(x.data<float>() + n * C * H * W, C, H, W, p.padTop, p.padLeft, TH, TW, m, V);
         for (std::int64_t q = 0; q < P; ++q)
             sgemm(false, false, F, T, C, 1.0f, U + q * F * C, C, V + q * C * T, T, 0.0f, Mv + q * F * T, T);
-        loops().winogradOutput(Mv, F, TH, TW, OH, OW, m, bp, y.data<float>() + n * F * OH * OW);
+        loops(c.ctx.options.cpuLoops).winogradOutput(Mv, F, TH, TW, OH, OW, m, bp, y.data<float>() + n * F * OH * OW);
         if (ep) ep->apply(y, n, 0, F, 0, OH * OW);
     }
 }
@@ -135,6 +134,8 @@ void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Co
     };
     if (Cg == 1 && G == C && G > 1) {
         const std::int64_t mult = Fg;
+        Conv2dParams dp = p;
+        dp.depthwiseAvx512 = c.ctx.options.depthwiseAvx512;
         // channel chunks of ~64 KiB of output
         const std::int64_t chunk = std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, mult * spatial));
         for (std::int64_t n = 0; n < N; ++n)
@@ -144,9 +145,9 @@ void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Co
                 const T* wc = wp + c0 * mult * KH * KW;
                 T* yc = yp + (n * F + c0 * mult) * spatial;
                 if constexpr (std::is_same_v<T, float>)
-                    loops().depthwiseFloat(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, p);
+                    loops(c.ctx.options.cpuLoops).depthwiseFloat(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, dp);
                 else
-                    loops().depthwiseDouble(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, p);
+                    loops(c.ctx.options.cpuLoops).depthwiseDouble(xc, wc, yc, cn, mult, H, W, KH, KW, OH, OW, dp);
                 finish(n, c0 * mult, (c0 + cn) * mult, 0, spatial);
             }
     } else {
@@ -171,9 +172,9 @@ void conv2dTyped(const KernelCall& c, const Tensor& x, const Tensor& w, const Co
                     B = xg;
                 } else {
                     if constexpr (std::is_same_v<T, float>)
-                        loops().im2colFloat(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
+                        loops(c.ctx.options.cpuLoops).im2colFloat(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
                     else
-                        loops().im2colDouble(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
+                        loops(c.ctx.options.cpuLoops).im2colDouble(xg, Cg, H, W, KH, KW, OH, OW, p, cols);
                     B = cols;
                 }
                 // one GEMM per image and group: splitting the columns into cache-sized blocks (so
@@ -218,7 +219,7 @@ Tensor conv2d(const KernelCall& c, const Tensor& x, const Tensor& w, const Conv2
     if (x.dtype() == DType::Float32) {
         const int m =
             KH == 3 && KW == 3 && p.strideH == 1 && p.strideW == 1 && p.dilH == 1 && p.dilW == 1 && p.groups == 1
-                ? winogradTileSize(C, F, OH, OW)
+                ? winogradTileSize(C, F, OH, OW, c.ctx.options.winograd)
                 : 0;
         const OutputEpilogue* ep = c.epilogue && c.epilogue->accepts(y) ? c.epilogue : nullptr;
         if (m)
@@ -321,11 +322,14 @@ void pool(KernelCall& c) {
     Tensor y = c.allocate(x.dtype(), p.outShape);
     if (y.numel() > 0) {
         if (x.dtype() == DType::Float32)
-            loops().poolFloat(x.data<float>(), y.data<float>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0],
-                              p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0], p.p0[1], p.p1[1], p.mode);
+            loops(c.ctx.options.cpuLoops)
+                .poolFloat(x.data<float>(), y.data<float>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0], p.k[1],
+                           p.s[0], p.s[1], p.p0[0], p.p1[0], p.p0[1], p.p1[1], p.mode, c.ctx.options.poolSeparable);
         else if (x.dtype() == DType::Float64)
-            loops().poolDouble(x.data<double>(), y.data<double>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0],
-                               p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0], p.p0[1], p.p1[1], p.mode);
+            loops(c.ctx.options.cpuLoops)
+                .poolDouble(x.data<double>(), y.data<double>(), p.planes, p.n[0], p.n[1], p.o[0], p.o[1], p.k[0],
+                            p.k[1], p.s[0], p.s[1], p.p0[0], p.p1[0], p.p0[1], p.p1[1], p.mode,
+                            c.ctx.options.poolSeparable);
         else
             c.fail("dtype " + std::string(dtypeName(x.dtype())) + " is not supported");
     }

@@ -177,11 +177,11 @@ Shape broadcastShapes(const std::vector<Shape>& shapes) {
     return out;
 }
 
-void evalProgram(const ScalarProgram& prog, const std::vector<Tensor>& inputs, Tensor& out) {
+void evalProgram(const ScalarProgram& prog, const std::vector<Tensor>& inputs, Tensor& out, CpuLoops loopsChoice) {
     for (const Tensor& t : inputs)
         if (!t.onHost()) throw Error("element-wise kernel got a device tensor");
     if (out.numel() == 0) return;
-    const LoopTable& L = loops();
+    const LoopTable& L = loops(loopsChoice);
     switch (prog.mode) {
     case ScalarProgram::Mode::Float: L.evalFloat(prog, inputs, out); break;
     case ScalarProgram::Mode::Double: L.evalDouble(prog, inputs, out); break;

@@ -3,6 +3,7 @@
 // ONNX element-wise fallbacks: compiles a ScalarExpr (core/ir/ScalarOps.h: the node's
 // elemwiseExpression, a composite's parsed expr) into a program typed with Theano's rules for the
 // input dtypes and evaluates it block-wise over broadcast inputs.
+#include "passlens/kernels/ExecOptions.h"
 #include "passlens/kernels/Tensor.h"
 
 #include <passlens/ir/ScalarOps.h>
@@ -61,9 +62,11 @@ struct RowEpilogue {
 /// output and whose other inputs are float32 host constants (`constants`, indexed like the
 /// node's inputs; the entry at yInput is ignored) of the same rank with size 1 on every axis but
 /// axis 1 (per-channel values or scalars), and whose program runs in float mode with a float32
-/// result; null when the node is not of that form.
+/// result; null when the node is not of that form, with the reason in `why` when given ("input 2
+/// is not a per-channel constant"). `options` choose the loops and the chain form.
 std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput,
-                                                     const std::vector<Tensor>& constants);
+                                                     const std::vector<Tensor>& constants, const ExecOptions& options,
+                                                     std::string* why = nullptr);
 
 /// Types `expr` for input dtypes `inTypes` (scalarResultType per node) and chooses the compute
 /// mode; float16 values are computed in float32 (float64 for a cast of float64) and each float16
@@ -77,8 +80,8 @@ ScalarProgram compileExpr(const std::string& text, const std::vector<DType>& inT
 /// Evaluates `prog` over `inputs` (equal ranks; a dim of 1 broadcasts) into `out`, whose shape
 /// must be the broadcast shape and whose dtype is the result dtype (the root value is converted).
 /// `out` may share the buffer of an input of the same shape and dtype. Throws passlens::Error
-/// when shapes do not broadcast.
-void evalProgram(const ScalarProgram& prog, const std::vector<Tensor>& inputs, Tensor& out);
+/// when shapes do not broadcast. `loopsChoice` (ExecOptions::cpuLoops) picks the loops' build.
+void evalProgram(const ScalarProgram& prog, const std::vector<Tensor>& inputs, Tensor& out, CpuLoops loopsChoice);
 
 /// The broadcast shape of equal-rank shapes (Theano/NumPy rules); throws naming the axis.
 Shape broadcastShapes(const std::vector<Shape>& shapes);

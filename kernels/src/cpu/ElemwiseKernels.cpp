@@ -3,9 +3,6 @@
 #include "ElemwiseEngine.h"
 #include "Loops.h"
 
-#include <cstdlib>
-#include <cstring>
-
 namespace passlens::cpu {
 
 namespace {
@@ -50,7 +47,7 @@ void elemwise(KernelCall& c) {
     for (int i = 0; i < c.nin() && !result.defined(); ++i)
         if (c.in(i).shape() == out && c.canReuse(i, dt, shapeNumel(out))) result = c.in(i);
     if (!result.defined()) result = c.allocate(dt, std::move(out));
-    evalProgram(st->prog, c.inputs, result);
+    evalProgram(st->prog, c.inputs, result, c.ctx.options.cpuLoops);
     c.outputs[0] = std::move(result);
 }
 
@@ -60,6 +57,7 @@ public:
     ScalarProgram prog;
     RowEpilogue rows;
     std::vector<Tensor> consts; // the constant inputs (kept alive), undefined at rows.yInput
+    const LoopTable* loops = nullptr;
 
     bool accepts(const Tensor& y) const override {
         if (y.dtype() != DType::Float32 || !y.onHost() || y.ndim() < 2) return false;
@@ -72,22 +70,28 @@ public:
                std::int64_t s1) const override {
         if (c1 <= c0 || s1 <= s0) return;
         const std::int64_t C = y.dim(1), S = y.numel() / (y.dim(0) * C);
-        loops().epilogueRows(prog, rows, y.data<float>() + (n * C + c0) * S + s0, c0, c1, S, s1 - s0);
+        loops->epilogueRows(prog, rows, y.data<float>() + (n * C + c0) * S + s0, c0, c1, S, s1 - s0);
     }
 };
 
 } // namespace
 
 std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInput,
-                                                     const std::vector<Tensor>& constants) {
+                                                     const std::vector<Tensor>& constants, const ExecOptions& options,
+                                                     std::string* why) {
+    auto decline = [&](const std::string& reason) -> std::unique_ptr<OutputEpilogue> {
+        if (why) *why = reason;
+        return nullptr;
+    };
     const Variable* y = node.input(yInput);
     const int rank = y->type().rankKnown() ? y->type().ndim() : -1;
-    if (rank < 2 || y->type().dtype() != DType::Float32 || node.nout() != 1 ||
-        node.output(0)->type().dtype() != DType::Float32)
-        return nullptr;
-    if (static_cast<int>(constants.size()) != node.nin()) return nullptr;
+    if (rank < 2) return decline("the convolution's output is not of rank 2 or more");
+    if (y->type().dtype() != DType::Float32 || node.nout() != 1 || node.output(0)->type().dtype() != DType::Float32)
+        return decline("not float32");
+    if (static_cast<int>(constants.size()) != node.nin()) return decline("internal: constants do not match inputs");
     auto e = std::make_unique<ElemwiseEpilogue>();
     e->rows.yInput = yInput;
+    e->loops = &loops(options.cpuLoops);
     std::vector<DType> types;
     for (int i = 0; i < node.nin(); ++i) {
         const Tensor& t = constants[static_cast<std::size_t>(i)];
@@ -99,24 +103,25 @@ std::unique_ptr<OutputEpilogue> makeElemwiseEpilogue(const Apply& node, int yInp
             continue;
         }
         // a float32 host constant of the same rank, of size 1 on every axis but axis 1
-        if (!t.defined() || !t.onHost() || t.dtype() != DType::Float32 || t.ndim() != rank) return nullptr;
+        const std::string input = "input " + std::to_string(i);
+        if (!t.defined() || !t.onHost() || t.dtype() != DType::Float32 || t.ndim() != rank)
+            return decline(input + " is not a float32 constant of rank " + std::to_string(rank));
         for (int a = 0; a < rank; ++a)
-            if (a != 1 && t.dim(a) != 1) return nullptr;
-        if (t.numel() == 0) return nullptr;
+            if (a != 1 && t.dim(a) != 1) return decline(input + " is not per-channel (size 1 but on axis 1)");
+        if (t.numel() == 0) return decline(input + " is empty");
         e->rows.values.back() = t.data<float>();
         e->rows.channelStride.back() = t.dim(1) == 1 ? 0 : 1;
         e->consts.push_back(t);
     }
     try {
         e->prog = compileExpr(elemwiseExpression(node.op(), node.nin()), types);
-    } catch (const std::exception&) {
-        return nullptr;
+    } catch (const std::exception& ex) {
+        return decline(ex.what());
     }
     if (e->prog.mode != ScalarProgram::Mode::Float || e->prog.nodes.empty() ||
         e->prog.nodes.back().op == ScalarOp::Input || e->prog.nodes.back().dtype != DType::Float32)
-        return nullptr;
-    if (const char* sw = std::getenv("PASSLENS_EPILOGUE_CHAIN"); !(sw && std::strcmp(sw, "off") == 0))
-        e->rows.chain = compileChain(e->prog, yInput);
+        return decline("its program does not compute a float32 value in float arithmetic");
+    if (options.epilogueChain) e->rows.chain = compileChain(e->prog, yInput);
     return e;
 }
 

@@ -25,10 +25,12 @@ struct LoopTable {
                             std::int64_t OW, const Conv2dParams& p);
     void (*poolFloat)(const float* x, float* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH,
                       std::int64_t OW, std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw,
-                      std::int64_t pt, std::int64_t pb, std::int64_t pl, std::int64_t pr, PoolMode mode);
+                      std::int64_t pt, std::int64_t pb, std::int64_t pl, std::int64_t pr, PoolMode mode,
+                      bool separableOnly);
     void (*poolDouble)(const double* x, double* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH,
                        std::int64_t OW, std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw,
-                       std::int64_t pt, std::int64_t pb, std::int64_t pl, std::int64_t pr, PoolMode mode);
+                       std::int64_t pt, std::int64_t pb, std::int64_t pl, std::int64_t pr, PoolMode mode,
+                       bool separableOnly);
     /// Winograd F(m x m, 3 x 3), m = 2 or 4, a = m + 2: input tiles of x[C,H,W] (zero padding
     /// padTop / padLeft, TH x TW tiles of m x m outputs) -> V[a*a][C][TH*TW].
     void (*winogradInput)(const float* x, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t padTop,
@@ -43,9 +45,9 @@ struct LoopTable {
                          std::int64_t ldy, std::int64_t len);
 };
 
-/// The table for this CPU ("x86-64-v4", "x86-64-v3" or "baseline"). PASSLENS_CPU_LOOPS=baseline
-/// or v3 forces that build (when the CPU has it).
-const LoopTable& loops();
+/// The table for this CPU ("x86-64-v4", "x86-64-v3" or "baseline"); `choice`
+/// (ExecOptions::cpuLoops) other than Auto forces that build (when the CPU has it).
+const LoopTable& loops(CpuLoops choice = CpuLoops::Auto);
 
 namespace baseline {
 const LoopTable& table();

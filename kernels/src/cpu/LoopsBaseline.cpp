@@ -3,31 +3,31 @@
 #define PASSLENS_LOOPS_NAME "baseline"
 #include "Loops.inl"
 
-#include <cstdlib>
-#include <cstring>
-
 namespace passlens::cpu {
 
-const LoopTable& loops() {
-    static const LoopTable* t = [] {
+namespace {
+// The best build the CPU supports among those `choice` allows.
+const LoopTable* pickLoops(CpuLoops choice) {
 #if defined(__x86_64__) && defined(PASSLENS_HAVE_LOOPS_V3)
-        const char* force = std::getenv("PASSLENS_CPU_LOOPS");
-        const bool baselineOnly = force && std::strcmp(force, "baseline") == 0,
-                   v3Only = force && std::strcmp(force, "v3") == 0;
-        __builtin_cpu_init();
-        const bool v3ok =
-            __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+    __builtin_cpu_init();
+    const bool v3ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 #if defined(PASSLENS_HAVE_LOOPS_V4)
-        if (!baselineOnly && !v3Only && v3ok && __builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
-            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-            return &v4::table();
+    if (choice == CpuLoops::Auto && v3ok && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return &v4::table();
 #endif
-        if (!baselineOnly && v3ok) return &v3::table();
+    if (choice != CpuLoops::Baseline && v3ok) return &v3::table();
+#else
+    (void)choice;
 #endif
-        return &baseline::table();
-    }();
-    return *t;
+    return &baseline::table();
+}
+} // namespace
+
+const LoopTable& loops(CpuLoops choice) {
+    static const LoopTable* const picked[] = {pickLoops(CpuLoops::Auto), pickLoops(CpuLoops::Baseline),
+                                              pickLoops(CpuLoops::V3)};
+    return *picked[static_cast<std::size_t>(choice)];
 }
 
 #if !defined(PASSLENS_HAVE_LOOPS_V3)

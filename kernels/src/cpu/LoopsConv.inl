@@ -142,11 +142,8 @@ void depthwise(const T* x, const T* w, T* y, std::int64_t C, std::int64_t mult, 
                std::int64_t KH, std::int64_t KW, std::int64_t OH, std::int64_t OW, const Conv2dParams& p) {
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<T, float>) {
-        // read per call (once per channel chunk of ~64 KiB of output: ~50 ns against tens of
-        // microseconds), so bench_exec --ab can switch it between runs
-        const char* sw = std::getenv("PASSLENS_DEPTHWISE_AVX512");
         if (KH == 3 && KW == 3 && p.dilH == 1 && p.dilW == 1 && p.strideH == p.strideW &&
-            (p.strideH == 1 || p.strideH == 2) && OH > 0 && OW > 0 && !(sw && std::strcmp(sw, "off") == 0)) {
+            (p.strideH == 1 || p.strideH == 2) && OH > 0 && OW > 0 && p.depthwiseAvx512) {
             depthwise3x3Avx512(x, w, y, C, mult, H, W, OH, OW, p);
             return;
         }

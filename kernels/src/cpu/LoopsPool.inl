@@ -51,11 +51,9 @@ void maxPoolW3S2(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int
 template <class T>
 void poolT(const T* x, T* y, std::int64_t planes, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW,
            std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t pt, std::int64_t pb,
-           std::int64_t pl, std::int64_t pr, PoolMode mode) {
+           std::int64_t pl, std::int64_t pr, PoolMode mode, bool separableOnly) {
     const bool isMax = mode == PoolMode::Max;
-    // PASSLENS_POOL_SEPARABLE=1: the separable kernel for every window (read per call, for tests)
-    const char* sep = std::getenv("PASSLENS_POOL_SEPARABLE");
-    const bool separableOnly = sep && *sep && std::strcmp(sep, "0") != 0;
+    // separableOnly (ExecOptions::poolSeparable): the separable kernel for every window
     if (isMax && kw == 3 && sw == 2 && pl == 0 && !separableOnly)
         return maxPoolW3S2(x, y, planes, H, W, OH, OW, kh, sh, pt, pb, pr);
     const std::int64_t rows = H + pt + pb, cols = W + pl + pr;

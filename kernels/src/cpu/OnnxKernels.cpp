@@ -90,7 +90,7 @@ Tensor runExpr(KernelCall& c, const std::string& expr, std::vector<Tensor> ins, 
     }
     const Shape out = broadcastShapes(shapes);
     Tensor y = c.allocate(outType, out);
-    evalProgram(st->prog, ins, y);
+    evalProgram(st->prog, ins, y, c.ctx.options.cpuLoops);
     return y;
 }
 

@@ -4,6 +4,7 @@
 /// host kinds on the CPU backend, GPU kinds on the CUDA backend (or emulated on the CPU backend
 /// when there is no CUDA device), transfers as copies. A value is released right after its last
 /// client has run.
+#include "passlens/kernels/ExecOptions.h"
 #include "passlens/kernels/Kernel.h"
 
 #include <passlens/ir/FunctionGraph.h>
@@ -14,34 +15,6 @@
 #include <vector>
 
 namespace passlens {
-
-/// Which device GPU kinds run on.
-enum class DeviceChoice : std::uint8_t {
-    Auto, ///< CUDA when a device exists (and the build has CUDA), else the CPU
-    Cpu,  ///< always the CPU backend (GPU kinds emulated on the CPU)
-    Cuda  ///< the CUDA device; construction throws when there is none
-};
-/// Parses "auto", "cpu" or "cuda"; std::nullopt otherwise.
-std::optional<DeviceChoice> parseDeviceChoice(const std::string& text);
-
-struct ExecOptions {
-    DeviceChoice device = DeviceChoice::Auto;
-    /// Tests: every buffer a kernel gets is pre-filled with NaN / -1 bytes (BufferPool::setPoison).
-    bool poison = false;
-    /// Epilogue fusion on the CPU backend (see Executor): a convolution's only client, an
-    /// element-wise node over per-channel or scalar float32 constants, is applied by the
-    /// convolution kernel to its output while in cache. PASSLENS_EPILOGUE_FUSION=off turns it off.
-    bool fuseEpilogues = true;
-    /// In-place Join (CPU backend): a Join / GpuJoin whose inputs are each one contiguous block of
-    /// its output and are all written by convolution kernels (directly or through a fused
-    /// epilogue) for it alone gets its output buffer before they run; each convolution writes its
-    /// block there and the Join does nothing. PASSLENS_JOIN_IN_PLACE=off turns it off.
-    bool joinInPlace = true;
-    /// With a CUDA device: synchronise the stream and check for errors after every CUDA step, so
-    /// a fault inside a kernel (reported by CUDA at the next synchronising call) is reported
-    /// against the node that launched it. Slower. PASSLENS_CUDA_SYNC=1 turns it on.
-    bool cudaSyncEachStep = false;
-};
 
 /// How a node is executed.
 enum class StepKind : std::uint8_t {
