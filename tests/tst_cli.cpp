@@ -642,6 +642,63 @@ private slots:
     }
     // run --check names the first divergent phase with core's check (pipeline/PhaseCheck.h, the
     // window's too): the phases that changed the graph, as optimize lists them, each within the
+    // `run --json` carries the executor's plan: a convolution + bias add fused (which nodes, and
+    // the element-wise node listed as fused into the convolution), a convolution whose output is a
+    // graph output declined with its reason; PASSLENS_EPILOGUE_FUSION=off turns the fusion off.
+    void runJsonCarriesPlan() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("conv.graph.json");
+        QVERIFY(writeBytes(
+            path,
+            R"({"format": "passlens.graph", "version": 1, "inputs": [{"name": "x", "type": "float32[1,3,6,6]"}],
+ "constants": [{"name": "w", "type": "float32[4,3,3,3]", "value": {"fill": "normal"}},
+               {"name": "b", "type": "float32[1,4,1,1]", "value": {"fill": "normal"}}],
+ "nodes": [
+  {"op": "AbstractConv2d", "attrs": {"border_mode": [[1,1],[1,1]], "subsample": [1,1], "filter_dilation": [1,1],
+   "num_groups": 1}, "inputs": ["x", "w"], "outputs": ["c"]},
+  {"op": "Elemwise", "attrs": {"scalar": "add"}, "inputs": ["c", "b"], "outputs": ["y"]},
+  {"op": "AbstractConv2d", "attrs": {"border_mode": [[1,1],[1,1]], "subsample": [1,1], "filter_dilation": [1,1],
+   "num_groups": 1}, "inputs": ["x", "w"], "outputs": ["c2"]},
+  {"op": "Elemwise", "attrs": {"scalar": "exp"}, "inputs": ["c2"], "outputs": ["e2"]}],
+ "outputs": ["y", "c2", "e2"]})"));
+        const QStringList args = {"run",      path, "--phase",  "source", "--device", "cpu",
+                                  "--repeat", "1",  "--warmup", "0",      "--json"};
+        const Run r = runCli(args);
+        QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+        bool ok = false;
+        const QJsonObject j = parseJsonOut(r, &ok);
+        QVERIFY(ok);
+        const QJsonArray plan = j.value("plan").toArray();
+        QCOMPARE(plan.size(), 2);
+        const bool firstFused = plan[0].toObject().value("applied").toBool();
+        const QJsonObject fused = plan[firstFused ? 0 : 1].toObject(), declined = plan[firstFused ? 1 : 0].toObject();
+        const QRegularExpression fusedText("^Elemwise #(\\d+) fused into AbstractConv2d #(\\d+) as its epilogue$");
+        const auto m = fusedText.match(fused.value("decision").toString());
+        QVERIFY2(m.hasMatch(), qPrintable(fused.value("decision").toString()));
+        QCOMPARE(fused.value("pass").toString(), QString("epilogue_fusion"));
+        QVERIFY(fused.value("applied").toBool());
+        QCOMPARE(fused.value("node").toInteger(), m.captured(1).toLongLong());
+        QCOMPARE(fused.value("with").toArray().first().toInteger(), m.captured(2).toLongLong());
+        QVERIFY(!declined.value("applied").toBool());
+        QCOMPARE(declined.value("reason").toString(), QString("its output is a graph output"));
+        QVERIFY(declined.value("decision").toString().endsWith(": no epilogue fused"));
+        bool listed = false; // the fused node has no time of its own
+        for (const auto& n : j.value("not_run").toArray())
+            if (n.toObject().value("node").toInteger() == m.captured(1).toLongLong())
+                listed = n.toObject().value("fused_into").toInteger() == m.captured(2).toLongLong();
+        QVERIFY(listed);
+        // the environment variable still switches it off
+        const Run off = runCliWith(args, {}, {"PASSLENS_EPILOGUE_FUSION=off"});
+        QVERIFY2(off.finished && off.exitCode == 0, qPrintable(off.describe()));
+        const QJsonArray offPlan = parseJsonOut(off, &ok).value("plan").toArray();
+        QCOMPARE(offPlan.size(), 2);
+        for (const auto& d : offPlan) {
+            QVERIFY(!d.toObject().value("applied").toBool());
+            QCOMPARE(d.toObject().value("reason").toString(),
+                     QString("epilogue fusion is off (ExecOptions::fuseEpilogues, PASSLENS_EPILOGUE_FUSION=off)"));
+        }
+    }
+
     // default tolerance on the seeded inputs; --phase stops the check at that phase.
     void runCheckPhases() {
         const QString model = corpusModel("mlp.onnx");

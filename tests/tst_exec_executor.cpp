@@ -71,6 +71,113 @@ private slots:
         QCOMPARE(d.fuseEpilogues, ExecOptions::environment().fuseEpilogues);
     }
 
+    // The executor's plan: per convolution the epilogue fused into it or why none is, per Join
+    // whether it is written in place or why not; carried by the profile and its JSON.
+    void planRecordsDecisions() {
+        Tensor x = randn(DType::Float32, {1, 8, 9, 9});
+        Tensor w1 = randn(DType::Float32, {6, 8, 1, 1}), w3 = randn(DType::Float32, {5, 8, 3, 3}),
+               b = randn(DType::Float32, {1, 6, 1, 1});
+        FunctionGraph g;
+        Variable* vx = g.addInput(typeOf(x), "x");
+        Variable* other = g.addInput(Type::parse("float32[1,6,9,9]"), "other");
+        auto conv = [&](const Tensor& w, int pad) { return addConv(g, vx, w, pad); };
+        Variable* c1 = conv(w1, 0);
+        Variable* e1 = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {c1, g.addConstant(b.toTensorData())});
+        Variable* c3 = conv(w3, 1);
+        Variable* j = g.apply(Op::get("Join", {{"axis", 1}}), {e1, c3});
+        Variable* c4 = conv(w1, 0);
+        Variable* e4 = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {c4, other}); // not a constant
+        Variable* c5 = conv(w1, 0);
+        Variable* e5 = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {c5});
+        Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "mul"}}), {j, j});
+        g.setOutputs({z, e4, e5, c5}); // c5 is also a graph output
+        auto id = [](const Variable* v) { return v->owner()->id(); };
+        auto name = [&](const char* kind, const Variable* v) {
+            return std::string(kind) + " #" + std::to_string(id(v));
+        };
+        auto find = [](const std::vector<PlanDecision>& plan, NodeId node) -> const PlanDecision* {
+            for (const PlanDecision& d : plan)
+                if (d.node == node) return &d;
+            return nullptr;
+        };
+
+        Executor ex(g, ExecOptions{DeviceChoice::Cpu});
+        const std::vector<PlanDecision>& plan = ex.plan();
+        QCOMPARE(plan.size(), std::size_t(5)); // c1 (as e1's fusion), c3, c4, c5 and the Join
+        const PlanDecision* f = find(plan, id(e1));
+        QVERIFY(f && f->applied && f->pass == PlanDecision::Pass::EpilogueFusion);
+        QCOMPARE(f->with, std::vector<NodeId>{id(c1)});
+        QCOMPARE(f->decision, name("Elemwise", e1) + " fused into " + name("AbstractConv2d", c1) + " as its epilogue");
+        const PlanDecision* d3 = find(plan, id(c3));
+        QVERIFY(d3 && !d3->applied);
+        QCOMPARE(d3->decision, name("AbstractConv2d", c3) + ": no epilogue fused");
+        QCOMPARE(d3->reason, "its only client " + name("Join", j) + " is not element-wise");
+        const PlanDecision* d4 = find(plan, id(c4));
+        QVERIFY(d4 && !d4->applied);
+        QCOMPARE(d4->reason, "input 1 of " + name("Elemwise", e4) + " is not a constant");
+        const PlanDecision* d5 = find(plan, id(c5));
+        QVERIFY(d5 && !d5->applied);
+        QCOMPARE(d5->reason, std::string("its output is a graph output"));
+        const PlanDecision* dj = find(plan, id(j));
+        QVERIFY(dj && dj->applied && dj->pass == PlanDecision::Pass::JoinInPlace);
+        QCOMPARE(dj->with, (std::vector<NodeId>{id(c1), id(c3)}));
+        QCOMPARE(dj->decision, name("Join", j) + " written in place: nodes #" + std::to_string(id(c1)) + ", #" +
+                                   std::to_string(id(c3)) + " write into its slices");
+
+        // the profile carries the plan, in its JSON too, and reads it back
+        ProfileReport rep =
+            profileExecutor(ex, {x, randn(DType::Float32, {1, 6, 9, 9})}, ProfileOptions{0, 1}, "source");
+        QVERIFY2(rep.error.empty(), rep.error.c_str());
+        QCOMPARE(rep.plan.size(), plan.size());
+        const json pj = rep.toJson();
+        QCOMPARE(pj.at("plan").size(), std::size_t(5));
+        bool jsonJoin = false;
+        for (const json& d : pj.at("plan"))
+            if (d.at("node") == id(j))
+                jsonJoin = d.at("pass") == "join_in_place" && d.at("applied") == true &&
+                           d.at("with") == json::array({id(c1), id(c3)});
+        QVERIFY(jsonJoin);
+        const ExecutionProfile back = ExecutionProfile::fromJson(pj, "profile");
+        QCOMPARE(back.plan.size(), std::size_t(5));
+        const PlanDecision* bd = find(back.plan, id(c4));
+        QVERIFY(bd && !bd->applied && bd->reason == d4->reason && bd->decision == d4->decision);
+        const ProfileNode* fused = back.find(id(e1));
+        QVERIFY(fused && !fused->timeUs && fused->fusedInto == id(c1));
+        const ProfileNode* joined = back.find(id(j));
+        QVERIFY(joined && joined->inPlace);
+        QCOMPARE(joined->inPlaceWriters, (std::vector<NodeId>{id(c1), id(c3)}));
+        QVERIFY(QString::fromStdString(rep.text()).contains(QString::fromStdString("+ " + f->decision)));
+
+        // fusion off: every convolution says why, and the Join's first input is now element-wise
+        ExecOptions off{DeviceChoice::Cpu};
+        off.fuseEpilogues = false;
+        Executor ex2(g, off);
+        QCOMPARE(ex2.plan().size(), std::size_t(5));
+        const PlanDecision* o1 = find(ex2.plan(), id(c1));
+        QVERIFY(o1 && !o1->applied);
+        QCOMPARE(o1->reason,
+                 std::string("epilogue fusion is off (ExecOptions::fuseEpilogues, PASSLENS_EPILOGUE_FUSION=off)"));
+        const PlanDecision* oj = find(ex2.plan(), id(j));
+        QVERIFY(oj && !oj->applied);
+        QCOMPARE(oj->reason, "input 0 comes from " + name("Elemwise", e1) + ", not a convolution");
+    }
+
+    // A profile file with a wrong value names the place.
+    void profileJsonErrors() {
+        const QString err = errorOf([] {
+            ExecutionProfile::fromJson(
+                json::parse(R"({"nodes": [{"node": 3, "time_us": 1}, {"node": 4, "time_us": "x"}]})"), "p.json");
+        });
+        QCOMPARE(err, QString("p.json.nodes[1].time_us: expected a number"));
+        QCOMPARE(errorOf([] {
+                     ExecutionProfile::fromJson(json::parse(R"({"nodes": [], "plan": [{"node": 1, "pass": "x"}]})"),
+                                                "p");
+                 }),
+                 QString(R"(p.plan[0].pass: expected "epilogue_fusion" or "join_in_place", got "x")"));
+        QCOMPARE(errorOf([] { ExecutionProfile::fromJson(json::parse(R"({"phase": "final"})"), "p"); }),
+                 QString(R"(p: a profile needs "nodes" or "transfers")"));
+    }
+
     void missingKernelIsNamed() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[4]"), "x");

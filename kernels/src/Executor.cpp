@@ -22,25 +22,6 @@ double usSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 
 } // namespace
 
-const char* stepKindName(StepKind k) {
-    switch (k) {
-    case StepKind::Kernel: return "kernel";
-    case StepKind::Emulated: return "emulated";
-    case StepKind::Transfer: return "transfer";
-    case StepKind::Missing: return "n/a";
-    }
-    return "?";
-}
-
-const char* transferDirectionName(TransferDirection d) {
-    switch (d) {
-    case TransferDirection::HtoD: return "HtoD";
-    case TransferDirection::DtoH: return "DtoH";
-    case TransferDirection::DtoD: return "DtoD";
-    }
-    return "?";
-}
-
 std::string describeNode(const Apply& node) {
     std::string s = node.op().str() + " (node #" + std::to_string(node.id());
     if (!node.name().empty()) s += " '" + node.name() + "'";
@@ -86,13 +67,13 @@ Executor::Executor(const FunctionGraph& graph, ExecOptions options)
             throw ExecError("--device cuda: this build has no CUDA backend");
         }
     }
-    plan();
+    planSteps();
 }
 
 Executor::Executor(const FunctionGraph& graph, std::shared_ptr<ExecContext> context)
     : m_graph(graph)
     , m_ctx(std::move(context)) {
-    plan();
+    planSteps();
 }
 
 Executor::~Executor() {
@@ -100,7 +81,7 @@ Executor::~Executor() {
         if (s.timer && m_ctx->gpu) m_ctx->gpu->timerDestroy(s.timer);
 }
 
-void Executor::plan() {
+void Executor::planSteps() {
     const KernelRegistry& reg = KernelRegistry::instance();
     std::unordered_map<const Variable*, int> slotOf;
     auto slot = [&](const Variable* v) {
@@ -201,56 +182,120 @@ void Executor::plan() {
     planJoinInPlace();
 }
 
+namespace {
+// "AbstractConv2d #9": a node in plan decisions.
+std::string planName(const Apply& n) { return n.op().kind() + " #" + std::to_string(n.id()); }
+
+bool isConvKind(const std::string& k) { return k == "GpuCorrMM" || k == "AbstractConv2d" || k == "OnnxConv"; }
+} // namespace
+
+std::string Executor::passOff(bool enabled, const char* pass, const char* option, const char* variable) const {
+    if (m_ctx->gpu) return "not planned with a CUDA device";
+    if (!enabled) return std::string(pass) + " is off (ExecOptions::" + option + ", " + variable + "=off)";
+    return {};
+}
+
+void Executor::declined(PlanDecision::Pass pass, const Apply& node, const std::string& reason) {
+    m_plan.push_back(
+        {pass,
+         node.id(),
+         false,
+         {},
+         planName(node) + (pass == PlanDecision::Pass::EpilogueFusion ? ": no epilogue fused" : ": not in place"),
+         reason});
+}
+
 // Epilogue fusion (CPU backend only): a convolution step whose output 0 has exactly one use, as
 // one input of an Elemwise / GpuElemwise node whose other inputs are all float32 constants of
 // size 1 on every axis but axis 1 (bias, scalars), is given that node's program as an epilogue.
 // The output is neither a graph output nor read by anyone else, so overwriting it in place with
 // the element-wise result is invisible; the kernel checks the runtime shapes (accepts) and the
-// element-wise step passes the value through only when the kernel applied it.
+// element-wise step passes the value through only when the kernel applied it. Every convolution
+// on the CPU backend gets a PlanDecision: the fusion, or why there is none.
 void Executor::planEpilogueFusion() {
-    if (m_ctx->gpu || !m_ctx->options.fuseEpilogues) return;
     std::unordered_map<const Apply*, int> stepOf;
     for (std::size_t i = 0; i < m_steps.size(); ++i) stepOf[m_steps[i].node] = static_cast<int>(i);
     for (std::size_t i = 0; i < m_steps.size(); ++i) {
         ExecStep& s = m_steps[i];
-        const std::string& kind = s.node->op().kind();
         if (s.backend != Backend::Cpu || s.kind == StepKind::Missing || s.kind == StepKind::Transfer ||
-            s.node->nout() != 1)
+            !isConvKind(s.node->op().kind()))
             continue;
-        if (kind != "GpuCorrMM" && kind != "AbstractConv2d" && kind != "OnnxConv") continue;
+        auto decline = [&](const std::string& reason) {
+            declined(PlanDecision::Pass::EpilogueFusion, *s.node, reason);
+        };
+        if (const std::string off =
+                passOff(m_ctx->options.fuseEpilogues, "epilogue fusion", "fuseEpilogues", "PASSLENS_EPILOGUE_FUSION");
+            !off.empty()) {
+            decline(off);
+            continue;
+        }
+        if (s.node->nout() != 1) {
+            decline("it has " + std::to_string(s.node->nout()) + " outputs");
+            continue;
+        }
         const Variable* v = s.node->output(0);
-        if (v->clients().size() != 1 || !v->clients().front().node) continue;
+        if (std::find(m_outputSlots.begin(), m_outputSlots.end(), s.outSlots[0]) != m_outputSlots.end()) {
+            decline("its output is a graph output");
+            continue;
+        }
+        if (v->clients().size() != 1 || !v->clients().front().node) {
+            decline("its output is read by " + std::to_string(v->clients().size()) + " nodes");
+            continue;
+        }
         const Apply* consumer = v->clients().front().node;
         const std::string& ck = consumer->op().kind();
-        if (ck != "Elemwise" && ck != "GpuElemwise") continue;
-        if (std::find(m_outputSlots.begin(), m_outputSlots.end(), s.outSlots[0]) != m_outputSlots.end()) continue;
+        if (ck != "Elemwise" && ck != "GpuElemwise") {
+            decline("its only client " + planName(*consumer) + " is not element-wise");
+            continue;
+        }
         auto it = stepOf.find(consumer);
-        if (it == stepOf.end()) continue;
+        if (it == stepOf.end()) {
+            decline("its client is not scheduled");
+            continue;
+        }
         ExecStep& c = m_steps[static_cast<std::size_t>(it->second)];
         if (c.backend != Backend::Cpu || c.kind == StepKind::Missing || c.fusedInto >= 0 || c.fusedStep >= 0 ||
-            c.outSlots.size() != 1)
+            c.outSlots.size() != 1) {
+            decline(planName(*consumer) + " does not run on the CPU backend as one step");
             continue;
+        }
         int yInput = -1;
-        bool ok = true;
+        std::string why;
         std::vector<Tensor> constants;
-        for (std::size_t k = 0; k < c.inSlots.size() && ok; ++k) {
+        for (std::size_t k = 0; k < c.inSlots.size() && why.empty(); ++k) {
             if (c.inSlots[k] == s.outSlots[0]) {
-                ok = yInput < 0; // used once
+                if (yInput >= 0) why = planName(*consumer) + " reads it twice";
                 yInput = static_cast<int>(k);
                 constants.emplace_back();
             } else {
                 const Tensor& t = m_constSlots[static_cast<std::size_t>(c.inSlots[k])];
-                ok = t.defined();
+                if (!t.defined())
+                    why = "input " + std::to_string(k) + " of " + planName(*consumer) + " is not a constant";
                 constants.push_back(t);
             }
         }
-        if (!ok || yInput < 0 || !c.lastUse[static_cast<std::size_t>(yInput)]) continue;
-        std::unique_ptr<OutputEpilogue> ep = cpu::makeElemwiseEpilogue(*consumer, yInput, constants, m_ctx->options);
-        if (!ep) continue;
+        if (why.empty() && (yInput < 0 || !c.lastUse[static_cast<std::size_t>(yInput)]))
+            why = planName(*consumer) + " is not the last reader of its output";
+        std::unique_ptr<OutputEpilogue> ep;
+        if (why.empty()) {
+            ep = cpu::makeElemwiseEpilogue(*consumer, yInput, constants, m_ctx->options, &why);
+            if (!ep && !why.empty()) why = planName(*consumer) + ": " + why;
+        }
+        if (!ep) {
+            decline(why);
+            continue;
+        }
         s.epilogue = std::move(ep);
         s.fusedStep = it->second;
         c.fusedInto = static_cast<int>(i);
         c.fusedInput = yInput;
+        m_plan.push_back({PlanDecision::Pass::EpilogueFusion,
+                          consumer->id(),
+                          true,
+                          {s.node->id()},
+                          planName(*consumer) + " fused into " + planName(*s.node) + " as its epilogue",
+                          "the convolution's only client; its other inputs are per-channel or scalar float32 "
+                          "constants (the kernel applies it to each block it computes)"});
     }
 }
 
@@ -262,15 +307,14 @@ void Executor::planEpilogueFusion() {
 // executor allocates the Join's output and hands each convolution its block as output 0
 // (KernelCall::outputInto); when every input then arrives as its block, the Join passes the
 // buffer on without copying. Anything else (a kernel that declined the block, an epilogue that was
-// not applied, other shapes at run time) runs the Join's kernel as usual.
+// not applied, other shapes at run time) runs the Join's kernel as usual. Every Join on the CPU
+// backend gets a PlanDecision.
 void Executor::planJoinInPlace() {
-    if (m_ctx->gpu || !m_ctx->options.joinInPlace) return;
     std::unordered_map<const Apply*, int> stepOf;
     for (std::size_t i = 0; i < m_steps.size(); ++i) stepOf[m_steps[i].node] = static_cast<int>(i);
     auto isConv = [](const ExecStep& s) {
-        const std::string& k = s.node->op().kind();
-        return (k == "GpuCorrMM" || k == "AbstractConv2d" || k == "OnnxConv") && s.backend == Backend::Cpu &&
-               s.kind != StepKind::Missing && s.kind != StepKind::Transfer && s.node->nout() == 1;
+        return isConvKind(s.node->op().kind()) && s.backend == Backend::Cpu && s.kind != StepKind::Missing &&
+               s.kind != StepKind::Transfer && s.node->nout() == 1;
     };
     auto isOutput = [&](int slot) {
         return std::find(m_outputSlots.begin(), m_outputSlots.end(), slot) != m_outputSlots.end();
@@ -285,10 +329,14 @@ void Executor::planJoinInPlace() {
         out.assign(t.dims().begin(), t.dims().end());
         return true;
     };
-    // a variable read by one node (no graph output), once
-    auto soleUse = [&](const Variable* v, int slot) {
-        return v->clients().size() == 1 && v->clients().front().node && !isOutput(slot) && !v->isConstant() &&
-               !isGraphInput(slot);
+    // why a variable is not read by one node (no graph output) once; "" when it is
+    auto soleUse = [&](const Variable* v, int slot) -> std::string {
+        if (v->isConstant()) return "is a constant";
+        if (isGraphInput(slot)) return "is a graph input";
+        if (isOutput(slot)) return "is a graph output";
+        if (v->clients().size() != 1 || !v->clients().front().node)
+            return "is read by " + std::to_string(v->clients().size()) + " nodes";
+        return {};
     };
     for (std::size_t j = 0; j < m_steps.size(); ++j) {
         ExecStep& js = m_steps[j];
@@ -296,31 +344,58 @@ void Executor::planJoinInPlace() {
         if ((kind != "Join" && kind != "GpuJoin") || js.backend != Backend::Cpu || js.kind == StepKind::Missing ||
             js.outSlots.size() != 1)
             continue;
-        if (js.inSlots.empty() || isOutput(js.outSlots[0]) || js.fusedInto >= 0) continue;
+        auto decline = [&](const std::string& reason) { declined(PlanDecision::Pass::JoinInPlace, *js.node, reason); };
+        if (const std::string off =
+                passOff(m_ctx->options.joinInPlace, "in-place Join", "joinInPlace", "PASSLENS_JOIN_IN_PLACE");
+            !off.empty()) {
+            decline(off);
+            continue;
+        }
+        if (js.inSlots.empty() || js.fusedInto >= 0) {
+            decline("it has no inputs to join");
+            continue;
+        }
+        if (isOutput(js.outSlots[0])) {
+            decline("its output is a graph output");
+            continue;
+        }
         const Variable* out = js.node->output(0);
         Shape os;
-        if (!staticShape(out->type(), os) || os.empty()) continue;
+        if (!staticShape(out->type(), os) || os.empty()) {
+            decline("its output shape " + out->type().str() + " is not static");
+            continue;
+        }
         std::int64_t axis = js.node->op().intAttr("axis");
         if (axis < 0) axis += static_cast<std::int64_t>(os.size());
-        if (axis < 0 || axis >= static_cast<std::int64_t>(os.size())) continue;
-        bool ok = true;
-        for (std::int64_t a = 0; a < axis; ++a) ok &= os[static_cast<std::size_t>(a)] == 1;
+        if (axis < 0 || axis >= static_cast<std::int64_t>(os.size())) {
+            decline("its axis is out of range");
+            continue;
+        }
+        std::string why;
+        for (std::int64_t a = 0; a < axis && why.empty(); ++a)
+            if (os[static_cast<std::size_t>(a)] != 1)
+                why = "dim " + std::to_string(a) + " before the axis is not 1: the inputs are not contiguous blocks";
         const std::int64_t inner = shapeNumel(Shape(os.begin() + axis + 1, os.end()));
         std::vector<int> writers;
         std::vector<std::int64_t> offsets;
         std::vector<Shape> shapes;
         std::int64_t along = 0;
-        for (std::size_t k = 0; k < js.inSlots.size() && ok; ++k) {
+        for (std::size_t k = 0; k < js.inSlots.size() && why.empty(); ++k) {
             const Variable* v = js.node->input(static_cast<int>(k));
+            const std::string input = "input " + std::to_string(k);
+            why = soleUse(v, js.inSlots[k]);
+            if (!why.empty()) {
+                why = input + " " + why;
+                break;
+            }
             Shape vs;
-            ok = soleUse(v, js.inSlots[k]) && v->owner() && v->type().dtype() == out->type().dtype() &&
-                 staticShape(v->type(), vs) && vs.size() == os.size();
+            bool ok = v->owner() && v->type().dtype() == out->type().dtype() && staticShape(v->type(), vs) &&
+                      vs.size() == os.size();
             for (std::size_t a = 0; a < vs.size() && ok; ++a)
                 ok = static_cast<std::int64_t>(a) == axis || vs[a] == os[a];
-            if (!ok) break;
-            auto it = stepOf.find(v->owner());
+            auto it = ok ? stepOf.find(v->owner()) : stepOf.end();
             if (it == stepOf.end()) {
-                ok = false;
+                why = input + " has no static shape matching the output's";
                 break;
             }
             int w = it->second;
@@ -333,27 +408,45 @@ void Executor::planJoinInPlace() {
                 const ExecStep& cstep = m_steps[static_cast<std::size_t>(w)];
                 ok = isConv(cstep) && staticShape(cstep.node->output(0)->type(), cs) && cs == vs &&
                      cstep.node->output(0)->type().dtype() == v->type().dtype();
-            } else {
-                ok = isConv(p) && p.fusedStep < 0;
+                if (!ok)
+                    why = input + " comes from " + planName(*p.node) + " fused into a convolution of another shape";
+            } else if (!isConv(p) || p.fusedStep >= 0) {
+                why = input + " comes from " + planName(*p.node) + ", not a convolution";
             }
-            ok = ok && m_steps[static_cast<std::size_t>(w)].joinStep < 0 &&
-                 std::find(writers.begin(), writers.end(), w) == writers.end();
+            if (why.empty() && (m_steps[static_cast<std::size_t>(w)].joinStep >= 0 ||
+                                std::find(writers.begin(), writers.end(), w) != writers.end()))
+                why = input + " comes from " + planName(*m_steps[static_cast<std::size_t>(w)].node) +
+                      ", which already writes another block";
             writers.push_back(w);
             offsets.push_back(along * inner);
             shapes.push_back(vs);
             along += vs[static_cast<std::size_t>(axis)];
         }
-        if (!ok || along != os[static_cast<std::size_t>(axis)]) continue;
+        if (why.empty() && along != os[static_cast<std::size_t>(axis)])
+            why = "the inputs do not add up to the output along the axis";
+        if (!why.empty()) {
+            decline(why);
+            continue;
+        }
+        std::vector<NodeId> with;
+        std::string ids;
         for (std::size_t k = 0; k < writers.size(); ++k) {
             ExecStep& w = m_steps[static_cast<std::size_t>(writers[k])];
             w.joinStep = static_cast<int>(j);
             w.joinOffset = offsets[k];
             w.joinShape = shapes[k];
+            with.push_back(w.node->id());
+            ids += (k ? ", #" : "#") + std::to_string(w.node->id());
         }
         js.joinInPlace = true;
         js.joinDType = out->type().dtype();
         js.joinShape = os;
         js.joinOffsets = offsets;
+        m_plan.push_back({PlanDecision::Pass::JoinInPlace, js.node->id(), true, with,
+                          planName(*js.node) + " written in place: " + (writers.size() == 1 ? "node " : "nodes ") +
+                              ids + " write into its slices",
+                          "each input is one contiguous block of its output, read by it alone and written by a "
+                          "convolution kernel"});
     }
 }
 

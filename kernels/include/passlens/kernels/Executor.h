@@ -8,6 +8,7 @@
 #include "passlens/kernels/Kernel.h"
 
 #include <passlens/ir/FunctionGraph.h>
+#include <passlens/trace/ExecutionProfile.h>
 
 #include <memory>
 #include <optional>
@@ -15,20 +16,6 @@
 #include <vector>
 
 namespace passlens {
-
-/// How a node is executed.
-enum class StepKind : std::uint8_t {
-    Kernel,   ///< a kernel on the backend of its kind (host kind on the CPU, GPU kind on CUDA)
-    Emulated, ///< a GPU kind run by its CPU kernel (no CUDA device, or no CUDA kernel)
-    Transfer, ///< GpuFromHost / HostFromGpu / GpuToGpu (a copy)
-    Missing   ///< no kernel: running the graph fails when this node is reached
-};
-/// "kernel", "emulated", "transfer", "n/a".
-const char* stepKindName(StepKind k);
-
-/// Direction of a transfer.
-enum class TransferDirection : std::uint8_t { HtoD, DtoH, DtoD };
-const char* transferDirectionName(TransferDirection d);
 
 /// Per-run measurements filled by Executor::run when asked.
 struct RunTimings {
@@ -126,14 +113,25 @@ public:
     /// Steps whose kind has no kernel ("OnnxFoo (node #3)"), empty when the graph can run.
     std::vector<std::string> missingKernels() const;
     ExecContext& context() { return *m_ctx; }
+    /// The executor's own planning on the CPU backend: per convolution, the element-wise node
+    /// fused into it as its epilogue or why none is; per Join / GpuJoin, whether its inputs are
+    /// written in place into its output or why not (epilogue fusion decisions in execution order,
+    /// then the Joins'). Empty for a graph with neither.
+    const std::vector<PlanDecision>& plan() const { return m_plan; }
 
 private:
-    void plan();
+    void planSteps();
+    /// Why a planning pass does not run ("not planned with a CUDA device", "<pass> is off
+    /// (ExecOptions::<option>, <variable>=off)"), "" when it does.
+    std::string passOff(bool enabled, const char* pass, const char* option, const char* variable) const;
+    /// Records that `pass` does not apply to `node`, and why.
+    void declined(PlanDecision::Pass pass, const Apply& node, const std::string& reason);
     void planEpilogueFusion();
     void planJoinInPlace();
     const FunctionGraph& m_graph;
     std::shared_ptr<ExecContext> m_ctx;
     std::vector<ExecStep> m_steps;
+    std::vector<PlanDecision> m_plan;
     std::vector<Tensor> m_constSlots; ///< per slot: constant tensor (defined) or empty
     std::vector<int> m_inputSlots, m_outputSlots;
     int m_numSlots = 0;
