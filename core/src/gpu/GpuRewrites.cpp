@@ -413,7 +413,7 @@ PhaseResult GpuElemwiseFusion::apply(RewriteEngine& engine) {
             }
             Replacement r;
             r.pairs.push_back({n->output(), f});
-            if (engine.applyReplacement("local_gpua_elemwise_fusion", n, r, -1.0 - elapsedUs(t0))) changed = any = true;
+            if (engine.applyReplacement("local_gpua_elemwise_fusion", n, r, elapsedUs(t0), true)) changed = any = true;
         }
         if (!changed) break;
     }

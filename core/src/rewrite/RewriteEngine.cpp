@@ -74,17 +74,15 @@ bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
             m_instr->rewriteDeclined(rw.name(), &node, call.reason().empty() ? "no match" : call.reason());
         return false;
     }
-    return applyReplacement(
-        rw.name(), &node, *r,
-        -1.0 - std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    return applyReplacement(rw.name(), &node, *r,
+                            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(),
+                            true);
 }
 
 bool RewriteEngine::applyReplacement(const std::string& name, const Apply* node, const Replacement& r,
-                                     double transformUs) {
-    // transformUs < 0 encodes "already counted as tried" (from tryRewrite): -1 - time
-    const bool fromTry = transformUs < 0;
-    const double pre = fromTry ? -(transformUs + 1.0) : transformUs;
-    if (!fromTry) countTry(name, node);
+                                     double transformUs, bool tryCounted) {
+    const double pre = transformUs;
+    if (!tryCounted) countTry(name, node);
     auto& st = m_stats[name];
     const auto t0 = std::chrono::steady_clock::now();
     Replacement changed;

@@ -51,9 +51,12 @@ public:
     /// rejections; the graph is then exactly as before.
     bool tryRewrite(const NodeRewriter& rw, Apply& node);
     /// Applies a replacement computed by a whole-graph pass (GraphToGPU, Merge) under `name`.
-    /// `transformUs` is the time spent computing it. Returns false (recorded as rejected)
-    /// when validation fails.
-    bool applyReplacement(const std::string& name, const Apply* node, const Replacement& r, double transformUs);
+    /// `transformUs` (>= 0) is the time spent computing it, in microseconds; `tryCounted` says
+    /// that this attempt was already counted as a try (tryRewrite, or a pass that called
+    /// countTry), else it is counted here. Returns false (recorded as rejected) when validation
+    /// fails.
+    bool applyReplacement(const std::string& name, const Apply* node, const Replacement& r, double transformUs,
+                          bool tryCounted = false);
     /// Records that a whole-graph pass looked at a node and declined (reason built lazily).
     void declined(const std::string& name, const Apply* node, const std::function<std::string()>& reason);
     /// Counts a try of `name` without running anything (dispatch statistics).
