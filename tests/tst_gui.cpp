@@ -13,6 +13,7 @@
 #include "PipelineModel.h"
 #include "ProfileModel.h"
 
+#include <passlens/io/SessionFile.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/layout/DotWriter.h>
 #include <passlens/pipeline/Pipeline.h>
@@ -108,22 +109,33 @@ std::pair<NodeId, int> newestNode(DebugSession& s, int step) {
 }
 
 // An execution backend for the window's tests (ui/ links no kernels): profiles give every node
-// 10 + (id % 7) µs; compare() reports a match for its first `matching` calls, then a divergence.
+// 10 + (id % 7) µs and a plan with one decision about the first node; compare() reports a match for its first
+// `matching` calls, then a divergence.
 class FakeBackend final : public ExecutionBackend {
 public:
     explicit FakeBackend(int matching)
         : m_matching(matching) {}
-    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest&, const std::function<void(double)>&,
-                           const std::atomic<bool>&) override {
-        nlohmann::json nodes = nlohmann::json::array();
-        for (const Apply* a : graph.toposort())
-            nodes.push_back(
-                {{"node", a->id()}, {"time_us", 10.0 + static_cast<double>(a->id() % 7)}, {"kind", "kernel"}});
-        return {{"phase", "shown"},
-                {"device", "cpu"},
-                {"repeats", 1},
-                {"nodes", nodes},
-                {"transfers", nlohmann::json::array()}};
+    ExecutionProfile profile(const FunctionGraph& graph, const ExecuteRequest&, const std::function<void(double)>&,
+                             const std::atomic<bool>&) override {
+        ExecutionProfile p;
+        p.phase = "shown";
+        p.device = "cpu";
+        p.repeats = 1;
+        for (const Apply* a : graph.toposort()) {
+            ProfileNode n;
+            n.node = a->id();
+            n.op = a->op().str();
+            n.timeUs = 10.0 + static_cast<double>(a->id() % 7);
+            p.nodes.push_back(n);
+        }
+        if (!p.nodes.empty())
+            p.plan.push_back({PlanDecision::Pass::EpilogueFusion,
+                              p.nodes[0].node,
+                              false,
+                              {},
+                              "node #" + std::to_string(p.nodes[0].node) + ": no epilogue fused",
+                              "a test reason"});
+        return p;
     }
     nlohmann::json compare(const FunctionGraph&, const FunctionGraph&) override {
         const bool same = m_calls++ < m_matching;
@@ -252,16 +264,22 @@ private slots:
 
         ProfileModel prof(ProfileModel::Mode::PerNode);
         QAbstractItemModelTester tester2(&prof, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        nlohmann::json profile = {
-            {"device", "cpu"},
-            {"nodes",
-             {{{"node", lg.graph->toposort()[0]->id()}, {"time_us", 30.0}, {"kind", "kernel"}},
-              {{"node", lg.graph->toposort()[1]->id()}, {"time_us", 10.0}, {"kind", "kernel"}},
-              {{"node", lg.graph->toposort()[2]->id()}, {"time_us", nullptr}, {"kind", "none"}}}}};
+        ExecutionProfile profile;
+        profile.device = "cpu";
+        for (int k = 0; k < 3; ++k) {
+            ProfileNode n;
+            n.node = lg.graph->toposort()[static_cast<std::size_t>(k)]->id();
+            if (k < 2) n.timeUs = k == 0 ? 30.0 : 10.0;
+            if (k == 2) n.fusedInto = lg.graph->toposort()[0]->id(); // n/a, and says why
+            profile.nodes.push_back(n);
+        }
         prof.setProfile(profile, lg.graph.get());
         QCOMPARE(prof.rowCount(), 3);
         QCOMPARE(prof.data(prof.index(0, ProfileModel::Share)).toString(), QString("75.0 %"));
         QCOMPARE(prof.data(prof.index(2, ProfileModel::TimeUs)).toString(), QString("n/a"));
+        QCOMPARE(prof.data(prof.index(2, ProfileModel::Kind)).toString(),
+                 QString("fused into #%1").arg(lg.graph->toposort()[0]->id()));
+        QCOMPARE(prof.data(prof.index(0, ProfileModel::Kind)).toString(), QString("kernel"));
         ProfileModel perOp(ProfileModel::Mode::PerOp);
         QAbstractItemModelTester tester3(&perOp, QAbstractItemModelTester::FailureReportingMode::QtTest);
         perOp.setProfile(profile, lg.graph.get());
@@ -541,10 +559,13 @@ private slots:
         QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json"));
         auto g = w.session().graphAt(w.session().currentStep());
         const NodeId target = g->toposort()[1]->id();
-        nlohmann::json profile = {{"device", "cpu"},
-                                  {"nodes",
-                                   {{{"node", g->toposort()[0]->id()}, {"time_us", 5.0}, {"kind", "kernel"}},
-                                    {{"node", target}, {"time_us", 50.0}, {"kind", "kernel"}}}}};
+        ExecutionProfile profile;
+        profile.device = "cpu";
+        profile.nodes.resize(2);
+        profile.nodes[0].node = g->toposort()[0]->id();
+        profile.nodes[0].timeUs = 5.0;
+        profile.nodes[1].node = target;
+        profile.nodes[1].timeUs = 50.0;
         w.profileModel()->setProfile(profile, g.get());
         QTableView* table = w.profileTable();
         // sorted by time, descending: row 0 is the target
@@ -880,6 +901,25 @@ private slots:
                  qPrintable(w.profileStatus()));
         QVERIFY(!w.profileDimmed());
         QVERIFY(w.profileModel()->rowCount() > 0);
+        // the inspector shows the executor's plan for the node; a saved session carries it as JSON
+        const NodeId first = s.graphAt(here)->toposort()[0]->id();
+        w.selectNode(first);
+        QVERIFY2(w.inspector()->toPlainText().contains(
+                     QStringLiteral("Executor plan: node #%1: no epilogue fused — a test reason").arg(first)),
+                 qPrintable(w.inspector()->toPlainText()));
+        {
+            QTemporaryDir dir;
+            const QString path = dir.path() + "/p.passlens";
+            s.saveSession(path);
+            const Trace reread = SessionFile::load(path.toStdString());
+            QCOMPARE(reread.profiles().size(), std::size_t(1));
+            const ExecutionProfile saved = ExecutionProfile::fromJson(reread.profiles().at(0), "session");
+            QCOMPARE(saved.device, std::string("cpu"));
+            QCOMPARE(saved.plan.size(), std::size_t(1));
+            QCOMPARE(saved.plan[0].node, first);
+            QCOMPARE(saved.plan[0].reason, std::string("a test reason"));
+            QCOMPARE(saved.find(first)->timeUs.value_or(-1), 10.0 + static_cast<double>(first % 7));
+        }
         // the overlay: the exports' heat colours on the drawing's shares, and a legend
         QVERIFY2(w.graphView()->legend().startsWith(QString::fromUtf8("timing: 0 \u2192 ")) &&
                      w.graphView()->legend().contains("linear scale") && w.graphView()->legend().endsWith("cpu"),

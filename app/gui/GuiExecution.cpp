@@ -13,8 +13,8 @@ namespace passlens {
 namespace {
 class KernelsBackend final : public ExecutionBackend {
 public:
-    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
-                           const std::function<void(double)>& progress, const std::atomic<bool>& cancel) override {
+    ExecutionProfile profile(const FunctionGraph& graph, const ExecuteRequest& request,
+                             const std::function<void(double)>& progress, const std::atomic<bool>& cancel) override {
         ExecOptions opt;
         if (auto d = parseDeviceChoice(request.device)) opt.device = *d;
         Executor exec(graph, opt);
@@ -26,7 +26,6 @@ public:
         po.warmup = request.warmup;
         po.repeats = 1;
         ProfileReport best;
-        nlohmann::json merged;
         for (int r = 0; r < request.repeats; ++r) {
             if (cancel) throw std::runtime_error("cancelled");
             ProfileReport rep = profileExecutor(exec, inputs, po, "step");
@@ -46,7 +45,7 @@ public:
             if (n.timeUs) *n.timeUs /= request.repeats;
         for (auto& t : best.transfers) t.timeUs /= request.repeats;
         best.repeats = request.repeats;
-        return best.toJson();
+        return best;
     }
 
     nlohmann::json compare(const FunctionGraph& graph, const FunctionGraph& reference) override {

@@ -147,7 +147,7 @@ void DebugSession::clearShown() {
     m_extraFocusHops.reset();
     m_neighbourhoodFirst = m_followUp = false;
     m_profile.reset();
-    m_profileJson = nlohmann::json();
+    m_executionProfile.reset();
     m_pipelineError.clear();
 }
 
@@ -475,7 +475,7 @@ void DebugSession::showLayoutResult(std::pair<std::optional<LayoutResult>, QStri
 void DebugSession::saveSession(const QString& path) const {
     if (!m_trace) return;
     nlohmann::json profiles = nlohmann::json::array();
-    if (m_profileJson.is_object()) profiles.push_back(m_profileJson);
+    if (m_executionProfile) profiles.push_back(m_executionProfile->toJson());
     // the window's own state (SESSION_FORMAT.md `view`): the step shown
     const nlohmann::json view = {{"event", m_steps.empty() ? 0 : m_steps[static_cast<std::size_t>(m_current)].event},
                                  {"step", m_current},

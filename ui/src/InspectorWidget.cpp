@@ -2,6 +2,8 @@
 
 #include <passlens/trace/Trace.h>
 
+#include <algorithm>
+
 namespace passlens {
 
 namespace {
@@ -33,7 +35,7 @@ void InspectorWidget::clearNode() {
 }
 
 void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, NodeId id,
-                               const nlohmann::json* profile) {
+                               const ExecutionProfile* profile) {
     const Apply* n = graph ? graph->node(id) : nullptr;
     if (!n) return clearNode();
     m_node = id;
@@ -88,20 +90,23 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
         if (!tried.isEmpty()) h += tr("<p><b>Rewrites tried on it</b></p><ul>%1</ul>").arg(tried);
     }
     if (profile) {
-        for (const char* key : {"nodes", "transfers"})
-            for (const auto& t : profile->value(key, nlohmann::json::array()))
-                if (t.value("node", -1LL) == id) {
-                    const auto tu = t.find("time_us");
-                    h += tr("<p><b>Timing</b>: %1 µs per run (%2)%3</p>")
-                             .arg(tu != t.end() && tu->is_number() ? QString::number(tu->get<double>(), 'f', 1)
-                                                                   : tr("n/a"))
-                             .arg(QString::fromStdString(t.value("kind", std::string(key))))
-                             .arg(t.contains("bytes")
-                                      ? tr(", %1 bytes %2")
-                                            .arg(t["bytes"].get<long long>())
-                                            .arg(QString::fromStdString(t.value("direction", std::string())))
-                                      : QString());
-                }
+        if (const ProfileNode* p = profile->find(id)) {
+            QString how = QString::fromLatin1(stepKindName(p->stepKind));
+            if (p->fusedInto) how = tr("fused into #%1: its time is in that node's").arg(*p->fusedInto);
+            if (p->inPlace) how = tr("in place: its inputs were written into its output");
+            h += tr("<p><b>Timing</b>: %1 µs per run (%2)")
+                     .arg(p->timeUs ? QString::number(*p->timeUs, 'f', 1) : tr("n/a"), how);
+            for (const ProfileTransfer& t : profile->transfers)
+                if (t.node == id)
+                    h += tr(", %1 bytes %2")
+                             .arg(static_cast<qulonglong>(t.bytes))
+                             .arg(QString::fromLatin1(transferDirectionName(t.direction)));
+            h += QStringLiteral("</p>");
+        }
+        for (const PlanDecision& d : profile->plan)
+            if (d.node == id || std::find(d.with.begin(), d.with.end(), id) != d.with.end())
+                h += tr("<p><b>Executor plan</b>: %1%2</p>")
+                         .arg(esc(d.decision), d.reason.empty() ? QString() : QStringLiteral(" — ") + esc(d.reason));
     }
     setHtml(h);
 }

@@ -2,10 +2,10 @@
 /// @file InspectorWidget.h
 /// The selected node: op and attributes, input and output types, location, the event that
 /// created it and the one that removed it (links that jump there), the lift decision and its
-/// reason, the rewrites tried on it (when reasons were recorded), and its timing.
+/// reason, the rewrites tried on it (when reasons were recorded), its timing and what the
+/// executor's plan decided about it.
 #include <passlens/ir/FunctionGraph.h>
-
-#include <nlohmann/json.hpp>
+#include <passlens/trace/ExecutionProfile.h>
 
 #include <QTextBrowser>
 
@@ -18,7 +18,7 @@ class InspectorWidget final : public QTextBrowser {
 public:
     explicit InspectorWidget(QWidget* parent = nullptr);
     /// Shows node `id` of `graph` (the current step). `profile` may be null.
-    void showNode(const FunctionGraph* graph, const Trace* trace, NodeId id, const nlohmann::json* profile);
+    void showNode(const FunctionGraph* graph, const Trace* trace, NodeId id, const ExecutionProfile* profile);
     void clearNode();
     NodeId shownNode() const { return m_node; }
 

@@ -57,8 +57,8 @@ MainWindow::MainWindow(QWidget* parent)
     new WindowActions(this);
     // the overlay shows the profile measured last (or none)
     connect(m_overlayAction, &QAction::toggled, this, [this](bool on) {
-        if (on && !m_profileJson.is_null())
-            m_session->setProfile(parseTimingProfile(m_profileJson, "profile"), m_session->timingOptions());
+        if (on && m_profile)
+            m_session->setProfile(timingProfileOf(*m_profile), m_session->timingOptions());
         else
             m_session->setProfile(std::nullopt, m_session->timingOptions());
         m_session->requestLayout();
@@ -507,7 +507,7 @@ void MainWindow::selectNode(NodeId id) {
     }
     if (m_session->showingNested()) return; // nested graphs have their own ids
     auto g = m_session->graphAt(m_session->currentStep());
-    m_inspector->showNode(g.get(), m_session->trace(), id, m_profileJson.is_null() ? nullptr : &m_profileJson);
+    m_inspector->showNode(g.get(), m_session->trace(), id, m_profile ? &*m_profile : nullptr);
 }
 
 void MainWindow::setDiffMode(int mode) {

@@ -32,7 +32,7 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
             .arg(QString::fromStdString(request.device))
             .arg(request.repeats));
     auto backend = m_backend;
-    using Profiled = std::pair<nlohmann::json, QString>;
+    using Profiled = std::pair<ExecutionProfile, QString>;
     Job<Profiled> job;
     const int step = m_session->currentStep();
     // (a cancelled execution ends as its backend makes it end: an error, or the profile it had)
@@ -46,17 +46,16 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
             settleIdle(false, error);
             return;
         }
-        m_profileJson = profile;
-        m_session->setProfileJson(profile);
+        m_profile = profile;
+        m_session->setExecutionProfile(profile);
         m_profileNodes->setProfile(profile, g.get());
         m_profileOps->setProfile(profile, g.get());
         m_profileStep = step;
         updateProfileLabel();
         log(tr("Profiled on %1: %2 µs per run")
-                .arg(QString::fromStdString(profile.value("device", std::string())))
+                .arg(QString::fromStdString(profile.device))
                 .arg(m_profileNodes->totalUs(), 0, 'f', 1));
-        if (m_overlayAction->isChecked())
-            m_session->setProfile(parseTimingProfile(profile, "profile"), m_session->timingOptions());
+        if (m_overlayAction->isChecked()) m_session->setProfile(timingProfileOf(profile), m_session->timingOptions());
         m_session->requestLayout();
     };
     job.work = [backend, g, request](const JobControl<Profiled>& control) -> Profiled {
@@ -134,7 +133,7 @@ void MainWindow::updateProfileLabel() {
     const auto& steps = m_session->steps();
     auto* dock = qobject_cast<QDockWidget*>(
         m_profileTabs->parentWidget() ? m_profileTabs->parentWidget()->parentWidget() : nullptr);
-    if (m_profileStep < 0 || m_profileStep >= static_cast<int>(steps.size()) || m_profileJson.is_null()) {
+    if (m_profileStep < 0 || m_profileStep >= static_cast<int>(steps.size()) || !m_profile) {
         m_profileStep = -1;
         m_profileLabel->setText(tr("No profile yet: Execute and profile this step (F5)"));
         m_profileLabel->setEnabled(true);
@@ -149,7 +148,7 @@ void MainWindow::updateProfileLabel() {
     }
     const QString where =
         tr("step %1: %2").arg(m_profileStep).arg(steps[static_cast<std::size_t>(m_profileStep)].label);
-    const QString device = QString::fromStdString(m_profileJson.value("device", std::string()));
+    const QString device = QString::fromStdString(m_profile->device);
     const bool here = m_profileStep == m_session->currentStep();
     m_profileLabel->setText(
         here
@@ -160,7 +159,7 @@ void MainWindow::updateProfileLabel() {
 }
 
 void MainWindow::clearProfile() {
-    m_profileJson = nlohmann::json();
+    m_profile.reset();
     m_profileNodes->setProfile({}, nullptr);
     m_profileOps->setProfile({}, nullptr);
     m_profileStep = -1;

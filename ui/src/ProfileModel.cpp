@@ -2,40 +2,47 @@
 
 #include <passlens/ir/FunctionGraph.h>
 
-#include <set>
-
 namespace passlens {
 
 ProfileModel::ProfileModel(Mode mode, QObject* parent)
     : QAbstractTableModel(parent)
     , m_mode(mode) {}
 
-void ProfileModel::setProfile(const nlohmann::json& profile, const FunctionGraph* graph) {
+void ProfileModel::setProfile(const ExecutionProfile& profile, const FunctionGraph* graph) {
     beginResetModel();
     m_rows.clear();
     m_total = 0;
     std::vector<Row> rows;
-    std::set<long long> counted;
-    auto add = [&](const nlohmann::json& n, const QString& kindOverride) {
+    std::map<NodeId, const ProfileTransfer*> transferOf;
+    for (const ProfileTransfer& t : profile.transfers) transferOf[t.node] = &t;
+    auto add = [&](NodeId node, const std::string& op, std::optional<double> timeUs, const QString& kind) {
         Row r;
-        r.node = n.value("node", -1LL);
-        const auto t = n.find("time_us");
-        r.timeUs = t != n.end() && t->is_number() ? t->get<double>() : -1;
-        r.kind = kindOverride.isEmpty() ? QString::fromStdString(n.value("kind", std::string())) : kindOverride;
+        r.node = node;
+        r.timeUs = timeUs;
+        r.kind = kind;
         if (graph && r.node >= 0)
             if (const Apply* a = graph->node(r.node)) r.op = QString::fromStdString(a->op().str());
-        if (r.op.isEmpty()) r.op = QString::fromStdString(n.value("op", std::string()));
+        if (r.op.isEmpty()) r.op = QString::fromStdString(op);
         r.calls = 1;
-        // each node's time counted once (a transfer node may be listed under "nodes" and under
-        // "transfers"), as the overlay's TimingProfile::totalUs does, so both show one share
-        if (r.timeUs > 0 && (r.node < 0 || counted.insert(r.node).second)) m_total += r.timeUs;
+        // each node's time counted once, as the overlay's TimingProfile::totalUs does
+        if (r.timeUs && *r.timeUs > 0) m_total += *r.timeUs;
         rows.push_back(r);
     };
-    if (profile.is_object()) {
-        for (const auto& n : profile.value("nodes", nlohmann::json::array())) add(n, {});
-        for (const auto& n : profile.value("transfers", nlohmann::json::array()))
-            add(n, QStringLiteral("transfer %1").arg(QString::fromStdString(n.value("direction", std::string()))));
+    auto transferKind = [](const ProfileTransfer& t) {
+        return QStringLiteral("transfer %1").arg(QString::fromLatin1(transferDirectionName(t.direction)));
+    };
+    for (const ProfileNode& n : profile.nodes) {
+        QString kind = QString::fromLatin1(stepKindName(n.stepKind));
+        if (n.fusedInto)
+            kind = tr("fused into #%1").arg(*n.fusedInto);
+        else if (n.inPlace)
+            kind = tr("in place");
+        else if (auto t = transferOf.find(n.node); t != transferOf.end())
+            kind = transferKind(*t->second);
+        add(n.node, n.op, n.timeUs, kind);
     }
+    for (const ProfileTransfer& t : profile.transfers)
+        if (!profile.find(t.node)) add(t.node, {}, t.timeUs, transferKind(t));
     if (m_mode == Mode::PerNode) {
         m_rows = std::move(rows);
     } else {
@@ -46,7 +53,7 @@ void ProfileModel::setProfile(const nlohmann::json& profile, const FunctionGraph
             k.op = kind;
             k.kind = r.kind;
             k.calls += 1;
-            if (r.timeUs >= 0) k.timeUs = (k.timeUs < 0 ? 0 : k.timeUs) + r.timeUs;
+            if (r.timeUs) k.timeUs = k.timeUs.value_or(0) + *r.timeUs;
         }
         for (auto& [k, r] : byKind) m_rows.push_back(r);
     }
@@ -61,13 +68,14 @@ int ProfileModel::columnCount(const QModelIndex& parent) const { return parent.i
 QVariant ProfileModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid()) return {};
     const Row& r = m_rows[static_cast<std::size_t>(index.row())];
-    const double share = r.timeUs >= 0 && m_total > 0 ? 100.0 * r.timeUs / m_total : -1;
+    const std::optional<double> share =
+        r.timeUs && m_total > 0 ? std::optional<double>(100.0 * *r.timeUs / m_total) : std::nullopt;
     if (role == NodeIdRole) return QVariant::fromValue<qlonglong>(r.node);
     if (role == SortRole) {
         switch (index.column()) {
         case Node: return m_mode == Mode::PerNode ? QVariant::fromValue<qlonglong>(r.node) : QVariant(r.calls);
         case TimeUs:
-        case Share: return r.timeUs;
+        case Share: return r.timeUs.value_or(-1); // n/a sorts below every time
         default: return data(index, Qt::DisplayRole);
         }
     }
@@ -80,8 +88,8 @@ QVariant ProfileModel::data(const QModelIndex& index, int role) const {
         return m_mode == Mode::PerNode ? (r.node >= 0 ? QStringLiteral("#%1").arg(r.node) : QString())
                                        : QString::number(r.calls);
     case Op: return r.op;
-    case TimeUs: return r.timeUs >= 0 ? QString::number(r.timeUs, 'f', 1) : QStringLiteral("n/a");
-    case Share: return share >= 0 ? QStringLiteral("%1 %").arg(share, 0, 'f', 1) : QStringLiteral("n/a");
+    case TimeUs: return r.timeUs ? QString::number(*r.timeUs, 'f', 1) : QStringLiteral("n/a");
+    case Share: return share ? QStringLiteral("%1 %").arg(*share, 0, 'f', 1) : QStringLiteral("n/a");
     case Kind: return r.kind;
     }
     return {};

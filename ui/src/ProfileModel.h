@@ -1,12 +1,13 @@
 #pragma once
 /// @file ProfileModel.h
-/// A profile (FORMAT.md §2 profile object) as a sortable table: per node (op, time, share,
-/// kind) or per op kind (total time, calls, share), as Theano's profiler tables.
-#include <nlohmann/json.hpp>
+/// A profile (core's ExecutionProfile) as a sortable table: per node (op, time, share, kind) or
+/// per op kind (total time, calls, share), as Theano's profiler tables.
+#include <passlens/trace/ExecutionProfile.h>
 
 #include <QAbstractTableModel>
 
 #include <map>
+#include <optional>
 
 namespace passlens {
 
@@ -21,8 +22,10 @@ public:
     static constexpr int SortRole = Qt::UserRole + 2;
 
     explicit ProfileModel(Mode mode, QObject* parent = nullptr);
-    /// Shows `profile` for `graph` (op names come from the graph; either may be empty).
-    void setProfile(const nlohmann::json& profile, const FunctionGraph* graph);
+    /// Shows `profile` for `graph` (op names come from the graph, which may be null): one row
+    /// per node, a transfer node once (its kind "transfer HtoD"); nodes without a time (no
+    /// kernel, not run, fused into another, in-place Join) show n/a and say why in Kind.
+    void setProfile(const ExecutionProfile& profile, const FunctionGraph* graph);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -34,7 +37,7 @@ private:
     struct Row {
         long long node = -1;
         QString op, kind;
-        double timeUs = -1; ///< -1: n/a
+        std::optional<double> timeUs; ///< microseconds per run; none: n/a
         int calls = 0;
     };
     Mode m_mode;

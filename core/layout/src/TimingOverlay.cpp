@@ -110,6 +110,17 @@ TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& l
     return parseOne((*list)[pick], where + "[" + std::to_string(pick) + "]");
 }
 
+TimingProfile timingProfileOf(const ExecutionProfile& profile) {
+    TimingProfile t;
+    t.phase = profile.phase;
+    t.device = profile.device;
+    for (const ProfileNode& n : profile.nodes)
+        if (n.timeUs) t.nodes[n.node] = {*n.timeUs, stepKindName(n.stepKind)};
+    for (const ProfileTransfer& x : profile.transfers)
+        t.transfers[x.node] = {static_cast<std::int64_t>(x.bytes), transferDirectionName(x.direction), x.timeUs};
+    return t;
+}
+
 TimingProfile loadTimingProfile(const std::filesystem::path& path, const std::string& phase) {
     const nlohmann::json doc = readJsonFile(path);
     return parseTimingProfile(doc, path.string(), phase);

@@ -8,6 +8,7 @@
 #include <passlens/layout/ScopeGroups.h>
 #include <passlens/layout/TimingOverlay.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
+#include <passlens/trace/ExecutionProfile.h>
 #include <passlens/trace/Trace.h>
 
 #include <QObject>
@@ -154,8 +155,8 @@ public:
     bool cancelLayout();
 
     void setProfile(std::optional<TimingProfile> p, TimingOptions options = {});
-    /// The raw profile (saved into the session's `profiles`).
-    void setProfileJson(nlohmann::json j) { m_profileJson = std::move(j); }
+    /// The measured profile (saved into the session's `profiles`); std::nullopt forgets it.
+    void setExecutionProfile(std::optional<ExecutionProfile> p) { m_executionProfile = std::move(p); }
     const std::optional<TimingProfile>& profile() const { return m_profile; }
     TimingOptions& timingOptions() { return m_timingOptions; }
 
@@ -197,7 +198,7 @@ private:
     QString m_sourcePath; ///< the model the session was made from
     QString m_pipelineName;
     QString m_pipelineError;
-    nlohmann::json m_profileJson;
+    std::optional<ExecutionProfile> m_executionProfile;
     std::unique_ptr<Trace> m_trace;
     std::optional<PipelineRun> m_run;
     std::vector<StepPoint> m_steps;

@@ -1,8 +1,10 @@
 #pragma once
 /// @file ExecutionBackend.h
 /// How the window runs a graph. ui/ does not link kernels/ (ARCHITECTURE.md): app/ provides an
-/// implementation and hands it to the MainWindow; results cross as plain JSON (FORMAT.md §2
-/// profile objects).
+/// implementation and hands it to the MainWindow; a profile crosses as core's typed
+/// ExecutionProfile (JSON only when written to a file), a comparison as plain JSON.
+#include <passlens/trace/ExecutionProfile.h>
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -23,12 +25,12 @@ class ExecutionBackend {
 public:
     virtual ~ExecutionBackend() = default;
     /// Profiles `graph` (any step) on the seeded random inputs the CLI's `run` uses by default
-    /// (kernels' seededInputs, seed 0). Returns a profile object
-    /// `{"phase", "device", "repeats", "nodes": [{"node", "time_us", "kind"}], "transfers": [...]}`;
-    /// throws std::exception with a user-facing message (unsupported op, cancelled). `progress`
-    /// gets a fraction in [0, 1]; `cancel` is polled between runs. Called on a worker thread.
-    virtual nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
-                                   const std::function<void(double)>& progress, const std::atomic<bool>& cancel) = 0;
+    /// (kernels' seededInputs, seed 0). Returns the profile (per-node and transfer times, the
+    /// executor's plan); throws std::exception with a user-facing message (unsupported op,
+    /// cancelled). `progress` gets a fraction in [0, 1]; `cancel` is polled between runs. Called
+    /// on a worker thread.
+    virtual ExecutionProfile profile(const FunctionGraph& graph, const ExecuteRequest& request,
+                                     const std::function<void(double)>& progress, const std::atomic<bool>& cancel) = 0;
     /// Outputs of `graph` vs `reference` on the same seeded inputs (as profile):
     /// {"max_abs", "max_rel", "shapes_match"} (shapes_match: same number and shapes of outputs;
     /// true when absent). Throws std::exception when a graph cannot run.

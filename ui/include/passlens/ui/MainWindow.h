@@ -212,7 +212,7 @@ private:
     QAction* m_groupAction = nullptr;
     QString m_treePath, m_treePipeline; ///< the file and pipeline the pipeline tree shows
     QMenu* m_recentMenu = nullptr;
-    nlohmann::json m_profileJson;
+    std::optional<ExecutionProfile> m_profile; ///< the profile shown (measured on m_profileStep)
     int m_searchHit = -1;
     int m_findStep = -1; ///< the step the Find label's matches were counted on
     QLabel* m_findLabel = nullptr;

@@ -4,6 +4,7 @@
 /// the total time, the time printed on the node, transfers with bytes and time, and a legend
 /// with units.
 #include <passlens/layout/DrawGraph.h>
+#include <passlens/trace/ExecutionProfile.h>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,10 @@ struct TimingProfile {
 /// (its `profiles`). With several, the one whose phase is `phase` (or the first). Throws
 /// passlens::Error("LABEL: PATH: reason") for a wrong shape or no profile at all.
 TimingProfile parseTimingProfile(const nlohmann::json& doc, const std::string& label, const std::string& phase = {});
+
+/// The timings of a measured profile (nodes with a time, every transfer), without going through
+/// JSON: the window's overlay of the profile it just measured.
+TimingProfile timingProfileOf(const ExecutionProfile& profile);
 
 /// Reads and parses a profile file (see parseTimingProfile). Throws passlens::Error.
 TimingProfile loadTimingProfile(const std::filesystem::path& path, const std::string& phase = {});
