@@ -125,9 +125,8 @@ void addElementwiseMappers(MapperTable& table) {
         {"Erf", "erf"},   {"Sin", "sin"},     {"Cos", "cos"},         {"Floor", "floor"},
         {"Ceil", "ceil"}, {"Round", "round"}, {"Sign", "sgn"},        {"Not", "not"}};
     for (const auto& [op, scalar] : binary)
-        addMapper(table, op, [scalar](NodeMapper& m) { return mapBinary(m, scalar); });
-    for (const auto& [op, scalar] : unary)
-        addMapper(table, op, [scalar](NodeMapper& m) { return mapUnary(m, scalar); });
+        addMapper(table, op, [s = scalar](NodeMapper& m) { return mapBinary(m, s); });
+    for (const auto& [op, scalar] : unary) addMapper(table, op, [s = scalar](NodeMapper& m) { return mapUnary(m, s); });
     addMapper(table, "Div", mapDiv);
     addMapper(table, "Max", mapVariadic);
     addMapper(table, "Min", mapVariadic);
