@@ -3,9 +3,13 @@
 // TensorProto I/O, Elemwise, shape ops, indexing, reductions, cumulative ops and softmax, BLAS.
 #include "ExecTestSupport.h"
 
+#include <passlens/io/Limits.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <unistd.h>
@@ -91,6 +95,34 @@ private slots:
         Tensor r1 = randomTensor(t, 7), r2 = randomTensor(t, 7);
         QCOMPARE(r1.shape(), (Shape{1, 3}));
         VERIFY_CLOSE(r1, r2.toDoubles(), 0, 0);
+    }
+
+    // Inputs the TensorProto fuzz target (fuzz/fuzz_tensorproto.cpp) found, kept in
+    // tests/fixtures/fuzz/tensorproto: byte 0 picks the type there, the rest is the .pb file.
+    void tensorProtoFuzzFindings() {
+        const std::filesystem::path fixtures =
+            std::filesystem::path(PASSLENS_SOURCE_DIR) / "tests/fixtures/fuzz/tensorproto";
+        const auto dir =
+            std::filesystem::temp_directory_path() / ("passlens_tst_exec_fz_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        auto read = [&](const std::string& fixture) {
+            std::ifstream in(fixtures / fixture, std::ios::binary);
+            const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            std::ofstream(dir / "input_0.pb", std::ios::binary) << bytes.substr(1);
+            return readTensorProto(dir / "input_0.pb");
+        };
+        // a 0 dim after dims whose product passes 2^63: 0 elements, not an overflow (UB) or a refusal
+        const Tensor u = read("zero-size-uint8-dims-overflow.pb");
+        QCOMPARE(u.dtype(), DType::UInt8);
+        QCOMPARE(u.shape(), (Shape{1842372718935146496, 8, 0}));
+        QCOMPARE(u.numel(), std::int64_t(0));
+        const Tensor f = read("zero-size-float-dims-overflow.pb");
+        QCOMPARE(f.shape(), (Shape{1842372718935146496, 16, 0}));
+        QCOMPARE(f.numel(), std::int64_t(0));
+        QCOMPARE(elementCount({std::int64_t(1) << 62, 4, 0}), std::int64_t(0));
+        QCOMPARE(elementCount({std::int64_t(1) << 62, 4}), std::numeric_limits<std::int64_t>::max());
+        QCOMPARE(tensorBytes(DType::Float32, {std::int64_t(1) << 62, 16, 0}), std::uint64_t(0));
+        std::filesystem::remove_all(dir);
     }
 
     // ------------------------------------------------------------------ Elemwise

@@ -13,11 +13,7 @@
 
 namespace passlens {
 
-std::int64_t shapeNumel(const Shape& shape) {
-    std::int64_t n = 1;
-    for (auto d : shape) n *= d;
-    return n;
-}
+std::int64_t shapeNumel(const Shape& shape) { return elementCount(shape); }
 
 std::string shapeStr(const Shape& shape) {
     std::string s = "[";
@@ -131,14 +127,11 @@ void BufferPool::trim() {
 
 // ------------------------------------------------------------------ Tensor
 Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind, int device) {
-    std::int64_t n = 1;
-    bool overflow = false;
-    for (auto d : shape) {
+    for (auto d : shape)
         if (d < 0) throw Error("cannot allocate a tensor of shape " + shapeStr(shape) + ": negative dim");
-        overflow |= __builtin_mul_overflow(n, d, &n);
-    }
+    const std::int64_t n = elementCount(shape); // 0 with a 0 dim, saturated on overflow
     std::int64_t total = 0;
-    overflow |= __builtin_mul_overflow(n, static_cast<std::int64_t>(dtypeSize(dtype)), &total);
+    const bool overflow = __builtin_mul_overflow(n, static_cast<std::int64_t>(dtypeSize(dtype)), &total);
     if (overflow || total > (std::int64_t(1) << 48))
         throw Error("cannot allocate a tensor of shape " + shapeStr(shape) + ": too large");
     Tensor t;

@@ -66,14 +66,13 @@ std::uint64_t maxTensorBytes() {
 
 std::uint64_t tensorBytes(DType dtype, const std::vector<std::int64_t>& dims) {
     constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-    std::uint64_t n = dtypeSize(dtype);
-    for (std::int64_t d : dims) {
-        const auto u = static_cast<std::uint64_t>(d < 0 ? 0 : d);
-        if (u == 0) return 0;
-        if (n > kMax / u) return kMax;
-        n *= u;
-    }
-    return n;
+    std::vector<std::int64_t> known(dims);
+    for (auto& d : known) d = d < 0 ? 0 : d;
+    const std::int64_t n = elementCount(known); // 0 when any dim is 0, whatever the others are
+    if (n == std::numeric_limits<std::int64_t>::max()) return kMax;
+    const auto u = static_cast<std::uint64_t>(n);
+    const std::uint64_t size = dtypeSize(dtype);
+    return size != 0 && u > kMax / size ? kMax : u * size;
 }
 
 void checkTensorBytes(const std::string& where, DType dtype, const std::vector<std::int64_t>& dims) {

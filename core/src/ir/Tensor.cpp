@@ -1,5 +1,7 @@
 #include "passlens/ir/Tensor.h"
 
+#include "passlens/ir/Type.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,11 +9,7 @@
 
 namespace passlens {
 
-std::int64_t TensorData::numElements() const {
-    std::int64_t n = 1;
-    for (auto d : shape) n *= d;
-    return n;
-}
+std::int64_t TensorData::numElements() const { return elementCount(shape); }
 
 std::size_t TensorData::byteSize() const { return static_cast<std::size_t>(numElements()) * dtypeSize(dtype); }
 

@@ -95,13 +95,16 @@ bool Type::isStatic() const {
     return true;
 }
 
-std::int64_t Type::numElements() const {
-    if (!isStatic()) return -1;
+std::int64_t elementCount(const std::vector<std::int64_t>& dims) {
+    for (auto d : dims)
+        if (d == 0) return 0;
     std::int64_t n = 1;
-    for (auto d : m_dims)
+    for (auto d : dims)
         if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
     return n;
 }
+
+std::int64_t Type::numElements() const { return isStatic() ? elementCount(m_dims) : -1; }
 
 Type Type::withLocation(Location loc) const {
     Type t = *this;

@@ -26,6 +26,10 @@ struct Location {
     std::string str() const;
 };
 
+/// Number of elements of a shape of known dims: 1 for 0-d, 0 when any dim is 0 (whatever the
+/// other dims are), saturated at INT64_MAX instead of overflowing (a size check then refuses it).
+std::int64_t elementCount(const std::vector<std::int64_t>& dims);
+
 /// A tensor type. Printable and parseable as `DTYPE[DIMS]@LOCATION` (FORMAT.md §1), e.g.
 /// `float32[?,4]@gpu`; `@host` is omitted when printing. An unknown rank (possible only for ONNX
 /// values that shape inference could not type) prints as `float32[*]`.

@@ -18,7 +18,8 @@ namespace passlens {
 
 using Shape = std::vector<std::int64_t>;
 
-/// Number of elements of a shape (1 for a 0-d shape, 0 when any dim is 0).
+/// Number of elements of a shape (elementCount: 1 for a 0-d shape, 0 when any dim is 0,
+/// saturated instead of overflowing).
 std::int64_t shapeNumel(const Shape& shape);
 /// "[2,3,4]".
 std::string shapeStr(const Shape& shape);
