@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh TARGET SECONDS [LIBFUZZER_FLAG...]
 #   scripts/fuzz.sh --no-build TARGET SECONDS     (the `fuzz` CTest entries: build already done)
 #
-# TARGET: graphjson, onnx, session, pipeline or escaper (fuzz/README.md). Installs clang with
+# TARGET: graphjson, onnx, session, pipeline, escaper, npy or tensorproto (fuzz/README.md). Installs clang with
 # apt-get when it is missing (as root or through sudo). Seeds are gathered at every run from the
 # repository (resources/examples, fuzz/seeds) and the ONNX corpus (PASSLENS_CORPUS_DIR, default
 # ../shared/corpus/onnx beside the checkout) into build-fuzz/fuzz/seeds/TARGET; the corpus that
@@ -19,14 +19,14 @@ BUILD=1
 if [[ ${1:-} == --no-build ]]; then BUILD=0; shift; fi
 if [[ $# -lt 2 ]]; then
     echo "usage: scripts/fuzz.sh [--no-build] TARGET SECONDS [LIBFUZZER_FLAG...]" >&2
-    echo "targets: graphjson onnx session pipeline escaper" >&2
+    echo "targets: graphjson onnx session pipeline escaper npy tensorproto" >&2
     exit 2
 fi
 TARGET=$1 SECONDS_TO_RUN=$2
 shift 2
 case $TARGET in
-    graphjson|onnx|session|pipeline|escaper) ;;
-    *) echo "fuzz.sh: unknown target '$TARGET' (graphjson onnx session pipeline escaper)" >&2; exit 2 ;;
+    graphjson|onnx|session|pipeline|escaper|npy|tensorproto) ;;
+    *) echo "fuzz.sh: unknown target '$TARGET' (graphjson onnx session pipeline escaper npy tensorproto)" >&2; exit 2 ;;
 esac
 if ! [[ $SECONDS_TO_RUN =~ ^[0-9]+$ ]] || [[ $SECONDS_TO_RUN -lt 1 ]]; then
     echo "fuzz.sh: SECONDS must be a positive whole number, got '$SECONDS_TO_RUN'" >&2
@@ -73,8 +73,24 @@ case $TARGET in
         "$B/fuzz/fuzz_seeds" "$SEEDS" resources/examples/*.graph.json $(small_models)
         rm -f "$SEEDS"/*.graph.json
         ;;
-    pipeline|escaper)
+    pipeline|escaper|npy)
         cp fuzz/seeds/"$TARGET"/* "$SEEDS"/
+        ;;
+    tensorproto)
+        # first byte: the type the file is read as (fuzz_tensorproto.cpp); 0 = float32 tensor,
+        # 3 = sequence of int64, 4 = optional float32, 5 = optional sequence of int32
+        TESTDATA=${PASSLENS_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
+        seed() { { printf "\\x$1"; cat "$2"; } > "$SEEDS/$3.pb"; }
+        for f in $(find "$CORPUS_ONNX"/testdata -name 'input_*.pb' -size -64k 2>/dev/null | sort); do
+            seed 00 "$f" "corpus-$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f" .pb)"
+        done
+        for t in sequence_insert_at_back optional_get_element optional_get_element_sequence; do
+            for f in "$TESTDATA"/node/test_$t/test_data_set_0/*.pb; do
+                [[ -f $f ]] || continue
+                case $t in sequence_*) k=03 ;; optional_get_element) k=04 ;; *) k=05 ;; esac
+                seed $k "$f" "$t-$(basename "$f" .pb)"
+            done
+        done
         ;;
 esac
 # Regression inputs of earlier findings run first (tests/fixtures/fuzz/TARGET).
