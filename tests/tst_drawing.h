@@ -215,6 +215,11 @@ private Q_SLOTS:
     void exportAllFormatsAtomically();
     void pngPastCairoLimitIsRefused();
 
+    // ------------------------------------------------- exports rendered by the layout's process
+    void exportIsDotOfItsDot_data();
+    void exportIsDotOfItsDot();
+    void exportViewsAndFormats();
+
     // ---------------------------------------------------------------- steps of a trace
     void traceSteps();
 

@@ -24,11 +24,14 @@ namespace passlens {
 using gvinternal::ErrorCapture;
 using gvinternal::graphvizMutex;
 using gvinternal::RenderLength;
+using layoutinternal::applyView;
 using layoutinternal::Clock;
 using layoutinternal::layoutHere;
 using layoutinternal::msSince;
 using layoutinternal::Positioned;
+using layoutinternal::readBox;
 using layoutinternal::readGeometry;
+using layoutinternal::RenderJob;
 using layoutinternal::seconds;
 using layoutinternal::warmUp;
 #if PASSLENS_LAYOUT_FORK
@@ -95,10 +98,29 @@ std::string optionsKey(const LayoutOptions& o) {
            "|caption=" + std::to_string(o.dot.caption) + "|fast=" + std::to_string(o.dot.fastAbove);
 }
 
-// One layout of `dot` until `deadline`. Lock taken here.
+// render()'s and layoutAndRender's checks of a PNG: the dpi, and the size at that dpi of a
+// drawing `box` (its width and height). Throws passlens::Error.
+void checkDpi(double dpi) {
+    if (!(dpi > 0) || dpi > 2400) throw Error("render: dpi must be in (0, 2400], got " + std::to_string(dpi));
+}
+
+void checkPngSize(const LayoutResult& box, double dpi) {
+    const auto [w, h] = box.pixelSize(dpi);
+    if (w > kMaxPngPixels || h > kMaxPngPixels) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "the PNG would be %.0f x %.0f px at %.0f dpi, past cairo's 32,767 px limit: export SVG or PDF "
+                      "instead (or lower the dpi)",
+                      w, h, dpi);
+        throw Error(buf);
+    }
+}
+
+// One layout of `dot` until `deadline`; with `job`, rendered by the same Graphviz process into
+// `*rendered` (the geometry read only when the job asks for it). Lock taken here.
 LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const LayoutOptions& o,
                        Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
-                       const char* engine = "dot") {
+                       const char* engine = "dot", const RenderJob* job = nullptr, std::string* rendered = nullptr) {
     if (cancel != nullptr && cancel->cancelled()) throw LayoutError(LayoutError::Kind::Cancelled, "layout cancelled");
     const auto start = Clock::now();
     // A budget already spent (0, or used up by an earlier attempt) stops before Graphviz starts,
@@ -110,20 +132,25 @@ LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const Lay
     std::optional<Positioned> positioned;
 #if PASSLENS_LAYOUT_FORK
     if (o.isolate) {
-        warmUp(gvc);
-        positioned = layoutIsolated(gvc, dot, engine, deadline, cancel, budgetMs);
+        warmUp(gvc, job);
+        positioned = layoutIsolated(gvc, dot, engine, deadline, cancel, budgetMs, job);
     }
 #else
     (void)deadline;
     (void)budgetMs;
 #endif
-    if (!positioned) positioned = layoutHere(gvc, dot, engine);
+    if (!positioned) positioned = layoutHere(gvc, dot, engine, job);
     LayoutResult r;
     r.layoutMs = msSince(start);
     r.dot = dot;
-    r.positionedDot = std::move(positioned->dot);
     r.warnings = splitLines(positioned->warnings);
-    readGeometry(r.positionedDot, drawn, r);
+    if (job != nullptr) {
+        readBox(positioned->bb.c_str(), r);
+        if (positioned->pngTooLarge) checkPngSize(r, job->dpi);
+        *rendered = std::move(positioned->rendered);
+    }
+    r.positionedDot = std::move(positioned->dot);
+    if (job == nullptr || job->geometry) readGeometry(r.positionedDot, drawn, r);
     if (drawn != nullptr) {
         r.focused = drawn->focused;
         r.hiddenNodes = drawn->hiddenNodes;
@@ -330,25 +357,24 @@ DrawGraph withNote(DrawGraph g, const std::string& note) {
 
 } // namespace
 
-LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& options, const CancelToken* cancel) {
-    const auto start = Clock::now();
-    const double budgetMs = static_cast<double>(options.budget.count());
-    const std::string fullDot = writeDot(g, options.dot);
-    // the seeds are not in the DOT but choose the focused view
-    std::string key = fullDot + optionsKey(options) + "|seeds";
-    for (const DrawNode& n : g.nodes)
-        if (n.seed) key += " " + n.key;
-    const std::uint64_t hash = fnv1a(key);
-    if (options.cache)
-        if (auto hit = cached(hash, key)) return *hit;
+namespace {
 
+// layout()'s choice of what to draw within the budget: `g` (its DOT `fullDot`), or past
+// nodeThreshold or fullShare of the budget its focused view, or past the budget the simple
+// layout. With `job`, each dot layout also renders in its Graphviz process (into `*rendered`);
+// a simple layout leaves `*rendered` empty. `start`: when the budget began.
+LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const LayoutOptions& options,
+                          const CancelToken* cancel, Clock::time_point start, const RenderJob* job,
+                          std::string* rendered) {
+    const double budgetMs = static_cast<double>(options.budget.count());
     const std::size_t count = g.nodes.size();
     const std::string budgetText = "the " + seconds(budgetMs) + " budget";
     // Lays out `d` with what is left of the budget; past it, the simple layout of `d` with
     // `simpleNote` in its caption. Cancel and Graphviz errors go through.
     auto layoutOrSimple = [&](const DrawGraph& d, const std::string& simpleNote) {
         try {
-            return runLayout(writeDot(d, options.dot), &d, options, start + options.budget, cancel, budgetMs);
+            return runLayout(writeDot(d, options.dot), &d, options, start + options.budget, cancel, budgetMs, "dot",
+                             job, rendered);
         } catch (const LayoutError& e) {
             if (e.kind() != LayoutError::Kind::TimedOut) throw;
             LayoutResult s = simpleLayout(withNote(d, simpleNote), options);
@@ -367,7 +393,7 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
         const double share = canFall ? std::clamp(options.fullShare, 0.0, 1.0) : 1.0;
         const auto fullDeadline = start + std::chrono::duration_cast<Clock::duration>(options.budget * share);
         try {
-            r = runLayout(fullDot, &g, options, fullDeadline, cancel, budgetMs * share);
+            r = runLayout(fullDot, &g, options, fullDeadline, cancel, budgetMs * share, "dot", job, rendered);
         } catch (const LayoutError& e) {
             if (e.kind() != LayoutError::Kind::TimedOut) throw;
             if (!canFall) {
@@ -392,8 +418,43 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
         }
     }
     r.layoutMs = msSince(start);
+    return r;
+}
+
+} // namespace
+
+LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& options, const CancelToken* cancel) {
+    const auto start = Clock::now();
+    const std::string fullDot = writeDot(g, options.dot);
+    // the seeds are not in the DOT but choose the focused view
+    std::string key = fullDot + optionsKey(options) + "|seeds";
+    for (const DrawNode& n : g.nodes)
+        if (n.seed) key += " " + n.key;
+    const std::uint64_t hash = fnv1a(key);
+    if (options.cache)
+        if (auto hit = cached(hash, key)) return *hit;
+    LayoutResult r = chooseLayout(g, fullDot, options, cancel, start, nullptr, nullptr);
     if (options.cache && !r.simple) store(hash, key, r);
     return r;
+}
+
+RenderedLayout LayoutEngine::layoutAndRender(const DrawGraph& g, const RenderOptions& render,
+                                             const LayoutOptions& options, const CancelToken* cancel) {
+    const auto start = Clock::now();
+    if (render.format == RenderFormat::Png) checkDpi(render.dpi);
+    const RenderJob job{render.format, render.view, render.dpi, render.geometry};
+    RenderedLayout out;
+    out.layout = chooseLayout(g, writeDot(g, options.dot), options, cancel, start, &job, &out.bytes);
+    if (out.layout.simple) { // laid out in process by nop2 already: rendered the same way
+        out.bytes = this->render(out.layout, render.format, render.view, render.dpi);
+        if (!render.geometry) {
+            out.layout.nodes.clear();
+            out.layout.edges.clear();
+            out.layout.captionPos.reset();
+            out.layout.positionedDot.clear();
+        }
+    }
+    return out;
 }
 
 namespace {
@@ -598,17 +659,8 @@ LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& 
 std::string LayoutEngine::render(const LayoutResult& layout, RenderFormat format, DiffView view, double dpi) const {
     if (layout.positionedDot.empty()) throw Error("render: the layout is empty (nothing was laid out)");
     if (format == RenderFormat::Png) {
-        if (!(dpi > 0) || dpi > 2400) throw Error("render: dpi must be in (0, 2400], got " + std::to_string(dpi));
-        const auto [w, h] = layout.pixelSize(dpi);
-        if (w > kMaxPngPixels || h > kMaxPngPixels) {
-            char buf[256];
-            std::snprintf(
-                buf, sizeof buf,
-                "the PNG would be %.0f x %.0f px at %.0f dpi, past cairo's 32,767 px limit: export SVG or PDF "
-                "instead (or lower the dpi)",
-                w, h, dpi);
-            throw Error(buf);
-        }
+        checkDpi(dpi);
+        checkPngSize(layout, dpi);
     }
     std::lock_guard lock(graphvizMutex());
     GVC_s* gvc = gvinternal::sharedContext();
@@ -617,26 +669,8 @@ std::string LayoutEngine::render(const LayoutResult& layout, RenderFormat format
     GraphPtr graph(agmemread(layout.positionedDot.c_str()));
     if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot read the layout", "no graph"));
     Agraph_t* g = graph.get();
-    auto set = [&errors](void* obj, const char* name, const char* value) { setAttribute(errors, obj, name, value); };
-    if (view != DiffView::Overlay) {
-        const char* hide = view == DiffView::Before ? "added" : "removed";
-        for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n)) {
-            const char* change = agget(n, const_cast<char*>("pl_change"));
-            const bool hidden = change != nullptr && std::strcmp(change, hide) == 0;
-            if (hidden) set(n, "style", "invis");
-            for (Agedge_t* e = agfstout(g, n); e != nullptr; e = agnxtout(g, e)) {
-                const char* ec = agget(e, const_cast<char*>("pl_change"));
-                const char* headChange = agget(aghead(e), const_cast<char*>("pl_change"));
-                if (hidden || (ec != nullptr && std::strcmp(ec, hide) == 0) ||
-                    (headChange != nullptr && std::strcmp(headChange, hide) == 0))
-                    set(e, "style", "invis");
-            }
-        }
-    }
-    if (format == RenderFormat::Png) {
-        const std::string d = std::to_string(dpi);
-        set(g, "dpi", d.c_str());
-    }
+    if (const char* refused = applyView(g, view, format, dpi))
+        throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + refused));
     errors.begin();
     if (gvLayout(gvc, g, "nop2") != 0)
         throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot place the laid-out graph (nop2)"));

@@ -86,19 +86,23 @@ void parseSpline(const char* text, LayoutEdge& e) {
 
 } // namespace
 
+bool readBox(const char* text, LayoutResult& r) {
+    const auto bb = numbers(text);
+    if (bb.size() != 4) return false;
+    r.width = bb[2] - bb[0];
+    r.height = bb[3] - bb[1];
+    r.x0 = bb[0];
+    r.y0 = bb[1];
+    return true;
+}
+
 void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutResult& r) {
     ErrorCapture errors;
     errors.begin();
     GraphPtr graph(agmemread(positioned.c_str()));
     if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot read the layout", "no graph"));
     Agraph_t* g = graph.get();
-    const auto bb = numbers(agget(g, const_cast<char*>("bb")));
-    if (bb.size() == 4) {
-        r.width = bb[2] - bb[0];
-        r.height = bb[3] - bb[1];
-        r.x0 = bb[0];
-        r.y0 = bb[1];
-    }
+    readBox(agget(g, const_cast<char*>("bb")), r);
     r.captionPos = pointAttr(g, "lp");
 
     std::unordered_map<std::string, const DrawNode*> byKey;

@@ -34,31 +34,58 @@ inline std::string seconds(double ms) {
     return buf;
 }
 
-/// A laid-out graph as Graphviz writes it ("dot" output: every position as an attribute) and
-/// Graphviz's messages while laying it out.
-struct Positioned {
-    std::string dot;
-    std::string warnings;
+/// What the Graphviz process that lays a drawing out also renders, from that very layout
+/// (LayoutEngine::layoutAndRender): the diff view and the PNG dpi are set on the graph before the
+/// layout (neither moves anything dot places), so the bytes are what `dot -T<format>` draws.
+struct RenderJob {
+    RenderFormat format = RenderFormat::Svg;
+    DiffView view = DiffView::Overlay;
+    double dpi = 96;      ///< PNG only
+    bool geometry = true; ///< also write the positioned DOT (for readGeometry)
 };
 
-/// Loads the layout and text-layout plugins and the font machinery in this process, once, so a
-/// forked child never has to dlopen or initialise fontconfig. Call with the lock held.
-void warmUp(GVC_s* gvc);
+/// A laid-out graph as Graphviz writes it ("dot" output: every position as an attribute),
+/// Graphviz's messages while laying it out, and a RenderJob's output.
+struct Positioned {
+    std::string dot; ///< empty for a RenderJob without geometry
+    std::string warnings;
+    std::string rendered;     ///< the RenderJob's bytes
+    std::string bb;           ///< the "bb" attribute gvLayout sets (whole points)
+    bool pngTooLarge = false; ///< the RenderJob's PNG would pass kMaxPngPixels: not rendered
+};
 
-/// In-process: parse `dot`, lay it out with `engine` ("dot", "nop2"), return the positioned DOT.
-/// Lock held. Throws LayoutError(Graphviz).
-Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine);
+/// Loads the layout and text-layout plugins, the font machinery and the renderer of `format`
+/// (svg, pdf, png: nullptr for none) in this process, once each, so a forked child never has to
+/// dlopen or initialise fontconfig or cairo. Call with the lock held.
+void warmUp(GVC_s* gvc, const RenderJob* job = nullptr);
+
+/// Hides what `view` leaves out of a diff drawing (style=invis on the nodes and edges whose
+/// `pl_change` is "added" for Before, "removed" for After, and on the edges into such nodes)
+/// and sets `dpi` for a PNG. Returns the name of an attribute Graphviz refused, nullptr when all
+/// were set. Lock held (or in a forked child).
+const char* applyView(Agraph_t* g, DiffView view, RenderFormat format, double dpi);
+
+/// In-process: parse `dot` (with `job`'s view and dpi), lay it out with `engine` ("dot",
+/// "nop2"), return the positioned DOT and `job`'s rendering. Lock held. Throws
+/// LayoutError(Graphviz).
+Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine, const RenderJob* job = nullptr);
 
 #if PASSLENS_LAYOUT_FORK
 /// layoutHere in a forked child, waiting until `deadline` or `cancel` (then the child is killed:
-/// LayoutError TimedOut / Cancelled; a crash of Graphviz is LayoutError Crashed). Lock held, so
-/// the child starts from a consistent Graphviz state. nullopt when fork is impossible.
+/// LayoutError TimedOut / Cancelled; a crash of Graphviz is LayoutError Crashed). The deadline
+/// covers the layout, not `job`'s rendering (which cancel still stops). Lock held, so the child
+/// starts from a consistent Graphviz state. nullopt when fork is impossible.
 std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine,
-                                         Clock::time_point deadline, const CancelToken* cancel, double budgetMs);
+                                         Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
+                                         const RenderJob* job = nullptr);
 #endif
 
 /// Reads the geometry of a positioned DOT into `r` (box, caption, nodes, edges), mapping keys
 /// back to `drawn` when given. Lock held. Throws LayoutError(Graphviz).
 void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutResult& r);
+
+/// Reads a "bb" attribute ("llx,lly,urx,ury", commas or blanks) into r's box (x0, y0, width,
+/// height). False, `r` unchanged, when it does not hold four numbers.
+bool readBox(const char* bb, LayoutResult& r);
 
 } // namespace passlens::layoutinternal

@@ -21,59 +21,143 @@ namespace passlens::layoutinternal {
 using gvinternal::ErrorCapture;
 using gvinternal::RenderLength;
 
-void warmUp(GVC_s* gvc) {
-    static bool done = false;
-    if (done) return;
-    done = true;
-    ErrorCapture errors;
-    // Every font face and size the DOT writer uses, so that pango has them cached before a fork
-    // (the child then needs no fontconfig lookup, whose locks another thread might hold).
-    std::string warm = "digraph W { graph [fontname=\"Helvetica\"]; node [fontname=\"Helvetica\"]; "
-                       "edge [fontname=\"Helvetica\", fontsize=7]; ";
-    int k = 0;
-    for (const int size : {7, 8, 9, 10, 13}) {
-        for (const char* face : {"Helvetica", "Helvetica-Bold"}) {
-            warm += "w" + std::to_string(k++) + " [label=<<TABLE BORDER=\"0\"><TR><TD><FONT POINT-SIZE=\"" +
-                    std::to_string(size) + "\" FACE=\"" + face + "\">w</FONT></TD></TR></TABLE>>]; ";
-        }
-    }
-    warm += "w0 -> w1 [xlabel=<x>]; }";
-    GraphPtr g(agmemread(warm.c_str()));
-    if (!g) return;
-    if (gvLayout(gvc, g.get(), "dot") != 0) return;
+namespace {
+
+// Lays out `text` with dot and renders it as `format`, discarding the output; false when any step
+// failed. Lock held.
+bool renderOnce(GVC_s* gvc, const char* text, const char* engine, const char* format) {
+    GraphPtr g(agmemread(text));
+    if (!g || gvLayout(gvc, g.get(), engine) != 0) return false;
     const LayoutGuard guard(gvc, g.get());
     char* data = nullptr;
     RenderLength length = 0;
-    if (gvRenderData(gvc, g.get(), "dot", &data, &length) == 0) gvFreeRenderData(data);
-    // the neato plugin (nop2 with spline routing) too, for layoutStable's children
-    GraphPtr n(agmemread("digraph N { graph [splines=true]; a [pos=\"0,0!\"]; b [pos=\"0,-72!\"]; c [pos=\"60,-36!\"]; "
-                         "a -> b [xlabel=<x>]; }"));
-    if (!n || gvLayout(gvc, n.get(), "nop2") != 0) return;
-    const LayoutGuard nguard(gvc, n.get());
-    data = nullptr;
-    if (gvRenderData(gvc, n.get(), "dot", &data, &length) == 0) gvFreeRenderData(data);
+    if (gvRenderData(gvc, g.get(), format, &data, &length) != 0) return false;
+    gvFreeRenderData(data);
+    return true;
 }
 
-Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine) {
+// After a successful gvLayout of `g`: `job`'s rendering (a PNG past kMaxPngPixels is refused,
+// not rendered) and, unless the job needs no geometry, the positioned DOT. Returns Graphviz's
+// message on failure, empty on success. Frees Graphviz's buffers itself (no lock taken): lock
+// held, or in a forked child.
+std::string writeOutputs(GVC_s* gvc, Agraph_t* g, const RenderJob* job, ErrorCapture& errors, Positioned& out) {
+    auto renderAs = [&](const char* name, std::string& into) {
+        errors.begin();
+        char* data = nullptr;
+        RenderLength length = 0;
+        const int rc = gvRenderData(gvc, g, name, &data, &length);
+        if (data != nullptr && rc == 0) into.assign(data, static_cast<std::size_t>(length));
+        if (data != nullptr) gvFreeRenderData(data);
+        return rc == 0 && data != nullptr;
+    };
+    if (const char* bb = agget(g, const_cast<char*>("bb"))) out.bb = bb;
+    if (job != nullptr) {
+        if (job->format == RenderFormat::Png) {
+            LayoutResult box;
+            if (readBox(out.bb.c_str(), box)) {
+                const auto [w, h] = box.pixelSize(job->dpi);
+                if (w > kMaxPngPixels || h > kMaxPngPixels) {
+                    out.pngTooLarge = true;
+                    return {};
+                }
+            }
+        }
+        const char* name = renderFormatName(job->format);
+        if (!renderAs(name, out.rendered)) return errors.message(std::string("cannot render ") + name);
+        if (!job->geometry) return {};
+        if (job->format == RenderFormat::Dot) {
+            out.dot = out.rendered;
+            return {};
+        }
+    }
+    if (!renderAs("dot", out.dot)) return errors.message("cannot write the layout");
+    return {};
+}
+
+} // namespace
+
+void warmUp(GVC_s* gvc, const RenderJob* job) {
+    // Every font face and size the DOT writer uses, so that pango has them cached before a fork
+    // (the child then needs no fontconfig lookup, whose locks another thread might hold).
+    static const std::string warm = [] {
+        std::string text = "digraph W { graph [fontname=\"Helvetica\"]; node [fontname=\"Helvetica\"]; "
+                           "edge [fontname=\"Helvetica\", fontsize=7]; ";
+        int k = 0;
+        for (const int size : {7, 8, 9, 10, 13}) {
+            for (const char* face : {"Helvetica", "Helvetica-Bold"}) {
+                text += "w" + std::to_string(k++) + " [label=<<TABLE BORDER=\"0\"><TR><TD><FONT POINT-SIZE=\"" +
+                        std::to_string(size) + "\" FACE=\"" + face + "\">w</FONT></TD></TR></TABLE>>]; ";
+            }
+        }
+        return text + "w0 -> w1 [xlabel=<x>]; }";
+    }();
+    static bool done = false;
+    if (!done) {
+        done = true;
+        ErrorCapture errors;
+        // the neato plugin (nop2 with spline routing) too, for layoutStable's children
+        if (renderOnce(gvc, warm.c_str(), "dot", "dot"))
+            renderOnce(gvc,
+                       "digraph N { graph [splines=true]; a [pos=\"0,0!\"]; b [pos=\"0,-72!\"]; c [pos=\"60,-36!\"]; "
+                       "a -> b [xlabel=<x>]; }",
+                       "nop2", "dot");
+    }
+    // layoutAndRender's children render too: the renderer's plugin (cairo for PDF and PNG) and its
+    // fonts are loaded here, once per format.
+    static bool rendered[4] = {};
+    if (job == nullptr || job->format == RenderFormat::Dot) return;
+    bool& formatDone = rendered[static_cast<int>(job->format)];
+    if (formatDone) return;
+    formatDone = true;
+    ErrorCapture errors;
+    renderOnce(gvc, warm.c_str(), "dot", renderFormatName(job->format));
+}
+
+const char* applyView(Agraph_t* g, DiffView view, RenderFormat format, double dpi) {
+    auto set = [](void* obj, const char* name, const char* value) {
+        return agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) == 0;
+    };
+    if (view != DiffView::Overlay) {
+        const char* hide = view == DiffView::Before ? "added" : "removed";
+        auto hidden = [hide](void* obj) {
+            const char* change = agget(obj, const_cast<char*>("pl_change"));
+            return change != nullptr && std::strcmp(change, hide) == 0;
+        };
+        for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n)) {
+            const bool hiddenNode = hidden(n);
+            if (hiddenNode && !set(n, "style", "invis")) return "style";
+            for (Agedge_t* e = agfstout(g, n); e != nullptr; e = agnxtout(g, e))
+                if ((hiddenNode || hidden(e) || hidden(aghead(e))) && !set(e, "style", "invis")) return "style";
+        }
+    }
+    if (format == RenderFormat::Png) {
+        const std::string d = std::to_string(dpi);
+        if (!set(g, "dpi", d.c_str())) return "dpi";
+    }
+    return nullptr;
+}
+
+Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine, const RenderJob* job) {
     ErrorCapture errors;
     errors.begin();
     GraphPtr graph(agmemread(dot.c_str()));
     if (!graph || ErrorCapture::errorReported())
         throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
     std::string warnings = errors.text();
+    if (job != nullptr)
+        if (const char* refused = applyView(graph.get(), job->view, job->format, job->dpi))
+            throw LayoutError(LayoutError::Kind::Graphviz,
+                              errors.message(std::string("cannot set attribute ") + refused));
     errors.begin();
     if (gvLayout(gvc, graph.get(), engine) != 0)
         throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string(engine) + " layout failed"));
     const LayoutGuard guard(gvc, graph.get());
     warnings += errors.text();
-    errors.begin();
-    char* data = nullptr;
-    RenderLength length = 0;
-    const int rc = gvRenderData(gvc, graph.get(), "dot", &data, &length);
-    const RenderDataPtr buffer(data);
-    if (rc != 0 || buffer == nullptr)
-        throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot write the layout"));
-    return {std::string(buffer.get(), static_cast<std::size_t>(length)), warnings};
+    Positioned out;
+    if (const std::string failed = writeOutputs(gvc, graph.get(), job, errors, out); !failed.empty())
+        throw LayoutError(LayoutError::Kind::Graphviz, failed);
+    out.warnings = std::move(warnings);
+    return out;
 }
 
 #if PASSLENS_LAYOUT_FORK
@@ -92,17 +176,21 @@ bool writeAll(int fd, const char* data, std::size_t size) {
     return true;
 }
 
-// The child's whole life: lay out, write 'O' + positioned DOT or 'E' + message, _exit. It never
-// takes graphvizMutex (owned by the parent's thread id) and never returns.
-[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, int fd) {
+// The child's whole life: lay out, write 'L' when the layout is done (the budget ends there),
+// then 'O' + the outputs or 'E' + message, _exit. It never takes graphvizMutex (owned by the
+// parent's thread id) and never returns.
+[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, const RenderJob* job, int fd) {
     std::string payload;
     char status = 'E';
     {
         ErrorCapture errors;
         errors.begin();
         Agraph_t* graph = agmemread(dot.c_str());
+        const char* refused = nullptr;
         if (graph == nullptr || ErrorCapture::errorReported()) {
             payload = errors.message("cannot parse DOT", "no graph in input");
+        } else if (job != nullptr && (refused = applyView(graph, job->view, job->format, job->dpi)) != nullptr) {
+            payload = errors.message(std::string("cannot set attribute ") + refused);
         } else {
             std::string warnings = errors.text();
             errors.begin();
@@ -110,15 +198,14 @@ bool writeAll(int fd, const char* data, std::size_t size) {
                 payload = errors.message(std::string(engine) + " layout failed");
             } else {
                 warnings += errors.text();
-                errors.begin();
-                char* data = nullptr;
-                RenderLength length = 0;
-                if (gvRenderData(gvc, graph, "dot", &data, &length) != 0 || data == nullptr) {
-                    payload = errors.message("cannot write the layout");
-                } else {
-                    // 'O' <warning bytes> '\n' <warnings> <positioned DOT>
-                    payload = std::to_string(warnings.size()) + "\n" + warnings;
-                    payload.append(data, static_cast<std::size_t>(length));
+                if (!writeAll(fd, "L", 1)) _exit(3);
+                Positioned out;
+                payload = writeOutputs(gvc, graph, job, errors, out);
+                if (payload.empty()) {
+                    // 'O' <png too large: 0|1> <bytes of warnings, dot, rendered, bb> '\n' <them>
+                    payload = std::string(out.pngTooLarge ? "1" : "0") + " " + std::to_string(warnings.size()) + " " +
+                              std::to_string(out.dot.size()) + " " + std::to_string(out.rendered.size()) + " " +
+                              std::to_string(out.bb.size()) + "\n" + warnings + out.dot + out.rendered + out.bb;
                     status = 'O';
                 }
             }
@@ -132,7 +219,8 @@ bool writeAll(int fd, const char* data, std::size_t size) {
 } // namespace
 
 std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine,
-                                         Clock::time_point deadline, const CancelToken* cancel, double budgetMs) {
+                                         Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
+                                         const RenderJob* job) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
     std::fflush(nullptr);
@@ -144,12 +232,13 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
     }
     if (pid == 0) {
         ::close(fds[0]);
-        childLayout(gvc, dot, engine, fds[1]);
+        childLayout(gvc, dot, engine, job, fds[1]);
     }
     ::close(fds[1]);
     std::string received;
     char buffer[65536];
     bool eof = false;
+    bool laidOut = false; // the child sent 'L': past the layout, the deadline no longer applies
     auto stopChild = [&]() {
         ::kill(pid, SIGKILL);
         int st = 0;
@@ -162,7 +251,7 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
             throw LayoutError(LayoutError::Kind::Cancelled, "layout cancelled");
         }
         const auto now = Clock::now();
-        if (now >= deadline) {
+        if (!laidOut && now >= deadline) {
             stopChild();
             throw LayoutError(LayoutError::Kind::TimedOut, "layout past its budget of " + seconds(budgetMs));
         }
@@ -175,9 +264,13 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
         }
         if (rc <= 0) continue;
         const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-        if (n > 0)
+        if (n > 0) {
             received.append(buffer, static_cast<std::size_t>(n));
-        else if (n == 0)
+            if (!laidOut && received[0] == 'L') {
+                laidOut = true;
+                received.erase(0, 1);
+            }
+        } else if (n == 0)
             eof = true;
         else if (errno != EINTR && errno != EAGAIN)
             eof = true;
@@ -192,12 +285,22 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
         throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process ended without a result");
     if (received[0] == 'E') throw LayoutError(LayoutError::Kind::Graphviz, received.substr(1));
     const auto newline = received.find('\n');
-    if (newline == std::string::npos)
-        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
-    const std::size_t warningBytes = std::strtoull(received.c_str() + 1, nullptr, 10);
-    if (newline + 1 + warningBytes > received.size())
-        throw LayoutError(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
-    return Positioned{received.substr(newline + 1 + warningBytes), received.substr(newline + 1, warningBytes)};
+    const LayoutError broken(LayoutError::Kind::Crashed, "Graphviz's layout process sent a broken result");
+    if (newline == std::string::npos) throw broken;
+    Positioned out;
+    out.pngTooLarge = received[1] == '1';
+    const char* field = received.c_str() + 2;
+    std::size_t at = newline + 1;
+    for (std::string* part : {&out.warnings, &out.dot, &out.rendered, &out.bb}) {
+        char* end = nullptr;
+        const std::size_t bytes = std::strtoull(field, &end, 10);
+        if (end == field || end > received.c_str() + newline || bytes > received.size() - at) throw broken;
+        part->assign(received, at, bytes);
+        at += bytes;
+        field = end;
+    }
+    if (at != received.size()) throw broken;
+    return out;
 }
 #endif
 

@@ -3,8 +3,9 @@
 /// Layout through libgvc/libcgraph in process (agmemread + gvLayout "dot"), with a time budget,
 /// cancellation, a focused-view fallback for large graphs and a cache; the result is plain data
 /// (node boxes, edge splines, label positions) for the GUI, plus the positioned DOT from which
-/// every export is rendered (gvLayout "nop2", so before / after / overlay views of a diff share
-/// the same positions).
+/// a shown layout is rendered again (gvLayout "nop2", so before / after / overlay views of a diff
+/// share the same positions). A drawing laid out only to be exported is rendered by the Graphviz
+/// process that laid it out instead (layoutAndRender): the export is `dot -T<format>` of its DOT.
 ///
 /// Threads: every Graphviz call is serialised on the library's one Graphviz lock; a
 /// LayoutEngine may be used from any thread (its cache has its own lock). With
@@ -161,6 +162,25 @@ const char* renderFormatName(RenderFormat f);
 /// cairo's largest surface side in pixels: PNG renderings above it are refused.
 inline constexpr double kMaxPngPixels = 32767;
 
+/// What LayoutEngine::layoutAndRender renders.
+struct RenderOptions {
+    RenderFormat format = RenderFormat::Svg;
+    DiffView view = DiffView::Overlay; ///< hides the added or removed parts of a diff
+    double dpi = 96;                   ///< PNG resolution (Graphviz's default is 96)
+    /// Also return the layout's geometry (LayoutResult::nodes, edges, captionPos, positionedDot):
+    /// costs writing the positioned DOT in the layout process and parsing it once.
+    bool geometry = true;
+};
+
+/// A drawing laid out and rendered by the same Graphviz process (LayoutEngine::layoutAndRender).
+struct RenderedLayout {
+    /// The layout: with RenderOptions::geometry as layout() returns it (positionedDot with the
+    /// view's hidden elements marked style=invis); without, only the box (whole points), the
+    /// focused / simple / budget fields and the warnings.
+    LayoutResult layout;
+    std::string bytes; ///< the rendering: SVG, PDF or PNG bytes, or the positioned DOT
+};
+
 /// Node centres for a stable layout: `fresh` is a dot layout of the new drawing, `previous` the
 /// layout it continues. Returns one centre per `fresh.nodes` entry (same order): the previous
 /// centre for a node whose key `previous` has (counted in `*pinned`), otherwise the mean over
@@ -210,11 +230,23 @@ public:
                            const CancelToken* cancel = nullptr);
 
     /// Renders a layout in `format` (svg, pdf, png: bytes; dot: the positioned DOT) without a
-    /// new layout. `view` hides the added or removed parts of a diff. `dpi` applies to PNG
+    /// new layout (Graphviz's "nop2" on the positioned DOT: the window exporting what it shows,
+    /// stable layouts). `view` hides the added or removed parts of a diff. `dpi` applies to PNG
     /// (Graphviz's default is 96). Throws passlens::Error for a PNG past kMaxPngPixels (the
     /// message suggests SVG or PDF) and LayoutError(Graphviz) when Graphviz fails.
     std::string render(const LayoutResult& layout, RenderFormat format, DiffView view = DiffView::Overlay,
                        double dpi = 96) const;
+
+    /// Lays out `g` as layout() does (budget, focused view, simple layout, cancel, the forked
+    /// child) and renders the drawing in the same Graphviz process, from dot's own layout: the
+    /// bytes are exactly what `dot -T<format>` draws from writeDot(g, options.dot) (the diff view's
+    /// style=invis and the PNG dpi are set before the layout; neither moves what dot places). For
+    /// exports laid out just to be rendered (passlens-cli render, report): no second Graphviz pass
+    /// as render() makes. The budget covers the layout, not the rendering. A simple layout (past
+    /// the budget) is rendered by render(). Not cached. Throws as layout() and render() (dpi
+    /// outside (0, 2400], a PNG past kMaxPngPixels).
+    RenderedLayout layoutAndRender(const DrawGraph& g, const RenderOptions& render, const LayoutOptions& options = {},
+                                   const CancelToken* cancel = nullptr);
 
     /// Cache statistics.
     std::size_t cacheHits() const;
