@@ -267,9 +267,13 @@ ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& d
                     const char* errorKey) {
         std::string svg;
         try {
-            const LayoutResult layout = engine.layout(g, lo);
+            // laid out for the figure only: rendered by the process that ran dot, no geometry read
+            RenderOptions figure;
+            figure.geometry = false;
+            RenderedLayout drawn = engine.layoutAndRender(g, figure, lo);
+            const LayoutResult& layout = drawn.layout;
             for (const auto& w : layout.warnings) result.warnings.push_back(name + ": Graphviz: " + w);
-            svg = engine.render(layout, RenderFormat::Svg);
+            svg = std::move(drawn.bytes);
             if (layout.focused) entry[std::string(fileKey) + "_focused"] = layout.focusReason;
             if (!layout.budgetNote.empty()) result.warnings.push_back(name + ": " + layout.budgetNote);
         } catch (
