@@ -137,10 +137,11 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
         lo.nodeThreshold = a.threshold;
         lo.dot.rankdir = a.rankdir;
         LayoutEngine engine;
-        const LayoutResult layout = engine.layout(drawing, lo);
+        // laid out for this file only: rendered by the process that ran dot (`dot -T<format>` of
+        // the drawing's DOT); the geometry gives the counts, the box and the scope groups below
+        const LayoutResult layout = exportDrawing(engine, drawing, a.out, {format, view, a.dpi, true}, lo);
         for (const auto& w : layout.warnings) std::cerr << "warning: " << a.out << ": Graphviz: " << w << "\n";
         if (!layout.budgetNote.empty()) std::cerr << "note: " << a.out << ": " << layout.budgetNote << "\n";
-        exportLayout(engine, layout, a.out, format, view, a.dpi);
 
         if (a.json) {
             nlohmann::json j = {{"output", a.out},
