@@ -344,11 +344,15 @@ void TestDrawing::pngPastCairoLimitIsRefused() {
 // there) and with the `dot` command when it is installed, modulo Graphviz's version comment.
 void TestDrawing::exportIsDotOfItsDot_data() {
     QTest::addColumn<QString>("model");
-    for (const char* m : {"resnet18.onnx", "lstm.onnx"}) QTest::newRow(m) << corpus(m);
+    QTest::addColumn<bool>("asDiff"); // else the final step, with its nested graphs' clusters
+    for (const char* m : {"resnet18.onnx", "lstm.onnx"})
+        QTest::newRow((std::string(m) + " diff").c_str()) << corpus(m) << true;
+    QTest::newRow("silero_vad_legacy.onnx final") << corpus("silero_vad_legacy.onnx") << false;
 }
 
 void TestDrawing::exportIsDotOfItsDot() {
     QFETCH(QString, model);
+    QFETCH(bool, asDiff);
     QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: the corpus is required (PASSLENS_CORPUS_DIR)"));
     Optimized o = optimize(model.toStdString());
     const auto source = o.trace.graphAfterPhase("source");
@@ -356,7 +360,8 @@ void TestDrawing::exportIsDotOfItsDot() {
     DrawOptions opt;
     opt.nestedGraphs = true; // as passlens-cli render draws
     opt.caption.source = QFileInfo(model).fileName().toStdString();
-    const DrawGraph drawing = drawDiff(*source, *o.graph, d, opt);
+    const DrawGraph drawing = asDiff ? drawDiff(*source, *o.graph, d, opt) : drawGraph(*o.graph, opt);
+    QCOMPARE(!drawing.clusters.empty(), !asDiff);
     LayoutOptions lo = quickOptions();
     lo.budget = std::chrono::milliseconds(120000); // sanitizer builds
     const std::string dot = writeDot(drawing, lo.dot);
@@ -370,22 +375,49 @@ void TestDrawing::exportIsDotOfItsDot() {
     const QByteArray svg = f.readAll();
     QCOMPARE(std::size_t(svg.size()), bytes);
     QVERIFY(svg.startsWith("<?xml"));
-    const QByteArray inProcess = QByteArray::fromStdString(renderDot(dot, "svg"));
-    QVERIFY2(svg == inProcess, "the export differs from libgvc's dot -Tsvg of the same DOT");
-    // The geometry is what layout() reads: the same positioned DOT, node for node.
+    // (Graphviz 2.43 in this process, after the warm-up's layouts, leaves out the clusters that
+    // the `dot` command and the forked child draw: those are compared with `dot` below.)
+    if (drawing.clusters.empty())
+        QVERIFY2(svg == QByteArray::fromStdString(renderDot(dot, "svg")),
+                 "the export differs from libgvc's dot -Tsvg of the same DOT");
+    // The geometry, read in the layout's process without writing the positioned DOT (with
+    // clusters: from that DOT), is what layout() reads from that DOT, value for value.
+    // (Graphviz 2.43 places clusters differently from one layout to the next in a process that
+    // has laid out other graphs, so there only the nodes are compared, and not with `dot`.)
     const LayoutResult shown = engine.layout(drawing, lo);
     QCOMPARE(r.dot, dot);
-    QCOMPARE(r.positionedDot, shown.positionedDot);
+    QCOMPARE(r.positionedDot.empty(), asDiff);
     QCOMPARE(r.nodes.size(), drawing.nodes.size());
-    QCOMPARE(r.edges.size(), shown.edges.size());
+    QCOMPARE(r.nodes.size(), shown.nodes.size());
+    std::set<std::string> keys, shownKeys;
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
-        QCOMPARE(r.nodes[i].key, shown.nodes[i].key);
-        QVERIFY(r.nodes[i].center == shown.nodes[i].center);
-        QCOMPARE(r.nodes[i].width, shown.nodes[i].width);
+        keys.insert(r.nodes[i].key);
+        shownKeys.insert(shown.nodes[i].key);
     }
-    QCOMPARE(r.width, shown.width);
-    QCOMPARE(r.height, shown.height);
+    QVERIFY(keys == shownKeys);
+    for (std::size_t i = 0; asDiff && i < r.nodes.size(); ++i) {
+        const LayoutNode& a = r.nodes[i];
+        const LayoutNode& b = shown.nodes[i];
+        QCOMPARE(a.key, b.key);
+        QVERIFY2(a.center == b.center && a.width == b.width && a.height == b.height, a.key.c_str());
+        QCOMPARE(a.title, b.title);
+        QCOMPARE(int(a.change), int(b.change));
+    }
+    QCOMPARE(r.edges.size(), shown.edges.size());
+    for (std::size_t i = 0; asDiff && i < r.edges.size(); ++i) {
+        const LayoutEdge& a = r.edges[i];
+        const LayoutEdge& b = shown.edges[i];
+        QVERIFY2(a.tail == b.tail && a.head == b.head && a.inputIndex == b.inputIndex && a.label == b.label,
+                 (a.tail + " -> " + a.head).c_str());
+        QVERIFY(a.spline == b.spline && a.arrowTip == b.arrowTip && a.labelPos == b.labelPos);
+    }
+    QVERIFY(!asDiff || (r.width == shown.width && r.height == shown.height && r.x0 == shown.x0 && r.y0 == shown.y0));
+    QVERIFY(r.captionPos && (!asDiff || r.captionPos == shown.captionPos));
 
+    if (!asDiff) { // nested graphs: the clusters are drawn (their placement varies, see above)
+        QVERIFY(svg.contains("class=\"cluster\""));
+        return;
+    }
     // The `dot` command of the same Graphviz.
     const QString dotCommand = QStandardPaths::findExecutable(QStringLiteral("dot"));
     if (dotCommand.isEmpty())
@@ -462,12 +494,12 @@ void TestDrawing::exportViewsAndFormats() {
     const auto [w, h] = image.layout.pixelSize(72);
     QVERIFY2(std::abs(be32(16) - w) <= 1 && std::abs(be32(20) - h) <= 1,
              qPrintable(QString("%1 x %2 against %3 x %4").arg(be32(16)).arg(be32(20)).arg(w).arg(h)));
-    // The DOT format: Graphviz's own positioned DOT, which is the geometry's source.
+    // The DOT format: Graphviz's positioned DOT, as layout() has it.
     RenderOptions dotFormat;
     dotFormat.format = RenderFormat::Dot;
     const RenderedLayout positioned = engine.layoutAndRender(drawing, dotFormat, lo);
     QCOMPARE(positioned.bytes, positioned.layout.positionedDot);
-    QVERIFY(positioned.bytes == overlay.layout.positionedDot);
+    QVERIFY(positioned.bytes == engine.layout(drawing, lo).positionedDot);
 
     // A PNG past cairo's limit: refused with the path, nothing written; a bad dpi too.
     QTemporaryDir dir;

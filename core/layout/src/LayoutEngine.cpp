@@ -31,6 +31,7 @@ using layoutinternal::msSince;
 using layoutinternal::Positioned;
 using layoutinternal::readBox;
 using layoutinternal::readGeometry;
+using layoutinternal::readGeometryRecord;
 using layoutinternal::RenderJob;
 using layoutinternal::seconds;
 using layoutinternal::warmUp;
@@ -150,7 +151,10 @@ LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const Lay
         *rendered = std::move(positioned->rendered);
     }
     r.positionedDot = std::move(positioned->dot);
-    if (job == nullptr || job->geometry) readGeometry(r.positionedDot, drawn, r);
+    if (job != nullptr && job->geometry && !positioned->geometry.empty())
+        readGeometryRecord(positioned->geometry, drawn, r);
+    else if (job == nullptr || job->geometry)
+        readGeometry(r.positionedDot, drawn, r);
     if (drawn != nullptr) {
         r.focused = drawn->focused;
         r.hiddenNodes = drawn->hiddenNodes;

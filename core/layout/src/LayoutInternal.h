@@ -41,13 +41,14 @@ struct RenderJob {
     RenderFormat format = RenderFormat::Svg;
     DiffView view = DiffView::Overlay;
     double dpi = 96;      ///< PNG only
-    bool geometry = true; ///< also write the positioned DOT (for readGeometry)
+    bool geometry = true; ///< also read the geometry (geometryRecord)
 };
 
 /// A laid-out graph as Graphviz writes it ("dot" output: every position as an attribute),
 /// Graphviz's messages while laying it out, and a RenderJob's output.
 struct Positioned {
-    std::string dot; ///< empty for a RenderJob without geometry
+    std::string dot;      ///< without a RenderJob; with one, its DOT format's output
+    std::string geometry; ///< a RenderJob with geometry: its geometryRecord
     std::string warnings;
     std::string rendered;     ///< the RenderJob's bytes
     std::string bb;           ///< the "bb" attribute gvLayout sets (whole points)
@@ -83,6 +84,17 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
 /// Reads the geometry of a positioned DOT into `r` (box, caption, nodes, edges), mapping keys
 /// back to `drawn` when given. Lock held. Throws LayoutError(Graphviz).
 void readGeometry(const std::string& positioned, const DrawGraph* drawn, LayoutResult& r);
+
+/// The geometry readGeometry reads from the "dot" output of a laid-out graph `g`, straight from
+/// `g` (Graphviz's attach_attrs, as that output does, then the same attributes with the nodes in
+/// the order agwrite writes them), as a compact record: no DOT text written or parsed. nullopt
+/// for a graph with subgraphs (clusters), whose written order this does not reproduce: then the
+/// positioned DOT is the way. Lock held (or in a forked child).
+std::optional<std::string> geometryRecord(Agraph_t* g);
+
+/// Reads a geometryRecord into `r` as readGeometry reads the positioned DOT of the same graph.
+/// Throws LayoutError(Crashed) for a record that is not one.
+void readGeometryRecord(const std::string& record, const DrawGraph* drawn, LayoutResult& r);
 
 /// Reads a "bb" attribute ("llx,lly,urx,ury", commas or blanks) into r's box (x0, y0, width,
 /// height). False, `r` unchanged, when it does not hold four numbers.

@@ -37,8 +37,8 @@ bool renderOnce(GVC_s* gvc, const char* text, const char* engine, const char* fo
 }
 
 // After a successful gvLayout of `g`: `job`'s rendering (a PNG past kMaxPngPixels is refused,
-// not rendered) and, unless the job needs no geometry, the positioned DOT. Returns Graphviz's
-// message on failure, empty on success. Frees Graphviz's buffers itself (no lock taken): lock
+// not rendered) and its geometry record when it asks for one; without a job, the positioned DOT.
+// Returns Graphviz's message on failure, empty on success. Frees Graphviz's buffers itself (no lock taken): lock
 // held, or in a forked child.
 std::string writeOutputs(GVC_s* gvc, Agraph_t* g, const RenderJob* job, ErrorCapture& errors, Positioned& out) {
     auto renderAs = [&](const char* name, std::string& into) {
@@ -62,13 +62,17 @@ std::string writeOutputs(GVC_s* gvc, Agraph_t* g, const RenderJob* job, ErrorCap
                 }
             }
         }
+        // With clusters the geometry comes from the positioned DOT, written first as layout()
+        // writes it (a rendering before it changes the order agwrite writes the nodes in).
+        const bool viaText = job->geometry && agfstsubg(g) != nullptr;
+        if (viaText && job->format != RenderFormat::Dot && !renderAs("dot", out.dot))
+            return errors.message("cannot write the layout");
         const char* name = renderFormatName(job->format);
         if (!renderAs(name, out.rendered)) return errors.message(std::string("cannot render ") + name);
-        if (!job->geometry) return {};
-        if (job->format == RenderFormat::Dot) {
-            out.dot = out.rendered;
-            return {};
-        }
+        if (job->format == RenderFormat::Dot) out.dot = out.rendered;
+        if (job->geometry && !viaText)
+            if (auto record = geometryRecord(g)) out.geometry = std::move(*record);
+        return {};
     }
     if (!renderAs("dot", out.dot)) return errors.message("cannot write the layout");
     return {};
@@ -202,10 +206,12 @@ bool writeAll(int fd, const char* data, std::size_t size) {
                 Positioned out;
                 payload = writeOutputs(gvc, graph, job, errors, out);
                 if (payload.empty()) {
-                    // 'O' <png too large: 0|1> <bytes of warnings, dot, rendered, bb> '\n' <them>
-                    payload = std::string(out.pngTooLarge ? "1" : "0") + " " + std::to_string(warnings.size()) + " " +
-                              std::to_string(out.dot.size()) + " " + std::to_string(out.rendered.size()) + " " +
-                              std::to_string(out.bb.size()) + "\n" + warnings + out.dot + out.rendered + out.bb;
+                    // 'O' <png too large: 0|1> <bytes of warnings, dot, geometry, rendered, bb> '\n' <them>
+                    const std::string* parts[] = {&warnings, &out.dot, &out.geometry, &out.rendered, &out.bb};
+                    payload = out.pngTooLarge ? "1" : "0";
+                    for (const std::string* part : parts) payload += " " + std::to_string(part->size());
+                    payload += "\n";
+                    for (const std::string* part : parts) payload += *part;
                     status = 'O';
                 }
             }
@@ -291,7 +297,7 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
     out.pngTooLarge = received[1] == '1';
     const char* field = received.c_str() + 2;
     std::size_t at = newline + 1;
-    for (std::string* part : {&out.warnings, &out.dot, &out.rendered, &out.bb}) {
+    for (std::string* part : {&out.warnings, &out.dot, &out.geometry, &out.rendered, &out.bb}) {
         char* end = nullptr;
         const std::size_t bytes = std::strtoull(field, &end, 10);
         if (end == field || end > received.c_str() + newline || bytes > received.size() - at) throw broken;

@@ -167,16 +167,17 @@ struct RenderOptions {
     RenderFormat format = RenderFormat::Svg;
     DiffView view = DiffView::Overlay; ///< hides the added or removed parts of a diff
     double dpi = 96;                   ///< PNG resolution (Graphviz's default is 96)
-    /// Also return the layout's geometry (LayoutResult::nodes, edges, captionPos, positionedDot):
-    /// costs writing the positioned DOT in the layout process and parsing it once.
+    /// Also return the layout's geometry (LayoutResult::nodes, edges, captionPos), read in the
+    /// layout's process from the laid-out graph (from its positioned DOT when it has clusters).
     bool geometry = true;
 };
 
 /// A drawing laid out and rendered by the same Graphviz process (LayoutEngine::layoutAndRender).
 struct RenderedLayout {
-    /// The layout: with RenderOptions::geometry as layout() returns it (positionedDot with the
-    /// view's hidden elements marked style=invis); without, only the box (whole points), the
-    /// focused / simple / budget fields and the warnings.
+    /// The layout: with RenderOptions::geometry, the nodes, edges and box as layout() reads them
+    /// (same values, same order); without, only the box (whole points). The focused / simple /
+    /// budget fields and the warnings either way. positionedDot only for the DOT format (the
+    /// view's hidden elements marked style=invis) or a drawing with clusters.
     LayoutResult layout;
     std::string bytes; ///< the rendering: SVG, PDF or PNG bytes, or the positioned DOT
 };
