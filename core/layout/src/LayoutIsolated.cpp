@@ -62,17 +62,19 @@ std::string writeOutputs(GVC_s* gvc, Agraph_t* g, const RenderJob* job, ErrorCap
                 }
             }
         }
-        // With clusters the geometry comes from the positioned DOT, written first as layout()
-        // writes it (a rendering before it changes the order agwrite writes the nodes in).
+        // With clusters (whose written order geometryRecord does not reproduce) the geometry
+        // comes from the positioned DOT, written before the rendering as layout() writes it.
         const bool viaText = job->geometry && agfstsubg(g) != nullptr;
         if (viaText && job->format != RenderFormat::Dot && !renderAs("dot", out.dot))
             return errors.message("cannot write the layout");
         const char* name = renderFormatName(job->format);
         if (!renderAs(name, out.rendered)) return errors.message(std::string("cannot render ") + name);
         if (job->format == RenderFormat::Dot) out.dot = out.rendered;
-        if (job->geometry && !viaText)
-            if (auto record = geometryRecord(g)) out.geometry = std::move(*record);
-        return {};
+        if (!job->geometry || !out.dot.empty()) return {};
+        if (auto record = geometryRecord(g)) {
+            out.geometry = std::move(*record);
+            return {};
+        }
     }
     if (!renderAs("dot", out.dot)) return errors.message("cannot write the layout");
     return {};
