@@ -517,6 +517,17 @@ void TestDrawing::exportViewsAndFormats() {
                  message.contains("SVG or PDF"),
              qPrintable(message));
     QVERIFY(!QFile::exists(tall));
+    // Cancelled: LayoutError Cancelled, nothing written.
+    CancelToken cancelled;
+    cancelled.cancel();
+    const QString never = dir.filePath("never.svg");
+    try {
+        exportDrawing(engine, drawing, never.toStdString(), {}, lo, nullptr, &cancelled);
+        QFAIL("the export was not cancelled");
+    } catch (const LayoutError& e) {
+        QCOMPARE(int(e.kind()), int(LayoutError::Kind::Cancelled));
+    }
+    QVERIFY(!QFile::exists(never));
     message.clear();
     try {
         RenderOptions zero = png;

@@ -35,8 +35,9 @@ std::size_t exportLayout(const LayoutEngine& engine, const LayoutResult& layout,
 }
 
 LayoutResult exportDrawing(LayoutEngine& engine, const DrawGraph& g, const std::filesystem::path& path,
-                           const RenderOptions& render, const LayoutOptions& options, std::size_t* bytesWritten) {
-    RenderedLayout out = withPath(path, [&] { return engine.layoutAndRender(g, render, options); });
+                           const RenderOptions& render, const LayoutOptions& options, std::size_t* bytesWritten,
+                           const CancelToken* cancel) {
+    RenderedLayout out = withPath(path, [&] { return engine.layoutAndRender(g, render, options, cancel); });
     writeFileAtomic(path, out.bytes);
     if (bytesWritten != nullptr) *bytesWritten = out.bytes.size();
     return std::move(out.layout);

@@ -25,10 +25,10 @@ std::size_t exportLayout(const LayoutEngine& engine, const LayoutResult& layout,
 /// Lays out `g` and writes its rendering to `path` atomically, both from one Graphviz process
 /// (LayoutEngine::layoutAndRender): the file is exactly what `dot -T<format>` draws from the DOT
 /// that writeDot(g, options.dot) writes. Returns the layout (its geometry as `render.geometry`
-/// asks) and sets `*bytesWritten`. Throws as layoutAndRender and exportLayout (messages other
-/// than LayoutError's start with the path).
+/// asks) and sets `*bytesWritten`. Throws as layoutAndRender (`cancel` as there) and
+/// exportLayout (messages other than LayoutError's start with the path).
 LayoutResult exportDrawing(LayoutEngine& engine, const DrawGraph& g, const std::filesystem::path& path,
                            const RenderOptions& render, const LayoutOptions& options = {},
-                           std::size_t* bytesWritten = nullptr);
+                           std::size_t* bytesWritten = nullptr, const CancelToken* cancel = nullptr);
 
 } // namespace passlens
