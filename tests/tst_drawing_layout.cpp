@@ -375,15 +375,15 @@ void TestDrawing::exportIsDotOfItsDot() {
     const QByteArray svg = f.readAll();
     QCOMPARE(std::size_t(svg.size()), bytes);
     QVERIFY(svg.startsWith("<?xml"));
-    // (Graphviz 2.43 in this process, after the warm-up's layouts, leaves out the clusters that
-    // the `dot` command and the forked child draw: those are compared with `dot` below.)
+    // (Graphviz 2.43 in this process, after the warm-up's layouts, has left out clusters that the
+    // forked child draws: drawings with clusters are not compared with it.)
     if (drawing.clusters.empty())
         QVERIFY2(svg == QByteArray::fromStdString(renderDot(dot, "svg")),
                  "the export differs from libgvc's dot -Tsvg of the same DOT");
     // The geometry, read in the layout's process without writing the positioned DOT (with
     // clusters: from that DOT), is what layout() reads from that DOT, value for value.
-    // (Graphviz 2.43 places clusters differently from one layout to the next in a process that
-    // has laid out other graphs, so there only the nodes are compared, and not with `dot`.)
+    // (Graphviz 2.43 places clusters differently from one layout to the next within a process,
+    // so there only the nodes are compared, and not with `dot`.)
     const LayoutResult shown = engine.layout(drawing, lo);
     QCOMPARE(r.dot, dot);
     QCOMPARE(r.positionedDot.empty(), asDiff);
