@@ -147,9 +147,9 @@ bool MainWindow::exportTo(const QString& path, const ExportRequest& request) {
             LayoutOptions options;
             if (landscape) options.dot.rankdir = "LR";
             if (!whole) options.nodeThreshold = std::max(options.nodeThreshold, dg.nodes.size());
-            const LayoutResult laid = engine->layout(dg, options, &control.token());
-            const std::size_t n = exportLayout(*engine, laid, target, fmt, view);
-            (void)n;
+            // laid out for the file only: rendered by the process that ran dot (dot's own drawing)
+            (void)exportDrawing(*engine, dg, target, RenderOptions{fmt, view, 96, false}, options, nullptr,
+                                &control.token());
             return {};
         } catch (...) {
             return QString::fromStdString(currentExceptionMessage("export " + target));
