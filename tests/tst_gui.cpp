@@ -151,8 +151,8 @@ private:
 // user", while `block` holds (it releases `started` first); else it profiles as FakeBackend.
 class CancellableBackend final : public ExecutionBackend {
 public:
-    nlohmann::json profile(const FunctionGraph& graph, const ExecuteRequest& request,
-                           const std::function<void(double)>& progress, const std::atomic<bool>& cancel) override {
+    ExecutionProfile profile(const FunctionGraph& graph, const ExecuteRequest& request,
+                             const std::function<void(double)>& progress, const std::atomic<bool>& cancel) override {
         if (!block.load()) return m_fake.profile(graph, request, progress, cancel);
         started.release();
         while (!cancel.load()) QThread::yieldCurrentThread();
