@@ -5,6 +5,8 @@
 #include <charconv>
 #include <functional>
 #include <limits>
+#include <mutex>
+#include <unordered_set>
 
 namespace passlens {
 
@@ -13,24 +15,63 @@ std::string Location::str() const {
     return context.empty() ? "gpu" : "gpu:" + context;
 }
 
-Type Type::unknownRank(DType dtype, Location loc) {
-    Type t(dtype, {}, std::move(loc));
-    t.m_rankKnown = false;
-    return t;
+namespace {
+// The hash of a type's fields (part of FunctionGraph::fingerprint, so it must not change).
+std::size_t fieldHash(DType dtype, const std::vector<std::int64_t>& dims, const Location& loc, bool rankKnown) {
+    std::size_t h = std::hash<int>()(static_cast<int>(dtype)) * 1000003u;
+    for (auto d : dims) h = (h ^ std::hash<std::int64_t>()(d)) * 1099511628211ull;
+    h ^= std::hash<std::string>()(loc.str()) + (rankKnown ? 1 : 7);
+    return h;
+}
+} // namespace
+
+const Type::Rep* Type::intern(Rep rep) {
+    rep.hash = rep.elem ? rep.elem->hash() * 31u + static_cast<std::size_t>(rep.kind)
+                        : fieldHash(rep.dtype, rep.dims, rep.loc, rep.rankKnown);
+    struct Hash {
+        std::size_t operator()(const Rep* r) const noexcept { return r->hash; }
+    };
+    struct Same {
+        bool operator()(const Rep* a, const Rep* b) const noexcept {
+            return a->kind == b->kind && a->dtype == b->dtype && a->rankKnown == b->rankKnown && a->dims == b->dims &&
+                   a->loc == b->loc && (a->elem ? b->elem && a->elem->m_rep == b->elem->m_rep : !b->elem);
+        }
+    };
+    struct Table {
+        std::mutex mutex;
+        std::unordered_set<const Rep*, Hash, Same> reps;
+    };
+    // Never freed, as the op table: a Type stays valid to the end of the process, also in the
+    // destructors of static objects.
+    static Table* const table = new Table;
+    std::lock_guard lock(table->mutex);
+    if (auto it = table->reps.find(&rep); it != table->reps.end()) return *it;
+    if (rep.elem) rep.elem = new Type(*rep.elem); // the caller's element may be a temporary
+    const Rep* r = new Rep(std::move(rep));
+    table->reps.insert(r);
+    return r;
 }
 
+Type::Type(Rep rep)
+    : m_rep(intern(std::move(rep))) {}
+
+Type::Type()
+    : m_rep([] {
+        static const Rep* const scalar = intern(Rep{});
+        return scalar;
+    }()) {}
+
+Type::Type(DType dtype, std::vector<std::int64_t> dims, Location loc)
+    : Type(Rep{dtype, std::move(dims), std::move(loc)}) {}
+
+Type Type::unknownRank(DType dtype, Location loc) { return Type(Rep{dtype, {}, std::move(loc), false}); }
+
 Type Type::sequence(const Type& element) {
-    Type t = unknownRank(element.dtype());
-    t.m_kind = Kind::Sequence;
-    t.m_elem = std::make_shared<const Type>(element);
-    return t;
+    return Type(Rep{element.dtype(), {}, Location::host(), false, Kind::Sequence, &element});
 }
 
 Type Type::optional(const Type& element) {
-    Type t = unknownRank(element.dtype());
-    t.m_kind = Kind::Optional;
-    t.m_elem = std::make_shared<const Type>(element);
-    return t;
+    return Type(Rep{element.dtype(), {}, Location::host(), false, Kind::Optional, &element});
 }
 
 Type Type::parse(std::string_view text) {
@@ -89,8 +130,8 @@ Type Type::parse(std::string_view text) {
 }
 
 bool Type::isStatic() const {
-    if (!m_rankKnown) return false;
-    for (auto d : m_dims)
+    if (!rankKnown()) return false;
+    for (auto d : dims())
         if (d < 0) return false;
     return true;
 }
@@ -104,81 +145,76 @@ std::int64_t elementCount(const std::vector<std::int64_t>& dims) {
     return n;
 }
 
-std::int64_t Type::numElements() const { return isStatic() ? elementCount(m_dims) : -1; }
+std::int64_t Type::numElements() const { return isStatic() ? elementCount(dims()) : -1; }
 
 Type Type::withLocation(Location loc) const {
-    Type t = *this;
-    t.m_loc = std::move(loc);
-    return t;
+    Rep r = *m_rep;
+    r.loc = std::move(loc);
+    return Type(std::move(r));
 }
 Type Type::withDType(DType d) const {
-    Type t = *this;
-    t.m_dtype = d;
-    return t;
+    Rep r = *m_rep;
+    r.dtype = d;
+    return Type(std::move(r));
 }
 Type Type::withDims(std::vector<std::int64_t> dims) const {
-    Type t = *this;
-    t.m_dims = std::move(dims);
-    t.m_rankKnown = true;
-    return t;
+    Rep r = *m_rep;
+    r.dims = std::move(dims);
+    r.rankKnown = true;
+    return Type(std::move(r));
 }
 
 bool Type::compatible(const Type& o) const {
-    if (m_kind != o.m_kind) return false;
-    if (m_elem) return m_elem->compatible(*o.m_elem);
-    if (m_dtype != o.m_dtype || m_loc != o.m_loc) return false;
-    if (!m_rankKnown || !o.m_rankKnown) return true;
-    if (m_dims.size() != o.m_dims.size()) return false;
-    for (std::size_t i = 0; i < m_dims.size(); ++i)
-        if (m_dims[i] >= 0 && o.m_dims[i] >= 0 && m_dims[i] != o.m_dims[i]) return false;
+    const Rep& a = *m_rep;
+    const Rep& b = *o.m_rep;
+    if (a.kind != b.kind) return false;
+    if (a.elem) return a.elem->compatible(*b.elem);
+    if (a.dtype != b.dtype || a.loc != b.loc) return false;
+    if (!a.rankKnown || !b.rankKnown) return true;
+    if (a.dims.size() != b.dims.size()) return false;
+    for (std::size_t i = 0; i < a.dims.size(); ++i)
+        if (a.dims[i] >= 0 && b.dims[i] >= 0 && a.dims[i] != b.dims[i]) return false;
     return true;
 }
 
 Type Type::merged(const Type& o) const {
-    if (m_elem && o.m_elem && m_kind == o.m_kind) {
-        Type t = *this;
-        t.m_elem = std::make_shared<const Type>(m_elem->merged(*o.m_elem));
-        return t;
+    const Rep& a = *m_rep;
+    const Rep& b = *o.m_rep;
+    if (a.elem && b.elem && a.kind == b.kind) {
+        const Type elem = a.elem->merged(*b.elem);
+        Rep r = a;
+        r.elem = &elem;
+        return Type(std::move(r));
     }
-    if (!m_rankKnown) return o;
-    if (!o.m_rankKnown) return *this;
-    Type t = *this;
-    for (std::size_t i = 0; i < t.m_dims.size() && i < o.m_dims.size(); ++i)
-        if (t.m_dims[i] < 0) t.m_dims[i] = o.m_dims[i];
-    return t;
+    if (!a.rankKnown) return o;
+    if (!b.rankKnown) return *this;
+    bool same = true;
+    for (std::size_t i = 0; i < a.dims.size() && i < b.dims.size(); ++i)
+        if (a.dims[i] < 0 && b.dims[i] >= 0) same = false;
+    if (same) return *this;
+    Rep r = a;
+    for (std::size_t i = 0; i < r.dims.size() && i < b.dims.size(); ++i)
+        if (r.dims[i] < 0) r.dims[i] = b.dims[i];
+    return Type(std::move(r));
 }
 
 std::string Type::str() const {
-    if (m_kind == Kind::Sequence) return "seq(" + m_elem->str() + ")";
-    if (m_kind == Kind::Optional) return "optional(" + m_elem->str() + ")";
-    std::string s(dtypeName(m_dtype));
+    const Rep& t = *m_rep;
+    if (t.kind == Kind::Sequence) return "seq(" + t.elem->str() + ")";
+    if (t.kind == Kind::Optional) return "optional(" + t.elem->str() + ")";
+    std::string s(dtypeName(t.dtype));
     s += '[';
-    if (!m_rankKnown) {
+    if (!t.rankKnown) {
         s += '*';
     } else {
-        for (std::size_t i = 0; i < m_dims.size(); ++i) {
+        for (std::size_t i = 0; i < t.dims.size(); ++i) {
             if (i) s += ',';
-            s += m_dims[i] < 0 ? std::string("?") : std::to_string(m_dims[i]);
+            s += t.dims[i] < 0 ? std::string("?") : std::to_string(t.dims[i]);
         }
     }
     s += ']';
-    if (m_loc.isGpu()) s += "@" + m_loc.str();
+    if (t.loc.isGpu()) s += "@" + t.loc.str();
     return s;
-}
-
-bool Type::operator==(const Type& o) const {
-    if (m_kind != o.m_kind || m_dtype != o.m_dtype || m_dims != o.m_dims || m_loc != o.m_loc ||
-        m_rankKnown != o.m_rankKnown)
-        return false;
-    return !m_elem || *m_elem == *o.m_elem;
-}
-
-std::size_t Type::hash() const {
-    if (m_elem) return m_elem->hash() * 31u + static_cast<std::size_t>(m_kind);
-    std::size_t h = std::hash<int>()(static_cast<int>(m_dtype)) * 1000003u;
-    for (auto d : m_dims) h = (h ^ std::hash<std::int64_t>()(d)) * 1099511628211ull;
-    h ^= std::hash<std::string>()(m_loc.str()) + (m_rankKnown ? 1 : 7);
-    return h;
 }
 
 } // namespace passlens

@@ -37,16 +37,17 @@ std::int64_t elementCount(const std::vector<std::int64_t>& dims);
 /// tensors `seq(float32[?,4])` and an optional value `optional(seq(int64[*]))` (host values of
 /// the Onnx ops; ONNX's TypeProto sequence_type / optional_type). Their dtype() is the innermost
 /// tensor's dtype and their rank is unknown, so tensor-only code treats them as untyped values.
+/// Types are interned (as ops are, Op.h): a Type is one pointer to a shared, immutable record
+/// that lives to the end of the process, so copying one allocates nothing and a million
+/// variables of the same type share one record. Thread-safe.
 class Type {
 public:
     static constexpr std::int64_t kUnknownDim = -1;
     enum class Kind : std::uint8_t { Tensor, Sequence, Optional };
 
-    Type() = default;
-    Type(DType dtype, std::vector<std::int64_t> dims, Location loc = {})
-        : m_dtype(dtype)
-        , m_dims(std::move(dims))
-        , m_loc(std::move(loc)) {}
+    /// float32[] (a float32 scalar) on the host.
+    Type();
+    Type(DType dtype, std::vector<std::int64_t> dims, Location loc = {});
     /// A type of unknown rank.
     static Type unknownRank(DType dtype, Location loc = {});
     /// A sequence of values of type `element` (host).
@@ -57,24 +58,24 @@ public:
     /// passlens::Error("bad type string '...': reason").
     static Type parse(std::string_view text);
 
-    Kind kind() const { return m_kind; }
-    bool isTensor() const { return m_kind == Kind::Tensor; }
+    Kind kind() const { return m_rep->kind; }
+    bool isTensor() const { return m_rep->kind == Kind::Tensor; }
     /// The element type of a sequence or optional type (the type itself for a tensor type).
-    const Type& elementType() const { return m_elem ? *m_elem : *this; }
+    const Type& elementType() const { return m_rep->elem ? *m_rep->elem : *this; }
 
-    DType dtype() const { return m_dtype; }
-    const std::vector<std::int64_t>& dims() const { return m_dims; }
-    bool rankKnown() const { return m_rankKnown; }
-    int ndim() const { return static_cast<int>(m_dims.size()); }
-    const Location& location() const { return m_loc; }
-    bool isGpu() const { return m_loc.isGpu(); }
+    DType dtype() const { return m_rep->dtype; }
+    const std::vector<std::int64_t>& dims() const { return m_rep->dims; }
+    bool rankKnown() const { return m_rep->rankKnown; }
+    int ndim() const { return static_cast<int>(m_rep->dims.size()); }
+    const Location& location() const { return m_rep->loc; }
+    bool isGpu() const { return m_rep->loc.isGpu(); }
     /// True when every dim is known (and the rank is known).
     bool isStatic() const;
     /// Element count when static, else -1; INT64_MAX when the count does not fit 64 bits (dims
     /// from a file), so a size check refuses it.
     std::int64_t numElements() const;
     /// Dim i is statically 1 (Theano's broadcastable flag).
-    bool broadcastable(int i) const { return m_dims[static_cast<std::size_t>(i)] == 1; }
+    bool broadcastable(int i) const { return m_rep->dims[static_cast<std::size_t>(i)] == 1; }
 
     Type withLocation(Location loc) const;
     Type withDType(DType d) const;
@@ -88,16 +89,25 @@ public:
     Type merged(const Type& other) const;
 
     std::string str() const;
-    bool operator==(const Type& o) const;
-    std::size_t hash() const;
+    /// Structural equality (kind, dtype, dims, location, rank, element type): one pointer
+    /// comparison, since equal types share their interned record.
+    bool operator==(const Type& o) const { return m_rep == o.m_rep; }
+    std::size_t hash() const { return m_rep->hash; }
 
 private:
-    DType m_dtype = DType::Float32;
-    std::vector<std::int64_t> m_dims;
-    Location m_loc;
-    bool m_rankKnown = true;
-    Kind m_kind = Kind::Tensor;
-    std::shared_ptr<const Type> m_elem; ///< element type of a sequence or optional
+    struct Rep {
+        DType dtype = DType::Float32;
+        std::vector<std::int64_t> dims;
+        Location loc;
+        bool rankKnown = true;
+        Kind kind = Kind::Tensor;
+        const Type* elem = nullptr; ///< element type of a sequence or optional
+        std::size_t hash = 0;
+    };
+    explicit Type(Rep rep);
+    /// The interned record equal to `rep` (added when new).
+    static const Rep* intern(Rep rep);
+    const Rep* m_rep;
 };
 
 } // namespace passlens
