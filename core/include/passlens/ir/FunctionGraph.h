@@ -91,6 +91,44 @@ private:
     std::size_t m_live = 0;
 };
 
+/// Free-form tags of a variable or node (Theano's var.tag / node.tag): a JSON object, e.g.
+/// {"target": "cpu"} from graph JSON. Reads as nlohmann::json's object interface. An empty tag
+/// (nearly every one) holds no JSON object, so a graph of a million nodes and variables does not
+/// allocate an empty object for each.
+class Tag {
+public:
+    /// Sets the tag to `j` (an object); an empty object or null empties it.
+    Tag& operator=(nlohmann::json j) {
+        m_json = j.is_object() && j.empty() ? nlohmann::json() : std::move(j);
+        return *this;
+    }
+    /// The tag as JSON: an empty object when the tag is empty.
+    const nlohmann::json& json() const { return m_json.is_null() ? emptyObject() : m_json; }
+    operator const nlohmann::json&() const { return json(); }
+    bool empty() const { return m_json.empty(); }
+    template <class Key> bool contains(Key&& key) const {
+        return !m_json.is_null() && m_json.contains(std::forward<Key>(key));
+    }
+    /// nlohmann::json::value on the tag object: the member `key`, or the default.
+    template <class... Args> auto value(Args&&... args) const { return json().value(std::forward<Args>(args)...); }
+    /// The member `key` (added as null when absent), as nlohmann::json's operator[].
+    template <class Key> nlohmann::json& operator[](Key&& key) {
+        if (m_json.is_null()) m_json = nlohmann::json::object();
+        return m_json[std::forward<Key>(key)];
+    }
+    /// The member `key`, which must exist (nlohmann::json's const operator[]).
+    template <class Key> const nlohmann::json& operator[](Key&& key) const { return json()[std::forward<Key>(key)]; }
+    bool operator==(const Tag& o) const { return json() == o.json(); }
+    bool operator==(const nlohmann::json& j) const { return json() == j; }
+
+private:
+    static const nlohmann::json& emptyObject() {
+        static const nlohmann::json empty = nlohmann::json::object();
+        return empty;
+    }
+    nlohmann::json m_json; // null when empty
+};
+
 /// A value in the graph: a graph input, a constant, or output `index()` of `owner()`.
 class Variable {
 public:
@@ -108,7 +146,7 @@ public:
     /// Display name: the name, or `<float32[?,4]>` for unnamed inputs, `Op.index` for outputs.
     std::string displayName() const;
     /// Free-form tags (Theano's var.tag), e.g. {"target": "cpu"} from graph JSON.
-    nlohmann::json tag = nlohmann::json::object();
+    Tag tag;
 
 private:
     friend class FunctionGraph;
@@ -138,7 +176,7 @@ public:
     bool inGraph() const { return m_inGraph; }
     /// Free-form tags (Theano's node.tag), e.g. {"provenance": "make_node"} on a node that
     /// building another node inserted (see MakeNode.h).
-    nlohmann::json tag = nlohmann::json::object();
+    Tag tag;
 
 private:
     friend class FunctionGraph;
