@@ -54,7 +54,7 @@ std::uint64_t eventsDigest(const Trace& trace) {
             h = mix(mix(h, static_cast<std::uint64_t>(a)), static_cast<std::uint64_t>(b));
         for (const NodeDef& d : e.nodes) {
             h = mix(h, static_cast<std::uint64_t>(d.id));
-            for (char c : d.op) h = mix(h, static_cast<unsigned char>(c));
+            for (char c : d.opPtr->kind()) h = mix(h, static_cast<unsigned char>(c));
             for (VarId v : d.inputs) h = mix(h, static_cast<std::uint64_t>(v));
             for (const auto& o : d.outputs) h = mix(h, static_cast<std::uint64_t>(o.id));
         }

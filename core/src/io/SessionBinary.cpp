@@ -220,11 +220,14 @@ struct Tables {
     }
 };
 
-std::string tagText(const json& tag) { return tag.is_object() && tag.empty() ? std::string() : tag.dump(); }
+// A tag's text: empty for no tag (null: NodeDef's default) and for an empty object.
+std::string tagText(const json& tag) {
+    return tag.is_null() || (tag.is_object() && tag.empty()) ? std::string() : tag.dump();
+}
 
 void writeNode(Writer& w, Tables& tb, const NodeDef& d) {
     w.id(d.id);
-    w.u(tb.op(d.opPtr ? *d.opPtr : Op::get(d.op, d.attrs)));
+    w.u(tb.op(*d.opPtr));
     w.str(d.name);
     w.str(tagText(d.tag));
     w.u(d.inputs.size());
@@ -432,7 +435,6 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
         auto readNode = [&](NodeDef& d) {
             d.id = r.id();
             d.opPtr = ops[r.index(ops, "op")];
-            d.op = d.opPtr->kind();
             d.name = r.text();
             const std::string_view tag = r.str();
             if (!tag.empty()) d.tag = parseJson(std::string(tag), label + ": " + place() + ".tag");
@@ -484,6 +486,7 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
             use(v);
         }
         section = "events";
+        std::size_t nodeRecords = t.m_sourceNodes.size();
         t.m_events.resize(r.count(15, "events"));
         for (i1 = 0; i1 < t.m_events.size(); ++i1) {
             RewriteEvent& e = t.m_events[i1];
@@ -521,8 +524,10 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
             }
             sub = nullptr;
             i2 = SIZE_MAX;
-            for (NodeId id : e.added) t.m_created[id] = e.seq;
-            for (NodeId id : e.removed) t.m_removed[id] = e.seq;
+            nodeRecords += e.nodes.size();
+            t.allowDenseIds(nodeRecords);
+            for (NodeId id : e.added) t.m_created.set(id, e.seq);
+            for (NodeId id : e.removed) t.m_removed.set(id, e.seq);
         }
         i1 = SIZE_MAX;
         section = "end";

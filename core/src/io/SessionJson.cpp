@@ -122,10 +122,10 @@ json SessionFile::toJson(const Trace& trace, const std::filesystem::path& source
                     if (!o.name.empty()) oj.push_back(o.name);
                     outs.push_back(std::move(oj));
                 }
-                const json& attrs = d.opPtr ? d.opPtr->attrs() : d.attrs;
-                json nd = json::array({d.id, d.op, attrs.empty() ? json(nullptr) : attrs, d.inputs, outs});
+                const json& attrs = d.opPtr->attrs();
+                json nd = json::array({d.id, d.opPtr->kind(), attrs.empty() ? json(nullptr) : attrs, d.inputs, outs});
                 if (!d.name.empty()) nd.push_back(d.name);
-                if (d.opPtr && !d.opPtr->subgraphs().empty()) {
+                if (!d.opPtr->subgraphs().empty()) {
                     json subs = json::object();
                     for (const Subgraph& s : d.opPtr->subgraphs())
                         subs[s.attribute] = writeGraphJson(*s.graph, graphWriteOptions());
@@ -188,6 +188,7 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
     readMeta(t, doc, label);
     // The place being read, for a message about a value of the wrong type or shape.
     std::string at = "events";
+    std::size_t nodeRecords = t.m_sourceNodes.size();
     try {
         const json& evs = arr(doc, "events");
         std::map<std::string, Type> typeCache;
@@ -217,8 +218,8 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
                 if (!nd.is_array() || nd.size() < 5) throw fail(at, "expected [id, op, attrs, inputs, outputs, name?]");
                 NodeDef d;
                 d.id = nd[0].get<NodeId>();
-                d.op = nd[1].get<std::string>();
-                d.attrs = nd[2].is_null() ? json::object() : nd[2];
+                const std::string kind = nd[1].get<std::string>();
+                const json attrs = nd[2].is_null() ? json::object() : nd[2];
                 d.inputs = nd[3].get<std::vector<VarId>>();
                 if (nd.size() > 5) d.name = nd[5].get<std::string>();
                 for (const auto& o : nd[4]) {
@@ -238,7 +239,7 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
                                  readGraphJson(it.value(), label + ": " + at + ".subgraphs." + it.key(), baseDir)
                                      .graph)});
                 }
-                d.opPtr = &Op::get(d.op, d.attrs, std::move(subs));
+                d.opPtr = &Op::get(kind, attrs, std::move(subs));
                 e.nodes.push_back(std::move(d));
             }
             at = w + ".constants";
@@ -248,8 +249,10 @@ Trace SessionFile::fromJson(const json& doc, const std::string& label, const std
                     ConstantDef{c.at("id").get<VarId>(), c.value("name", ""), ty.location(),
                                 constantFromJson(c.at("value"), ty, label + ": " + w + ".constants")});
             }
-            for (NodeId id : e.added) t.m_created[id] = e.seq;
-            for (NodeId id : e.removed) t.m_removed[id] = e.seq;
+            nodeRecords += e.nodes.size();
+            t.allowDenseIds(nodeRecords);
+            for (NodeId id : e.added) t.m_created.set(id, e.seq);
+            for (NodeId id : e.removed) t.m_removed.set(id, e.seq);
             t.m_events.push_back(std::move(e));
         }
     } catch (const json::exception& e) {

@@ -19,13 +19,27 @@ namespace {
 // reads its final inputs, which a node imported later may define.
 void definitionsFirst(std::vector<NodeDef>& nodes) {
     if (nodes.size() < 2) return;
-    std::map<VarId, std::size_t> producer;
+    // (output id, defining node), sorted by id: 16 bytes an output, no tree node each (GraphToGPU
+    // defines every node of the graph in one event).
+    std::vector<std::pair<VarId, std::size_t>> byOutput;
     for (std::size_t i = 0; i < nodes.size(); ++i)
-        for (const auto& o : nodes[i].outputs) producer[o.id] = i;
+        for (const auto& o : nodes[i].outputs) byOutput.push_back({o.id, i});
+    std::stable_sort(byOutput.begin(), byOutput.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < byOutput.size(); ++i) {
+        if (i + 1 < byOutput.size() && byOutput[i + 1].first == byOutput[i].first) continue; // the last one wins
+        byOutput[kept++] = byOutput[i];
+    }
+    byOutput.resize(kept);
+    const auto producer = [&](VarId v) -> const std::size_t* {
+        auto it =
+            std::lower_bound(byOutput.begin(), byOutput.end(), v, [](const auto& p, VarId id) { return p.first < id; });
+        return it != byOutput.end() && it->first == v ? &it->second : nullptr;
+    };
     bool ordered = true;
     for (std::size_t i = 0; i < nodes.size() && ordered; ++i)
         for (VarId v : nodes[i].inputs)
-            if (auto it = producer.find(v); it != producer.end() && it->second > i) ordered = false;
+            if (const std::size_t* p = producer(v); p && *p > i) ordered = false;
     if (ordered) return;
     std::vector<std::uint8_t> state(nodes.size(), 0); // 0 new, 1 on stack, 2 placed
     std::vector<NodeDef> out;
@@ -37,10 +51,10 @@ void definitionsFirst(std::vector<NodeDef>& nodes) {
         while (!stack.empty()) {
             auto& [i, next] = stack.back();
             if (next < nodes[i].inputs.size()) {
-                auto it = producer.find(nodes[i].inputs[next++]);
-                if (it != producer.end() && state[it->second] == 0) {
-                    state[it->second] = 1;
-                    stack.push_back({it->second, 0});
+                const std::size_t* p = producer(nodes[i].inputs[next++]);
+                if (p && state[*p] == 0) {
+                    state[*p] = 1;
+                    stack.push_back({*p, 0});
                 }
                 continue;
             }
@@ -69,11 +83,44 @@ void recreateNode(FunctionGraph& g, const NodeDef& d) {
         types.push_back(o.type);
     }
     g.hintNextIds(d.id, outIds);
-    Apply* a = g.makeApply(d.opPtr ? *d.opPtr : Op::get(d.op, d.attrs), ins, types, d.name);
-    a->tag = d.tag;
+    Apply* a = g.makeApply(*d.opPtr, ins, types, d.name);
+    if (!d.tag.is_null()) a->tag = d.tag;
     for (std::size_t k = 0; k < d.outputs.size(); ++k) a->output(static_cast<int>(k))->setName(d.outputs[k].name);
 }
 } // namespace
+
+void SeqByNode::set(NodeId id, int seq) {
+    if (id < 0) {
+        m_sparse[id] = seq;
+        return;
+    }
+    const auto i = static_cast<std::uint64_t>(id);
+    if (i >= m_dense.size()) {
+        if (i >= m_denseLimit) {
+            m_sparse[id] = seq;
+            return;
+        }
+        m_dense.resize(static_cast<std::size_t>(
+                           std::min<std::uint64_t>(m_denseLimit, std::max<std::uint64_t>(i + 1, 2 * m_dense.size()))),
+                       0);
+    }
+    m_dense[static_cast<std::size_t>(i)] = seq;
+}
+
+int SeqByNode::get(NodeId id) const {
+    if (id >= 0 && static_cast<std::uint64_t>(id) < m_dense.size()) {
+        if (const int seq = m_dense[static_cast<std::size_t>(id)]) return seq;
+    }
+    auto it = m_sparse.find(id);
+    return it == m_sparse.end() ? 0 : it->second;
+}
+
+void SeqByNode::clear() {
+    m_dense.clear();
+    m_dense.shrink_to_fit();
+    m_sparse.clear();
+    m_denseLimit = 0;
+}
 
 const char* statusName(EventStatus s) {
     switch (s) {
@@ -96,12 +143,17 @@ void Trace::pipelineBegin(std::string_view name, const FunctionGraph& g) {
     m_phases.clear();
     m_created.clear();
     m_removed.clear();
+    m_created.allowDense(static_cast<std::size_t>(g.nodeIdLimit()));
+    m_removed.allowDense(static_cast<std::size_t>(g.nodeIdLimit()));
+    // About one event per node or fewer on large graphs: reserved capacity that is never
+    // written costs no memory, and a reallocation would hold the old and the new array.
+    m_events.reserve(g.nodeCount());
     capture(g);
-    m_known.clear();
-    for (const auto& i : m_sourceInputs) m_known.insert(i.id);
-    for (const auto& c : m_sourceConstants) m_known.insert(c.id);
+    m_known.assign(static_cast<std::size_t>(g.varIdLimit()), false);
+    for (const auto& i : m_sourceInputs) know(i.id);
+    for (const auto& c : m_sourceConstants) know(c.id);
     for (const auto& n : m_sourceNodes)
-        for (const auto& o : n.outputs) m_known.insert(o.id);
+        for (const auto& o : n.outputs) know(o.id);
     m_pending = RewriteEvent{};
 }
 
@@ -111,7 +163,7 @@ void Trace::capture(const FunctionGraph& g) {
     m_sourceConstants.clear();
     m_sourceNodes.clear();
     m_sourceOutputs.clear();
-    for (const Variable* v : g.inputs()) m_sourceInputs.push_back({v->id(), v->type(), v->name(), v->tag});
+    for (const Variable* v : g.inputs()) m_sourceInputs.push_back({v->id(), v->type(), v->name(), v->tag.json()});
     for (const Variable* c : g.constants())
         m_sourceConstants.push_back(ConstantDef{c->id(), c->name(), c->type().location(), c->constant()});
     m_sourceNodes.reserve(g.nodeCount());
@@ -119,9 +171,8 @@ void Trace::capture(const FunctionGraph& g) {
         NodeDef d;
         d.id = n->id();
         d.opPtr = &n->op();
-        d.op = n->op().kind();
         d.name = n->name();
-        d.tag = n->tag;
+        if (!n->tag.empty()) d.tag = n->tag.json();
         d.inputs.reserve(n->inputs().size());
         for (const Variable* in : n->inputs()) d.inputs.push_back(in->id());
         for (const Variable* o : n->outputs()) d.outputs.push_back({o->id(), o->type(), o->name()});
@@ -146,17 +197,17 @@ void Trace::phaseEnd(const PhaseInfo&, const FunctionGraph& g, bool changed, dou
 }
 
 void Trace::defineConstant(const Variable& v, RewriteEvent& e) {
-    if (!v.isConstant() || m_known.count(v.id())) return;
+    if (!v.isConstant() || known(v.id())) return;
     for (const auto& c : e.constants)
         if (c.id == v.id()) return;
     e.constants.push_back(ConstantDef{v.id(), v.name(), v.type().location(), v.constant()});
 }
 
-void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view) {
+void Trace::onImport(const FunctionGraph& g, const Apply& n, std::string_view) {
+    m_created.allowDense(static_cast<std::size_t>(g.nodeIdLimit()));
     NodeDef d;
     d.id = n.id();
     d.opPtr = &n.op();
-    d.op = n.op().kind();
     d.name = n.name();
     for (const Variable* in : n.inputs()) {
         d.inputs.push_back(in->id());
@@ -167,7 +218,10 @@ void Trace::onImport(const FunctionGraph&, const Apply& n, std::string_view) {
     m_pending.nodes.push_back(std::move(d));
 }
 
-void Trace::onPrune(const FunctionGraph&, const Apply& n, std::string_view) { m_pending.removed.push_back(n.id()); }
+void Trace::onPrune(const FunctionGraph& g, const Apply& n, std::string_view) {
+    m_removed.allowDense(static_cast<std::size_t>(g.nodeIdLimit()));
+    m_pending.removed.push_back(n.id());
+}
 
 void Trace::onReplace(const FunctionGraph&, const Variable& a, const Variable& b, std::string_view) {
     m_pending.replaced.push_back({a.id(), b.id()});
@@ -184,11 +238,11 @@ void Trace::rewriteApplied(std::string_view rewriter, const Apply* node, const R
     e.node = node ? node->id() : -1;
     e.timeUs = timeUs;
     definitionsFirst(e.nodes);
-    for (const auto& c : e.constants) m_known.insert(c.id);
+    for (const auto& c : e.constants) know(c.id);
     for (const auto& d : e.nodes)
-        for (const auto& o : d.outputs) m_known.insert(o.id);
-    for (NodeId id : e.added) m_created[id] = e.seq;
-    for (NodeId id : e.removed) m_removed[id] = e.seq;
+        for (const auto& o : d.outputs) know(o.id);
+    for (NodeId id : e.added) m_created.set(id, e.seq);
+    for (NodeId id : e.removed) m_removed.set(id, e.seq);
     if (!m_phases.empty()) {
         if (!m_phases.back().firstEvent) m_phases.back().firstEvent = e.seq;
         m_phases.back().lastEvent = e.seq;
@@ -239,13 +293,21 @@ void Trace::finish(const PipelineRun& run, const FunctionGraph& finalGraph, cons
     m_lifting = liftingReport(finalGraph, caps, run.graphToGpuDecisions);
 }
 
-int Trace::createdBy(NodeId id) const {
-    auto it = m_created.find(id);
-    return it == m_created.end() ? 0 : it->second;
+int Trace::createdBy(NodeId id) const { return m_created.get(id); }
+int Trace::removedBy(NodeId id) const { return m_removed.get(id); }
+
+void Trace::know(VarId id) {
+    const auto i = static_cast<std::size_t>(id); // ids of the recorded graph: 0 <= id
+    if (i >= m_known.size()) m_known.resize(std::max(i + 1, 2 * m_known.size()), false);
+    m_known[i] = true;
 }
-int Trace::removedBy(NodeId id) const {
-    auto it = m_removed.find(id);
-    return it == m_removed.end() ? 0 : it->second;
+void Trace::allowDenseIds(std::size_t nodeRecords) {
+    m_created.allowDense(2 * nodeRecords + 4096);
+    m_removed.allowDense(2 * nodeRecords + 4096);
+}
+
+bool Trace::known(VarId id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < m_known.size() && m_known[static_cast<std::size_t>(id)];
 }
 int Trace::appliedCount() const {
     return static_cast<int>(std::count_if(m_events.begin(), m_events.end(),

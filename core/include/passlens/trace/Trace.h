@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -25,9 +26,7 @@ namespace passlens {
 /// A node created by a rewrite, as recorded (enough to recreate it with the same ids).
 struct NodeDef {
     NodeId id = -1;
-    const Op* opPtr = nullptr; ///< the interned op (carries nested graphs)
-    std::string op;
-    nlohmann::json attrs;
+    const Op* opPtr = nullptr; ///< the interned op (kind, attributes, nested graphs); set in every record
     std::vector<VarId> inputs;
     struct Out {
         VarId id;
@@ -36,7 +35,9 @@ struct NodeDef {
     };
     std::vector<Out> outputs;
     std::string name;
-    nlohmann::json tag = nlohmann::json::object(); ///< the node's tag (source nodes: make_node provenance)
+    /// The node's tag (source nodes: make_node provenance); null when it has none, so the
+    /// records of a large graph hold no empty JSON object each.
+    nlohmann::json tag;
 };
 
 /// A constant created by a rewrite (constant folding, gemm merges).
@@ -73,6 +74,26 @@ struct RewriteEvent {
     double timeUs = 0;
     std::vector<NodeDef> nodes;         ///< definitions of `added`, in import order
     std::vector<ConstantDef> constants; ///< constants the event introduced
+};
+
+/// Event seq per node id (Trace::createdBy / removedBy): a flat array for the ids a graph hands
+/// out (0, 1, 2, ...: 4 bytes per id instead of a tree node each), an ordered map for ids far
+/// beyond the entries (a session file may name any id), so memory stays proportional to them.
+class SeqByNode {
+public:
+    /// Lets ids below `limit` be kept in the flat array (the recorder: the graph's id limit; a
+    /// session reader: a bound proportional to what it read).
+    void allowDense(std::size_t limit) { m_denseLimit = std::max(m_denseLimit, limit); }
+    /// Records `seq` for `id` (a later call for the same id wins).
+    void set(NodeId id, int seq);
+    /// The seq recorded for `id`, or 0.
+    int get(NodeId id) const;
+    void clear();
+
+private:
+    std::vector<int> m_dense;
+    std::map<NodeId, int> m_sparse;
+    std::size_t m_denseLimit = 0;
 };
 
 struct PhaseRecord {
@@ -153,6 +174,11 @@ public:
 private:
     friend class SessionFile;
     void defineConstant(const Variable& v, RewriteEvent& e);
+    void know(VarId id);
+    bool known(VarId id) const;
+    /// A session reader has read `nodeRecords` node records: node ids are about one per record,
+    /// so createdBy / removedBy index ids up to twice that flat.
+    void allowDenseIds(std::size_t nodeRecords);
     bool m_recordDeclined;
     std::string m_pipeline;
     std::vector<PhaseInfo> m_pipelinePhases;
@@ -178,8 +204,8 @@ private:
     nlohmann::json m_view;
     std::string m_currentPhase;
     RewriteEvent m_pending;
-    std::set<VarId> m_known;
-    std::map<NodeId, int> m_created, m_removed;
+    std::vector<bool> m_known; ///< by variable id: defined by the source graph or an earlier event
+    SeqByNode m_created, m_removed;
 };
 
 } // namespace passlens
