@@ -34,9 +34,12 @@ std::optional<std::string> liftBlocker(const Apply& node) {
 
 std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCapabilities& caps,
                                         const std::vector<LiftDecision>& decisions) {
-    std::map<NodeId, const LiftDecision*> byId;
-    for (const auto& d : decisions) byId[d.node] = &d;
+    // The last decision per node id (decisions name nodes of this graph: ids below its limit).
+    std::vector<const LiftDecision*> byId(static_cast<std::size_t>(graph.nodeIdLimit()), nullptr);
+    for (const auto& d : decisions)
+        if (d.node >= 0 && d.node < graph.nodeIdLimit()) byId[static_cast<std::size_t>(d.node)] = &d;
     std::vector<LiftingEntry> out;
+    out.reserve(graph.toposort().size());
     for (const Apply* n : graph.toposort()) {
         const Op& op = n->op();
         if (op.isTransfer()) continue;
@@ -53,7 +56,7 @@ std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCap
         bool allScalar = true, gpuIn = false;
         for (const Variable* v : n->inputs()) gpuIn |= v->type().isGpu();
         for (const Variable* v : n->outputs()) allScalar &= v->type().rankKnown() && v->type().ndim() == 0;
-        auto it = byId.find(n->id());
+        const LiftDecision* decision = byId[static_cast<std::size_t>(n->id())];
         if (op.isOnnx())
             e.reason = noLifterReason(k);
         else if (k == "Shape" || k == "Shape_i")
@@ -68,7 +71,7 @@ std::vector<LiftingEntry> liftingReport(const FunctionGraph& graph, const GpuCap
             const std::string& gk = op.info().gpuCounterpart;
             if (!gk.empty())
                 if (auto why = caps.check(gk, n->output()->type().dtype())) e.reason = *why;
-            if (e.reason.empty() && it != byId.end() && !it->second->reason.empty()) e.reason = it->second->reason;
+            if (e.reason.empty() && decision && !decision->reason.empty()) e.reason = decision->reason;
             if (e.reason.empty()) e.reason = "no input on the GPU and not every client is a GpuFromHost";
         }
         out.push_back(e);

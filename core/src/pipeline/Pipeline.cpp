@@ -386,9 +386,7 @@ PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool val
         }
         pr.profile = phase->profile(engine, 4);
         if (engine.liftDecisions().size() > decisionsBefore) // a GraphToGpu phase: the report explains its decisions
-            out.graphToGpuDecisions.assign(engine.liftDecisions().begin() +
-                                               static_cast<std::ptrdiff_t>(decisionsBefore),
-                                           engine.liftDecisions().end());
+            out.graphToGpuDecisions = engine.takeLiftDecisions(decisionsBefore);
         list.phaseEnd(e.info, graph, pr.changed, pr.timeUs);
         if (validate) {
             try {

@@ -3,6 +3,8 @@
 #include "passlens/io/Failure.h"
 #include "passlens/ir/Error.h"
 
+#include <algorithm>
+#include <iterator>
 #include <new>
 
 namespace passlens {
@@ -109,6 +111,19 @@ bool RewriteEngine::applyReplacement(const std::string& name, const Apply* node,
     st.nodesCreated += m_imports - imports0;
     if (m_instr) m_instr->rewriteApplied(name, node, changed, us);
     return true;
+}
+
+std::vector<LiftDecision> RewriteEngine::takeLiftDecisions(std::size_t from) {
+    from = std::min(from, m_liftDecisions.size());
+    std::vector<LiftDecision> out;
+    if (from == 0) {
+        out.swap(m_liftDecisions);
+        return out;
+    }
+    const auto first = m_liftDecisions.begin() + static_cast<std::ptrdiff_t>(from);
+    out.assign(std::make_move_iterator(first), std::make_move_iterator(m_liftDecisions.end()));
+    m_liftDecisions.erase(first, m_liftDecisions.end());
+    return out;
 }
 
 } // namespace passlens

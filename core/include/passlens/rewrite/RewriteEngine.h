@@ -70,8 +70,11 @@ public:
     /// Records why a node did or did not move to the GPU (GraphToGpu); the Pipeline hands the
     /// decisions of its last GraphToGpu phase to the lifting report.
     void liftDecided(LiftDecision d) { m_liftDecisions.push_back(std::move(d)); }
-    /// Every decision recorded since construction, in order.
+    /// The decisions recorded since construction, in order, less those taken.
     const std::vector<LiftDecision>& liftDecisions() const { return m_liftDecisions; }
+    /// Removes and returns the decisions after the first `from` (the Pipeline moves a GraphToGpu
+    /// phase's decisions, one per node of the graph, into its result instead of copying them).
+    std::vector<LiftDecision> takeLiftDecisions(std::size_t from);
 
     /// Statistics per rewriter name, since construction.
     const std::map<std::string, RewriterStats>& stats() const { return m_stats; }
