@@ -389,7 +389,7 @@ public:
         m_committed = true;
         if (!m_outer) return;
         m_g.m_recording = false;
-        m_g.m_undo.clear();
+        m_g.clearUndo();
         std::vector<PendingEvent> events;
         events.swap(m_g.m_pending);
         for (const PendingEvent& e : events) m_g.deliver(e);
@@ -400,7 +400,7 @@ public:
         m_g.m_pending.resize(m_eventMark);
         if (m_outer) {
             m_g.m_recording = false;
-            m_g.m_undo.clear();
+            m_g.clearUndo();
             m_g.m_pending.clear();
         }
     }
@@ -448,6 +448,15 @@ void FunctionGraph::replaceAllValidate(const std::vector<std::pair<Variable*, Va
         throw ReplacementError(e.what());
     }
     tx.commit();
+}
+
+void FunctionGraph::clearUndo() {
+    // A replacement of the whole graph (GraphToGPU) logs an entry per node: give that memory back
+    // instead of keeping it for the graph's lifetime.
+    if (m_undo.capacity() > 4096)
+        std::vector<UndoEntry>().swap(m_undo);
+    else
+        m_undo.clear();
 }
 
 void FunctionGraph::rollback(std::size_t mark) {

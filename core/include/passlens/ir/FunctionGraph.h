@@ -307,6 +307,7 @@ private:
     void computeRanks() const;
     double rankOf(const Variable* v) const;
     void rollback(std::size_t mark);
+    void clearUndo();
     void invalidate() { m_topoValid = false; }
     NodeId allocNodeId();
     VarId allocVarId();
