@@ -120,6 +120,49 @@ private slots:
         QVERIFY(errorOf([] { Type::parse("float32[2]@tpu"); }).contains("location"));
     }
 
+    void typesAreInterned() {
+        // Equal types share one record however they are built: equal, same hash, same dims.
+        const Type a = Type::parse("float32[?,4]@gpu:dev1");
+        const Type b(DType::Float32, {Type::kUnknownDim, 4}, Location::gpu("dev1"));
+        QVERIFY(a == b);
+        QCOMPARE(a.hash(), b.hash());
+        QCOMPARE(&a.dims(), &b.dims());
+        QVERIFY(!(a == Type::parse("float32[?,4]@gpu")));
+        // Deriving a type makes another value and leaves the original as it was.
+        const Type c = a.withDims({3, 4});
+        QCOMPARE(QString::fromStdString(c.str()), QString("float32[3,4]@gpu:dev1"));
+        QCOMPARE(QString::fromStdString(a.str()), QString("float32[?,4]@gpu:dev1"));
+        QVERIFY(a.merged(Type::parse("float32[3,?]@gpu:dev1")) == c);
+        QCOMPARE(QString::fromStdString(a.withLocation(Location::host()).withDType(DType::Int8).str()),
+                 QString("int8[?,4]"));
+        // Sequences and optionals intern by their element type.
+        QVERIFY(Type::parse("seq(int64[2])") == Type::sequence(Type::parse("int64[2]")));
+        QVERIFY(!(Type::sequence(Type::parse("int64[2]")) == Type::optional(Type::parse("int64[2]"))));
+        QCOMPARE(QString::fromStdString(Type::parse("seq(int64[?])").merged(Type::parse("seq(int64[5])")).str()),
+                 QString("seq(int64[5])"));
+        QCOMPARE(&Type::parse("optional(seq(int8[*]))").elementType().elementType(),
+                 &Type::parse("seq(int8[*])").elementType());
+        QVERIFY(Type() == Type::parse("float32[]"));
+        QVERIFY(!(Type::unknownRank(DType::Float32) == Type::parse("float32[]")));
+    }
+
+    void emptyTagsReadAsObjects() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[2]"), "x");
+        QVERIFY(x->tag.empty());
+        QCOMPARE(QString::fromStdString(x->tag.json().dump()), QString("{}"));
+        QVERIFY(!x->tag.contains("target"));
+        QCOMPARE(x->tag.value("target", std::string("gpu")), std::string("gpu"));
+        x->tag["target"] = "cpu";
+        QVERIFY(!x->tag.empty());
+        QCOMPARE(x->tag.value("target", ""), std::string("cpu"));
+        QVERIFY(x->tag == json({{"target", "cpu"}}));
+        const Tag kept = x->tag;
+        x->tag = json::object(); // an empty object empties the tag
+        QVERIFY(x->tag.empty());
+        QCOMPARE(QString::fromStdString(kept.json().dump()), QString(R"({"target":"cpu"})"));
+    }
+
     void opsAreInterned() {
         const Op& a = Op::get("Elemwise", {{"scalar", "add"}});
         const Op& b = Op::get("Elemwise", json{{"scalar", "add"}});

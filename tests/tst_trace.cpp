@@ -567,6 +567,20 @@ private slots:
         QVERIFY2(err.startsWith("bad.passlens.json: events[0] (") &&
                      err.contains("cannot replay: replaces unknown variable 999999"),
                  qPrintable(err));
+        // createdBy / removedBy: the file's ids read as the recording's; an id far beyond the
+        // graph's (a corrupt file) or a negative one is still answered, without a flat index
+        // that large
+        for (NodeId id = 0; id < lg.graph->nodeIdLimit(); ++id) {
+            QCOMPARE(back.createdBy(id), trace.createdBy(id));
+            QCOMPARE(back.removedBy(id), trace.removedBy(id));
+        }
+        nlohmann::json far = doc;
+        far["events"][0]["added"] = nlohmann::json::array({1000000000000LL});
+        far["events"][0]["removed"] = nlohmann::json::array({-5});
+        const Trace farIds = Trace::fromSessionJson(far, "far.passlens.json", ".");
+        QCOMPARE(farIds.createdBy(1000000000000LL), 1);
+        QCOMPARE(farIds.createdBy(999999999999LL), 0);
+        QCOMPARE(farIds.removedBy(-5), 1);
         // a value of the wrong type: the file, the place and the reason, no library text
         auto loadError = [](const nlohmann::json& d) {
             try {
