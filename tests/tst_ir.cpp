@@ -6,6 +6,7 @@
 #include <passlens/ir/OpRegistry.h>
 #include <passlens/ir/ScalarOps.h>
 #include <passlens/ir/Subtensor.h>
+#include <passlens/io/Encoding.h>
 #include <passlens/io/Npy.h>
 #include <passlens/onnx/OnnxTypes.h>
 
@@ -75,6 +76,41 @@ private slots:
         QCOMPARE(upcast(DType::Bool, DType::UInt8), DType::UInt8);
         QCOMPARE(upcast(DType::Float32, DType::Complex64), DType::Complex64);
         QCOMPARE(upcast(DType::Float64, DType::Complex64), DType::Complex128);
+    }
+
+    // ONNX's STRING: DType::String, neither numeric nor Theano's; constant data encoded per
+    // element as an 8-byte little-endian length and the bytes, checked when read from a file.
+    void stringDType() {
+        QCOMPARE(dtypeName(DType::String), std::string_view("string"));
+        QCOMPARE(parseDType("string"), std::optional<DType>(DType::String));
+        QVERIFY(isString(DType::String) && !isInteger(DType::String) && !isFloat(DType::String) &&
+                !isComplex(DType::String) && !isString(DType::UInt8));
+        QCOMPARE(dtypeFromOnnx(8), std::optional<DType>(DType::String));
+        QCOMPARE(onnxTypeOf(DType::String), 8);
+        QCOMPARE(QString::fromStdString(Type::parse("string[2,?]").str()), QString("string[2,?]"));
+        const auto t = TensorData::fromStrings({2}, {"ab", ""});
+        QCOMPARE(*t->bytes, std::string("\x02\0\0\0\0\0\0\0ab\0\0\0\0\0\0\0\0", 18));
+        QCOMPARE(t->byteSize(), std::size_t(18));
+        QCOMPARE(t->strings(), (std::vector<std::string>{"ab", ""}));
+        QCOMPARE(t->shortValue(), std::string("{\"ab\", \"\"}"));
+        QVERIFY(std::isnan(t->at(0)));
+        QVERIFY(t->bytesProblem(*t->bytes).empty());
+        QCOMPARE(t->bytesProblem(t->bytes->substr(0, 15)),
+                 std::string("holds 15 bytes, too few for the string[2] elements"));
+        QCOMPARE(t->bytesProblem(t->bytes->substr(0, 17)),
+                 std::string("string data ends inside the length of element 1 of 2"));
+        QCOMPARE(t->bytesProblem(std::string("\x64", 1) + std::string(15, '\0')), // a length of 100
+                 std::string("string element 0 of 100 bytes runs past the end"));
+        QCOMPARE(t->bytesProblem(*t->bytes + "x"), std::string("1 bytes follow the last string element"));
+        TensorData huge;
+        huge.dtype = DType::String;
+        huge.shape = {std::int64_t(1) << 40, std::int64_t(1) << 40}; // the count saturates
+        QVERIFY(huge.bytesProblem(*t->bytes).starts_with("holds 18 bytes, too few"));
+        // equal strings, equal hashes; a different string, another hash
+        QCOMPARE(TensorData::fromStrings({2}, {"ab", ""})->contentHash(), t->contentHash());
+        QVERIFY(TensorData::fromStrings({2}, {"a", "b"})->contentHash() != t->contentHash());
+        QVERIFY(errorOf([&] { (void)toNpy(*t); }).contains(".npy has no dtype for string data"));
+        QCOMPARE(quotedText("a\"\\\n\x01\xff\xc3\xa9"), std::string("\"a\\\"\\\\\\n\\x01\\xFF\xc3\xa9\""));
     }
 
     // ONNX's bfloat16: a 2-byte float DType after the others; float16 with bfloat16 is float32;

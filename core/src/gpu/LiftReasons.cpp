@@ -3,6 +3,7 @@
 #include "passlens/gpu/Lifters.h"
 #include "passlens/ir/OpRegistry.h"
 
+#include <algorithm>
 #include <map>
 
 namespace passlens {
@@ -12,6 +13,10 @@ std::string noLifterReason(const std::string& kind) { return "no GPU lifter for 
 std::optional<std::string> complexInputReason(const Apply& node) {
     for (const Variable* in : node.inputs())
         if (isComplex(in->type().dtype())) return "complex input";
+    const auto string = [](const Variable* v) { return v && isString(v->type().dtype()); };
+    if (std::any_of(node.inputs().begin(), node.inputs().end(), string) ||
+        std::any_of(node.outputs().begin(), node.outputs().end(), string))
+        return "string value: string tensors stay on the host";
     return std::nullopt;
 }
 

@@ -272,7 +272,8 @@ Variable* asHost(FunctionGraph& g, Variable* v) {
 }
 
 bool moveToGpu(const Variable* v) {
-    return v->type().rankKnown() && v->type().ndim() > 0 && !isComplex(v->type().dtype());
+    return v->type().rankKnown() && v->type().ndim() > 0 && !isComplex(v->type().dtype()) &&
+           !isString(v->type().dtype());
 }
 
 int maxInputsToGpuElemwise(int ndim, int nout) {

@@ -108,4 +108,61 @@ std::string escapeInvalidUtf8(std::string_view s) {
     return out;
 }
 
+std::pair<char32_t, std::size_t> utf8CodePointAt(std::string_view s, std::size_t i) {
+    const std::size_t n = utf8SequenceAt(s, i);
+    if (n == 0) return {0, 0};
+    const auto c = static_cast<unsigned char>(s[i]);
+    char32_t cp = n == 1 ? c : c & (0x7Fu >> n); // the lead byte's payload bits
+    for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+    return {cp, n};
+}
+
+void appendUtf8(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+std::string quotedText(std::string_view s) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out = "\"";
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const std::size_t n = utf8SequenceAt(s, i);
+        if (n && c >= 0x20 && c != 0x7f && c != '"' && c != '\\') {
+            out.append(s.substr(i, n));
+            i += n;
+            continue;
+        }
+        ++i;
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out + '"';
+}
+
 } // namespace passlens

@@ -126,9 +126,7 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
             } catch (const Error& e) {
                 c.fail(path + ".base64", e.what());
             }
-            if (bytes.size() != d->byteSize())
-                c.fail(path + ".base64", "holds " + std::to_string(bytes.size()) + " bytes, the type needs " +
-                                             std::to_string(d->byteSize()));
+            if (const std::string why = d->bytesProblem(bytes); !why.empty()) c.fail(path + ".base64", why);
             d->bytes = std::make_shared<const std::string>(std::move(bytes));
             return d;
         }
@@ -141,6 +139,7 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
         }
         if (v.contains("fill")) {
             if (!t.isStatic()) c.fail(path, "a filled constant needs a static type, got " + t.str());
+            if (isString(t.dtype())) c.fail(path + ".fill", "a string constant cannot be filled");
             const std::string fill = v["fill"].is_string() ? v["fill"].get<std::string>() : "";
             if (v.contains("seed") && !v["seed"].is_number_unsigned())
                 c.fail(path + ".seed", "expected a non-negative integer, got " + v["seed"].dump());
@@ -166,6 +165,7 @@ std::shared_ptr<const TensorData> constantValue(const Ctx& c, const json& v, con
         c.fail(path, "a constant value object needs 'fill', 'file' or 'missing'");
     }
     if (!t.isStatic()) c.fail(path, "a constant needs a static type, got " + t.str());
+    if (isString(t.dtype())) c.fail(path, "a string constant's value is {\"base64\": ...} (its encoded elements)");
     std::vector<double> vals;
     if (t.dtype() == DType::Int64 || t.dtype() == DType::UInt64) {
         // keep 64-bit integers exact

@@ -80,7 +80,8 @@ json writeGraphJson(const FunctionGraph& g, const GraphJsonWriteOptions& opt) {
         const TensorData& t = *v->constant();
         if (!t.loaded()) {
             e["value"] = {{"missing", t.missing}};
-        } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && opt.npyDir.empty() && opt.base64) {
+        } else if (isString(t.dtype) || // strings: always their encoded elements (no JSON list, no .npy)
+                   (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && opt.npyDir.empty() && opt.base64)) {
             e["value"] = {{"base64", base64Encode(*t.bytes)}};
         } else if (static_cast<std::size_t>(t.numElements()) > opt.inlineLimit && !opt.npyDir.empty() &&
                    t.dtype != DType::BFloat16) { // NumPy has no bfloat16: such constants stay inline

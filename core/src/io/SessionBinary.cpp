@@ -416,10 +416,12 @@ Trace SessionFile::fromCompact(std::string_view bytes, const std::string& label,
             d->missing = r.text();
             const std::string_view data = r.str();
             if (d->missing.empty()) {
-                const std::uint64_t need = tensorBytes(d->dtype, d->shape);
-                if (data.size() != need)
+                if (isString(d->dtype)) {
+                    if (const std::string why = d->bytesProblem(data); !why.empty()) throw Error("data " + why);
+                } else if (const std::uint64_t need = tensorBytes(d->dtype, d->shape); data.size() != need) {
                     throw Error("data has " + std::to_string(data.size()) + " bytes, the type needs " +
                                 std::to_string(need));
+                }
                 d->bytes = std::make_shared<const std::string>(data);
             }
             blobs[i1] = std::move(d);

@@ -32,9 +32,7 @@ std::shared_ptr<TensorData> constantFromJson(const json& j, const Type& t, const
     if (!j.contains("base64") || !j["base64"].is_string())
         throw Error(where + ": expected {\"base64\": ...} or {\"missing\": ...}");
     std::string bytes = base64Decode(j["base64"].get<std::string>());
-    if (bytes.size() != d->byteSize())
-        throw Error(where + ": data has " + std::to_string(bytes.size()) + " bytes, the type needs " +
-                    std::to_string(d->byteSize()));
+    if (const std::string why = d->bytesProblem(bytes); !why.empty()) throw Error(where + ": data " + why);
     d->bytes = std::make_shared<const std::string>(std::move(bytes));
     return d;
 }

@@ -3,13 +3,14 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 namespace passlens {
 namespace {
-constexpr std::array<std::string_view, 15> kNames = {"bool",    "int8",    "int16",     "int32",      "int64",
-                                                     "uint8",   "uint16",  "uint32",    "uint64",     "float16",
-                                                     "float32", "float64", "complex64", "complex128", "bfloat16"};
-constexpr std::array<std::size_t, 15> kSizes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16, 2};
+constexpr std::array<std::string_view, 16> kNames = {
+    "bool",   "int8",    "int16",   "int32",   "int64",     "uint8",      "uint16",   "uint32",
+    "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16", "string"};
+constexpr std::array<std::size_t, 16> kSizes = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16, 2, sizeof(std::string)};
 
 int idx(DType d) { return static_cast<int>(d); }
 
@@ -81,7 +82,8 @@ bool isFloat(DType d) {
 }
 bool isComplex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
 bool isUnsigned(DType d) { return d == DType::UInt8 || d == DType::UInt16 || d == DType::UInt32 || d == DType::UInt64; }
-bool isInteger(DType d) { return d != DType::Bool && !isFloat(d) && !isComplex(d); }
+bool isInteger(DType d) { return d != DType::Bool && !isFloat(d) && !isComplex(d) && !isString(d); }
+bool isString(DType d) { return d == DType::String; }
 
 DType upcast(DType a, DType b) {
     DType r = numpyPromote(a, b);

@@ -1,5 +1,7 @@
 #include "passlens/ir/Tensor.h"
 
+#include "passlens/io/Encoding.h"
+#include "passlens/ir/Error.h"
 #include "passlens/ir/Type.h"
 
 #include <cmath>
@@ -11,7 +13,75 @@ namespace passlens {
 
 std::int64_t TensorData::numElements() const { return elementCount(shape); }
 
-std::size_t TensorData::byteSize() const { return static_cast<std::size_t>(numElements()) * dtypeSize(dtype); }
+std::size_t TensorData::byteSize() const {
+    if (dtype == DType::String) return loaded() ? bytes->size() : 0;
+    return static_cast<std::size_t>(numElements()) * dtypeSize(dtype);
+}
+
+namespace {
+// The elements of encoded string data (see TensorData), or the reason it is malformed.
+std::string decodeStrings(std::string_view b, std::int64_t n, std::vector<std::string>* out) {
+    std::size_t at = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (b.size() - at < 8)
+            return "string data ends inside the length of element " + std::to_string(i) + " of " + std::to_string(n);
+        std::uint64_t len = 0;
+        for (int k = 7; k >= 0; --k) len = (len << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(k)]);
+        at += 8;
+        if (len > b.size() - at)
+            return "string element " + std::to_string(i) + " of " + std::to_string(len) + " bytes runs past the end";
+        if (out) out->emplace_back(b.substr(at, static_cast<std::size_t>(len)));
+        at += static_cast<std::size_t>(len);
+    }
+    if (at != b.size()) return std::to_string(b.size() - at) + " bytes follow the last string element";
+    return {};
+}
+} // namespace
+
+std::string TensorData::bytesProblem(std::string_view data) const {
+    if (dtype == DType::String) {
+        // each element takes at least its 8 length bytes: a bound before anything is decoded
+        // (the count saturates, so dims from a file cannot overflow it)
+        const std::uint64_t most = data.size() / 8;
+        std::uint64_t n = 1;
+        for (const std::int64_t d : shape) {
+            if (d < 0) return "has a negative dim";
+            n = (d != 0 && n > most / static_cast<std::uint64_t>(d)) ? most + 1 : n * static_cast<std::uint64_t>(d);
+        }
+        if (n > most)
+            return "holds " + std::to_string(data.size()) + " bytes, too few for the " + Type(dtype, shape).str() +
+                   " elements";
+        return decodeStrings(data, static_cast<std::int64_t>(n), nullptr);
+    }
+    if (data.size() != byteSize())
+        return "holds " + std::to_string(data.size()) + " bytes, the type needs " + std::to_string(byteSize());
+    return {};
+}
+
+std::vector<std::string> TensorData::strings() const {
+    if (dtype != DType::String)
+        throw Error("constant data of dtype " + std::string(dtypeName(dtype)) + " is not string data");
+    if (!loaded()) throw Error("constant data is not loaded" + (missing.empty() ? std::string() : ": " + missing));
+    std::vector<std::string> out;
+    out.reserve(static_cast<std::size_t>(numElements()));
+    if (const std::string why = decodeStrings(*bytes, numElements(), &out); !why.empty()) throw Error(why);
+    return out;
+}
+
+std::shared_ptr<TensorData> TensorData::fromStrings(std::vector<std::int64_t> shape,
+                                                    const std::vector<std::string>& values) {
+    auto t = std::make_shared<TensorData>();
+    t->dtype = DType::String;
+    t->shape = std::move(shape);
+    std::string b;
+    for (const std::string& v : values) {
+        std::uint64_t len = v.size();
+        for (int k = 0; k < 8; ++k, len >>= 8) b.push_back(static_cast<char>(len & 0xffu));
+        b += v;
+    }
+    t->bytes = std::make_shared<const std::string>(std::move(b));
+    return t;
+}
 
 namespace {
 template <class T> T load(const std::string& b, std::int64_t i) {
@@ -39,8 +109,9 @@ double TensorData::at(std::int64_t i) const {
     case DType::Float64: return load<double>(b, i);
     case DType::Complex64: return load<float>(b, 2 * i);
     case DType::Complex128: return load<double>(b, 2 * i);
+    case DType::String: break;
     }
-    return 0.0;
+    return std::numeric_limits<double>::quiet_NaN();
 }
 
 std::int64_t TensorData::intAt(std::int64_t i) const {
@@ -77,6 +148,16 @@ std::string TensorData::shortValue(std::size_t maxElements) const {
     if (!loaded()) return "{missing}";
     const auto n = numElements();
     if (n > static_cast<std::int64_t>(maxElements)) return "{...}";
+    if (dtype == DType::String) {
+        std::string s = "{";
+        try {
+            const auto values = strings();
+            for (std::size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + quotedText(values[i]);
+        } catch (const Error&) {
+            return "{malformed}";
+        }
+        return s + "}";
+    }
     std::ostringstream os;
     os.precision(6);
     if (shape.empty()) {
@@ -139,6 +220,7 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
             double z = 0;
             std::memcpy(p + 8, &z, 8);
         } break;
+        case DType::String: throw Error("TensorData::fromDoubles: string data is built with fromStrings");
         }
     }
     t->bytes = std::make_shared<const std::string>(std::move(b));

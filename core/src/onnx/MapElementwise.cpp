@@ -75,6 +75,7 @@ std::vector<Variable*> mapCast(NodeMapper& m) {
     if (!m.attr("to", onnx::AttributeProto::INT)) m.fail("attribute 'to' is required");
     auto dt = dtypeOf(static_cast<int>(m.intAttr("to", 0)));
     if (!dt) return {};
+    if (isString(*dt) || isString(m.in[0]->type().dtype())) return {}; // Theano has no strings: OnnxCast
     if (*dt == m.in[0]->type().dtype()) return {m.in[0]};
     return {m.elem("cast", {m.in[0]}, {{"dtype", std::string(dtypeName(*dt))}})};
 }

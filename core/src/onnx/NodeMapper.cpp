@@ -30,9 +30,12 @@ const MapperTable& mappers() {
 
 std::vector<Variable*> NodeMapper::map() {
     if (!node.domain().empty() && node.domain() != "ai.onnx") return {};
-    // Theano's ops need known ranks; a value ONNX could not type stays with an Onnx op.
+    // Theano's ops need known ranks; a value ONNX could not type stays with an Onnx op,
     for (auto* v : in)
         if (v && !v->type().rankKnown()) return {};
+    // nor any string tensor (ONNX's STRING; Theano has no string dtype)
+    for (auto* v : in)
+        if (v && isString(v->type().dtype())) return {};
     const auto it = mappers().find(node.op_type());
     if (it == mappers().end()) return {};
     return it->second(*this);

@@ -169,6 +169,9 @@ std::shared_ptr<TensorData> Importer::tensor(onnx::TensorProto& t, const std::st
         d->bytes = std::make_shared<const std::string>(std::move(bytes));
         return d;
     }
+    if (*dt == DType::String) // string_data (its count was checked by tensorDataProblem)
+        return TensorData::fromStrings(std::move(d->shape),
+                                       std::vector<std::string>(t.string_data().begin(), t.string_data().end()));
     if (t.has_raw_data()) {
         d->bytes = std::make_shared<const std::string>(std::move(*t.mutable_raw_data()));
         t.clear_raw_data();
@@ -556,12 +559,13 @@ std::optional<DType> dtypeFromOnnx(int onnxType) {
     case onnx::TensorProto::COMPLEX64: return DType::Complex64;
     case onnx::TensorProto::COMPLEX128: return DType::Complex128;
     case onnx::TensorProto::BFLOAT16: return DType::BFloat16;
+    case onnx::TensorProto::STRING: return DType::String;
     default: return std::nullopt;
     }
 }
 
 int onnxTypeOf(DType d) {
-    for (int t = onnx::TensorProto::FLOAT; t <= onnx::TensorProto::BFLOAT16; ++t)
+    for (int t = onnx::TensorProto::FLOAT; t <= onnx::TensorProto::BFLOAT16; ++t) // STRING (8) among them
         if (dtypeFromOnnx(t) == d) return t;
     return onnx::TensorProto::UNDEFINED;
 }

@@ -15,10 +15,12 @@ namespace passlens {
 
 /// "no GPU lifter for KIND".
 std::string noLifterReason(const std::string& kind);
-/// "complex input" when an input of `node` is complex (Theano moves no complex value).
+/// "complex input" when an input of `node` is complex (Theano moves no complex value); "string
+/// value: string tensors stay on the host" when an input or output is a string tensor (ONNX's
+/// STRING has no GPU form).
 std::optional<std::string> complexInputReason(const Apply& node);
 /// Why no lifter can move `node` wherever its inputs are: no lifter for its kind, else a complex
-/// input; nullopt when lifters may be tried.
+/// input or a string value; nullopt when lifters may be tried.
 std::optional<std::string> liftBlocker(const Apply& node);
 
 /// GraphToGpu's reason for a node it does not try to lift: "already a GPU op" for a GPU op or a

@@ -48,7 +48,7 @@ bool hasLifter(const std::string& hostKind);
 Variable* asGpu(FunctionGraph& g, Variable* v, const std::string& context);
 /// The host value of `v`: v itself, the input of a GpuFromHost, or HostFromGpu(v).
 Variable* asHost(FunctionGraph& g, Variable* v);
-/// Theano's move_to_gpu: a tensor that is not complex and not 0-d.
+/// Theano's move_to_gpu: a tensor that is not complex and not 0-d (and not a string tensor).
 bool moveToGpu(const Variable* v);
 /// Theano's max_inputs_to_GpuElemwise: how many inputs one GpuElemwise kernel may take within
 /// the 4,096-byte kernel-argument budget (126 for 2-D, 49 for 8-D outputs with one output).

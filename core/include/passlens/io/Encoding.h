@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace passlens {
 
@@ -21,5 +22,14 @@ bool isValidUtf8(std::string_view s);
 /// (two upper-case hex digits); valid text is returned unchanged. Used for names read from ONNX
 /// files, whose protobuf strings are not checked.
 std::string escapeInvalidUtf8(std::string_view s);
+/// The code point of the well-formed UTF-8 sequence at s[i] (isValidUtf8's rule) and its length
+/// in bytes; length 0 when s[i] starts none.
+std::pair<char32_t, std::size_t> utf8CodePointAt(std::string_view s, std::size_t i);
+/// Appends code point `cp` (at most U+10FFFF) to `out` as UTF-8.
+void appendUtf8(std::string& out, char32_t cp);
+/// `s` in double quotes as a C / JSON string literal would show it: `"` and `\` escaped, \n,
+/// \t, \r, other control bytes and bytes that do not start well-formed UTF-8 as `\xNN`
+/// (elements of string tensors: printed values, the inspector's and the CLI's output).
+std::string quotedText(std::string_view s);
 
 } // namespace passlens

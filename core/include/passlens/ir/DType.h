@@ -10,7 +10,8 @@ namespace passlens {
 
 /// Element type. The names (dtypeName) are the ones of FORMAT.md §1: bool, int8 ... complex128,
 /// bfloat16 (ONNX's BFLOAT16: float32's exponent, 8 significand bits; no Theano counterpart, last
-/// so that the others keep their numbers).
+/// so that the others keep their numbers), string (ONNX's STRING: each element a byte string;
+/// host values only, never on a GPU; neither numeric nor a Theano dtype).
 enum class DType : std::uint8_t {
     Bool,
     Int8,
@@ -26,19 +27,22 @@ enum class DType : std::uint8_t {
     Float64,
     Complex64,
     Complex128,
-    BFloat16
+    BFloat16,
+    String
 };
 
 /// "float32" etc.
 std::string_view dtypeName(DType d);
 /// Inverse of dtypeName; std::nullopt for an unknown name.
 std::optional<DType> parseDType(std::string_view name);
-/// Size of one element in bytes (bool: 1).
+/// Size of one element in bytes (bool: 1; string: sizeof(std::string), the element object a
+/// host tensor holds, not the characters).
 std::size_t dtypeSize(DType d);
 bool isFloat(DType d); ///< float16, bfloat16, float32, float64
 bool isComplex(DType d);
 bool isInteger(DType d); ///< signed or unsigned integer (not bool)
 bool isUnsigned(DType d);
+bool isString(DType d); ///< ONNX's STRING
 
 /// Theano's scalar.upcast with floatX=float32 (theano/scalar/basic.py): NumPy's type promotion of
 /// the two dtypes, except that a float64 result becomes float32 unless one operand is float64

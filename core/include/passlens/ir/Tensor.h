@@ -6,25 +6,35 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace passlens {
 
 /// Dense little-endian row-major tensor data. The bytes live in a std::string so that protobuf's
-/// raw_data can be moved in without a copy. When `missing` is non-empty the data could not be read
+/// raw_data can be moved in without a copy. String data (DType::String, ONNX's string_data) is
+/// held encoded: per element, in row-major order, its length as 8 little-endian bytes and then its
+/// bytes (fromStrings / strings()); equal strings give equal bytes, so hashing and comparing the
+/// bytes works for every dtype. When `missing` is non-empty the data could not be read
 /// (for example an ONNX external-data file that does not exist): the constant is still part of the
 /// graph, and any attempt to read it must be refused with that message.
 struct TensorData {
     DType dtype = DType::Float32;
     std::vector<std::int64_t> shape;
-    std::shared_ptr<const std::string> bytes; ///< numElements()*dtypeSize(dtype) bytes when loaded
+    std::shared_ptr<const std::string> bytes; ///< numElements()*dtypeSize(dtype) bytes when loaded (string: encoded)
     std::string missing;                      ///< why the data is not loaded; empty when it is
 
     bool loaded() const { return missing.empty() && bytes != nullptr; }
     std::int64_t numElements() const;
-    std::size_t byteSize() const; ///< numElements() * dtypeSize(dtype), in bytes
+    std::size_t byteSize() const; ///< numElements() * dtypeSize(dtype), in bytes; string: the encoded size
+    /// Why `data` cannot be the bytes of this dtype and shape ("holds 6 bytes, the type needs 8";
+    /// for string, where the encoding breaks), empty when it can.
+    std::string bytesProblem(std::string_view data) const;
+    /// The elements of string data (DType::String). Throws passlens::Error when the data is not
+    /// loaded, not string data or malformed.
+    std::vector<std::string> strings() const;
     template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes->data()); }
-    /// Element i converted to double (any real dtype; complex gives the real part).
+    /// Element i converted to double (any real dtype; complex gives the real part; string: NaN).
     double at(std::int64_t i) const;
     /// Element i converted to int64 (integer and bool dtypes; floats truncated).
     std::int64_t intAt(std::int64_t i) const;
@@ -36,6 +46,9 @@ struct TensorData {
     /// Builds a loaded tensor from values converted to dtype.
     static std::shared_ptr<TensorData> fromDoubles(DType dtype, std::vector<std::int64_t> shape,
                                                    const std::vector<double>& values);
+    /// Loaded string data (DType::String) of `shape` holding `values` (row-major).
+    static std::shared_ptr<TensorData> fromStrings(std::vector<std::int64_t> shape,
+                                                   const std::vector<std::string>& values);
     static std::shared_ptr<TensorData> fromInts(DType dtype, std::vector<std::int64_t> shape,
                                                 const std::vector<std::int64_t>& values);
 

@@ -9,7 +9,7 @@
 
 namespace passlens {
 
-/// The DType of an ONNX element type; std::nullopt for STRING and unknown numbers.
+/// The DType of an ONNX element type (STRING is DType::String); std::nullopt for unknown numbers.
 std::optional<DType> dtypeFromOnnx(int onnxType);
 /// The ONNX element type of a DType (every DType has one).
 int onnxTypeOf(DType d);
