@@ -1,7 +1,13 @@
 // The CPU kernels of Onnx<Type> host ops (the ONNX fallbacks), float16 conversions, ONNX
-// sequence and optional values, ONNX element-type attributes, and an ONNX If returning an
-// outer-scope value, imported and run before and after the theano pipeline.
+// sequence and optional values, string tensors (Cast, CastLike, StringNormalizer, import, files),
+// ONNX element-type attributes, and an ONNX If returning an outer-scope value, imported and run
+// before and after the theano pipeline.
 #include "ExecTestSupport.h"
+
+#include <passlens/gpu/LiftReasons.h>
+#include <passlens/gpu/Lifters.h>
+#include <passlens/io/Encoding.h>
+#include <passlens/io/GraphJson.h>
 
 #include <onnx/onnx_pb.h>
 
@@ -251,6 +257,180 @@ private slots:
                 ->output(0);
         const QString err = errorOf([&] { h2.run({c64}); });
         QVERIFY2(err.contains("complex64") && err.contains("not supported"), qPrintable(err));
+    }
+
+    // ------------------------------------------------------------------ string tensors
+    static std::vector<std::string> stringsOf(const Tensor& t) {
+        const auto* p = t.numel() ? t.data<std::string>() : nullptr;
+        return std::vector<std::string>(p, p + t.numel());
+    }
+
+    // ONNX's Cast from and to STRING (Operators.md: decimal and scientific text, "NaN", "INF",
+    // "+INF", "-INF" in any case; numbers written plainly), CastLike, and strings refused by a
+    // kernel that takes none.
+    void onnxStringCasts() {
+        Harness h;
+        Variable* vs = h.input(
+            Tensor::fromStrings({9}, {"1e-3", "NaN", "INF", "-inf", " 2.5 ", "+INF", "1E8", "-0", "3.4028235e+38"}));
+        Variable* vi = h.input(Tensor::fromStrings({3}, {"9007199254740993", "-7", "100.5"}));
+        const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+        Variable* vf = h.input(Tensor::fromDoubles(DType::Float32, {9},
+                                                   {0.1, 1e-5, 100.0, 1.5e16, nan, -inf, 0.9767611, -0.0, 123456.789}));
+        Variable* vd = h.input(Tensor::fromDoubles(DType::Float64, {2}, {0.1, 1.0 / 3}));
+        Variable* vh = h.input(Tensor::fromDoubles(DType::Float16, {2}, {0.1, 65504}));
+        Variable* vn = h.input(Tensor::fromDoubles(DType::Int32, {2}, {-3, 7}));
+        Variable* vb = h.input(Tensor::fromDoubles(DType::Bool, {2}, {1, 0}));
+        Variable* like = h.input(Tensor::fromStrings({1}, {"x"}));
+        auto cast = [&](Variable* x, int to, const std::string& type) {
+            return h.g.makeApply(Op::get("OnnxCast", {{"to", to}}), {x}, std::vector<Type>{Type::parse(type)})
+                ->output(0);
+        };
+        Variable* toF = cast(vs, 1, "float32[9]");
+        Variable* toI = cast(vi, 7, "int64[3]");
+        Variable* fS = cast(vf, 8, "string[9]");
+        Variable* dS = cast(vd, 8, "string[2]");
+        Variable* hS = cast(vh, 8, "string[2]");
+        Variable* nS = cast(vn, 8, "string[2]");
+        Variable* bS = cast(vb, 8, "string[2]");
+        Variable* cl =
+            h.g.makeApply(Op::get("OnnxCastLike"), {vn, like}, std::vector<Type>{Type::parse("string[2]")})->output(0);
+        const auto outs = h.run({toF, toI, fS, dS, hS, nS, bS, cl});
+        QCOMPARE(outs[0].dtype(), DType::Float32);
+        const float* f = outs[0].data<float>();
+        QCOMPARE(f[0], 1e-3f);
+        QVERIFY(std::isnan(f[1]));
+        QCOMPARE(f[2], inf);
+        QCOMPARE(f[3], -inf);
+        QCOMPARE(f[4], 2.5f);
+        QCOMPARE(f[5], inf);
+        QCOMPARE(f[6], 1e8f);
+        QVERIFY(f[7] == 0.0f && std::signbit(f[7]));
+        QCOMPARE(f[8], std::numeric_limits<float>::max());
+        const std::int64_t* i = outs[1].data<std::int64_t>();
+        QCOMPARE(i[0], std::int64_t(9007199254740993)); // exact beyond 2^53
+        QCOMPARE(i[1], std::int64_t(-7));
+        QCOMPARE(i[2], std::int64_t(100)); // "100.5" to an integer: 100 (the spec's example)
+        QCOMPARE(stringsOf(outs[2]), (std::vector<std::string>{"0.1", "1e-05", "100.0", "1.5e+16", "NaN", "-INF",
+                                                               "0.9767611", "-0.0", "123456.79"}));
+        QCOMPARE(stringsOf(outs[3]), (std::vector<std::string>{"0.1", "0.3333333333333333"}));
+        QCOMPARE(stringsOf(outs[4]), (std::vector<std::string>{"0.1", "65500.0"})); // float16's shortest digits
+        QCOMPARE(stringsOf(outs[5]), (std::vector<std::string>{"-3", "7"}));
+        QCOMPARE(stringsOf(outs[6]), (std::vector<std::string>{"1", "0"}));
+        QCOMPARE(stringsOf(outs[7]), (std::vector<std::string>{"-3", "7"}));
+        // text that is no number is refused with the text quoted
+        Harness h2;
+        Variable* bad = h2.input(Tensor::fromStrings({2}, {"1", "Hello"}));
+        Variable* badF =
+            h2.g.makeApply(Op::get("OnnxCast", {{"to", 1}}), {bad}, std::vector<Type>{Type::parse("float32[2]")})
+                ->output(0);
+        QString err = errorOf([&] { h2.run({badF}); });
+        QVERIFY2(err.contains("cannot read \"Hello\" as a number"), qPrintable(err));
+        // a kernel that takes no strings never sees them
+        Harness h3;
+        Variable* s3 = h3.input(Tensor::fromStrings({2}, {"a", "b"}));
+        Variable* tr =
+            h3.g.makeApply(Op::get("OnnxTranspose"), {s3}, std::vector<Type>{Type::parse("string[2]")})->output(0);
+        err = errorOf([&] { h3.run({tr}); });
+        QVERIFY2(err.contains("input 0 is string[2], the op's kernel takes no string tensors"), qPrintable(err));
+    }
+
+    // ONNX's StringNormalizer: stopwords (case-insensitive unless is_case_sensitive), then
+    // case_change_action; an empty result is [1] / [1, 1] holding "".
+    void onnxStringNormalizer() {
+        Harness h;
+        Variable* x =
+            h.input(Tensor::fromStrings({5}, {"Monday", "tuesday", "MONDAY", "wednesday", "\xc3\xa9t\xc3\xa9"}));
+        Variable* x2 = h.input(Tensor::fromStrings({1, 2}, {"monday", "MONDAY"}));
+        auto norm = [&](Variable* in, json attrs, const std::string& type) {
+            return h.g.makeApply(Op::get("OnnxStringNormalizer", attrs), {in}, std::vector<Type>{Type::parse(type)})
+                ->output(0);
+        };
+        const json stop = json::array({"monday"});
+        Variable* upper = norm(x, {{"case_change_action", "UPPER"}, {"stopwords", stop}}, "string[?]");
+        Variable* lowerSensitive =
+            norm(x, {{"case_change_action", "LOWER"}, {"is_case_sensitive", 1}, {"stopwords", stop}}, "string[?]");
+        Variable* none = norm(x, json::object(), "string[?]");
+        Variable* empty = norm(x2, {{"case_change_action", "UPPER"}, {"stopwords", stop}}, "string[1,?]");
+        const auto outs = h.run({upper, lowerSensitive, none, empty});
+        QCOMPARE(stringsOf(outs[0]), (std::vector<std::string>{"TUESDAY", "WEDNESDAY", "\xc3\x89T\xc3\x89"}));
+        QCOMPARE(outs[0].shape(), Shape({3}));
+        QCOMPARE(stringsOf(outs[1]),
+                 (std::vector<std::string>{"monday", "tuesday", "monday", "wednesday", "\xc3\xa9t\xc3\xa9"}));
+        QCOMPARE(stringsOf(outs[2]), stringsOf(h.values[0]));
+        QCOMPARE(outs[3].shape(), Shape({1, 1}));
+        QCOMPARE(stringsOf(outs[3]), (std::vector<std::string>{""}));
+        Harness h2;
+        Variable* bad = h2.input(Tensor::fromStrings({2, 2}, {"a", "b", "c", "d"}));
+        Variable* y =
+            h2.g.makeApply(Op::get("OnnxStringNormalizer"), {bad}, std::vector<Type>{Type::parse("string[?]")})
+                ->output(0);
+        const QString err = errorOf([&] { h2.run({y}); });
+        QVERIFY2(err.contains("must have shape [C] or [1, C], got [2,2]"), qPrintable(err));
+    }
+
+    // A model with a STRING initializer (string_data) imported, run, written as graph JSON and
+    // read back; string tensors through TensorProto files; string values never lift to a GPU.
+    void onnxStringValues() {
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        g->set_name("strings");
+        auto* init = g->add_initializer();
+        init->set_name("s");
+        init->set_data_type(onnx::TensorProto::STRING);
+        init->add_dims(3);
+        for (const char* v : {"1.5", "-INF", "a\"b"}) init->add_string_data(v);
+        auto* n = g->add_node();
+        n->set_op_type("Identity");
+        n->add_input("s");
+        n->add_output("y");
+        auto* out = g->add_output();
+        out->set_name("y");
+        out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+        out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+        LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "strings.onnx", ".");
+        QCOMPARE(lg.graph->constants().size(), std::size_t(1));
+        const TensorData& c = *lg.graph->constants()[0]->constant();
+        QCOMPARE(c.dtype, DType::String);
+        QCOMPARE(c.strings(), (std::vector<std::string>{"1.5", "-INF", "a\"b"}));
+        QCOMPARE(c.shortValue(), std::string("{\"1.5\", \"-INF\", \"a\\\"b\"}"));
+        QCOMPARE(lg.graph->outputs()[0]->type().str(), std::string("string[3]"));
+        auto outs = Executor(*lg.graph, ExecOptions{DeviceChoice::Cpu}).run({});
+        QCOMPARE(stringsOf(outs[0]), (std::vector<std::string>{"1.5", "-INF", "a\"b"}));
+        // graph JSON: the constant as its encoded elements, read back equal
+        const std::string text = writeGraphJson(*lg.graph).dump();
+        LoadedGraph back = readGraphJsonText(text, "strings.json", ".");
+        QCOMPARE(back.graph->constants()[0]->constant()->strings(), c.strings());
+        // a truncated encoding is refused with the place named
+        auto doc = nlohmann::json::parse(text);
+        auto& v = doc["constants"][0]["value"]["base64"];
+        v = base64Encode(base64Decode(v.get<std::string>()).substr(0, 33)); // the last element cut short
+        const QString err = errorOf([&] { readGraphJson(doc, "bad.json", "."); });
+        QVERIFY2(err.contains("bad.json") && err.contains("constants[0]") && err.contains("runs past the end"),
+                 qPrintable(err));
+        // TensorProto files: string_data written and read back
+        const auto dir = std::filesystem::temp_directory_path() / ("passlens_strings_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        writeTensorProto(outs[0], dir / "output_0.pb", "y");
+        const Tensor r = readValueProto(dir / "output_0.pb", Type::parse("string[3]"));
+        std::filesystem::remove_all(dir);
+        QCOMPARE(r.dtype(), DType::String);
+        QCOMPARE(stringsOf(r), stringsOf(outs[0]));
+        QVERIFY(allCloseMismatch({r}, {outs[0]}, 1e-3, 1e-7).empty());
+        const Tensor other = Tensor::fromStrings({3}, {"1.5", "-INF", "ab"});
+        QCOMPARE(allCloseMismatch({other}, {outs[0]}, 1e-3, 1e-7),
+                 std::string("output 0: element 2: \"ab\" vs \"a\\\"b\""));
+        QVERIFY(!compareOutputs({other}, {outs[0]}).within(1e9));
+        // GPU lifting: string values stay on the host, with the reason
+        const Apply* id = lg.graph->outputs()[0]->owner();
+        QVERIFY(id);
+        QCOMPARE(complexInputReason(*id).value_or(""), std::string("string value: string tensors stay on the host"));
+        QVERIFY(!moveToGpu(lg.graph->outputs()[0]));
+        QVERIFY2(errorOf([] {
+                     Tensor::empty(DType::String, {2}, nullptr, MemoryKind::Device);
+                 }).contains("string tensors stay on the host"),
+                 "device string tensor");
     }
 
     // An ONNX If whose then branch returns an outer-scope value as it is (no node of its own,

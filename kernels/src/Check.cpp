@@ -3,6 +3,7 @@
 
 #include "passlens/kernels/TensorIO.h"
 
+#include <passlens/io/Encoding.h>
 #include <passlens/ir/FunctionGraph.h>
 
 #include <algorithm>
@@ -25,6 +26,20 @@ bool CompareResult::within(double tolerance) const {
         if (!d.shapeMatches || !(d.maxRel <= tolerance)) return false;
     return true;
 }
+
+namespace {
+// The first element where two string tensors of one shape differ ("element 3: \"a\" vs \"b\""),
+// "" when equal; "dtype string vs float32" when only one holds strings.
+std::string stringMismatch(const Tensor& a, const Tensor& b) {
+    if (a.dtype() != b.dtype())
+        return "dtype " + std::string(dtypeName(a.dtype())) + " vs " + std::string(dtypeName(b.dtype()));
+    for (std::int64_t k = 0; k < a.numel(); ++k) {
+        const std::string &x = a.data<std::string>()[k], &y = b.data<std::string>()[k];
+        if (x != y) return "element " + std::to_string(k) + ": " + quotedText(x) + " vs " + quotedText(y);
+    }
+    return {};
+}
+} // namespace
 
 CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<Tensor>& ref) {
     CompareResult r;
@@ -54,6 +69,11 @@ CompareResult compareOutputs(const std::vector<Tensor>& got, const std::vector<T
             d.shapeMatches = false;
             d.detail = "shape " + shapeStr(a.shape()) + " vs " + shapeStr(b.shape());
             d.maxAbs = d.maxRel = inf;
+        } else if (isString(a.dtype()) || isString(b.dtype())) {
+            // strings: equal or not (an error of 0 or infinity)
+            const std::string bad = stringMismatch(a, b);
+            d.maxAbs = d.maxRel = bad.empty() ? 0 : inf;
+            if (!bad.empty()) d.detail = bad;
         } else {
             const std::vector<double> va = a.toDoubles(), vb = b.toDoubles();
             double scale = 0;
@@ -97,6 +117,10 @@ std::string allCloseMismatch(const std::vector<Tensor>& got, const std::vector<T
         if (a.dtype() != b.dtype())
             return where + "dtype " + std::string(dtypeName(a.dtype())) + " vs " + std::string(dtypeName(b.dtype()));
         if (a.shape() != b.shape()) return where + "shape " + shapeStr(a.shape()) + " vs " + shapeStr(b.shape());
+        if (isString(a.dtype())) {
+            if (std::string bad = stringMismatch(a, b); !bad.empty()) return where + bad;
+            continue;
+        }
         const std::vector<double> va = a.toDoubles(), vb = b.toDoubles();
         for (std::size_t k = 0; k < va.size(); ++k) {
             const double x = va[k], y = vb[k];

@@ -602,6 +602,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             if (!t.isDense() && !takesNonTensorValues(node.op().kind()))
                 throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " is " + t.typeStr() +
                                 ", the op takes tensors");
+            if (t.holdsStrings() && !takesStringTensors(node.op().kind()))
+                throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " is " + t.typeStr() +
+                                ", the op's kernel takes no string tensors");
             if (s.lastUse[k])
                 ins.push_back(std::move(t));
             else

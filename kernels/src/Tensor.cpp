@@ -6,6 +6,10 @@
 #include <passlens/ir/Error.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <optional>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -126,6 +130,16 @@ void BufferPool::trim() {
 }
 
 // ------------------------------------------------------------------ Tensor
+namespace {
+// A host storage owning `values` (a string tensor's elements; never pooled, never on a device).
+std::shared_ptr<Storage> stringStorage(std::shared_ptr<std::vector<std::string>> values, bool readOnly) {
+    void* p = values->data();
+    const std::size_t bytes = values->size() * sizeof(std::string);
+    return std::make_shared<Storage>(p, bytes, MemoryKind::Host, readOnly,
+                                     std::shared_ptr<const void>(std::move(values)), std::weak_ptr<BufferPool>(), 0);
+}
+} // namespace
+
 Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind, int device) {
     for (auto d : shape)
         if (d < 0) throw Error("cannot allocate a tensor of shape " + shapeStr(shape) + ": negative dim");
@@ -137,7 +151,12 @@ Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind
     Tensor t;
     t.m_dtype = dtype;
     const std::size_t bytes = static_cast<std::size_t>(total);
-    if (pool) {
+    if (dtype == DType::String) {
+        if (kind != MemoryKind::Host)
+            throw Error("cannot allocate a string tensor of shape " + shapeStr(shape) +
+                        " in device memory: string tensors stay on the host");
+        t.m_storage = stringStorage(std::make_shared<std::vector<std::string>>(static_cast<std::size_t>(n)), false);
+    } else if (pool) {
         t.m_storage = pool->allocate(bytes, kind, device);
     } else {
         const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
@@ -154,7 +173,7 @@ Tensor Tensor::empty(DType dtype, Shape shape, BufferPool* pool, MemoryKind kind
 
 Tensor Tensor::zeros(DType dtype, Shape shape, BufferPool* pool) {
     Tensor t = empty(dtype, std::move(shape), pool);
-    std::memset(t.rawData(), 0, t.nbytes());
+    if (dtype != DType::String) std::memset(t.rawData(), 0, t.nbytes()); // strings start empty
     return t;
 }
 
@@ -164,6 +183,10 @@ Tensor Tensor::fromConstant(const TensorData& data) {
     Tensor t;
     t.m_dtype = data.dtype;
     t.m_shape = data.shape;
+    if (data.dtype == DType::String) { // decoded once into a read-only copy
+        t.m_storage = stringStorage(std::make_shared<std::vector<std::string>>(data.strings()), true);
+        return t;
+    }
     if (data.bytes->size() < t.nbytes())
         throw Error("constant data holds " + std::to_string(data.bytes->size()) + " bytes, its shape " +
                     shapeStr(data.shape) + " needs " + std::to_string(t.nbytes()));
@@ -173,7 +196,18 @@ Tensor Tensor::fromConstant(const TensorData& data) {
     return t;
 }
 
+Tensor Tensor::fromStrings(Shape shape, std::vector<std::string> values) {
+    if (static_cast<std::int64_t>(values.size()) != shapeNumel(shape))
+        throw Error("fromStrings: " + std::to_string(values.size()) + " strings for shape " + shapeStr(shape));
+    Tensor t;
+    t.m_dtype = DType::String;
+    t.m_shape = std::move(shape);
+    t.m_storage = stringStorage(std::make_shared<std::vector<std::string>>(std::move(values)), false);
+    return t;
+}
+
 Tensor Tensor::fromBytes(DType dtype, Shape shape, const void* bytes) {
+    if (dtype == DType::String) throw Error("fromBytes: string tensors have no raw bytes");
     Tensor t = empty(dtype, std::move(shape));
     if (t.nbytes()) std::memcpy(t.rawData(), bytes, t.nbytes());
     return t;
@@ -228,6 +262,11 @@ const std::vector<Tensor>& Tensor::items() const {
     return m_items ? *m_items : none;
 }
 
+bool Tensor::holdsStrings() const {
+    if (isDense()) return m_dtype == DType::String;
+    return std::any_of(items().begin(), items().end(), [](const Tensor& x) { return x.holdsStrings(); });
+}
+
 Tensor Tensor::clone(BufferPool* pool) const {
     if (!isDense()) {
         std::vector<Tensor> items;
@@ -238,7 +277,7 @@ Tensor Tensor::clone(BufferPool* pool) const {
     }
     if (!onHost()) throw Error("clone: only host tensors are cloned here");
     Tensor t = empty(m_dtype, m_shape, pool);
-    if (nbytes()) std::memcpy(t.rawData(), rawData(), nbytes());
+    convertElements(rawData(), m_dtype, t.rawData(), m_dtype, numel()); // a copy (strings by element)
     return t;
 }
 
@@ -263,6 +302,10 @@ std::vector<double> Tensor::toDoubles() const {
 }
 
 std::shared_ptr<TensorData> Tensor::toTensorData() const {
+    if (m_dtype == DType::String) {
+        const auto* b = numel() ? data<std::string>() : nullptr;
+        return TensorData::fromStrings(m_shape, std::vector<std::string>(b, b + numel()));
+    }
     auto d = std::make_shared<TensorData>();
     d->dtype = m_dtype;
     d->shape = m_shape;
@@ -293,8 +336,167 @@ template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n) 
 }
 } // namespace
 
+namespace {
+// Trims blanks (ONNX's Cast accepts " 1.5 " as NumPy does).
+std::string_view trimmed(std::string_view t) {
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+    while (!t.empty() && blank(t.front())) t.remove_prefix(1);
+    while (!t.empty() && blank(t.back())) t.remove_suffix(1);
+    return t;
+}
+
+bool equalsIgnoringCase(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+// An integer literal filling `text` ("42", "+7", "-3"), exactly; nullopt for anything else.
+template <class I> std::optional<I> integerLiteral(std::string_view text) {
+    text = trimmed(text);
+    if (text.size() > 1 && text.front() == '+' && text[1] != '-') text.remove_prefix(1);
+    I v{};
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+    return v;
+}
+
+// Strings to a real dtype (ONNX's Cast from STRING).
+void stringsToNumbers(const std::string* s, void* dst, DType dstType, std::int64_t n) {
+    const std::size_t size = dtypeSize(dstType);
+    for (std::int64_t i = 0; i < n; ++i) {
+        void* d = static_cast<char*>(dst) + static_cast<std::size_t>(i) * size;
+        if (isInteger(dstType) || dstType == DType::Bool) { // integer literals exactly (beyond 2^53)
+            if (isUnsigned(dstType)) {
+                if (const auto u = integerLiteral<std::uint64_t>(s[i])) {
+                    convertElements(&*u, DType::UInt64, d, dstType, 1);
+                    continue;
+                }
+            }
+            if (const auto v = integerLiteral<std::int64_t>(s[i])) {
+                convertElements(&*v, DType::Int64, d, dstType, 1);
+                continue;
+            }
+        }
+        const double v = parseNumber(s[i]);
+        convertElements(&v, DType::Float64, d, dstType, 1);
+    }
+}
+
+// A real dtype to strings (ONNX's Cast to STRING).
+void numbersToStrings(const void* src, DType srcType, std::string* d, std::int64_t n) {
+    if (isInteger(srcType) || srcType == DType::Bool) {
+        visitDType(srcType, "convert to string", [&](auto z) {
+            using T = decltype(z);
+            const T* s = static_cast<const T*>(src);
+            for (std::int64_t i = 0; i < n; ++i) d[i] = std::to_string(s[i]);
+        });
+        return;
+    }
+    if (isComplex(srcType)) throw Error("convert: complex values have no string form");
+    const std::size_t size = dtypeSize(srcType);
+    for (std::int64_t i = 0; i < n; ++i) {
+        double v;
+        convertElements(static_cast<const char*>(src) + static_cast<std::size_t>(i) * size, srcType, &v, DType::Float64,
+                        1);
+        d[i] = formatNumber(v, srcType);
+    }
+}
+
+// "d.ddde±X" (shortest digits) laid out as NumPy's str() does: plain for 1e-4 <= |v| < 1e16.
+std::string numpyLayout(std::string_view sci) {
+    std::string out;
+    if (!sci.empty() && sci.front() == '-') {
+        out = "-";
+        sci.remove_prefix(1);
+    }
+    const std::size_t e = sci.find_first_of("eE");
+    std::string digits;
+    for (char c : sci.substr(0, e))
+        if (c != '.') digits += c;
+    while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+    int exp = 0;
+    if (e != std::string_view::npos) {
+        std::string_view x = sci.substr(e + 1);
+        if (!x.empty() && x.front() == '+') x.remove_prefix(1);
+        std::from_chars(x.data(), x.data() + x.size(), exp);
+    }
+    if (digits == "0") return out + "0.0";
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) return out + "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+        const auto point = static_cast<std::size_t>(exp) + 1;
+        if (digits.size() <= point) return out + digits + std::string(point - digits.size(), '0') + ".0";
+        return out + digits.substr(0, point) + "." + digits.substr(point);
+    }
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    const int a = exp < 0 ? -exp : exp;
+    return out + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + std::to_string(a);
+}
+} // namespace
+
+std::string formatNumber(double value, DType dtype) {
+    if (std::isnan(value)) return "NaN";
+    if (std::isinf(value)) return value > 0 ? "INF" : "-INF";
+    if (!isFloat(dtype) && !isComplex(dtype)) return std::to_string(static_cast<long long>(value));
+    char buf[64];
+    if (dtype == DType::Float64 || dtype == DType::Float32) {
+        const auto r =
+            dtype == DType::Float64
+                ? std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific)
+                : std::to_chars(buf, buf + sizeof buf, static_cast<float>(value), std::chars_format::scientific);
+        return numpyLayout(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+    }
+    // float16 / bfloat16: the fewest digits that read back to the same 16-bit value
+    std::uint16_t bits, back;
+    convertElements(&value, DType::Float64, &bits, dtype, 1);
+    for (int digits = 1;; ++digits) {
+        const auto r = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific, digits - 1);
+        const std::string_view text(buf, static_cast<std::size_t>(r.ptr - buf));
+        const double parsed = parseNumber(text);
+        convertElements(&parsed, DType::Float64, &back, dtype, 1);
+        if (back == bits || digits >= 17) return numpyLayout(text);
+    }
+}
+
+double parseNumber(std::string_view text) {
+    const std::string_view t = trimmed(text);
+    std::string_view body = t;
+    bool negative = false;
+    if (!body.empty() && (body.front() == '+' || body.front() == '-')) {
+        negative = body.front() == '-';
+        body.remove_prefix(1);
+    }
+    if (equalsIgnoringCase(body, "nan")) return std::numeric_limits<double>::quiet_NaN();
+    if (equalsIgnoringCase(body, "inf") || equalsIgnoringCase(body, "infinity"))
+        return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    double v = 0;
+    const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), v, std::chars_format::general);
+    const bool whole = !body.empty() && end == body.data() + body.size() && body.front() != '-' && body.front() != '+';
+    if (whole && ec == std::errc::result_out_of_range) { // beyond double: infinity, or below: zero
+        const std::size_t e = body.find_first_of("eE");
+        const bool small = e != std::string_view::npos && e + 1 < body.size() && body[e + 1] == '-';
+        v = small ? 0.0 : std::numeric_limits<double>::infinity();
+    } else if (!whole || ec != std::errc()) {
+        throw Error("cannot read \"" + std::string(t.substr(0, 40)) + (t.size() > 40 ? "..." : "") +
+                    "\" as a number (ONNX's Cast reads decimal text, \"NaN\", \"INF\", \"-INF\")");
+    }
+    return negative ? -v : v;
+}
+
 void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n) {
     if (n <= 0) return; // empty tensors may have no buffer
+    if (srcType == DType::String || dstType == DType::String) {
+        if (srcType == dstType)
+            std::copy_n(static_cast<const std::string*>(src), n, static_cast<std::string*>(dst));
+        else if (srcType == DType::String)
+            stringsToNumbers(static_cast<const std::string*>(src), dst, dstType, n);
+        else
+            numbersToStrings(src, srcType, static_cast<std::string*>(dst), n);
+        return;
+    }
     if (srcType == dstType) {
         std::memcpy(dst, src, static_cast<std::size_t>(n) * dtypeSize(srcType));
         return;

@@ -17,7 +17,7 @@
 namespace passlens {
 
 namespace {
-// The reader handles real dtypes only (complex data has no int32_data layout).
+// The reader handles real dtypes and strings (complex data has no int32_data layout).
 std::optional<DType> dtypeOf(int t) {
     const auto d = dtypeFromOnnx(t);
     if (d && isComplex(*d)) return std::nullopt;
@@ -110,6 +110,15 @@ Tensor tensorFromProto(const onnx::TensorProto& t, const std::filesystem::path& 
     const std::size_t need = static_cast<std::size_t>(n) * dtypeSize(*dt);
     if (t.data_location() == onnx::TensorProto::EXTERNAL)
         throw Error(file.string() + ": external tensor data is not supported here");
+    if (*dt == DType::String) { // string_data only (ONNX has no raw form of strings)
+        if (t.has_raw_data())
+            throw Error(file.string() + ": tensor '" + t.name() +
+                        "' holds STRING data in raw_data, which ONNX does not allow");
+        if (t.string_data_size() != n)
+            throw Error(file.string() + ": tensor '" + t.name() + "' holds " + std::to_string(t.string_data_size()) +
+                        " strings, its shape needs " + std::to_string(n));
+        return Tensor::fromStrings(shape, std::vector<std::string>(t.string_data().begin(), t.string_data().end()));
+    }
     if (t.has_raw_data()) {
         if (t.raw_data().size() != need)
             throw Error(file.string() + ": tensor '" + t.name() + "' has " + std::to_string(t.raw_data().size()) +
@@ -165,6 +174,11 @@ void toProto(const Tensor& tensor, onnx::TensorProto& t, const std::filesystem::
     if (!tensor.onHost()) throw Error(file.string() + ": only host tensors can be written");
     t.set_data_type(onnxTypeOf(tensor.dtype()));
     for (auto d : tensor.shape()) t.add_dims(d);
+    if (tensor.dtype() == DType::String) {
+        const auto* s = tensor.numel() ? tensor.data<std::string>() : nullptr;
+        for (std::int64_t i = 0; i < tensor.numel(); ++i) t.add_string_data(s[i]);
+        return;
+    }
     t.set_raw_data(std::string(static_cast<const char*>(tensor.rawData()), tensor.nbytes()));
 }
 
@@ -251,6 +265,12 @@ Tensor randomTensor(const Type& type, std::uint64_t seed, std::int64_t unknownLe
             shape.push_back(d >= 0 ? d : (a == 0 ? unknownLead : unknownDim));
         }
     Tensor t = Tensor::empty(type.dtype(), shape);
+    if (isString(type.dtype())) { // decimal digits, as a numeric string input usually holds
+        std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull);
+        auto* s = t.numel() ? t.data<std::string>() : nullptr;
+        for (std::int64_t i = 0; i < t.numel(); ++i) s[i] = std::to_string(rng() % 10u);
+        return t;
+    }
     std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull);
     const std::int64_t n = t.numel();
     auto uniform01 = [&]() { return (static_cast<double>(rng() >> 11) + 0.5) * (1.0 / 9007199254740992.0); };

@@ -115,5 +115,6 @@ void registerOnnxSignalKernels(KernelRegistry& r);
 void registerOnnxRecurrentKernels(KernelRegistry& r);
 void registerOnnxSequenceKernels(KernelRegistry& r);
 void registerOnnxTrainingKernels(KernelRegistry& r);
+void registerOnnxStringKernels(KernelRegistry& r);
 
 } // namespace passlens::cpu

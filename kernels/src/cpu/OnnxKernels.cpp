@@ -343,6 +343,7 @@ void registerOnnxKernels(KernelRegistry& r) {
     registerOnnxRecurrentKernels(r);
     registerOnnxSequenceKernels(r);
     registerOnnxTrainingKernels(r);
+    registerOnnxStringKernels(r);
 }
 
 } // namespace passlens::cpu

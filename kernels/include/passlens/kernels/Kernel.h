@@ -28,6 +28,12 @@ struct KernelState {
 
 struct ExecContext;
 
+/// Whether the CPU kernel of op `kind` takes string tensors (ONNX's STRING): Cast, CastLike and
+/// StringNormalizer, and the kernels that only pass a value on (Identity, If, Loop, Shape, Size,
+/// the sequence and optional ops that hold items). The executor refuses a string tensor reaching
+/// any other kernel, CUDA kernels included. Defined with the string kernels (OnnxStringKernels.cpp).
+bool takesStringTensors(const std::string& kind);
+
 /// Epilogue fusion (Executor.h): an element-wise node whose only non-constant input is this
 /// node's output 0, to be applied by the kernel in place to blocks of that output while they are
 /// still in cache. The output is seen as [N, C, S] (S = the dims after axis 1 flattened).

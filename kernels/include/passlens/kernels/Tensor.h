@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace passlens {
@@ -111,6 +112,10 @@ void* rawAllocate(std::size_t bytes, MemoryKind kind, int device);
 void rawFree(void* ptr, MemoryKind kind, int device, bool pinned = false);
 
 /// A dense tensor. Copying a Tensor copies the handle (both refer to the same buffer).
+/// A string tensor (DType::String, ONNX's STRING) is a host tensor whose elements are
+/// std::string objects (`data<std::string>()`), built by empty (empty strings), fromStrings or
+/// fromConstant; views, clone, toTensorData and convertElements (numbers from and to text, as
+/// ONNX's Cast) work on it; it never has device memory nor a pool buffer.
 /// It also carries ONNX's non-tensor host values (Type::Kind::Sequence and Optional): a sequence
 /// of values or an optional value (empty or one value), which have no buffer of their own; only
 /// kind(), items(), defined(), typeStr() and clone() apply to them (the executor checks kinds
@@ -130,6 +135,9 @@ public:
     static Tensor fromConstant(const TensorData& data);
     /// A host tensor holding a copy of `bytes` (dtypeSize*numel bytes).
     static Tensor fromBytes(DType dtype, Shape shape, const void* bytes);
+    /// A host string tensor holding `values` (row-major). Throws passlens::Error when the count
+    /// does not match the shape.
+    static Tensor fromStrings(Shape shape, std::vector<std::string> values);
     /// Host tensors from values converted to dtype (tests and small helpers).
     static Tensor fromDoubles(DType dtype, Shape shape, const std::vector<double>& values);
     static Tensor scalar(DType dtype, double value);
@@ -144,6 +152,8 @@ public:
     /// The elements of a sequence, the value of a non-empty optional (one item); empty for a
     /// dense tensor.
     const std::vector<Tensor>& items() const;
+    /// A string tensor, or a sequence or optional value holding one.
+    bool holdsStrings() const;
     DType dtype() const { return m_dtype; }
     const Shape& shape() const { return m_shape; }
     int ndim() const { return static_cast<int>(m_shape.size()); }
@@ -196,8 +206,21 @@ private:
 template <class F> decltype(auto) visitDType(DType d, const char* what, F&& f);
 
 /// Element conversion helpers (row-major contiguous copies between dtypes; float16 from and to
-/// any real dtype through float32, rounding to nearest even).
+/// any real dtype through float32, rounding to nearest even). Strings (std::string elements) from
+/// and to every real dtype as ONNX's Cast: numbers printed by formatNumber, text parsed by
+/// parseNumber (then converted as from float64, or exactly for an integer literal).
 void convertElements(const void* src, DType srcType, void* dst, DType dstType, std::int64_t n);
+
+/// A number as ONNX's Cast to STRING writes it: integers and bools in decimal ("1" / "0"),
+/// floats as the shortest text that reads back to the same value of their own dtype, plain
+/// ("0.1", "100.0") for magnitudes in [1e-4, 1e16) and else scientific ("1e-05", "1.5e+16"), as
+/// NumPy's str() of the value; NaN, infinities as the spec's "NaN", "INF", "-INF". `dtype` is the
+/// value's own real dtype (float16 / bfloat16 / float32 get their shortest text).
+std::string formatNumber(double value, DType dtype);
+/// Text as ONNX's Cast from STRING reads it: plain or scientific decimal ("3.14", "1000", "1e-5",
+/// "1E8"; leading and trailing blanks allowed) and, in any case, "NaN", "INF", "+INF", "-INF"
+/// (also "nan", "inf", "infinity"). Throws passlens::Error quoting the text otherwise.
+double parseNumber(std::string_view text);
 
 } // namespace passlens
 

@@ -13,7 +13,7 @@
 
 namespace passlens {
 
-/// Reads one serialized TensorProto (raw_data or typed fields). Throws passlens::Error naming
+/// Reads one serialized TensorProto (raw_data or typed fields; string_data for STRING). Throws passlens::Error naming
 /// the file for an unreadable, non-regular or malformed file, an unsupported element type, a size
 /// mismatch or a shape over maxTensorBytes() (checked before allocating).
 Tensor readTensorProto(const std::filesystem::path& file, std::string* name = nullptr);
@@ -36,9 +36,9 @@ std::vector<Tensor> readTensorDir(const std::filesystem::path& dir, const std::s
                                   const std::vector<Type>& types = {});
 
 /// A seeded random host tensor of `type`: floats normal(0, 1), integers uniform in [0, 10),
-/// bools fair. Unknown dims become `unknownLead` for axis 0 and `unknownDim` otherwise. A
-/// sequence type gives a sequence of one such tensor, an optional type an optional holding one.
-/// The same (type, seed) always gives the same tensor.
+/// bools fair, strings the decimal text of such an integer. Unknown dims become `unknownLead` for axis 0 and
+/// `unknownDim` otherwise. A sequence type gives a sequence of one such tensor, an optional type an optional holding
+/// one. The same (type, seed) always gives the same tensor.
 Tensor randomTensor(const Type& type, std::uint64_t seed, std::int64_t unknownLead = 1, std::int64_t unknownDim = 64);
 
 } // namespace passlens
