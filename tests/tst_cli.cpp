@@ -726,6 +726,62 @@ private slots:
                  2);
     }
 
+    // run with ONNX string tensors: string_data input and reference files, the values shown
+    // after the output's type, --check comparing strings (the first differing element named).
+    void runStrings() {
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        g->set_name("strings");
+        auto* in = g->add_input();
+        in->set_name("s");
+        in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+        in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+        auto* n = g->add_node();
+        n->set_op_type("StringNormalizer");
+        n->add_input("s");
+        n->add_output("y");
+        auto* a = n->add_attribute();
+        a->set_name("case_change_action");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s("UPPER");
+        a = n->add_attribute();
+        a->set_name("stopwords");
+        a->set_type(onnx::AttributeProto::STRINGS);
+        a->add_strings("b");
+        auto* out = g->add_output();
+        out->set_name("y");
+        out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+        out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("C");
+        QTemporaryDir tmp;
+        const QString model = tmp.filePath("strings.onnx");
+        QVERIFY(writeBytes(model, QByteArray::fromStdString(m.SerializeAsString())));
+        QDir(tmp.path()).mkpath("data");
+        auto strings = [&](const QString& file, std::vector<std::string> values) {
+            onnx::TensorProto t;
+            t.set_data_type(onnx::TensorProto::STRING);
+            t.add_dims(static_cast<std::int64_t>(values.size()));
+            for (const auto& v : values) t.add_string_data(v);
+            QVERIFY(writeBytes(tmp.filePath("data/" + file), QByteArray::fromStdString(t.SerializeAsString())));
+        };
+        strings("input_0.pb", {"a", "B", "c"});
+        strings("output_0.pb", {"A", "C"});
+        const QStringList args = {"run", model,      "--inputs", tmp.filePath("data"), "--check", "--repeat",
+                                  "1",   "--warmup", "0"};
+        const Run ok = runCli(args);
+        QVERIFY2(ok.finished && ok.exitCode == 0, qPrintable(ok.describe()));
+        QVERIFY2(ok.out.contains("output 0 y: string[2] {\"A\", \"C\"}") && ok.out.contains("-> OK"),
+                 qPrintable(ok.describe()));
+        strings("output_0.pb", {"A", "X"});
+        const Run bad = runCli(args + QStringList{"--json"});
+        QVERIFY2(bad.finished && bad.exitCode == 1, qPrintable(bad.describe()));
+        const QJsonObject check = QJsonDocument::fromJson(bad.out).object().value("check").toObject();
+        QCOMPARE(check.value("outputs").toArray().at(0).toObject().value("detail").toString(),
+                 QString("element 1: \"C\" vs \"X\""));
+        QVERIFY(!check.value("ok").toBool());
+    }
+
     void reportWithRun() {
         // report --run: the final graph profiled, the profile saved and painted onto it
         QTemporaryDir dir;

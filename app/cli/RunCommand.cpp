@@ -65,7 +65,7 @@ json diffJson(const CompareResult& r) {
     json outs = json::array();
     for (const OutputDiff& d : r.outputs) {
         json e = {{"index", d.index}, {"max_abs", d.maxAbs}, {"max_rel", d.maxRel}};
-        if (!d.shapeMatches) e["detail"] = d.detail;
+        if (!d.shapeMatches || !d.detail.empty()) e["detail"] = d.detail; // shapes, or the strings that differ
         outs.push_back(e);
     }
     return {{"max_abs", r.maxAbs}, {"max_rel", r.maxRel}, {"outputs", outs}};
@@ -226,6 +226,8 @@ int runRun(const RunArgs& a) {
                   << (cpuThreads() == 1 ? " thread" : " threads") << "\n";
         for (std::size_t i = 0; i < outs.size(); ++i)
             std::cout << "  output " << i << " " << outputName(*graph, source.get(), i) << ": " << outs[i].typeStr()
+                      << (outs[i].isDense() && isString(outs[i].dtype()) ? " " + outs[i].toTensorData()->shortValue()
+                                                                         : std::string())
                       << "\n";
         std::cout << "\n" << rep.text();
         if (a.check) std::cout << "\n" << checkText;
