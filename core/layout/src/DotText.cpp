@@ -2,6 +2,8 @@
 // Graphviz shows for it, the lines of node titles, and <FONT> runs.
 #include "DotInternal.h"
 
+#include <passlens/io/Encoding.h>
+
 #include <cstdint>
 #include <string_view>
 
@@ -9,47 +11,13 @@ namespace passlens {
 
 namespace {
 
-// Decodes UTF-8 into code points; each byte that does not start a valid sequence (overlong,
-// surrogate, out of range, truncated) becomes U+FFFD.
+// Decodes UTF-8 into code points (io/Encoding.h's rule); each byte that does not start a
+// well-formed sequence (overlong, surrogate, out of range, truncated) becomes U+FFFD.
 template <class F> void forEachCodePoint(std::string_view s, F&& f) {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::uint32_t cp = 0;
-        std::size_t len = 0;
-        if (c < 0x80) {
-            cp = c;
-            len = 1;
-        } else if (c >= 0xC2 && c <= 0xDF) {
-            cp = c & 0x1Fu;
-            len = 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            cp = c & 0x0Fu;
-            len = 3;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            cp = c & 0x07u;
-            len = 4;
-        }
-        bool ok = len > 0 && i + len <= s.size();
-        for (std::size_t k = 1; ok && k < len; ++k) {
-            const auto cc = static_cast<unsigned char>(s[i + k]);
-            if ((cc & 0xC0u) != 0x80u)
-                ok = false;
-            else
-                cp = (cp << 6) | (cc & 0x3Fu);
-        }
-        if (ok) {
-            if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-                (cp >= 0xD800 && cp <= 0xDFFF))
-                ok = false;
-        }
-        if (!ok) {
-            f(0xFFFDu);
-            ++i;
-            continue;
-        }
-        f(cp);
-        i += len;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto [cp, len] = utf8CodePointAt(s, i);
+        f(len == 0 ? std::uint32_t{0xFFFD} : static_cast<std::uint32_t>(cp));
+        i += len == 0 ? 1 : len;
     }
 }
 
@@ -58,24 +26,6 @@ std::uint32_t visible(std::uint32_t cp) {
     if (cp < 0x20) return 0x2400 + cp;
     if (cp == 0x7F) return 0x2421;
     return cp;
-}
-
-void appendUtf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
 }
 
 } // namespace
