@@ -278,6 +278,7 @@ private slots:
     void branchOutputsFromOuterScope();
     void unsortedNodesInSubgraphs();
     void attributesChecked();
+    void activationsAsElemwise();
     void oldOpsetAttributeForms();
     void invalidUtf8NamesEscaped();
     void truncatedCorpusModel();

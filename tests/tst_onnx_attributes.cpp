@@ -347,3 +347,36 @@ void TestOnnx::fuzzFindings() {
     QVERIFY2(reshape.startsWith(QString::fromStdString(dir + "reshape-shape-overflow.onnx: ")), qPrintable(reshape));
     QVERIFY2(reshape.contains("has more elements than a 64-bit count holds"), qPrintable(reshape));
 }
+
+// Activations with no Theano scalar op map to the small Elemwise graphs Theano's nnet builds
+// (so the optimizer lifts and fuses them); integer inputs and the per-channel PRelu of opset < 7
+// stay ONNX host ops.
+void TestOnnx::activationsAsElemwise() {
+    auto ops = [](const std::string& type, int opset, int elemType, std::vector<std::int64_t> slope = {}) {
+        ModelBuilder b(opset);
+        b.input("x", {2, 3}, elemType);
+        std::vector<std::string> ins{"x"};
+        if (!slope.empty()) {
+            b.input("slope", slope, elemType);
+            ins.push_back("slope");
+        }
+        auto* n = b.node(type, ins, {"y"}, "act");
+        if (type == "Elu") ModelBuilder::floatAttr(n, "alpha", 0.5f);
+        b.output("y", {2, 3}, elemType);
+        const LoadedGraph g = b.import();
+        QStringList k;
+        for (const Apply* a : g.graph->toposort())
+            if (a->op().kind() != "DimShuffle") k << QString::fromStdString(a->op().str());
+        return k.join(' ');
+    };
+    const int f32 = onnx::TensorProto::FLOAT, i32 = onnx::TensorProto::INT32;
+    QCOMPARE(ops("Elu", 13, f32), QString("Elemwise{gt} Elemwise{exp} Elemwise{sub} Elemwise{mul} Elemwise{switch}"));
+    QCOMPARE(ops("Selu", 13, f32),
+             QString("Elemwise{gt} Elemwise{exp} Elemwise{sub} Elemwise{mul} Elemwise{switch} Elemwise{mul}"));
+    QCOMPARE(ops("Softplus", 13, f32), QString("Elemwise{exp} Elemwise{add} Elemwise{log}"));
+    QCOMPARE(ops("HardSwish", 14, onnx::TensorProto::DOUBLE).count("Elemwise"), 2);
+    QVERIFY(ops("HardSwish", 14, f32).startsWith("Elemwise{hard_sigmoid"));
+    QCOMPARE(ops("PRelu", 16, f32, {3}), QString("Elemwise{lt} Elemwise{mul} Elemwise{switch}"));
+    QCOMPARE(ops("PRelu", 6, f32, {3}), QString("OnnxPRelu"));
+    QCOMPARE(ops("Elu", 13, i32), QString("OnnxElu"));
+}

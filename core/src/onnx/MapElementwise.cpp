@@ -1,5 +1,6 @@
 // ONNX element-wise ops to Theano Elemwise nodes (OPS.md "Import rules"): arithmetic,
-// comparisons, logic, activations, Cast, Clip, Where, and Identity / inference Dropout.
+// comparisons, logic, activations (Elu, Selu, Softplus, HardSwish, PRelu as small Elemwise graphs),
+// Cast, Clip, Where, and Identity / inference Dropout.
 #include "NodeMapper.h"
 
 #include "passlens/ir/OpRegistry.h"
@@ -113,6 +114,58 @@ std::vector<Variable*> mapHardSigmoid(NodeMapper& m) {
                    {{"alpha", m.floatAttr("alpha", 0.2f)}, {"beta", m.floatAttr("beta", 0.5f)}})};
 }
 
+// Activations with no Theano scalar op of their own, as the small Elemwise graphs Theano's
+// nnet module builds (elu, selu, softplus: theano/tensor/nnet/nnet.py), with constants of the
+// input's dtype so that nothing is upcast. Floats only, as the ONNX schemas declare.
+Variable* elu(NodeMapper& m, Variable* x, double alpha) { // x > 0 ? x : alpha * (exp(x) - 1)
+    const DType dt = x->type().dtype();
+    Variable* neg =
+        m.elem("mul", {m.constScalar(dt, alpha), m.elem("sub", {m.elem("exp", {x}), m.constScalar(dt, 1)})});
+    return m.elem("switch", {m.elem("gt", {x, m.constScalar(dt, 0)}), x, neg});
+}
+
+bool floatInput(NodeMapper& m) { return isFloat(m.in[0]->type().dtype()); }
+
+std::vector<Variable*> mapElu(NodeMapper& m) {
+    m.need(1);
+    if (!floatInput(m)) return {};
+    return {elu(m, m.in[0], m.floatAttr("alpha", 1.0f))};
+}
+
+std::vector<Variable*> mapSelu(NodeMapper& m) {
+    m.need(1);
+    if (!floatInput(m)) return {};
+    const DType dt = m.in[0]->type().dtype();
+    const double alpha = m.floatAttr("alpha", 1.67326319217681884765625f);
+    const double gamma = m.floatAttr("gamma", 1.05070102214813232421875f);
+    return {m.elem("mul", {m.constScalar(dt, gamma), elu(m, m.in[0], alpha)})};
+}
+
+std::vector<Variable*> mapSoftplus(NodeMapper& m) { // log(exp(x) + 1), as ONNX's reference
+    m.need(1);
+    if (!floatInput(m)) return {};
+    const DType dt = m.in[0]->type().dtype();
+    return {m.elem("log", {m.elem("add", {m.elem("exp", {m.in[0]}), m.constScalar(dt, 1)})})};
+}
+
+std::vector<Variable*> mapHardSwish(NodeMapper& m) { // x * hard_sigmoid(x; 1/6, 1/2)
+    m.need(1);
+    if (!floatInput(m)) return {};
+    return {m.elem("mul", {m.in[0], m.elem("hard_sigmoid", {m.in[0]}, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}})})};
+}
+
+// x < 0 ? slope * x : x, the slope broadcast to x from the trailing axes (opset 7 on; before,
+// a slope of shape [C] applied per channel, which is left to OnnxPRelu)
+std::vector<Variable*> mapPRelu(NodeMapper& m) {
+    m.need(2);
+    if (m.opset < 7 || !floatInput(m) || m.in[1]->type().dtype() != m.in[0]->type().dtype()) return {};
+    if (!m.in[1]->type().rankKnown() || !m.in[0]->type().rankKnown() || m.in[1]->type().ndim() > m.in[0]->type().ndim())
+        return {};
+    Variable* x = m.in[0];
+    const DType dt = x->type().dtype();
+    return {m.elem("switch", {m.elem("lt", {x, m.constScalar(dt, 0)}), m.elem("mul", {m.in[1], x}), x})};
+}
+
 } // namespace
 
 void addElementwiseMappers(MapperTable& table) {
@@ -140,6 +193,11 @@ void addElementwiseMappers(MapperTable& table) {
     addMapper(table, "Clip", mapClip);
     addMapper(table, "LeakyRelu", mapLeakyRelu);
     addMapper(table, "HardSigmoid", mapHardSigmoid);
+    addMapper(table, "Elu", mapElu);
+    addMapper(table, "Selu", mapSelu);
+    addMapper(table, "Softplus", mapSoftplus);
+    addMapper(table, "HardSwish", mapHardSwish);
+    addMapper(table, "PRelu", mapPRelu);
 }
 
 } // namespace passlens::onnximport
