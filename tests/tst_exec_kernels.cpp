@@ -211,6 +211,21 @@ private slots:
         }
     }
 
+    // and / or / xor / not on bool with broadcasting: bool results (ONNX And, Or, Xor, Not)
+    void elemwiseLogical() {
+        Harness h;
+        Tensor a = ints(DType::Bool, {2, 1}, {0, 1}), b = ints(DType::Bool, {1, 2}, {0, 1});
+        Variable *va = h.input(a), *vb = h.input(b);
+        const auto outs = h.run({elem(h.g, "and", {va, vb}), elem(h.g, "or", {va, vb}), elem(h.g, "xor", {va, vb}),
+                                 elem(h.g, "not", {va})});
+        for (const Tensor& t : outs) QCOMPARE(t.dtype(), DType::Bool);
+        QCOMPARE(outs[2].shape(), (Shape{2, 2}));
+        VERIFY_CLOSE(outs[0], (std::vector<double>{0, 0, 0, 1}), 0, 0);
+        VERIFY_CLOSE(outs[1], (std::vector<double>{0, 1, 1, 1}), 0, 0);
+        VERIFY_CLOSE(outs[2], (std::vector<double>{0, 1, 1, 0}), 0, 0);
+        VERIFY_CLOSE(outs[3], (std::vector<double>{1, 0}), 0, 0);
+    }
+
     void elemwiseNaryAndIntegers() {
         Harness h;
         Tensor a = randn(DType::Float32, {2, 3}), b = randn(DType::Float32, {1, 3}), c = randn(DType::Float32, {2, 1});

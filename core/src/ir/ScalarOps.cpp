@@ -88,12 +88,13 @@ constexpr ScalarOpInfo kTable[] = {
     withParams(S::LeakyRelu, "leaky_relu", false, {"alpha", 0.01}, std::nullopt, true),
     withParams(S::HardSigmoid, "hard_sigmoid", true, {"alpha", 0.2}, ScalarParam{"beta", 0.5}, false),
     row(S::Reciprocal, "reciprocal", 1, true, F16::Pair),
+    row(S::Xor, "xor", 2),
 };
 
 constexpr bool tableInEnumOrder() {
     for (std::size_t i = 0; i < std::size(kTable); ++i)
         if (static_cast<std::size_t>(kTable[i].op) != i + 1) return false;
-    return static_cast<std::size_t>(S::Reciprocal) == std::size(kTable);
+    return static_cast<std::size_t>(S::Xor) == std::size(kTable);
 }
 static_assert(tableInEnumOrder(), "kTable has one row per ScalarOp after Input, in enum order");
 
@@ -188,6 +189,7 @@ std::optional<long double> evalScalarReference(ScalarOp op, const ScalarParams& 
         case S::Neq: return x != y;
         case S::And: return (x != 0) && (y != 0);
         case S::Or: return (x != 0) || (y != 0);
+        case S::Xor: return (x != 0) != (y != 0);
         default: break;
         }
         break;

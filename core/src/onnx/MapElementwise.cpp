@@ -170,9 +170,9 @@ std::vector<Variable*> mapPRelu(NodeMapper& m) {
 
 void addElementwiseMappers(MapperTable& table) {
     static const std::map<std::string, std::string> binary = {
-        {"Add", "add"},           {"Sub", "sub"}, {"Mul", "mul"},    {"Pow", "pow"},
-        {"Equal", "eq"},          {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"},
-        {"GreaterOrEqual", "ge"}, {"And", "and"}, {"Or", "or"},      {"Mod", "mod"}};
+        {"Add", "add"}, {"Sub", "sub"},    {"Mul", "mul"},        {"Pow", "pow"},           {"Equal", "eq"},
+        {"Less", "lt"}, {"Greater", "gt"}, {"LessOrEqual", "le"}, {"GreaterOrEqual", "ge"}, {"And", "and"},
+        {"Or", "or"},   {"Mod", "mod"},    {"Xor", "xor"}};
     static const std::map<std::string, std::string> unary = {
         {"Neg", "neg"},   {"Abs", "abs"},     {"Exp", "exp"},         {"Log", "log"},
         {"Sqrt", "sqrt"}, {"Tanh", "tanh"},   {"Sigmoid", "sigmoid"}, {"Relu", "relu"},

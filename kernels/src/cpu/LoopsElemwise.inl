@@ -181,6 +181,9 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
     case ScalarOp::Or:
         for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) || (y[i] != 0);
         break;
+    case ScalarOp::Xor:
+        for (int i = 0; i < len; ++i) r[i] = (x[i] != 0) != (y[i] != 0);
+        break;
     case ScalarOp::Not:
         for (int i = 0; i < len; ++i) r[i] = x[i] == 0;
         break;

@@ -104,6 +104,7 @@ template <class C> __device__ C evalNode(const ElemNode& n, const int* args, con
     case ScalarOp::Neq: return x != y;
     case ScalarOp::And: return (x != 0) && (y != 0);
     case ScalarOp::Or: return (x != 0) || (y != 0);
+    case ScalarOp::Xor: return (x != 0) != (y != 0);
     case ScalarOp::Not: return x == 0;
     case ScalarOp::Switch: return x != 0 ? y : v[args[n.argStart + 2]];
     case ScalarOp::Identity:

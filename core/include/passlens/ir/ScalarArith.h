@@ -64,13 +64,14 @@ enum class ScalarOp : std::uint8_t {
     Clip,
     LeakyRelu,
     HardSigmoid,
-    Reciprocal
+    Reciprocal,
+    Xor
 };
 
 /// Comparisons and logical ops: their result is bool (Theano's LogicalComparison, BinaryBitOp).
 PASSLENS_HD static constexpr bool isCompareOp(ScalarOp o) {
     return o == ScalarOp::Lt || o == ScalarOp::Gt || o == ScalarOp::Le || o == ScalarOp::Ge || o == ScalarOp::Eq ||
-           o == ScalarOp::Neq || o == ScalarOp::And || o == ScalarOp::Or || o == ScalarOp::Not;
+           o == ScalarOp::Neq || o == ScalarOp::And || o == ScalarOp::Or || o == ScalarOp::Not || o == ScalarOp::Xor;
 }
 
 namespace scalar {
