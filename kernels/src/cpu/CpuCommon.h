@@ -68,6 +68,10 @@ Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool
 /// the node for out-of-bounds indices.
 using passlens::SubtensorRegion;
 SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstSym);
+/// Element strides (0 on broadcast axes) that read `y`, a C-contiguous tensor, over a region of
+/// shape `dims` with NumPy's broadcasting from the trailing axes. Fails `c` when y does not
+/// broadcast into it. IncSubtensor / AdvancedIncSubtensor on the CPU and the CUDA backend.
+std::vector<std::int64_t> broadcastStridesInto(const KernelCall& c, const Tensor& y, const Shape& dims);
 
 /// Sub-registration functions (one per source file).
 void registerElemwise(KernelRegistry& r);

@@ -9,6 +9,21 @@
 
 namespace passlens::cpu {
 
+std::vector<std::int64_t> broadcastStridesInto(const KernelCall& c, const Tensor& y, const Shape& dims) {
+    const int rr = static_cast<int>(dims.size());
+    if (y.ndim() > rr) c.fail("cannot broadcast " + y.typeStr() + " into a region of shape " + shapeStr(dims));
+    const auto yst = stridesOf(y.shape());
+    std::vector<std::int64_t> ys(static_cast<std::size_t>(rr), 0);
+    for (int a = 0; a < y.ndim(); ++a) {
+        const auto oa = static_cast<std::size_t>(rr - y.ndim() + a);
+        if (y.dim(a) == dims[oa])
+            ys[oa] = y.dim(a) == 1 ? 0 : yst[static_cast<std::size_t>(a)];
+        else if (y.dim(a) != 1)
+            c.fail("cannot broadcast " + y.typeStr() + " into a region of shape " + shapeStr(dims));
+    }
+    return ys;
+}
+
 SubtensorRegion subtensorRegion(const KernelCall& c, const Tensor& x, int firstSym) {
     std::vector<std::int64_t> symbolic;
     for (int i = firstSym; i < c.nin(); ++i) symbolic.push_back(scalarInt(c, i));
@@ -102,17 +117,7 @@ void incSubtensor(KernelCall& c) {
         convertElements(y.rawData(), y.dtype(), conv.rawData(), x.dtype(), y.numel());
         y = conv;
     }
-    const int rr = static_cast<int>(r.dims.size());
-    if (y.ndim() > rr) c.fail("cannot broadcast " + y.typeStr() + " into a region of shape " + shapeStr(r.dims));
-    const auto yst = stridesOf(y.shape());
-    std::vector<std::int64_t> ys(static_cast<std::size_t>(rr), 0);
-    for (int a = 0; a < y.ndim(); ++a) {
-        const auto oa = static_cast<std::size_t>(rr - y.ndim() + a);
-        if (y.dim(a) == r.dims[oa])
-            ys[oa] = y.dim(a) == 1 ? 0 : yst[static_cast<std::size_t>(a)];
-        else if (y.dim(a) != 1)
-            c.fail("cannot broadcast " + y.typeStr() + " into a region of shape " + shapeStr(r.dims));
-    }
+    const std::vector<std::int64_t> ys = broadcastStridesInto(c, y, r.dims);
     if (shapeNumel(r.dims) > 0) {
         visitDType(x.dtype(), "IncSubtensor", [&](auto z) {
             using T = decltype(z);

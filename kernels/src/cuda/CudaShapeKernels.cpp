@@ -81,17 +81,8 @@ void gpuIncSubtensor(KernelCall& c) {
     cuda::copyDtoD(out.rawData(), out.device(), x.rawData(), x.device(), x.nbytes());
     const cpu::SubtensorRegion r = cpu::subtensorRegion(c, x, 2);
     y = asDeviceDType(c, y, x.dtype());
+    const std::vector<std::int64_t> ys = cpu::broadcastStridesInto(c, y, r.dims);
     const int rr = static_cast<int>(r.dims.size());
-    if (y.ndim() > rr) c.fail("cannot broadcast " + y.typeStr() + " into " + shapeStr(r.dims));
-    const auto yst = cpu::stridesOf(y.shape());
-    std::vector<std::int64_t> ys(static_cast<std::size_t>(rr), 0);
-    for (int a = 0; a < y.ndim(); ++a) {
-        const auto oa = static_cast<std::size_t>(rr - y.ndim() + a);
-        if (y.dim(a) == r.dims[oa])
-            ys[oa] = y.dim(a) == 1 ? 0 : yst[static_cast<std::size_t>(a)];
-        else if (y.dim(a) != 1)
-            c.fail("cannot broadcast " + y.typeStr() + " into " + shapeStr(r.dims));
-    }
     if (shapeNumel(r.dims) > 0) {
         const std::size_t es = dtypeSize(x.dtype());
         void* dst = static_cast<char*>(out.rawData()) + static_cast<std::size_t>(r.base) * es;
