@@ -66,9 +66,9 @@ std::uint64_t maxTensorBytes() {
 
 std::uint64_t tensorBytes(DType dtype, const std::vector<std::int64_t>& dims) {
     constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-    std::vector<std::int64_t> known(dims);
-    for (auto& d : known) d = d < 0 ? 0 : d;
-    const std::int64_t n = elementCount(known); // 0 when any dim is 0, whatever the others are
+    for (std::int64_t d : dims)
+        if (d <= 0) return 0; // whatever the other dims are (a negative dim counts as 0)
+    const std::int64_t n = elementCount(dims);
     if (n == std::numeric_limits<std::int64_t>::max()) return kMax;
     const auto u = static_cast<std::uint64_t>(n);
     const std::uint64_t size = dtypeSize(dtype);
