@@ -1,12 +1,13 @@
 // `passlens-cli inspect` on large deep graphs (issue: Scale, "inspect: debugprint output linear
 // in the graph ... 1M nodes inspected in <= 10 s"):
-//   bench_inspect [--nodes 100000,1000000] [--depth N] [--through-json] [--emit-json FILE]
+//   bench_inspect [--nodes 100000,1000000] [--depth N] [--through-json] [--emit-json FILE] [--scoped]
 // For each size: a synthetic block graph (BenchGraphs.h: 9-node blocks, 8 levels deep each) is
 // built in memory, then inspectText (header, debugprint with the default depth or --depth, the
 // op histogram) is timed; prints the time, the listing's size and lines, and the process's peak
 // RSS growth during the listing. --through-json also writes the graph as graph JSON to a
 // temporary file and times what `passlens-cli inspect FILE` does: load + listing.
-// --emit-json FILE writes the first size's graph JSON to FILE (to time passlens-cli itself).
+// --emit-json FILE writes the first size's graph JSON to FILE (to time passlens-cli itself);
+// --scoped names the nodes "/stageS/blockB/Op" (to time grouping by name scope in bench_window).
 #include "BenchCli.h"
 #include "BenchGraphs.h"
 #include "BenchMemory.h"
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
     app.add_flag("--through-json", throughJson,
                  "Also time loading the graph from a graph JSON file, as passlens-cli inspect FILE does");
     app.add_option("--emit-json", emit, "Write the first size's graph as graph JSON to this file");
+    bool scoped = false;
+    app.add_flag("--scoped", scoped, "Name the nodes by scope, /stageS/blockB/Op (ten blocks a stage)");
     if (const auto rc = passlens::bench::parseCommandLine(app, argc, argv)) return *rc;
 
     std::printf("inspect listing on synthetic block graphs (9-node blocks, 8 levels each), one core:\n");
@@ -73,7 +76,7 @@ int main(int argc, char** argv) {
         for (std::size_t k = 0; k < sizes.size(); ++k) {
             auto t0 = Clock::now();
             passlens::LoadedGraph loaded;
-            loaded.graph = passlens::bench::blockGraph(sizes[k]);
+            loaded.graph = passlens::bench::blockGraph(sizes[k], scoped);
             loaded.format = "graph-json";
             const double build = secondsSince(t0);
             const std::size_t nodes = loaded.graph->nodeCount();
