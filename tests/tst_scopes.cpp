@@ -3,6 +3,7 @@
 // `render --group-scopes` on a corpus model.
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/ir/FunctionGraph.h>
+#include <passlens/layout/DotWriter.h>
 #include <passlens/layout/DrawGraph.h>
 #include <passlens/layout/ScopeGroups.h>
 
@@ -235,6 +236,64 @@ private slots:
         QVERIFY(groupOf(added, "/new"));
         QCOMPARE(groupOf(added, "/new")->change, NodeChange::Added);
         QCOMPARE(groupOf(added, "/new")->detail, std::string("2 added"));
+    }
+
+    void manyConsumersAreDrawnAsStubs() {
+        // w -> (unnamed) Exp read by twelve blocks /s/bK/Mul in a chain: a weight's transfer
+        FunctionGraph g;
+        Variable* h = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* w = g.addInput(Type::parse("float32[4]"), "w");
+        Variable* shared = g.apply(elemwise("exp"), {w});
+        std::vector<NodeId> blocks;
+        for (int k = 0; k < 12; ++k) {
+            h = g.apply(elemwise("mul"), {h, shared}, "/s/b" + std::to_string(k) + "/Mul");
+            h = g.apply(elemwise("tanh"), {h}, "/s/b" + std::to_string(k) + "/Tanh");
+            blocks.push_back(h->owner()->id());
+        }
+        g.setOutputs({h});
+        const DrawGraph d = drawGraph(g);
+        const std::string sharedKey = "n" + std::to_string(shared->owner()->id());
+        // the consumers' common scope, not the first consumer's
+        QCOMPARE(nodeScopes(d)[static_cast<std::size_t>(d.indexOf(sharedKey))], std::string("/s"));
+
+        ScopeGrouping open;
+        open.expanded = {"/s"}; // twelve boxes /s/bK in a chain, the transfer between them
+        const DrawGraph top = groupByScope(d, open);
+        QCOMPARE(groupScopes(top).size(), std::size_t(12));
+        const DrawNode* original = byKey(top, sharedKey);
+        QVERIFY(original && original->stubOf.empty());
+        std::vector<const DrawNode*> stubs;
+        for (const DrawNode& n : top.nodes)
+            if (!n.stubOf.empty()) stubs.push_back(&n);
+        QCOMPARE(stubs.size(), std::size_t(11)); // one per box but the first
+        for (const DrawNode* stub : stubs) {
+            QCOMPARE(stub->stubOf, sharedKey);
+            QCOMPARE(stub->node, shared->owner()->id());
+            QCOMPARE(stub->title, original->title);
+            QCOMPARE(stub->scope, std::string("/s"));
+            // one edge out of each stub, into the box it stands beside, laid out with weight 0
+            int out = 0;
+            for (const DrawEdge& e : top.edges)
+                if (e.tail == stub->key) {
+                    ++out;
+                    QVERIFY(e.fromStub);
+                    QVERIFY(groupOf(top, "/s/b0")->key != e.head);
+                }
+            QCOMPARE(out, 1);
+        }
+        QCOMPARE(edgesBetween(top, sharedKey, groupOf(top, "/s/b0")->key), 1); // the first box: the node itself
+        for (int k = 1; k < 12; ++k)
+            QCOMPARE(edgesBetween(top, sharedKey, groupOf(top, "/s/b" + std::to_string(k))->key), 0);
+        const std::string dot = writeDot(top);
+        QCOMPARE(static_cast<int>(
+                     std::count_if(top.edges.begin(), top.edges.end(), [](const DrawEdge& e) { return e.fromStub; })),
+                 11);
+        QVERIFY(dot.find("weight=0") != std::string::npos);
+
+        // below the threshold nothing changes
+        const DrawGraph few = stubFanOut(d, 13);
+        QCOMPARE(few.nodes.size(), d.nodes.size());
+        QCOMPARE(few.edges.size(), d.edges.size());
     }
 
     void cliRendersGroups() {

@@ -62,13 +62,15 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, d
 }
 
 void GraphNodeItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
-    if (auto* s = qobject_cast<GraphScene*>(scene())) emit s->nodeActivated(QString::fromStdString(m_node.key));
+    if (auto* s = qobject_cast<GraphScene*>(scene()))
+        emit s->nodeActivated(QString::fromStdString(m_node.stubOf.empty() ? m_node.key : m_node.stubOf));
     QGraphicsItem::mouseDoubleClickEvent(event);
 }
 
 void GraphNodeItem::contextMenuEvent(QGraphicsSceneContextMenuEvent* event) {
     if (auto* s = qobject_cast<GraphScene*>(scene())) {
-        emit s->nodeContextMenu(QString::fromStdString(m_node.key), event->screenPos());
+        emit s->nodeContextMenu(QString::fromStdString(m_node.stubOf.empty() ? m_node.key : m_node.stubOf),
+                                event->screenPos());
         event->accept();
     }
 }
@@ -81,7 +83,7 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     const QColor border = m_dark ? fg : hex(categoryBorder(m_node.category));
     QPen pen(m_node.change == NodeChange::Unchanged ? border : changeColor(m_node.change),
              m_node.change == NodeChange::Unchanged ? 1.0 : 2.6);
-    if (m_node.change == NodeChange::Removed) pen.setStyle(Qt::DashLine);
+    if (m_node.change == NodeChange::Removed || !m_node.stubOf.empty()) pen.setStyle(Qt::DashLine);
     if (option->state & QStyle::State_Selected) pen = QPen(QColor(0x19, 0x76, 0xd2), 3.2);
     p->setPen(pen);
     p->setBrush(fillFor(m_node, m_dark, m_timeShare));
@@ -199,8 +201,12 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
     for (const LayoutNode& n : layout.nodes) {
         auto* item = new GraphNodeItem(n, h, m_dark, n.node >= 0 ? timeShares.value(n.node, -1.0) : -1.0);
         const QString key = QString::fromStdString(n.key);
-        item->setToolTip(tooltips.value(
-            key, QString::fromStdString(n.title + "\n" + n.subtitle + (n.detail.empty() ? "" : "\n" + n.detail))));
+        // a stub (stubFanOut) explains the node it repeats
+        QString tip = tooltips.value(
+            n.stubOf.empty() ? key : QString::fromStdString(n.stubOf),
+            QString::fromStdString(n.title + "\n" + n.subtitle + (n.detail.empty() ? "" : "\n" + n.detail)));
+        if (!n.stubOf.empty()) tip += tr("\n(drawn again beside each of its many consumers)");
+        item->setToolTip(tip);
         addItem(item);
         m_nodes.insert(key, item);
     }
@@ -208,8 +214,8 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
 
 GraphNodeItem* GraphScene::selectNode(NodeId id) {
     GraphNodeItem* found = nullptr;
-    for (auto* it : m_nodes)
-        if (it->node().node == id && id >= 0) found = it;
+    for (auto* it : m_nodes) // the node itself, not one of its stubs (stubFanOut)
+        if (it->node().node == id && id >= 0 && (!found || !found->node().stubOf.empty())) found = it;
     const QSignalBlocker block(this);
     clearSelection();
     if (found) found->setSelected(true);
@@ -219,7 +225,7 @@ GraphNodeItem* GraphScene::selectNode(NodeId id) {
 QList<NodeId> GraphScene::nodeIds() const {
     QList<NodeId> ids;
     for (auto* it : m_nodes)
-        if (it->node().node >= 0) ids << it->node().node;
+        if (it->node().node >= 0 && it->node().stubOf.empty()) ids << it->node().node;
     std::sort(ids.begin(), ids.end());
     return ids;
 }

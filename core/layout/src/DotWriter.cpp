@@ -164,6 +164,7 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p) {
         break;
     default: break;
     }
+    if (!n.stubOf.empty()) s.style += ",dashed"; // a repeat beside one consumer (stubFanOut)
     if (g.isDiff) {
         switch (n.change) {
         case NodeChange::Added:
@@ -276,6 +277,7 @@ std::string edgeAttrs(const DrawEdge& e, const DrawGraph& g, const Palette& p, s
     std::string a = "color=\"" + colour + "\", penwidth=" + fmtNum(pen);
     if (!style.empty()) a += ", style=" + style;
     if (!e.label.empty()) a += ", xlabel=<" + htmlLabelText(e.label) + ">";
+    if (e.fromStub) a += ", weight=0";
     if (g.isDiff) a += ", pl_change=" + std::string(nodeChangeName(e.change));
     a += ", pl_edge=" + std::to_string(index);
     return a;

@@ -143,6 +143,7 @@ struct GeometrySink {
             ln.timeUs = d.timeUs;
             ln.seed = d.seed;
             ln.hiddenCount = d.hiddenCount;
+            ln.stubOf = d.stubOf;
         }
         r.nodes.push_back(std::move(ln));
     }

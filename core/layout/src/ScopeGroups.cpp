@@ -44,6 +44,14 @@ std::string groupKey(const std::string& scope) {
     return buf;
 }
 
+// The innermost scope enclosing both: "/a/b/c" and "/a/b/d" -> "/a/b"; "/a" and "/ab" -> "".
+std::string commonScope(const std::string& a, const std::string& b) {
+    if (a == b) return a;
+    for (std::string s = a; !s.empty(); s = parentScope(s))
+        if (b == s || (b.size() > s.size() && b.compare(0, s.size(), s) == 0 && b[s.size()] == '/')) return s;
+    return {};
+}
+
 std::string lastPart(const std::string& scope) {
     const auto slash = scope.find_last_of('/');
     return slash == std::string::npos ? scope : scope.substr(slash + 1);
@@ -86,22 +94,22 @@ std::vector<std::string> nodeScopes(const DrawGraph& g) {
                 break;
             }
     }
+    // ... and the rest (a transfer of a graph input) the scope their consumers share: a weight's
+    // GpuFromHost read by every layer stays at the top level, not in the first layer's box.
     for (std::size_t k = n; k-- > 0;) {
         if (done[k] || !inTopLevel(k) || !isOp(g.nodes[k].category)) continue;
-        for (std::size_t c : consumers[k])
-            if (done[c] && isOp(g.nodes[c].category)) {
-                scope[k] = scope[c];
-                done[k] = 1;
-                break;
-            }
+        for (std::size_t c : consumers[k]) {
+            if (!done[c] || !isOp(g.nodes[c].category)) continue;
+            scope[k] = done[k] ? commonScope(scope[k], scope[c]) : scope[c];
+            done[k] = 1;
+        }
     }
     // Constants: the scope all their consumers share.
     for (std::size_t i = 0; i < n; ++i) {
         if (g.nodes[i].category != NodeCategory::Constant || !inTopLevel(i) || consumers[i].empty()) continue;
-        const std::string& first = scope[consumers[i].front()];
-        const bool shared =
-            std::all_of(consumers[i].begin(), consumers[i].end(), [&](std::size_t c) { return scope[c] == first; });
-        if (shared) scope[i] = first;
+        std::string shared = scope[consumers[i].front()];
+        for (std::size_t c : consumers[i]) shared = commonScope(shared, scope[c]);
+        scope[i] = shared;
     }
     return scope;
 }
@@ -278,6 +286,61 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
         c.change = m.added == m.count     ? NodeChange::Added
                    : m.removed == m.count ? NodeChange::Removed
                                           : NodeChange::Unchanged;
+    }
+    return stubFanOut(out);
+}
+
+DrawGraph stubFanOut(const DrawGraph& g, std::size_t minConsumers) {
+    const std::size_t n = g.nodes.size();
+    std::unordered_map<std::string_view, std::size_t> index;
+    index.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
+    // The distinct consumers of every node, in drawing order.
+    std::vector<std::vector<std::size_t>> heads(n);
+    std::unordered_set<std::uint64_t> pairs;
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end() || e.headCluster >= 0) continue;
+        if (g.nodes[t->second].cluster != g.nodes[h->second].cluster) continue;
+        if (pairs.insert(static_cast<std::uint64_t>(t->second) * n + h->second).second)
+            heads[t->second].push_back(h->second);
+    }
+    // stubAt[h]: the stubs drawn beside node h, as indexes of the nodes they repeat
+    std::vector<std::vector<std::size_t>> stubAt(n);
+    std::vector<std::size_t> keep(n, n); // the consumer a stubbed node stays beside
+    bool any = false;
+    for (std::size_t t = 0; t < n; ++t) {
+        if (heads[t].size() < std::max<std::size_t>(minConsumers, 2)) continue;
+        keep[t] = *std::min_element(heads[t].begin(), heads[t].end());
+        for (std::size_t h : heads[t])
+            if (h != keep[t]) stubAt[h].push_back(t);
+        any = true;
+    }
+    if (!any) return g;
+    auto stubKey = [&](std::size_t t, std::size_t h) { return g.nodes[t].key + "_" + g.nodes[h].key; };
+    DrawGraph out = g.withoutElements();
+    out.nodes.reserve(n);
+    for (std::size_t h = 0; h < n; ++h) {
+        for (std::size_t t : stubAt[h]) { // just before its consumer, so dot starts it there
+            DrawNode stub = g.nodes[t];
+            stub.key = stubKey(t, h);
+            stub.stubOf = g.nodes[t].key;
+            stub.scope = g.nodes[h].scope;
+            stub.seed = false;
+            out.nodes.push_back(std::move(stub));
+        }
+        out.nodes.push_back(g.nodes[h]);
+    }
+    out.edges.reserve(g.edges.size());
+    for (const DrawEdge& e : g.edges) {
+        DrawEdge c = e;
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t != index.end() && h != index.end() && e.headCluster < 0 && keep[t->second] != n &&
+            h->second != keep[t->second] && g.nodes[t->second].cluster == g.nodes[h->second].cluster) {
+            c.tail = stubKey(t->second, h->second);
+            c.fromStub = true;
+        }
+        out.edges.push_back(std::move(c));
     }
     return out;
 }

@@ -59,6 +59,9 @@ struct DrawNode {
     /// Index in DrawGraph::clusters of the nested graph the node belongs to; -1 for the drawn
     /// graph itself. Nested nodes have `node` and `var` -1 (their ids are their graph's own).
     int cluster = -1;
+    /// Key of the node this one repeats beside one of its consumers (stubFanOut: a value with
+    /// many consumers drawn once per consumer, without a long edge); empty for every other node.
+    std::string stubOf;
 };
 
 struct DrawEdge {
@@ -71,6 +74,9 @@ struct DrawEdge {
     /// The dashed edge from a node to one of its nested graphs: the cluster's index (the edge
     /// ends at the cluster's border, Graphviz's `lhead`); -1 for every other edge.
     int headCluster = -1;
+    /// From a stub (DrawNode::stubOf): laid out with weight 0, so that the stub beside a
+    /// consumer does not pull the consumer sideways (a chain of boxes stays straight).
+    bool fromStub = false;
 };
 
 /// A nested graph (an OnnxIf branch, an OnnxLoop or Scan body) drawn as a Graphviz cluster

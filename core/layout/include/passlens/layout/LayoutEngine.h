@@ -56,6 +56,7 @@ struct LayoutNode {
     LayoutPoint center;                  ///< centre of the box, points
     double width = 0, height = 0;        ///< box size, points
     std::size_t hiddenCount = 0;
+    std::string stubOf; ///< DrawNode::stubOf: the key of the node this stub repeats, else empty
 };
 
 struct LayoutEdge {

@@ -65,4 +65,16 @@ std::map<std::string, std::size_t> scopeSizes(const DrawGraph& g);
 /// owner. Without any scope in `g`, returns `g` unchanged. Linear in the drawing; never throws.
 DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping = {});
 
+/// Consumers from which a node is drawn as stubs (stubFanOut) in a grouped drawing.
+inline constexpr std::size_t kStubFanOut = 8;
+
+/// `g` with every node that feeds `minConsumers` or more distinct nodes (a shared weight's
+/// transfer, a mask every layer reads, a box whose output every later box uses) kept beside its
+/// first consumer and repeated as a stub beside each other one (DrawNode::stubOf: the same ids
+/// and text, drawn dashed), as TensorBoard's graph view extracts high-degree nodes. Graphviz's
+/// dot needs minutes for a few hundred boxes in a chain with one node feeding them all (every
+/// long edge becomes a chain of virtual nodes through every rank); stubs keep every edge short.
+/// Edges into nested-graph clusters are left as they are. Linear in the drawing; never throws.
+DrawGraph stubFanOut(const DrawGraph& g, std::size_t minConsumers = kStubFanOut);
+
 } // namespace passlens
