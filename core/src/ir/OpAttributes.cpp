@@ -92,6 +92,13 @@ void completeAttrs(const std::string& kind, const OpKindInfo& info, Attrs& attrs
     if (kind == "CumOp" || kind == "GpuCumOp") {
         if (!attrs.contains("axis")) attrs["axis"] = nullptr;
     }
+    if (kind == "TopKOp" || kind == "GpuTopKOp") { // tensor/sort.py TopKOp.__init__
+        const auto idx = parseDType(attrs["idx_dtype"].get<std::string>());
+        if (!idx || !isInteger(*idx))
+            throw Error(kind + ": idx_dtype must be an integer dtype, got " + attrs["idx_dtype"].dump());
+        if (!attrs["return_values"].get<bool>() && !attrs["return_indices"].get<bool>())
+            throw Error(kind + ": neither return_values nor return_indices is true");
+    }
     if (kind == "DimShuffle" || kind == "GpuDimShuffle") {
         if (!attrs["order"].is_array()) throw Error(kind + ": attribute 'order' must be a list");
         for (const auto& e : attrs["order"])

@@ -82,6 +82,8 @@ std::string displayString(const Op& op) {
             s = "pre=" + op.str("pre_scalar_op") + ",red=" + s;
         return k + "{" + s + "}{axis=" + attrText(a.at("axis")) + "}";
     }
+    if (k == "TopKOp" || k == "GpuTopKOp") // TopKOp.__str__
+        return k + "{axis=" + std::to_string(op.intAttr("axis")) + ", sorted=" + attrText(a.at("sorted")) + "}";
     if (op.isOnnx() || a.empty()) return k;
     std::string s;
     for (auto it = a.begin(); it != a.end(); ++it) s += (s.empty() ? "" : ", ") + it.key() + "=" + attrText(it.value());

@@ -199,6 +199,20 @@ OpRegistry::OpRegistry() {
          {},
          {}},
         {"Assert", "", {{"msg", K::String, false, "Assertion failed"}}, 1, -1, assertRule, {}, {0}, {}},
+        // tensor/sort.py TopKOp and gpuarray/sort.py GpuTopKOp: k (input 1) stays on the host
+        {"TopKOp",
+         "GpuTopKOp",
+         {{"axis", K::Int, false, -1},
+          {"sorted", K::Bool, false, true},
+          {"idx_dtype", K::String, false, "int64"},
+          {"return_values", K::Bool, false, true},
+          {"return_indices", K::Bool, false, true}},
+         2,
+         2,
+         topKRule,
+         {1},
+         {},
+         {}},
     };
     for (const Def& d : defs) {
         OpKindInfo h;

@@ -524,6 +524,30 @@ std::vector<Type> cumRule(const Op& op, Vars in) {
     return {x.withLocation({})};
 }
 
+// tensor/sort.py TopKOp.make_node: a tensor of rank >= 1, an integer scalar k (negative: the
+// smallest); one output per return_* flag, |k| along the axis.
+std::vector<Type> topKRule(const Op& op, Vars in) {
+    const Type& x = ty(in, 0);
+    if (!x.rankKnown() || x.ndim() == 0) fail(op, "input 0 must be a tensor of rank >= 1, got " + x.str());
+    const int axis = normAxis(op, op.intAttr("axis"), x.ndim());
+    needInt(op, in, 1);
+    needRank(op, in, 1, 0);
+    auto dims = x.dims();
+    std::int64_t& d = dims[static_cast<std::size_t>(axis)];
+    if (const auto k = knownIntScalar(in[1])) {
+        const std::int64_t n = *k < 0 ? -*k : *k;
+        if (d >= 0 && n > d)
+            fail(op, "k " + std::to_string(*k) + " is larger than axis " + std::to_string(axis) + " of " + x.str());
+        d = n;
+    } else {
+        d = U;
+    }
+    std::vector<Type> out;
+    if (op.boolAttr("return_values")) out.emplace_back(x.dtype(), dims);
+    if (op.boolAttr("return_indices")) out.emplace_back(*parseDType(op.str("idx_dtype")), dims);
+    return out;
+}
+
 // ---------------------------------------------------------------- location wrappers
 TypeRule hostRule(TypeRule r, std::set<int> anyLocation) {
     return [r = std::move(r), anyLocation](const Op& op, Vars in) {

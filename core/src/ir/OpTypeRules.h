@@ -42,6 +42,9 @@ std::vector<Type> softmaxRule(const Op& op, Vars in);
 std::vector<Type> convRule(const Op& op, Vars in);
 std::vector<Type> poolRule(const Op& op, Vars in);
 std::vector<Type> cumRule(const Op& op, Vars in);
+/// TopKOp: values (x's dtype) and / or indices (idx_dtype), |k| along `axis` (unknown when k is
+/// not a known scalar); x of rank >= 1, k an integer scalar no larger than the axis.
+std::vector<Type> topKRule(const Op& op, Vars in);
 
 /// A host kind's rule: every input on the host, except those in `anyLocation` (Shape of a GPU
 /// value); the outputs on the host.
