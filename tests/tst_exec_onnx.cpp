@@ -24,6 +24,107 @@ private slots:
     void initTestCase() { (void)rng(); }
 
     // ------------------------------------------------------------------ ONNX fallbacks
+    // TopKOp (OnnxTopK's kernel too) against hand-worked lines (ties lower index first, NaN
+    // above every number, -0 and 0 equal, k = 0, k = the axis length) and, on random data
+    // with many ties in every dtype, against each element's rank counted directly.
+    void topKValues() {
+        auto topk = [](Harness& h, Variable* x, std::int64_t k, std::int64_t axis, json extra = json::object()) {
+            extra["axis"] = axis;
+            Variable* kv = h.constant(ints(DType::Int64, {}, {static_cast<double>(k)}));
+            return h.g.makeApply(Op::get("TopKOp", extra), {x, kv})->outputs();
+        };
+        {
+            Harness h;
+            Variable* x = h.input(ints(DType::Float32, {2, 6}, {3, 1, 3, NAN, -0.0, 0.0, 5, 5, 5, 5, 5, 5}));
+            std::vector<Variable*> outs;
+            for (std::int64_t k : {4, -4, 0, 6, -6})
+                for (Variable* v : topk(h, x, k, 1)) outs.push_back(v);
+            const auto r = h.run(outs);
+            QCOMPARE(r[0].shape(), (Shape{2, 4}));
+            VERIFY_CLOSE(r[0], (std::vector<double>{NAN, 3, 3, 1, 5, 5, 5, 5}));
+            QCOMPARE(r[1].dtype(), DType::Int64);
+            QCOMPARE(r[1].toDoubles(), (std::vector<double>{3, 0, 2, 1, 0, 1, 2, 3}));
+            VERIFY_CLOSE(r[2], (std::vector<double>{-0.0, 0, 1, 3, 5, 5, 5, 5}));
+            QVERIFY(std::signbit(r[2].at(0)) && !std::signbit(r[2].at(1)));
+            QCOMPARE(r[3].toDoubles(), (std::vector<double>{4, 5, 1, 0, 0, 1, 2, 3}));
+            QCOMPARE(r[4].shape(), (Shape{2, 0}));
+            QCOMPARE(r[5].shape(), (Shape{2, 0}));
+            QCOMPARE(r[7].toDoubles(), (std::vector<double>{3, 0, 2, 1, 4, 5, 0, 1, 2, 3, 4, 5}));
+            QCOMPARE(r[9].toDoubles(), (std::vector<double>{4, 5, 1, 0, 2, 3, 0, 1, 2, 3, 4, 5}));
+        }
+        // ranks counted directly: element a of a line comes before b when more extreme, or equal
+        // with a lower index; NaN is above every number
+        auto reference = [](const Tensor& x, int axis, std::int64_t k) {
+            const auto v = x.toDoubles();
+            std::int64_t outer = 1, n = x.dim(axis), inner = 1;
+            for (int a = 0; a < x.ndim(); ++a)
+                if (a != axis) (a < axis ? outer : inner) *= x.dim(a);
+            const std::int64_t kk = std::abs(k);
+            std::vector<double> vals(static_cast<std::size_t>(outer * kk * inner)), idx(vals.size());
+            auto above = [&](double p, double q) { return std::isnan(p) ? !std::isnan(q) : !std::isnan(q) && p > q; };
+            for (std::int64_t o = 0; o < outer; ++o)
+                for (std::int64_t i = 0; i < inner; ++i)
+                    for (std::int64_t a = 0; a < n; ++a) {
+                        const double va = v[static_cast<std::size_t>((o * n + a) * inner + i)];
+                        std::int64_t rank = 0;
+                        for (std::int64_t b = 0; b < n; ++b) {
+                            const double vb = v[static_cast<std::size_t>((o * n + b) * inner + i)];
+                            const bool tie = !above(va, vb) && !above(vb, va);
+                            rank += (k >= 0 ? above(vb, va) : above(va, vb)) || (tie && b < a);
+                        }
+                        if (rank >= kk) continue;
+                        const auto e = static_cast<std::size_t>((o * kk + rank) * inner + i);
+                        vals[e] = va;
+                        idx[e] = static_cast<double>(a);
+                    }
+            return std::pair{vals, idx};
+        };
+        for (DType dt : {DType::Int8, DType::UInt8, DType::Int16, DType::UInt16, DType::Int32, DType::UInt32,
+                         DType::Int64, DType::UInt64, DType::Float32, DType::Float64}) {
+            Harness h;
+            const Tensor xt = randn(dt, {3, 7, 4}, 0, 5); // 0..5: many ties
+            Variable* x = h.input(xt);
+            const std::vector<std::pair<int, std::int64_t>> cases = {{1, 3}, {1, -3}, {0, 3}, {2, -4}, {1, 7}, {-1, 1}};
+            std::vector<Variable*> outs;
+            for (auto [axis, k] : cases)
+                for (Variable* v : topk(h, x, k, axis)) outs.push_back(v);
+            Variable* i32 = topk(h, x, -2, 1, {{"idx_dtype", "int32"}, {"return_values", false}})[0];
+            Variable* vOnly = topk(h, x, 2, 2, {{"return_indices", false}})[0];
+            outs.push_back(i32);
+            outs.push_back(vOnly);
+            const auto r = h.run(outs);
+            const QString what = QString::fromLatin1(dtypeName(dt).data());
+            for (std::size_t c = 0; c < cases.size(); ++c) {
+                const int axis = cases[c].first < 0 ? cases[c].first + 3 : cases[c].first;
+                const auto [vals, idx] = reference(xt, axis, cases[c].second);
+                QVERIFY2(r[2 * c].dtype() == dt, qPrintable(what));
+                QVERIFY2(r[2 * c].toDoubles() == vals, qPrintable(what + QString(" case %1 values").arg(c)));
+                QVERIFY2(r[2 * c + 1].toDoubles() == idx, qPrintable(what + QString(" case %1 indices").arg(c)));
+            }
+            QCOMPARE(r[2 * cases.size()].dtype(), DType::Int32);
+            QCOMPARE(r[2 * cases.size()].toDoubles(), reference(xt, 1, -2).second);
+            QCOMPARE(r[2 * cases.size() + 1].toDoubles(), reference(xt, 2, 2).first);
+        }
+        // OnnxTopK is the same kernel: largest = 0 is TopKOp's negative k; K out of range refused
+        Harness h;
+        const Tensor xt = randn(DType::Float32, {4, 6}, 0, 3);
+        Variable* x = h.input(xt);
+        Variable* kIn = h.constant(ints(DType::Int64, {1}, {3}));
+        Apply* onnx = h.g.makeApply(Op::get("OnnxTopK", {{"axis", 0}, {"largest", 0}}), {x, kIn},
+                                    std::vector<Type>{Type::parse("float32[3,6]"), Type::parse("int64[3,6]")});
+        const auto mine = topk(h, x, -3, 0);
+        const auto r = h.run({onnx->output(0), onnx->output(1), mine[0], mine[1]});
+        QCOMPARE(r[0].toDoubles(), r[2].toDoubles());
+        QCOMPARE(r[1].toDoubles(), r[3].toDoubles());
+        QCOMPARE(r[1].toDoubles(), reference(xt, 0, -3).second);
+        Harness bad;
+        Variable* bx = bad.input(xt);
+        Apply* big = bad.g.makeApply(Op::get("TopKOp", {{"axis", 1}}), {bx, bad.input(ints(DType::Int64, {}, {-7}))});
+        const QString e = errorOf([&] { (void)bad.run(big->outputs()); });
+        QVERIFY2(e.contains("TopKOp{axis=1, sorted=True}") && e.contains("k -7 is larger than axis 1 of float32[4,6]"),
+                 qPrintable(e));
+    }
+
     void onnxKernels() {
         Harness h;
         Tensor x = randn(DType::Float32, {1, 2, 5});

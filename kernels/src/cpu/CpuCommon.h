@@ -63,6 +63,15 @@ Shape batchedGemmShape(const KernelCall& c, const Tensor& a, const Tensor& b);
 Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, const std::string& scalar,
                     DType dt, const std::string& pre = {});
 
+/// The |k| largest (k > 0) or smallest (k < 0) elements of x along `axis`, sorted from the most
+/// extreme, equal values lower index first (ONNX TopK's order), NaN above every number: values
+/// (x's dtype) and indices (idxDtype) of x's shape with |k| along the axis. TopKOp / GpuTopKOp
+/// and OnnxTopK; fails `c` when |k| exceeds the axis.
+struct TopKResult {
+    Tensor values, indices;
+};
+TopKResult topK(const KernelCall& c, const Tensor& x, int axis, std::int64_t k, DType idxDtype);
+
 /// The part of x a Subtensor / IncSubtensor idx selects (core's resolveSubtensor, ir/Subtensor.h).
 /// Symbolic "?" entries take the integer scalar inputs from `firstSym` on, in order. Fails naming
 /// the node for out-of-bounds indices.

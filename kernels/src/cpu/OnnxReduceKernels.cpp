@@ -156,40 +156,17 @@ void onnxCumSum(KernelCall& c) {
 }
 
 // TopK: the K largest (or smallest) values along `axis` and their int64 indices, sorted; equal
-// values keep the lower index first, as the ONNX reference does.
+// values keep the lower index first, as the ONNX reference does (TopKOp's kernel, topK).
 void onnxTopK(KernelCall& c) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", -1), x.ndim());
     const std::int64_t k = scalarInt(c, 1);
-    const bool largest = c.op().intAttr("largest", 1) != 0;
     const AxisSplit s = splitAt(x, axis);
     if (k < 0 || k > s.n)
         c.fail("K " + std::to_string(k) + " out of range for axis " + std::to_string(axis) + " of " + x.typeStr());
-    Shape out = x.shape();
-    out[static_cast<std::size_t>(axis)] = k;
-    Tensor values = c.allocate(x.dtype(), out), indices = c.allocate(DType::Int64, out);
-    visitDType(x.dtype(), "TopK", [&](auto z) {
-        using T = decltype(z);
-        const T* xp = x.data<T>();
-        T* vp = values.data<T>();
-        std::int64_t* ip = indices.data<std::int64_t>();
-        std::vector<std::int64_t> order(static_cast<std::size_t>(s.n));
-        forEachLane(s, [&](std::int64_t lane, std::int64_t first) {
-            const T* p = xp + first;
-            std::iota(order.begin(), order.end(), 0);
-            std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-                return largest ? p[a * s.inner] > p[b * s.inner] : p[a * s.inner] < p[b * s.inner];
-            });
-            const std::int64_t o = lane / s.inner, i = lane % s.inner;
-            for (std::int64_t j = 0; j < k; ++j) {
-                const std::int64_t e = (o * k + j) * s.inner + i;
-                vp[e] = p[order[static_cast<std::size_t>(j)] * s.inner];
-                ip[e] = order[static_cast<std::size_t>(j)];
-            }
-        });
-    });
-    c.outputs[0] = std::move(values);
-    if (c.outputs.size() > 1) c.outputs[1] = std::move(indices);
+    TopKResult r = topK(c, x, axis, c.op().intAttr("largest", 1) != 0 ? k : -k, DType::Int64);
+    c.outputs[0] = std::move(r.values);
+    if (c.outputs.size() > 1) c.outputs[1] = std::move(r.indices);
 }
 
 } // namespace
