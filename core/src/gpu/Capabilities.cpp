@@ -18,6 +18,9 @@ GpuCapabilities GpuCapabilities::defaults() {
                           "GpuLogSoftmax", "GpuDnnBatchNormInference"})
         c.m_table[k] = floats;
     c.m_table["GpuCumOp"] = {DType::Float32};
+    // Test_TopK's _all_dtypes (tensor/tests/test_sort.py): integers and floats, no bool
+    c.m_table["GpuTopKOp"] = all;
+    c.m_table["GpuTopKOp"].erase(DType::Bool);
     return c;
 }
 

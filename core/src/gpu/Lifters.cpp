@@ -207,6 +207,19 @@ std::vector<Variable*> liftAssert(LiftContext& c) {
     return {mk(c.graph, "Assert", attrsOf(c.node), ins, c.node)};
 }
 
+// local_gpua_topkop (gpuarray/opt.py): GpuTopKOp with k on the host. The capability table is
+// read for x's dtype (output 0 is the indices when return_values is false). Theano declines
+// sorted=True (its TopKOp has no sorted form); PassLens's kernels sort, so both lift
+// (docs/THEANO_NOTES.md).
+std::vector<Variable*> liftTopK(LiftContext& c) {
+    if (auto why = c.caps.check("GpuTopKOp", c.inputs[0]->type().dtype())) {
+        c.reason = *why;
+        return {};
+    }
+    static const LifterFn lift = simple("GpuTopKOp", {1});
+    return lift(c);
+}
+
 std::map<std::string, std::vector<Lifter>> buildTable() {
     std::map<std::string, std::vector<Lifter>> t;
     auto add = [&](const std::string& host, const std::string& name, const std::string& gpu, LifterFn fn) {
@@ -238,6 +251,7 @@ std::map<std::string, std::vector<Lifter>> buildTable() {
         simple("GpuDnnBatchNormInference"));
     add("CpuContiguous", "local_gpua_contiguous", "GpuContiguous", simple("GpuContiguous"));
     add("CumOp", "local_gpua_cumop", "GpuCumOp", simple("GpuCumOp"));
+    add("TopKOp", "local_gpua_topkop", "GpuTopKOp", liftTopK);
     add("Assert", "local_gpua_assert", "", liftAssert);
     add("Shape", "local_gpua_shape", "", liftShape);
     add("Shape_i", "local_gpua_shape_i", "", liftShape);

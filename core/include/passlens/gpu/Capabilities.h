@@ -18,7 +18,7 @@ class GpuCapabilities {
 public:
     /// The backend's table: every GPU kind takes bool, integers and floats (no complex); BLAS,
     /// convolution, pooling, softmax and batch norm take floats only; GpuCumOp float32 only
-    /// (as Theano's GPU CumOp).
+    /// (as Theano's GPU CumOp); GpuTopKOp integers and floats (as Theano's GPU TopK, no bool).
     static GpuCapabilities defaults();
 
     /// std::nullopt when `gpuKind` supports `dt`; otherwise the reason, e.g.
