@@ -285,4 +285,7 @@ private slots:
     void sequenceAndOptionalValues();
     void otherDomainsOnly();
     void fuzzFindings();
+    // tst_onnx_topk.cpp
+    void topKMapsToTopKOp();
+    void topKLiftedByTheano();
 };

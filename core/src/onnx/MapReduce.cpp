@@ -1,5 +1,5 @@
 // ONNX reductions to Theano CAReduce (mean as a sum divided by the element count, as Theano
-// does), the global pools and CumSum (OPS.md "Import rules").
+// does), the global pools, CumSum and TopK (OPS.md "Import rules").
 #include "NodeMapper.h"
 
 #include "passlens/ir/OpRegistry.h"
@@ -72,6 +72,46 @@ std::vector<Variable*> mapCumSum(NodeMapper& m) {
     return {m.mk("CumOp", {{"axis", m.normAxis((*ax)[0], m.rank(m.in[0]))}, {"mode", "add"}}, {m.in[0]})};
 }
 
+// TopK to TopKOp (tensor/sort.py topk_and_argtopk): k an int64 scalar, negated for the
+// smallest (largest=0), Theano's convention. Opset 1 takes k as an attribute, opset 10 as input
+// 1: a constant, or else its element 0 read on the host behind an Assert that it is not
+// negative. Opset 11 adds largest and sorted (TopKOp's `sorted`; its kernels always sort, with
+// ONNX's order: docs/THEANO_NOTES.md).
+std::vector<Variable*> mapTopK(NodeMapper& m) {
+    m.need(m.opset < 10 ? 1 : 2);
+    const std::int64_t axis = m.axisAttr("axis", -1, m.rank(m.in[0]));
+    const bool largest = m.opset < 11 || m.intAttr("largest", 1) != 0;
+    const bool sorted = m.opset < 11 || m.intAttr("sorted", 1) != 0;
+    std::optional<std::int64_t> known;
+    Variable* k = nullptr;
+    if (m.opset < 10) {
+        const auto* a = m.attr("k", onnx::AttributeProto::INT);
+        if (!a) m.fail("TopK-1 needs the attribute 'k'");
+        known = a->i();
+    } else {
+        Variable* kIn = m.in[1];
+        if (!isInteger(kIn->type().dtype()) || kIn->type().ndim() > 1 ||
+            (kIn->type().ndim() == 1 && kIn->type().dims()[0] >= 0 && kIn->type().dims()[0] != 1))
+            m.fail("K must be an integer tensor of one element, got " + kIn->type().str());
+        if (auto c = m.constInts(kIn)) {
+            if (c->size() != 1) m.fail("K must hold one value, holds " + std::to_string(c->size()));
+            known = (*c)[0];
+        } else {
+            Variable* k0 = m.scalarAt(kIn, 0);
+            k = m.mk("Assert", {{"msg", "TopK: K must not be negative"}},
+                     {k0, m.elem("ge", {k0, m.constInt64({0}, true)})});
+            if (!largest) k = m.elem("neg", {k});
+        }
+    }
+    if (known) {
+        if (*known < 0) m.fail("K must not be negative, got " + std::to_string(*known));
+        k = m.constInt64({largest ? *known : -*known}, true);
+    }
+    Apply* a = m.g.makeApply(Op::get("TopKOp", {{"axis", axis}, {"sorted", sorted}}), {m.in[0], k}, std::nullopt,
+                             m.node.name());
+    return a->outputs();
+}
+
 } // namespace
 
 void addReductionMappers(MapperTable& table) {
@@ -83,6 +123,7 @@ void addReductionMappers(MapperTable& table) {
     addMapper(table, "GlobalAveragePool", mapGlobalPool);
     addMapper(table, "GlobalMaxPool", mapGlobalPool);
     addMapper(table, "CumSum", mapCumSum);
+    addMapper(table, "TopK", mapTopK);
 }
 
 } // namespace passlens::onnximport
