@@ -311,6 +311,61 @@ private slots:
         QVERIFY2(half.contains("dtype float16 is not supported by the CUDA backend"), qPrintable(half));
     }
 
+    // GpuTopKOp as the CPU's TopKOp, bit for bit: every dtype it takes, ties (values 0..4), NaN,
+    // -0 and 0, k = 0, k = the axis length, negative k, lines longer than a block, idx_dtype
+    // int32 and one output only; then k beyond the axis refused.
+    void cudaTopK() {
+        NEED_CUDA();
+        GpuHarness h;
+        auto topk = [&](Variable* x, std::int64_t k, std::int64_t axis, json extra = json::object()) {
+            extra["axis"] = axis;
+            Variable* kv = h.g.addConstant(ints(DType::Int64, {}, {static_cast<double>(k)}).toTensorData());
+            std::vector<Variable*> outs;
+            for (Variable* o : h.g.makeApply(Op::get("GpuTopKOp", extra), {x, kv})->outputs())
+                outs.push_back(h.host(o));
+            return outs;
+        };
+        std::vector<Variable*> outs;
+        auto add = [&](const std::vector<Variable*>& v) { outs.insert(outs.end(), v.begin(), v.end()); };
+        for (DType dt : {DType::Int8, DType::UInt8, DType::Int16, DType::UInt16, DType::Int32, DType::UInt32,
+                         DType::Int64, DType::UInt64, DType::Float32, DType::Float64}) {
+            Variable* x = h.input(randn(dt, {3, 9, 4}, 0, 4));
+            add(topk(x, 4, 1));
+            add(topk(x, -4, 1));
+            add(topk(x, 3, 0));
+            add(topk(x, 9, -2));
+            add(topk(x, 0, 2));
+        }
+        Variable* special =
+            h.input(ints(DType::Float32, {2, 6}, {3, NAN, 1, -0.0, 0.0, NAN, -INFINITY, 2, INFINITY, 2, NAN, 0}));
+        for (std::int64_t k : {6, -6, 2, -2}) add(topk(special, k, 1));
+        Variable* longLines = h.input(randn(DType::Float32, {2, 600, 3}, 0, 50)); // ties, 600 > one block
+        add(topk(longLines, 37, 1));
+        add(topk(longLines, -600, 1));
+        add(topk(h.input(randn(DType::Float64, {5, 6})), -3, 0, {{"idx_dtype", "int32"}, {"return_values", false}}));
+        add(topk(h.input(randn(DType::Int32, {5, 6}, -3, 3)), 2, 1, {{"return_indices", false}}));
+        const auto [cpu, gpu] = h.both(outs);
+        QCOMPARE(gpu.size(), cpu.size());
+        for (std::size_t i = 0; i < cpu.size(); ++i) {
+            QString why;
+            QVERIFY2(sameBits(gpu[i], cpu[i], &why), qPrintable(QString("output %1: %2").arg(i).arg(why)));
+        }
+        const std::size_t sp = 10 * 10; // the special line's outputs: k = 6 values, indices, ...
+        QCOMPARE(gpu[sp + 1].toDoubles(), (std::vector<double>{1, 5, 0, 2, 3, 4, 4, 2, 1, 3, 5, 0}));
+        QCOMPARE(gpu[sp + 3].toDoubles(), (std::vector<double>{3, 4, 2, 0, 1, 5, 0, 5, 1, 3, 2, 4}));
+        QVERIFY(std::signbit(gpu[sp + 2].at(0)) && !std::signbit(gpu[sp + 2].at(1)));
+        QCOMPARE(gpu[outs.size() - 2].dtype(), DType::Int32);
+        // refusal at run time (k a graph input: the type rule refuses a known k beyond the axis)
+        GpuHarness r;
+        Variable* rx = r.input(randn(DType::Float32, {2, 3}));
+        r.values.push_back(ints(DType::Int64, {}, {-4}));
+        Apply* big =
+            r.g.makeApply(Op::get("GpuTopKOp", {{"axis", 1}}), {rx, r.g.addInput(Type::parse("int64[]"), "k")});
+        r.g.setOutputs({r.host(big->output(0))});
+        const QString e = errorOf([&] { (void)r.run(DeviceChoice::Cuda); });
+        QVERIFY2(e.contains("k -4 is larger than axis 1 of float32[2,3]"), qPrintable(e));
+    }
+
     // GEMMs as the CPU: batch 0, K = 0, mixed dtypes (read in the output dtype), broadcast batches.
     void cudaGemmShapes() {
         NEED_CUDA();

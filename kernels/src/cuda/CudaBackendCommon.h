@@ -44,7 +44,7 @@ Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d);
 /// Shapes and indexing: GpuDimShuffle, GpuReshape, GpuSubtensor, GpuIncSubtensor,
 /// GpuAdvancedSubtensor1, GpuJoin, GpuSplit, GpuAlloc, GpuAllocEmpty, GpuContiguous.
 void registerShapeKernels(KernelRegistry& r);
-/// Reductions, softmax, GpuCumOp, BLAS, GpuCorrMM, GpuPool and batch normalisation.
+/// Reductions, softmax, GpuCumOp, GpuTopKOp, BLAS, GpuCorrMM, GpuPool and batch normalisation.
 void registerMathKernels(KernelRegistry& r);
 
 } // namespace passlens::cudabackend

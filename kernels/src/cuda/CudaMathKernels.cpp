@@ -1,5 +1,5 @@
-// CUDA backend (C++ side): the kernels of reductions, softmax, cumulative ops, BLAS, convolution, pooling and batch
-// normalisation. Device work goes through CudaOps.h; parameters are parsed with the CPU backend's helpers.
+// CUDA backend (C++ side): the kernels of reductions, softmax, cumulative ops, top-k, BLAS, convolution, pooling
+// and batch normalisation. Device work goes through CudaOps.h; parameters are parsed with the CPU backend's helpers.
 #include "../cpu/Conv.h"
 #include "CudaBackendCommon.h"
 
@@ -69,6 +69,27 @@ void gpuCumOp(KernelCall& c) {
     cuda::cumulative(x.rawData(), y.rawData(), dt(x.dtype()), outer, len, inner, c.op().str("mode") == "mul",
                      c.ctx.device);
     c.outputs[0] = std::move(y);
+}
+
+// GpuTopKOp: k on the host; the checks and output shapes are the CPU's (cpu::topK).
+void gpuTopK(KernelCall& c) {
+    const Tensor& x = needDevice(c, 0);
+    if (x.ndim() == 0) c.fail("needs a tensor of rank >= 1, got " + x.typeStr());
+    const int axis = cpu::normAxis(c, c.op().intAttr("axis", -1), x.ndim());
+    const std::int64_t k = cpu::scalarInt(c, 1), kk = k < 0 ? -k : k;
+    const DType idx = *parseDType(c.op().str("idx_dtype"));
+    if (kk > x.dim(axis))
+        c.fail("k " + std::to_string(k) + " is larger than axis " + std::to_string(axis) + " of " + x.typeStr());
+    needSupported(c, x.dtype());
+    Shape out = x.shape();
+    out[static_cast<std::size_t>(axis)] = kk;
+    Tensor values = devAlloc(c, x.dtype(), out), indices = devAlloc(c, idx, out);
+    cuda::topK(x.rawData(), dt(x.dtype()), shapeNumel(Shape(x.shape().begin(), x.shape().begin() + axis)), x.dim(axis),
+               shapeNumel(Shape(x.shape().begin() + axis + 1, x.shape().end())), k, values.rawData(), indices.rawData(),
+               dt(idx), c.ctx.device);
+    std::size_t o = 0;
+    if (c.op().boolAttr("return_values", true)) c.outputs[o++] = std::move(values);
+    if (c.op().boolAttr("return_indices", true)) c.outputs[o] = std::move(indices);
 }
 
 // ------------------------------------------------------------------ BLAS
@@ -246,6 +267,7 @@ void registerMathKernels(KernelRegistry& r) {
     r.add("GpuSoftmax", B, [](KernelCall& c) { softmaxLike(c, false); });
     r.add("GpuLogSoftmax", B, [](KernelCall& c) { softmaxLike(c, true); });
     r.add("GpuCumOp", B, gpuCumOp);
+    r.add("GpuTopKOp", B, gpuTopK);
     r.add("GpuDot22", B, gpuDot22);
     r.add("GpuGemm", B, gpuGemm);
     r.add("GpuGemv", B, gpuGemv);

@@ -98,7 +98,7 @@ void gatherRows(void* out, const void* x, const long long* idxDevice, long long 
 /// NaN / inf / beyond int64 give 0). float16 is not supported (the caller refuses it).
 void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n, int device);
 
-// ---- reductions and scans (float32 / float64)
+// ---- reductions, scans and selection
 /// Reduces x over the dims flagged in `reduced` (0 add, 1 mul, 2 max, 3 min; pre 0 none, 1 sqr, 2 abs)
 /// as the CPU's reduceTensor: accumulates in the output's arithmetic (float32 -> float, float64 ->
 /// double, uint64 -> uint64, other integers -> int64), max / min propagate NaN. float16 is not
@@ -109,6 +109,13 @@ void softmax(const void* x, void* y, int dtype, long long outer, long long len, 
              int device);
 void cumulative(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool mul,
                 int device);
+/// GpuTopKOp as the CPU's topK (cpu/CpuCommon.h): the |k| <= len largest (k > 0) or smallest
+/// (k < 0) elements of each line of x (outer x len x inner, dtype any but float16), sorted from the
+/// most extreme, equal values lower index first, NaN above every number, into values (x's dtype)
+/// and indices (dtype idxDtype, an integer), both outer x |k| x inner. One block per line, each
+/// element's rank counted against the line (stopping at |k|): O(len * min(len, ...)) per line.
+void topK(const void* x, int dtype, long long outer, long long len, long long inner, long long k, void* values,
+          void* indices, int idxDtype, int device);
 
 // ---- convolution, pooling, normalisation (float32)
 struct ConvShape {

@@ -1,5 +1,6 @@
-// CUDA kernels of the backend: reductions (one warp per output element), softmax and cumulative
-// sums and products. Semantics follow the CPU backend (kernels/src/cpu/ReduceKernels.cpp).
+// CUDA kernels of the backend: reductions (one warp per output element), softmax, cumulative
+// sums and products, and top-k selection. Semantics follow the CPU backend
+// (kernels/src/cpu/ReduceKernels.cpp).
 #include "KernelCommon.h"
 #include "Launch.h"
 
@@ -107,6 +108,47 @@ __global__ void cumKernel(const T* x, T* y, long long outer, long long len, long
     }
 }
 
+// a comes before b in top-k order: more extreme first, NaN above every number, then the lower
+// index (the CPU's topK)
+template <class T> __device__ bool topKBefore(T va, long long a, T vb, long long b, bool largest) {
+    if constexpr (std::is_floating_point<T>::value) {
+        const bool na = va != va, nb = vb != vb;
+        if (na || nb) return na != nb ? (largest ? na : nb) : a < b;
+    }
+    if (va != vb) return largest ? va > vb : va < vb;
+    return a < b;
+}
+
+// one block per line (grid-stride over lines), one thread per element: the element's rank is
+// the number of elements before it; ranks below k are the outputs' positions
+template <class T>
+__global__ void topKKernel(const T* x, long long lines, long long len, long long inner, long long k, bool largest,
+                           T* values, void* indices, int idxDt) {
+    for (long long line = blockIdx.x; line < lines; line += gridDim.x) {
+        const long long o = line / inner, i = line % inner;
+        const T* p = x + o * len * inner + i;
+        for (long long a = threadIdx.x; a < len; a += blockDim.x) {
+            const T va = p[a * inner];
+            long long rank = 0;
+            for (long long b = 0; b < len && rank < k; ++b) rank += topKBefore<T>(p[b * inner], b, va, a, largest);
+            if (rank < k) {
+                const long long e = (o * k + rank) * inner + i;
+                values[e] = va;
+                store<long long>(indices, idxDt, e, a);
+            }
+        }
+    }
+}
+
+template <class T>
+void launchTopK(const void* x, long long lines, long long len, long long inner, long long k, bool largest, void* values,
+                void* indices, int idxDt, cudaStream_t s) {
+    const long long threads = len < kThreads ? (len + 31) / 32 * 32 : kThreads;
+    const unsigned blocks = static_cast<unsigned>(lines < 65535LL * 32 ? lines : 65535LL * 32);
+    launch("topKKernel", topKKernel<T>, blocks, static_cast<unsigned>(threads), s, static_cast<const T*>(x), lines, len,
+           inner, k, largest, static_cast<T*>(values), indices, idxDt);
+}
+
 } // namespace
 
 void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out,
@@ -182,6 +224,30 @@ void cumulative(const void* x, void* y, int dtype, long long outer, long long le
     else
         throw std::runtime_error("GpuCumOp: dtype code " + std::to_string(dtype) + " is not supported");
     checkLaunch("cumulative kernel launch");
+}
+
+void topK(const void* x, int dtype, long long outer, long long len, long long inner, long long k, void* values,
+          void* indices, int idxDtype, int device) {
+    const bool largest = k >= 0;
+    const long long kk = largest ? k : -k;
+    const long long lines = outer * inner;
+    if (lines == 0 || kk == 0) return;
+    cudaStream_t s = streamOf(device);
+    switch (dtype) {
+    case Bool:
+    case U8: launchTopK<unsigned char>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case I8: launchTopK<signed char>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case I16: launchTopK<short>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case U16: launchTopK<unsigned short>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case I32: launchTopK<int>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case U32: launchTopK<unsigned int>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case I64: launchTopK<long long>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case U64: launchTopK<unsigned long long>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case F32: launchTopK<float>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    case F64: launchTopK<double>(x, lines, len, inner, kk, largest, values, indices, idxDtype, s); break;
+    default: throw std::runtime_error("GpuTopKOp: dtype code " + std::to_string(dtype) + " is not supported");
+    }
+    checkLaunch("top-k kernel launch");
 }
 
 } // namespace passlens::cuda
