@@ -153,6 +153,7 @@ private slots:
     void test_softmax();
     void test_gpu_cumop_data();
     void test_gpu_cumop();
+    void test_gpu_topk();
     void test_pool2d();
     void test_corrmm_conv2d_fwd();
     void test_incsub();

@@ -2,6 +2,8 @@
 // test_pool.py and test_blas.py (see tst_theano_port.h).
 #include "tst_theano_port.h"
 
+#include <algorithm>
+
 // ------------------------------------------------------------ gpuarray/tests/test_nnet.py,
 // test_extra_ops.py, test_pool.py, test_blas.py: the remaining lifters
 
@@ -91,6 +93,58 @@ void TestTheanoPort::test_gpu_cumop() {
         const passlens::Tensor mt = values(DType::Float32, {5, 4}, 6, 0.5, 1);
         QVERIFY2(allClose(asVector(eval(m, {mt})[0]), cum(asVector(mt), 5, 4, axis)), axis.dump().c_str());
     }
+}
+
+// gpuarray/tests/test_sort.py Test_GpuTopK (tensor/tests/test_sort.py Test_TopK with
+// mode_with_gpu and op_class GpuTopKOp): test_topk_sanity / test_combined_sanity over
+// _all_dtypes, axis -1 and 0 (no axis None: it flattens first), and test_combined_1d on
+// Theano's sizes and k with unique values (gen_unique_vector), float32 / int32, idx_dtype
+// int32 / int64: a GpuTopKOp, and the largest (k > 0) or smallest (k < 0) values and their
+// indices. Theano asserts them as sets (sorted=False); PassLens's kernels sort, so they are
+// compared in order here. float16 is lifted (GpuTopKOp's _f16_ok) but has no CPU kernel, so
+// its values are not run.
+void TestTheanoPort::test_gpu_topk() {
+    auto body = [](const std::string& type, std::int64_t k, std::int64_t axis, const std::string& idx) {
+        const json node = {{"op", "TopKOp"},
+                           {"attrs", {{"axis", axis}, {"sorted", false}, {"idx_dtype", idx}}},
+                           {"inputs", {"x", k}},
+                           {"outputs", {"v", "i"}}};
+        return std::string(R"("inputs": [{"name": "x", "type": )") + json(type).dump() + R"(}], "nodes": [)" +
+               node.dump() + R"(], "outputs": ["v", "i"])";
+    };
+    for (const char* dt :
+         {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"})
+        for (std::int64_t axis : {-1, 0}) {
+            const QString what = QString("%1 axis %2").arg(dt).arg(axis);
+            Compiled f = compile(body(std::string(dt) + "[?]", 1, axis, "int64"));
+            QVERIFY2(count(f, "GpuTopKOp") == 1 && count(f, "TopKOp") == 0, qPrintable(what + ": " + kinds(f)));
+            if (std::string(dt) == "float16") continue;
+            const auto r = eval(f, {passlens::Tensor::fromDoubles(*parseDType(dt), {1}, {1})});
+            QVERIFY2(r[0].dtype() == *parseDType(dt) && asVector(r[0]) == std::vector<double>{1}, qPrintable(what));
+            QVERIFY2(r[1].dtype() == DType::Int64 && asVector(r[1]) == std::vector<double>{0}, qPrintable(what));
+        }
+    for (std::int64_t n : {16, 61, 257})
+        for (std::int64_t k : {std::int64_t(1), std::int64_t(-1), std::int64_t(10), n / 2, n - 1, 1 - n})
+            for (const char* dt : {"float32", "int32"})
+                for (const char* idx : {"int32", "int64"}) {
+                    const QString what = QString("n %1 k %2 %3 %4").arg(n).arg(k).arg(dt).arg(idx);
+                    Compiled f = compile(body(std::string(dt) + "[?]", k, -1, idx));
+                    QVERIFY2(count(f, "GpuTopKOp") == 1, qPrintable(what + ": " + kinds(f)));
+                    std::vector<double> x(static_cast<std::size_t>(n)); // unique: a permutation of 0..n-1, shifted
+                    for (std::int64_t i = 0; i < n; ++i)
+                        x[static_cast<std::size_t>(i)] = double((i * 7) % n) - 2.0 * double(n);
+                    const auto r = eval(f, {passlens::Tensor::fromDoubles(*parseDType(dt), {n}, x)});
+                    std::vector<double> order(x.size());
+                    for (std::size_t i = 0; i < x.size(); ++i) order[i] = double(i);
+                    std::sort(order.begin(), order.end(), [&](double a, double b) {
+                        return k > 0 ? x[std::size_t(a)] > x[std::size_t(b)] : x[std::size_t(a)] < x[std::size_t(b)];
+                    });
+                    order.resize(static_cast<std::size_t>(std::abs(k)));
+                    std::vector<double> vals;
+                    for (double i : order) vals.push_back(x[static_cast<std::size_t>(i)]);
+                    QVERIFY2(r[1].dtype() == *parseDType(idx) && asVector(r[1]) == order, qPrintable(what));
+                    QVERIFY2(asVector(r[0]) == vals, qPrintable(what));
+                }
 }
 
 // test_pool2d (a subset of its shapes, all its modes PassLens models: max,
