@@ -11,7 +11,7 @@
 // sensitive than wall time to other processes taking the cores on a busy machine).
 // - resnet18, mobilenet_v2, squeezenet1_1, transformer_encoder_layer, mlp (default): median (and
 //   min) of 30 runs after 5 warm-ups, OpenBLAS at 1 thread (same count as onnxruntime in
-//   ~/ortbench/ort_latency.mjs, docs/BENCHMARKS.md), for the source graph and the final graph of
+//   bench/ort_latency.mjs, docs/BENCHMARKS.md), for the source graph and the final graph of
 //   the theano pipeline (GPU ops emulated on the CPU);
 // - resnet18 without --phase, --ab, --batch or --device cuda: peak host memory of the executor
 //   (buffer pool footprint) and of the process, against weights + the largest live activations.
