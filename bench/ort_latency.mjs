@@ -7,7 +7,10 @@
 // CORPUS_DIR/testdata/MODEL/test_data_set_0/input_N.pb (TensorProto); WARMUP runs (default 5),
 // then RUNS timed runs of session.run (default 30). Prints one line per model in bench_exec's
 // form, times in milliseconds:
-//   MODEL<TAB>onnxruntime<TAB>median_ms=..<TAB>min_ms=..<TAB>threads=N<TAB>ort=VERSION
+//   MODEL<TAB>onnxruntime<TAB>median_ms=..<TAB>min_ms=..<TAB>cpu_median_ms=..<TAB>threads=N<TAB>ort=VERSION
+// cpu_median_ms: the median of the runs' CPU time of the whole process (process.cpuUsage, user +
+// system), bench_exec's cpu_median_ms for a process whose only busy thread is the intra-op one;
+// less sensitive than wall time to other processes taking the cores on a busy machine.
 // Exit status: 0, 1 when a model is missing or fails, 2 for a usage error.
 import { readFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -137,14 +140,17 @@ for (const m of models) {
         const feeds = {};
         session.inputNames.forEach((name, i) => { feeds[name] = parseTensorProto(readFileSync(join(dir, files[i])), files[i]); });
         for (let i = 0; i < warmup; ++i) await session.run(feeds);
-        const times = [];
+        const times = [], cpu = [];
         for (let i = 0; i < runs; ++i) {
-            const t0 = process.hrtime.bigint();
+            const c0 = process.cpuUsage(), t0 = process.hrtime.bigint();
             await session.run(feeds);
             times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+            const c = process.cpuUsage(c0);
+            cpu.push((c.user + c.system) / 1e3);
         }
         process.stdout.write(`${m}\tonnxruntime\tmedian_ms=${median(times).toFixed(3)}\t` +
-            `min_ms=${Math.min(...times).toFixed(3)}\tthreads=${threads}\tort=${version}\n`);
+            `min_ms=${Math.min(...times).toFixed(3)}\tcpu_median_ms=${median(cpu).toFixed(3)}\t` +
+            `threads=${threads}\tort=${version}\n`);
         await session.release?.();
     } catch (e) {
         process.stdout.write(`${m}\terror\t${e.message}\n`);
