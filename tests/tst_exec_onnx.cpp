@@ -17,6 +17,21 @@
 using namespace passlens;
 using namespace exectest;
 
+namespace {
+
+// A tensor value_info (graph input or output) with static dims, added to `list`.
+void valueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type,
+               std::vector<std::int64_t> dims) {
+    auto* vi = list->Add();
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    tt->mutable_shape();
+    for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+} // namespace
+
 class TestExecOnnx : public QObject {
     Q_OBJECT
 
@@ -534,6 +549,44 @@ private slots:
                  "device string tensor");
     }
 
+    // An ONNX TopK (opset 11, smallest, K a graph input) imported as TopKOp behind the Assert on
+    // K, run before and after the theano pipeline (GpuTopKOp emulated on the CPU): the values and
+    // indices of the 2 smallest per row, and a negative K refused by the Assert.
+    void onnxTopKWithInputK() {
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(11);
+        auto* g = m.mutable_graph();
+        g->set_name("topk");
+        valueInfo(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 4});
+        valueInfo(g->mutable_input(), "k", onnx::TensorProto::INT64, {1});
+        auto* n = g->add_node();
+        n->set_op_type("TopK");
+        n->set_name("topk1");
+        n->add_input("x");
+        n->add_input("k");
+        n->add_output("v");
+        n->add_output("i");
+        auto* a = n->add_attribute();
+        a->set_name("largest");
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(0);
+        valueInfo(g->mutable_output(), "v", onnx::TensorProto::FLOAT, {2, 2});
+        valueInfo(g->mutable_output(), "i", onnx::TensorProto::INT64, {2, 2});
+        const Tensor x = Tensor::fromDoubles(DType::Float32, {2, 4}, {4, 1, 3, 1, 0, -2, 7, -2});
+        for (const std::string pipeline : {"none", "theano"}) {
+            LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "topk.onnx", ".");
+            Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+            QVERIFY(pipeline == "none" || lg.graph->opCounts().count("GpuTopKOp"));
+            Executor ex(*lg.graph, ExecOptions{DeviceChoice::Cpu});
+            const auto outs = ex.run({x, Tensor::fromDoubles(DType::Int64, {1}, {2})});
+            QCOMPARE(outs[0].toDoubles(), (std::vector<double>{1, 1, -2, -2}));
+            QCOMPARE(outs[1].toDoubles(), (std::vector<double>{1, 3, 1, 3}));
+            const QString e = errorOf([&] { (void)ex.run({x, Tensor::fromDoubles(DType::Int64, {1}, {-1})}); });
+            QVERIFY2(e.contains("assertion failed: TopK: K must not be negative"), qPrintable(e));
+        }
+    }
+
     // An ONNX If whose then branch returns an outer-scope value as it is (no node of its own,
     // valid ONNX), its producer listed after the If: imported (the value captured as an explicit
     // input, core/README.md) and run on both branches, before and after the theano pipeline.
@@ -543,15 +596,6 @@ private slots:
         m.add_opset_import()->set_version(13);
         auto* g = m.mutable_graph();
         g->set_name("if_outer");
-        auto valueInfo = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type,
-                            std::vector<std::int64_t> dims) {
-            auto* vi = list->Add();
-            vi->set_name(name);
-            auto* tt = vi->mutable_type()->mutable_tensor_type();
-            tt->set_elem_type(type);
-            tt->mutable_shape();
-            for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-        };
         auto node = [](onnx::GraphProto* gp, const char* op, std::vector<std::string> ins, const char* out,
                        const char* name) {
             auto* n = gp->add_node();
