@@ -66,7 +66,8 @@ Tensor reduceTensor(const KernelCall& c, const Tensor& x, const std::vector<bool
 /// The |k| largest (k > 0) or smallest (k < 0) elements of x along `axis`, sorted from the most
 /// extreme, equal values lower index first (ONNX TopK's order), NaN above every number: values
 /// (x's dtype) and indices (idxDtype) of x's shape with |k| along the axis. TopKOp / GpuTopKOp
-/// and OnnxTopK; fails `c` when |k| exceeds the axis.
+/// and OnnxTopK (defined with the latter in OnnxReduceKernels.cpp); fails `c` when |k| exceeds
+/// the axis.
 struct TopKResult {
     Tensor values, indices;
 };

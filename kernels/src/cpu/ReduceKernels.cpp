@@ -2,11 +2,9 @@
 // LogSoftmax, TopKOp.
 #include "CpuCommon.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <numeric>
 
 namespace passlens::cpu {
 
@@ -274,52 +272,6 @@ void topKOp(KernelCall& c) {
 }
 
 } // namespace
-
-TopKResult topK(const KernelCall& c, const Tensor& x, int axis, std::int64_t k, DType idxDtype) {
-    const bool largest = k >= 0;
-    const std::int64_t kk = largest ? k : -k;
-    std::int64_t outer = 1, n = 1, inner = 1;
-    for (int a = 0; a < x.ndim(); ++a) (a < axis ? outer : a == axis ? n : inner) *= x.dim(a);
-    if (kk > n)
-        c.fail("k " + std::to_string(k) + " is larger than axis " + std::to_string(axis) + " of " + x.typeStr());
-    Shape out = x.shape();
-    out[static_cast<std::size_t>(axis)] = kk;
-    TopKResult r{c.allocate(x.dtype(), out), c.allocate(DType::Int64, out)};
-    visitDType(x.dtype(), "TopK", [&](auto z) {
-        using T = decltype(z);
-        const T* xp = x.data<T>();
-        T* vp = r.values.data<T>();
-        std::int64_t* ip = r.indices.data<std::int64_t>();
-        std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-        for (std::int64_t o = 0; o < outer; ++o)
-            for (std::int64_t i = 0; i < inner; ++i) {
-                const T* p = xp + o * n * inner + i;
-                // a total order: more extreme first, NaN above every number, then the lower index
-                const auto before = [&](std::int64_t a, std::int64_t b) {
-                    const T va = p[a * inner], vb = p[b * inner];
-                    if constexpr (std::is_floating_point_v<T>) {
-                        const bool na = std::isnan(va), nb = std::isnan(vb);
-                        if (na || nb) return na != nb ? (largest ? na : nb) : a < b;
-                    }
-                    if (va != vb) return largest ? va > vb : va < vb;
-                    return a < b;
-                };
-                std::iota(order.begin(), order.end(), 0);
-                std::partial_sort(order.begin(), order.begin() + kk, order.end(), before);
-                for (std::int64_t j = 0; j < kk; ++j) {
-                    const std::int64_t e = (o * kk + j) * inner + i;
-                    vp[e] = p[order[static_cast<std::size_t>(j)] * inner];
-                    ip[e] = order[static_cast<std::size_t>(j)];
-                }
-            }
-    });
-    if (idxDtype != DType::Int64) {
-        Tensor idx = c.allocate(idxDtype, out);
-        convertElements(r.indices.rawData(), DType::Int64, idx.rawData(), idxDtype, r.indices.numel());
-        r.indices = std::move(idx);
-    }
-    return r;
-}
 
 void registerReduceKernels(KernelRegistry& r) {
     addHostAndGpu(r, "CAReduce", "GpuCAReduceCuda", careduce);
