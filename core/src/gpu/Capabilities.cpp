@@ -21,6 +21,7 @@ GpuCapabilities GpuCapabilities::defaults() {
     // Test_TopK's _all_dtypes (tensor/tests/test_sort.py): integers and floats, no bool
     c.m_table["GpuTopKOp"] = all;
     c.m_table["GpuTopKOp"].erase(DType::Bool);
+    c.m_table["GpuMaxAndArgmax"] = all; // float16 through float32, as local_gpu_maxandargmax
     return c;
 }
 

@@ -220,6 +220,18 @@ std::vector<Variable*> liftTopK(LiftContext& c) {
     return lift(c);
 }
 
+std::vector<Variable*> liftMaxAndArgmax(LiftContext& c) {
+    // local_gpu_maxandargmax (gpuarray/opt.py): float16 is cast to float32 on the GPU and the
+    // max cast back
+    Variable* x = asGpu(c.graph, c.inputs[0], c.context);
+    const bool half = x->type().dtype() == DType::Float16;
+    if (half) x = mk(c.graph, "GpuElemwise", {{"scalar", "cast"}, {"dtype", "float32"}}, {x}, c.node);
+    Apply* a = c.graph.makeApply(gpuTwin(c.node.op(), "GpuMaxAndArgmax"), {x}, std::nullopt, c.node.name());
+    if (!half) return a->outputs();
+    return {mk(c.graph, "GpuElemwise", {{"scalar", "cast"}, {"dtype", "float16"}}, {a->output(0)}, c.node),
+            a->output(1)};
+}
+
 std::map<std::string, std::vector<Lifter>> buildTable() {
     std::map<std::string, std::vector<Lifter>> t;
     auto add = [&](const std::string& host, const std::string& name, const std::string& gpu, LifterFn fn) {
@@ -252,6 +264,7 @@ std::map<std::string, std::vector<Lifter>> buildTable() {
     add("CpuContiguous", "local_gpua_contiguous", "GpuContiguous", simple("GpuContiguous"));
     add("CumOp", "local_gpua_cumop", "GpuCumOp", simple("GpuCumOp"));
     add("TopKOp", "local_gpua_topkop", "GpuTopKOp", liftTopK);
+    add("MaxAndArgmax", "local_gpu_maxandargmax", "GpuMaxAndArgmax", liftMaxAndArgmax);
     add("Assert", "local_gpua_assert", "", liftAssert);
     add("Shape", "local_gpua_shape", "", liftShape);
     add("Shape_i", "local_gpua_shape_i", "", liftShape);

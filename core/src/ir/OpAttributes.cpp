@@ -89,6 +89,14 @@ void completeAttrs(const std::string& kind, const OpKindInfo& info, Attrs& attrs
             throw Error(kind + ": scalar must be add, mul, maximum or minimum, got '" + s + "'");
         if (!attrs.contains("axis")) attrs["axis"] = nullptr;
     }
+    if (kind == "MaxAndArgmax" || kind == "GpuMaxAndArgmax") {
+        // as check_and_normalize_axes (tensor/basic.py): each axis once; null is every axis
+        if (!attrs.contains("axis")) attrs["axis"] = nullptr;
+        const json& ax = attrs["axis"];
+        for (std::size_t i = 0; !ax.is_null() && i < ax.size(); ++i)
+            for (std::size_t j = 0; j < i; ++j)
+                if (ax[i] == ax[j]) throw Error(kind + ": axis " + ax[i].dump() + " is named twice");
+    }
     if (kind == "CumOp" || kind == "GpuCumOp") {
         if (!attrs.contains("axis")) attrs["axis"] = nullptr;
     }

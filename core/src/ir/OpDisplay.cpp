@@ -84,6 +84,13 @@ std::string displayString(const Op& op) {
     }
     if (k == "TopKOp" || k == "GpuTopKOp") // TopKOp.__str__
         return k + "{axis=" + std::to_string(op.intAttr("axis")) + ", sorted=" + attrText(a.at("sorted")) + "}";
+    if (k == "MaxAndArgmax" || k == "GpuMaxAndArgmax") { // Theano's props repr: axis=(1,), axis=(0, 2)
+        const json& ax = a.at("axis");
+        if (ax.is_null()) return k + "{axis=None}";
+        std::string s;
+        for (const auto& e : ax) s += (s.empty() ? "" : ", ") + e.dump();
+        return k + "{axis=(" + s + (ax.size() == 1 ? ",)}" : ")}");
+    }
     if (op.isOnnx() || a.empty()) return k;
     std::string s;
     for (auto it = a.begin(); it != a.end(); ++it) s += (s.empty() ? "" : ", ") + it.key() + "=" + attrText(it.value());

@@ -198,6 +198,16 @@ OpRegistry::OpRegistry() {
          {},
          {},
          {}},
+        // two outputs: the max and its int64 index (theano/tensor/basic.py, gpuarray/reduction.py)
+        {"MaxAndArgmax",
+         "GpuMaxAndArgmax",
+         {{"axis", K::IntListOrNull, false, nullptr}},
+         1,
+         1,
+         maxAndArgmaxRule,
+         {},
+         {},
+         {}},
         {"Assert", "", {{"msg", K::String, false, "Assertion failed"}}, 1, -1, assertRule, {}, {0}, {}},
         // tensor/sort.py TopKOp and gpuarray/sort.py GpuTopKOp: k (input 1) stays on the host
         {"TopKOp",

@@ -90,6 +90,18 @@ std::pair<std::int64_t, std::int64_t> pads2(const Op& op, const json& bm, int ax
     return {e.get<std::int64_t>(), e.get<std::int64_t>()};
 }
 
+// The dims of t that a reduction over the op's `axis` list (null: every axis) keeps.
+std::vector<std::int64_t> keptDims(const Op& op, const Type& t) {
+    const json& ax = op.attrs().at("axis");
+    std::vector<bool> drop(static_cast<std::size_t>(t.ndim()), ax.is_null());
+    if (!ax.is_null())
+        for (const auto& a : ax) drop[static_cast<std::size_t>(normAxis(op, a.get<std::int64_t>(), t.ndim()))] = true;
+    std::vector<std::int64_t> dims;
+    for (int i = 0; i < t.ndim(); ++i)
+        if (!drop[static_cast<std::size_t>(i)]) dims.push_back(t.dims()[static_cast<std::size_t>(i)]);
+    return dims;
+}
+
 } // namespace
 
 namespace opkinds {
@@ -362,18 +374,18 @@ std::vector<Type> splitRule(const Op& op, Vars in) {
 
 std::vector<Type> careduceRule(const Op& op, Vars in) {
     const Type& t = ty(in, 0);
-    const json& ax = op.attrs().at("axis");
-    std::vector<bool> drop(static_cast<std::size_t>(t.ndim()), ax.is_null());
-    if (!ax.is_null())
-        for (const auto& a : ax) drop[static_cast<std::size_t>(normAxis(op, a.get<std::int64_t>(), t.ndim()))] = true;
-    std::vector<std::int64_t> dims;
-    for (int i = 0; i < t.ndim(); ++i)
-        if (!drop[static_cast<std::size_t>(i)]) dims.push_back(t.dims()[static_cast<std::size_t>(i)]);
+    const std::vector<std::int64_t> dims = keptDims(op, t);
     DType dt = t.dtype();
     const std::string s = op.str("scalar");
     if ((s == "add" || s == "mul") && (isInteger(dt) || dt == DType::Bool))
         dt = isUnsigned(dt) ? DType::UInt64 : DType::Int64;
     return {Type(dt, dims)};
+}
+
+std::vector<Type> maxAndArgmaxRule(const Op& op, Vars in) {
+    const Type& t = ty(in, 0);
+    const std::vector<std::int64_t> dims = keptDims(op, t);
+    return {Type(t.dtype(), dims), Type(DType::Int64, dims)};
 }
 
 std::vector<Type> dotRule(const Op& op, Vars in) {

@@ -28,6 +28,9 @@ std::vector<Type> incSubtensorRule(const Op& op, Vars in);
 std::vector<Type> joinRule(const Op& op, Vars in);
 std::vector<Type> splitRule(const Op& op, Vars in);
 std::vector<Type> careduceRule(const Op& op, Vars in);
+/// MaxAndArgmax: the max (x's dtype) and its int64 index over the `axis` list (null: all axes),
+/// both with x's dims less the reduced ones (theano/tensor/basic.py MaxAndArgmax.make_node).
+std::vector<Type> maxAndArgmaxRule(const Op& op, Vars in);
 std::vector<Type> dotRule(const Op& op, Vars in);
 std::vector<Type> dot22Rule(const Op& op, Vars in);
 std::vector<Type> gemmRule(const Op& op, Vars in);
