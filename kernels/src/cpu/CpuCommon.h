@@ -72,6 +72,15 @@ struct TopKResult {
     Tensor values, indices;
 };
 TopKResult topK(const KernelCall& c, const Tensor& x, int axis, std::int64_t k, DType idxDtype);
+/// The index of the first maximum (isMax) or minimum of x over the flagged axes, counted
+/// row-major over those axes (Theano's MaxAndArgmax, which sorts its axes), a NaN counting as the
+/// extreme (NumPy's argmax: the first NaN); with `last`, the last such index (ONNX's
+/// select_last_index). Returns the int64 indices, shaped as x less the flagged axes; `extreme`,
+/// when not null, receives the values at those indices (x's dtype). Fails `c` when a flagged
+/// axis is empty and the result is not. ArgMax / ArgMin and MaxAndArgmax on the CPU backend;
+/// the CUDA kernel of GpuMaxAndArgmax follows it.
+Tensor argExtreme(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, bool isMax, bool last,
+                  Tensor* extreme);
 
 /// The part of x a Subtensor / IncSubtensor idx selects (core's resolveSubtensor, ir/Subtensor.h).
 /// Symbolic "?" entries take the integer scalar inputs from `firstSym` on, in order. Fails naming

@@ -75,34 +75,19 @@ void onnxSoftmax(KernelCall& c, bool logSm) {
 // ---------------------------------------------------------------- along one axis
 
 // ArgMax / ArgMin: int64 index of the first (or, with select_last_index, last) extreme along
-// `axis`, which is kept as size 1 with keepdims.
+// `axis` (argExtreme), which is kept as size 1 with keepdims.
 void onnxArgExtreme(KernelCall& c, bool isMax) {
     const Tensor& x = c.in(0);
     const int axis = normAxis(c, c.op().intAttr("axis", 0), x.ndim());
     const bool keep = c.op().intAttr("keepdims", 1) != 0, last = c.op().intAttr("select_last_index", 0) != 0;
-    const AxisSplit s = splitAt(x, axis);
-    if (s.n == 0)
-        c.fail("cannot take the arg" + std::string(isMax ? "max" : "min") + " of an empty axis of " + x.typeStr());
-    Shape out = x.shape();
-    if (keep)
+    std::vector<bool> red(static_cast<std::size_t>(x.ndim()), false);
+    red[static_cast<std::size_t>(axis)] = true;
+    Tensor y = argExtreme(c, x, red, isMax, last, nullptr);
+    if (keep) {
+        Shape out = x.shape();
         out[static_cast<std::size_t>(axis)] = 1;
-    else
-        out.erase(out.begin() + axis);
-    Tensor y = c.allocate(DType::Int64, out);
-    std::int64_t* yp = y.data<std::int64_t>();
-    visitDType(x.dtype(), "ArgMax", [&](auto z) {
-        using T = decltype(z);
-        const T* xp = x.data<T>();
-        forEachLane(s, [&](std::int64_t lane, std::int64_t first) {
-            const T* p = xp + first;
-            std::int64_t best = 0;
-            for (std::int64_t k = 1; k < s.n; ++k) {
-                const T v = p[k * s.inner], b = p[best * s.inner];
-                if ((isMax ? v > b : v < b) || (last && v == b)) best = k;
-            }
-            yp[lane] = best;
-        });
-    });
+        y = y.reshaped(out);
+    }
     c.outputs[0] = std::move(y);
 }
 

@@ -1,7 +1,9 @@
-// Reductions and scans: CAReduce / GpuCAReduceCuda (pre_scalar_op sqr, abs), CumOp, Softmax,
-// LogSoftmax, TopKOp.
+// Reductions and scans: CAReduce / GpuCAReduceCuda (pre_scalar_op sqr, abs), MaxAndArgmax /
+// GpuMaxAndArgmax (and the argExtreme of ONNX's ArgMax / ArgMin), CumOp, Softmax, LogSoftmax,
+// TopKOp.
 #include "CpuCommon.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -218,6 +220,28 @@ void cumOp(KernelCall& c) {
     c.outputs[0] = std::move(y);
 }
 
+// Whether v takes the place of the best value b so far (argExtreme): a NaN best stays (with
+// `last`, the last NaN takes over), a NaN v wins, else the strict comparison, or equality too
+// with `last`.
+template <class T> inline bool replacesBest(T v, T b, bool isMax, bool last) {
+    if (b != b) return last && v != v;
+    if (v != v) return true;
+    return (isMax ? v > b : v < b) || (last && v == b);
+}
+
+void maxAndArgmax(KernelCall& c) {
+    const Tensor& x = c.in(0);
+    std::vector<bool> red(static_cast<std::size_t>(x.ndim()), false);
+    const auto& ax = c.op().attrs().at("axis");
+    if (ax.is_null())
+        red.assign(red.size(), true);
+    else
+        for (const auto& a : ax) red[static_cast<std::size_t>(normAxis(c, a.get<std::int64_t>(), x.ndim()))] = true;
+    Tensor mx;
+    c.outputs[1] = argExtreme(c, x, red, true, false, &mx);
+    c.outputs[0] = std::move(mx);
+}
+
 template <class T>
 void softmaxLines(const T* x, T* y, std::int64_t outer, std::int64_t len, std::int64_t inner, bool logSm) {
     std::vector<T> tmp(static_cast<std::size_t>(len));
@@ -273,9 +297,63 @@ void topKOp(KernelCall& c) {
 
 } // namespace
 
+Tensor argExtreme(const KernelCall& c, const Tensor& x, const std::vector<bool>& red, bool isMax, bool last,
+                  Tensor* extreme) {
+    const std::vector<std::int64_t> st = stridesOf(x.shape());
+    Shape kept, redShape;
+    std::vector<std::int64_t> keptStride, redStride;
+    std::int64_t n = 1;
+    for (int a = 0; a < x.ndim(); ++a) {
+        const auto i = static_cast<std::size_t>(a);
+        (red[i] ? redShape : kept).push_back(x.dim(a));
+        (red[i] ? redStride : keptStride).push_back(st[i]);
+        if (red[i]) n *= x.dim(a);
+    }
+    Tensor idx = c.allocate(DType::Int64, kept);
+    if (extreme) *extreme = c.allocate(x.dtype(), kept);
+    if (idx.numel() == 0) return idx;
+    if (n == 0)
+        c.fail("cannot take the arg" + std::string(isMax ? "max" : "min") + " of an empty axis of " + x.typeStr());
+    visitDType(x.dtype(), "argmax", [&](auto z) {
+        using T = decltype(z);
+        const T* xp = x.data<T>();
+        std::int64_t* ip = idx.data<std::int64_t>();
+        T* ep = extreme ? extreme->data<T>() : nullptr;
+        std::vector<std::int64_t> ki(kept.size(), 0), ri(redShape.size(), 0);
+        for (std::int64_t o = 0; o < idx.numel(); ++o) {
+            std::int64_t off = 0;
+            for (std::size_t d = 0; d < ki.size(); ++d) off += ki[d] * keptStride[d];
+            std::int64_t best = 0;
+            T b = xp[off];
+            for (std::int64_t k = 1; k < n; ++k) {
+                for (std::size_t d = ri.size(); d-- > 0;) { // next reduced element, row-major
+                    off += redStride[d];
+                    if (++ri[d] < redShape[d]) break;
+                    off -= redStride[d] * redShape[d];
+                    ri[d] = 0;
+                }
+                const T v = xp[off];
+                if (replacesBest(v, b, isMax, last)) {
+                    best = k;
+                    b = v;
+                }
+            }
+            std::fill(ri.begin(), ri.end(), 0);
+            ip[o] = best;
+            if (ep) ep[o] = b;
+            for (std::size_t d = ki.size(); d-- > 0;) { // next kept position
+                if (++ki[d] < kept[d]) break;
+                ki[d] = 0;
+            }
+        }
+    });
+    return idx;
+}
+
 void registerReduceKernels(KernelRegistry& r) {
     addHostAndGpu(r, "CAReduce", "GpuCAReduceCuda", careduce);
     addHostAndGpu(r, "CumOp", "GpuCumOp", cumOp);
+    addHostAndGpu(r, "MaxAndArgmax", "GpuMaxAndArgmax", maxAndArgmax);
     addHostAndGpu(r, "Softmax", "GpuSoftmax", [](KernelCall& c) { softmaxImpl(c, false); });
     addHostAndGpu(r, "LogSoftmax", "GpuLogSoftmax", [](KernelCall& c) { softmaxImpl(c, true); });
     addHostAndGpu(r, "TopKOp", "GpuTopKOp", topKOp);
