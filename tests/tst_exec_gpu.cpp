@@ -366,6 +366,58 @@ private slots:
         QVERIFY2(e.contains("k -4 is larger than axis 1 of float32[2,3]"), qPrintable(e));
     }
 
+    // GpuMaxAndArgmax as the CPU (the same bits): every dtype, NaN (the first NaN wins), ties (the
+    // first index), one axis, several axes (row-major over them), a negative axis, every axis,
+    // 0-d and empty results; an empty reduction refused with the CPU's message.
+    void cudaMaxAndArgmax() {
+        NEED_CUDA();
+        GpuHarness h;
+        const double nan = std::nan("");
+        std::vector<Variable*> outs;
+        auto both = [&](Variable* x, json axis) {
+            Apply* a = h.g.makeApply(Op::get("GpuMaxAndArgmax", {{"axis", std::move(axis)}}), {x});
+            outs.push_back(h.host(a->output(0)));
+            outs.push_back(h.host(a->output(1)));
+        };
+        Variable* f = h.input(ints(DType::Float32, {3, 4}, {1, 5, 5, -3, nan, 2, nan, 9, -1, -1, -1, -1}));
+        both(f, {1});
+        both(f, {0});
+        both(f, nullptr);
+        both(h.input(randn(DType::Float64, {2, 3, 5, 2})), {1, 3});
+        both(h.input(randn(DType::Float64, {2, 3, 5, 2})), {-2});
+        for (DType d : {DType::Bool, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt16,
+                        DType::UInt32})
+            both(h.input(randn(d, {4, 6}, d == DType::Bool ? 0 : -3, 3)), {0});
+        Tensor u = Tensor::empty(DType::UInt64, {3});
+        u.data<std::uint64_t>()[0] = 1;
+        u.data<std::uint64_t>()[1] = (std::uint64_t(1) << 63) + 5; // negative as int64
+        u.data<std::uint64_t>()[2] = 4;
+        both(h.input(u), {0});
+        both(h.input(ints(DType::Int64, {}, {7})), nullptr);
+        both(h.input(ints(DType::Float32, {0, 3}, {})), {1});
+        const auto [cpu, gpu] = h.both(outs);
+        QCOMPARE(gpu.size(), cpu.size());
+        for (std::size_t k = 0; k < cpu.size(); ++k) VERIFY_SAME(gpu[k], cpu[k]);
+        QCOMPARE(gpu[1].intAt(0), 1); // tie 5, 5: the first
+        QCOMPARE(gpu[1].intAt(1), 0); // NaN at 0
+        QVERIFY(std::isnan(gpu[0].at(1)));
+        QCOMPARE(gpu[3].intAt(0), 1); // column 0: NaN below 1
+        QCOMPARE(gpu[5].intAt(0), 4); // the first NaN of the whole tensor
+        QCOMPARE(gpu[5].dtype(), DType::Int64);
+        QCOMPARE(gpu[27].intAt(0), 1); // uint64 2^63 + 5 is the max
+        QCOMPARE(gpu[29].intAt(0), 0); // 0-d: index 0
+        QCOMPARE(gpu[31].shape(), (Shape{0}));
+        GpuHarness r;
+        Variable* z = r.input(ints(DType::Float32, {2, 0}, {}));
+        r.g.setOutputs({r.host(r.g.makeApply(Op::get("GpuMaxAndArgmax", {{"axis", {1}}}), {z})->output(1))});
+        const QString cpuWhy = errorOf([&] { (void)r.run(DeviceChoice::Cpu); });
+        const QString gpuWhy = errorOf([&] { (void)r.run(DeviceChoice::Cuda); });
+        QVERIFY2(gpuWhy.contains("GpuMaxAndArgmax") &&
+                     gpuWhy.contains("cannot take the argmax of an empty axis of float32[2,0]"),
+                 qPrintable(gpuWhy));
+        QVERIFY2(cpuWhy.contains("cannot take the argmax of an empty axis of float32[2,0]"), qPrintable(cpuWhy));
+    }
+
     // GEMMs as the CPU: batch 0, K = 0, mixed dtypes (read in the output dtype), broadcast batches.
     void cudaGemmShapes() {
         NEED_CUDA();

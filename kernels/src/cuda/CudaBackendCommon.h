@@ -44,7 +44,8 @@ Tensor asDeviceDType(const KernelCall& c, const Tensor& t, DType d);
 /// Shapes and indexing: GpuDimShuffle, GpuReshape, GpuSubtensor, GpuIncSubtensor,
 /// GpuAdvancedSubtensor1, GpuJoin, GpuSplit, GpuAlloc, GpuAllocEmpty, GpuContiguous.
 void registerShapeKernels(KernelRegistry& r);
-/// Reductions, softmax, GpuCumOp, GpuTopKOp, BLAS, GpuCorrMM, GpuPool and batch normalisation.
+/// Reductions, GpuMaxAndArgmax, softmax, GpuCumOp, GpuTopKOp, BLAS, GpuCorrMM, GpuPool and batch
+/// normalisation.
 void registerMathKernels(KernelRegistry& r);
 
 } // namespace passlens::cudabackend

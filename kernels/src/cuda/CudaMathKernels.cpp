@@ -42,6 +42,30 @@ void gpuCAReduce(KernelCall& c) {
     c.outputs[0] = std::move(y);
 }
 
+// Refusals as the CPU's argExtreme (an empty reduction with a non-empty result).
+void gpuMaxAndArgmax(KernelCall& c) {
+    const Tensor& x = needDevice(c, 0);
+    std::vector<int> red(static_cast<std::size_t>(x.ndim()), c.op().attrs().at("axis").is_null() ? 1 : 0);
+    if (!c.op().attrs().at("axis").is_null())
+        for (const auto& a : c.op().attrs().at("axis"))
+            red[static_cast<std::size_t>(cpu::normAxis(c, a.get<std::int64_t>(), x.ndim()))] = 1;
+    Shape out;
+    std::int64_t n = 1;
+    for (int a = 0; a < x.ndim(); ++a)
+        if (red[static_cast<std::size_t>(a)])
+            n *= x.dim(a);
+        else
+            out.push_back(x.dim(a));
+    if (x.ndim() > cuda::kMaxDims) c.fail("more than 8 dimensions");
+    if (n == 0 && shapeNumel(out) > 0) c.fail("cannot take the argmax of an empty axis of " + x.typeStr());
+    needSupported(c, x.dtype());
+    Tensor mx = devAlloc(c, x.dtype(), out), arg = devAlloc(c, DType::Int64, out);
+    cuda::maxAndArgmax(x.rawData(), dt(x.dtype()), ll(x.shape()).data(), red.data(), x.ndim(), mx.rawData(),
+                       static_cast<long long*>(arg.rawData()), c.ctx.device);
+    c.outputs[0] = std::move(mx);
+    c.outputs[1] = std::move(arg);
+}
+
 void softmaxLike(KernelCall& c, bool logSm) {
     const Tensor& x = needDevice(c, 0);
     if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) c.fail("needs a float input");
@@ -268,6 +292,7 @@ void registerMathKernels(KernelRegistry& r) {
     r.add("GpuLogSoftmax", B, [](KernelCall& c) { softmaxLike(c, true); });
     r.add("GpuCumOp", B, gpuCumOp);
     r.add("GpuTopKOp", B, gpuTopK);
+    r.add("GpuMaxAndArgmax", B, gpuMaxAndArgmax);
     r.add("GpuDot22", B, gpuDot22);
     r.add("GpuGemm", B, gpuGemm);
     r.add("GpuGemv", B, gpuGemv);

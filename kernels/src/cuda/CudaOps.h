@@ -105,6 +105,12 @@ void convert(void* dst, int dstDtype, const void* src, int srcDtype, long long n
 /// supported (the caller refuses it), nor max / min over an empty axis.
 void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out,
             int outDtype, int device);
+/// GpuMaxAndArgmax: per kept position the max of x over the dims flagged in `reduced` (into mx,
+/// x's dtype) and the row-major index of its first occurrence over those dims (into arg, int64),
+/// as the CPU's argExtreme: a NaN is the max (the first NaN). Any dtype but float16 (the caller
+/// refuses it); throws on an empty reduction with a non-empty result (the caller refuses it first).
+void maxAndArgmax(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, void* mx,
+                  long long* arg, int device);
 void softmax(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool logSoftmax,
              int device);
 void cumulative(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool mul,

@@ -1,5 +1,6 @@
-// CUDA kernels of the backend: reductions (one warp per output element), softmax, cumulative
-// sums and products, and top-k selection. Semantics follow the CPU backend
+// CUDA kernels of the backend: reductions (one warp per output element), max and argmax (one
+// thread per output element), softmax, cumulative sums and products, and top-k selection.
+// Semantics follow the CPU backend
 // (kernels/src/cpu/ReduceKernels.cpp).
 #include "KernelCommon.h"
 #include "Launch.h"
@@ -79,6 +80,41 @@ __global__ void reduceKernel(const void* x, int xdt, const ReduceArgs a, int op,
     if (lane == 0) store<A>(out, odt, warp, acc);
 }
 
+// as the CPU's replacesBest (ReduceKernels.cpp): the first NaN wins, ties keep the first index
+template <class T> __device__ bool replacesBest(T v, T b) {
+    if (b != b) return false;
+    return v != v || v > b;
+}
+
+// MaxAndArgmax: one thread per output element scans the reduced elements in row-major order
+// (as libgpuarray's maxandargmax kernel, one thread per kept position).
+template <class T>
+__global__ void maxAndArgmaxKernel(const T* x, const ReduceArgs a, T* mx, long long* arg, long long outTotal) {
+    const long long o = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (o >= outTotal) return;
+    long long rem = o, base = 0;
+    for (int d = a.nKept - 1; d >= 0; --d) {
+        base += (rem % a.keptShape[d]) * a.keptStride[d];
+        rem /= a.keptShape[d];
+    }
+    long long best = 0;
+    T b = x[base];
+    for (long long r = 1; r < a.redTotal; ++r) {
+        long long rr = r, off = base;
+        for (int d = a.nRed - 1; d >= 0; --d) {
+            off += (rr % a.redShape[d]) * a.redStride[d];
+            rr /= a.redShape[d];
+        }
+        const T v = x[off];
+        if (replacesBest(v, b)) {
+            best = r;
+            b = v;
+        }
+    }
+    mx[o] = b;
+    arg[o] = best;
+}
+
 template <class T>
 __global__ void softmaxKernel(const T* x, T* y, long long outer, long long len, long long inner, bool logSm) {
     const long long line = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -151,9 +187,8 @@ void launchTopK(const void* x, long long lines, long long len, long long inner, 
 
 } // namespace
 
-void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out,
-            int outDtype, int device) {
-    if (ndim > kMaxDims) throw std::runtime_error("GpuCAReduceCuda: at most 8 dimensions");
+// The kept and reduced dims of a row-major tensor, each with its element stride.
+ReduceArgs reduceArgs(const long long* shape, const int* reduced, int ndim, long long& outTotal) {
     ReduceArgs a{};
     long long stride = 1;
     long long strides[kMaxDims];
@@ -162,7 +197,7 @@ void reduce(const void* x, int dtype, const long long* shape, const int* reduced
         stride *= shape[d];
     }
     a.redTotal = 1;
-    long long outTotal = 1;
+    outTotal = 1;
     for (int d = 0; d < ndim; ++d) {
         if (reduced[d]) {
             a.redShape[a.nRed] = shape[d];
@@ -174,6 +209,14 @@ void reduce(const void* x, int dtype, const long long* shape, const int* reduced
             outTotal *= shape[d];
         }
     }
+    return a;
+}
+
+void reduce(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, int op, int pre, void* out,
+            int outDtype, int device) {
+    if (ndim > kMaxDims) throw std::runtime_error("GpuCAReduceCuda: at most 8 dimensions");
+    long long outTotal = 0;
+    const ReduceArgs a = reduceArgs(shape, reduced, ndim, outTotal);
     if (outTotal == 0) return;
     const long long threads = outTotal * 32;
     const unsigned blocks = blocksFor(threads);
@@ -191,6 +234,37 @@ void reduce(const void* x, int dtype, const long long* shape, const int* reduced
         launch("reduceKernel", reduceKernel<long long>, blocks, kThreads, s, x, dtype, a, op, pre, out, outDtype,
                outTotal);
     checkLaunch("reduce kernel launch");
+}
+
+void maxAndArgmax(const void* x, int dtype, const long long* shape, const int* reduced, int ndim, void* mx,
+                  long long* arg, int device) {
+    if (ndim > kMaxDims) throw std::runtime_error("GpuMaxAndArgmax: at most 8 dimensions");
+    long long outTotal = 0;
+    const ReduceArgs a = reduceArgs(shape, reduced, ndim, outTotal);
+    if (outTotal == 0) return;
+    if (a.redTotal == 0) throw std::runtime_error("GpuMaxAndArgmax: empty reduction");
+    cudaStream_t s = streamOf(device);
+    const unsigned blocks = blocksFor(outTotal);
+    auto run = [&](auto zero) {
+        using T = decltype(zero);
+        launch("maxAndArgmaxKernel", maxAndArgmaxKernel<T>, blocks, kThreads, s, static_cast<const T*>(x), a,
+               static_cast<T*>(mx), arg, outTotal);
+    };
+    switch (dtype) {
+    case Bool:
+    case U8: run(static_cast<unsigned char>(0)); break;
+    case I8: run(static_cast<signed char>(0)); break;
+    case I16: run(static_cast<short>(0)); break;
+    case U16: run(static_cast<unsigned short>(0)); break;
+    case I32: run(0); break;
+    case U32: run(0u); break;
+    case I64: run(0ll); break;
+    case U64: run(0ull); break;
+    case F32: run(0.0f); break;
+    case F64: run(0.0); break;
+    default: throw std::runtime_error("GpuMaxAndArgmax: dtype code " + std::to_string(dtype) + " is not supported");
+    }
+    checkLaunch("maxAndArgmax kernel launch");
 }
 
 void softmax(const void* x, void* y, int dtype, long long outer, long long len, long long inner, bool logSoftmax,
