@@ -1,5 +1,5 @@
 // ONNX reductions to Theano CAReduce (mean as a sum divided by the element count, as Theano
-// does), the global pools, CumSum and TopK (OPS.md "Import rules").
+// does), the global pools, CumSum, TopK and ArgMax / ArgMin (OPS.md "Import rules").
 #include "NodeMapper.h"
 
 #include "passlens/ir/OpRegistry.h"
@@ -112,6 +112,42 @@ std::vector<Variable*> mapTopK(NodeMapper& m) {
     return a->outputs();
 }
 
+// ArgMax / ArgMin (opsets 1-13): Theano's argmax, output 1 of MaxAndArgmax{axis}(x), with a
+// DimShuffle adding the axis back for keepdims (tensor/basic.py argmax, makeKeepDims). ArgMin is
+// the argmax of a decreasing bijection of x, as Theano's argmin: -x for floats, max - x for
+// unsigned integers; for signed integers (-1) - x (that is ~x), where Theano's -x wraps at the
+// minimum value. Stay Onnx ops: select_last_index (Theano's argmax takes the first index), bool
+// and bfloat16 (no Theano argmax), and ArgMin of uint64 (constant folding stores integers
+// through int64, so max - x above 2^63 would not fold exactly).
+std::vector<Variable*> mapArgExtreme(NodeMapper& m) {
+    m.need(1);
+    Variable* x = m.in[0];
+    const int nd = m.rank(x);
+    const std::int64_t axis = m.axisAttr("axis", 0, nd);
+    const bool keep = m.intAttr("keepdims", 1) != 0;
+    const DType dt = x->type().dtype();
+    if (m.intAttr("select_last_index", 0) != 0 || dt == DType::Bool || dt == DType::BFloat16) return {};
+    if (m.node.op_type() == "ArgMin") {
+        if (dt == DType::UInt64) return {};
+        if (isFloat(dt))
+            x = m.elem("neg", {x});
+        else if (isUnsigned(dt))
+            x = m.elem("sub",
+                       {m.constScalar(dt, static_cast<double>((std::uint64_t(1) << (8 * dtypeSize(dt))) - 1)), x});
+        else
+            x = m.elem("sub", {m.constScalar(dt, -1), x});
+    }
+    Apply* a =
+        m.g.makeApply(Op::get("MaxAndArgmax", {{"axis", json::array({axis})}}), {x}, std::nullopt, m.node.name());
+    Variable* r = a->output(1);
+    if (keep) {
+        json order = json::array();
+        for (int i = 0, src = 0; i < nd; ++i) order.push_back(i == axis ? json("x") : json(src++));
+        r = m.mk("DimShuffle", {{"order", order}}, {r});
+    }
+    return {r};
+}
+
 } // namespace
 
 void addReductionMappers(MapperTable& table) {
@@ -124,6 +160,8 @@ void addReductionMappers(MapperTable& table) {
     addMapper(table, "GlobalMaxPool", mapGlobalPool);
     addMapper(table, "CumSum", mapCumSum);
     addMapper(table, "TopK", mapTopK);
+    addMapper(table, "ArgMax", mapArgExtreme);
+    addMapper(table, "ArgMin", mapArgExtreme);
 }
 
 } // namespace passlens::onnximport

@@ -245,6 +245,6 @@ void addElementwiseMappers(MapperTable& table); // MapElementwise.cpp: Add, Relu
 void addShapeMappers(MapperTable& table);       // MapShape.cpp: Reshape, Transpose, Concat, Split, ...
 void addIndexMappers(MapperTable& table);       // MapIndex.cpp: Gather, Slice
 void addNetworkMappers(MapperTable& table);     // MapNetwork.cpp: MatMul, Gemm, Conv, pools, ...
-void addReductionMappers(MapperTable& table);   // MapReduce.cpp: Reduce*, global pools, CumSum, TopK
+void addReductionMappers(MapperTable& table);   // MapReduce.cpp: Reduce*, global pools, CumSum, TopK, ArgMax/Min
 
 } // namespace passlens::onnximport
