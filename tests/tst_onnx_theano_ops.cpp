@@ -1,9 +1,10 @@
-// ONNX ArgMax / ArgMin as Theano's argmax (MaxAndArgmax output 1, tensor/basic.py): the op
-// kinds (type rule, display string, attribute checks), the importer's mapping for every opset
-// form, values on the CPU against hand-computed references (NaN, ties, several axes, empty
-// axes), and lifting to GpuMaxAndArgmax in the theano and cleanup pipelines
-// (local_gpu_maxandargmax, gpuarray/opt.py). CUDA against the CPU: tst_exec_gpu.cpp
-// cudaMaxAndArgmax (tst_exec_emu on the emulated device).
+// ONNX ops imported as Theano ops. ArgMax / ArgMin as Theano's argmax (MaxAndArgmax output 1,
+// tensor/basic.py): the op kinds (type rule, display string, attribute checks), the importer's
+// mapping for every opset form, values on the CPU against hand-computed references (NaN, ties,
+// several axes, empty axes), and lifting to GpuMaxAndArgmax in the theano and cleanup pipelines
+// (local_gpu_maxandargmax, gpuarray/opt.py); CUDA against the CPU: tst_exec_gpu.cpp
+// cudaMaxAndArgmax (tst_exec_emu on the emulated device). BitShift by a constant as an
+// Elemwise mul / int_div, against hand-computed shifts.
 #include "ExecTestSupport.h"
 
 #include <passlens/gpu/LiftReasons.h>
@@ -18,11 +19,13 @@ using json = nlohmann::json;
 
 namespace {
 
-// A one-node ONNX model: x (static dims, element type `elem`) -> op_type -> y (int64).
+// A one-node ONNX model: x (static dims, element type `elem`) and further inputs -> op_type ->
+// y (outElem, int64 unless set).
 struct OneNode {
     onnx::ModelProto m;
     onnx::NodeProto* node;
     int rank = 0;
+    int outElem = onnx::TensorProto::INT64;
     OneNode(const std::string& opType, int opset, std::vector<std::int64_t> dims, int elem = onnx::TensorProto::FLOAT) {
         m.set_ir_version(7);
         auto* os = m.add_opset_import();
@@ -42,6 +45,28 @@ struct OneNode {
         node->add_input("x");
         node->add_output("y");
     }
+    // a second input: an initializer of the given element type and values
+    OneNode& initializer(const std::string& name, std::vector<std::int64_t> dims, int elem,
+                         std::vector<std::uint64_t> vals) {
+        auto* t = m.mutable_graph()->add_initializer();
+        t->set_name(name);
+        t->set_data_type(elem);
+        for (auto d : dims) t->add_dims(d);
+        for (auto v : vals) // as TensorProto stores them: uint32 / uint64 in uint64_data, smaller in int32_data
+            if (elem == onnx::TensorProto::UINT32 || elem == onnx::TensorProto::UINT64)
+                t->add_uint64_data(v);
+            else
+                t->add_int32_data(static_cast<std::int32_t>(v));
+        node->add_input(name);
+        return *this;
+    }
+    OneNode& stringAttr(const std::string& name, const std::string& v) {
+        auto* a = node->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s(v);
+        return *this;
+    }
     OneNode& attr(const std::string& name, std::int64_t v) {
         auto* a = node->add_attribute();
         a->set_name(name);
@@ -49,7 +74,7 @@ struct OneNode {
         a->set_i(v);
         return *this;
     }
-    // y of the rank keepdims gives, its dims left to shape inference
+    // y of x's rank (less one with keepdims=0), its dims left to shape inference
     LoadedGraph import() const {
         onnx::ModelProto full = m;
         bool keep = true;
@@ -58,7 +83,7 @@ struct OneNode {
         auto* y = full.mutable_graph()->add_output();
         y->set_name("y");
         auto* tt = y->mutable_type()->mutable_tensor_type();
-        tt->set_elem_type(onnx::TensorProto::INT64);
+        tt->set_elem_type(outElem);
         tt->mutable_shape();
         for (int i = 0; i < (keep ? rank : rank - 1); ++i)
             tt->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(i));
@@ -86,7 +111,7 @@ std::vector<std::int64_t> intsOf(const Tensor& t) {
 
 } // namespace
 
-class TestTheanoArgmax : public QObject {
+class TestOnnxTheanoOps : public QObject {
     Q_OBJECT
 
 private slots:
@@ -297,6 +322,109 @@ private slots:
         QCOMPARE(z[0].shape(), (Shape{3, 1}));
     }
 
+    // BitShift by a constant: Elemwise{mul} / Elemwise{int_div} by 2**y (0 from the bit width
+    // on), values against shifts computed by hand; uint64 and a computed y stay OnnxBitShift.
+    void importBitShift() {
+        struct Case {
+            int elem;
+            DType dt;
+            const char* dir;
+            std::vector<double> x;
+            std::vector<std::uint64_t> y;
+            QString kinds;
+            std::vector<std::int64_t> want;
+        };
+        const std::vector<Case> cases = {
+            // 3 << 7 = 384 wraps to 128; a shift by 8 or more gives 0
+            {onnx::TensorProto::UINT8,
+             DType::UInt8,
+             "LEFT",
+             {1, 255, 3, 200},
+             {1, 1, 7, 8},
+             "Elemwise{mul}",
+             {2, 254, 128, 0}},
+            {onnx::TensorProto::UINT8,
+             DType::UInt8,
+             "RIGHT",
+             {255, 128, 7, 200},
+             {1, 7, 8, 9},
+             "Elemwise{int_div}",
+             {127, 1, 0, 0}},
+            {onnx::TensorProto::UINT16,
+             DType::UInt16,
+             "LEFT",
+             {65535, 3, 1, 7},
+             {15, 16, 0, 1},
+             "Elemwise{mul}",
+             {32768, 0, 1, 14}},
+            {onnx::TensorProto::UINT32,
+             DType::UInt32,
+             "LEFT",
+             {4294967295.0, 5, 1, 9},
+             {31, 2, 32, 40},
+             "Elemwise{mul}",
+             {2147483648LL, 20, 0, 0}},
+            {onnx::TensorProto::UINT32,
+             DType::UInt32,
+             "RIGHT",
+             {4294967295.0, 4294967295.0, 16, 1},
+             {31, 0, 4, 33},
+             "Elemwise{int_div}",
+             {1, 4294967295LL, 1, 0}},
+            {onnx::TensorProto::UINT64,
+             DType::UInt64,
+             "RIGHT",
+             {16, 4, 1, 9},
+             {1, 2, 3, 64},
+             "OnnxBitShift",
+             {8, 1, 0, 0}},
+        };
+        for (const Case& c : cases) {
+            OneNode b("BitShift", 11, {4}, c.elem);
+            b.initializer("s", {4}, c.elem, c.y).stringAttr("direction", c.dir);
+            b.outElem = c.elem;
+            LoadedGraph l = b.import();
+            QCOMPARE(opsOf(*l.graph), c.kinds);
+            const Tensor x = ints(c.dt, {4}, c.x);
+            QCOMPARE(intsOf(runCpu(*l.graph, {x})[0]), c.want);
+            LoadedGraph t = b.import(); // the theano pipeline lifts the Elemwise; same values
+            Pipeline::builtin("theano").run(*t.graph, nullptr);
+            QCOMPARE(t.graph->opCounts().count("GpuElemwise"), std::size_t(c.kinds.startsWith("Elemwise") ? 1 : 0));
+            QCOMPARE(intsOf(runCpu(*t.graph, {x})[0]), c.want);
+        }
+        // x a constant too: constant folding gives the same bits (every value below 2^63)
+        OneNode f("BitShift", 11, {4}, onnx::TensorProto::UINT32);
+        f.initializer("s", {4}, onnx::TensorProto::UINT32, {31, 2, 32, 40}).stringAttr("direction", "LEFT");
+        f.initializer("xc", {4}, onnx::TensorProto::UINT32, {4294967295u, 5, 1, 9});
+        f.node->set_input(0, "xc");
+        f.node->mutable_input()->RemoveLast();
+        f.outElem = onnx::TensorProto::UINT32;
+        LoadedGraph lf = f.import();
+        Pipeline::builtin("theano").run(*lf.graph, nullptr);
+        QVERIFY(lf.graph->outputs()[0]->isConstant());
+        QCOMPARE(intsOf(runCpu(*lf.graph, {ints(DType::UInt32, {4}, {0, 0, 0, 0})})[0]),
+                 (std::vector<std::int64_t>{2147483648LL, 20, 0, 0}));
+        // a shift given at run time stays OnnxBitShift
+        OneNode d("BitShift", 11, {2}, onnx::TensorProto::UINT8);
+        d.stringAttr("direction", "LEFT");
+        auto* k = d.m.mutable_graph()->add_input();
+        k->set_name("k");
+        k->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::UINT8);
+        k->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+        d.node->add_input("k");
+        d.outElem = onnx::TensorProto::UINT8;
+        LoadedGraph ld = d.import();
+        QCOMPARE(opsOf(*ld.graph), QString("OnnxBitShift"));
+        QCOMPARE(intsOf(runCpu(*ld.graph, {ints(DType::UInt8, {2}, {3, 1}), ints(DType::UInt8, {2}, {2, 9})})[0]),
+                 (std::vector<std::int64_t>{12, 0}));
+        // a bad direction is refused, naming it
+        OneNode bad("BitShift", 11, {4}, onnx::TensorProto::UINT8);
+        bad.initializer("s", {4}, onnx::TensorProto::UINT8, {1, 1, 1, 1}).stringAttr("direction", "UP");
+        bad.outElem = onnx::TensorProto::UINT8;
+        const QString why = exectest::errorOf([&] { (void)bad.import(); });
+        QVERIFY2(why.contains("attribute 'direction' is 'UP', not LEFT or RIGHT"), qPrintable(why));
+    }
+
     // float16 goes through float32 on the GPU and the max is cast back (local_gpu_maxandargmax);
     // a capability table without the dtype keeps the node on the host with the reason.
     void liftFloat16AndCapabilities() {
@@ -324,5 +452,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestTheanoArgmax)
-#include "tst_theano_argmax.moc"
+QTEST_GUILESS_MAIN(TestOnnxTheanoOps)
+#include "tst_onnx_theano_ops.moc"
