@@ -44,6 +44,17 @@ inline int normAxis(const KernelCall& c, std::int64_t axis, int ndim) {
     return static_cast<int>(a);
 }
 
+/// The node's `axis` attribute (a list of axes, negative ones from the end; null: every axis) as
+/// one flag per dim of a rank-`ndim` input: CAReduce and MaxAndArgmax, host and GPU kinds, on
+/// the CPU and the CUDA backend. Fails naming the node for an axis out of range.
+inline std::vector<bool> reducedAxes(const KernelCall& c, int ndim) {
+    const auto& ax = c.op().attrs().at("axis");
+    std::vector<bool> red(static_cast<std::size_t>(ndim), ax.is_null());
+    if (!ax.is_null())
+        for (const auto& a : ax) red[static_cast<std::size_t>(normAxis(c, a.get<std::int64_t>(), ndim))] = true;
+    return red;
+}
+
 /// Copies `src` (any strides, in elements, of a tensor of dtype size `esize`) into a
 /// contiguous buffer of shape `shape`. Used for transposes and slices.
 void stridedCopy(const void* src, const std::vector<std::int64_t>& srcStrides, void* dst, const Shape& shape,

@@ -169,12 +169,7 @@ void careduce(KernelCall& c) {
         else
             c.fail("unsupported pre_scalar_op '" + ps + "'");
     }
-    std::vector<bool> red(static_cast<std::size_t>(x.ndim()), false);
-    const auto& ax = c.op().attrs().at("axis");
-    if (ax.is_null())
-        red.assign(red.size(), true);
-    else
-        for (const auto& a : ax) red[static_cast<std::size_t>(normAxis(c, a.get<std::int64_t>(), x.ndim()))] = true;
+    const std::vector<bool> red = reducedAxes(c, x.ndim());
     std::string pre;
     if (p == Pre::Sqr) pre = "sqr";
     if (p == Pre::Abs) pre = "abs";
@@ -231,12 +226,7 @@ template <class T> inline bool replacesBest(T v, T b, bool isMax, bool last) {
 
 void maxAndArgmax(KernelCall& c) {
     const Tensor& x = c.in(0);
-    std::vector<bool> red(static_cast<std::size_t>(x.ndim()), false);
-    const auto& ax = c.op().attrs().at("axis");
-    if (ax.is_null())
-        red.assign(red.size(), true);
-    else
-        for (const auto& a : ax) red[static_cast<std::size_t>(normAxis(c, a.get<std::int64_t>(), x.ndim()))] = true;
+    const std::vector<bool> red = reducedAxes(c, x.ndim());
     Tensor mx;
     c.outputs[1] = argExtreme(c, x, red, true, false, &mx);
     c.outputs[0] = std::move(mx);

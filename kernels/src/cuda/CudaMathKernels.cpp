@@ -24,10 +24,8 @@ void gpuCAReduce(KernelCall& c) {
         else
             c.fail("unsupported pre_scalar_op '" + ps + "'");
     }
-    std::vector<int> red(static_cast<std::size_t>(x.ndim()), c.op().attrs().at("axis").is_null() ? 1 : 0);
-    if (!c.op().attrs().at("axis").is_null())
-        for (const auto& a : c.op().attrs().at("axis"))
-            red[static_cast<std::size_t>(cpu::normAxis(c, a.get<std::int64_t>(), x.ndim()))] = 1;
+    const std::vector<bool> flags = cpu::reducedAxes(c, x.ndim());
+    const std::vector<int> red(flags.begin(), flags.end());
     Shape out;
     for (int a = 0; a < x.ndim(); ++a)
         if (!red[static_cast<std::size_t>(a)]) out.push_back(x.dim(a));
@@ -45,10 +43,8 @@ void gpuCAReduce(KernelCall& c) {
 // Refusals as the CPU's argExtreme (an empty reduction with a non-empty result).
 void gpuMaxAndArgmax(KernelCall& c) {
     const Tensor& x = needDevice(c, 0);
-    std::vector<int> red(static_cast<std::size_t>(x.ndim()), c.op().attrs().at("axis").is_null() ? 1 : 0);
-    if (!c.op().attrs().at("axis").is_null())
-        for (const auto& a : c.op().attrs().at("axis"))
-            red[static_cast<std::size_t>(cpu::normAxis(c, a.get<std::int64_t>(), x.ndim()))] = 1;
+    const std::vector<bool> flags = cpu::reducedAxes(c, x.ndim());
+    const std::vector<int> red(flags.begin(), flags.end());
     Shape out;
     std::int64_t n = 1;
     for (int a = 0; a < x.ndim(); ++a)
