@@ -1,0 +1,168 @@
+// The debugger window (offscreen), execution: a profile row selects its node, Execute > Check
+// marks the phases and the profile says which step it was measured on, and an execution is
+// cancelled through its own token.
+#include "tst_gui.h"
+
+using namespace passlens;
+using namespace passlens::guitest;
+
+class TestGuiProfile : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { guitest::initGuiTestCase(); }
+
+    void profileRowSelectsTheNode() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json"));
+        auto g = w.session().graphAt(w.session().currentStep());
+        const NodeId target = g->toposort()[1]->id();
+        ExecutionProfile profile;
+        profile.device = "cpu";
+        profile.nodes.resize(2);
+        profile.nodes[0].node = g->toposort()[0]->id();
+        profile.nodes[0].timeUs = 5.0;
+        profile.nodes[1].node = target;
+        profile.nodes[1].timeUs = 50.0;
+        w.profileModel()->setProfile(profile, g.get());
+        QTableView* table = w.profileTable();
+        // sorted by time, descending: row 0 is the target
+        table->selectRow(0);
+        table->setCurrentIndex(table->model()->index(0, 0));
+        QCOMPARE(w.inspector()->shownNode(), target);
+        const auto sel = w.graphScene()->selectedItems();
+        QCOMPARE(sel.size(), 1);
+        QCOMPARE(static_cast<GraphNodeItem*>(sel.first())->node().node, target);
+        // and the other way: selecting in the view selects the profile row
+        const NodeId other = g->toposort()[0]->id();
+        w.selectNode(other);
+        const auto rows = table->selectionModel()->selectedRows();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.first().data(ProfileModel::NodeIdRole).toLongLong(), other);
+        QCOMPARE(w.inspector()->shownNode(), other);
+    }
+
+    // Execute > Check marks the phases that changed the graph (match, first divergent,
+    // diverged; PhaseCheck.h, as `run --check`) and leaves unchanged ones unmarked; the profile
+    // says which step it was measured on and is dimmed on another step.
+    void checkMarksAndProfileStep() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        w.setExecutionBackend(std::make_shared<FakeBackend>(2));
+        auto& s = w.session();
+        std::vector<int> checkedPhases, unchanged; // the phases that changed the graph, in run order
+        for (std::size_t p = 0; p < s.trace()->phases().size(); ++p)
+            (s.trace()->phases()[p].changed ? checkedPhases : unchanged).push_back(static_cast<int>(p));
+        QVERIFY(checkedPhases.size() >= 4);
+        QVERIFY(!unchanged.empty());
+        auto mark = [&](int phase) {
+            return static_cast<PipelineModel::CheckMark>(
+                w.pipelineModel()->data(w.pipelineModel()->index(phase, 0), PipelineModel::CheckRole).toInt());
+        };
+        QCOMPARE(mark(checkedPhases[0]), PipelineModel::CheckMark::None);
+        w.runCheck();
+        QVERIFY(waitIdle(w));
+        QCOMPARE(mark(checkedPhases[0]), PipelineModel::CheckMark::Match);
+        QCOMPARE(mark(checkedPhases[1]), PipelineModel::CheckMark::Match);
+        QCOMPARE(mark(checkedPhases[2]), PipelineModel::CheckMark::FirstDivergent);
+        QCOMPARE(mark(checkedPhases[3]), PipelineModel::CheckMark::Diverged);
+        for (int p : unchanged) QCOMPARE(mark(p), PipelineModel::CheckMark::None);
+        QVERIFY(w.pipelineModel()
+                    ->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::ToolTipRole)
+                    .toString()
+                    .contains("first divergent"));
+        QVERIFY(w.pipelineModel()
+                    ->data(w.pipelineModel()->index(checkedPhases[2], 0), Qt::DecorationRole)
+                    .canConvert<QColor>());
+
+        QVERIFY(w.profileStatus().startsWith("No profile yet"));
+        QVERIFY(!w.profileTablesShown()); // an empty Profile dock is one line
+        const int here = s.currentStep();
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileTablesShown());
+        QVERIFY2(w.profileStatus().startsWith(QStringLiteral("Measured on step %1:").arg(here)),
+                 qPrintable(w.profileStatus()));
+        QVERIFY(!w.profileDimmed());
+        QVERIFY(w.profileModel()->rowCount() > 0);
+        // the inspector shows the executor's plan for the node; a saved session carries it as JSON
+        const NodeId first = s.graphAt(here)->toposort()[0]->id();
+        w.selectNode(first);
+        QVERIFY2(w.inspector()->toPlainText().contains(
+                     QStringLiteral("Executor plan: node #%1: no epilogue fused — a test reason").arg(first)),
+                 qPrintable(w.inspector()->toPlainText()));
+        {
+            QTemporaryDir dir;
+            const QString path = dir.path() + "/p.passlens";
+            s.saveSession(path);
+            const Trace reread = SessionFile::load(path.toStdString());
+            QCOMPARE(reread.profiles().size(), std::size_t(1));
+            const ExecutionProfile saved = ExecutionProfile::fromJson(reread.profiles().at(0), "session");
+            QCOMPARE(saved.device, std::string("cpu"));
+            QCOMPARE(saved.plan.size(), std::size_t(1));
+            QCOMPARE(saved.plan[0].node, first);
+            QCOMPARE(saved.plan[0].reason, std::string("a test reason"));
+            QCOMPARE(saved.find(first)->timeUs.value_or(-1), 10.0 + static_cast<double>(first % 7));
+        }
+        // the overlay: the exports' heat colours on the drawing's shares, and a legend
+        QVERIFY2(w.graphView()->legend().startsWith(QString::fromUtf8("timing: 0 \u2192 ")) &&
+                     w.graphView()->legend().contains("linear scale") && w.graphView()->legend().endsWith("cpu"),
+                 qPrintable(w.graphView()->legend()));
+        int heated = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            if (it->node().timeShare >= 0) {
+                ++heated;
+                QCOMPARE(GraphNodeItem::fillFor(it->node(), false, it->node().timeShare),
+                         QColor(QString::fromStdString(heatColour(it->node().timeShare))));
+            }
+        QVERIFY(heated > 10);
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileDimmed());
+        QVERIFY2(w.profileStatus().contains("not on the step shown"), qPrintable(w.profileStatus()));
+        s.setCurrentStep(here);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.profileDimmed());
+    }
+
+    // Esc cancels the running execution through its own token (the backend stops and says so,
+    // nothing is profiled); the next execution has a token of its own and profiles the step.
+    void executionIsCancelledPerRequest() {
+        MainWindow w;
+        auto backend = std::make_shared<CancellableBackend>();
+        w.setExecutionBackend(backend);
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        bool idle = false, idleOk = true;
+        QString message;
+        w.whenIdle([&](bool ok, const QString& m) {
+            idle = true;
+            idleOk = ok;
+            message = m;
+        });
+        w.executeCurrent();
+        backend->started.acquire(); // the worker runs until its token is cancelled
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(QTest::qWaitFor([&] { return idle; }, 600000));
+        QVERIFY(!idleOk);
+        QCOMPARE(message, QStringLiteral("cancelled by the user"));
+        QVERIFY(!w.profileTablesShown());
+        QCOMPARE(w.profileModel()->rowCount(), 0);
+        backend->block = false;
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileTablesShown());
+        QCOMPARE(static_cast<std::size_t>(w.profileModel()->rowCount()),
+                 w.session().graphAt(w.session().currentStep())->nodeCount());
+    }
+};
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    app.setAttribute(Qt::AA_Use96Dpi, true);
+    TestGuiProfile test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_gui_profile.moc"

@@ -1,0 +1,644 @@
+// The debugger window (offscreen), what it draws: the bundled example's screenshot, big graphs
+// (opening on their outputs, the source drawn while the pipeline runs), the minimap, exports,
+// nested graphs, grouping by name scope, placeholders, Compare, provenance jumps and superseded
+// layouts.
+#include "tst_gui.h"
+
+using namespace passlens;
+using namespace passlens::guitest;
+
+class TestGuiViews : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { guitest::initGuiTestCase(); }
+
+    void screenshotOfTheBundledExampleIsNotBlank() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.graphScene()->nodeItemCount() > 50);
+        const QImage img = w.graphView()->viewport()->grab().toImage();
+        int inked = 0;
+        for (int y = 0; y < img.height(); y += 2)
+            for (int x = 0; x < img.width(); x += 2)
+                if (qGray(img.pixel(x, y)) < 200) ++inked;
+        QVERIFY2(inked > 500, qPrintable(QString("only %1 dark pixels").arg(inked)));
+    }
+
+    // A big graph opens at a readable zoom on its outputs, with boxes on screen (PP-OCR opened
+    // on blank canvas with one clipped node when the view was centred on the scene's middle).
+    void bigGraphOpensOnItsOutputs() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
+        QVERIFY(w.graphView()->zoom() >= 0.75);
+        const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        int whole = 0, outputs = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) {
+            if (!visible.contains(it->sceneBoundingRect())) continue;
+            ++whole;
+            outputs += it->node().category == NodeCategory::Output;
+        }
+        QVERIFY2(whole >= 8, qPrintable(QString("%1 whole boxes on screen").arg(whole)));
+        QCOMPARE(outputs, 1);
+    }
+
+    // Opening a big graph draws its source graph (the focused view) before the pipeline's result
+    // arrives, labelled as such; the user can search it meanwhile; the run then replaces it, and
+    // nothing of the source-only state remains.
+    void sourceIsDrawnWhileThePipelineRuns() {
+        QTemporaryDir dir;
+        const QString path = dir.isValid() ? writeChainGraph(dir, 3000) : QString();
+        QVERIFY(!path.isEmpty());
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        auto& s = w.session();
+        QStringList order;
+        QString sourceSummary;
+        std::size_t sourceNodes = 0;
+        bool sourceFocused = false, searched = false;
+        connect(&s, &DebugSession::sourceShown, this, [&] { order << "sourceShown"; });
+        connect(&s, &DebugSession::opened, this, [&] { order << "opened"; });
+        connect(&s, &DebugSession::layoutReady, this, [&] {
+            order << "drawn " + s.steps()[static_cast<std::size_t>(s.currentStep())].label;
+            if (!s.sourceOnly() || searched) return;
+            sourceSummary = w.summaryText();
+            sourceNodes = s.graphAt(0)->nodeCount();
+            sourceFocused = s.layout()->focused;
+            // look around meanwhile: Find draws a node of the source outside the focused view
+            searched = true;
+            w.findNext(QStringLiteral("first_neg"));
+        });
+        bool idle = false, ok = false;
+        w.whenIdle([&](bool good, const QString&) {
+            idle = true;
+            ok = good;
+        });
+        w.openFile(path, QStringLiteral("theano"));
+        QVERIFY(QTest::qWaitFor([&] { return idle; }, 600000));
+        QVERIFY(ok);
+        const QString running = QStringLiteral("source (the pipeline is still running)");
+        QCOMPARE(order.mid(0, 4), QStringList({"sourceShown", "drawn " + running, "drawn " + running, "opened"}));
+        QCOMPARE(order.size(), qsizetype(5));
+        QVERIFY(order[4].startsWith("drawn ") && !order[4].contains("running"));
+        // the source drawing: the whole imported graph, a focused view, labelled
+        QCOMPARE(sourceNodes, std::size_t(3000));
+        QVERIFY(sourceFocused);
+        QVERIFY2(sourceSummary.contains(running), qPrintable(sourceSummary));
+        // the Find on the source view counted its nodes: the run's final step clears the label
+        QVERIFY(searched && w.findStatus().isEmpty());
+        // the run's state: the trace, the last step, no trace of the source-only label
+        QVERIFY(!s.sourceOnly() && s.trace() && s.pipelineError().isEmpty());
+        QCOMPARE(s.currentStep(), static_cast<int>(s.steps().size()) - 1);
+        QVERIFY(s.steps().size() > 2);
+        QCOMPARE(s.steps().front().label, QStringLiteral("source"));
+        QVERIFY2(!w.summaryText().contains("running") && !w.windowTitle().contains("running"),
+                 qPrintable(w.summaryText() + " / " + w.windowTitle()));
+        QVERIFY(w.pipelineModel()->rowCount() > 0);
+        // a graph at or under the focused-view threshold: its run is drawn first, nothing before
+        QTemporaryDir smallDir;
+        const QString small = smallDir.isValid() ? writeChainGraph(smallDir, 40) : QString();
+        QVERIFY(!small.isEmpty());
+        order.clear();
+        QVERIFY(openAndWait(w, small, QStringLiteral("theano")));
+        QVERIFY2(order.size() == 2 && order[0] == "opened" && order[1].startsWith("drawn "),
+                 qPrintable(order.join(" | ")));
+        QCOMPARE(s.graphAt(0)->nodeCount(), std::size_t(40));
+    }
+
+    // A pipeline that fails on the source shown keeps the source drawn, says so, and a Run of
+    // another pipeline from there opens normally.
+    void failingPipelineKeepsTheSource() {
+        QTemporaryDir dir;
+        const QString path = dir.isValid() ? writeChainGraph(dir, 2000) : QString();
+        QVERIFY(!path.isEmpty());
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        auto& s = w.session();
+        QStringList order;
+        connect(&s, &DebugSession::sourceShown, this, [&] { order << "sourceShown"; });
+        connect(&s, &DebugSession::opened, this, [&] { order << "opened"; });
+        connect(&s, &DebugSession::failed, this, [&] { order << "failed"; });
+        connect(&s, &DebugSession::pipelineFailed, this, [&](const QString& m) { order << "pipelineFailed " + m; });
+        connect(&s, &DebugSession::layoutReady, this,
+                [&] { order << "drawn " + s.steps()[static_cast<std::size_t>(s.currentStep())].label; });
+        const QString missing = dir.filePath(QStringLiteral("missing.pipeline.json"));
+        w.openFile(path, missing);
+        QVERIFY(QTest::qWaitFor([&] { return order.size() >= 4; }, 600000));
+        QCOMPARE(order.size(), qsizetype(4));
+        QCOMPARE(order[0], QStringLiteral("sourceShown"));
+        QCOMPARE(order[1], QStringLiteral("drawn source (the pipeline is still running)"));
+        QVERIFY2(order[2].startsWith("pipelineFailed ") && order[2].contains("missing.pipeline.json"),
+                 qPrintable(order[2]));
+        QCOMPARE(order[3], QStringLiteral("drawn source (the pipeline failed)"));
+        QVERIFY(s.sourceOnly() && !s.trace() && !s.busy());
+        QVERIFY(s.pipelineError().contains("missing.pipeline.json"));
+        QCOMPARE(s.graphAt(0)->nodeCount(), std::size_t(2000));
+        QVERIFY(s.layout()->focused && w.graphScene()->nodeIds().size() > 0);
+        QVERIFY2(w.summaryText().contains("The pipeline failed") && w.summaryText().contains("missing.pipeline.json"),
+                 qPrintable(w.summaryText()));
+        QCOMPARE(w.pipelineModel()->rowCount(), 0);
+        // a Run that fails again says why, the source still shown
+        order.clear();
+        const QString missing2 = dir.filePath(QStringLiteral("missing2.pipeline.json"));
+        s.runPipeline(missing2);
+        QVERIFY(QTest::qWaitFor([&] { return order.size() >= 2; }, 600000));
+        QVERIFY2(order[0].startsWith("pipelineFailed ") && order[0].contains("missing2.pipeline.json"),
+                 qPrintable(order[0]));
+        QCOMPARE(order[1], QStringLiteral("drawn source (the pipeline failed)"));
+        QVERIFY(s.sourceOnly() && s.pipelineError().contains("missing2.pipeline.json"));
+        QCOMPARE(s.pipelineName(), missing2);
+        QVERIFY(w.summaryText().contains("missing2.pipeline.json"));
+        // Run another pipeline on the source shown
+        s.runPipeline(QStringLiteral("theano"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(!s.sourceOnly() && s.trace() && s.pipelineError().isEmpty());
+        QCOMPARE(s.pipelineName(), QStringLiteral("theano"));
+        QCOMPARE(s.steps().front().label, QStringLiteral("source"));
+        QVERIFY(!w.summaryText().contains("failed"));
+        QVERIFY(w.pipelineModel()->rowCount() > 0);
+    }
+
+    // The window fits a 1024 x 700 screen: its smallest size, docks and toolbar included.
+    void windowFitsASmallScreen() {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
+        QVERIFY2(least.width() <= 1024 && least.height() <= 700,
+                 qPrintable(QStringLiteral("%1 x %2").arg(least.width()).arg(least.height())));
+        w.resize(1024, 700);
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.width() <= 1024 && w.height() <= 700);
+        QVERIFY(w.graphView()->width() >= 250 && w.graphView()->height() >= 200); // room for the graph
+    }
+
+    // The minimap shows only while the drawing does not fit, never over a quarter of the view;
+    // Export offers a file name from the model and the step; the canvas leaves drops to the
+    // window (which opens the file).
+    void minimapExportNameAndDrops() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QVERIFY(!w.graphView()->minimapVisible()); // four boxes: all on screen
+        QCOMPARE(w.suggestedExportName(), QStringLiteral("join_alloc-step%1.svg").arg(w.session().currentStep()));
+        w.setDiffMode(1);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.suggestedExportName(QStringLiteral("pdf")),
+                 QStringLiteral("join_alloc-step%1-diff.pdf").arg(w.session().currentStep()));
+        QVERIFY(w.graphView()->paneLabel().isEmpty()); // overlay: one pane, no label
+        w.setDiffMode(2);                              // side by side: the panes say which is which
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.beforeView()->paneLabel().startsWith(
+                     QStringLiteral("before: step %1,").arg(w.session().diffFrom().value_or(-1))),
+                 qPrintable(w.beforeView()->paneLabel()));
+        QVERIFY2(
+            w.graphView()->paneLabel().startsWith(QStringLiteral("after: step %1,").arg(w.session().currentStep())),
+            qPrintable(w.graphView()->paneLabel()));
+        w.setDiffMode(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.graphView()->paneLabel().isEmpty());
+
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.graphView()->minimapVisible()); // opened at a readable zoom: it does not fit
+        const QSize pane = w.graphView()->size();
+        QVERIFY(w.graphView()->minimapSize().width() * 3 <= pane.width());
+        QVERIFY(w.graphView()->minimapSize().height() * 3 <= pane.height());
+        w.graphView()->fit();
+        QVERIFY(!w.graphView()->minimapVisible()); // fitted: nothing to find on a map
+        w.graphView()->zoomBy(2.0);
+        QVERIFY(w.graphView()->minimapVisible());
+        w.resize(500, 400); // a small pane: the minimap shrinks with it
+        QTest::qWait(50);
+        QVERIFY(w.graphView()->minimapSize().width() * 3 <= w.graphView()->width());
+        QVERIFY(w.graphView()->minimapSize().height() * 3 <= w.graphView()->height());
+        QVERIFY(!w.graphView()->viewport()->acceptDrops() && !w.graphView()->acceptDrops());
+        QVERIFY(w.acceptDrops());
+    }
+
+    // File > Export view: the drawing as shown, the selection with its neighbours, the visible
+    // area, and a landscape (left to right) figure.
+    void exportAreasAndOrientation() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QTemporaryDir dir;
+        QSignalSpy done(&w, &MainWindow::exported);
+        // SVG facts: node titles (Graphviz writes each node's id as its <title>) and the page size
+        struct Svg {
+            QStringList nodes;
+            double width = 0, height = 0;
+        };
+        auto readSvg = [](const QString& file) {
+            Svg svg;
+            QFile f(file);
+            if (!f.open(QIODevice::ReadOnly)) return svg;
+            const QString text = QString::fromUtf8(f.readAll());
+            static const QRegularExpression node(
+                QStringLiteral("<g id=\"node\\d+\" class=\"node\">\\s*<title>([^<]*)</title>"));
+            for (auto it = node.globalMatch(text); it.hasNext();) svg.nodes << it.next().captured(1);
+            static const QRegularExpression size(QStringLiteral("<svg width=\"([0-9.]+)pt\" height=\"([0-9.]+)pt\""));
+            const auto m = size.match(text);
+            if (m.hasMatch()) {
+                svg.width = m.captured(1).toDouble();
+                svg.height = m.captured(2).toDouble();
+            }
+            return svg;
+        };
+        auto exportAndWait = [&](const QString& name, const MainWindow::ExportRequest& r) {
+            const int before = static_cast<int>(done.size());
+            if (!w.exportTo(dir.filePath(name), r)) return false;
+            if (!QTest::qWaitFor([&] { return done.size() > before; }, 600000)) return false;
+            return done.last().at(1).toBool();
+        };
+        const int drawn = static_cast<int>(w.graphScene()->nodeItems().size());
+        QVERIFY(exportAndWait("whole.svg", {}));
+        const Svg whole = readSvg(dir.filePath("whole.svg"));
+        QCOMPARE(static_cast<int>(whole.nodes.size()), drawn);
+        QVERIFY(whole.height > whole.width); // top to bottom
+
+        MainWindow::ExportRequest landscape;
+        landscape.landscape = true;
+        QVERIFY(exportAndWait("wide.svg", landscape));
+        const Svg wide = readSvg(dir.filePath("wide.svg"));
+        QCOMPARE(static_cast<int>(wide.nodes.size()), drawn);
+        QVERIFY2(wide.width > wide.height, qPrintable(QStringLiteral("%1 x %2").arg(wide.width).arg(wide.height)));
+
+        // nothing selected: refused
+        w.graphScene()->clearSelection();
+        MainWindow::ExportRequest selection;
+        selection.area = MainWindow::ExportRequest::Area::Selection;
+        selection.hops = 1;
+        QVERIFY(!w.exportTo(dir.filePath("none.svg"), selection));
+        QVERIFY(!QFileInfo::exists(dir.filePath("none.svg")));
+        // one node and its neighbours: the node, its producers and consumers, and "… N nodes" boxes
+        auto g = w.session().graphAt(w.session().currentStep());
+        const Apply* middle = g->toposort()[g->toposort().size() / 2];
+        w.selectNode(middle->id());
+        QVERIFY(exportAndWait("sel.svg", selection));
+        const Svg sel = readSvg(dir.filePath("sel.svg"));
+        const QString key = QStringLiteral("n%1").arg(middle->id());
+        QVERIFY(sel.nodes.contains(key));
+        for (const Variable* in : middle->inputs())
+            if (in->owner()) QVERIFY(sel.nodes.contains(QStringLiteral("n%1").arg(in->owner()->id())));
+        QVERIFY(sel.nodes.size() < whole.nodes.size());
+        QVERIFY(std::any_of(sel.nodes.begin(), sel.nodes.end(), [](const QString& k) { return k.startsWith('c'); }));
+
+        // the visible area, zoomed in on the selected node: only what is on screen (and placeholders)
+        w.graphView()->fit();
+        w.graphView()->zoomBy(6.0);
+        w.graphView()->centerOn(w.graphScene()->nodeItems().value(key));
+        MainWindow::ExportRequest visible;
+        visible.area = MainWindow::ExportRequest::Area::Visible;
+        QVERIFY(exportAndWait("visible.svg", visible));
+        const Svg vis = readSvg(dir.filePath("visible.svg"));
+        QVERIFY(vis.nodes.contains(key));
+        int real = 0;
+        for (const QString& k : vis.nodes) real += !k.startsWith('c');
+        QVERIFY2(real < drawn / 2, qPrintable(QStringLiteral("%1 of %2").arg(real).arg(drawn)));
+    }
+
+    void nestedGraphsOpenInTheView() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kCorpus + "/silero_vad_legacy.onnx"));
+        auto g = w.session().graphAt(w.session().currentStep());
+        NodeId ifNode = -1;
+        for (const Apply* n : g->toposort())
+            if (n->op().kind() == "OnnxIf") ifNode = n->id();
+        QVERIFY(ifNode >= 0);
+        const int topLevel = w.graphScene()->nodeItemCount();
+        w.openNested(ifNode, QStringLiteral("else_branch"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.session().showingNested());
+        QVERIFY2(w.graphScene()->nodeItemCount() > topLevel + 20,
+                 qPrintable(QString::number(w.graphScene()->nodeItemCount())));
+        w.session().setCurrentStep(0); // stepping returns to the step's graph
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.session().showingNested());
+    }
+
+    // Group by name scope: the bundled transformer layer's /self_attn, /norm1, ... scopes are one
+    // box each; double-clicking a box opens it, "Close scope" closes it again, and Find opens
+    // the scopes around a hit inside a closed box.
+    void groupByNameScope() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto groups = [&] {
+            std::map<std::string, GraphNodeItem*> out;
+            for (GraphNodeItem* it : w.graphScene()->nodeItems())
+                if (it->node().category == NodeCategory::Group) out[it->node().name] = it;
+            return out;
+        };
+        QVERIFY(groups().empty());
+        const int plain = static_cast<int>(w.graphScene()->nodeItems().size());
+        QVERIFY(w.setGroupByScope(true));
+        QVERIFY(waitIdle(w));
+        auto top = groups();
+        for (const char* scope : {"/self_attn", "/norm1", "/norm2"}) QVERIFY2(top.count(scope), scope);
+        QVERIFY(static_cast<int>(w.graphScene()->nodeItems().size()) < plain / 2);
+        GraphNodeItem* attn = top.at("/self_attn");
+        const std::size_t members = attn->node().hiddenCount;
+        QVERIFY(members >= 20);
+        // every drawn node sits at the top level
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) QCOMPARE(it->node().scope, std::string());
+
+        // a real double-click on the /self_attn box opens it
+        w.graphView()->centerOn(attn);
+        QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {},
+                           w.graphView()->mapFromScene(attn->sceneBoundingRect().center()));
+        QVERIFY(waitIdle(w));
+        auto opened = groups();
+        QVERIFY(!opened.count("/self_attn"));
+        QVERIFY(opened.count("/norm1"));
+        int inside = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) inside += it->node().scope == "/self_attn";
+        QVERIFY(inside >= 2);
+        QCOMPARE(w.session().scopeGrouping()->expanded, (std::set<std::string>{"/self_attn"}));
+
+        // stepping keeps the grouping: the source graph has the same closed scopes
+        w.session().setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(groups().count("/norm1"));
+        QVERIFY(!groups().count("/self_attn"));
+
+        QVERIFY(w.closeScope(QStringLiteral("/self_attn")));
+        QVERIFY(waitIdle(w));
+        QVERIFY(groups().count("/self_attn"));
+        QVERIFY(!w.closeScope(QStringLiteral("/self_attn"))); // already closed
+        QVERIFY(!w.openScope(QStringLiteral("n1")));          // not a scope box
+
+        // Find a node inside the closed /norm2 box: its scope opens, the node is drawn and selected
+        auto g = w.session().graphAt(w.session().currentStep());
+        NodeId target = -1;
+        std::string targetName;
+        for (const Apply* a : g->toposort())
+            if (a->name().rfind("/norm2/", 0) == 0) {
+                target = a->id();
+                targetName = a->name();
+                break;
+            }
+        QVERIFY(target >= 0);
+        QVERIFY(!w.graphScene()->nodeIds().contains(target));
+        w.findNext(QString::fromStdString(targetName));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.graphScene()->nodeIds().contains(target));
+        QCOMPARE(w.inspector()->shownNode(), target);
+
+        QVERIFY(w.setGroupByScope(false));
+        QVERIFY(waitIdle(w));
+        QVERIFY(groups().empty());
+    }
+
+    // Double-clicking the "… N nodes" placeholder of a focused view draws more of what it hides.
+    void placeholderExpandsOnDoubleClick() {
+        const int n = 2400;
+        MainWindow w;
+        QTemporaryDir dir;
+        QVERIFY(openChain(w, dir, n));
+        auto placeholder = [&]() -> GraphNodeItem* {
+            for (GraphNodeItem* it : w.graphScene()->nodeItems())
+                if (it->node().category == NodeCategory::Collapsed) return it;
+            return nullptr;
+        };
+        GraphNodeItem* c = placeholder();
+        QVERIFY(c);
+        const std::size_t hidden = c->node().hiddenCount;
+        const int drawn = w.graphScene()->nodeIds().size();
+        // one chain: one placeholder upstream, standing for the hidden Elemwise nodes and the input
+        QCOMPARE(hidden + std::size_t(drawn), std::size_t(n) + 1);
+        // a real double-click on the box
+        w.graphView()->centerOn(c);
+        QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {},
+                           w.graphView()->mapFromScene(c->sceneBoundingRect().center()));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.graphScene()->nodeIds().size(), drawn + 60);
+        int placeholders = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            placeholders += it->node().category == NodeCategory::Collapsed;
+        QCOMPARE(placeholders, 1); // still one: the output box stays drawn
+        GraphNodeItem* after = placeholder();
+        QVERIFY(after);
+        QCOMPARE(after->node().hiddenCount, hidden - 60);
+        // the programmatic form, with its own batch
+        QCOMPARE(w.expandPlaceholder(QString::fromStdString(after->node().key), 100), 100);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.graphScene()->nodeIds().size(), drawn + 160);
+        QCOMPARE(w.expandPlaceholder(QStringLiteral("n1")), 0); // not a placeholder
+    }
+
+    // Tools > Compare draws both pipelines' final graphs as one diff. On alloc_guess theano
+    // lifts the Alloc special case (GpuAlloc, exp on the GPU, one more transfer back) while
+    // cleanup leaves Alloc and exp on the host; the tanh branch comes out alike from both and
+    // is drawn once, although each run gave its new nodes ids of its own.
+    void compareDrawsBothFinalGraphs() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json", QStringLiteral("theano")));
+        w.compareWith(QStringLiteral("theano")); // never against itself
+        QVERIFY(!w.compareDialog());
+        w.compareWith(QStringLiteral("cleanup"));
+        QVERIFY(waitIdle(w));
+        QDialog* dlg = w.compareDialog();
+        QVERIFY(dlg);
+        auto* view = dlg->findChild<GraphView*>(QStringLiteral("compareView"));
+        QVERIFY(view);
+        auto* scene = qobject_cast<GraphScene*>(view->scene());
+        QVERIFY(scene);
+        QStringList removed, added, shared;
+        for (GraphNodeItem* it : scene->nodeItems()) {
+            const LayoutNode& n = it->node();
+            if (n.node < 0) continue;
+            const QString title = QString::fromStdString(n.title);
+            if (n.change == NodeChange::Removed)
+                removed << title;
+            else if (n.change == NodeChange::Added)
+                added << title;
+            else
+                shared << title;
+            if (n.change != NodeChange::Added) QVERIFY2(it->toolTip().contains("theano: "), qPrintable(it->toolTip()));
+            if (n.change != NodeChange::Removed)
+                QVERIFY2(it->toolTip().contains("cleanup: "), qPrintable(it->toolTip()));
+        }
+        removed.sort();
+        added.sort();
+        shared.sort();
+        QCOMPARE(removed, (QStringList{"GpuAlloc<None>{memset_0=False}", "GpuElemwise{exp}<gpuarray>",
+                                       "HostFromGpu(gpuarray)"}));
+        QCOMPARE(added, (QStringList{"Alloc", "Elemwise{exp}"}));
+        QCOMPARE(shared, (QStringList{"GpuElemwise{tanh}<gpuarray>", "GpuFromHost<None>", "HostFromGpu(gpuarray)"}));
+        // a double-click on a node only in the shown run goes to the rewrite that made it
+        auto& s = w.session();
+        int visited = 0;
+        for (GraphNodeItem* it : scene->nodeItems()) {
+            const LayoutNode& n = it->node();
+            if (n.node < 0 || n.change != NodeChange::Removed) continue;
+            const int made = s.trace()->createdBy(n.node);
+            QVERIFY(made > 0);
+            s.setCurrentStep(0);
+            emit scene->nodeActivated(QString::fromStdString(n.key));
+            QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, made);
+            QCOMPARE(w.inspector()->shownNode(), n.node);
+            ++visited;
+        }
+        QCOMPARE(visited, 3);
+        dlg->close();
+    }
+
+    // A provenance link ("created by #N") draws the node's neighbourhood first, then the whole
+    // step; the node is selected and on screen in both drawings.
+    void provenanceJumpDrawsTheNeighbourhoodFirst() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        const auto [target, created] = newestNode(s, s.currentStep());
+        QVERIFY(target >= 0 && created > 0);
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.graphScene()->nodeIds().contains(target));
+        // each drawing shown, as the window showed it (its handler runs before this one)
+        struct Shown {
+            bool focused;
+            QString reason;
+            bool hasTarget;
+            NodeId inspected;
+            bool targetSelected;
+        };
+        QList<Shown> shown;
+        connect(&s, &DebugSession::layoutReady, this, [&] {
+            const auto sel = w.graphScene()->selectedItems();
+            shown << Shown{s.layout()->focused, QString::fromStdString(s.layout()->focusReason),
+                           w.graphScene()->nodeIds().contains(target), w.inspector()->shownNode(),
+                           sel.size() == 1 && static_cast<GraphNodeItem*>(sel.front())->node().node == target};
+        });
+        w.jumpToEvent(created, target);
+        QVERIFY(s.followUpPending());
+        QVERIFY(QTest::qWaitFor([&] { return !s.followUpPending() && shown.size() >= 2; }, 600000));
+        QCOMPARE(shown.size(), qsizetype(2));
+        // first a focused view around the node, already selected and inspected
+        QVERIFY(shown[0].focused);
+        QVERIFY2(shown[0].reason.contains("neighbourhood"), qPrintable(shown[0].reason));
+        QVERIFY(shown[0].hasTarget && shown[0].targetSelected);
+        QCOMPARE(shown[0].inspected, target);
+        // then the whole step, the node still selected and on screen
+        QVERIFY(!shown[1].focused);
+        QVERIFY(shown[1].hasTarget && shown[1].targetSelected);
+        QCOMPARE(static_cast<std::size_t>(w.graphScene()->nodeIds().size()), s.graphAt(s.currentStep())->nodeCount());
+        const auto selected = w.graphScene()->selectedItems();
+        QCOMPARE(selected.size(), qsizetype(1));
+        QVERIFY(w.graphView()->viewport()->rect().contains(
+            w.graphView()->mapFromScene(selected.front()->boundingRect().center())));
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
+    }
+
+    // A provenance jump shows the busy indicator at once; Esc cancels its layout: the request ends
+    // as cancelled (nothing drawn), the view keeps the previous drawing and says which step it
+    // is, and the next step draws (its request has its own cancel token).
+    void provenanceJumpCanBeCancelled() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        const auto [target, created] = newestNode(s, last);
+        QVERIFY(target >= 0 && created > 0);
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!w.busyIndicatorShown());
+        QVERIFY(!s.cancelLayout()); // nothing pending
+        const auto sourceIds = w.graphScene()->nodeIds();
+        const std::size_t sourceNodes = s.layout()->nodes.size();
+        QStringList ends;
+        connect(&s, &DebugSession::layoutReady, this, [&] { ends << "drawn"; });
+        connect(&s, &DebugSession::layoutFailed, this, [&] { ends << "failed"; });
+        connect(&s, &DebugSession::layoutCancelled, this, [&] { ends << "cancelled"; });
+        bool idle = false, idleOk = true;
+        w.whenIdle([&](bool ok, const QString&) {
+            idle = true;
+            idleOk = ok;
+        });
+        w.jumpToEvent(created, target);
+        QVERIFY(s.layoutPending() && s.followUpPending());
+        QVERIFY(w.busyIndicatorShown());
+        QVERIFY2(w.busyStatus().contains("neighbourhood"), qPrintable(w.busyStatus()));
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(QTest::qWaitFor([&] { return !ends.isEmpty(); }, 600000));
+        QCOMPARE(ends, QStringList{"cancelled"});
+        QVERIFY(idle && !idleOk);
+        QVERIFY(!s.layoutPending() && !s.followUpPending()); // no whole-step drawing follows
+        QVERIFY(!w.busyIndicatorShown());
+        // the step moved, the drawing did not, and the window says so
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
+        QCOMPARE(w.graphScene()->nodeIds(), sourceIds);
+        QCOMPARE(s.layout()->nodes.size(), sourceNodes);
+        QVERIFY2(w.summaryText().contains(QStringLiteral("still shows step 0 (source)")), qPrintable(w.summaryText()));
+        // a later step draws
+        s.setCurrentStep(last);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(ends, QStringList({"cancelled", "drawn"}));
+        QCOMPARE(static_cast<std::size_t>(w.graphScene()->nodeIds().size()), s.graphAt(last)->nodeCount());
+        QVERIFY(w.graphScene()->nodeIds().contains(target));
+        // superseded requests are dropped quietly and cancel only themselves: a step requested
+        // after a cancelled one draws
+        ends.clear();
+        s.setCurrentStep(0);
+        QVERIFY(s.cancelLayout());
+        s.setCurrentStep(1);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(ends, QStringList{"drawn"});
+        QCOMPARE(s.currentStep(), 1);
+    }
+
+    // Stepping again before the drawing of the step arrives: the first layout request is
+    // superseded (its own token cancelled at once, so Graphviz stops on it, while the newest
+    // request's token is not) and only the newest request's drawing reaches the view.
+    void supersededLayoutNeverReachesTheView() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        auto& s = w.session();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        QVERIFY(last >= 2);
+        s.setCurrentStep(1);
+        QVERIFY(waitIdle(w));
+        QSignalSpy ends(&s.jobs(), &JobRunner::finished);
+        int drawn = 0;
+        connect(&s, &DebugSession::layoutReady, this, [&] { ++drawn; });
+        s.setCurrentStep(0); // the source: Alloc and Join
+        const JobId superseded = s.jobs().newest(layoutLane());
+        QVERIFY(superseded != 0);
+        QVERIFY(!s.jobs().cancelRequested(superseded));
+        s.setCurrentStep(last);
+        const JobId newest = s.jobs().newest(layoutLane());
+        QVERIFY(newest != 0 && newest != superseded);
+        QVERIFY(s.jobs().cancelRequested(superseded));
+        QVERIFY(!s.jobs().cancelRequested(newest));
+        QVERIFY(waitIdle(w));
+        QVERIFY(QTest::qWaitFor([&] { return s.jobs().runningCount() == 0; }, 600000));
+        QCOMPARE(drawn, 1);
+        auto ids = [](const FunctionGraph& g) {
+            QList<NodeId> out;
+            for (const Apply* a : g.toposort()) out << a->id();
+            std::sort(out.begin(), out.end());
+            return out;
+        };
+        QList<NodeId> shown = w.graphScene()->nodeIds();
+        std::sort(shown.begin(), shown.end());
+        QCOMPARE(shown, ids(*s.graphAt(last)));
+        QVERIFY(shown != ids(*s.graphAt(0)));
+        std::map<JobId, JobEnd> how;
+        for (const auto& e : ends) how[e.at(0).value<JobId>()] = e.at(2).value<JobEnd>();
+        QCOMPARE(how.size(), std::size_t(2));
+        QCOMPARE(how.at(superseded), JobEnd::Superseded);
+        QCOMPARE(how.at(newest), JobEnd::Done);
+    }
+};
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    app.setAttribute(Qt::AA_Use96Dpi, true);
+    TestGuiViews test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_gui_views.moc"
