@@ -1,5 +1,7 @@
-// passlens_layout: DOT rendering through Graphviz.
+// passlens_layout: DOT rendering through Graphviz; the focused view whose edges cross too many
+// ranks for dot.
 #include <passlens/layout/GraphvizContext.h>
+#include <passlens/layout/LayoutEngine.h>
 
 #include <QTest>
 
@@ -42,6 +44,41 @@ class TestLayout : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // A focused view whose "… N nodes" box ties into a 400-node chain along its whole length
+    // (edges crossing 0 + 1 + ... + 399 = 79,800 rank levels) is drawn with the simple layout at
+    // once, saying why: dot would spend seconds on its virtual nodes and run into the budget.
+    void tangledFocusedViewGetsTheSimpleLayout() {
+        using namespace passlens;
+        DrawGraph g;
+        for (int k = 0; k < 400; ++k) { // the changed region: a chain
+            DrawNode n;
+            n.key = "n" + std::to_string(k);
+            n.node = k;
+            n.title = "exp";
+            n.seed = true;
+            g.nodes.push_back(n);
+            if (k > 0) g.edges.push_back({"n" + std::to_string(k - 1), n.key});
+        }
+        for (int k = 0; k < 1200; ++k) { // hidden: a chain feeding the changed one all along
+            DrawNode n;
+            n.key = "n" + std::to_string(1000 + k);
+            n.node = 1000 + k;
+            n.title = "neg";
+            g.nodes.push_back(n);
+            if (k > 0) g.edges.push_back({"n" + std::to_string(999 + k), n.key});
+            g.edges.push_back({n.key, "n" + std::to_string(k % 400), 1});
+        }
+        LayoutOptions o;
+        o.nodeThreshold = 1000;
+        o.cache = false;
+        const LayoutResult r = LayoutEngine().layout(g, o);
+        QVERIFY(r.focused && r.simple);
+        QCOMPARE(r.nodes.size(), std::size_t(401)); // the chain and one "… 1,200 nodes" box
+        QCOMPARE(r.budgetNote, std::string("the focused view's edges cross 79,800 rank levels, too many for "
+                                           "Graphviz's layout: simple layout drawn instead"));
+        QCOMPARE(r.focusReason, std::string("1,600 nodes (threshold 1,000)"));
+    }
+
     void svgHasEachLabelOnce() {
         const std::string svg = passlens::renderDot(kThreeNodes, "svg");
         QVERIFY(svg.find("<svg") != std::string::npos);

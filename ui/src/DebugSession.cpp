@@ -363,7 +363,12 @@ DrawingRequest DebugSession::drawingRequest() {
     r.profile = m_nested ? std::nullopt : m_profile;
     r.timing = m_timingOptions;
     r.trace = m_trace.get();
-    r.fromEvent = m_diffFrom ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event : 0;
+    // a plain step's changed region is its own changes, as TraceStep::fromEvent has it for
+    // `render` and the report: its event, or the events of its phase at a phase end
+    r.fromEvent = m_diffFrom       ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event
+                  : !step.phaseEnd ? step.event - 1
+                  : step.phase > 0 ? m_trace->lastEventOfPhase(static_cast<std::size_t>(step.phase - 1))
+                                   : 0;
     r.toEvent = step.event;
     r.nested = m_nested != nullptr;
     r.extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;

@@ -224,23 +224,30 @@ std::string pinnedStraight(const std::string& dot, const std::unordered_map<std:
     return dotText(g, errors, "the pinned DOT");
 }
 
-// Node centres of the simple layout: ranks by the longest path from the sources (nodes on a
-// cycle after the rest, in draw order; a source one rank above its first consumer), one row per rank ordered by the
-// mean position of each node's predecessors in the rows above, boxes `size` (points) apart by dot's default node and
-// rank separations. TB: ranks go down; LR: ranks go right.
-std::unordered_map<std::string, LayoutPoint>
-simplePositions(const DrawGraph& g, const std::unordered_map<std::string, LayoutPoint>& size, bool leftToRight) {
+// The simple layout's ranks of `g`'s nodes (by index): by the longest path from the sources
+// (nodes on a cycle after the rest, in draw order; a source one rank above its first consumer);
+// `order`, `pred`, `succ`: the nodes in that order and their neighbours (self-loops left out).
+struct SimpleRanks {
+    std::vector<std::size_t> rank, order;
+    std::vector<std::vector<std::size_t>> pred, succ;
+};
+
+SimpleRanks simpleRanks(const DrawGraph& g) {
     const std::size_t n = g.nodes.size();
     std::unordered_map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
-    std::vector<std::vector<std::size_t>> pred(n), succ(n);
+    SimpleRanks sr;
+    auto& [rank, order, pred, succ] = sr;
+    pred.resize(n);
+    succ.resize(n);
+    rank.assign(n, 0);
     for (const DrawEdge& e : g.edges) {
         auto t = index.find(e.tail), h = index.find(e.head);
         if (t == index.end() || h == index.end() || t->second == h->second) continue;
         succ[t->second].push_back(h->second);
         pred[h->second].push_back(t->second);
     }
-    std::vector<std::size_t> indeg(n), order, rank(n, 0);
+    std::vector<std::size_t> indeg(n);
     for (std::size_t i = 0; i < n; ++i) indeg[i] = pred[i].size();
     std::set<std::size_t> ready;
     for (std::size_t i = 0; i < n; ++i)
@@ -271,6 +278,32 @@ simplePositions(const DrawGraph& g, const std::unordered_map<std::string, Layout
         for (std::size_t j : succ[i]) first = std::min(first, rank[j]);
         rank[i] = first > 0 ? first - 1 : 0;
     }
+    return sr;
+}
+
+// The rank levels `g`'s edges cross in the simple layout's ranking, summed: about the virtual
+// nodes dot adds for its edges (its network simplex ranking crosses at most as many), whose
+// positioning takes dot most of its time when there are tens of thousands (a focused view of a
+// 400-node chain whose "… N nodes" boxes tie into it along its length: ~19,000, 5 s of CPU).
+std::size_t rankLevelsCrossed(const DrawGraph& g) {
+    const SimpleRanks sr = simpleRanks(g);
+    std::size_t crossed = 0;
+    for (std::size_t i = 0; i < sr.succ.size(); ++i)
+        for (std::size_t j : sr.succ[i])
+            crossed += sr.rank[j] > sr.rank[i] + 1   ? sr.rank[j] - sr.rank[i] - 1
+                       : sr.rank[i] > sr.rank[j] + 1 ? sr.rank[i] - sr.rank[j] - 1
+                                                     : 0;
+    return crossed;
+}
+
+// Node centres of the simple layout: simpleRanks, one row per rank ordered by the mean position
+// of each node's predecessors in the rows above, boxes `size` (points) apart by dot's default node
+// and rank separations. TB: ranks go down; LR: ranks go right.
+std::unordered_map<std::string, LayoutPoint>
+simplePositions(const DrawGraph& g, const std::unordered_map<std::string, LayoutPoint>& size, bool leftToRight) {
+    const std::size_t n = g.nodes.size();
+    const SimpleRanks sr = simpleRanks(g);
+    const auto& [rank, order, pred, succ] = sr;
     std::size_t ranks = 0;
     for (std::size_t r : rank) ranks = std::max(ranks, r + 1);
     std::vector<std::vector<std::size_t>> rows(ranks);
@@ -363,13 +396,24 @@ DrawGraph withNote(DrawGraph g, const std::string& note) {
 
 namespace {
 
+// Above this many rank levels crossed by its edges (rankLevelsCrossed), a focused view gets the
+// simple layout without trying dot: 7,500 took dot 5 s of CPU, the views of a step, at most a
+// few hundred.
+constexpr std::size_t kMaxRankLevelsCrossed = 3000;
+
+// Whether layout() draws the focused view of `g` straight away (above nodeThreshold).
+bool focusedAtOnce(const DrawGraph& g, const LayoutOptions& options) {
+    return g.nodes.size() > options.nodeThreshold && !g.focused;
+}
+
 // layout()'s choice of what to draw within the budget: `g` (its DOT `fullDot`), or past
-// nodeThreshold or fullShare of the budget its focused view, or past the budget the simple
-// layout. With `job`, each dot layout also renders in its Graphviz process (into `*rendered`);
-// a simple layout leaves `*rendered` empty. `start`: when the budget began.
+// nodeThreshold (`focused`: its focused view, when the caller made it already; `fullDot` is not
+// read then) or fullShare of the budget its focused view, or past the budget the simple layout.
+// With `job`, each dot layout also renders in its Graphviz process (into `*rendered`); a simple
+// layout leaves `*rendered` empty. `start`: when the budget began.
 LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const LayoutOptions& options,
                           const CancelToken* cancel, Clock::time_point start, const RenderJob* job,
-                          std::string* rendered) {
+                          std::string* rendered, const DrawGraph* focused = nullptr) {
     const double budgetMs = static_cast<double>(options.budget.count());
     const std::size_t count = g.nodes.size();
     const std::string budgetText = "the " + seconds(budgetMs) + " budget";
@@ -387,10 +431,20 @@ LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const 
         }
     };
     LayoutResult r;
-    if (count > options.nodeThreshold && !g.focused) {
-        const DrawGraph focused = focusView(g, options.focusHops, options.focusMaxNodes);
-        r = layoutOrSimple(focused, "Graphviz's layout of the focused view ran past " + budgetText +
-                                        ": simple layout drawn instead");
+    if (focusedAtOnce(g, options)) {
+        const DrawGraph computed = focused ? DrawGraph{} : focusView(g, options.focusHops, options.focusMaxNodes);
+        const DrawGraph& view = focused ? *focused : computed;
+        // a view whose edges cross too many ranks would run past the budget into the simple
+        // layout anyway: drawn so at once
+        if (const std::size_t crossed = rankLevelsCrossed(view); crossed > kMaxRankLevelsCrossed) {
+            const std::string note = "the focused view's edges cross " + groupThousands(crossed) +
+                                     " rank levels, too many for Graphviz's layout: simple layout drawn instead";
+            r = simpleLayout(withNote(view, note), options);
+            r.budgetNote = note;
+        } else {
+            r = layoutOrSimple(view, "Graphviz's layout of the focused view ran past " + budgetText +
+                                         ": simple layout drawn instead");
+        }
         r.focusReason = groupThousands(count) + " nodes (threshold " + groupThousands(options.nodeThreshold) + ")";
     } else {
         const bool canFall = !g.focused && count > 1;
@@ -429,15 +483,25 @@ LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const 
 
 LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& options, const CancelToken* cancel) {
     const auto start = Clock::now();
-    const std::string fullDot = writeDot(g, options.dot);
-    // the seeds are not in the DOT but choose the focused view
-    std::string key = fullDot + optionsKey(options) + "|seeds";
-    for (const DrawNode& n : g.nodes)
-        if (n.seed) key += " " + n.key;
+    // Above the threshold only the focused view is laid out: only its DOT is written and keys
+    // the cache (with the drawing's size, which its focus reason names), since writing and
+    // hashing the DOT of a 20,000-node step cost more than laying out its view.
+    std::optional<DrawGraph> focused;
+    if (focusedAtOnce(g, options)) focused = focusView(g, options.focusHops, options.focusMaxNodes);
+    const std::string dot = writeDot(focused ? *focused : g, options.dot);
+    std::string key = dot + optionsKey(options);
+    if (focused) {
+        key += "|focused view of " + std::to_string(g.nodes.size());
+    } else { // the seeds are not in the DOT but choose the focused view of a fallback
+        key += "|seeds";
+        for (const DrawNode& n : g.nodes)
+            if (n.seed) key += " " + n.key;
+    }
     const std::uint64_t hash = fnv1a(key);
     if (options.cache)
         if (auto hit = cached(hash, key)) return *hit;
-    LayoutResult r = chooseLayout(g, fullDot, options, cancel, start, nullptr, nullptr);
+    LayoutResult r = chooseLayout(g, focused ? std::string() : dot, options, cancel, start, nullptr, nullptr,
+                                  focused ? &*focused : nullptr);
     if (options.cache && !r.simple) store(hash, key, r);
     return r;
 }

@@ -37,7 +37,9 @@ struct DrawingRequest {
     std::shared_ptr<const FunctionGraph> before; ///< set for a diff
     std::shared_ptr<const FunctionGraph> after;  ///< the step (or nested graph) drawn
     const Trace* trace = nullptr;
-    int fromEvent = 0, toEvent = 0; ///< the step's changed region: nodes added between them
+    /// The changed region: nodes added by the events in (fromEvent, toEvent] (a step's own
+    /// changes, or those since the diff's first step).
+    int fromEvent = 0, toEvent = 0;
     bool nested = false;
     bool quick = false; ///< a neighbourhood-first drawing: only extraFocus seeds it
     Caption caption;
