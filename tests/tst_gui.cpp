@@ -428,11 +428,7 @@ private slots:
         w.show();
         QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json", QStringLiteral("theano")));
         QCOMPARE(w.session().pipelineName(), QStringLiteral("theano"));
-        QComboBox* box = w.pipelineBox();
-        const int cleanup = box->findText(QStringLiteral("cleanup"));
-        QVERIFY(cleanup >= 0);
-        box->setCurrentIndex(cleanup);
-        emit box->activated(cleanup); // as a user's choice does
+        QVERIFY(choosePipeline(w, QStringLiteral("cleanup")));
         QVERIFY(waitIdle(w));
         QCOMPARE(w.session().pipelineName(), QStringLiteral("cleanup"));
         // cleanup leaves the Alloc special case's nodes on the host

@@ -174,6 +174,33 @@ inline bool openChain(MainWindow& w, const QTemporaryDir& dir, int n) {
     return openAndWait(w, path, QStringLiteral("none"));
 }
 
+// How the window next becomes idle (MainWindow::whenIdle): `ok` and the message it gives.
+struct IdleEnd {
+    bool ended = false, ok = true;
+    QString message;
+    explicit IdleEnd(MainWindow& w) {
+        w.whenIdle([this](bool good, const QString& m) {
+            ended = true;
+            ok = good;
+            message = m;
+        });
+    }
+    // Waits until it happened; false on timeout (a hang guard only).
+    bool wait(int timeoutMs = 600000) {
+        return QTest::qWaitFor([this] { return ended; }, timeoutMs);
+    }
+};
+
+// Chooses `pipeline` in the tool bar's pipeline box as a user does; false when it is not there.
+inline bool choosePipeline(MainWindow& w, const QString& pipeline) {
+    QComboBox* box = w.pipelineBox();
+    const int index = box->findText(pipeline);
+    if (index < 0) return false;
+    box->setCurrentIndex(index);
+    emit box->activated(index);
+    return true;
+}
+
 // What every window test case does first: no modal dialogs (their messages go to the status bar
 // and the log) and settings of its own.
 inline void initGuiTestCase() {

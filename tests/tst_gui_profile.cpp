@@ -1,7 +1,9 @@
 // The debugger window (offscreen), execution: a profile row selects its node, Execute > Check
-// marks the phases and the profile says which step it was measured on, and an execution is
-// cancelled through its own token.
+// marks the phases and the profile says which step it was measured on, an execution is
+// cancelled through its own token, and pipeline runs and checks are cancelled or superseded.
 #include "tst_gui.h"
+
+#include <QStatusBar>
 
 using namespace passlens;
 using namespace passlens::guitest;
@@ -134,19 +136,13 @@ private slots:
         auto backend = std::make_shared<CancellableBackend>();
         w.setExecutionBackend(backend);
         QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
-        bool idle = false, idleOk = true;
-        QString message;
-        w.whenIdle([&](bool ok, const QString& m) {
-            idle = true;
-            idleOk = ok;
-            message = m;
-        });
+        IdleEnd idle(w);
         w.executeCurrent();
         backend->started.acquire(); // the worker runs until its token is cancelled
         QTest::keyClick(&w, Qt::Key_Escape);
-        QVERIFY(QTest::qWaitFor([&] { return idle; }, 600000));
-        QVERIFY(!idleOk);
-        QCOMPARE(message, QStringLiteral("cancelled by the user"));
+        QVERIFY(idle.wait());
+        QVERIFY(!idle.ok);
+        QCOMPARE(idle.message, QStringLiteral("cancelled by the user"));
         QVERIFY(!w.profileTablesShown());
         QCOMPARE(w.profileModel()->rowCount(), 0);
         backend->block = false;
@@ -155,6 +151,99 @@ private slots:
         QVERIFY(w.profileTablesShown());
         QCOMPARE(static_cast<std::size_t>(w.profileModel()->rowCount()),
                  w.session().graphAt(w.session().currentStep())->nodeCount());
+    }
+
+    // Esc while a file opens stops its pipeline run: the status bar and whenIdle say it was
+    // cancelled (no error), and the window keeps the file, steps and drawing it showed; opening
+    // that file afterwards works.
+    void pipelineRunIsCancelled() {
+        QTemporaryDir dir;
+        MainWindow w;
+        QVERIFY(openChain(w, dir, 12));
+        DebugSession& s = w.session();
+        const QString chain = s.path();
+        const int steps = static_cast<int>(s.steps().size());
+        const std::string drawing = s.layout()->positionedDot;
+        QSignalSpy failed(&s, &DebugSession::failed), opened(&s, &DebugSession::opened),
+            cancelled(&s, &DebugSession::runCancelled);
+        IdleEnd idle(w);
+        const QString other = kSource + "/resources/examples/transformer_encoder_layer.onnx";
+        w.openFile(other, QStringLiteral("theano"));
+        QVERIFY(w.busyIndicatorShown());
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(idle.wait());
+        QVERIFY(!idle.ok);
+        QCOMPARE(idle.message, QStringLiteral("pipeline run cancelled"));
+        QCOMPARE(cancelled.count(), 1);
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(opened.count(), 0);
+        QVERIFY(!s.busy());
+        QVERIFY(!w.busyIndicatorShown());
+        QVERIFY2(w.statusBar()->currentMessage().startsWith("Pipeline run cancelled: the window shows what it showed"),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QCOMPARE(s.path(), chain);
+        QCOMPARE(static_cast<int>(s.steps().size()), steps);
+        QCOMPARE(s.layout()->positionedDot, drawing);
+        QVERIFY(openAndWait(w, other));
+        QCOMPARE(s.path(), other);
+        QCOMPARE(opened.count(), 1);
+        QCOMPARE(cancelled.count(), 1);
+    }
+
+    // Opening another file, or choosing another pipeline, while a run goes supersedes it: only
+    // the newest run reaches the window, and nothing reports an error or a cancellation.
+    void newerRunSupersedesTheRunning() {
+        MainWindow w;
+        w.show();
+        DebugSession& s = w.session();
+        QSignalSpy failed(&s, &DebugSession::failed), opened(&s, &DebugSession::opened),
+            cancelled(&s, &DebugSession::runCancelled);
+        const QString transformer = kSource + "/resources/examples/transformer_encoder_layer.onnx";
+        const QString alloc = kSource + "/resources/examples/alloc_guess.graph.json";
+        w.openFile(transformer, QStringLiteral("theano"));
+        QVERIFY(openAndWait(w, alloc, QStringLiteral("theano")));
+        QCOMPARE(opened.count(), 1);
+        QCOMPARE(s.path(), alloc);
+        QCOMPARE(s.pipelineName(), QStringLiteral("theano"));
+        // the pipeline box while the file opens: that file with the pipeline chosen
+        w.openFile(transformer, QStringLiteral("theano"));
+        QVERIFY(choosePipeline(w, QStringLiteral("cleanup")));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(opened.count(), 2);
+        QCOMPARE(s.path(), transformer);
+        QCOMPARE(s.pipelineName(), QStringLiteral("cleanup"));
+        QCOMPARE(QString::fromStdString(s.trace()->pipelineName()), QStringLiteral("cleanup"));
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(cancelled.count(), 0);
+    }
+
+    // Esc during Execute > Check stops it: "Check cancelled" in the status bar, no phase
+    // marked; the next check marks the phases.
+    void checkIsCancelled() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        w.setExecutionBackend(std::make_shared<FakeBackend>(1000));
+        auto mark = [&](int phase) {
+            return static_cast<PipelineModel::CheckMark>(
+                w.pipelineModel()->data(w.pipelineModel()->index(phase, 0), PipelineModel::CheckRole).toInt());
+        };
+        int changed = -1; // the first phase that changed the graph
+        for (std::size_t p = 0; p < w.session().trace()->phases().size() && changed < 0; ++p)
+            if (w.session().trace()->phases()[p].changed) changed = static_cast<int>(p);
+        QVERIFY(changed >= 0);
+        IdleEnd idle(w);
+        w.runCheck();
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(idle.wait());
+        QVERIFY(!idle.ok);
+        QCOMPARE(idle.message, QStringLiteral("check cancelled"));
+        QCOMPARE(w.statusBar()->currentMessage(), QStringLiteral("Check cancelled: no phase marked."));
+        for (int p = 0; p < w.pipelineModel()->rowCount(); ++p) QCOMPARE(mark(p), PipelineModel::CheckMark::None);
+        w.runCheck();
+        QVERIFY(waitIdle(w));
+        QCOMPARE(mark(changed), PipelineModel::CheckMark::Match);
     }
 };
 

@@ -1,9 +1,12 @@
 // The rewrite framework on Theano's own framework cases (THEANO_SEMANTICS §4.1, from
 // theano/gof/tests/test_opt.py): MergeOptimizer, EquilibriumOptimizer, TopoOptimizer.
 #include <passlens/io/GraphJson.h>
+#include <passlens/io/GraphLoader.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/OpRegistry.h>
+#include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/pipeline/OptimizeReport.h>
+#include <passlens/pipeline/PhaseCheck.h>
 #include <passlens/pipeline/Pipeline.h>
 #include <passlens/trace/Trace.h>
 #include <passlens/rewrite/Equilibrium.h>
@@ -16,6 +19,28 @@
 using namespace passlens;
 
 namespace {
+// Counts the phases begun and the rewrites applied; cancels `cancelAt` when the `cancelAfter`th
+// rewrite was applied.
+struct CountingInstrumentation final : Instrumentation {
+    int phases = 0, applied = 0;
+    CancelToken* cancelAt = nullptr;
+    int cancelAfter = 0;
+    void phaseBegin(const PhaseInfo&, const FunctionGraph&) override { ++phases; }
+    void rewriteApplied(std::string_view, const Apply*, const Replacement&, double) override {
+        if (++applied == cancelAfter && cancelAt) cancelAt->cancel();
+    }
+};
+
+// The message of the Cancelled that `f` throws; empty when it returns (other errors go through).
+template <class F> std::string cancelledMessage(F&& f) {
+    try {
+        f();
+    } catch (const Cancelled& e) {
+        return e.what();
+    }
+    return {};
+}
+
 // Symbolic test ops Op1..Op6 and NoInputOp: any arity, output type of input 0.
 void registerTestOps() {
     static bool done = false;
@@ -588,6 +613,72 @@ private slots:
         QCOMPARE(e.stats().at("retype").rejected, 1);
         QCOMPARE(e.stats().at("cycle").rejected, 1);
         QCOMPARE(e.stats().at("cycle").applied, 0);
+    }
+
+    // A cancelled token stops a pipeline run before the next phase or rewrite attempt: the run
+    // throws Cancelled and applies nothing more; optimizeGraph and the phase check likewise.
+    void cancelledTokenStopsThePipeline() {
+        const std::string model = PASSLENS_CORPUS_DIR "/lstm.onnx";
+        const Pipeline theano = Pipeline::builtin("theano");
+        { // uncancelled: the run applies many rewrites
+            LoadedGraph lg = loadGraphFile(model);
+            CountingInstrumentation all;
+            CancelToken token;
+            theano.run(*lg.graph, &all, false, &token);
+            QVERIFY2(all.applied > 3, qPrintable(QString::number(all.applied)));
+        }
+        { // cancelled before the run: no phase begins, the graph is untouched
+            LoadedGraph lg = loadGraphFile(model);
+            const std::uint64_t before = lg.graph->fingerprint();
+            CountingInstrumentation none;
+            CancelToken token;
+            token.cancel();
+            QCOMPARE(cancelledMessage([&] { theano.run(*lg.graph, &none, false, &token); }),
+                     std::string("the pipeline run was cancelled"));
+            QCOMPARE(none.phases, 0);
+            QCOMPARE(none.applied, 0);
+            QCOMPARE(lg.graph->fingerprint(), before);
+        }
+        { // cancelled by the third applied rewrite: the run stops right there
+            LoadedGraph lg = loadGraphFile(model);
+            CancelToken token;
+            CountingInstrumentation three;
+            three.cancelAt = &token;
+            three.cancelAfter = 3;
+            QCOMPARE(cancelledMessage([&] { theano.run(*lg.graph, &three, false, &token); }),
+                     std::string("the pipeline run was cancelled"));
+            QCOMPARE(three.applied, 3);
+        }
+        { // the use case: nothing is returned
+            CancelToken token;
+            token.cancel();
+            PipelineRequest request;
+            request.cancel = &token;
+            QCOMPARE(cancelledMessage([&] { optimizeGraph(loadGraphFile(model).graph, request); }),
+                     std::string("the pipeline run was cancelled"));
+            QCOMPARE(cancelledMessage([&] { openAndOptimize(model, request); }),
+                     std::string("the pipeline run was cancelled"));
+        }
+        { // the phase check compares no phase once cancelled
+            LoadedGraph lg = loadGraphFile(model);
+            Trace trace;
+            const PipelineRun run = theano.run(*lg.graph, &trace);
+            trace.finish(run, *lg.graph, theano.buildContext().caps);
+            const std::vector<CheckedPhase> phases = phasesToCheck(trace);
+            QVERIFY(!phases.empty());
+            int compared = 0;
+            const CompareWithSource compare = [&](const FunctionGraph&) {
+                ++compared;
+                return OutputsDiff{};
+            };
+            QCOMPARE(checkPhases(phases, compare, kCheckTolerance, "check").phases.size(), phases.size());
+            QCOMPARE(compared, static_cast<int>(phases.size()));
+            CancelToken token;
+            token.cancel();
+            QCOMPARE(cancelledMessage([&] { checkPhases(phases, compare, kCheckTolerance, "check", &token); }),
+                     std::string("the phase check was cancelled"));
+            QCOMPARE(compared, static_cast<int>(phases.size()));
+        }
     }
 };
 

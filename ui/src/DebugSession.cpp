@@ -41,15 +41,17 @@ void DebugSession::setBusy(bool busy, const QString& what) {
 namespace {
 using SourceShown = std::function<void(std::shared_ptr<const FunctionGraph>)>;
 std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
-                                                 std::shared_ptr<const FunctionGraph> source,
+                                                 std::shared_ptr<const FunctionGraph> source, const CancelToken* cancel,
                                                  QMap<QString, double> moves = {}, SourceShown sourceShown = {});
 } // namespace
 
 void DebugSession::open(const QString& path, const QString& pipeline) {
-    if (m_busy) return;
+    m_deferredLoad.reset(); // a finished run waiting for its source's drawing is superseded too
+    m_openingPath = path;
     setBusy(true, tr("Opening %1 …").arg(QFileInfo(path).fileName()));
     // results: the imported source graph (a model or graph JSON), then the pipeline's run
     Job<std::shared_ptr<Loaded>> job;
+    job.lane = pipelineLane(); // supersedes (stops) a run still going
     job.work = [path, pipeline](const JobControl<std::shared_ptr<Loaded>>& control) {
         const auto shown = [&](std::shared_ptr<const FunctionGraph> graph) {
             auto r = std::make_shared<Loaded>();
@@ -58,40 +60,63 @@ void DebugSession::open(const QString& path, const QString& pipeline) {
             r->source = std::move(graph);
             control.partial(std::move(r));
         };
-        return loadAndRun(path, pipeline, {}, nullptr, {}, shown);
+        return loadAndRun(path, pipeline, {}, nullptr, &control.token(), {}, shown);
     };
     job.partial = [this](std::shared_ptr<Loaded> r) { showSource(std::move(r)); };
     job.done = [this](std::shared_ptr<Loaded> r) { finishLoad(std::move(r)); };
+    job.cancelled = [this](std::shared_ptr<Loaded>) { endCancelledRun(); };
     m_jobs->start(std::move(job));
 }
 
 void DebugSession::runPipeline(const QString& pipeline, const QStringList& disabledPhases,
                                const QMap<QString, double>& moves) {
-    if (m_busy || m_path.isEmpty()) return;
+    // another pipeline chosen while a file opens: that file, with this pipeline
+    if (!m_openingPath.isEmpty()) return open(m_openingPath, pipeline);
+    if (m_path.isEmpty()) return;
+    m_deferredLoad.reset();
     setBusy(true, tr("Running pipeline %1 …").arg(pipeline));
     Job<std::shared_ptr<Loaded>> job;
+    job.lane = pipelineLane();          // supersedes (stops) a run still going
     const bool onSource = sourceOnly(); // a failure keeps the source shown, as open()'s does
     job.done = [this, onSource](std::shared_ptr<Loaded> r) {
         r->sourceShown = r->sourceShown || onSource;
         finishLoad(std::move(r));
     };
+    job.cancelled = [this](std::shared_ptr<Loaded>) { endCancelledRun(); };
     const QString path = m_path;
     std::shared_ptr<const FunctionGraph> source = graphAt(0); // cached: read-only from here on
-    job.work = [path, pipeline, disabledPhases, source, moves](const auto&) {
-        return loadAndRun(path, pipeline, disabledPhases, source, moves);
+    job.work = [path, pipeline, disabledPhases, source, moves](const JobControl<std::shared_ptr<Loaded>>& control) {
+        return loadAndRun(path, pipeline, disabledPhases, source, &control.token(), moves);
     };
     m_jobs->start(std::move(job));
 }
 
+bool DebugSession::cancelRun() {
+    const JobId id = m_jobs->newest(pipelineLane());
+    return id != 0 && m_jobs->cancel(id);
+}
+
+void DebugSession::endCancelledRun() {
+    m_openingPath.clear();
+    setBusy(false, {});
+    if (sourceOnly()) { // the source of the file being opened stays, labelled
+        m_steps.front().label = tr("source (the pipeline run was cancelled)");
+        m_stepLayouts.clear(); // its caption said the pipeline was running
+        emit stepChanged(m_current);
+    }
+    emit runCancelled();
+}
+
 namespace {
 std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline, QStringList disabled,
-                                                 std::shared_ptr<const FunctionGraph> source,
+                                                 std::shared_ptr<const FunctionGraph> source, const CancelToken* cancel,
                                                  QMap<QString, double> moves, SourceShown sourceShown) {
     auto r = std::make_shared<DebugSession::Loaded>();
     r->path = path;
     r->pipeline = pipeline;
     try {
         PipelineRequest request;
+        request.cancel = cancel; // (a cancelled run's result goes to its job's `cancelled`)
         request.pipeline = pipeline.toStdString();
         request.reasons = true; // the Inspector and the pipeline tree show why rewrites declined
         for (const auto& d : disabled) request.disabled.push_back(d.toStdString());
@@ -170,6 +195,7 @@ void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
         m_deferredLoad = std::move(r);
         return;
     }
+    m_openingPath.clear();
     setBusy(false, {});
     if (!r->error.isEmpty()) {
         if (r->sourceShown && sourceOnly()) { // the source stays, with what went wrong

@@ -27,6 +27,11 @@ using JobId = quint64;
 
 /// The lane of the session's layouts (DebugSession::requestLayout): each supersedes the one before.
 inline QString layoutLane() { return QStringLiteral("layout"); }
+/// The lane of the session's pipeline runs (opening a file, Run, the pipeline box): a newer run
+/// supersedes the one before, whose token stops it at its next rewrite attempt.
+inline QString pipelineLane() { return QStringLiteral("pipeline"); }
+/// The lane of Execute > Check: a newer check supersedes the one before.
+inline QString checkLane() { return QStringLiteral("check"); }
 
 /// How a job ended (JobRunner::finished).
 enum class JobEnd {

@@ -169,6 +169,14 @@ MainWindow::MainWindow(QWidget* parent)
         m_summary->setText(what.toHtmlEscaped());
         settleIdle(false, tr("layout cancelled"));
     });
+    connect(m_session, &DebugSession::runCancelled, this, [this] {
+        const QString what = m_session->sourceOnly()
+                                 ? tr("Pipeline run cancelled: the source graph stays shown, without a run.")
+                                 : tr("Pipeline run cancelled: the window shows what it showed before.");
+        log(what);
+        statusBar()->showMessage(what, 8000);
+        settleIdle(false, tr("pipeline run cancelled"));
+    });
     connect(m_session, &DebugSession::busyChanged, this, [this](bool, const QString& what) {
         m_busyWhat = what;
         updateBusyIndicator();
@@ -238,7 +246,7 @@ void MainWindow::buildUi() {
     busyBar->setTextVisible(false);
     m_busyCancel = new QToolButton;
     m_busyCancel->setText(tr("Cancel"));
-    m_busyCancel->setToolTip(tr("Stop drawing; the view keeps what it shows (Esc)"));
+    m_busyCancel->setToolTip(tr("Stop the pipeline run or the drawing; the view keeps what it shows (Esc)"));
     connect(m_busyCancel, &QToolButton::clicked, this, [this] { cancelWork(); });
     busyRow->addWidget(m_busyLabel);
     busyRow->addWidget(busyBar);
@@ -624,6 +632,8 @@ void MainWindow::applyPalette(bool dark) {
 
 void MainWindow::cancelWork() {
     m_session->jobs().cancel(m_executeJob);
+    m_session->jobs().cancel(m_session->jobs().newest(checkLane()));
+    m_session->cancelRun();
     m_session->cancelLayout();
 }
 
@@ -641,7 +651,7 @@ void MainWindow::updateBusyIndicator() {
             m_session->followUpPending()
                 ? tr("Drawing the neighbourhood of the target, then step %1 …").arg(m_session->currentStep())
                 : tr("Drawing step %1 …").arg(m_session->currentStep()));
-    m_busyCancel->setVisible(layout);
+    m_busyCancel->setVisible(layout || busy);
     m_busyBox->setVisible(busy || (layout && m_layoutIndicator));
 }
 

@@ -117,14 +117,25 @@ void MainWindow::runCheck() {
             log(tr("  every phase matches the source within max_rel %1").arg(kCheckTolerance, 0, 'g', 3));
         settleIdle(true, {});
     };
-    job.work = [backend, source, phases, context](const JobControl<PhaseCheckResult>&) {
-        return checkPhases(
-            phases,
-            [&](const FunctionGraph& g) {
-                const nlohmann::json r = backend->compare(g, *source);
-                return OutputsDiff{r.value("max_abs", 0.0), r.value("max_rel", 0.0), r.value("shapes_match", true)};
-            },
-            kCheckTolerance, context);
+    job.cancelled = [this](const PhaseCheckResult&) { // (what it compared is dropped: no marks)
+        const QString what = tr("Check cancelled: no phase marked.");
+        log(what);
+        statusBar()->showMessage(what, 8000);
+        settleIdle(false, tr("check cancelled"));
+    };
+    job.lane = checkLane();
+    job.work = [backend, source, phases, context](const JobControl<PhaseCheckResult>& control) {
+        try {
+            return checkPhases(
+                phases,
+                [&](const FunctionGraph& g) {
+                    const nlohmann::json r = backend->compare(g, *source);
+                    return OutputsDiff{r.value("max_abs", 0.0), r.value("max_rel", 0.0), r.value("shapes_match", true)};
+                },
+                kCheckTolerance, context, &control.token());
+        } catch (const Cancelled&) { // the job ends as cancelled
+            return PhaseCheckResult{};
+        }
     };
     m_session->jobs().start(std::move(job));
 }

@@ -64,8 +64,11 @@ WindowActions::WindowActions(MainWindow* window)
             m_w->m_pipelineCombo->setCurrentIndex(m_w->m_pipelineCombo->count() - 2);
         }
         const QString chosen = m_w->m_pipelineCombo->currentText();
-        // (a pipeline that failed on the source shown may be chosen again)
-        if (m_w->m_session->steps().empty() || (m_w->m_session->trace() && chosen == m_w->m_session->pipelineName()))
+        // (a pipeline that failed on the source shown may be chosen again; one chosen while a
+        // run goes supersedes it)
+        const bool running = m_w->m_session->busy();
+        if (!running &&
+            (m_w->m_session->steps().empty() || (m_w->m_session->trace() && chosen == m_w->m_session->pipelineName())))
             return;
         m_w->log(tr("Running pipeline %1 (chosen in the pipeline box)").arg(chosen));
         m_w->m_session->runPipeline(chosen, {}, m_w->m_phaseMoves); // unchecked phases belong to the other pipeline

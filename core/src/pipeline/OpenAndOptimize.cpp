@@ -23,7 +23,7 @@ OptimizedGraph optimizeGraph(std::unique_ptr<FunctionGraph> graph, const Pipelin
     const Pipeline p = makePipeline(request);
     OptimizedGraph out;
     out.trace = std::make_unique<Trace>(request.reasons);
-    out.run = p.run(*graph, out.trace.get(), request.validate);
+    out.run = p.run(*graph, out.trace.get(), request.validate, request.cancel);
     out.trace->finish(out.run, *graph, p.buildContext().caps);
     out.graph = std::move(graph);
     return out;

@@ -21,9 +21,10 @@ std::vector<CheckedPhase> phasesToCheck(const Trace& trace, const std::string& l
 }
 
 PhaseCheckResult checkPhases(const std::vector<CheckedPhase>& phases, const CompareWithSource& compare,
-                             double tolerance, const std::string& context) {
+                             double tolerance, const std::string& context, const CancelToken* cancel) {
     PhaseCheckResult result;
     for (const CheckedPhase& ph : phases) {
+        throwIfCancelled(cancel, "the phase check");
         PhaseCheckEntry e;
         e.index = ph.index;
         e.name = ph.name;

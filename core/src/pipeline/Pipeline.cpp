@@ -330,7 +330,8 @@ void Pipeline::setEnabled(const std::string& phase, bool enabled) {
         m_disabled.insert(phase);
 }
 
-PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool validate) const {
+PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool validate,
+                          const CancelToken* cancel) const {
     PipelineRun out;
     out.pipeline = m_name;
     out.nodesBefore = graph.nodeCount();
@@ -344,9 +345,11 @@ PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool val
     if (instr) list.add(instr);
     list.add(&notes);
     RewriteEngine engine(graph, &list);
+    engine.setCancel(cancel);
     list.pipelineBegin(m_name, graph);
     for (const auto& e : m_phases) {
         if (m_disabled.count(e.info.name)) continue;
+        throwIfCancelled(cancel, "the pipeline run");
         PhasePtr phase = e.make(m_ctx);
         PhaseRun pr;
         pr.info = e.info;
@@ -359,6 +362,8 @@ PipelineRun Pipeline::run(FunctionGraph& graph, Instrumentation* instr, bool val
             const PhaseResult res = phase->apply(engine);
             pr.changed = res.changed;
             pr.converged = res.converged;
+        } catch (const Cancelled&) {
+            throw; // not a failing phase: the run ends
         } catch (const Error& err) {
             out.messages.push_back("phase " + e.info.name + " failed: " + err.what());
         }

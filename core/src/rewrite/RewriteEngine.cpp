@@ -32,6 +32,7 @@ RewriteEngine::~RewriteEngine() {
 }
 
 void RewriteEngine::countTry(const std::string& name, const Apply* node) {
+    throwIfCancelled(m_cancel, "the pipeline run");
     ++m_attempts;
     ++m_stats[name].tried;
     if (m_instr) m_instr->rewriteTried(name, node);

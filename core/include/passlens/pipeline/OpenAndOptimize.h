@@ -33,6 +33,9 @@ struct PipelineRequest {
     std::map<std::string, double> moves; ///< phase -> new position (Pipeline::move)
     bool reasons = false;                ///< record declined attempts (Trace's recordDeclined)
     bool validate = false;               ///< validate the graph after every phase
+    /// Polled by the run (Pipeline::run): once cancelled, optimizeGraph and openAndOptimize
+    /// throw Cancelled and return nothing. Null: never cancelled. Must outlive the call.
+    const CancelToken* cancel = nullptr;
 };
 
 /// The pipeline a request names, with its includes, excludes, disabled phases and moves applied.
@@ -48,7 +51,8 @@ struct OptimizedGraph {
 };
 
 /// Runs the requested pipeline on `graph` (which becomes OptimizedGraph::graph) with a new
-/// Trace. Throws passlens::Error as makePipeline does; a phase that fails is a run message.
+/// Trace. Throws passlens::Error as makePipeline does, Cancelled when request.cancel is
+/// cancelled; a phase that fails is a run message.
 OptimizedGraph optimizeGraph(std::unique_ptr<FunctionGraph> graph, const PipelineRequest& request);
 
 /// FILE opened for debugging: a session reopened as it was recorded, or a model / graph JSON

@@ -5,6 +5,7 @@
 /// compared with the source graph's on the same inputs; the first beyond the tolerance, or the
 /// first whose graph cannot run, is the first divergent phase. How a graph runs is the caller's
 /// (passlens_kernels for the CLI, the window's ExecutionBackend).
+#include "passlens/ir/CancelToken.h"
 #include "passlens/trace/Trace.h"
 
 #include <functional>
@@ -56,8 +57,10 @@ struct PhaseCheckResult {
 /// is then recorded with currentExceptionMessage(context + " --phase " + name).
 using CompareWithSource = std::function<OutputsDiff(const FunctionGraph& graph)>;
 
-/// Compares each phase in order (CLI.md `run --check`: "first_divergent_phase").
+/// Compares each phase in order (CLI.md `run --check`: "first_divergent_phase"). `cancel` (may be
+/// null) is polled before each phase: once cancelled, throws Cancelled("the phase check was
+/// cancelled") and returns nothing.
 PhaseCheckResult checkPhases(const std::vector<CheckedPhase>& phases, const CompareWithSource& compare,
-                             double tolerance, const std::string& context);
+                             double tolerance, const std::string& context, const CancelToken* cancel = nullptr);
 
 } // namespace passlens

@@ -4,6 +4,7 @@
 /// PassLens implements: named phases at float positions with tags, built-in pipelines, include /
 /// exclude queries on tags and names, moves, and pipeline files (FORMAT.md §3).
 #include "passlens/gpu/Capabilities.h"
+#include "passlens/ir/CancelToken.h"
 #include "passlens/gpu/GraphToGpu.h"
 #include "passlens/rewrite/Instrumentation.h"
 #include "passlens/rewrite/Phase.h"
@@ -93,8 +94,12 @@ public:
 
     /// Runs every phase on `graph`, reporting to `instr` (may be null). Validates the graph after
     /// each phase when `validate` (tests). A phase that throws passlens::Error is recorded in
-    /// `messages` and the pipeline continues with the graph as that phase left it.
-    PipelineRun run(FunctionGraph& graph, Instrumentation* instr, bool validate = false) const;
+    /// `messages` and the pipeline continues with the graph as that phase left it. `cancel`
+    /// (may be null) is polled before every phase and every rewrite attempt: once it is
+    /// cancelled the run throws Cancelled("the pipeline run was cancelled") and `graph` is left
+    /// as the rewrites before it made it (the caller drops it).
+    PipelineRun run(FunctionGraph& graph, Instrumentation* instr, bool validate = false,
+                    const CancelToken* cancel = nullptr) const;
 
 private:
     std::string m_name;

@@ -5,6 +5,7 @@
 /// counts the nodes it created, and reports tried / declined / applied / rejected to the
 /// Instrumentation. As Theano's NavigatorOptimizer.process_node (gof/opt.py) with the
 /// warn_inplace failure policy: a failing rewrite is recorded and the pipeline continues.
+#include "passlens/ir/CancelToken.h"
 #include "passlens/rewrite/Instrumentation.h"
 #include "passlens/rewrite/NodeRewriter.h"
 
@@ -59,8 +60,13 @@ public:
                           bool tryCounted = false);
     /// Records that a whole-graph pass looked at a node and declined (reason built lazily).
     void declined(const std::string& name, const Apply* node, const std::function<std::string()>& reason);
-    /// Counts a try of `name` without running anything (dispatch statistics).
+    /// Counts a try of `name` without running anything (dispatch statistics). Every attempt
+    /// (tryRewrite, tryLifter, applyReplacement) starts here: throws Cancelled when the token of
+    /// setCancel is cancelled, before the attempt changes anything.
     void countTry(const std::string& name, const Apply* node);
+    /// The token polled before every rewrite attempt (null: never cancelled); it must outlive
+    /// the engine's use.
+    void setCancel(const CancelToken* token) { m_cancel = token; }
     /// Tries lifter `name` of a whole-graph pass (GraphToGpu builds its GPU copy in a side
     /// mapping, so nothing is applied here): counts the try, times `lift` into the lifter's
     /// statistics and reports a decline with the reason `lift` leaves in its argument. Returns
@@ -98,6 +104,7 @@ private:
     FunctionGraph& m_graph;
     Instrumentation* m_instr;
     bool m_wantReasons;
+    const CancelToken* m_cancel = nullptr;
     std::map<std::string, RewriterStats> m_stats;
     std::int64_t m_edits = 0;
     std::int64_t m_imports = 0;

@@ -64,11 +64,13 @@ public:
     /// shown as soon as it is imported, before the pipeline runs: sourceShown() and
     /// stepChanged(0), with one step labelled "source (the pipeline is still running)" and no
     /// trace (sourceOnly()); once its drawing is shown (or has failed), opened() replaces it, or
-    /// pipelineFailed() keeps it, relabelled "source (the pipeline failed)".
+    /// pipelineFailed() keeps it, relabelled "source (the pipeline failed)". A run still going
+    /// is superseded (cancelRun()).
     void open(const QString& path, const QString& pipeline = QStringLiteral("theano"));
     /// Re-runs a pipeline on the source graph (disabled phases skipped). Asynchronous: emits
     /// opened(), or failed() (the run shown stays), or pipelineFailed() when only the source is
-    /// shown (sourceOnly()).
+    /// shown (sourceOnly()). A run still going is superseded (cancelRun()); while a file is
+    /// being opened, that file is opened again with `pipeline`.
     /// `moves`: phase name -> new position (Pipeline::move), to reorder phases.
     void runPipeline(const QString& pipeline, const QStringList& disabledPhases = {},
                      const QMap<QString, double>& moves = {});
@@ -155,6 +157,12 @@ public:
     /// after this one is not affected (and one superseded by a newer request is cancelled, so
     /// Graphviz stops on it). False when no layout is pending.
     bool cancelLayout();
+    /// Cancels the pipeline run going (opening a file, Run, the pipeline box; Esc): it stops at
+    /// its next rewrite attempt and ends with runCancelled(); nothing of it is applied, the
+    /// steps shown stay (the source alone, relabelled, when it was shown while the run went).
+    /// Opening a file or starting a run while one goes supersedes it the same way, silently.
+    /// False when no run is going.
+    bool cancelRun();
 
     void setProfile(std::optional<TimingProfile> p, TimingOptions options = {});
     /// The measured profile (saved into the session's `profiles`); std::nullopt forgets it.
@@ -184,6 +192,8 @@ Q_SIGNALS:
     void layoutStarted();
     /// The newest layout request was cancelled (cancelLayout()): layout() is unchanged.
     void layoutCancelled();
+    /// The pipeline run was cancelled (cancelRun()): nothing of it was applied.
+    void runCancelled();
 
 private:
     void finishLoad(std::shared_ptr<Loaded> result);
@@ -195,9 +205,12 @@ private:
     void clearShown();
     void rebuildSteps();
     void setBusy(bool busy, const QString& what);
+    /// The end of a run cancelled by cancelRun().
+    void endCancelledRun();
 
     QString m_path;
-    QString m_sourcePath; ///< the model the session was made from
+    QString m_openingPath; ///< the file open() is opening, until its run ends
+    QString m_sourcePath;  ///< the model the session was made from
     QString m_pipelineName;
     QString m_pipelineError;
     std::optional<ExecutionProfile> m_executionProfile;

@@ -132,7 +132,9 @@ public:
     bool profileTablesShown() const;
     /// Execute > Check: compares every phase's graph with the source on the execution backend
     /// (asynchronous; whenIdle waits); marks each phase in the pipeline tree (match, first
-    /// divergent, diverged, failed) and logs the figures.
+    /// divergent, diverged, failed) and logs the figures. Esc (cancelWork) stops it before its
+    /// next phase: "Check cancelled" in the log and the status bar, no phase marked; a new check
+    /// supersedes one still going.
     void runCheck();
     /// The line above the view: the step, its node count and layout, a diff's summary, and why
     /// the pipeline failed when the source is shown alone (rich text).
@@ -143,8 +145,9 @@ public:
     bool busyIndicatorShown() const;
     /// The busy indicator's text ("Drawing step 12 …").
     QString busyStatus() const;
-    /// Esc, Execute > Cancel, the busy indicator's Cancel: stops the execution and the pending
-    /// layout (DebugSession::cancelLayout); the view keeps the drawing it shows.
+    /// Esc, Execute > Cancel, the busy indicator's Cancel: stops the execution, the phase check,
+    /// the pipeline run (DebugSession::cancelRun; the status bar says it was cancelled) and the
+    /// pending layout (DebugSession::cancelLayout); the view keeps the drawing it shows.
     void cancelWork();
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;

@@ -12,11 +12,11 @@
 /// `LayoutOptions::isolate` (the default on POSIX) the dot layout itself runs in a forked child
 /// process of the locked caller, so that a budget overrun or a cancel stops it at once and a
 /// Graphviz crash becomes an error instead of taking the application down.
+#include <passlens/ir/CancelToken.h>
 #include <passlens/ir/Error.h>
 #include <passlens/layout/DotWriter.h>
 #include <passlens/layout/DrawGraph.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -102,17 +102,6 @@ struct LayoutResult {
     std::string positionedDot; ///< Graphviz's "dot" output: the DOT with positions
     /// Size of a PNG rendering at `dpi`, pixels (Graphviz adds a 4-point margin).
     std::pair<double, double> pixelSize(double dpi) const;
-};
-
-/// Cooperative cancellation for LayoutEngine::layout, settable from any thread.
-class CancelToken {
-public:
-    void cancel() noexcept { m_cancelled.store(true); }
-    bool cancelled() const noexcept { return m_cancelled.load(); }
-    void reset() noexcept { m_cancelled.store(false); }
-
-private:
-    std::atomic<bool> m_cancelled{false};
 };
 
 /// Why a layout produced no result.
