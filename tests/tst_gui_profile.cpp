@@ -4,6 +4,7 @@
 #include "tst_gui.h"
 
 #include <QStatusBar>
+#include <QToolBar>
 
 using namespace passlens;
 using namespace passlens::guitest;
@@ -151,6 +152,43 @@ private slots:
         QVERIFY(w.profileTablesShown());
         QCOMPARE(static_cast<std::size_t>(w.profileModel()->rowCount()),
                  w.session().graphAt(w.session().currentStep())->nodeCount());
+    }
+
+    // The Timing overlay button is off and greyed out while there is no profile (a click does
+    // nothing); the first profile turns it on and the drawing shows it; another file forgets the
+    // profile and greys the button out again.
+    void timingOverlayWaitsForAProfile() {
+        MainWindow w;
+        w.setExecutionBackend(std::make_shared<FakeBackend>(1000));
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        QAction* overlay = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text() == QStringLiteral("Timing overlay")) overlay = a;
+        QVERIFY(overlay);
+        auto* toolBar = w.findChild<QToolBar*>(QStringLiteral("mainToolBar"));
+        QVERIFY(toolBar);
+        QWidget* button = toolBar->widgetForAction(overlay);
+        QVERIFY(button && button->isVisible());
+        QVERIFY(!overlay->isChecked());
+        QVERIFY(!overlay->isEnabled() && !button->isEnabled());
+        QTest::mouseClick(button, Qt::LeftButton);
+        QVERIFY(!overlay->isChecked());
+        QVERIFY(!w.session().profile());
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        QVERIFY(overlay->isEnabled() && button->isEnabled());
+        QVERIFY(overlay->isChecked());
+        QVERIFY(w.session().profile());
+        QVERIFY(std::any_of(w.session().layout()->nodes.begin(), w.session().layout()->nodes.end(),
+                            [](const LayoutNode& n) { return n.timeShare >= 0; }));
+        QTest::mouseClick(button, Qt::LeftButton); // off: the drawing without times
+        QVERIFY(waitIdle(w));
+        QVERIFY(!overlay->isChecked());
+        QVERIFY(!w.session().profile());
+        QVERIFY(std::none_of(w.session().layout()->nodes.begin(), w.session().layout()->nodes.end(),
+                             [](const LayoutNode& n) { return n.timeShare >= 0; }));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json"));
+        QVERIFY(!overlay->isChecked() && !overlay->isEnabled());
     }
 
     // Esc while a file opens stops its pipeline run: the status bar and whenIdle say it was

@@ -13,6 +13,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QProgressBar>
+#include <QSignalBlocker>
 #include <QStatusBar>
 #include <QTableView>
 
@@ -55,6 +56,11 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
         log(tr("Profiled on %1: %2 µs per run")
                 .arg(QString::fromStdString(profile.device))
                 .arg(m_profileNodes->totalUs(), 0, 'f', 1));
+        if (!m_overlayAction->isEnabled()) { // the first profile: the overlay shows it
+            const QSignalBlocker quiet(m_overlayAction);
+            m_overlayAction->setEnabled(true);
+            m_overlayAction->setChecked(true);
+        }
         if (m_overlayAction->isChecked()) m_session->setProfile(timingProfileOf(profile), m_session->timingOptions());
         m_session->requestLayout();
     };
@@ -171,6 +177,11 @@ void MainWindow::updateProfileLabel() {
 
 void MainWindow::clearProfile() {
     m_profile.reset();
+    { // no profile, nothing to overlay
+        const QSignalBlocker quiet(m_overlayAction);
+        m_overlayAction->setChecked(false);
+        m_overlayAction->setEnabled(false);
+    }
     m_profileNodes->setProfile({}, nullptr);
     m_profileOps->setProfile({}, nullptr);
     m_profileStep = -1;

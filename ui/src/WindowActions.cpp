@@ -165,7 +165,8 @@ WindowActions::WindowActions(MainWindow* window)
     exec->addAction(tr("Cancel"), this, [this] { m_w->cancelWork(); })->setShortcut(QKeySequence(Qt::Key_Escape));
     m_w->m_overlayAction = exec->addAction(tr("Timing overlay"));
     m_w->m_overlayAction->setCheckable(true);
-    m_w->m_overlayAction->setChecked(true);
+    m_w->m_overlayAction->setEnabled(false); // until a profile exists (an execution enables and checks it)
+    m_w->m_overlayAction->setToolTip(tr("Colour the nodes by their measured time (execute a step first: F5)"));
     auto* logScale = exec->addAction(tr("Overlay on a log scale"));
     logScale->setCheckable(true);
     connect(logScale, &QAction::toggled, this, [this](bool on) {
