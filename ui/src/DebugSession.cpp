@@ -389,9 +389,14 @@ DrawingRequest DebugSession::drawingRequest() {
     r.profile = m_nested ? std::nullopt : m_profile;
     r.timing = m_timingOptions;
     r.trace = m_trace.get();
-    // a plain step's changed region is its own changes, as TraceStep::fromEvent has it for
-    // `render` and the report: its event, or the events of its phase at a phase end
+    // A plain step's changed region: what rewrites added since the source (its scope boxes
+    // count it as "new"); in a graph drawn as a focused view, the view centres on it, so there
+    // it is the step's own changes, as TraceStep::fromEvent has them for `render` and the
+    // report (its event, or its phase's events at a phase end): thousands of nodes added since
+    // the source made a 400-node view around none of them that dot took seconds to lay out.
+    const bool focusedView = r.after && r.after->nodeCount() > LayoutOptions{}.nodeThreshold;
     r.fromEvent = m_diffFrom       ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event
+                  : !focusedView   ? 0
                   : !step.phaseEnd ? step.event - 1
                   : step.phase > 0 ? m_trace->lastEventOfPhase(static_cast<std::size_t>(step.phase - 1))
                                    : 0;

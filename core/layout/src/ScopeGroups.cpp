@@ -239,7 +239,7 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
                                : m.removed == m.count ? NodeChange::Removed
                                                       : NodeChange::Rewired;
         } else {
-            part(m.seeds, "new"); // the step's changed region (DrawOptions::focus): nodes its rewrites added
+            part(m.seeds, "new"); // the step's changed region: nodes rewrites added up to this step
         }
         group.seed = m.seeds > 0 || group.change != NodeChange::Unchanged;
         group.detail = detail;
