@@ -20,6 +20,6 @@ $app "$corpus/resnet18.onnx" --group-scopes --screenshot docs/images/scope-group
 for n in 8 10 15; do
     out=docs/images/teaching-$n.png
     $app resources/examples/teaching.graph.json --pipeline cleanup --step $n --diff --screenshot $out
-    if convert -version 2>/dev/null | grep -q "^Version: ImageMagick"; then convert $out -crop 1165x760+0+0 +repage $out; fi
+    if convert -version 2>/dev/null | grep -q "^Version: ImageMagick"; then convert $out -crop 1165x805+0+0 +repage $out; fi
 done
 echo "screenshots in docs/images/"
