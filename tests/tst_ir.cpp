@@ -1,1040 +1,496 @@
-// passlens_core IR: types, op interning and type rules, FunctionGraph edits, debugprint.
-#include <passlens/ir/DebugPrint.h>
-#include <passlens/ir/Error.h>
-#include <passlens/ir/FunctionGraph.h>
-#include <passlens/ir/GraphSearch.h>
-#include <passlens/ir/OpRegistry.h>
-#include <passlens/ir/ScalarOps.h>
-#include <passlens/ir/Subtensor.h>
-#include <passlens/io/Encoding.h>
-#include <passlens/io/Npy.h>
-#include <passlens/onnx/OnnxTypes.h>
+// tst_ir: types, op interning, type rules of the op families, scalar ops and subtensor indices
+// (see tst_ir.h).
+#include "tst_ir.h"
 
-#include <QTest>
-
-#include <algorithm>
-#include <cmath>
-#include <map>
-#include <random>
-#include <set>
-
-using namespace passlens;
-using json = nlohmann::json;
-
-namespace {
-template <class F> QString errorOf(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
+void TestIr::dtypeUpcast() {
+    QCOMPARE(upcast(DType::Int8, DType::Float32), DType::Float32);
+    QCOMPARE(upcast(DType::Int64, DType::Float32), DType::Float32); // floatX=float32 rule
+    QCOMPARE(upcast(DType::Int64, DType::Float64), DType::Float64);
+    QCOMPARE(upcast(DType::Int32, DType::Int64), DType::Int64);
+    QCOMPARE(upcast(DType::UInt8, DType::Int8), DType::Int16);
+    QCOMPARE(upcast(DType::UInt64, DType::Int64), DType::Float32); // numpy float64, kept float32
+    QCOMPARE(upcast(DType::Bool, DType::UInt8), DType::UInt8);
+    QCOMPARE(upcast(DType::Float32, DType::Complex64), DType::Complex64);
+    QCOMPARE(upcast(DType::Float64, DType::Complex64), DType::Complex128);
 }
 
-Variable* scalarInt(FunctionGraph& g, std::int64_t v) {
-    return g.addConstant(TensorData::fromInts(DType::Int64, {}, {v}));
+// ONNX's STRING: DType::String, neither numeric nor Theano's; constant data encoded per
+// element as an 8-byte little-endian length and the bytes, checked when read from a file.
+void TestIr::stringDType() {
+    QCOMPARE(dtypeName(DType::String), std::string_view("string"));
+    QCOMPARE(parseDType("string"), std::optional<DType>(DType::String));
+    QVERIFY(isString(DType::String) && !isInteger(DType::String) && !isFloat(DType::String) &&
+            !isComplex(DType::String) && !isString(DType::UInt8));
+    QCOMPARE(dtypeFromOnnx(8), std::optional<DType>(DType::String));
+    QCOMPARE(onnxTypeOf(DType::String), 8);
+    QCOMPARE(QString::fromStdString(Type::parse("string[2,?]").str()), QString("string[2,?]"));
+    const auto t = TensorData::fromStrings({2}, {"ab", ""});
+    QCOMPARE(*t->bytes, std::string("\x02\0\0\0\0\0\0\0ab\0\0\0\0\0\0\0\0", 18));
+    QCOMPARE(t->byteSize(), std::size_t(18));
+    QCOMPARE(t->strings(), (std::vector<std::string>{"ab", ""}));
+    QCOMPARE(t->shortValue(), std::string("{\"ab\", \"\"}"));
+    QVERIFY(std::isnan(t->at(0)));
+    QVERIFY(t->bytesProblem(*t->bytes).empty());
+    QCOMPARE(t->bytesProblem(t->bytes->substr(0, 15)),
+             std::string("holds 15 bytes, too few for the string[2] elements"));
+    QCOMPARE(t->bytesProblem(t->bytes->substr(0, 17)),
+             std::string("string data ends inside the length of element 1 of 2"));
+    QCOMPARE(t->bytesProblem(std::string("\x64", 1) + std::string(15, '\0')), // a length of 100
+             std::string("string element 0 of 100 bytes runs past the end"));
+    QCOMPARE(t->bytesProblem(*t->bytes + "x"), std::string("1 bytes follow the last string element"));
+    TensorData huge;
+    huge.dtype = DType::String;
+    huge.shape = {std::int64_t(1) << 40, std::int64_t(1) << 40}; // the count saturates
+    QVERIFY(huge.bytesProblem(*t->bytes).starts_with("holds 18 bytes, too few"));
+    // equal strings, equal hashes; a different string, another hash
+    QCOMPARE(TensorData::fromStrings({2}, {"ab", ""})->contentHash(), t->contentHash());
+    QVERIFY(TensorData::fromStrings({2}, {"a", "b"})->contentHash() != t->contentHash());
+    QVERIFY(errorOf([&] { (void)toNpy(*t); }).contains(".npy has no dtype for string data"));
+    QCOMPARE(quotedText("a\"\\\n\x01\xff\xc3\xa9"), std::string("\"a\\\"\\\\\\n\\x01\\xFF\xc3\xa9\""));
 }
 
-// Records every observer callback as text.
-struct Recorder : GraphObserver {
-    QStringList log;
-    void onImport(const FunctionGraph&, const Apply& n, std::string_view r) override {
-        log << QString("import %1 %2").arg(n.id()).arg(QString::fromUtf8(r.data(), int(r.size())));
-    }
-    void onPrune(const FunctionGraph&, const Apply& n, std::string_view r) override {
-        log << QString("prune %1 %2").arg(n.id()).arg(QString::fromUtf8(r.data(), int(r.size())));
-    }
-    void onChangeInput(const FunctionGraph&, const Apply* n, int i, const Variable&, const Variable&,
-                       std::string_view r) override {
-        log << QString("change %1:%2 %3").arg(n ? n->id() : -1).arg(i).arg(QString::fromUtf8(r.data(), int(r.size())));
-    }
-};
-
-// `n` Elemwise{add} nodes, each of two earlier values (shared inputs everywhere), after an input
-// x; the last is the output.
-void addsOfEarlierValues(FunctionGraph& g, int n) {
-    std::vector<Variable*> layer{g.addInput(Type::parse("float32[8]"), "x")};
-    for (int i = 0; i < n; ++i) {
-        Variable* a = layer[static_cast<std::size_t>(i) % layer.size()];
-        Variable* b = layer[(static_cast<std::size_t>(i) * 7 + 3) % layer.size()];
-        layer.push_back(g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b}));
-    }
-    g.setOutputs({layer.back()});
+// ONNX's bfloat16: a 2-byte float DType after the others; float16 with bfloat16 is float32;
+// constants truncate to it as ONNX 1.12's Cast reference; .npy has no dtype for it.
+void TestIr::bfloat16DType() {
+    QCOMPARE(dtypeName(DType::BFloat16), std::string_view("bfloat16"));
+    QCOMPARE(parseDType("bfloat16"), std::optional<DType>(DType::BFloat16));
+    QCOMPARE(dtypeSize(DType::BFloat16), std::size_t(2));
+    QVERIFY(isFloat(DType::BFloat16) && !isInteger(DType::BFloat16) && !isComplex(DType::BFloat16));
+    QCOMPARE(dtypeFromOnnx(16), std::optional<DType>(DType::BFloat16));
+    QCOMPARE(onnxTypeOf(DType::BFloat16), 16);
+    QCOMPARE(upcast(DType::Float16, DType::BFloat16), DType::Float32);
+    QCOMPARE(upcast(DType::UInt8, DType::BFloat16), DType::BFloat16);
+    QCOMPARE(QString::fromStdString(Type::parse("bfloat16[2,3]").str()), QString("bfloat16[2,3]"));
+    // 1.99 truncates to 1.984375 (0x3FFE), -0.48033667 to -0.478515625; NaN stays NaN
+    const auto t = TensorData::fromDoubles(DType::BFloat16, {3}, {1.99, -0.48033667, NAN});
+    QCOMPARE(t->at(0), 1.984375);
+    QCOMPARE(t->at(1), -0.478515625);
+    QVERIFY(std::isnan(t->at(2)));
+    QVERIFY(errorOf([&] { (void)toNpy(*t); }).contains(".npy has no dtype for bfloat16 data"));
+    // the scalar-op table's float16 rule: exact, correctly rounded pairs, refused
+    QCOMPARE(scalarOpInfo(ScalarOp::Maximum).float16, Float16Rule::Exact);
+    QCOMPARE(scalarOpInfo(ScalarOp::Cast).float16, Float16Rule::Exact);
+    QCOMPARE(scalarOpInfo(ScalarOp::TrueDiv).float16, Float16Rule::Pair);
+    QCOMPARE(scalarOpInfo(ScalarOp::Exp).float16, Float16Rule::Refused);
+    QCOMPARE(scalarOpInfo(ScalarOp::Mod).float16, Float16Rule::Refused);
 }
-} // namespace
 
-class TestIr : public QObject {
-    Q_OBJECT
-private slots:
-    void dtypeUpcast() {
-        QCOMPARE(upcast(DType::Int8, DType::Float32), DType::Float32);
-        QCOMPARE(upcast(DType::Int64, DType::Float32), DType::Float32); // floatX=float32 rule
-        QCOMPARE(upcast(DType::Int64, DType::Float64), DType::Float64);
-        QCOMPARE(upcast(DType::Int32, DType::Int64), DType::Int64);
-        QCOMPARE(upcast(DType::UInt8, DType::Int8), DType::Int16);
-        QCOMPARE(upcast(DType::UInt64, DType::Int64), DType::Float32); // numpy float64, kept float32
-        QCOMPARE(upcast(DType::Bool, DType::UInt8), DType::UInt8);
-        QCOMPARE(upcast(DType::Float32, DType::Complex64), DType::Complex64);
-        QCOMPARE(upcast(DType::Float64, DType::Complex64), DType::Complex128);
-    }
+void TestIr::typeParseAndPrint() {
+    QCOMPARE(QString::fromStdString(Type::parse("float32[?,4]@gpu").str()), QString("float32[?,4]@gpu"));
+    QCOMPARE(QString::fromStdString(Type::parse("int64[]").str()), QString("int64[]"));
+    QCOMPARE(QString::fromStdString(Type::parse("float16[2,3]@host").str()), QString("float16[2,3]"));
+    const Type t = Type::parse("uint8[1,2,3]@gpu:dev1");
+    QCOMPARE(t.location().context, std::string("dev1"));
+    QCOMPARE(t.ndim(), 3);
+    QCOMPARE(t.numElements(), 6);
+    QVERIFY(Type::parse("float32[?,4]").compatible(Type::parse("float32[3,4]")));
+    QVERIFY(!Type::parse("float32[2,4]").compatible(Type::parse("float32[3,4]")));
+    QVERIFY(!Type::parse("float32[3,4]").compatible(Type::parse("float32[3,4]@gpu")));
+    QVERIFY(errorOf([] { Type::parse("float33[2]"); }).contains("unknown dtype 'float33'"));
+    QVERIFY(errorOf([] { Type::parse("float32[2,-1]"); }).contains("not a non-negative integer"));
+    QVERIFY(errorOf([] { Type::parse("float32"); }).contains("expected DTYPE[DIMS]"));
+    QVERIFY(errorOf([] { Type::parse("float32[2]@tpu"); }).contains("location"));
+}
 
-    // ONNX's STRING: DType::String, neither numeric nor Theano's; constant data encoded per
-    // element as an 8-byte little-endian length and the bytes, checked when read from a file.
-    void stringDType() {
-        QCOMPARE(dtypeName(DType::String), std::string_view("string"));
-        QCOMPARE(parseDType("string"), std::optional<DType>(DType::String));
-        QVERIFY(isString(DType::String) && !isInteger(DType::String) && !isFloat(DType::String) &&
-                !isComplex(DType::String) && !isString(DType::UInt8));
-        QCOMPARE(dtypeFromOnnx(8), std::optional<DType>(DType::String));
-        QCOMPARE(onnxTypeOf(DType::String), 8);
-        QCOMPARE(QString::fromStdString(Type::parse("string[2,?]").str()), QString("string[2,?]"));
-        const auto t = TensorData::fromStrings({2}, {"ab", ""});
-        QCOMPARE(*t->bytes, std::string("\x02\0\0\0\0\0\0\0ab\0\0\0\0\0\0\0\0", 18));
-        QCOMPARE(t->byteSize(), std::size_t(18));
-        QCOMPARE(t->strings(), (std::vector<std::string>{"ab", ""}));
-        QCOMPARE(t->shortValue(), std::string("{\"ab\", \"\"}"));
-        QVERIFY(std::isnan(t->at(0)));
-        QVERIFY(t->bytesProblem(*t->bytes).empty());
-        QCOMPARE(t->bytesProblem(t->bytes->substr(0, 15)),
-                 std::string("holds 15 bytes, too few for the string[2] elements"));
-        QCOMPARE(t->bytesProblem(t->bytes->substr(0, 17)),
-                 std::string("string data ends inside the length of element 1 of 2"));
-        QCOMPARE(t->bytesProblem(std::string("\x64", 1) + std::string(15, '\0')), // a length of 100
-                 std::string("string element 0 of 100 bytes runs past the end"));
-        QCOMPARE(t->bytesProblem(*t->bytes + "x"), std::string("1 bytes follow the last string element"));
-        TensorData huge;
-        huge.dtype = DType::String;
-        huge.shape = {std::int64_t(1) << 40, std::int64_t(1) << 40}; // the count saturates
-        QVERIFY(huge.bytesProblem(*t->bytes).starts_with("holds 18 bytes, too few"));
-        // equal strings, equal hashes; a different string, another hash
-        QCOMPARE(TensorData::fromStrings({2}, {"ab", ""})->contentHash(), t->contentHash());
-        QVERIFY(TensorData::fromStrings({2}, {"a", "b"})->contentHash() != t->contentHash());
-        QVERIFY(errorOf([&] { (void)toNpy(*t); }).contains(".npy has no dtype for string data"));
-        QCOMPARE(quotedText("a\"\\\n\x01\xff\xc3\xa9"), std::string("\"a\\\"\\\\\\n\\x01\\xFF\xc3\xa9\""));
-    }
+void TestIr::typesAreInterned() {
+    // Equal types share one record however they are built: equal, same hash, same dims.
+    const Type a = Type::parse("float32[?,4]@gpu:dev1");
+    const Type b(DType::Float32, {Type::kUnknownDim, 4}, Location::gpu("dev1"));
+    QVERIFY(a == b);
+    QCOMPARE(a.hash(), b.hash());
+    QCOMPARE(&a.dims(), &b.dims());
+    QVERIFY(!(a == Type::parse("float32[?,4]@gpu")));
+    // Deriving a type makes another value and leaves the original as it was.
+    const Type c = a.withDims({3, 4});
+    QCOMPARE(QString::fromStdString(c.str()), QString("float32[3,4]@gpu:dev1"));
+    QCOMPARE(QString::fromStdString(a.str()), QString("float32[?,4]@gpu:dev1"));
+    QVERIFY(a.merged(Type::parse("float32[3,?]@gpu:dev1")) == c);
+    QCOMPARE(QString::fromStdString(a.withLocation(Location::host()).withDType(DType::Int8).str()),
+             QString("int8[?,4]"));
+    // Sequences and optionals intern by their element type.
+    QVERIFY(Type::parse("seq(int64[2])") == Type::sequence(Type::parse("int64[2]")));
+    QVERIFY(!(Type::sequence(Type::parse("int64[2]")) == Type::optional(Type::parse("int64[2]"))));
+    QCOMPARE(QString::fromStdString(Type::parse("seq(int64[?])").merged(Type::parse("seq(int64[5])")).str()),
+             QString("seq(int64[5])"));
+    QCOMPARE(&Type::parse("optional(seq(int8[*]))").elementType().elementType(),
+             &Type::parse("seq(int8[*])").elementType());
+    QVERIFY(Type() == Type::parse("float32[]"));
+    QVERIFY(!(Type::unknownRank(DType::Float32) == Type::parse("float32[]")));
+}
 
-    // ONNX's bfloat16: a 2-byte float DType after the others; float16 with bfloat16 is float32;
-    // constants truncate to it as ONNX 1.12's Cast reference; .npy has no dtype for it.
-    void bfloat16DType() {
-        QCOMPARE(dtypeName(DType::BFloat16), std::string_view("bfloat16"));
-        QCOMPARE(parseDType("bfloat16"), std::optional<DType>(DType::BFloat16));
-        QCOMPARE(dtypeSize(DType::BFloat16), std::size_t(2));
-        QVERIFY(isFloat(DType::BFloat16) && !isInteger(DType::BFloat16) && !isComplex(DType::BFloat16));
-        QCOMPARE(dtypeFromOnnx(16), std::optional<DType>(DType::BFloat16));
-        QCOMPARE(onnxTypeOf(DType::BFloat16), 16);
-        QCOMPARE(upcast(DType::Float16, DType::BFloat16), DType::Float32);
-        QCOMPARE(upcast(DType::UInt8, DType::BFloat16), DType::BFloat16);
-        QCOMPARE(QString::fromStdString(Type::parse("bfloat16[2,3]").str()), QString("bfloat16[2,3]"));
-        // 1.99 truncates to 1.984375 (0x3FFE), -0.48033667 to -0.478515625; NaN stays NaN
-        const auto t = TensorData::fromDoubles(DType::BFloat16, {3}, {1.99, -0.48033667, NAN});
-        QCOMPARE(t->at(0), 1.984375);
-        QCOMPARE(t->at(1), -0.478515625);
-        QVERIFY(std::isnan(t->at(2)));
-        QVERIFY(errorOf([&] { (void)toNpy(*t); }).contains(".npy has no dtype for bfloat16 data"));
-        // the scalar-op table's float16 rule: exact, correctly rounded pairs, refused
-        QCOMPARE(scalarOpInfo(ScalarOp::Maximum).float16, Float16Rule::Exact);
-        QCOMPARE(scalarOpInfo(ScalarOp::Cast).float16, Float16Rule::Exact);
-        QCOMPARE(scalarOpInfo(ScalarOp::TrueDiv).float16, Float16Rule::Pair);
-        QCOMPARE(scalarOpInfo(ScalarOp::Exp).float16, Float16Rule::Refused);
-        QCOMPARE(scalarOpInfo(ScalarOp::Mod).float16, Float16Rule::Refused);
-    }
+void TestIr::emptyTagsReadAsObjects() {
+    FunctionGraph g;
+    Variable* x = g.addInput(Type::parse("float32[2]"), "x");
+    QVERIFY(x->tag.empty());
+    QCOMPARE(QString::fromStdString(x->tag.json().dump()), QString("{}"));
+    QVERIFY(!x->tag.contains("target"));
+    QCOMPARE(x->tag.value("target", std::string("gpu")), std::string("gpu"));
+    x->tag["target"] = "cpu";
+    QVERIFY(!x->tag.empty());
+    QCOMPARE(x->tag.value("target", ""), std::string("cpu"));
+    QVERIFY(x->tag == json({{"target", "cpu"}}));
+    const Tag kept = x->tag;
+    x->tag = json::object(); // an empty object empties the tag
+    QVERIFY(x->tag.empty());
+    QCOMPARE(QString::fromStdString(kept.json().dump()), QString(R"({"target":"cpu"})"));
+}
 
-    void typeParseAndPrint() {
-        QCOMPARE(QString::fromStdString(Type::parse("float32[?,4]@gpu").str()), QString("float32[?,4]@gpu"));
-        QCOMPARE(QString::fromStdString(Type::parse("int64[]").str()), QString("int64[]"));
-        QCOMPARE(QString::fromStdString(Type::parse("float16[2,3]@host").str()), QString("float16[2,3]"));
-        const Type t = Type::parse("uint8[1,2,3]@gpu:dev1");
-        QCOMPARE(t.location().context, std::string("dev1"));
-        QCOMPARE(t.ndim(), 3);
-        QCOMPARE(t.numElements(), 6);
-        QVERIFY(Type::parse("float32[?,4]").compatible(Type::parse("float32[3,4]")));
-        QVERIFY(!Type::parse("float32[2,4]").compatible(Type::parse("float32[3,4]")));
-        QVERIFY(!Type::parse("float32[3,4]").compatible(Type::parse("float32[3,4]@gpu")));
-        QVERIFY(errorOf([] { Type::parse("float33[2]"); }).contains("unknown dtype 'float33'"));
-        QVERIFY(errorOf([] { Type::parse("float32[2,-1]"); }).contains("not a non-negative integer"));
-        QVERIFY(errorOf([] { Type::parse("float32"); }).contains("expected DTYPE[DIMS]"));
-        QVERIFY(errorOf([] { Type::parse("float32[2]@tpu"); }).contains("location"));
-    }
+void TestIr::opsAreInterned() {
+    const Op& a = Op::get("Elemwise", {{"scalar", "add"}});
+    const Op& b = Op::get("Elemwise", json{{"scalar", "add"}});
+    QCOMPARE(&a, &b);
+    QVERIFY(&a != &Op::get("Elemwise", {{"scalar", "mul"}}));
+    QCOMPARE(QString::fromStdString(a.str()), QString("Elemwise{add}"));
+    QCOMPARE(QString::fromStdString(Op::get("GpuFromHost").str()), QString("GpuFromHost<None>"));
+    QCOMPARE(QString::fromStdString(Op::get("GpuFromHost", {{"context", "dev1"}}).str()), QString("GpuFromHost<dev1>"));
+    QCOMPARE(QString::fromStdString(Op::get("HostFromGpu").str()), QString("HostFromGpu(gpuarray)"));
+    QCOMPARE(QString::fromStdString(Op::get("GpuAlloc", {{"memset_0", true}}).str()),
+             QString("GpuAlloc<None>{memset_0=True}"));
+    QCOMPARE(QString::fromStdString(Op::get("DimShuffle", {{"order", {"x", 0}}}).str()), QString("DimShuffle{x,0}"));
+    QCOMPARE(QString::fromStdString(Op::get("Subtensor", {{"idx", {json{{"start", 3}, {"stop", 4}}}}}).str()),
+             QString("Subtensor{3:4}"));
+    QCOMPARE(QString::fromStdString(Op::get("Shape_i", {{"i", 0}}).str()), QString("Shape_i{0}"));
+    QCOMPARE(QString::fromStdString(Op::get("GpuElemwise", {{"scalar", "mul"}}).str()),
+             QString("GpuElemwise{mul}<gpuarray>"));
+    QVERIFY(Op::get("GpuFromHost").isTransfer());
+    QVERIFY(Op::get("GpuElemwise", {{"scalar", "mul"}}).isGpu());
+    QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "add"}}).info().gpuCounterpart),
+             QString("GpuElemwise"));
+    QVERIFY(errorOf([] { Op::get("Frobnicate"); }).contains("unknown op kind 'Frobnicate'"));
+    QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "bogus"}}); }).contains("unknown scalar op 'bogus'"));
+    QVERIFY(errorOf([] {
+                Op::get("Elemwise", {{"scalar", "add"}, {"colour", 1}});
+            }).contains("unknown attribute 'colour'"));
+    QVERIFY(errorOf([] { Op::get("Join", {{"axis", "zero"}}); }).contains("must be an integer"));
+    QVERIFY(errorOf([] { Op::get("Reshape"); }).contains("missing attribute 'ndim'"));
+    QVERIFY(Op::get("OnnxLSTM", {{"hidden_size", 64}}).isOnnx());
+}
 
-    void typesAreInterned() {
-        // Equal types share one record however they are built: equal, same hash, same dims.
-        const Type a = Type::parse("float32[?,4]@gpu:dev1");
-        const Type b(DType::Float32, {Type::kUnknownDim, 4}, Location::gpu("dev1"));
-        QVERIFY(a == b);
-        QCOMPARE(a.hash(), b.hash());
-        QCOMPARE(&a.dims(), &b.dims());
-        QVERIFY(!(a == Type::parse("float32[?,4]@gpu")));
-        // Deriving a type makes another value and leaves the original as it was.
-        const Type c = a.withDims({3, 4});
-        QCOMPARE(QString::fromStdString(c.str()), QString("float32[3,4]@gpu:dev1"));
-        QCOMPARE(QString::fromStdString(a.str()), QString("float32[?,4]@gpu:dev1"));
-        QVERIFY(a.merged(Type::parse("float32[3,?]@gpu:dev1")) == c);
-        QCOMPARE(QString::fromStdString(a.withLocation(Location::host()).withDType(DType::Int8).str()),
-                 QString("int8[?,4]"));
-        // Sequences and optionals intern by their element type.
-        QVERIFY(Type::parse("seq(int64[2])") == Type::sequence(Type::parse("int64[2]")));
-        QVERIFY(!(Type::sequence(Type::parse("int64[2]")) == Type::optional(Type::parse("int64[2]"))));
-        QCOMPARE(QString::fromStdString(Type::parse("seq(int64[?])").merged(Type::parse("seq(int64[5])")).str()),
-                 QString("seq(int64[5])"));
-        QCOMPARE(&Type::parse("optional(seq(int8[*]))").elementType().elementType(),
-                 &Type::parse("seq(int8[*])").elementType());
-        QVERIFY(Type() == Type::parse("float32[]"));
-        QVERIFY(!(Type::unknownRank(DType::Float32) == Type::parse("float32[]")));
-    }
+void TestIr::elemwiseBroadcastAndUpcast() {
+    FunctionGraph g;
+    Variable* x = g.addInput(Type::parse("float32[?,4]"), "x");
+    Variable* b = g.addInput(Type::parse("int8[1,4]"), "b");
+    Variable* y = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, b});
+    QCOMPARE(QString::fromStdString(y->type().str()), QString("float32[?,4]"));
+    Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "lt"}}), {x, b});
+    QCOMPARE(c->type().dtype(), DType::Bool);
+    Variable* i = g.addInput(Type::parse("int64[3]"), "i");
+    QCOMPARE(g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {i})->type().dtype(), DType::Float64);
+    Variable* z = g.addInput(Type::parse("float32[3,5]"), "z");
+    QVERIFY(errorOf([&] {
+                g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, z});
+            }).contains("incompatible static shapes at axis 1"));
+    Variable* v = g.addInput(Type::parse("float32[4]"), "v");
+    QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, v}); }).contains("different ranks"));
+    QVERIFY(errorOf([&] { g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {x}); }).contains("takes 2 inputs, got 1"));
+    Variable* xg = g.apply(Op::get("GpuFromHost"), {x});
+    QVERIFY(errorOf([&] {
+                g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {xg});
+            }).contains("a host op needs host inputs"));
+    Variable* ng = g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {xg});
+    QCOMPARE(QString::fromStdString(ng->type().str()), QString("float32[?,4]@gpu"));
+    QVERIFY(errorOf([&] {
+                g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {x});
+            }).contains("a GPU op needs GPU inputs"));
+    Variable* xd = g.apply(Op::get("GpuFromHost", {{"context", "dev1"}}), {x});
+    QVERIFY(errorOf([&] { g.apply(Op::get("GpuElemwise", {{"scalar", "add"}}), {xg, xd}); }).contains("expected gpu"));
+}
 
-    void emptyTagsReadAsObjects() {
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[2]"), "x");
-        QVERIFY(x->tag.empty());
-        QCOMPARE(QString::fromStdString(x->tag.json().dump()), QString("{}"));
-        QVERIFY(!x->tag.contains("target"));
-        QCOMPARE(x->tag.value("target", std::string("gpu")), std::string("gpu"));
-        x->tag["target"] = "cpu";
-        QVERIFY(!x->tag.empty());
-        QCOMPARE(x->tag.value("target", ""), std::string("cpu"));
-        QVERIFY(x->tag == json({{"target", "cpu"}}));
-        const Tag kept = x->tag;
-        x->tag = json::object(); // an empty object empties the tag
-        QVERIFY(x->tag.empty());
-        QCOMPARE(QString::fromStdString(kept.json().dump()), QString(R"({"target":"cpu"})"));
-    }
+void TestIr::scalarOpTableRows() {
+    // one row per op, found by Theano's name
+    const ScalarOpInfo* td = findScalarOp("true_div");
+    QVERIFY(td && td->op == ScalarOp::TrueDiv && td->arity == 2 && td->floatResult);
+    QCOMPARE(findScalarOp("add")->arity, -1);
+    QCOMPARE(findScalarOp("switch")->arity, 3);
+    QVERIFY(!findScalarOp("composite") && !findScalarOp("frob"));
+    QCOMPARE(scalarOpInfo(ScalarOp::Clip).name, std::string_view("clip"));
+    QCOMPARE(QString(scalarOpInfo(ScalarOp::LeakyRelu).params[0].attr), QString("alpha"));
+    QCOMPARE(scalarOpInfo(ScalarOp::LeakyRelu).params[0].dflt, 0.01);
+    QCOMPARE(scalarOpInfo(ScalarOp::HardSigmoid).params[1].dflt, 0.5);
+    for (const ScalarOpInfo& r : passlens::scalarOpTable()) QVERIFY(&scalarOpInfo(r.op) == &r);
+    // Theano's upgrade_to_float and the per-scalar type rule
+    QCOMPARE(upgradeToFloat(DType::Int16), DType::Float32);
+    QCOMPARE(upgradeToFloat(DType::Int32), DType::Float64);
+    QCOMPARE(upgradeToFloat(DType::Float64), DType::Float64);
+    const DType i8f32[] = {DType::Int8, DType::Float32}, b_i32_i16[] = {DType::Bool, DType::Int32, DType::Int16},
+                i32[] = {DType::Int32}, u8[] = {DType::UInt8};
+    QCOMPARE(scalarResultType(ScalarOp::Lt, i8f32), DType::Bool);
+    QCOMPARE(scalarResultType(ScalarOp::Add, i8f32), DType::Float32);
+    QCOMPARE(scalarResultType(ScalarOp::Switch, b_i32_i16), DType::Int32);
+    QCOMPARE(scalarResultType(ScalarOp::Exp, i32), DType::Float64);
+    QCOMPARE(scalarResultType(ScalarOp::Sqrt, u8), DType::Float32);
+    QCOMPARE(scalarResultType(ScalarOp::Neg, i32), DType::Int32);
+    // the table's parameters: display strings and attribute defaults
+    QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "clip"}, {"min", 0.0}}).str()),
+             QString("Elemwise{clip{0.0,None}}"));
+    QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "hard_sigmoid"}, {"alpha", 0.1}}).str()),
+             QString("Elemwise{hard_sigmoid}"));
+    const Op& leaky = Op::get("Elemwise", {{"scalar", "leaky_relu"}});
+    QCOMPARE(scalarParamsOf(leaky, *findScalarOp("leaky_relu")).p0, 0.01);
+    const Op& clip = Op::get("Elemwise", {{"scalar", "clip"}, {"max", 6.0}});
+    const ScalarParams cp = scalarParamsOf(clip, *findScalarOp("clip"));
+    QVERIFY(cp.p0 == -INFINITY && cp.p1 == 6.0);
+}
 
-    void opsAreInterned() {
-        const Op& a = Op::get("Elemwise", {{"scalar", "add"}});
-        const Op& b = Op::get("Elemwise", json{{"scalar", "add"}});
-        QCOMPARE(&a, &b);
-        QVERIFY(&a != &Op::get("Elemwise", {{"scalar", "mul"}}));
-        QCOMPARE(QString::fromStdString(a.str()), QString("Elemwise{add}"));
-        QCOMPARE(QString::fromStdString(Op::get("GpuFromHost").str()), QString("GpuFromHost<None>"));
-        QCOMPARE(QString::fromStdString(Op::get("GpuFromHost", {{"context", "dev1"}}).str()),
-                 QString("GpuFromHost<dev1>"));
-        QCOMPARE(QString::fromStdString(Op::get("HostFromGpu").str()), QString("HostFromGpu(gpuarray)"));
-        QCOMPARE(QString::fromStdString(Op::get("GpuAlloc", {{"memset_0", true}}).str()),
-                 QString("GpuAlloc<None>{memset_0=True}"));
-        QCOMPARE(QString::fromStdString(Op::get("DimShuffle", {{"order", {"x", 0}}}).str()),
-                 QString("DimShuffle{x,0}"));
-        QCOMPARE(QString::fromStdString(Op::get("Subtensor", {{"idx", {json{{"start", 3}, {"stop", 4}}}}}).str()),
-                 QString("Subtensor{3:4}"));
-        QCOMPARE(QString::fromStdString(Op::get("Shape_i", {{"i", 0}}).str()), QString("Shape_i{0}"));
-        QCOMPARE(QString::fromStdString(Op::get("GpuElemwise", {{"scalar", "mul"}}).str()),
-                 QString("GpuElemwise{mul}<gpuarray>"));
-        QVERIFY(Op::get("GpuFromHost").isTransfer());
-        QVERIFY(Op::get("GpuElemwise", {{"scalar", "mul"}}).isGpu());
-        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "add"}}).info().gpuCounterpart),
-                 QString("GpuElemwise"));
-        QVERIFY(errorOf([] { Op::get("Frobnicate"); }).contains("unknown op kind 'Frobnicate'"));
-        QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "bogus"}}); }).contains("unknown scalar op 'bogus'"));
-        QVERIFY(errorOf([] {
-                    Op::get("Elemwise", {{"scalar", "add"}, {"colour", 1}});
-                }).contains("unknown attribute 'colour'"));
-        QVERIFY(errorOf([] { Op::get("Join", {{"axis", "zero"}}); }).contains("must be an integer"));
-        QVERIFY(errorOf([] { Op::get("Reshape"); }).contains("missing attribute 'ndim'"));
-        QVERIFY(Op::get("OnnxLSTM", {{"hidden_size", 64}}).isOnnx());
-    }
+void TestIr::scalarExpressions() {
+    // parse: nodes after their arguments, the root last; the text back unchanged
+    const ScalarExpr e = ScalarExpr::parse("add(i0,mul(i1,i2))");
+    QCOMPARE(e.nodes.size(), std::size_t(5));
+    QVERIFY(e.nodes[2].op == ScalarOp::Input && e.nodes[2].input == 2);
+    QVERIFY(e.nodes[3].op == ScalarOp::Mul && e.nodes[4].op == ScalarOp::Add);
+    QCOMPARE(e.nodes[4].args, (std::vector<int>{0, 3}));
+    QCOMPARE(QString::fromStdString(e.str()), QString("add(i0,mul(i1,i2))"));
+    QCOMPARE(e.numInputs(), 3);
+    QCOMPARE(QString::fromStdString(ScalarExpr::parse("clip{0,6}(i0)").str()), QString("clip{0,6}(i0)"));
+    QCOMPARE(QString::fromStdString(ScalarExpr::parse(" clip ( i0 ) ").str()), QString("clip{-inf,inf}(i0)"));
+    QCOMPARE(ScalarExpr::parse("leaky_relu(i0)").nodes.back().p0, 0.01);
+    QCOMPARE(ScalarExpr::parse("cast{int32}(i1)").nodes.back().castTo, DType::Int32);
+    // composing (GPU fusion): every iK replaced by a copy of parts[K]
+    const ScalarExpr f = ScalarExpr::parse("relu(add(i0,i0))").withInputs({ScalarExpr::parse("mul(i1,i2)")});
+    QCOMPARE(QString::fromStdString(f.str()), QString("relu(add(mul(i1,i2),mul(i1,i2)))"));
+    QCOMPARE(f.nodes.size(), std::size_t(8));
+    QVERIFY(errorOf([&] { (void)e.withInputs({ScalarExpr::input(0)}); }).contains("i1 has no replacement"));
+    // errors name the text, the offset and the reason
+    QVERIFY(errorOf([] {
+                ScalarExpr::parse("frob(i0)");
+            }).contains("bad expression 'frob(i0)' at offset 4: unknown scalar op 'frob'"));
+    QVERIFY(errorOf([] { ScalarExpr::parse("sub(i0)"); }).contains("sub takes 2 arguments, got 1"));
+    QVERIFY(errorOf([] { ScalarExpr::parse("add(i0"); }).contains("expected ',' or ')'"));
+    QVERIFY(errorOf([] { ScalarExpr::parse("cast{float99}(i0)"); }).contains("cast to unknown dtype 'float99'"));
+    QVERIFY(errorOf([] { ScalarExpr::parse("exp(i0) x"); }).contains("trailing text"));
+    // an op's expression: parameters at the 9 digits of the text
+    const Op& leaky = Op::get("Elemwise", {{"scalar", "leaky_relu"}, {"alpha", double(0.1f)}});
+    const ScalarExpr le = elemwiseExpression(leaky, 1);
+    QCOMPARE(QString::fromStdString(le.str()), QString("leaky_relu{0.100000001}(i0)"));
+    QCOMPARE(le.nodes.back().p0, std::strtod("0.100000001", nullptr));
+    QCOMPARE(QString::fromStdString(elemwiseExpression(Op::get("Elemwise", {{"scalar", "add"}}), 3).str()),
+             QString("add(i0,i1,i2)"));
+    // a composite's expression is parsed once per op; Op::get refuses one that does not parse
+    const Op& comp =
+        Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(add(i0,i1))"}, {"dtype", "float32"}});
+    QVERIFY(compositeExpression(comp) && compositeExpression(comp) == compositeExpression(comp));
+    QVERIFY(!compositeExpression(leaky));
+    QCOMPARE(QString::fromStdString(elemwiseExpression(comp, 2).str()), QString("relu(add(i0,i1))"));
+    QCOMPARE(QString::fromStdString(comp.str()), QString("GpuElemwise{Composite{relu(add(i0,i1))}}<gpuarray>"));
+    QVERIFY(errorOf([] {
+                Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(i0,i1)"}});
+            }).contains("GpuElemwise: bad expression 'relu(i0,i1)'"));
+    QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "composite"}}); }).contains("needs an 'expr'"));
+    FunctionGraph g;
+    Variable* x = g.addInput(Type::parse("float32[3]"), "x");
+    QVERIFY(errorOf([&] {
+                g.apply(Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "add(i0,i2)"}}), {x, x});
+            }).contains("the expression reads i2 but the node has 2 inputs"));
+}
 
-    void elemwiseBroadcastAndUpcast() {
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[?,4]"), "x");
-        Variable* b = g.addInput(Type::parse("int8[1,4]"), "b");
-        Variable* y = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, b});
-        QCOMPARE(QString::fromStdString(y->type().str()), QString("float32[?,4]"));
-        Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "lt"}}), {x, b});
-        QCOMPARE(c->type().dtype(), DType::Bool);
-        Variable* i = g.addInput(Type::parse("int64[3]"), "i");
-        QCOMPARE(g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {i})->type().dtype(), DType::Float64);
-        Variable* z = g.addInput(Type::parse("float32[3,5]"), "z");
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, z});
-                }).contains("incompatible static shapes at axis 1"));
-        Variable* v = g.addInput(Type::parse("float32[4]"), "v");
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, v});
-                }).contains("different ranks"));
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {x});
-                }).contains("takes 2 inputs, got 1"));
-        Variable* xg = g.apply(Op::get("GpuFromHost"), {x});
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {xg});
-                }).contains("a host op needs host inputs"));
-        Variable* ng = g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {xg});
-        QCOMPARE(QString::fromStdString(ng->type().str()), QString("float32[?,4]@gpu"));
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("GpuElemwise", {{"scalar", "neg"}}), {x});
-                }).contains("a GPU op needs GPU inputs"));
-        Variable* xd = g.apply(Op::get("GpuFromHost", {{"context", "dev1"}}), {x});
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("GpuElemwise", {{"scalar", "add"}}), {xg, xd});
-                }).contains("expected gpu"));
-    }
+void TestIr::pythonArithmetic() {
+    // Python's % and // (the sign of the divisor; rounding toward minus infinity)
+    QCOMPARE(pyMod<std::int64_t>(-7, 3), std::int64_t(2));
+    QCOMPARE(pyMod<std::int64_t>(7, -3), std::int64_t(-2));
+    QCOMPARE(pyMod<std::int64_t>(INT64_MIN, -1), std::int64_t(0));
+    QCOMPARE(pyMod<std::int64_t>(5, 0), std::int64_t(0));
+    QCOMPARE(floorDiv<std::int64_t>(-7, 2), std::int64_t(-4));
+    QCOMPARE(floorDiv<std::int64_t>(7, -2), std::int64_t(-4));
+    QCOMPARE(floorDiv<std::int64_t>(INT64_MIN, -1), INT64_MIN);
+    QCOMPARE(pyMod(7.5, -2.0), -0.5);
+    QCOMPARE(pyMod(-0.5f, 2.0f), 1.5f);
+    QCOMPARE(floorDiv(-7.0, 2.0), -4.0);
+    QCOMPARE(ipow<std::int64_t>(3, 4), std::int64_t(81));
+    QCOMPARE(ipow<std::int64_t>(-1, -3), std::int64_t(-1));
+    QCOMPARE(ipow<std::int64_t>(2, -1), std::int64_t(0));
+    QCOMPARE(ipow<std::int64_t>(2, 64), std::int64_t(0)); // wraps
+    QCOMPARE(maxOf(1.0, double(NAN)), 1.0);               // a NaN in the running value stays, one in v does not win
+    QVERIFY(std::isnan(maxOf(double(NAN), 1.0)) && std::isnan(minOf(double(NAN), 1.0)));
+    QCOMPARE(reluOf(std::nan("")) == 0.0, true);
+    // the reference evaluator (constant folding) in long double
+    using LD = long double;
+    const LD m[] = {-7, 3}, z[] = {5, 0}, three[] = {1, -2, 3};
+    QCOMPARE(double(*evalScalarReference(ScalarOp::Mod, {}, m, DType::Int64)), 2.0);
+    QCOMPARE(double(*evalScalarReference(ScalarOp::IntDiv, {}, m, DType::Int64)), -3.0);
+    QVERIFY(!evalScalarReference(ScalarOp::Mod, {}, z, DType::Int64));
+    QVERIFY(!evalScalarReference(ScalarOp::IntDiv, {}, z, DType::Int64));
+    QCOMPARE(double(*evalScalarReference(ScalarOp::Add, {}, three, DType::Int64)), 2.0);
+    QCOMPARE(double(*evalScalarReference(ScalarOp::Maximum, {}, three, DType::Int64)), 3.0);
+    QVERIFY(!evalScalarReference(ScalarOp::Sub, {}, three, DType::Int64));
+    const LD x[] = {-2.5L};
+    QCOMPARE(double(*evalScalarReference(ScalarOp::Cast, {}, x, DType::Int32)), -2.0);
+    QCOMPARE(double(*evalScalarReference(ScalarOp::Cast, {}, x, DType::Float32)), -2.5);
+    QCOMPARE(double(*evalScalarReference(ScalarOp::Round, {}, x, DType::Float32)), -2.0);
+    QCOMPARE(double(*evalScalarReference(ScalarOp::Clip, {-1, 1}, x, DType::Float32)), -1.0);
+    QCOMPARE(double(*evalScalarReference(ScalarOp::LeakyRelu, {0.5, 0}, x, DType::Float32)), -1.25);
+    QCOMPARE(double(*evalScalarReference(ScalarOp::HardSigmoid, {0.2, 0.5}, x, DType::Float32)), 0.0);
+}
 
-    void scalarOpTableRows() {
-        // one row per op, found by Theano's name
-        const ScalarOpInfo* td = findScalarOp("true_div");
-        QVERIFY(td && td->op == ScalarOp::TrueDiv && td->arity == 2 && td->floatResult);
-        QCOMPARE(findScalarOp("add")->arity, -1);
-        QCOMPARE(findScalarOp("switch")->arity, 3);
-        QVERIFY(!findScalarOp("composite") && !findScalarOp("frob"));
-        QCOMPARE(scalarOpInfo(ScalarOp::Clip).name, std::string_view("clip"));
-        QCOMPARE(QString(scalarOpInfo(ScalarOp::LeakyRelu).params[0].attr), QString("alpha"));
-        QCOMPARE(scalarOpInfo(ScalarOp::LeakyRelu).params[0].dflt, 0.01);
-        QCOMPARE(scalarOpInfo(ScalarOp::HardSigmoid).params[1].dflt, 0.5);
-        for (const ScalarOpInfo& r : passlens::scalarOpTable()) QVERIFY(&scalarOpInfo(r.op) == &r);
-        // Theano's upgrade_to_float and the per-scalar type rule
-        QCOMPARE(upgradeToFloat(DType::Int16), DType::Float32);
-        QCOMPARE(upgradeToFloat(DType::Int32), DType::Float64);
-        QCOMPARE(upgradeToFloat(DType::Float64), DType::Float64);
-        const DType i8f32[] = {DType::Int8, DType::Float32}, b_i32_i16[] = {DType::Bool, DType::Int32, DType::Int16},
-                    i32[] = {DType::Int32}, u8[] = {DType::UInt8};
-        QCOMPARE(scalarResultType(ScalarOp::Lt, i8f32), DType::Bool);
-        QCOMPARE(scalarResultType(ScalarOp::Add, i8f32), DType::Float32);
-        QCOMPARE(scalarResultType(ScalarOp::Switch, b_i32_i16), DType::Int32);
-        QCOMPARE(scalarResultType(ScalarOp::Exp, i32), DType::Float64);
-        QCOMPARE(scalarResultType(ScalarOp::Sqrt, u8), DType::Float32);
-        QCOMPARE(scalarResultType(ScalarOp::Neg, i32), DType::Int32);
-        // the table's parameters: display strings and attribute defaults
-        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "clip"}, {"min", 0.0}}).str()),
-                 QString("Elemwise{clip{0.0,None}}"));
-        QCOMPARE(QString::fromStdString(Op::get("Elemwise", {{"scalar", "hard_sigmoid"}, {"alpha", 0.1}}).str()),
-                 QString("Elemwise{hard_sigmoid}"));
-        const Op& leaky = Op::get("Elemwise", {{"scalar", "leaky_relu"}});
-        QCOMPARE(scalarParamsOf(leaky, *findScalarOp("leaky_relu")).p0, 0.01);
-        const Op& clip = Op::get("Elemwise", {{"scalar", "clip"}, {"max", 6.0}});
-        const ScalarParams cp = scalarParamsOf(clip, *findScalarOp("clip"));
-        QVERIFY(cp.p0 == -INFINITY && cp.p1 == 6.0);
-    }
+void TestIr::subtensorResolution() {
+    // Python's slice.indices(n) and the length
+    auto sl = [](std::optional<std::int64_t> a, std::optional<std::int64_t> b, std::optional<std::int64_t> c,
+                 std::int64_t n) {
+        const ResolvedSlice r = resolveSlice(a, b, c, n);
+        return std::vector<std::int64_t>{r.start, r.step, r.length};
+    };
+    QCOMPARE(sl({}, {}, -1, 5), (std::vector<std::int64_t>{4, -1, 5})); // x[::-1]
+    QCOMPARE(sl(-2, {}, {}, 5), (std::vector<std::int64_t>{3, 1, 2}));  // x[-2:]
+    QCOMPARE(sl(1, 100, 2, 5), (std::vector<std::int64_t>{1, 2, 2}));   // x[1:100:2]: 1, 3
+    QCOMPARE(sl(10, 0, -3, 5), (std::vector<std::int64_t>{4, -3, 2}));  // x[10:0:-3]: 4, 1
+    QCOMPARE(sl(0, 0, {}, 5).back(), std::int64_t(0));                  // x[0:0]
+    QCOMPARE(sl(-100, -100, -1, 5).back(), std::int64_t(0));            // x[-100:-100:-1]
+    // a Subtensor's region of a row-major [3,6]: x[1, ?::2] with ? = 1 -> elements 7, 9, 11
+    const json idx = json::parse(R"([1, {"start": "?", "step": 2}])");
+    int calls = 0;
+    const SubtensorRegion r = resolveSubtensor(
+        idx, {3, 6}, [&] { return std::int64_t(++calls); }, "float32[3,6]");
+    QCOMPARE(calls, 1);
+    QCOMPARE(r.base, std::int64_t(7));
+    QCOMPARE(r.dims, (std::vector<std::int64_t>{3}));
+    QCOMPARE(r.strides, (std::vector<std::int64_t>{2}));
+    QVERIFY(!r.contiguous());
+    const SubtensorRegion rows = resolveSubtensor(
+        json::parse(R"([{"start": 1}])"), {4, 3}, [] { return std::int64_t(0); }, "x");
+    QVERIFY(rows.contiguous() && rows.base == 3 && rows.dims == (std::vector<std::int64_t>{3, 3}));
+    // errors name the axis and the tensor
+    auto err = [](const char* idxText, std::vector<std::int64_t> shape) {
+        return errorOf([&] {
+            resolveSubtensor(
+                json::parse(idxText), shape, [] { return std::int64_t(-9); }, "float32[T]");
+        });
+    };
+    QCOMPARE(err("[5]", {3}), QString("index 5 out of bounds for axis 0 of float32[T]"));
+    QCOMPARE(err(R"([0, "?"])", {2, 4}), QString("index -9 out of bounds for axis 1 of float32[T]"));
+    QCOMPARE(err(R"([{"step": 0}])", {3}), QString("slice step cannot be 0"));
+    QCOMPARE(err("[0, 0, 0]", {2, 2}), QString("has 3 indices for float32[T]"));
+}
 
-    void scalarExpressions() {
-        // parse: nodes after their arguments, the root last; the text back unchanged
-        const ScalarExpr e = ScalarExpr::parse("add(i0,mul(i1,i2))");
-        QCOMPARE(e.nodes.size(), std::size_t(5));
-        QVERIFY(e.nodes[2].op == ScalarOp::Input && e.nodes[2].input == 2);
-        QVERIFY(e.nodes[3].op == ScalarOp::Mul && e.nodes[4].op == ScalarOp::Add);
-        QCOMPARE(e.nodes[4].args, (std::vector<int>{0, 3}));
-        QCOMPARE(QString::fromStdString(e.str()), QString("add(i0,mul(i1,i2))"));
-        QCOMPARE(e.numInputs(), 3);
-        QCOMPARE(QString::fromStdString(ScalarExpr::parse("clip{0,6}(i0)").str()), QString("clip{0,6}(i0)"));
-        QCOMPARE(QString::fromStdString(ScalarExpr::parse(" clip ( i0 ) ").str()), QString("clip{-inf,inf}(i0)"));
-        QCOMPARE(ScalarExpr::parse("leaky_relu(i0)").nodes.back().p0, 0.01);
-        QCOMPARE(ScalarExpr::parse("cast{int32}(i1)").nodes.back().castTo, DType::Int32);
-        // composing (GPU fusion): every iK replaced by a copy of parts[K]
-        const ScalarExpr f = ScalarExpr::parse("relu(add(i0,i0))").withInputs({ScalarExpr::parse("mul(i1,i2)")});
-        QCOMPARE(QString::fromStdString(f.str()), QString("relu(add(mul(i1,i2),mul(i1,i2)))"));
-        QCOMPARE(f.nodes.size(), std::size_t(8));
-        QVERIFY(errorOf([&] { (void)e.withInputs({ScalarExpr::input(0)}); }).contains("i1 has no replacement"));
-        // errors name the text, the offset and the reason
-        QVERIFY(errorOf([] {
-                    ScalarExpr::parse("frob(i0)");
-                }).contains("bad expression 'frob(i0)' at offset 4: unknown scalar op 'frob'"));
-        QVERIFY(errorOf([] { ScalarExpr::parse("sub(i0)"); }).contains("sub takes 2 arguments, got 1"));
-        QVERIFY(errorOf([] { ScalarExpr::parse("add(i0"); }).contains("expected ',' or ')'"));
-        QVERIFY(errorOf([] { ScalarExpr::parse("cast{float99}(i0)"); }).contains("cast to unknown dtype 'float99'"));
-        QVERIFY(errorOf([] { ScalarExpr::parse("exp(i0) x"); }).contains("trailing text"));
-        // an op's expression: parameters at the 9 digits of the text
-        const Op& leaky = Op::get("Elemwise", {{"scalar", "leaky_relu"}, {"alpha", double(0.1f)}});
-        const ScalarExpr le = elemwiseExpression(leaky, 1);
-        QCOMPARE(QString::fromStdString(le.str()), QString("leaky_relu{0.100000001}(i0)"));
-        QCOMPARE(le.nodes.back().p0, std::strtod("0.100000001", nullptr));
-        QCOMPARE(QString::fromStdString(elemwiseExpression(Op::get("Elemwise", {{"scalar", "add"}}), 3).str()),
-                 QString("add(i0,i1,i2)"));
-        // a composite's expression is parsed once per op; Op::get refuses one that does not parse
-        const Op& comp =
-            Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(add(i0,i1))"}, {"dtype", "float32"}});
-        QVERIFY(compositeExpression(comp) && compositeExpression(comp) == compositeExpression(comp));
-        QVERIFY(!compositeExpression(leaky));
-        QCOMPARE(QString::fromStdString(elemwiseExpression(comp, 2).str()), QString("relu(add(i0,i1))"));
-        QCOMPARE(QString::fromStdString(comp.str()), QString("GpuElemwise{Composite{relu(add(i0,i1))}}<gpuarray>"));
-        QVERIFY(errorOf([] {
-                    Op::get("GpuElemwise", {{"scalar", "composite"}, {"expr", "relu(i0,i1)"}});
-                }).contains("GpuElemwise: bad expression 'relu(i0,i1)'"));
-        QVERIFY(errorOf([] { Op::get("Elemwise", {{"scalar", "composite"}}); }).contains("needs an 'expr'"));
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[3]"), "x");
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("Elemwise", {{"scalar", "composite"}, {"expr", "add(i0,i2)"}}), {x, x});
-                }).contains("the expression reads i2 but the node has 2 inputs"));
-    }
+void TestIr::shapeRules() {
+    FunctionGraph g;
+    Variable* x = g.addInput(Type::parse("float32[2,3,4]"), "x");
+    auto t = [&](const Op& op, std::vector<Variable*> in) {
+        return QString::fromStdString(g.apply(op, in)->type().str());
+    };
+    QCOMPARE(t(Op::get("DimShuffle", {{"order", {2, "x", 0, 1}}}), {x}), QString("float32[4,1,2,3]"));
+    Variable* one = g.addInput(Type::parse("float32[1,5]"), "one");
+    QCOMPARE(t(Op::get("DimShuffle", {{"order", {1}}}), {one}), QString("float32[5]"));
+    QVERIFY(errorOf([&] { g.apply(Op::get("DimShuffle", {{"order", {0}}}), {x}); }).contains("not broadcastable"));
+    QCOMPARE(t(Op::get("Reshape", {{"ndim", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {6, -1}))}),
+             QString("float32[6,4]"));
+    QVERIFY(errorOf([&] {
+                g.apply(Op::get("Reshape", {{"ndim", 2}}),
+                        {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {5, 5}))});
+            }).contains("incompatible static shapes"));
+    Variable* mv = g.apply(Op::get("MakeVector"), {g.apply(Op::get("Shape_i", {{"i", 0}}), {x}), scalarInt(g, 12)});
+    QCOMPARE(QString::fromStdString(mv->type().str()), QString("int64[2]"));
+    QCOMPARE(t(Op::get("Reshape", {{"ndim", 2}}), {x, mv}), QString("float32[2,12]"));
+    QCOMPARE(t(Op::get("Flatten", {{"outdim", 2}}), {x}), QString("float32[2,12]"));
+    QCOMPARE(t(Op::get("Shape"), {x}), QString("int64[3]"));
+    QCOMPARE(t(Op::get("Subtensor", {{"idx", {1, json{{"start", 0}, {"stop", 3}, {"step", 2}}}}}), {x}),
+             QString("float32[2,4]"));
+    QCOMPARE(t(Op::get("Subtensor", {{"idx", {json{{"start", -1}}}}}), {x}), QString("float32[1,3,4]"));
+    QVERIFY(errorOf([&] { g.apply(Op::get("Subtensor", {{"idx", {5}}}), {x}); }).contains("out of bounds"));
+    QCOMPARE(t(Op::get("Alloc"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0})), scalarInt(g, 3),
+                                  g.apply(Op::get("Shape_i", {{"i", 2}}), {x})}),
+             QString("float32[3,4]"));
+    QCOMPARE(t(Op::get("Join", {{"axis", 1}}), {x, x}), QString("float32[2,6,4]"));
+    Apply* sp = g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}),
+                            {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 3}))});
+    QCOMPARE(sp->nout(), 2);
+    QCOMPARE(QString::fromStdString(sp->output(1)->type().str()), QString("float32[2,3,3]"));
+    QVERIFY(errorOf([&] {
+                g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}),
+                            {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 1}))});
+            }).contains("sum to 2"));
+    QCOMPARE(t(Op::get("CAReduce", {{"scalar", "add"}, {"axis", {0, 2}}}), {x}), QString("float32[3]"));
+    QCOMPARE(t(Op::get("CAReduce", {{"scalar", "maximum"}}), {x}), QString("float32[]"));
+    QCOMPARE(t(Op::get("CumOp", {{"axis", nullptr}}), {x}), QString("float32[24]"));
+}
 
-    void pythonArithmetic() {
-        // Python's % and // (the sign of the divisor; rounding toward minus infinity)
-        QCOMPARE(pyMod<std::int64_t>(-7, 3), std::int64_t(2));
-        QCOMPARE(pyMod<std::int64_t>(7, -3), std::int64_t(-2));
-        QCOMPARE(pyMod<std::int64_t>(INT64_MIN, -1), std::int64_t(0));
-        QCOMPARE(pyMod<std::int64_t>(5, 0), std::int64_t(0));
-        QCOMPARE(floorDiv<std::int64_t>(-7, 2), std::int64_t(-4));
-        QCOMPARE(floorDiv<std::int64_t>(7, -2), std::int64_t(-4));
-        QCOMPARE(floorDiv<std::int64_t>(INT64_MIN, -1), INT64_MIN);
-        QCOMPARE(pyMod(7.5, -2.0), -0.5);
-        QCOMPARE(pyMod(-0.5f, 2.0f), 1.5f);
-        QCOMPARE(floorDiv(-7.0, 2.0), -4.0);
-        QCOMPARE(ipow<std::int64_t>(3, 4), std::int64_t(81));
-        QCOMPARE(ipow<std::int64_t>(-1, -3), std::int64_t(-1));
-        QCOMPARE(ipow<std::int64_t>(2, -1), std::int64_t(0));
-        QCOMPARE(ipow<std::int64_t>(2, 64), std::int64_t(0)); // wraps
-        QCOMPARE(maxOf(1.0, double(NAN)), 1.0);               // a NaN in the running value stays, one in v does not win
-        QVERIFY(std::isnan(maxOf(double(NAN), 1.0)) && std::isnan(minOf(double(NAN), 1.0)));
-        QCOMPARE(reluOf(std::nan("")) == 0.0, true);
-        // the reference evaluator (constant folding) in long double
-        using LD = long double;
-        const LD m[] = {-7, 3}, z[] = {5, 0}, three[] = {1, -2, 3};
-        QCOMPARE(double(*evalScalarReference(ScalarOp::Mod, {}, m, DType::Int64)), 2.0);
-        QCOMPARE(double(*evalScalarReference(ScalarOp::IntDiv, {}, m, DType::Int64)), -3.0);
-        QVERIFY(!evalScalarReference(ScalarOp::Mod, {}, z, DType::Int64));
-        QVERIFY(!evalScalarReference(ScalarOp::IntDiv, {}, z, DType::Int64));
-        QCOMPARE(double(*evalScalarReference(ScalarOp::Add, {}, three, DType::Int64)), 2.0);
-        QCOMPARE(double(*evalScalarReference(ScalarOp::Maximum, {}, three, DType::Int64)), 3.0);
-        QVERIFY(!evalScalarReference(ScalarOp::Sub, {}, three, DType::Int64));
-        const LD x[] = {-2.5L};
-        QCOMPARE(double(*evalScalarReference(ScalarOp::Cast, {}, x, DType::Int32)), -2.0);
-        QCOMPARE(double(*evalScalarReference(ScalarOp::Cast, {}, x, DType::Float32)), -2.5);
-        QCOMPARE(double(*evalScalarReference(ScalarOp::Round, {}, x, DType::Float32)), -2.0);
-        QCOMPARE(double(*evalScalarReference(ScalarOp::Clip, {-1, 1}, x, DType::Float32)), -1.0);
-        QCOMPARE(double(*evalScalarReference(ScalarOp::LeakyRelu, {0.5, 0}, x, DType::Float32)), -1.25);
-        QCOMPARE(double(*evalScalarReference(ScalarOp::HardSigmoid, {0.2, 0.5}, x, DType::Float32)), 0.0);
-    }
+void TestIr::blasConvPoolRules() {
+    FunctionGraph g;
+    Variable* a = g.addInput(Type::parse("float32[8,16]"), "a");
+    Variable* b = g.addInput(Type::parse("float32[16,4]"), "b");
+    auto t = [&](const Op& op, std::vector<Variable*> in) {
+        return QString::fromStdString(g.apply(op, in)->type().str());
+    };
+    QCOMPARE(t(Op::get("Dot22"), {a, b}), QString("float32[8,4]"));
+    QVERIFY(errorOf([&] { g.apply(Op::get("Dot22"), {b, b}); }).contains("inner dimensions"));
+    Variable* z = g.addInput(Type::parse("float32[8,4]"), "z");
+    Variable* s = g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {1.0}));
+    QCOMPARE(t(Op::get("Gemm"), {z, s, a, b, s}), QString("float32[8,4]"));
+    Variable* img = g.addInput(Type::parse("float32[1,3,224,224]"), "img");
+    Variable* w = g.addInput(Type::parse("float32[64,3,7,7]"), "w");
+    QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", {3, 3}}, {"subsample", {2, 2}}}), {img, w}),
+             QString("float32[1,64,112,112]"));
+    Variable* wg = g.addInput(Type::parse("float32[32,1,3,3]"), "wg");
+    Variable* f = g.addInput(Type::parse("float32[1,32,10,10]"), "f");
+    QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", "half"}, {"num_groups", 32}}), {f, wg}),
+             QString("float32[1,32,10,10]"));
+    QVERIFY(errorOf([&] { g.apply(Op::get("AbstractConv2d"), {img, wg}); }).contains("channels"));
+    Variable* p = g.addInput(Type::parse("float32[1,64,112,112]"), "p");
+    QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}}), {p}),
+             QString("float32[1,64,56,56]"));
+    QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"ignore_border", false}}),
+               {g.addInput(Type::parse("float32[1,1,6,6]"))}),
+             QString("float32[1,1,3,3]"));
+    QCOMPARE(t(Op::get("BatchedDot"),
+               {g.addInput(Type::parse("float32[4,2,3]")), g.addInput(Type::parse("float32[4,3,5]"))}),
+             QString("float32[4,2,5]"));
+    QVERIFY(errorOf([&] { g.makeApply(Op::get("BatchNormInference"), {p, p}); }).contains("takes 5 inputs, got 2"));
+}
 
-    void subtensorResolution() {
-        // Python's slice.indices(n) and the length
-        auto sl = [](std::optional<std::int64_t> a, std::optional<std::int64_t> b, std::optional<std::int64_t> c,
-                     std::int64_t n) {
-            const ResolvedSlice r = resolveSlice(a, b, c, n);
-            return std::vector<std::int64_t>{r.start, r.step, r.length};
-        };
-        QCOMPARE(sl({}, {}, -1, 5), (std::vector<std::int64_t>{4, -1, 5})); // x[::-1]
-        QCOMPARE(sl(-2, {}, {}, 5), (std::vector<std::int64_t>{3, 1, 2}));  // x[-2:]
-        QCOMPARE(sl(1, 100, 2, 5), (std::vector<std::int64_t>{1, 2, 2}));   // x[1:100:2]: 1, 3
-        QCOMPARE(sl(10, 0, -3, 5), (std::vector<std::int64_t>{4, -3, 2}));  // x[10:0:-3]: 4, 1
-        QCOMPARE(sl(0, 0, {}, 5).back(), std::int64_t(0));                  // x[0:0]
-        QCOMPARE(sl(-100, -100, -1, 5).back(), std::int64_t(0));            // x[-100:-100:-1]
-        // a Subtensor's region of a row-major [3,6]: x[1, ?::2] with ? = 1 -> elements 7, 9, 11
-        const json idx = json::parse(R"([1, {"start": "?", "step": 2}])");
-        int calls = 0;
-        const SubtensorRegion r = resolveSubtensor(
-            idx, {3, 6}, [&] { return std::int64_t(++calls); }, "float32[3,6]");
-        QCOMPARE(calls, 1);
-        QCOMPARE(r.base, std::int64_t(7));
-        QCOMPARE(r.dims, (std::vector<std::int64_t>{3}));
-        QCOMPARE(r.strides, (std::vector<std::int64_t>{2}));
-        QVERIFY(!r.contiguous());
-        const SubtensorRegion rows = resolveSubtensor(
-            json::parse(R"([{"start": 1}])"), {4, 3}, [] { return std::int64_t(0); }, "x");
-        QVERIFY(rows.contiguous() && rows.base == 3 && rows.dims == (std::vector<std::int64_t>{3, 3}));
-        // errors name the axis and the tensor
-        auto err = [](const char* idxText, std::vector<std::int64_t> shape) {
-            return errorOf([&] {
-                resolveSubtensor(
-                    json::parse(idxText), shape, [] { return std::int64_t(-9); }, "float32[T]");
-            });
-        };
-        QCOMPARE(err("[5]", {3}), QString("index 5 out of bounds for axis 0 of float32[T]"));
-        QCOMPARE(err(R"([0, "?"])", {2, 4}), QString("index -9 out of bounds for axis 1 of float32[T]"));
-        QCOMPARE(err(R"([{"step": 0}])", {3}), QString("slice step cannot be 0"));
-        QCOMPARE(err("[0, 0, 0]", {2, 2}), QString("has 3 indices for float32[T]"));
+void TestIr::transfersAndGpuKinds() {
+    FunctionGraph g;
+    Variable* x = g.addInput(Type::parse("float32[2,3]"), "x");
+    Variable* xg = g.apply(Op::get("GpuFromHost"), {x});
+    QCOMPARE(QString::fromStdString(xg->type().str()), QString("float32[2,3]@gpu"));
+    QVERIFY(errorOf([&] { g.apply(Op::get("GpuFromHost"), {xg}); }).contains("already on gpu"));
+    QCOMPARE(QString::fromStdString(g.apply(Op::get("HostFromGpu"), {xg})->type().str()), QString("float32[2,3]"));
+    QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuToGpu", {{"context", "dev1"}}), {xg})->type().str()),
+             QString("float32[2,3]@gpu:dev1"));
+    // GpuAlloc: value on the GPU, shape scalars on the host.
+    Variable* v = g.apply(Op::get("GpuFromHost"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0}))});
+    QCOMPARE(
+        QString::fromStdString(g.apply(Op::get("GpuAlloc", {{"memset_0", true}}), {v, scalarInt(g, 5)})->type().str()),
+        QString("float32[5]@gpu"));
+    QCOMPARE(QString::fromStdString(
+                 g.apply(Op::get("GpuAllocEmpty", {{"dtype", "float16"}, {"context", "dev1"}}), {scalarInt(g, 5)})
+                     ->type()
+                     .str()),
+             QString("float16[5]@gpu:dev1"));
+    // Shape and Shape_i read a GPU variable's shape and stay on the host.
+    QCOMPARE(QString::fromStdString(g.apply(Op::get("Shape_i", {{"i", 1}}), {xg})->type().str()), QString("int64[]"));
+    // Every host kind with a lifter has a registered GPU kind that mirrors it.
+    for (const auto& k : OpRegistry::instance().kinds()) {
+        const OpKindInfo* info = OpRegistry::instance().find(k);
+        if (info->gpuCounterpart.empty()) continue;
+        const OpKindInfo* gpu = OpRegistry::instance().find(info->gpuCounterpart);
+        QVERIFY2(gpu && gpu->gpu, k.c_str());
+        if (gpu->hostCounterpart == k) QCOMPARE(gpu->minInputs, info->minInputs);
     }
+}
 
-    void shapeRules() {
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[2,3,4]"), "x");
-        auto t = [&](const Op& op, std::vector<Variable*> in) {
-            return QString::fromStdString(g.apply(op, in)->type().str());
-        };
-        QCOMPARE(t(Op::get("DimShuffle", {{"order", {2, "x", 0, 1}}}), {x}), QString("float32[4,1,2,3]"));
-        Variable* one = g.addInput(Type::parse("float32[1,5]"), "one");
-        QCOMPARE(t(Op::get("DimShuffle", {{"order", {1}}}), {one}), QString("float32[5]"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("DimShuffle", {{"order", {0}}}), {x}); }).contains("not broadcastable"));
-        QCOMPARE(
-            t(Op::get("Reshape", {{"ndim", 2}}), {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {6, -1}))}),
-            QString("float32[6,4]"));
-        QVERIFY(errorOf([&] {
-                    g.apply(Op::get("Reshape", {{"ndim", 2}}),
-                            {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {5, 5}))});
-                }).contains("incompatible static shapes"));
-        Variable* mv = g.apply(Op::get("MakeVector"), {g.apply(Op::get("Shape_i", {{"i", 0}}), {x}), scalarInt(g, 12)});
-        QCOMPARE(QString::fromStdString(mv->type().str()), QString("int64[2]"));
-        QCOMPARE(t(Op::get("Reshape", {{"ndim", 2}}), {x, mv}), QString("float32[2,12]"));
-        QCOMPARE(t(Op::get("Flatten", {{"outdim", 2}}), {x}), QString("float32[2,12]"));
-        QCOMPARE(t(Op::get("Shape"), {x}), QString("int64[3]"));
-        QCOMPARE(t(Op::get("Subtensor", {{"idx", {1, json{{"start", 0}, {"stop", 3}, {"step", 2}}}}}), {x}),
-                 QString("float32[2,4]"));
-        QCOMPARE(t(Op::get("Subtensor", {{"idx", {json{{"start", -1}}}}}), {x}), QString("float32[1,3,4]"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("Subtensor", {{"idx", {5}}}), {x}); }).contains("out of bounds"));
-        QCOMPARE(t(Op::get("Alloc"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0})),
-                                      scalarInt(g, 3), g.apply(Op::get("Shape_i", {{"i", 2}}), {x})}),
-                 QString("float32[3,4]"));
-        QCOMPARE(t(Op::get("Join", {{"axis", 1}}), {x, x}), QString("float32[2,6,4]"));
-        Apply* sp = g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}),
-                                {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 3}))});
-        QCOMPARE(sp->nout(), 2);
-        QCOMPARE(QString::fromStdString(sp->output(1)->type().str()), QString("float32[2,3,3]"));
-        QVERIFY(errorOf([&] {
-                    g.makeApply(Op::get("Split", {{"axis", 2}, {"n_splits", 2}}),
-                                {x, g.addConstant(TensorData::fromInts(DType::Int64, {2}, {1, 1}))});
-                }).contains("sum to 2"));
-        QCOMPARE(t(Op::get("CAReduce", {{"scalar", "add"}, {"axis", {0, 2}}}), {x}), QString("float32[3]"));
-        QCOMPARE(t(Op::get("CAReduce", {{"scalar", "maximum"}}), {x}), QString("float32[]"));
-        QCOMPARE(t(Op::get("CumOp", {{"axis", nullptr}}), {x}), QString("float32[24]"));
-    }
-
-    void blasConvPoolRules() {
-        FunctionGraph g;
-        Variable* a = g.addInput(Type::parse("float32[8,16]"), "a");
-        Variable* b = g.addInput(Type::parse("float32[16,4]"), "b");
-        auto t = [&](const Op& op, std::vector<Variable*> in) {
-            return QString::fromStdString(g.apply(op, in)->type().str());
-        };
-        QCOMPARE(t(Op::get("Dot22"), {a, b}), QString("float32[8,4]"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("Dot22"), {b, b}); }).contains("inner dimensions"));
-        Variable* z = g.addInput(Type::parse("float32[8,4]"), "z");
-        Variable* s = g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {1.0}));
-        QCOMPARE(t(Op::get("Gemm"), {z, s, a, b, s}), QString("float32[8,4]"));
-        Variable* img = g.addInput(Type::parse("float32[1,3,224,224]"), "img");
-        Variable* w = g.addInput(Type::parse("float32[64,3,7,7]"), "w");
-        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", {3, 3}}, {"subsample", {2, 2}}}), {img, w}),
-                 QString("float32[1,64,112,112]"));
-        Variable* wg = g.addInput(Type::parse("float32[32,1,3,3]"), "wg");
-        Variable* f = g.addInput(Type::parse("float32[1,32,10,10]"), "f");
-        QCOMPARE(t(Op::get("AbstractConv2d", {{"border_mode", "half"}, {"num_groups", 32}}), {f, wg}),
-                 QString("float32[1,32,10,10]"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("AbstractConv2d"), {img, wg}); }).contains("channels"));
-        Variable* p = g.addInput(Type::parse("float32[1,64,112,112]"), "p");
-        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"pad", {1, 1}}}), {p}),
-                 QString("float32[1,64,56,56]"));
-        QCOMPARE(t(Op::get("Pool", {{"ws", {3, 3}}, {"stride", {2, 2}}, {"ignore_border", false}}),
-                   {g.addInput(Type::parse("float32[1,1,6,6]"))}),
-                 QString("float32[1,1,3,3]"));
-        QCOMPARE(t(Op::get("BatchedDot"),
-                   {g.addInput(Type::parse("float32[4,2,3]")), g.addInput(Type::parse("float32[4,3,5]"))}),
-                 QString("float32[4,2,5]"));
-        QVERIFY(errorOf([&] { g.makeApply(Op::get("BatchNormInference"), {p, p}); }).contains("takes 5 inputs, got 2"));
-    }
-
-    void transfersAndGpuKinds() {
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[2,3]"), "x");
-        Variable* xg = g.apply(Op::get("GpuFromHost"), {x});
-        QCOMPARE(QString::fromStdString(xg->type().str()), QString("float32[2,3]@gpu"));
-        QVERIFY(errorOf([&] { g.apply(Op::get("GpuFromHost"), {xg}); }).contains("already on gpu"));
-        QCOMPARE(QString::fromStdString(g.apply(Op::get("HostFromGpu"), {xg})->type().str()), QString("float32[2,3]"));
-        QCOMPARE(QString::fromStdString(g.apply(Op::get("GpuToGpu", {{"context", "dev1"}}), {xg})->type().str()),
-                 QString("float32[2,3]@gpu:dev1"));
-        // GpuAlloc: value on the GPU, shape scalars on the host.
-        Variable* v =
-            g.apply(Op::get("GpuFromHost"), {g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {0.0}))});
-        QCOMPARE(QString::fromStdString(
-                     g.apply(Op::get("GpuAlloc", {{"memset_0", true}}), {v, scalarInt(g, 5)})->type().str()),
-                 QString("float32[5]@gpu"));
-        QCOMPARE(QString::fromStdString(
-                     g.apply(Op::get("GpuAllocEmpty", {{"dtype", "float16"}, {"context", "dev1"}}), {scalarInt(g, 5)})
-                         ->type()
-                         .str()),
-                 QString("float16[5]@gpu:dev1"));
-        // Shape and Shape_i read a GPU variable's shape and stay on the host.
-        QCOMPARE(QString::fromStdString(g.apply(Op::get("Shape_i", {{"i", 1}}), {xg})->type().str()),
-                 QString("int64[]"));
-        // Every host kind with a lifter has a registered GPU kind that mirrors it.
-        for (const auto& k : OpRegistry::instance().kinds()) {
-            const OpKindInfo* info = OpRegistry::instance().find(k);
-            if (info->gpuCounterpart.empty()) continue;
-            const OpKindInfo* gpu = OpRegistry::instance().find(info->gpuCounterpart);
-            QVERIFY2(gpu && gpu->gpu, k.c_str());
-            if (gpu->hostCounterpart == k) QCOMPARE(gpu->minInputs, info->minInputs);
-        }
-    }
-
-    // Which inputs of a GPU kind stay on the host (HostParams): listed indices or a range; 'h' a
-    // host input, 'g' a GPU one. Host kinds and transfers have none.
-    void gpuHostParams() {
-        auto sides = [](const char* kind, int n) {
-            const OpKindInfo* info = OpRegistry::instance().find(kind);
-            QString s;
-            for (int i = 0; i < n; ++i) s += info->isGpuHostParam(i) ? 'h' : 'g';
-            return s;
-        };
-        QCOMPARE(sides("GpuGemm", 5), QString("ghggh"));
-        QCOMPARE(sides("GpuReshape", 2), QString("gh"));
-        QCOMPARE(sides("GpuAlloc", 4), QString("ghhh"));
-        QCOMPARE(sides("GpuAllocEmpty", 2), QString("hh"));
-        QCOMPARE(sides("GpuSubtensor", 3), QString("ghh"));
-        QCOMPARE(sides("GpuIncSubtensor", 4), QString("gghh"));
-        QCOMPARE(sides("GpuElemwise", 3), QString("ggg"));
-        QCOMPARE(sides("GpuFromHost", 1), QString("g"));
-        QCOMPARE(sides("Gemm", 5), QString("ggggg"));
-        // a GPU value at a host parameter is refused by the type rule, naming the input
-        FunctionGraph g;
-        Variable* xg = g.apply(Op::get("GpuFromHost"), {g.addInput(Type::parse("float32[6]"), "x")});
-        Variable* shape = g.apply(Op::get("GpuFromHost"), {g.addInput(Type::parse("int64[1]"), "s")});
-        QVERIFY(errorOf([&] {
-                    g.makeApply(Op::get("GpuReshape", {{"ndim", 1}}), {xg, shape});
-                }).contains("input 1 must be on the host"));
-    }
-
-    void replaceAndPrune() {
-        FunctionGraph g;
-        Recorder rec;
-        Variable* x = g.addInput(Type::parse("float32[?]"), "x");
-        Variable* y = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}, "e");
-        Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {y}, "n");
-        g.setOutputs({z});
-        QCOMPARE(g.nodeCount(), std::size_t(2));
-        g.addObserver(&rec);
-        const NodeId expId = y->owner()->id();
-        Variable* t = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {x});
-        g.replace(y, t, "test_rewrite");
-        QCOMPARE(g.nodeCount(), std::size_t(2));
-        QVERIFY(!g.node(expId)->inGraph());
-        QCOMPARE(rec.log, QStringList({QString("import %1 test_rewrite").arg(t->owner()->id()),
-                                       QString("change %1:0 test_rewrite").arg(z->owner()->id()),
-                                       QString("prune %1 test_rewrite").arg(expId)}));
-        // ids are never reused
-        Variable* w = g.apply(Op::get("Elemwise", {{"scalar", "sqr"}}), {x});
-        QVERIFY(w->owner()->id() > t->owner()->id());
-        QCOMPARE(g.node(expId)->op().str(), std::string("Elemwise{exp}"));
-        // Replacing by a variable built from the replaced one keeps the new node's own use.
-        Variable* t2 = g.apply(Op::get("Elemwise", {{"scalar", "abs"}}), {t});
-        g.replace(t, t2, "wrap");
-        QCOMPARE(z->owner()->input(0), t2);
-        QCOMPARE(t2->owner()->input(0), t);
-        QCOMPARE(g.nodeCount(), std::size_t(3));
-    }
-
-    void rejectedReplacementRollsBack() {
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
-        Variable* a = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x});
-        Variable* b = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {a});
-        Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {a, b});
-        g.setOutputs({c});
-        const auto before = g.fingerprint();
-        const auto nodes = g.nodeCount();
-        Recorder rec;
-        g.addObserver(&rec);
-        // type change
-        Variable* wrong = g.apply(Op::get("Elemwise", {{"scalar", "cast"}, {"dtype", "float64"}}), {x});
-        QVERIFY(errorOf([&] { g.replace(a, wrong, "bad_type"); }).contains("type mismatch"));
-        QCOMPARE(g.fingerprint(), before);
-        // cycle: replace a by something computed from b (which consumes a)
-        Variable* cyc = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {b});
-        QVERIFY(errorOf([&] { g.replace(a, cyc, "cycle"); }).contains("cycle"));
-        QCOMPARE(g.fingerprint(), before);
-        QCOMPARE(g.nodeCount(), nodes);
-        // replaceAllValidate: first pair fine, second creates a type error -> all rolled back
-        Variable* ok = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {x});
-        QVERIFY(errorOf([&] { g.replaceAllValidate({{a, ok}, {b, wrong}}, "pair"); }).contains("type mismatch"));
-        QCOMPARE(g.fingerprint(), before);
-        QCOMPARE(g.nodeCount(), nodes);
-        QCOMPARE(c->owner()->input(0), a);
-        QVERIFY(rec.log.isEmpty()); // a rolled-back replacement delivers no edits
-        g.replaceAllValidate({{a, ok}}, "good");
-        QVERIFY(g.fingerprint() != before);
-        g.validate();
-    }
-
-    void randomReplacementsKeepTheGraphAcyclic() {
-        // Cycle checks prune with topological ranks; compare with brute force on random edits.
-        FunctionGraph g;
-        std::mt19937 rng(7);
-        std::vector<Variable*> vars{g.addInput(Type::parse("float32[4]"), "a"),
-                                    g.addInput(Type::parse("float32[4]"), "b")};
-        for (int i = 0; i < 300; ++i) {
-            Variable* x = vars[rng() % vars.size()];
-            Variable* y = vars[rng() % vars.size()];
-            vars.push_back(g.apply(Op::get("Elemwise", {{"scalar", i % 3 ? "add" : "mul"}}), {x, y}));
-        }
-        g.setOutputs(std::vector<Variable*>(vars.end() - 20, vars.end()));
-        auto inGraph = [&](Variable* v) { return !v->owner() || v->owner()->inGraph(); };
-        auto reaches = [&](Variable* from, const Apply* target) { // target is an ancestor of from
-            std::vector<const Apply*> st;
-            std::set<const Apply*> seen;
-            if (from->owner()) st.push_back(from->owner());
-            while (!st.empty()) {
-                const Apply* n = st.back();
-                st.pop_back();
-                if (n == target) return true;
-                for (auto* in : n->inputs())
-                    if (in->owner() && seen.insert(in->owner()).second) st.push_back(in->owner());
-            }
-            return false;
-        };
-        int applied = 0, rejected = 0;
-        for (int step = 0; step < 400; ++step) {
-            Variable* a = vars[2 + rng() % (vars.size() - 2)];
-            Variable* b = vars[rng() % vars.size()];
-            if (a == b || !inGraph(a) || !inGraph(b)) continue;
-            bool cyclic = false;
-            for (const Client& c : a->clients())
-                if (c.node && reaches(b, c.node)) cyclic = true;
-            const auto before = g.fingerprint();
-            const QString e = errorOf([&] { g.replace(a, b, "random"); });
-            if (cyclic) {
-                QVERIFY2(e.contains("cycle"), qPrintable(e));
-                QCOMPARE(g.fingerprint(), before);
-                ++rejected;
-            } else {
-                QVERIFY2(e.isEmpty(), qPrintable(e));
-                g.validate(); // full toposort: no cycle
-                ++applied;
-            }
-            if (step % 50 == 0) { // new nodes on top, so ranks of imported nodes get exercised
-                Variable* x = vars[rng() % vars.size()];
-                if (inGraph(x) && x->owner()) {
-                    Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {x});
-                    vars.push_back(n);
-                    g.replace(x, g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {n}), "wrap");
-                    g.validate();
-                }
-            }
-        }
-        QVERIFY(applied > 20);
-        QVERIFY(rejected > 5);
-    }
-
-    void clientsEqualARecountAfterReplacementsAndRollbacks() {
-        // ClientList removes a use in O(1) by the index each use keeps of its place; after random
-        // replacements, rejected ones (cycles, type changes, survivors of mustRemove) and their
-        // rollbacks, every variable's uses must be exactly those a brute-force recount finds.
-        FunctionGraph g;
-        std::mt19937 rng(11);
-        std::vector<Variable*> vars{g.addInput(Type::parse("float32[4]"), "a"),
-                                    g.addInput(Type::parse("float32[4]"), "b")};
-        Variable* w = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "w");
-        for (int i = 0; i < 200; ++i) {
-            Variable* x = vars[rng() % vars.size()];
-            Variable* y = i % 4 ? vars[rng() % vars.size()] : w; // w: a shared weight with many uses
-            vars.push_back(g.apply(Op::get("Elemwise", {{"scalar", i % 3 ? "add" : "mul"}}), {x, y}));
-        }
-        g.setOutputs(std::vector<Variable*>(vars.end() - 40, vars.end()));
-        vars.push_back(w);
-        auto recount = [&]() -> bool {
-            std::map<const Variable*, std::vector<std::pair<NodeId, int>>> want;
-            for (NodeId id = 0; id < g.nodeIdLimit(); ++id)
-                if (const Apply* n = g.node(id); n && n->inGraph())
-                    for (int i = 0; i < n->nin(); ++i) want[n->input(i)].push_back({n->id(), i});
-            for (int i = 0; i < static_cast<int>(g.outputs().size()); ++i)
-                want[g.outputs()[static_cast<std::size_t>(i)]].push_back({-1, i});
-            for (VarId id = 0; id < g.varIdLimit(); ++id) {
-                const Variable* v = g.variable(id);
-                if (!v) continue;
-                std::vector<std::pair<NodeId, int>> have;
-                for (const Client& c : v->clients()) have.push_back({c.node ? c.node->id() : -1, c.index});
-                if (v->clients().size() != have.size() || v->clients().empty() != have.empty()) return false;
-                auto expected = want[v];
-                std::sort(have.begin(), have.end());
-                std::sort(expected.begin(), expected.end());
-                if (have != expected) return false;
-            }
-            return true;
-        };
-        QVERIFY(recount());
-        int applied = 0, rejected = 0;
-        auto inGraph = [](Variable* v) { return !v->owner() || v->owner()->inGraph(); };
-        for (int step = 0; step < 600; ++step) {
-            Variable *a = nullptr, *b = nullptr;
-            for (int pick = 0; pick < 100 && (a == b || !inGraph(a) || !inGraph(b) || a->clients().empty()); ++pick) {
-                a = vars[2 + rng() % (vars.size() - 2)];
-                b = vars[rng() % vars.size()];
-            }
-            if (a == b || !inGraph(a) || !inGraph(b) || a->clients().empty()) continue;
-            const auto before = g.fingerprint();
-            QString e;
-            switch (step % 4) {
-            case 0: // a new node on b, possibly closing a cycle
-                e = errorOf([&] { g.replace(a, g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {b}), "wrap"); });
-                break;
-            case 1: { // a pair that is fine, then a type change: the whole replacement rolls back
-                Variable* wrong = g.apply(Op::get("Elemwise", {{"scalar", "cast"}, {"dtype", "float64"}}), {b});
-                e = errorOf([&] { g.replaceAllValidate({{a, b}, {b, wrong}}, "pair"); });
-                QVERIFY(e.contains("type mismatch") || e.contains("cycle"));
-                break;
-            }
-            case 2: { // a node that must go but stays: rolled back
-                const Apply* keep = g.outputs().front()->owner();
-                if (!keep) continue;
-                e = errorOf([&] { g.replaceAllValidate({{a, b}}, "must_remove", {keep}); });
-                break;
-            }
-            default: e = errorOf([&] { g.replace(a, b, "random"); }); break;
-            }
-            if (e.isEmpty()) {
-                ++applied;
-            } else {
-                ++rejected;
-                QCOMPARE(g.fingerprint(), before);
-            }
-            QVERIFY2(recount(), qPrintable(QString("step %1 (%2)").arg(step).arg(e)));
-            if (step % 25 == 0) { // new uses of w on top
-                Variable* x = vars[rng() % vars.size()];
-                if (inGraph(x) && x->owner() && !x->clients().empty()) {
-                    Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, w});
-                    vars.push_back(n);
-                    g.replace(x, n, "add_w");
-                    QVERIFY(recount());
-                }
-            }
-        }
-        QVERIFY(applied > 50);
-        QVERIFY(rejected > 50);
-        g.validate();
-    }
-
-    void clientsKeepTheirAttachmentOrder() {
-        // The order callers see (and rewrites iterate in) is the order of attachment; removing a
-        // use keeps the others in order, across the squeezes of a shared weight's list; a
-        // rolled-back removal attaches the use again at the end, as a vector's erase and
-        // push_back did.
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
-        Variable* w = g.addInput(Type::parse("float32[4]"), "w");
-        std::vector<Variable*> outs;
-        for (int i = 0; i < 1000; ++i) outs.push_back(g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {w}));
-        g.setOutputs(outs);
-        std::vector<const Apply*> model; // w's users, in the expected order
-        for (Variable* o : outs) model.push_back(o->owner());
-        auto users = [&] { // node ids, for readable failures
-            std::vector<NodeId> u;
-            for (const Client& c : w->clients()) u.push_back(c.node->id());
-            return u;
-        };
-        auto ids = [](const std::vector<const Apply*>& nodes) {
-            std::vector<NodeId> u;
-            for (const Apply* n : nodes) u.push_back(n->id());
-            return u;
-        };
-        QCOMPARE(users(), ids(model));
-        std::mt19937 rng(5);
-        for (int step = 0; step < 3000 && !model.empty(); ++step) {
-            const std::size_t k = rng() % outs.size();
-            Variable* o = outs[k];
-            if (!o->owner() || !o->owner()->inGraph() || o->owner()->input(0) != w) continue;
-            const Apply* old = o->owner();
-            auto it = std::find(model.begin(), model.end(), old);
-            QVERIFY(it != model.end());
-            if (step % 5 == 0) { // a new user of w takes the old one's place: attached at the end
-                Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {w});
-                g.replace(o, n, "renew");
-                outs[k] = n;
-                model.erase(it);
-                model.push_back(n->owner());
-            } else if (step % 7 == 0) { // rejected: the old user comes back, at the end
-                Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {w});
-                QVERIFY(errorOf([&] {
-                            g.replaceAllValidate({{o, n}}, "rejected", {n->owner()});
-                        }).contains("should have been removed"));
-                model.erase(it);
-                model.push_back(old);
-            } else { // the user goes: w loses one use, the others keep their order
-                g.replace(o, x, "drop");
-                outs[k] = x;
-                model.erase(it);
-            }
-            QCOMPARE(users(), ids(model));
-            QCOMPARE(w->clients().size(), model.size());
-            if (!model.empty()) QCOMPARE(w->clients().front().node, model.front());
-        }
-        QVERIFY(model.size() < 300); // most uses went: the list was squeezed many times
-        std::vector<Client> asVector = w->clients().toVector();
-        QCOMPARE(asVector.size(), model.size());
-        for (std::size_t i = 0; i < model.size(); ++i) QCOMPARE(asVector[i].node, model[i]);
-    }
-
-    void fingerprintIsStructural() {
-        auto build = [](bool swap) {
-            auto g = std::make_unique<FunctionGraph>();
-            Variable* x = g->addInput(Type::parse("float32[3]"), "x");
-            Variable* two = g->addConstant(TensorData::fromDoubles(DType::Float32, {}, {2.0}));
-            Variable* d = g->apply(Op::get("DimShuffle", {{"order", {"x"}}}), {two});
-            Variable* y = g->apply(Op::get("Elemwise", {{"scalar", swap ? "mul" : "add"}}), {x, d}, "y");
-            g->setOutputs({y});
-            return g;
-        };
-        QCOMPARE(build(false)->fingerprint(), build(false)->fingerprint());
-        QVERIFY(build(false)->fingerprint() != build(true)->fingerprint());
-    }
-
-    void debugprintTheanoFormat() {
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[?,?]"), "x");
-        Variable* y = g.addInput(Type::parse("float32[?,?]"), "y");
-        Variable* two = g.addConstant(TensorData::fromDoubles(DType::Float32, {}, {2.0}));
-        Variable* d = g.apply(Op::get("DimShuffle", {{"order", {"x", "x"}}}), {two});
-        Variable* z = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, y}, "z");
-        z->setName("z");
-        Variable* m = g.apply(Op::get("Elemwise", {{"scalar", "mul"}}), {d, z});
-        Variable* out = g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {m, z});
-        g.setOutputs({out});
-        const QString expected = "Elemwise{sub} [id A] '' 3\n"
-                                 " |Elemwise{mul} [id B] '' 2\n"
-                                 " | |DimShuffle{x,x} [id C] '' 0\n"
-                                 " | | |TensorConstant{2.0} [id D]\n"
-                                 " | |Elemwise{add} [id E] 'z' 1\n"
-                                 " |   |x [id F]\n"
-                                 " |   |y [id G]\n"
-                                 " |Elemwise{add} [id E] 'z' 1\n"; // printed again, as Theano does, without its inputs
-        QCOMPARE(QString::fromStdString(debugprint(g)), expected);
-        // depth 2: the outputs and their inputs; the two inputs' own inputs are cut
-        DebugPrintOptions depth2;
-        depth2.depth = 2;
-        DebugPrintSummary s;
-        QCOMPARE(QString::fromStdString(debugprint(g, depth2, &s)),
-                 QString("Elemwise{sub} [id A] '' 3\n |Elemwise{mul} [id B] '' 2\n |Elemwise{add} [id C] 'z' 1\n"));
-        QCOMPARE(s.lines, std::size_t(3));
-        QCOMPARE(s.cutNodes, std::size_t(2));
-        QCOMPARE(s.depth, 2);
-        QCOMPARE(
-            QString::fromStdString(debugprintCutNote(s, g.nodeCount())),
-            QString(
-                "debugprint cut at depth 2 (graph of 4 nodes): 2 nodes' inputs not shown; --depth N sets the depth, "
-                "--depth -1 prints everything"));
-        // a whole listing has no note
-        DebugPrintSummary whole;
-        debugprint(g, {}, &whole);
-        QCOMPARE(whole.cutNodes, std::size_t(0));
-        QCOMPARE(whole.lines, std::size_t(8));
-        QVERIFY(debugprintCutNote(whole, g.nodeCount()).empty());
-        DebugPrintOptions o;
-        o.printType = true;
-        o.printToposort = false;
-        QVERIFY(QString::fromStdString(debugprint(g, o)).contains("x [id F] <float32[?,?]>"));
-    }
-
-    void debugprintExpandsANodeCutEarlier() {
-        // out = sub(exp(neg(x)), neg(x)) at depth 3: neg is met first at the limit (cut), then
-        // one level higher, where its input is printed; nothing is left cut.
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
-        Variable* n = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {x});
-        Variable* e = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {n});
-        g.setOutputs({g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {e, n})});
-        DebugPrintOptions o;
-        o.depth = 3;
-        o.printToposort = false;
-        DebugPrintSummary s;
-        QCOMPARE(QString::fromStdString(debugprint(g, o, &s)), QString("Elemwise{sub} [id A] ''\n"
-                                                                       " |Elemwise{exp} [id B] ''\n"
-                                                                       " | |Elemwise{neg} [id C] ''\n"
-                                                                       " |Elemwise{neg} [id C] ''\n"
-                                                                       "   |x [id D]\n"));
-        QCOMPARE(s.cutNodes, std::size_t(0));
-    }
-
-    void debugprintIsLinearOnLargeGraphs() {
-        // A 20,000-node chain, whose whole listing would take 400 MB (more than
-        // kDebugPrintFullBytes): the default depth (kAutoDepth) is 50, so the listing is 50 lines
-        // whose prefixes are at most 98 characters, and says it was cut.
-        FunctionGraph chain;
-        Variable* v = chain.addInput(Type::parse("float32[8]"), "x");
-        for (int i = 0; i < 20000; ++i) v = chain.apply(Op::get("Elemwise", {{"scalar", i % 2 ? "exp" : "neg"}}), {v});
-        chain.setOutputs({v});
-        QCOMPARE(debugprintDepth(chain, DebugPrintOptions::kAutoDepth), kDebugPrintLargeDepth);
-        // the rule is the listing's size, not the node count: a 3,000-node chain (9 MB whole)
-        // is cut too, 1,000 nodes (1 MB) are listed whole
-        FunctionGraph c3k, c1k;
-        for (auto [graph, n] : {std::pair{&c3k, 3000}, std::pair{&c1k, 1000}}) {
-            Variable* u = graph->addInput(Type::parse("float32[8]"), "x");
-            for (int i = 0; i < n; ++i) u = graph->apply(Op::get("Elemwise", {{"scalar", "exp"}}), {u});
-            graph->setOutputs({u});
-        }
-        QCOMPARE(debugprintDepth(c3k, DebugPrintOptions::kAutoDepth), 50);
-        QCOMPARE(debugprintDepth(c1k, DebugPrintOptions::kAutoDepth), -1);
-        QCOMPARE(debugprintDepth(c1k, -7), -1);
-        QCOMPARE(debugprintDepth(chain, 7), 7);
-        QCOMPARE(debugprintDepth(chain, -1), -1);
-        DebugPrintOptions autoDepth;
-        autoDepth.depth = DebugPrintOptions::kAutoDepth;
-        DebugPrintSummary s;
-        const std::string dp = debugprint(chain, autoDepth, &s);
-        QCOMPARE(s.depth, 50);
-        QCOMPARE(s.lines, std::size_t(50));
-        QCOMPARE(s.cutNodes, std::size_t(1));
-        QCOMPARE(std::count(dp.begin(), dp.end(), '\n'), 50L);
-        QVERIFY(dp.find("\n" + std::string(96, ' ') + " |Elemwise{") !=
-                std::string::npos); // level 49: 48 x "  " + " |"
-        QVERIFY(dp.find(std::string(98, ' ')) == std::string::npos);
-        const std::string listing = debugprintListing(chain, autoDepth);
-        QVERIFY(listing.size() > dp.size());
-        QCOMPARE(QString::fromStdString(listing.substr(dp.size())),
-                 QString("(debugprint cut at depth 50 (graph of 20000 nodes): 1 node's inputs not shown; --depth N "
-                         "sets the depth, "
-                         "--depth -1 prints everything)\n"));
-        // A 100,000-node graph of adds of earlier values (shared inputs everywhere): each node's
-        // inputs are listed once, so at most one line per output and per edge.
-        FunctionGraph big;
-        addsOfEarlierValues(big, 100000);
-        DebugPrintSummary bs;
-        const std::string bdp = debugprint(big, autoDepth, &bs);
-        QCOMPARE(bs.depth, 50);
-        QVERIFY(bs.lines <= 1 + 2 * big.nodeCount());
-        QCOMPARE(static_cast<std::size_t>(std::count(bdp.begin(), bdp.end(), '\n')), bs.lines);
-        QVERIFY(bdp.size() <= bs.lines * (2 * 50 + 48)); // prefix + "Elemwise{add} [id XXXX] '' 100000"
-        // every Apply printed with its inputs appears exactly once with a subtree: no id is
-        // followed by a deeper line more than once
-        std::map<std::string, int> expandedIds;
-        std::size_t pos = 0;
-        std::vector<std::string> lines;
-        while (pos < bdp.size()) {
-            const std::size_t end = bdp.find('\n', pos);
-            lines.push_back(bdp.substr(pos, end - pos));
-            pos = end + 1;
-        }
-        auto indent = [](const std::string& l) { return l.find_first_not_of(" |"); };
-        for (std::size_t i = 0; i + 1 < lines.size(); ++i)
-            if (indent(lines[i + 1]) > indent(lines[i])) {
-                const std::size_t at = lines[i].find("[id ");
-                ++expandedIds[lines[i].substr(at, lines[i].find(']', at) - at)];
-            }
-        QVERIFY(!expandedIds.empty());
-        for (const auto& [id, count] : expandedIds) QVERIFY2(count == 1, id.c_str());
-    }
-
-    void longChainIsIterative() {
-        // 20,000-node chain and a 100,000-node graph: no recursion anywhere.
-        FunctionGraph g;
-        Variable* v = g.addInput(Type::parse("float32[8]"), "x");
-        for (int i = 0; i < 20000; ++i) v = g.apply(Op::get("Elemwise", {{"scalar", i % 2 ? "exp" : "neg"}}), {v});
-        g.setOutputs({v});
-        QCOMPARE(g.nodeCount(), std::size_t(20000));
-        QCOMPARE(g.toposort().size(), std::size_t(20000));
-        QCOMPARE(g.toposort().front()->op().str(), std::string("Elemwise{neg}"));
-        QVERIFY(g.fingerprint() != 0);
-        const std::string dp = debugprint(g);
-        QCOMPARE(std::count(dp.begin(), dp.end(), '\n'), 20001L);
-        g.validate();
-        FunctionGraph big;
-        addsOfEarlierValues(big, 100000);
-        QVERIFY(big.nodeCount() > 1000);
-        QCOMPARE(big.toposort().size(), big.nodeCount());
-    }
-
-    void findNodesRanksWholeWordsFirst() {
-        FunctionGraph g;
-        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
-        Variable* a = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x}, "/encoder/attn/Exp");
-        a->setName("attn_out");
-        Variable* b = g.apply(Op::get("Elemwise", {{"scalar", "neg"}}), {a}, "/encoder/attn_norm/Neg");
-        Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {b, a}, "sum");
-        g.setOutputs({c});
-        const auto topo = g.toposort();
-        QCOMPARE(topo.size(), std::size_t(3));
-        auto ids = [](const std::vector<const Apply*>& hits) {
-            QList<NodeId> out;
-            for (const Apply* h : hits) out << h->id();
-            return out;
-        };
-        const NodeId exp = a->owner()->id(), neg = b->owner()->id(), add = c->owner()->id();
-        // 'attn' is a whole scope part of the first name, a substring of the second
-        QCOMPARE(ids(findNodes(g, "attn")), (QList<NodeId>{exp, neg}));
-        // case-insensitive op kinds and display strings; ids with or without '#'
-        QCOMPARE(ids(findNodes(g, "elemwise")), (QList<NodeId>{exp, neg, add}));
-        QCOMPARE(ids(findNodes(g, "Elemwise{neg}")), (QList<NodeId>{neg}));
-        QCOMPARE(ids(findNodes(g, "#" + std::to_string(add))), (QList<NodeId>{add}));
-        QCOMPARE(ids(findNodes(g, " " + std::to_string(neg) + " ")), (QList<NodeId>{neg}));
-        // a variable's producer first, then its consumers
-        QCOMPARE(ids(findNodes(g, "attn_out")), (QList<NodeId>{exp, neg, add}));
-        QCOMPARE(ids(findNodes(g, "SUM")), (QList<NodeId>{add}));
-        QVERIFY(findNodes(g, "").empty());
-        QVERIFY(findNodes(g, "   ").empty());
-        QVERIFY(findNodes(g, "matmul").empty());
-    }
-};
+// Which inputs of a GPU kind stay on the host (HostParams): listed indices or a range; 'h' a
+// host input, 'g' a GPU one. Host kinds and transfers have none.
+void TestIr::gpuHostParams() {
+    auto sides = [](const char* kind, int n) {
+        const OpKindInfo* info = OpRegistry::instance().find(kind);
+        QString s;
+        for (int i = 0; i < n; ++i) s += info->isGpuHostParam(i) ? 'h' : 'g';
+        return s;
+    };
+    QCOMPARE(sides("GpuGemm", 5), QString("ghggh"));
+    QCOMPARE(sides("GpuReshape", 2), QString("gh"));
+    QCOMPARE(sides("GpuAlloc", 4), QString("ghhh"));
+    QCOMPARE(sides("GpuAllocEmpty", 2), QString("hh"));
+    QCOMPARE(sides("GpuSubtensor", 3), QString("ghh"));
+    QCOMPARE(sides("GpuIncSubtensor", 4), QString("gghh"));
+    QCOMPARE(sides("GpuElemwise", 3), QString("ggg"));
+    QCOMPARE(sides("GpuFromHost", 1), QString("g"));
+    QCOMPARE(sides("Gemm", 5), QString("ggggg"));
+    // a GPU value at a host parameter is refused by the type rule, naming the input
+    FunctionGraph g;
+    Variable* xg = g.apply(Op::get("GpuFromHost"), {g.addInput(Type::parse("float32[6]"), "x")});
+    Variable* shape = g.apply(Op::get("GpuFromHost"), {g.addInput(Type::parse("int64[1]"), "s")});
+    QVERIFY(errorOf([&] {
+                g.makeApply(Op::get("GpuReshape", {{"ndim", 1}}), {xg, shape});
+            }).contains("input 1 must be on the host"));
+}
 
 QTEST_GUILESS_MAIN(TestIr)
-#include "tst_ir.moc"
