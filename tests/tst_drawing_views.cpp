@@ -24,7 +24,9 @@ void TestDrawing::timingOverlay() {
         applyTiming(d, p, to);
         QVERIFY(d.timing.present);
         const DrawNode& hot = d.nodes[static_cast<std::size_t>(d.indexOf("n1"))];
-        QCOMPARE(hot.timeShare, 1.0);
+        QVERIFY(hot.timing);
+        QCOMPARE(hot.timing->share, 1.0);
+        QCOMPARE(hot.timing->us, 300.0);
         QCOMPARE(q(hot.detail), QString::fromUtf8("300.0 \u00b5s \u00b7 75.0%"));
         const DrawNode& up = d.nodes[static_cast<std::size_t>(d.indexOf("n0"))];
         QCOMPARE(q(up.detail), QString::fromUtf8("HtoD \u00b7 32 B \u00b7 40.0 \u00b5s \u00b7 10.0%"));

@@ -112,7 +112,7 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
             to.bins = a.bins;
             applyTiming(drawing, profile, to);
             const bool matched = std::any_of(drawing.nodes.begin(), drawing.nodes.end(),
-                                             [](const DrawNode& n) { return n.timeUs >= 0; });
+                                             [](const DrawNode& n) { return n.timing.has_value(); });
             if (!matched && (!profile.nodes.empty() || !profile.transfers.empty()))
                 std::cerr << "warning: " << a.overlay << ": no node of the drawn graph has a timing (profile of phase '"
                           << profile.phase << "'; node ids are those of the profiled step)\n";

@@ -98,8 +98,8 @@ struct Heat {
 };
 
 Heat heatOf(const DrawNode& n, const TimingLegend& t) {
-    // timeShare was normalised by applyTiming into [0, 1] on the chosen scale.
-    const double s = std::clamp(n.timeShare, 0.0, 1.0);
+    // the share was normalised by applyTiming into [0, 1] on the chosen scale.
+    const double s = std::clamp(n.timing->share, 0.0, 1.0);
     Heat h;
     h.fill = heatColour(s);
     h.darkText = s < 0.62;
@@ -135,7 +135,7 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p) {
     s.penwidth = categoryPen(n.category);
     if (isOp(n.category)) {
         s.stripe = categoryStripe(n.category, p);
-        if (!g.isDiff && n.timeShare < 0) {
+        if (!g.isDiff && !n.timing) {
             if (n.accent == OpAccent::Elemwise)
                 s.stripe = p.elemwiseAccent;
             else if (n.accent == OpAccent::Alloc)
@@ -189,7 +189,7 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p) {
             s.penwidth = 1.0;
             break;
         }
-    } else if (n.timeShare >= 0) {
+    } else if (n.timing) {
         const Heat h = heatOf(n, g.timing);
         s.fill = h.fill;
         s.darkText = h.darkText;

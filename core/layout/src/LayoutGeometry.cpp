@@ -139,8 +139,10 @@ struct GeometrySink {
             ln.transferDirection = d.transferDirection;
             ln.name = d.name;
             ln.scope = d.scope;
-            ln.timeShare = d.timeShare;
-            ln.timeUs = d.timeUs;
+            if (d.timing) {
+                ln.timeShare = d.timing->share;
+                ln.timeUs = d.timing->us;
+            }
             ln.seed = d.seed;
             ln.hiddenCount = d.hiddenCount;
             ln.stubOf = d.stubOf;

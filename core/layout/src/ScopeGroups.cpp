@@ -183,8 +183,8 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
 
     struct Members {
         std::size_t count = 0, added = 0, removed = 0, rewired = 0, seeds = 0;
-        double timeUs = -1, timeShare = -1;
-        std::size_t at = 0; // index in out.nodes
+        std::optional<NodeTiming> timing; // the timed members' summed time and highest share
+        std::size_t at = 0;               // index in out.nodes
     };
     std::map<std::string, Members> groups;
     std::vector<std::string> keyOf(g.nodes.size());
@@ -214,16 +214,18 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
         m.removed += d.change == NodeChange::Removed;
         m.rewired += d.change == NodeChange::Rewired;
         m.seeds += d.seed && d.node >= 0;
-        if (d.timeUs >= 0) m.timeUs = std::max(m.timeUs, 0.0) + d.timeUs;
-        m.timeShare = std::max(m.timeShare, d.timeShare);
+        if (d.timing) {
+            if (!m.timing) m.timing = NodeTiming{};
+            m.timing->us += d.timing->us;
+            m.timing->share = std::max(m.timing->share, d.timing->share);
+        }
     }
     for (auto& [scope, m] : groups) {
         DrawNode& group = out.nodes[m.at];
         group.title = lastPart(scope) + "/";
         group.subtitle = scope + " \xC2\xB7 " + countText(m.count) + (m.count == 1 ? " node" : " nodes");
         group.hiddenCount = m.count;
-        group.timeUs = m.timeUs;
-        group.timeShare = m.timeShare;
+        group.timing = m.timing;
         std::string detail;
         auto part = [&detail](std::size_t k, const char* what) {
             if (k == 0) return;

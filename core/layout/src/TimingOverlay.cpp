@@ -76,7 +76,8 @@ TimingProfile parseOne(const nlohmann::json& p, const std::string& where) {
             if (!n.is_object()) throw Error(w + ": expected an object");
             TimingProfile::TransferTime tt;
             tt.timeUs = number(n, "time_us", w);
-            if (n.contains("bytes") && n["bytes"].is_number_integer()) tt.bytes = n["bytes"].get<std::int64_t>();
+            if (n.contains("bytes") && n["bytes"].is_number_integer() && n["bytes"].get<std::int64_t>() >= 0)
+                tt.bytes = n["bytes"].get<std::int64_t>();
             if (n.contains("direction") && n["direction"].is_string()) tt.direction = n["direction"].get<std::string>();
             t.transfers[nodeId(n, w)] = tt;
         }
@@ -167,20 +168,19 @@ void applyTiming(DrawGraph& g, const TimingProfile& profile, const TimingOptions
     for (DrawNode& n : g.nodes) {
         double us = 0;
         if (n.node < 0 || !timeOf(n.node, us)) continue;
-        n.timeUs = us;
         double s = scaled(us);
         if (!bounds.empty()) {
             std::size_t bin = 0;
             while (bin + 1 < bounds.size() && us > bounds[bin] * (1 + 1e-12)) ++bin;
             s = bounds.size() == 1 ? 1.0 : static_cast<double>(bin) / static_cast<double>(bounds.size() - 1);
         }
-        n.timeShare = std::clamp(s, 0.0, 1.0);
+        n.timing = NodeTiming{std::clamp(s, 0.0, 1.0), us};
         char pct[32];
         std::snprintf(pct, sizeof pct, "%.1f%%", total > 0 ? 100.0 * us / total : 0.0);
         std::string text = formatMicros(us) + " \xC2\xB7 " + pct;
         if (auto it = profile.transfers.find(n.node); it != profile.transfers.end()) {
             const auto& t = it->second;
-            std::string bytes = t.bytes >= 0 ? formatBytes(t.bytes) : std::string("? B");
+            std::string bytes = t.bytes ? formatBytes(*t.bytes) : std::string("? B");
             if (auto open = bytes.find('('); open != std::string::npos)
                 bytes = bytes.substr(open + 1, bytes.size() - open - 2);
             text =

@@ -36,6 +36,12 @@ const char* nodeCategoryName(NodeCategory c);
 /// A secondary accent by op family (Theano's pydotprint: Elemwise pink, Alloc orange).
 enum class OpAccent : std::uint8_t { None, Elemwise, Alloc };
 
+/// A node's place on the timing overlay (applyTiming, TimingOverlay.h).
+struct NodeTiming {
+    double share = 0; ///< the fill: share of the time on the overlay's scale (linear or log, binned), in [0, 1]
+    double us = 0;    ///< measured time, microseconds per run
+};
+
 struct DrawNode {
     std::string key;  ///< DOT node id: "n<NodeId>", "v<VarId>" (input, constant), "o<index>", "c<k>"
     NodeId node = -1; ///< the Apply's id, or -1
@@ -47,8 +53,7 @@ struct DrawNode {
     std::string subtitle;                      ///< second line: "#42 · name", the type of an input (raw UTF-8)
     std::string detail;                        ///< third line: transfer size, timing (raw UTF-8); may be empty
     std::string transferDirection;             ///< "HtoD", "DtoH", "DtoD" for transfers
-    double timeShare = -1;                     ///< timing overlay: share of the total time in [0, 1]; -1 = no timing
-    double timeUs = -1;                        ///< timing overlay: measured time in microseconds; -1 = none
+    std::optional<NodeTiming> timing;          ///< the timing overlay's; none: no timing for this node
     /// Full name (raw UTF-8): the Apply's name, else its first output's; for a Group the scope
     /// it stands for. Not drawn as such (subtitle carries a cut copy); name scopes come from it.
     std::string name;

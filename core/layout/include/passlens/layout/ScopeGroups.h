@@ -59,7 +59,7 @@ std::map<std::string, std::size_t> scopeSizes(const DrawGraph& g);
 /// DrawNode::name the scope, title its last part ("attn"), subtitle "/encoder/layer.0/attn ·
 /// 42 nodes", hiddenCount the member count; detail what changed inside: "3 added, 1 removed" in
 /// diffs, "2 new" for nodes of the step's changed region (added by rewrites; the group is then a
-/// seed); timing summed (timeUs) and coloured as its slowest member (timeShare). Edges between
+/// seed); timing summed (NodeTiming::us) and coloured as its slowest member (NodeTiming::share). Edges between
 /// the same pair of boxes become one (gpu when any is; labelled "×k" when k > 1; in a diff, added
 /// or removed only when all of them are). Nested-graph clusters are kept as they are, beside their
 /// owner. Without any scope in `g`, returns `g` unchanged. Linear in the drawing; never throws.

@@ -23,8 +23,8 @@ struct TimingProfile {
         std::string kind;  ///< "kernel", "host", ...
     };
     struct TransferTime {
-        std::int64_t bytes = -1; ///< bytes per run, -1 unknown
-        std::string direction;   ///< "HtoD", "DtoH", "DtoD"
+        std::optional<std::int64_t> bytes; ///< bytes per run; none: unknown (drawn "? B")
+        std::string direction;             ///< "HtoD", "DtoH", "DtoD"
         double timeUs = 0;
     };
     std::map<NodeId, NodeTime> nodes;
@@ -53,7 +53,7 @@ struct TimingOptions {
     int bins = 5;          ///< colour thresholds (2..9); 0 = continuous gradient
 };
 
-/// Paints `profile` onto `g`: timeShare/timeUs/detail on every node with a timing (time and
+/// Paints `profile` onto `g`: DrawNode::timing and detail on every node with a timing (time and
 /// percent of the total; transfers also their bytes and direction), g.timing for the legend.
 /// Nodes without a timing keep their category fill. Never throws.
 void applyTiming(DrawGraph& g, const TimingProfile& profile, const TimingOptions& options = {});
