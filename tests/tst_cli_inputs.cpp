@@ -141,6 +141,10 @@ void TestCli::messagesNameTheirFile() {
     const QString prof = tmp.filePath("prof.json");
     QVERIFY(writeBytes(prof, "{\"profiles\": [{\"phase\": 3, \"nodes\": [{\"node\": \"n1\", \"time_us\": 1}]}]}"));
     r = runCli({"render", model, "-o", tmp.filePath("g.svg"), "--overlay", prof});
+    CHECK_FAILS(r, "prof.json: profiles[0].phase: ", "expected a string");
+    QVERIFY(
+        writeBytes(prof, "{\"profiles\": [{\"phase\": \"final\", \"nodes\": [{\"node\": \"n1\", \"time_us\": 1}]}]}"));
+    r = runCli({"render", model, "-o", tmp.filePath("g.svg"), "--overlay", prof});
     CHECK_FAILS(r, "prof.json: profiles[0].nodes[0].node: ", "expected an integer node id");
     QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
     QVERIFY(writeBytes(prof, "{\"profiles\": " + QByteArray(70000, '[') + "}"));

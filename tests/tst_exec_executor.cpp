@@ -162,22 +162,6 @@ private slots:
         QCOMPARE(oj->reason, "input 0 comes from " + name("Elemwise", e1) + ", not a convolution");
     }
 
-    // A profile file with a wrong value names the place.
-    void profileJsonErrors() {
-        const QString err = errorOf([] {
-            ExecutionProfile::fromJson(
-                json::parse(R"({"nodes": [{"node": 3, "time_us": 1}, {"node": 4, "time_us": "x"}]})"), "p.json");
-        });
-        QCOMPARE(err, QString("p.json.nodes[1].time_us: expected a number"));
-        QCOMPARE(errorOf([] {
-                     ExecutionProfile::fromJson(json::parse(R"({"nodes": [], "plan": [{"node": 1, "pass": "x"}]})"),
-                                                "p");
-                 }),
-                 QString(R"(p.plan[0].pass: expected "epilogue_fusion" or "join_in_place", got "x")"));
-        QCOMPARE(errorOf([] { ExecutionProfile::fromJson(json::parse(R"({"phase": "final"})"), "p"); }),
-                 QString(R"(p: a profile needs "nodes" or "transfers")"));
-    }
-
     void missingKernelIsNamed() {
         FunctionGraph g;
         Variable* x = g.addInput(Type::parse("float32[4]"), "x");

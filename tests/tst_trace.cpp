@@ -6,6 +6,7 @@
 #include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/pipeline/PhaseCheck.h>
 #include <passlens/pipeline/Pipeline.h>
+#include <passlens/trace/ExecutionProfile.h>
 #include <passlens/trace/Trace.h>
 
 #include <passlens/io/AtomicFile.h>
@@ -604,6 +605,100 @@ private slots:
         QVERIFY2(loadError(typed).startsWith(
                      QString("bad.passlens.json: events[%1].nodes[0]: bad type string 'float99[2]'").arg(withNodes)),
                  qPrintable(loadError(typed)));
+    }
+    // The one reader of profile files (ExecutionProfile::load / fromDocument, used by `render
+    // --overlay`, reports and the window's overlay): a profile object, an array of them, or a
+    // document with "profiles" (phase picked); each kind of bad input is a message naming the
+    // file and the place.
+    void profileDocuments() {
+        using json = nlohmann::json;
+        auto errorOf = [](const json& doc, const std::string& phase = {}) {
+            try {
+                ExecutionProfile::fromDocument(doc, "p.json", phase);
+            } catch (const Error& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        };
+        const json a = {{"phase", "a"},
+                        {"nodes", {{{"node", 1}, {"time_us", 3.0}, {"kind", "kernel"}}}},
+                        {"not_run", {{{"node", 2}, {"reason", "fused into node #1"}, {"fused_into", 1}}}},
+                        {"transfers", {{{"node", 0}, {"direction", "DtoH"}, {"time_us", 2.0}}}}};
+        const json b = {{"phase", "b"}, {"transfers", {{{"node", 0}, {"bytes", 64}, {"time_us", 1.0}}}}};
+        // the profile of the phase asked for; the first without a phase or when none matches
+        for (const json& doc : {json::array({a, b}), json{{"profiles", {a, b}}}}) {
+            QCOMPARE(ExecutionProfile::fromDocument(doc, "p.json", "b").phase, std::string("b"));
+            QCOMPARE(ExecutionProfile::fromDocument(doc, "p.json").phase, std::string("a"));
+            QCOMPARE(ExecutionProfile::fromDocument(doc, "p.json", "c").phase, std::string("a"));
+        }
+        const ExecutionProfile p = ExecutionProfile::fromDocument(a, "p.json");
+        QCOMPARE(p.nodes.size(), std::size_t(2));
+        QVERIFY(p.nodes[0].timeUs && *p.nodes[0].timeUs == 3.0 && !p.nodes[1].timeUs);
+        QVERIFY(p.nodes[1].fusedInto == NodeId(1));
+        QCOMPARE(p.transfers.size(), std::size_t(1));
+        QVERIFY(p.transfers[0].direction == TransferDirection::DtoH);
+        QVERIFY(!p.transfers[0].bytes); // unknown, not 0
+        QCOMPARE(p.transfers[0].gbPerS(), 0.0);
+        QVERIFY(!p.toJson()["transfers"][0].contains("bytes"));
+        QCOMPARE(p.totalUs(), 5.0); // node 1 and the transfer of node 0 (not a timed node)
+        const ExecutionProfile q = ExecutionProfile::fromDocument(b, "p.json");
+        QVERIFY(q.transfers[0].bytes == std::size_t(64));
+        QVERIFY(q.transfers[0].direction == TransferDirection::HtoD);
+        QVERIFY(q.toJson()["transfers"][0]["bytes"] == json(64));
+
+        // the document: not a profile, no profile, "profiles" not an array, an entry not an object
+        QCOMPARE(errorOf(3), std::string("p.json: expected a profile object"));
+        QCOMPARE(errorOf(json{{"x", 1}}), std::string(R"(p.json: a profile needs "nodes" or "transfers")"));
+        QCOMPARE(errorOf(json::array()), std::string("p.json: no profile in this file"));
+        QCOMPARE(errorOf(json{{"profiles", json::array()}}), std::string("p.json: profiles: no profile in this file"));
+        QCOMPARE(errorOf(json{{"profiles", 3}}), std::string("p.json: profiles: expected an array"));
+        QCOMPARE(errorOf(json{{"profiles", {a, 3}}}, "x"), std::string()); // only the picked one is read
+        QCOMPARE(errorOf(json::array({a, 3}), "final"), std::string("p.json[1]: expected a profile object"));
+        // a list that is not an array, an entry that is not an object
+        QCOMPARE(errorOf(json{{"nodes", 3}}), std::string("p.json.nodes: expected an array"));
+        QCOMPARE(errorOf(json{{"transfers", {3}}}), std::string("p.json.transfers[0]: expected an object"));
+        // a key missing
+        QCOMPARE(errorOf(json{{"nodes", {{{"node", 1}}}}}), std::string("p.json.nodes[0].time_us: missing"));
+        QCOMPARE(errorOf(json{{"transfers", {{{"time_us", 1}}}}}), std::string("p.json.transfers[0].node: missing"));
+        // a value of the wrong type
+        QCOMPARE(errorOf(json{{"profiles", {{{"nodes", {{{"node", "a"}, {"time_us", 1}}}}}}}}),
+                 std::string("p.json: profiles[0].nodes[0].node: expected an integer node id"));
+        QCOMPARE(errorOf(json{{"nodes", {{{"node", 3}, {"time_us", 1}}, {{"node", 4}, {"time_us", "x"}}}}}),
+                 std::string("p.json.nodes[1].time_us: expected a number"));
+        QCOMPARE(errorOf(json{{"phase", 2}, {"nodes", json::array()}}), std::string("p.json.phase: expected a string"));
+        QCOMPARE(errorOf(json{{"nodes", json::array()},
+                              {"plan", {{{"node", 1}, {"applied", "yes"}, {"pass", "join_in_place"}}}}}),
+                 std::string("p.json.plan[0].applied: expected true or false"));
+        // a value out of its range or not one of its names
+        QCOMPARE(errorOf(json{{"nodes", {{{"node", 1}, {"time_us", -1}}}}}),
+                 std::string("p.json.nodes[0].time_us: expected a finite non-negative number"));
+        QCOMPARE(errorOf(json{{"transfers", {{{"node", 1}, {"bytes", -8}, {"time_us", 1}}}}}),
+                 std::string("p.json.transfers[0].bytes: expected a finite non-negative number"));
+        QCOMPARE(errorOf(json{{"transfers", {{{"node", 1}, {"direction", "up"}, {"time_us", 1}}}}}),
+                 std::string(R"(p.json.transfers[0].direction: expected "HtoD", "DtoH" or "DtoD", got "up")"));
+        QCOMPARE(errorOf(json{{"nodes", json::array()}, {"plan", {{{"node", 1}, {"pass", "x"}}}}}),
+                 std::string(R"(p.json.plan[0].pass: expected "epilogue_fusion" or "join_in_place", got "x")"));
+
+        // the file: missing, not JSON; a good file read with its phase
+        QTemporaryDir dir;
+        const std::string missing = dir.filePath("none.json").toStdString();
+        const std::string bad = dir.filePath("bad.json").toStdString();
+        const std::string good = dir.filePath("good.json").toStdString();
+        std::ofstream(bad) << "{\"nodes\": [";
+        std::ofstream(good) << json{{"profiles", {a, b}}}.dump();
+        auto loadError = [](const std::string& path) {
+            try {
+                ExecutionProfile::load(path);
+            } catch (const Error& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        };
+        QVERIFY2(loadError(missing).starts_with(missing + ": "), loadError(missing).c_str());
+        QVERIFY2(loadError(bad).starts_with(bad + ": byte ") &&
+                     loadError(bad).find(": invalid JSON: ") != std::string::npos,
+                 loadError(bad).c_str());
+        QVERIFY(ExecutionProfile::load(good, "b").transfers[0].bytes == std::size_t(64));
     }
 };
 

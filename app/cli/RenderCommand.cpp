@@ -106,14 +106,17 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
             phaseForProfile = s.kind == TraceStep::Kind::Phase ? s.name : s.label();
         }
         if (!a.overlay.empty()) {
-            const TimingProfile profile = loadTimingProfile(a.overlay, phaseForProfile);
+            const ExecutionProfile profile = ExecutionProfile::load(a.overlay, phaseForProfile);
             TimingOptions to;
             to.logScale = a.logScale;
             to.bins = a.bins;
             applyTiming(drawing, profile, to);
             const bool matched = std::any_of(drawing.nodes.begin(), drawing.nodes.end(),
                                              [](const DrawNode& n) { return n.timing.has_value(); });
-            if (!matched && (!profile.nodes.empty() || !profile.transfers.empty()))
+            const bool timed =
+                !profile.transfers.empty() || std::any_of(profile.nodes.begin(), profile.nodes.end(),
+                                                          [](const ProfileNode& n) { return n.timeUs.has_value(); });
+            if (!matched && timed)
                 std::cerr << "warning: " << a.overlay << ": no node of the drawn graph has a timing (profile of phase '"
                           << profile.phase << "'; node ids are those of the profiled step)\n";
         }

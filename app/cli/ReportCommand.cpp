@@ -36,12 +36,12 @@ struct ReportArgs {
 };
 
 // --run: profiles the final graph on the seeded random inputs (CPU, or CUDA when present).
-nlohmann::json profileFinal(const Trace& trace) {
+ExecutionProfile profileFinal(const Trace& trace) {
     auto g = trace.graphAfterPhase("final");
     Executor exec(*g);
     const ProfileReport rep = profileExecutor(exec, seededInputs(*g), ProfileOptions{}, "final");
     if (!rep.error.empty()) throw Error("report --run: " + rep.error);
-    return rep.toJson();
+    return rep;
 }
 
 int runReport(const ReportArgs& a, CLI::App* cmd) {

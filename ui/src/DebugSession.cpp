@@ -316,7 +316,7 @@ std::optional<GraphDiff> DebugSession::currentDiff() {
     return diff(*a, *b);
 }
 
-void DebugSession::setProfile(std::optional<TimingProfile> p, TimingOptions options) {
+void DebugSession::setProfile(std::optional<ExecutionProfile> p, TimingOptions options) {
     m_profile = std::move(p);
     m_timingOptions = options;
     m_stepLayouts.clear(); // labels change; the next layout is pinned to the current drawing

@@ -99,7 +99,7 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
             for (const ProfileTransfer& t : profile->transfers)
                 if (t.node == id)
                     h += tr(", %1 bytes %2")
-                             .arg(static_cast<qulonglong>(t.bytes))
+                             .arg(t.bytes ? QString::number(static_cast<qulonglong>(*t.bytes)) : QStringLiteral("?"))
                              .arg(QString::fromLatin1(transferDirectionName(t.direction)));
             h += QStringLiteral("</p>");
         }

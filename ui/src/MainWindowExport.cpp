@@ -168,7 +168,7 @@ void MainWindow::exportReport() {
     opt.sourcePath = m_session->path().toStdString();
     opt.sourceLabel = QFileInfo(m_session->path()).fileName().toStdString();
     opt.pipeline = m_session->pipelineName().toStdString();
-    opt.profile = m_profile ? m_profile->toJson() : nlohmann::json(); // the report's files
+    opt.profile = m_profile; // the report's files
     auto trace = std::make_shared<Trace>(*m_session->trace());
     log(tr("Writing the report into %1 …").arg(dir));
     Job<QString> job;

@@ -24,7 +24,7 @@ void ProfileModel::setProfile(const ExecutionProfile& profile, const FunctionGra
             if (const Apply* a = graph->node(r.node)) r.op = QString::fromStdString(a->op().str());
         if (r.op.isEmpty()) r.op = QString::fromStdString(op);
         r.calls = 1;
-        // each node's time counted once, as the overlay's TimingProfile::totalUs does
+        // each node's time counted once, as ExecutionProfile::totalUs does
         if (r.timeUs && *r.timeUs > 0) m_total += *r.timeUs;
         rows.push_back(r);
     };

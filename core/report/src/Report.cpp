@@ -237,10 +237,11 @@ ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& d
     std::vector<std::string>& files = result.files;
     const std::string sessionName = "session.passlens";
     nlohmann::json profiles = trace.profiles();
-    if (ro.profile.is_object()) {
-        profiles = nlohmann::json::array({ro.profile});
+    if (ro.profile) {
+        const nlohmann::json profile = ro.profile->toJson();
+        profiles = nlohmann::json::array({profile});
         written.push_back((dir / "profile.json").string());
-        writeFileAtomic(dir / "profile.json", ro.profile.dump(1) + "\n");
+        writeFileAtomic(dir / "profile.json", profile.dump(1) + "\n");
         files.push_back((dir / "profile.json").string());
     }
     written.push_back((dir / sessionName).string());
@@ -330,14 +331,14 @@ ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& d
         stepDocs.push_back(entry);
         previous = std::move(g);
     }
-    if (ro.profile.is_object() && previous) { // the measured timings painted onto the final graph
+    if (ro.profile && previous) { // the measured timings painted onto the final graph
         DrawOptions topt;
         topt.nestedGraphs = true;
         topt.caption.source = ro.sourceLabel;
         topt.caption.pipeline = ro.pipeline;
-        topt.caption.step = "final, timings " + ro.profile.value("device", std::string());
+        topt.caption.step = "final, timings " + ro.profile->device;
         DrawGraph tg = drawGraph(*previous, topt);
-        applyTiming(tg, parseTimingProfile(ro.profile, "profile"));
+        applyTiming(tg, *ro.profile);
         nlohmann::json entry;
         draw(tg, "final_timing.svg", entry, "svg", "error");
     }
@@ -353,7 +354,7 @@ ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& d
                              {"time_us", p.timeUs}});
     }
     const nlohmann::json data = {{"source", ro.sourceLabel},
-                                 {"timing_svg", ro.profile.is_object() ? "final_timing.svg" : ""},
+                                 {"timing_svg", ro.profile ? "final_timing.svg" : ""},
                                  {"pipeline", ro.pipeline},
                                  {"session", sessionName},
                                  {"events", trace.events().size()},

@@ -2,6 +2,7 @@
 // Theano-style text tables.
 #include "passlens/trace/ExecutionProfile.h"
 
+#include "passlens/io/JsonFile.h"
 #include "passlens/ir/Error.h"
 
 #include <algorithm>
@@ -42,6 +43,18 @@ const ProfileNode* ExecutionProfile::find(NodeId id) const {
     for (const ProfileNode& n : nodes)
         if (n.node == id) return &n;
     return nullptr;
+}
+
+double ExecutionProfile::totalUs() const {
+    std::map<NodeId, double> timed, transferred;
+    for (const ProfileNode& n : nodes)
+        if (n.timeUs) timed[n.node] = *n.timeUs;
+    for (const ProfileTransfer& x : transfers) transferred[x.node] = x.timeUs;
+    double t = 0;
+    for (const auto& [id, us] : timed) t += us;
+    for (const auto& [id, us] : transferred)
+        if (!timed.count(id)) t += us;
+    return t;
 }
 
 namespace {
@@ -107,12 +120,14 @@ nlohmann::json ExecutionProfile::toJson() const {
     j["nodes"] = ns;
     if (!notRun.empty()) j["not_run"] = notRun;
     nlohmann::json ts = nlohmann::json::array();
-    for (const ProfileTransfer& t : transfers)
-        ts.push_back({{"node", t.node},
-                      {"bytes", t.bytes},
-                      {"direction", transferDirectionName(t.direction)},
-                      {"time_us", t.timeUs},
-                      {"gb_per_s", t.gbPerS()}});
+    for (const ProfileTransfer& t : transfers) {
+        nlohmann::json e = {{"node", t.node},
+                            {"direction", transferDirectionName(t.direction)},
+                            {"time_us", t.timeUs},
+                            {"gb_per_s", t.gbPerS()}};
+        if (t.bytes) e["bytes"] = *t.bytes;
+        ts.push_back(std::move(e));
+    }
     j["transfers"] = ts;
     nlohmann::json pl = nlohmann::json::array();
     for (const PlanDecision& d : plan)
@@ -238,11 +253,14 @@ ExecutionProfile ExecutionProfile::fromJson(const nlohmann::json& j, const std::
         ProfileTransfer t;
         if (!field(ts[i], "node")) bad(w, "node", "missing");
         t.node = nodeId(ts[i]["node"], w, "node");
-        t.bytes = static_cast<std::size_t>(nonNegative(ts[i], "bytes", w));
+        if (field(ts[i], "bytes")) t.bytes = static_cast<std::size_t>(nonNegative(ts[i], "bytes", w));
         const std::string dir = str(ts[i], "direction", w);
-        t.direction = dir == "DtoH"   ? TransferDirection::DtoH
-                      : dir == "DtoD" ? TransferDirection::DtoD
-                                      : TransferDirection::HtoD;
+        if (dir == "DtoH")
+            t.direction = TransferDirection::DtoH;
+        else if (dir == "DtoD")
+            t.direction = TransferDirection::DtoD;
+        else if (!dir.empty() && dir != "HtoD")
+            bad(w, "direction", "expected \"HtoD\", \"DtoH\" or \"DtoD\", got \"" + dir + "\"");
         t.timeUs = nonNegative(ts[i], "time_us", w, true);
         p.transfers.push_back(t);
     }
@@ -269,6 +287,38 @@ ExecutionProfile ExecutionProfile::fromJson(const nlohmann::json& j, const std::
         p.plan.push_back(std::move(d));
     }
     return p;
+}
+
+ExecutionProfile ExecutionProfile::fromDocument(const nlohmann::json& doc, const std::string& label,
+                                                const std::string& phase) {
+    const nlohmann::json* list = nullptr;
+    std::string where = label;
+    if (doc.is_object() && doc.contains("profiles")) {
+        list = &doc["profiles"];
+        where += ": profiles";
+        if (!list->is_array()) throw Error(where + ": expected an array");
+    } else if (doc.is_array()) {
+        list = &doc;
+    }
+    if (list == nullptr) return fromJson(doc, label);
+    if (list->empty()) throw Error(where + ": no profile in this file");
+    // a profile's phase: "final" when absent or not a string, as fromJson reads it
+    auto phaseOf = [](const nlohmann::json& p) {
+        const nlohmann::json* v = p.is_object() ? field(p, "phase") : nullptr;
+        return v && v->is_string() && !v->get<std::string>().empty() ? v->get<std::string>() : std::string("final");
+    };
+    std::size_t pick = 0;
+    if (!phase.empty())
+        for (std::size_t i = 0; i < list->size(); ++i)
+            if (phaseOf((*list)[i]) == phase) {
+                pick = i;
+                break;
+            }
+    return fromJson((*list)[pick], where + "[" + std::to_string(pick) + "]");
+}
+
+ExecutionProfile ExecutionProfile::load(const std::filesystem::path& path, const std::string& phase) {
+    return fromDocument(readJsonFile(path), path.string(), phase);
 }
 
 std::string ExecutionProfile::text(std::size_t maxApplyRows) const {
@@ -355,8 +405,9 @@ std::string ExecutionProfile::text(std::size_t maxApplyRows) const {
     if (!transfers.empty()) {
         s += "\nTransfers\n---------\n<direction> <bytes> <time per call> <GB/s> <id>\n";
         for (const ProfileTransfer& t : transfers)
-            s += "  " + pad(transferDirectionName(t.direction), 4, false) + "  " + pad(std::to_string(t.bytes), 10) +
-                 "  " + pad(fmt("%.2fus", t.timeUs), 11) + "  " + pad(fmt("%.2f", t.gbPerS()), 7) + "  " +
+            s += "  " + pad(transferDirectionName(t.direction), 4, false) + "  " +
+                 pad(t.bytes ? std::to_string(*t.bytes) : std::string("?"), 10) + "  " +
+                 pad(fmt("%.2fus", t.timeUs), 11) + "  " + pad(fmt("%.2f", t.gbPerS()), 7) + "  " +
                  std::to_string(t.node) + "\n";
     }
     if (!plan.empty()) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,11 +80,11 @@ struct ProfileNode {
 /// One transfer node (also listed in nodes).
 struct ProfileTransfer {
     NodeId node = -1;
-    std::size_t bytes = 0; ///< per run
+    std::optional<std::size_t> bytes; ///< per run; none: unknown (a profile file without "bytes")
     TransferDirection direction = TransferDirection::HtoD;
     double timeUs = 0; ///< mean per run
-    /// Bytes per nanosecond (GB/s); 0 without a time.
-    double gbPerS() const { return timeUs > 0 ? static_cast<double>(bytes) / (timeUs * 1e3) : 0.0; }
+    /// Bytes per nanosecond (GB/s); 0 without a time or without bytes.
+    double gbPerS() const { return timeUs > 0 && bytes ? static_cast<double>(*bytes) / (timeUs * 1e3) : 0.0; }
 };
 
 /// A profiled execution.
@@ -105,6 +106,9 @@ struct ExecutionProfile {
 
     /// The node with id `id`, or null.
     const ProfileNode* find(NodeId id) const;
+    /// Microseconds per run of the nodes with a time plus the transfers without a timed node
+    /// (each node id counted once, its last entry): what the timing overlay's percentages are of.
+    double totalUs() const;
 
     /// The FORMAT.md §2 `profiles` entry: {"phase","device","repeats","nodes":[{"node","time_us",
     /// "kind"}],"transfers":[{"node","bytes","direction","time_us"}]} plus "warmup", "wall_us",
@@ -114,9 +118,21 @@ struct ExecutionProfile {
     /// "not_run": [{"node","op","kind":"n/a","reason"}] (plus "fused_into" or "written_by").
     nlohmann::json toJson() const;
     /// Reads toJson()'s form; keys other than "nodes" / "transfers" may be absent (profiles of
-    /// earlier versions). Throws passlens::Error("LABEL.nodes[3].time_us: reason") naming the
-    /// place of a wrong shape or value.
+    /// earlier versions, hand-written files; a transfer without "bytes" has unknown bytes).
+    /// Throws passlens::Error("LABEL.nodes[3].time_us: reason") naming the place of a wrong shape
+    /// or value.
     static ExecutionProfile fromJson(const nlohmann::json& j, const std::string& label);
+    /// The one reader of profile documents (the file border; `render --overlay`, reports): one
+    /// profile object (fromJson's form, also what `passlens-cli run --json` prints), an array of
+    /// them, or a session or `run --profile` document (its "profiles"). With several, the one
+    /// whose phase is `phase` (or the first). Throws passlens::Error naming the place:
+    /// "LABEL.nodes[0].time_us: missing", "LABEL[1].transfers: expected an array",
+    /// "LABEL: profiles[0].nodes[2].node: expected an integer node id",
+    /// "LABEL: profiles: no profile in this file".
+    static ExecutionProfile fromDocument(const nlohmann::json& doc, const std::string& label,
+                                         const std::string& phase = {});
+    /// readJsonFile(path) then fromDocument, the path as the label. Throws passlens::Error.
+    static ExecutionProfile load(const std::filesystem::path& path, const std::string& phase = {});
     /// Theano-style tables: Class (per op kind), Ops (per op) and Apply (per node), each with
     /// % time, cumulative %, time, time per call, type and counts; then transfers, and the plan.
     std::string text(std::size_t maxApplyRows = 40) const;

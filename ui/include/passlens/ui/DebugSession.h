@@ -44,7 +44,7 @@ struct DrawingRequest {
     bool quick = false; ///< a neighbourhood-first drawing: only extraFocus seeds it
     Caption caption;
     std::vector<NodeId> extraFocus; ///< focus seeds (focusOnNodes), which also open their scopes
-    std::optional<TimingProfile> profile;
+    std::optional<ExecutionProfile> profile;
     TimingOptions timing;
     std::optional<ScopeGrouping> grouping;
     /// drawGraph or drawDiff, the timing overlay, then the scope grouping, as the window shows
@@ -164,10 +164,11 @@ public:
     /// False when no run is going.
     bool cancelRun();
 
-    void setProfile(std::optional<TimingProfile> p, TimingOptions options = {});
+    /// The profile painted on the drawings (applyTiming) with its options; std::nullopt: no overlay.
+    void setProfile(std::optional<ExecutionProfile> p, TimingOptions options = {});
     /// The measured profile (saved into the session's `profiles`); std::nullopt forgets it.
     void setExecutionProfile(std::optional<ExecutionProfile> p) { m_executionProfile = std::move(p); }
-    const std::optional<TimingProfile>& profile() const { return m_profile; }
+    const std::optional<ExecutionProfile>& profile() const { return m_profile; }
     TimingOptions& timingOptions() { return m_timingOptions; }
 
     /// Saves a session file (atomically). Throws passlens::Error.
@@ -234,7 +235,7 @@ private:
     std::optional<int> m_extraFocusHops;
     bool m_neighbourhoodFirst = false; ///< the next layout is showNeighbourhoodFirst()'s quick one
     bool m_followUp = false;           ///< its whole-step layout is still to come
-    std::optional<TimingProfile> m_profile;
+    std::optional<ExecutionProfile> m_profile;
     TimingOptions m_timingOptions;
     std::optional<ScopeGrouping> m_grouping;
     bool m_busy = false;

@@ -4,12 +4,14 @@
 /// session file, one SVG per changed phase and per diff between consecutive changed steps, the
 /// timing overlay of the final graph when a profile is given, and a self-contained index.html
 /// (no network; works from disk) that steps through them with previous / next.
+#include <passlens/trace/ExecutionProfile.h>
 #include <passlens/trace/Trace.h>
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,7 @@ struct ReportOptions {
     std::string sourceLabel;          ///< its file name, for captions
     std::string pipeline;
     double budgetSeconds = 10;                         ///< layout budget per figure
-    nlohmann::json profile;                            ///< a FORMAT.md §2 profile of the final graph, or null
+    std::optional<ExecutionProfile> profile;           ///< a profile of the final graph (its timing figure)
     std::function<void(int step, int steps)> progress; ///< called per step (any thread)
 };
 
