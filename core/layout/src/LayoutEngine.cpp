@@ -4,7 +4,6 @@
 
 #include "GraphvizInternal.h"
 #include "LayoutInternal.h"
-#include "StableRoute.h"
 
 #include <passlens/layout/GraphvizContext.h>
 
@@ -26,14 +25,17 @@ using gvinternal::graphvizMutex;
 using gvinternal::RenderLength;
 using layoutinternal::applyView;
 using layoutinternal::Clock;
+using layoutinternal::dotText;
 using layoutinternal::layoutHere;
 using layoutinternal::msSince;
+using layoutinternal::pinnedDot;
 using layoutinternal::Positioned;
 using layoutinternal::readBox;
 using layoutinternal::readGeometry;
 using layoutinternal::readGeometryRecord;
 using layoutinternal::RenderJob;
 using layoutinternal::seconds;
+using layoutinternal::setAttribute;
 using layoutinternal::warmUp;
 #if PASSLENS_LAYOUT_FORK
 using layoutinternal::layoutIsolated;
@@ -179,15 +181,13 @@ LayoutResult LayoutEngine::layoutDot(const std::string& dot, const LayoutOptions
     return r;
 }
 
-namespace {
+namespace layoutinternal {
 
-// Sets a Graphviz attribute (declaring it when new); throws LayoutError(Graphviz). Lock held.
 void setAttribute(const ErrorCapture& errors, void* obj, const char* name, const char* value) {
     if (agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value), const_cast<char*>("")) != 0)
         throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot set attribute ") + name));
 }
 
-// `g` written back as DOT text. Lock held.
 std::string dotText(Agraph_t* g, const ErrorCapture& errors, const char* what) {
     char* text = nullptr;
     std::size_t size = 0;
@@ -201,6 +201,10 @@ std::string dotText(Agraph_t* g, const ErrorCapture& errors, const char* what) {
     if (rc != 0) throw LayoutError(LayoutError::Kind::Graphviz, errors.message(std::string("cannot write ") + what));
     return result;
 }
+
+} // namespace layoutinternal
+
+namespace {
 
 // `dot` with every node pinned at `pos` (points, in agnode order; nullopt: side by side on one
 // row) and straight edges, for nop2. Lock held.
@@ -530,106 +534,6 @@ namespace {
 // layoutStable: up to this many drawn nodes, the new nodes' arrangement comes from a dot layout
 // of the whole graph (cheap there), above it from a layout of the changed region only.
 constexpr std::size_t kStableFullLayoutNodes = 200;
-
-// `dot` with every node at `pos` (points, pinned) and every edge's spline, for neato's nop2
-// (which then only places labels and the box): the edges that `previous` drew between two kept
-// nodes keep their spline (and label place) unless it runs through a new node's box; the others
-// get stable::route. Lock held.
-std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std::vector<LayoutNode>& nodes,
-                      const std::vector<LayoutPoint>& pos, const LayoutResult& previous) {
-    ErrorCapture errors;
-    errors.begin();
-    GraphPtr graph(agmemread(dot.c_str()));
-    if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
-    Agraph_t* g = graph.get();
-    auto set = [&errors](void* obj, const char* name, const char* value) { setAttribute(errors, obj, name, value); };
-    set(g, "splines", "true");
-    std::unordered_map<std::string, LayoutPoint> kept; // key -> centre, nodes of `previous`
-    for (const LayoutNode& n : previous.nodes)
-        if (n.category != NodeCategory::Collapsed) kept.emplace(n.key, n.center);
-    std::vector<stable::Rect> fresh; // boxes of the new nodes
-    std::vector<stable::Rect> boxes;
-    std::unordered_map<std::string, std::size_t> boxOf;
-    char buffer[96];
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        Agnode_t* n = agnode(g, const_cast<char*>(nodes[i].key.c_str()), 0);
-        if (n == nullptr) continue;
-        std::snprintf(buffer, sizeof buffer, "%.3f,%.3f!", pos[i].x, pos[i].y);
-        set(n, "pos", buffer);
-        const stable::Rect box{pos[i].x - nodes[i].width / 2, pos[i].y - nodes[i].height / 2,
-                               pos[i].x + nodes[i].width / 2, pos[i].y + nodes[i].height / 2};
-        boxOf.emplace(nodes[i].key, boxes.size());
-        boxes.push_back(box);
-        if (!kept.contains(nodes[i].key)) fresh.push_back(box);
-    }
-    std::unordered_map<std::string, const LayoutEdge*> oldEdges; // "tail head index"
-    for (const LayoutEdge& e : previous.edges)
-        if (e.spline.size() >= 4) oldEdges.emplace(e.tail + ' ' + e.head + ' ' + std::to_string(e.inputIndex), &e);
-    // where each routed edge leaves its tail and meets its head: spread by the other end's x
-    // (tails) and by input index (heads), as dot's ports would
-    std::unordered_map<std::string, std::vector<double>> outX; // tail -> heads' x
-    std::unordered_map<std::string, std::vector<int>> inIndex; // head -> input indices
-    for (const DrawEdge& e : drawn.edges) {
-        auto h = boxOf.find(e.head);
-        if (h == boxOf.end()) continue;
-        outX[e.tail].push_back((boxes[h->second].x0 + boxes[h->second].x1) / 2);
-        inIndex[e.head].push_back(e.inputIndex);
-    }
-    auto spread = [](std::vector<double> all, double v) {
-        std::sort(all.begin(), all.end());
-        const auto k = static_cast<double>(std::lower_bound(all.begin(), all.end(), v) - all.begin());
-        return (k + 1) / (static_cast<double>(all.size()) + 1);
-    };
-    std::list<LayoutEdge> routedEdges;
-    for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n))
-        for (Agedge_t* e = agfstout(g, n); e != nullptr; e = agnxtout(g, e)) {
-            const std::string tail = agnameof(agtail(e)), head = agnameof(aghead(e));
-            const char* index = agget(e, const_cast<char*>("pl_edge"));
-            const long k = index != nullptr && *index != '\0' ? std::strtol(index, nullptr, 10) : -1;
-            const DrawEdge* de = k >= 0 && static_cast<std::size_t>(k) < drawn.edges.size()
-                                     ? &drawn.edges[static_cast<std::size_t>(k)]
-                                     : nullptr;
-            const LayoutEdge* reuse = nullptr;
-            if (de != nullptr && kept.contains(tail) && kept.contains(head)) {
-                auto it = oldEdges.find(tail + ' ' + head + ' ' + std::to_string(de->inputIndex));
-                if (it != oldEdges.end() && !stable::crosses(it->second->spline, fresh, 0)) reuse = it->second;
-            }
-            if (reuse == nullptr) { // a new route around the boxes (Graphviz's own router is ~1 s here)
-                auto t = boxOf.find(tail), h = boxOf.find(head);
-                if (t == boxOf.end() || h == boxOf.end()) continue;
-                const std::string label = de != nullptr ? de->label : std::string();
-                LayoutEdge routed;
-                LayoutPoint tip, labelAt;
-                const double headX = (boxes[h->second].x0 + boxes[h->second].x1) / 2;
-                const double tailAt = spread(outX[tail], headX);
-                std::vector<double> inputs(inIndex[head].begin(), inIndex[head].end());
-                const double headAt = spread(inputs, de != nullptr ? de->inputIndex : 0);
-                routed.spline = stable::route(boxes[t->second], boxes[h->second], boxes, tip, labelAt,
-                                              3.6 * static_cast<double>(label.size()), tailAt, headAt);
-                routed.arrowTip = tip;
-                if (!label.empty()) routed.labelPos = labelAt;
-                routed.label = label;
-                routedEdges.push_back(std::move(routed));
-                reuse = &routedEdges.back();
-            }
-            const LayoutEdge& old = *reuse;
-            std::string text;
-            if (old.arrowTip) {
-                std::snprintf(buffer, sizeof buffer, "e,%.3f,%.3f", old.arrowTip->x, old.arrowTip->y);
-                text = buffer;
-            }
-            for (const LayoutPoint& p : old.spline) {
-                std::snprintf(buffer, sizeof buffer, "%s%.3f,%.3f", text.empty() ? "" : " ", p.x, p.y);
-                text += buffer;
-            }
-            set(e, "pos", text.c_str());
-            if (old.labelPos && de != nullptr && !de->label.empty()) {
-                std::snprintf(buffer, sizeof buffer, "%.3f,%.3f", old.labelPos->x, old.labelPos->y);
-                set(e, "xlp", buffer);
-            }
-        }
-    return dotText(g, errors, "the pinned DOT");
-}
 
 } // namespace
 

@@ -1,7 +1,8 @@
 #pragma once
 // Internal to passlens_layout: the parts of LayoutEngine kept in their own files. The forked,
 // isolated layout and the in-process one (LayoutIsolated.cpp), the reader of a positioned DOT's
-// geometry (LayoutGeometry.cpp); the cache is LayoutCache.cpp. Includes Graphviz headers, so it
+// geometry (LayoutGeometry.cpp), the stable layout's pinned DOT (StableLayout.cpp); the cache is
+// LayoutCache.cpp. Includes Graphviz headers, so it
 // never appears in a public header.
 
 #include "GraphvizInternal.h"
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #if defined(__unix__) || defined(__APPLE__)
 #define PASSLENS_LAYOUT_FORK 1
@@ -95,6 +97,22 @@ std::optional<std::string> geometryRecord(Agraph_t* g);
 /// Reads a geometryRecord into `r` as readGeometry reads the positioned DOT of the same graph.
 /// Throws LayoutError(Crashed) for a record that is not one.
 void readGeometryRecord(const std::string& record, const DrawGraph* drawn, LayoutResult& r);
+
+/// Sets a Graphviz attribute on a graph, node or edge (declaring it when new). Lock held.
+/// Throws LayoutError(Graphviz).
+void setAttribute(const gvinternal::ErrorCapture& errors, void* obj, const char* name, const char* value);
+
+/// `g` written back as DOT text (`what` names it in messages). Lock held. Throws
+/// LayoutError(Graphviz).
+std::string dotText(Agraph_t* g, const gvinternal::ErrorCapture& errors, const char* what);
+
+/// The stable layout's DOT for neato's nop2 (StableLayout.cpp): `dot` (the drawing `drawn`
+/// written by writeDot, laid out as `nodes`) with every node pinned at `pos` (points, in the
+/// order of `nodes`) and every edge's spline: the edges that `previous` drew between two kept
+/// nodes keep their spline (and label place) unless it runs through a new node's box; the others
+/// get stable::route. Lock held. Throws LayoutError(Graphviz).
+std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std::vector<LayoutNode>& nodes,
+                      const std::vector<LayoutPoint>& pos, const LayoutResult& previous);
 
 /// Reads a "bb" attribute ("llx,lly,urx,ury", commas or blanks) into r's box (x0, y0, width,
 /// height). False, `r` unchanged, when it does not hold four numbers.

@@ -1,11 +1,18 @@
-// Stable positions for stepping: keep the previous drawing's nodes where they were and fit the
-// new ones in around them (LayoutEngine::layoutStable).
+// The stable layout for stepping (LayoutEngine::layoutStable): positions that keep the previous
+// drawing's nodes where they were and fit the new ones in around them, edge routes around the
+// boxes, and the pinned DOT that hands both to nop2.
 #include "passlens/layout/LayoutEngine.h"
+#include "LayoutInternal.h"
 #include "StableRoute.h"
+
+#include <passlens/layout/GraphvizContext.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <list>
 #include <unordered_map>
 
 namespace passlens {
@@ -261,3 +268,105 @@ std::vector<LayoutPoint> route(const Rect& tail, const Rect& head, const std::ve
 }
 
 } // namespace passlens::stable
+
+namespace passlens::layoutinternal {
+
+using gvinternal::ErrorCapture;
+
+std::string pinnedDot(const std::string& dot, const DrawGraph& drawn, const std::vector<LayoutNode>& nodes,
+                      const std::vector<LayoutPoint>& pos, const LayoutResult& previous) {
+    ErrorCapture errors;
+    errors.begin();
+    GraphPtr graph(agmemread(dot.c_str()));
+    if (!graph) throw LayoutError(LayoutError::Kind::Graphviz, errors.message("cannot parse DOT", "no graph in input"));
+    Agraph_t* g = graph.get();
+    auto set = [&errors](void* obj, const char* name, const char* value) { setAttribute(errors, obj, name, value); };
+    set(g, "splines", "true");
+    std::unordered_map<std::string, LayoutPoint> kept; // key -> centre, nodes of `previous`
+    for (const LayoutNode& n : previous.nodes)
+        if (n.category != NodeCategory::Collapsed) kept.emplace(n.key, n.center);
+    std::vector<stable::Rect> fresh; // boxes of the new nodes
+    std::vector<stable::Rect> boxes;
+    std::unordered_map<std::string, std::size_t> boxOf;
+    char buffer[96];
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        Agnode_t* n = agnode(g, const_cast<char*>(nodes[i].key.c_str()), 0);
+        if (n == nullptr) continue;
+        std::snprintf(buffer, sizeof buffer, "%.3f,%.3f!", pos[i].x, pos[i].y);
+        set(n, "pos", buffer);
+        const stable::Rect box{pos[i].x - nodes[i].width / 2, pos[i].y - nodes[i].height / 2,
+                               pos[i].x + nodes[i].width / 2, pos[i].y + nodes[i].height / 2};
+        boxOf.emplace(nodes[i].key, boxes.size());
+        boxes.push_back(box);
+        if (!kept.contains(nodes[i].key)) fresh.push_back(box);
+    }
+    std::unordered_map<std::string, const LayoutEdge*> oldEdges; // "tail head index"
+    for (const LayoutEdge& e : previous.edges)
+        if (e.spline.size() >= 4) oldEdges.emplace(e.tail + ' ' + e.head + ' ' + std::to_string(e.inputIndex), &e);
+    // where each routed edge leaves its tail and meets its head: spread by the other end's x
+    // (tails) and by input index (heads), as dot's ports would
+    std::unordered_map<std::string, std::vector<double>> outX; // tail -> heads' x
+    std::unordered_map<std::string, std::vector<int>> inIndex; // head -> input indices
+    for (const DrawEdge& e : drawn.edges) {
+        auto h = boxOf.find(e.head);
+        if (h == boxOf.end()) continue;
+        outX[e.tail].push_back((boxes[h->second].x0 + boxes[h->second].x1) / 2);
+        inIndex[e.head].push_back(e.inputIndex);
+    }
+    auto spread = [](std::vector<double> all, double v) {
+        std::sort(all.begin(), all.end());
+        const auto k = static_cast<double>(std::lower_bound(all.begin(), all.end(), v) - all.begin());
+        return (k + 1) / (static_cast<double>(all.size()) + 1);
+    };
+    std::list<LayoutEdge> routedEdges;
+    for (Agnode_t* n = agfstnode(g); n != nullptr; n = agnxtnode(g, n))
+        for (Agedge_t* e = agfstout(g, n); e != nullptr; e = agnxtout(g, e)) {
+            const std::string tail = agnameof(agtail(e)), head = agnameof(aghead(e));
+            const char* index = agget(e, const_cast<char*>("pl_edge"));
+            const long k = index != nullptr && *index != '\0' ? std::strtol(index, nullptr, 10) : -1;
+            const DrawEdge* de = k >= 0 && static_cast<std::size_t>(k) < drawn.edges.size()
+                                     ? &drawn.edges[static_cast<std::size_t>(k)]
+                                     : nullptr;
+            const LayoutEdge* reuse = nullptr;
+            if (de != nullptr && kept.contains(tail) && kept.contains(head)) {
+                auto it = oldEdges.find(tail + ' ' + head + ' ' + std::to_string(de->inputIndex));
+                if (it != oldEdges.end() && !stable::crosses(it->second->spline, fresh, 0)) reuse = it->second;
+            }
+            if (reuse == nullptr) { // a new route around the boxes (Graphviz's own router is ~1 s here)
+                auto t = boxOf.find(tail), h = boxOf.find(head);
+                if (t == boxOf.end() || h == boxOf.end()) continue;
+                const std::string label = de != nullptr ? de->label : std::string();
+                LayoutEdge routed;
+                LayoutPoint tip, labelAt;
+                const double headX = (boxes[h->second].x0 + boxes[h->second].x1) / 2;
+                const double tailAt = spread(outX[tail], headX);
+                std::vector<double> inputs(inIndex[head].begin(), inIndex[head].end());
+                const double headAt = spread(inputs, de != nullptr ? de->inputIndex : 0);
+                routed.spline = stable::route(boxes[t->second], boxes[h->second], boxes, tip, labelAt,
+                                              3.6 * static_cast<double>(label.size()), tailAt, headAt);
+                routed.arrowTip = tip;
+                if (!label.empty()) routed.labelPos = labelAt;
+                routed.label = label;
+                routedEdges.push_back(std::move(routed));
+                reuse = &routedEdges.back();
+            }
+            const LayoutEdge& old = *reuse;
+            std::string text;
+            if (old.arrowTip) {
+                std::snprintf(buffer, sizeof buffer, "e,%.3f,%.3f", old.arrowTip->x, old.arrowTip->y);
+                text = buffer;
+            }
+            for (const LayoutPoint& p : old.spline) {
+                std::snprintf(buffer, sizeof buffer, "%s%.3f,%.3f", text.empty() ? "" : " ", p.x, p.y);
+                text += buffer;
+            }
+            set(e, "pos", text.c_str());
+            if (old.labelPos && de != nullptr && !de->label.empty()) {
+                std::snprintf(buffer, sizeof buffer, "%.3f,%.3f", old.labelPos->x, old.labelPos->y);
+                set(e, "xlp", buffer);
+            }
+        }
+    return dotText(g, errors, "the pinned DOT");
+}
+
+} // namespace passlens::layoutinternal
