@@ -612,9 +612,10 @@ private slots:
     // file and the place.
     void profileDocuments() {
         using json = nlohmann::json;
-        auto errorOf = [](const json& doc, const std::string& phase = {}) {
+        // the message of reading `doc` as "p.json" (of loading the file `path`), "" when it reads
+        auto errorOf = [](const json& doc, const std::string& phase = {}, const std::string& path = {}) {
             try {
-                ExecutionProfile::fromDocument(doc, "p.json", phase);
+                path.empty() ? ExecutionProfile::fromDocument(doc, "p.json", phase) : ExecutionProfile::load(path);
             } catch (const Error& e) {
                 return std::string(e.what());
             }
@@ -686,18 +687,10 @@ private slots:
         const std::string good = dir.filePath("good.json").toStdString();
         std::ofstream(bad) << "{\"nodes\": [";
         std::ofstream(good) << json{{"profiles", {a, b}}}.dump();
-        auto loadError = [](const std::string& path) {
-            try {
-                ExecutionProfile::load(path);
-            } catch (const Error& e) {
-                return std::string(e.what());
-            }
-            return std::string();
-        };
-        QVERIFY2(loadError(missing).starts_with(missing + ": "), loadError(missing).c_str());
-        QVERIFY2(loadError(bad).starts_with(bad + ": byte ") &&
-                     loadError(bad).find(": invalid JSON: ") != std::string::npos,
-                 loadError(bad).c_str());
+        const std::string noFile = errorOf({}, {}, missing), notJson = errorOf({}, {}, bad);
+        QVERIFY2(noFile.starts_with(missing + ": "), noFile.c_str());
+        QVERIFY2(notJson.starts_with(bad + ": byte ") && notJson.find(": invalid JSON: ") != std::string::npos,
+                 notJson.c_str());
         QVERIFY(ExecutionProfile::load(good, "b").transfers[0].bytes == std::size_t(64));
     }
 };
