@@ -2,6 +2,8 @@
 // Assert, memory released after a value's last use, and the output comparison of `run --check`.
 #include "ExecTestSupport.h"
 
+#include <passlens/io/JsonFile.h>
+
 #include <cstring>
 
 using namespace passlens;
@@ -160,6 +162,28 @@ private slots:
         const PlanDecision* oj = find(ex2.plan(), id(j));
         QVERIFY(oj && !oj->applied);
         QCOMPARE(oj->reason, "input 0 comes from " + name("Elemwise", e1) + ", not a convolution");
+    }
+
+    // Findings of fuzz_profile (tests/fixtures/fuzz/profile): counts past their integer type were
+    // converted from double (undefined behaviour); now refused naming the place.
+    void profileFuzzFindings() {
+        const std::filesystem::path dir = std::filesystem::path(PASSLENS_SOURCE_DIR) / "tests/fixtures/fuzz/profile";
+        auto errorOfFile = [&dir](const char* file) {
+            const std::string label = (dir / file).string();
+            return errorOf([&] { ExecutionProfile::fromJson(readJsonFile(dir / file).at("profiles").at(0), label); })
+                .mid(static_cast<int>(label.size()));
+        };
+        QCOMPARE(errorOfFile("repeats-outside-int.profile.json"),
+                 QString(".repeats: expected a count of at most 2147483647"));
+        QCOMPARE(errorOfFile("transfer-bytes-outside-size.profile.json"),
+                 QString(".transfers[0].bytes: expected a count of at most 9007199254740992"));
+        // the largest accepted values read back exactly
+        const ExecutionProfile p = ExecutionProfile::fromJson(
+            json::parse(
+                R"({"repeats": 2147483647, "transfers": [{"node": 1, "bytes": 9007199254740992, "time_us": 1}]})"),
+            "p");
+        QCOMPARE(p.repeats, 2147483647);
+        QCOMPARE(p.transfers.at(0).bytes, std::size_t(9007199254740992));
     }
 
     void missingKernelIsNamed() {

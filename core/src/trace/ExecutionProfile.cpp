@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 namespace passlens {
@@ -173,6 +174,13 @@ double nonNegative(const nlohmann::json& o, const char* key, const std::string& 
     if (d < 0) bad(where, key, "expected a finite non-negative number");
     return d;
 }
+// A count stored in an integer of at most `max`: a number past it is refused, not converted
+// (a double outside the target type's range is undefined behaviour).
+double count(const nlohmann::json& o, const char* key, const std::string& where, double max) {
+    const double d = nonNegative(o, key, where);
+    if (d > max) bad(where, key, "expected a count of at most " + fmt("%.0f", max));
+    return d;
+}
 NodeId nodeId(const nlohmann::json& v, const std::string& where, const char* key) {
     if (!v.is_number_integer()) bad(where, key, "expected an integer node id");
     return v.get<NodeId>();
@@ -206,8 +214,8 @@ ExecutionProfile ExecutionProfile::fromJson(const nlohmann::json& j, const std::
     p.phase = str(j, "phase", label);
     if (p.phase.empty()) p.phase = "final";
     p.device = str(j, "device", label);
-    p.repeats = static_cast<int>(nonNegative(j, "repeats", label));
-    p.warmup = static_cast<int>(nonNegative(j, "warmup", label));
+    p.repeats = static_cast<int>(count(j, "repeats", label, std::numeric_limits<int>::max()));
+    p.warmup = static_cast<int>(count(j, "warmup", label, std::numeric_limits<int>::max()));
     p.wallUs = nonNegative(j, "wall_us", label);
     p.wallStdUs = nonNegative(j, "wall_std_us", label);
     p.profiledWallUs = nonNegative(j, "profiled_wall_us", label);
@@ -253,7 +261,8 @@ ExecutionProfile ExecutionProfile::fromJson(const nlohmann::json& j, const std::
         ProfileTransfer t;
         if (!field(ts[i], "node")) bad(w, "node", "missing");
         t.node = nodeId(ts[i]["node"], w, "node");
-        if (field(ts[i], "bytes")) t.bytes = static_cast<std::size_t>(nonNegative(ts[i], "bytes", w));
+        // at most 2^53 (8 PiB): whole numbers a double holds exactly, within int64 and size_t
+        if (field(ts[i], "bytes")) t.bytes = static_cast<std::size_t>(count(ts[i], "bytes", w, 9007199254740992.0));
         const std::string dir = str(ts[i], "direction", w);
         if (dir == "DtoH")
             t.direction = TransferDirection::DtoH;
