@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh TARGET SECONDS [LIBFUZZER_FLAG...]
 #   scripts/fuzz.sh --no-build TARGET SECONDS     (the `fuzz` CTest entries: build already done)
 #
-# TARGET: graphjson, onnx, session, pipeline, escaper, npy or tensorproto (fuzz/README.md). Installs clang with
+# TARGET: graphjson, onnx, session, pipeline, escaper, npy, tensorproto or profile (fuzz/README.md). Installs clang with
 # apt-get when it is missing (as root or through sudo). Seeds are gathered at every run from the
 # repository (resources/examples, fuzz/seeds) and the ONNX corpus (PASSLENS_CORPUS_DIR, default
 # ../shared/corpus/onnx beside the checkout) into build-fuzz/fuzz/seeds/TARGET; the corpus that
@@ -19,14 +19,14 @@ BUILD=1
 if [[ ${1:-} == --no-build ]]; then BUILD=0; shift; fi
 if [[ $# -lt 2 ]]; then
     echo "usage: scripts/fuzz.sh [--no-build] TARGET SECONDS [LIBFUZZER_FLAG...]" >&2
-    echo "targets: graphjson onnx session pipeline escaper npy tensorproto" >&2
+    echo "targets: graphjson onnx session pipeline escaper npy tensorproto profile" >&2
     exit 2
 fi
 TARGET=$1 SECONDS_TO_RUN=$2
 shift 2
 case $TARGET in
-    graphjson|onnx|session|pipeline|escaper|npy|tensorproto) ;;
-    *) echo "fuzz.sh: unknown target '$TARGET' (graphjson onnx session pipeline escaper npy tensorproto)" >&2; exit 2 ;;
+    graphjson|onnx|session|pipeline|escaper|npy|tensorproto|profile) ;;
+    *) echo "fuzz.sh: unknown target '$TARGET' (graphjson onnx session pipeline escaper npy tensorproto profile)" >&2; exit 2 ;;
 esac
 if ! [[ $SECONDS_TO_RUN =~ ^[0-9]+$ ]] || [[ $SECONDS_TO_RUN -lt 1 ]]; then
     echo "fuzz.sh: SECONDS must be a positive whole number, got '$SECONDS_TO_RUN'" >&2
@@ -73,7 +73,7 @@ case $TARGET in
         "$B/fuzz/fuzz_seeds" "$SEEDS" resources/examples/*.graph.json $(small_models)
         rm -f "$SEEDS"/*.graph.json
         ;;
-    pipeline|escaper|npy)
+    pipeline|escaper|npy|profile)
         cp fuzz/seeds/"$TARGET"/* "$SEEDS"/
         ;;
     tensorproto)
