@@ -6,7 +6,12 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <new>
+#include <optional>
+#include <stdexcept>
+#include <typeinfo>
+#include <variant>
 
 namespace passlens {
 
@@ -28,8 +33,25 @@ std::string currentExceptionMessage(const std::string& context) {
         return context + ": " + jsonErrorReason(e);
     } catch (const std::filesystem::filesystem_error& e) {
         return (e.path1().empty() ? context : e.path1().string()) + ": " + e.code().message();
+    } catch (const std::out_of_range&) { // .at() past the end: "vector::_M_range_check: __n ..."
+        return context + ": internal error: an index out of range";
+    } catch (const std::length_error&) { // "cannot create std::vector larger than max_size()"
+        return context + ": a size too large to allocate";
+    } catch (const std::logic_error&) {
+        return context + ": internal error: an invalid argument";
+    } catch (const std::bad_variant_access&) { // "std::get: wrong index for variant"
+        return context + ": internal error: an invalid state";
+    } catch (const std::bad_optional_access&) {
+        return context + ": internal error: an invalid state";
+    } catch (const std::bad_function_call&) {
+        return context + ": internal error: an invalid state";
+    } catch (const std::bad_cast&) {
+        return context + ": internal error: an invalid state";
     } catch (const std::exception& e) {
-        return context + ": " + e.what();
+        const std::string what = e.what(); // ours (CUDA calls), or another library's words
+        for (const char* library : {"std::", "basic_string", "_M_", "json.exception"})
+            if (what.find(library) != std::string::npos) return context + ": internal error: an invalid state";
+        return context + ": " + what;
     } catch (...) {
         return context + ": unknown error";
     }

@@ -10,7 +10,10 @@ namespace passlens {
 /// The message of the exception being handled; call it inside a catch block. passlens::Error
 /// gives its own text (it names file, place and reason); std::bad_alloc gives "CONTEXT: out of
 /// memory"; a nlohmann::json exception, a filesystem error or another std::exception gives
-/// "CONTEXT: reason" without the library's tags. After std::bad_alloc the MemoryReserve is
+/// "CONTEXT: reason" without the library's tags; the standard library's own exceptions, whose
+/// text names only library internals (std::out_of_range from .at(), std::length_error,
+/// std::bad_variant_access), give the reason in words ("CONTEXT: internal error: an index out of
+/// range", "CONTEXT: a size too large to allocate"). After std::bad_alloc the MemoryReserve is
 /// taken again. `context` names the command and the file,
 /// e.g. "optimize model.onnx".
 std::string currentExceptionMessage(const std::string& context);
