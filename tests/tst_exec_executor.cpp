@@ -5,6 +5,10 @@
 #include <passlens/io/JsonFile.h>
 
 #include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <utility>
+#include <variant>
 
 using namespace passlens;
 using namespace exectest;
@@ -184,6 +188,90 @@ private slots:
             "p");
         QCOMPARE(p.repeats, 2147483647);
         QCOMPARE(p.transfers.at(0).bytes, std::size_t(9007199254740992));
+    }
+
+    // Whatever a kernel throws reaches the user as "NODE: reason": passlens::Error with the node
+    // in front, out of memory and the standard library's exceptions in words, never their raw
+    // text (issue 16, "Messages").
+    void kernelFailuresNameTheNode() {
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+        Variable* e = g.apply(Op::get("Elemwise", {{"scalar", "exp"}}), {x});
+        Variable* y =
+            g.makeApply(Op::get("OnnxFailing"), {e}, std::vector<Type>{Type::parse("float32[4]")}, "fail_1")->output(0);
+        g.setOutputs({y});
+        const std::string node = describeNode(*y->owner());
+        QCOMPARE(node, "OnnxFailing (node #" + std::to_string(y->owner()->id()) + " 'fail_1')");
+        const std::vector<std::pair<std::function<void()>, std::string>> cases = {
+            {[] { (void)std::vector<int>().at(3); }, "internal error: an index out of range"},
+            {[] { std::vector<double>().reserve(std::vector<double>().max_size() + 1); },
+             "a size too large to allocate"},
+            {[] { (void)std::get<int>(std::variant<int, float>(1.0f)); }, "internal error: an invalid state"},
+            {[] { throw std::bad_alloc(); }, "out of host memory"},
+            {[] { throw std::runtime_error("std::future_error: Broken promise"); }, "internal error: an invalid state"},
+            {[] { throw std::runtime_error("cudaMemcpy failed: cudaErrorIllegalAddress"); },
+             "cudaMemcpy failed: cudaErrorIllegalAddress"},
+            {[] { throw Error("weights do not match"); }, "weights do not match"},
+            {[] { throw 42; }, "unknown error"},
+        };
+        for (const auto& [thrower, reason] : cases) {
+            KernelRegistry::instance().add("OnnxFailing", Backend::Cpu,
+                                           [&thrower = thrower](KernelCall&) { thrower(); });
+            Executor ex(g, ExecOptions{DeviceChoice::Cpu});
+            const QString err = errorOf([&] { ex.run({randn(DType::Float32, {4})}); });
+            QCOMPARE(err, QString::fromStdString(node + ": " + reason));
+            // the profile (run's message) says the same and ran the node before it
+            const ProfileReport rep = profileExecutor(ex, {randn(DType::Float32, {4})}, ProfileOptions{0, 1}, "final");
+            QCOMPARE(QString::fromStdString(rep.error), err);
+            QVERIFY(rep.nodes[0].timeUs.has_value() && !rep.nodes[1].timeUs.has_value());
+        }
+        KernelRegistry::instance().add("OnnxFailing", Backend::Cpu, [](KernelCall& c) { c.outputs[0] = c.in(0); });
+        Executor ok(g, ExecOptions{DeviceChoice::Cpu});
+        QCOMPARE(ok.run({randn(DType::Float32, {4})}).at(0).numel(), 4);
+    }
+
+    // A failure inside an If branch, a Loop or a Scan body names the control-flow node, the
+    // branch or iteration, and the node inside (ONNX backend test models of libonnx-testdata).
+    void controlFlowFailuresNameTheirPath() {
+        const std::filesystem::path data = "/usr/share/libonnx-testdata/data/node";
+        if (!std::filesystem::exists(data / "test_loop11/model.onnx")) QSKIP("libonnx-testdata is not installed");
+        // the CPU kernel of `kind` throws std::out_of_range while this lives
+        struct Failing {
+            std::string kind;
+            KernelFn saved;
+            explicit Failing(std::string k)
+                : kind(std::move(k))
+                , saved(*KernelRegistry::instance().find(kind, Backend::Cpu)) {
+                KernelRegistry::instance().add(kind, Backend::Cpu, [](KernelCall&) { (void)std::vector<int>().at(1); });
+            }
+            ~Failing() { KernelRegistry::instance().add(kind, Backend::Cpu, saved); }
+        };
+        auto failure = [&](const char* model, const char* kind, const std::vector<Tensor>& inputs) {
+            const LoadedGraph lg = loadGraphFile((data / model / "model.onnx").string());
+            Failing f(kind);
+            Executor ex(*lg.graph, ExecOptions{DeviceChoice::Cpu});
+            const QString err = errorOf([&] { ex.run(inputs); });
+            return std::make_pair(describeNode(*lg.graph->outputs().at(0)->owner()), err.toStdString());
+        };
+        const std::string reason = ": internal error: an index out of range";
+        auto [loop, loopErr] =
+            failure("test_loop11", "Elemwise",
+                    {Tensor::scalar(DType::Int64, 5), Tensor::scalar(DType::Bool, 1), randn(DType::Float32, {1})});
+        QVERIFY2(loopErr.starts_with(loop + ": body, iteration 0: Elemwise{add} (node #") && loopErr.ends_with(reason),
+                 loopErr.c_str());
+        auto [scan, scanErr] =
+            failure("test_scan9_sum", "Elemwise", {randn(DType::Float32, {2}), randn(DType::Float32, {3, 2})});
+        QVERIFY2(scanErr.starts_with(scan + ": body, iteration 0: Elemwise{add} (node #") && scanErr.ends_with(reason),
+                 scanErr.c_str());
+        auto [branch, ifErr] = failure("test_if_seq", "OnnxSequenceConstruct", {Tensor::scalar(DType::Bool, 1)});
+        QVERIFY2(ifErr.starts_with(branch + ": then_branch: OnnxSequenceConstruct (node #") && ifErr.ends_with(reason),
+                 ifErr.c_str());
+        // the real kernels are back
+        const LoadedGraph lg = loadGraphFile((data / "test_scan9_sum/model.onnx").string());
+        QCOMPARE(Executor(*lg.graph, ExecOptions{DeviceChoice::Cpu})
+                     .run({randn(DType::Float32, {2}), randn(DType::Float32, {3, 2})})
+                     .size(),
+                 std::size_t(2));
     }
 
     void missingKernelIsNamed() {

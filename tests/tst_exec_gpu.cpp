@@ -579,6 +579,21 @@ private slots:
             const auto outs = ex.run(h.values); // the same executor runs once memory is back
             QCOMPARE(outs[0].numel(), 64);
         }
+        {
+            // a GPU input is uploaded when the run binds it: out of device memory names the input
+            FunctionGraph g;
+            Variable* x = g.addInput(Type::parse("float32[64]@gpu"), "xg");
+            g.setOutputs(
+                {g.apply(Op::get("HostFromGpu"), {g.apply(Op::get("GpuElemwise", {{"scalar", "exp"}}), {x})})});
+            Executor ex(g, ExecOptions{DeviceChoice::Cuda, true});
+            cuda::emu::failAllocation(0);
+            const QString msg = errorOf([&] { (void)ex.run({randn(DType::Float32, {64})}); });
+            cuda::emu::reset();
+            QVERIFY2(msg.startsWith("input 0 'xg': ") &&
+                         msg.contains("out of device memory: cannot allocate 256 bytes"),
+                     qPrintable(msg));
+            QCOMPARE(ex.run({randn(DType::Float32, {64})})[0].numel(), 64);
+        }
     }
 
     // Without page-locked memory (injected), host buffers fall back to pageable memory, and

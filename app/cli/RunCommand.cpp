@@ -71,6 +71,14 @@ json diffJson(const CompareResult& r) {
     return {{"max_abs", r.maxAbs}, {"max_rel", r.maxRel}, {"outputs", outs}};
 }
 
+// Call inside a catch block: the error again, with `file` in front unless it names it already.
+// The executor's messages name the node, input or constant ("OnnxConv (node #3 'conv'): ..."),
+// the model file is the command's.
+[[noreturn]] void rethrowNamingFile(const std::string& file) {
+    const std::string msg = currentExceptionMessage(file);
+    throw Error(msg.starts_with(file) ? msg : file + ": " + msg);
+}
+
 std::string num(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.3g", v);
@@ -124,11 +132,21 @@ int runRun(const RunArgs& a) {
             throw Error(a.inputs + ": holds " + std::to_string(inputs.size()) + " input_N.pb files, the graph takes " +
                         std::to_string(graph->inputs().size()) + " inputs");
     } else {
-        inputs = seededInputs(*graph, a.seed);
+        try {
+            inputs = seededInputs(*graph, a.seed);
+        } catch (...) {
+            rethrowNamingFile(a.file);
+        }
     }
 
     // ---- execute and profile
-    Executor exec(*graph, ExecOptions{*device});
+    std::unique_ptr<Executor> planned;
+    try {
+        planned = std::make_unique<Executor>(*graph, ExecOptions{*device});
+    } catch (...) {
+        rethrowNamingFile(a.file);
+    }
+    Executor& exec = *planned;
     ProfileOptions po;
     po.warmup = a.warmup;
     po.repeats = a.repeat;
@@ -138,7 +156,12 @@ int runRun(const RunArgs& a) {
         std::cerr << "error: " << a.file << ": " << rep.error << "\n";
         return 1;
     }
-    const std::vector<Tensor> outs = exec.run(inputs);
+    std::vector<Tensor> outs;
+    try {
+        outs = exec.run(inputs);
+    } catch (...) {
+        rethrowNamingFile(a.file);
+    }
     if (!a.saveOutputs.empty()) {
         std::filesystem::create_directories(a.saveOutputs);
         for (std::size_t i = 0; i < outs.size(); ++i)
@@ -153,8 +176,11 @@ int runRun(const RunArgs& a) {
     if (a.check) {
         std::vector<Tensor> srcOuts;
         if (source && a.phase != "source") {
-            Executor srcExec(*source, ExecOptions{DeviceChoice::Cpu});
-            srcOuts = srcExec.run(inputs);
+            try {
+                srcOuts = Executor(*source, ExecOptions{DeviceChoice::Cpu}).run(inputs);
+            } catch (...) {
+                rethrowNamingFile(a.file + ": --check: the source graph");
+            }
         } else {
             srcOuts = outs;
         }

@@ -4,6 +4,8 @@
 #include "passlens/kernels/TensorIO.h"
 
 #include <passlens/io/Encoding.h>
+#include <passlens/io/Failure.h>
+#include <passlens/ir/Error.h>
 #include <passlens/ir/FunctionGraph.h>
 
 #include <algorithm>
@@ -15,8 +17,18 @@ namespace passlens {
 
 std::vector<Tensor> seededInputs(const FunctionGraph& graph, std::uint64_t seed) {
     std::vector<Tensor> inputs;
-    for (std::size_t i = 0; i < graph.inputs().size(); ++i)
-        inputs.push_back(randomTensor(graph.inputs()[i]->type(), seed * 1000 + i + 1));
+    for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
+        const Variable* v = graph.inputs()[i];
+        const std::string where =
+            "input " + std::to_string(i) + " '" + v->name() + "' (" + v->type().str() + "): no random values";
+        try {
+            inputs.push_back(randomTensor(v->type(), seed * 1000 + i + 1));
+        } catch (const Error& e) {
+            throw Error(where + ": " + e.what());
+        } catch (...) {
+            throw Error(currentExceptionMessage(where));
+        }
+    }
     return inputs;
 }
 

@@ -5,6 +5,7 @@
 
 #include "cpu/ElemwiseEngine.h"
 
+#include <passlens/io/Failure.h>
 #include <passlens/ir/Error.h>
 
 #include <algorithm>
@@ -19,6 +20,26 @@ namespace passlens {
 namespace {
 using Clock = std::chrono::steady_clock;
 double usSince(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+// Call inside a catch block: the exception being handled again, as an ExecError of `where` (a
+// node, an input, a constant). passlens::Error keeps its text, with `where` in front unless it
+// starts with it; an ExecError already names its place; out of memory and the standard
+// library's exceptions become words (currentExceptionMessage), never the library's raw text.
+[[noreturn]] void rethrowAt(const std::string& where) {
+    try {
+        throw;
+    } catch (const ExecError&) {
+        throw;
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        throw ExecError(msg.starts_with(where) ? msg : where + ": " + msg);
+    } catch (const std::bad_alloc&) {
+        MemoryReserve::rearm(); // unwound: the reserve (where one is held) is taken again
+        throw ExecError(where + ": out of host memory");
+    } catch (...) {
+        throw ExecError(currentExceptionMessage(where));
+    }
+}
 
 } // namespace
 
@@ -38,7 +59,7 @@ float* ExecContext::scratch(std::size_t floats) {
 }
 
 // ------------------------------------------------------------------ construction
-Executor::Executor(const FunctionGraph& graph, ExecOptions options)
+Executor::Executor(const FunctionGraph& graph, ExecOptions options) try
     : m_graph(graph) {
     m_ctx = std::make_shared<ExecContext>();
     m_ctx->pool = std::make_shared<BufferPool>();
@@ -68,12 +89,16 @@ Executor::Executor(const FunctionGraph& graph, ExecOptions options)
         }
     }
     planSteps();
+} catch (...) {
+    rethrowAt("planning the execution");
 }
 
-Executor::Executor(const FunctionGraph& graph, std::shared_ptr<ExecContext> context)
+Executor::Executor(const FunctionGraph& graph, std::shared_ptr<ExecContext> context) try
     : m_graph(graph)
     , m_ctx(std::move(context)) {
     planSteps();
+} catch (...) {
+    rethrowAt("planning the execution");
 }
 
 Executor::~Executor() {
@@ -143,21 +168,25 @@ void Executor::planSteps() {
     for (const auto& [v, sl] : slotOf) {
         if (!v->isConstant()) continue;
         const auto& data = v->constant();
-        if (!data || !data->loaded()) {
-            std::string users;
-            for (const Client& c : v->clients())
-                if (c.node) {
-                    users = describeNode(*c.node);
-                    break;
-                }
-            throw ExecError("constant '" + (v->name().empty() ? "#" + std::to_string(v->id()) : v->name()) + "'" +
-                            (users.empty() ? std::string() : " used by " + users) + " has no data" +
+        std::string users;
+        for (const Client& c : v->clients())
+            if (c.node) {
+                users = describeNode(*c.node);
+                break;
+            }
+        const std::string constant = "constant '" + (v->name().empty() ? "#" + std::to_string(v->id()) : v->name()) +
+                                     "'" + (users.empty() ? std::string() : " used by " + users);
+        if (!data || !data->loaded())
+            throw ExecError(constant + " has no data" +
                             (data && !data->missing.empty() ? ": " + data->missing : std::string()));
+        try {
+            Tensor t = Tensor::fromConstant(*data);
+            if (m_ctx->gpu && v->type().isGpu())
+                t = m_ctx->gpu->upload(t, *m_ctx->pool); // GPU constants live on the device
+            m_constSlots[static_cast<std::size_t>(sl)] = std::move(t);
+        } catch (...) {
+            rethrowAt(constant);
         }
-        Tensor t = Tensor::fromConstant(*data);
-        if (m_ctx->gpu && v->type().isGpu())
-            t = m_ctx->gpu->upload(t, *m_ctx->pool); // GPU constants live on the device
-        m_constSlots[static_cast<std::size_t>(sl)] = std::move(t);
     }
 
     // Last uses: a value is released after the last step that reads it, unless it is a graph
@@ -523,7 +552,7 @@ std::string typeMismatch(const Type& t, const Tensor& x, bool dims = true) {
 }
 } // namespace
 
-std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings* timings) {
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings* timings) try {
     const auto runStart = Clock::now();
     if (inputs.size() != m_inputSlots.size())
         throw ExecError("the graph takes " + std::to_string(m_inputSlots.size()) + " inputs, " +
@@ -532,13 +561,18 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const Variable* v = m_graph.inputs()[i];
         if (!inputs[i].defined()) throw ExecError("input " + std::to_string(i) + " '" + v->name() + "' is not given");
+        const std::string input = "input " + std::to_string(i) + " '" + v->name() + "'";
         const Tensor in = asDeclared(v->type(), inputs[i]);
         const std::string bad = typeMismatch(v->type(), in);
-        if (!bad.empty()) throw ExecError("input " + std::to_string(i) + " '" + v->name() + "' has " + bad);
-        if (m_ctx->gpu && v->type().isGpu() && in.onHost())
-            slots[static_cast<std::size_t>(m_inputSlots[i])] = m_ctx->gpu->upload(in, *m_ctx->pool);
-        else
-            slots[static_cast<std::size_t>(m_inputSlots[i])] = in;
+        if (!bad.empty()) throw ExecError(input + " has " + bad);
+        try {
+            if (m_ctx->gpu && v->type().isGpu() && in.onHost())
+                slots[static_cast<std::size_t>(m_inputSlots[i])] = m_ctx->gpu->upload(in, *m_ctx->pool);
+            else
+                slots[static_cast<std::size_t>(m_inputSlots[i])] = in;
+        } catch (...) {
+            rethrowAt(input);
+        }
     }
     if (timings) {
         timings->stepUs.assign(m_steps.size(), 0.0);
@@ -578,119 +612,117 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
     for (; si < m_steps.size(); ++si) {
         ExecStep& s = m_steps[si];
         const Apply& node = *s.node;
-        if (fusedDone[si]) {
-            // applied by the kernel of step fusedInto: the (last and only) use of its output
-            // now holds this node's value
-            Tensor& t = slots[static_cast<std::size_t>(s.inSlots[static_cast<std::size_t>(s.fusedInput)])];
-            const std::string bad = typeMismatch(node.output(0)->type(), t);
-            if (!bad.empty()) throw ExecError(describeNode(node) + ": output 0 has " + bad);
-            if (!node.output(0)->clients().empty())
-                slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(t);
-            else
-                t = Tensor();
-            if (timings) timings->stepFused[si] = true;
-            continue;
-        }
-        if (s.kind == StepKind::Missing)
-            throw ExecError(describeNode(node) + ": " + s.why + " on the " +
-                            (m_ctx->gpuBackend == Backend::Cuda ? "CUDA or CPU" : "CPU") + " backend");
-        ins.clear();
-        for (std::size_t k = 0; k < s.inSlots.size(); ++k) {
-            Tensor& t = slots[static_cast<std::size_t>(s.inSlots[k])];
-            if (!t.defined())
-                throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " has no value (internal error)");
-            if (!t.isDense() && !takesNonTensorValues(node.op().kind()))
-                throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " is " + t.typeStr() +
-                                ", the op takes tensors");
-            if (t.holdsStrings() && !takesStringTensors(node.op().kind()))
-                throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " is " + t.typeStr() +
-                                ", the op's kernel takes no string tensors");
-            if (s.lastUse[k])
-                ins.push_back(std::move(t));
-            else
-                ins.push_back(t);
-        }
-        outs.assign(s.outSlots.size(), Tensor());
-        if (m_ctx->gpu && s.backend == Backend::Cpu && s.kind != StepKind::Transfer) {
-            // a CPU kernel on a CUDA context: device inputs come to the host, except where only
-            // the shape is read (Shape, Shape_i) or the value is passed through (Assert's x)
-            const std::string& k = node.op().kind();
-            for (std::size_t i = 0; i < ins.size(); ++i) {
-                if (ins[i].onHost() || k == "Shape" || k == "Shape_i" || (k == "Assert" && i == 0)) continue;
-                ins[i] = m_ctx->gpu->download(ins[i], *m_ctx->pool);
-            }
-        }
-        const bool devTimed = timings && s.deviceTimed && m_ctx->gpu;
-        if (devTimed) {
-            if (!s.timer) s.timer = m_ctx->gpu->timerCreate();
-            m_ctx->gpu->timerStart(s.timer);
-        }
-        if (s.joinInPlace && joinBuffers[si].defined()) {
-            // every input written into its block of the buffer by its producer: nothing to do
-            Tensor& buf = joinBuffers[si];
-            const std::size_t es = dtypeSize(s.joinDType);
-            bool all = ins.size() == s.joinOffsets.size();
-            for (std::size_t k = 0; k < ins.size() && all; ++k)
-                all = ins[k].onHost() && ins[k].dtype() == s.joinDType &&
-                      ins[k].rawData() ==
-                          static_cast<const char*>(buf.rawData()) + static_cast<std::size_t>(s.joinOffsets[k]) * es;
-            if (all) {
-                ins.clear();
-                if (!node.output(0)->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(buf);
-                buf = Tensor();
+        // every failure of a step names its node: the kernel's own errors, and those of the
+        // copies, allocations and checks around it
+        try {
+            if (fusedDone[si]) {
+                // applied by the kernel of step fusedInto: the (last and only) use of its output
+                // now holds this node's value
+                Tensor& t = slots[static_cast<std::size_t>(s.inSlots[static_cast<std::size_t>(s.fusedInput)])];
+                const std::string bad = typeMismatch(node.output(0)->type(), t);
+                if (!bad.empty()) throw ExecError(describeNode(node) + ": output 0 has " + bad);
+                if (!node.output(0)->clients().empty())
+                    slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(t);
+                else
+                    t = Tensor();
                 if (timings) timings->stepFused[si] = true;
                 continue;
             }
-            buf = Tensor();
-        }
-        const auto t0 = timings ? Clock::now() : Clock::time_point();
-        try {
-            KernelCall call{node, ins, outs, s.state, *m_ctx, nullptr, false, Tensor()};
-            call.epilogue = s.epilogue.get();
-            if (s.joinStep >= 0) {
-                Tensor& buf = joinBuffers[static_cast<std::size_t>(s.joinStep)];
-                const ExecStep& js = m_steps[static_cast<std::size_t>(s.joinStep)];
-                if (!buf.defined()) buf = Tensor::empty(js.joinDType, js.joinShape, m_ctx->pool.get());
-                call.outputInto = buf.sliceView(s.joinOffset, s.joinShape);
+            if (s.kind == StepKind::Missing)
+                throw ExecError(describeNode(node) + ": " + s.why + " on the " +
+                                (m_ctx->gpuBackend == Backend::Cuda ? "CUDA or CPU" : "CPU") + " backend");
+            ins.clear();
+            for (std::size_t k = 0; k < s.inSlots.size(); ++k) {
+                Tensor& t = slots[static_cast<std::size_t>(s.inSlots[k])];
+                if (!t.defined())
+                    throw ExecError(describeNode(node) + ": input " + std::to_string(k) +
+                                    " has no value (internal error)");
+                if (!t.isDense() && !takesNonTensorValues(node.op().kind()))
+                    throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " is " + t.typeStr() +
+                                    ", the op takes tensors");
+                if (t.holdsStrings() && !takesStringTensors(node.op().kind()))
+                    throw ExecError(describeNode(node) + ": input " + std::to_string(k) + " is " + t.typeStr() +
+                                    ", the op's kernel takes no string tensors");
+                if (s.lastUse[k])
+                    ins.push_back(std::move(t));
+                else
+                    ins.push_back(t);
             }
-            (*s.fn)(call);
-            if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
-            for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
-                if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost())
-                    outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
-            // a kernel fault surfaces here, named after this node, instead of at a later sync
-            if (m_ctx->gpu && m_ctx->options.cudaSyncEachStep) m_ctx->gpu->synchronize();
-        } catch (const ExecError&) {
-            throw;
-        } catch (const Error& e) {
-            const std::string where = describeNode(node);
-            const std::string msg = e.what();
-            throw ExecError(msg.starts_with(where) ? msg : where + ": " + msg);
-        } catch (const std::bad_alloc&) {
-            throw ExecError(describeNode(node) + ": out of host memory");
-        } catch (const std::exception& e) {
-            throw ExecError(describeNode(node) + ": " + e.what());
+            outs.assign(s.outSlots.size(), Tensor());
+            if (m_ctx->gpu && s.backend == Backend::Cpu && s.kind != StepKind::Transfer) {
+                // a CPU kernel on a CUDA context: device inputs come to the host, except where only
+                // the shape is read (Shape, Shape_i) or the value is passed through (Assert's x)
+                const std::string& k = node.op().kind();
+                for (std::size_t i = 0; i < ins.size(); ++i) {
+                    if (ins[i].onHost() || k == "Shape" || k == "Shape_i" || (k == "Assert" && i == 0)) continue;
+                    ins[i] = m_ctx->gpu->download(ins[i], *m_ctx->pool);
+                }
+            }
+            const bool devTimed = timings && s.deviceTimed && m_ctx->gpu;
+            if (devTimed) {
+                if (!s.timer) s.timer = m_ctx->gpu->timerCreate();
+                m_ctx->gpu->timerStart(s.timer);
+            }
+            if (s.joinInPlace && joinBuffers[si].defined()) {
+                // every input written into its block of the buffer by its producer: nothing to do
+                Tensor& buf = joinBuffers[si];
+                const std::size_t es = dtypeSize(s.joinDType);
+                bool all = ins.size() == s.joinOffsets.size();
+                for (std::size_t k = 0; k < ins.size() && all; ++k)
+                    all = ins[k].onHost() && ins[k].dtype() == s.joinDType &&
+                          ins[k].rawData() ==
+                              static_cast<const char*>(buf.rawData()) + static_cast<std::size_t>(s.joinOffsets[k]) * es;
+                if (all) {
+                    ins.clear();
+                    if (!node.output(0)->clients().empty())
+                        slots[static_cast<std::size_t>(s.outSlots[0])] = std::move(buf);
+                    buf = Tensor();
+                    if (timings) timings->stepFused[si] = true;
+                    continue;
+                }
+                buf = Tensor();
+            }
+            const auto t0 = timings ? Clock::now() : Clock::time_point();
+            {
+                KernelCall call{node, ins, outs, s.state, *m_ctx, nullptr, false, Tensor()};
+                call.epilogue = s.epilogue.get();
+                if (s.joinStep >= 0) {
+                    Tensor& buf = joinBuffers[static_cast<std::size_t>(s.joinStep)];
+                    const ExecStep& js = m_steps[static_cast<std::size_t>(s.joinStep)];
+                    if (!buf.defined()) buf = Tensor::empty(js.joinDType, js.joinShape, m_ctx->pool.get());
+                    call.outputInto = buf.sliceView(s.joinOffset, s.joinShape);
+                }
+                (*s.fn)(call);
+                if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
+                for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
+                    if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost())
+                        outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
+                // a kernel fault surfaces here, named after this node, instead of at a later sync
+                if (m_ctx->gpu && m_ctx->options.cudaSyncEachStep) m_ctx->gpu->synchronize();
+            }
+            if (devTimed) m_ctx->gpu->timerStop(s.timer);
+            if (timings) {
+                timings->stepUs[si] = devTimed ? 0.0 : usSince(t0);
+                if (s.kind == StepKind::Transfer && !outs.empty() && outs[0].defined())
+                    timings->stepBytes[si] = outs[0].nbytes();
+            }
+            for (std::size_t k = 0; k < outs.size(); ++k) {
+                const Variable* v = node.output(static_cast<int>(k));
+                if (!outs[k].defined())
+                    throw ExecError(describeNode(node) + ": the kernel produced no output " + std::to_string(k));
+                // Onnx ops whose output ONNX shape inference could not type carry an assumed
+                // float32[*]: their real dtype is accepted
+                const bool assumed = node.op().isOnnx() && v->type().isTensor() && !v->type().rankKnown();
+                outs[k] = asDeclared(v->type(), std::move(outs[k]));
+                const std::string bad = assumed ? std::string() : typeMismatch(v->type(), outs[k]);
+                if (!bad.empty()) throw ExecError(describeNode(node) + ": output " + std::to_string(k) + " has " + bad);
+                if (!v->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[k])] = std::move(outs[k]);
+            }
+            ins.clear();
+            outs.clear();
+        } catch (...) {
+            rethrowAt(describeNode(node));
         }
-        if (devTimed) m_ctx->gpu->timerStop(s.timer);
-        if (timings) {
-            timings->stepUs[si] = devTimed ? 0.0 : usSince(t0);
-            if (s.kind == StepKind::Transfer && !outs.empty() && outs[0].defined())
-                timings->stepBytes[si] = outs[0].nbytes();
-        }
-        for (std::size_t k = 0; k < outs.size(); ++k) {
-            const Variable* v = node.output(static_cast<int>(k));
-            if (!outs[k].defined())
-                throw ExecError(describeNode(node) + ": the kernel produced no output " + std::to_string(k));
-            // Onnx ops whose output ONNX shape inference could not type carry an assumed
-            // float32[*]: their real dtype is accepted
-            const bool assumed = node.op().isOnnx() && v->type().isTensor() && !v->type().rankKnown();
-            outs[k] = asDeclared(v->type(), std::move(outs[k]));
-            const std::string bad = assumed ? std::string() : typeMismatch(v->type(), outs[k]);
-            if (!bad.empty()) throw ExecError(describeNode(node) + ": output " + std::to_string(k) + " has " + bad);
-            if (!v->clients().empty()) slots[static_cast<std::size_t>(s.outSlots[k])] = std::move(outs[k]);
-        }
-        ins.clear();
-        outs.clear();
     }
     std::vector<Tensor> result;
     result.reserve(m_outputSlots.size());
@@ -704,6 +736,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
     }
     if (timings) timings->totalUs = usSince(runStart);
     return result;
+} catch (...) {
+    // before the first step or after the last (binding, the final device synchronisation)
+    rethrowAt("the run");
 }
 
 } // namespace passlens

@@ -15,7 +15,9 @@ class FunctionGraph;
 /// The random inputs of a graph when no input files are given: `run` without --inputs (its
 /// --seed), `run --check`, `report --run` and the window's Execute and Check. Input i is
 /// randomTensor(type, seed * 1000 + i + 1) (TensorIO.h), so every step of a trace, whose inputs
-/// keep their order and types, runs on the same values.
+/// keep their order and types, runs on the same values. Throws passlens::Error naming the input
+/// ("input 0 'x' (complex64[3]): no random values: ...") for a type without random values or
+/// one too large to allocate.
 std::vector<Tensor> seededInputs(const FunctionGraph& graph, std::uint64_t seed = 0);
 
 /// Difference of one output pair.
