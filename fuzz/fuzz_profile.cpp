@@ -1,10 +1,8 @@
-// libFuzzer target: profile files (`render --overlay PROFILE`: loadTimingProfile, which takes
-// `run --profile` files, `run --json` output and sessions' `profiles`), and the typed reader of
-// the same profile objects (ExecutionProfile::fromJson, FORMAT.md §2).
+// libFuzzer target: profile files, through the one reader (ExecutionProfile::load, core/trace):
+// what `render --overlay PROFILE` reads (`run --profile` files, `run --json` output, sessions'
+// `profiles`), for the final phase and for any phase.
 #include "FuzzCommon.h"
 
-#include <passlens/io/JsonFile.h>
-#include <passlens/layout/TimingOverlay.h>
 #include <passlens/trace/ExecutionProfile.h>
 
 #include <filesystem>
@@ -31,23 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         out.write(text.data(), static_cast<std::streamsize>(text.size()));
     }
     const std::string label = g_file.string();
-    try {
-        // as `render --overlay` reads it for the final phase
-        (void)passlens::loadTimingProfile(g_file, "final");
-    } catch (const passlens::Error& e) {
-        passlens::fuzz::checkMessage(e, label, text);
-    }
-    try {
-        // every profile object of the file through the typed reader
-        const nlohmann::json doc = passlens::readJsonFile(g_file);
-        const nlohmann::json* list = doc.is_object() && doc.contains("profiles") ? &doc["profiles"] : &doc;
-        if (list->is_array())
-            for (std::size_t i = 0; i < list->size(); ++i)
-                (void)passlens::ExecutionProfile::fromJson((*list)[i], label + ": profiles[" + std::to_string(i) + "]");
-        else
-            (void)passlens::ExecutionProfile::fromJson(*list, label);
-    } catch (const passlens::Error& e) {
-        passlens::fuzz::checkMessage(e, label, text);
+    for (const char* phase : {"final", ""}) {
+        try {
+            // as `render --overlay` reads it for the final phase, then whichever phase comes first
+            (void)passlens::ExecutionProfile::load(g_file, phase);
+        } catch (const passlens::Error& e) {
+            passlens::fuzz::checkMessage(e, label, text);
+        }
     }
     return 0;
 }
