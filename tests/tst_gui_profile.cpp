@@ -115,10 +115,10 @@ private slots:
                  qPrintable(w.graphView()->legend()));
         int heated = 0;
         for (GraphNodeItem* it : w.graphScene()->nodeItems())
-            if (it->node().timeShare >= 0) {
+            if (it->node().timing) {
                 ++heated;
-                QCOMPARE(GraphNodeItem::fillFor(it->node(), false, it->node().timeShare),
-                         QColor(QString::fromStdString(heatColour(it->node().timeShare))));
+                QCOMPARE(GraphNodeItem::fillFor(it->node(), false, it->node().timing->share),
+                         QColor(QString::fromStdString(heatColour(it->node().timing->share))));
             }
         QVERIFY(heated > 10);
         s.setCurrentStep(0);
@@ -180,13 +180,13 @@ private slots:
         QVERIFY(overlay->isChecked());
         QVERIFY(w.session().profile());
         QVERIFY(std::any_of(w.session().layout()->nodes.begin(), w.session().layout()->nodes.end(),
-                            [](const LayoutNode& n) { return n.timeShare >= 0; }));
+                            [](const LayoutNode& n) { return n.timing.has_value(); }));
         QTest::mouseClick(button, Qt::LeftButton); // off: the drawing without times
         QVERIFY(waitIdle(w));
         QVERIFY(!overlay->isChecked());
         QVERIFY(!w.session().profile());
         QVERIFY(std::none_of(w.session().layout()->nodes.begin(), w.session().layout()->nodes.end(),
-                             [](const LayoutNode& n) { return n.timeShare >= 0; }));
+                             [](const LayoutNode& n) { return n.timing.has_value(); }));
         QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json"));
         QVERIFY(!overlay->isChecked() && !overlay->isEnabled());
     }

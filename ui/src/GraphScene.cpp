@@ -42,15 +42,15 @@ QColor changeFill(NodeChange c) {
 }
 } // namespace
 
-QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, double timeShare) {
+QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare) {
     // heat by share of time as in exports (heatColour), then the diff class, then the category
-    const QColor c = timeShare >= 0                      ? hex(heatColour(timeShare))
+    const QColor c = timeShare                           ? hex(heatColour(*timeShare))
                      : n.change != NodeChange::Unchanged ? changeFill(n.change)
                                                          : hex(categoryFill(n.category));
     return dark ? c.darker(260) : c;
 }
 
-GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, double timeShare)
+GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare)
     : m_node(node)
     , m_dark(dark)
     , m_timeShare(timeShare) {
@@ -98,7 +98,7 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
         p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
     }
     // light text on the dark end of the heat scale, as the exports' heatOf
-    p->setPen(m_timeShare >= 0.62 && !m_dark ? QColor(Qt::white) : fg);
+    p->setPen(m_timeShare && *m_timeShare >= 0.62 && !m_dark ? QColor(Qt::white) : fg);
     QRectF r = m_rect.adjusted(4, 2, -4, -2);
     // the title on the lines the DOT writer gave it (Graphviz sized the box for them)
     const std::vector<std::string> title = titleLines(m_node.title);
@@ -199,7 +199,9 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
         }
     }
     for (const LayoutNode& n : layout.nodes) {
-        auto* item = new GraphNodeItem(n, h, m_dark, n.node >= 0 ? timeShares.value(n.node, -1.0) : -1.0);
+        std::optional<double> share;
+        if (auto it = timeShares.constFind(n.node); n.node >= 0 && it != timeShares.constEnd()) share = *it;
+        auto* item = new GraphNodeItem(n, h, m_dark, share);
         const QString key = QString::fromStdString(n.key);
         // a stub (stubFanOut) explains the node it repeats
         QString tip = tooltips.value(

@@ -9,6 +9,8 @@
 #include <QGraphicsScene>
 #include <QHash>
 
+#include <optional>
+
 namespace passlens {
 
 class GraphNodeItem;
@@ -53,7 +55,8 @@ private:
 /// One drawn node.
 class GraphNodeItem final : public QGraphicsItem {
 public:
-    GraphNodeItem(const LayoutNode& node, double height, bool dark, double timeShare = -1);
+    /// `timeShare`: the timing overlay's fill in [0, 1] (heatColour); none without timing.
+    GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare = std::nullopt);
     QRectF boundingRect() const override;
     void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     const LayoutNode& node() const { return m_node; }
@@ -64,13 +67,13 @@ protected:
 
 public:
     /// Fill colour by category, diff change and timing share.
-    static QColor fillFor(const LayoutNode& n, bool dark, double timeShare = -1);
+    static QColor fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare = std::nullopt);
 
 private:
     LayoutNode m_node;
     QRectF m_rect;
     bool m_dark;
-    double m_timeShare;
+    std::optional<double> m_timeShare;
 };
 
 } // namespace passlens

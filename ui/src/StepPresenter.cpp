@@ -69,9 +69,9 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
     QHash<NodeId, double> shares;
     double maxUs = 0;
     for (const LayoutNode& n : layout->nodes)
-        if (n.node >= 0 && n.timeShare >= 0) {
-            shares.insert(n.node, n.timeShare);
-            maxUs = std::max(maxUs, n.timeUs);
+        if (n.node >= 0 && n.timing) {
+            shares.insert(n.node, n.timing->share);
+            maxUs = std::max(maxUs, n.timing->us);
         }
     QString legend;
     if (const auto& prof = m_session.profile(); prof && !shares.isEmpty())

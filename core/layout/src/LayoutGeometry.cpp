@@ -139,10 +139,7 @@ struct GeometrySink {
             ln.transferDirection = d.transferDirection;
             ln.name = d.name;
             ln.scope = d.scope;
-            if (d.timing) {
-                ln.timeShare = d.timing->share;
-                ln.timeUs = d.timing->us;
-            }
+            ln.timing = d.timing;
             ln.seed = d.seed;
             ln.hiddenCount = d.hiddenCount;
             ln.stubOf = d.stubOf;

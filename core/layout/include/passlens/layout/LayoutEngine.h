@@ -50,8 +50,7 @@ struct LayoutNode {
     std::string transferDirection;       ///< "HtoD", "DtoH", "DtoD" for transfers
     std::string name;                    ///< DrawNode::name (a Group: its scope)
     std::string scope;                   ///< DrawNode::scope: the open scope it is drawn in
-    double timeShare = -1;               ///< DrawNode::timing's share in [0, 1]; -1 without timing
-    double timeUs = -1;                  ///< DrawNode::timing's microseconds; -1 without timing
+    std::optional<NodeTiming> timing;    ///< DrawNode::timing: the overlay's share and time; none without
     bool seed = false;                   ///< part of the changed region
     LayoutPoint center;                  ///< centre of the box, points
     double width = 0, height = 0;        ///< box size, points
