@@ -14,6 +14,8 @@
 #include "ProfileModel.h"
 
 #include <passlens/io/SessionFile.h>
+#include <passlens/io/AtomicFile.h>
+#include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/layout/DotWriter.h>
 #include <passlens/pipeline/Pipeline.h>

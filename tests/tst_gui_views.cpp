@@ -321,6 +321,43 @@ private slots:
     // Group by name scope: the bundled transformer layer's /self_attn, /norm1, ... scopes are one
     // box each; double-clicking a box opens it, "Close scope" closes it again, and Find opens
     // the scopes around a hit inside a closed box.
+    // Ten scoped blocks read one weight; after the pipeline its one GpuFromHost feeds all ten
+    // boxes: drawn once beside the first and as a stub beside the nine others (stubFanOut), and
+    // the window selects and explains the node itself, never a stub.
+    void stubsStandForAHighFanOutNode() {
+        FunctionGraph g;
+        Variable* h = g.addInput(Type::parse("float32[4,4]"), "x");
+        Variable* wt = g.addInput(Type::parse("float32[4,4]"), "w");
+        for (int k = 0; k < 10; ++k) {
+            const std::string scope = "/b" + std::to_string(k) + "/";
+            h = g.apply(Op::get("Dot"), {h, wt}, scope + "MatMul");
+            h = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {h}, scope + "Tanh");
+        }
+        g.setOutputs({h});
+        QTemporaryDir dir;
+        const QString file = dir.filePath("fan.graph.json");
+        writeFileAtomic(file.toStdString(), writeGraphJson(g).dump());
+        MainWindow w;
+        QVERIFY(showAndOpen(w, file));
+        QVERIFY(w.setGroupByScope(true));
+        QVERIFY(waitIdle(w));
+        std::vector<GraphNodeItem*> stubs;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            if (!it->node().stubOf.empty()) stubs.push_back(it);
+        QCOMPARE(stubs.size(), std::size_t(9));
+        const NodeId transfer = stubs.front()->node().node;
+        for (GraphNodeItem* it : stubs) {
+            QCOMPARE(it->node().node, transfer);
+            QCOMPARE(it->node().category, NodeCategory::Transfer);
+            QVERIFY2(it->toolTip().contains("drawn again beside each of its many consumers"),
+                     qPrintable(it->toolTip()));
+        }
+        QCOMPARE(w.graphScene()->nodeIds().count(transfer), 1);
+        GraphNodeItem* selected = w.graphScene()->selectNode(transfer);
+        QVERIFY(selected && selected->node().stubOf.empty());
+        QCOMPARE(selected->node().key, stubs.front()->node().stubOf);
+    }
+
     void groupByNameScope() {
         MainWindow w;
         QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
