@@ -115,6 +115,16 @@ void TestOnnx::topKLiftedByTheano() {
             QCOMPARE(out->owner()->input(0), gpu->output(o));
         }
     }
+    // K a graph input: the Assert that guards it keeps its condition on the host (as Theano's
+    // Assert.make_node does), so GraphToGpu does not fail and both pipelines lift the TopKOp
+    for (const char* pipeline : {"theano", "cleanup"}) {
+        LoadedGraph lg = topKModel(11, 0, false, 1, 0).import();
+        const PipelineRun run = Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+        for (const std::string& m : run.messages) QVERIFY2(m.find("failed") == std::string::npos, m.c_str());
+        QVERIFY2(kinds(*lg.graph).contains("GpuTopKOp"), qPrintable(QString(pipeline) + ": " + kinds(*lg.graph)));
+        const Apply* guard = onlyNodeOf(*lg.graph, "Assert");
+        for (int i = 1; i < guard->nin(); ++i) QVERIFY(!guard->input(i)->type().isGpu());
+    }
     LoadedGraph host = topKModel(11, 2, true, 1, 0).import();
     Pipeline p = Pipeline::builtin("theano");
     p.exclude("gpuarray");

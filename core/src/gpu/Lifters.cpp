@@ -201,9 +201,11 @@ std::vector<Variable*> liftShape(LiftContext& c) {
     return {mk(c.graph, c.node.op().kind(), attrsOf(c.node), {asGpu(c.graph, c.inputs[0], c.context)}, c.node)};
 }
 
+// local_gpua_assert_graph (gpuarray/opt.py): the value on the GPU, the conditions on the host, as
+// Assert.make_node's as_tensor_variable brings back a condition a lifted op computed.
 std::vector<Variable*> liftAssert(LiftContext& c) {
     std::vector<Variable*> ins{asGpu(c.graph, c.inputs[0], c.context)};
-    for (std::size_t i = 1; i < c.inputs.size(); ++i) ins.push_back(c.inputs[i]);
+    for (std::size_t i = 1; i < c.inputs.size(); ++i) ins.push_back(asHost(c.graph, c.inputs[i]));
     return {mk(c.graph, "Assert", attrsOf(c.node), ins, c.node)};
 }
 
