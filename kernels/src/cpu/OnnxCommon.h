@@ -116,5 +116,6 @@ void registerOnnxRecurrentKernels(KernelRegistry& r);
 void registerOnnxSequenceKernels(KernelRegistry& r);
 void registerOnnxTrainingKernels(KernelRegistry& r);
 void registerOnnxStringKernels(KernelRegistry& r);
+void registerOnnxRandomKernels(KernelRegistry& r);
 
 } // namespace passlens::cpu

@@ -344,6 +344,7 @@ void registerOnnxKernels(KernelRegistry& r) {
     registerOnnxSequenceKernels(r);
     registerOnnxTrainingKernels(r);
     registerOnnxStringKernels(r);
+    registerOnnxRandomKernels(r);
 }
 
 } // namespace passlens::cpu
