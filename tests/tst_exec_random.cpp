@@ -1,0 +1,283 @@
+// The CPU kernels of ONNX's random generators (OnnxRandomKernels.cpp): output shapes and dtypes,
+// the seed (same values for the same seed, in every run and after the pipelines; other values
+// for another seed or without one), the distributions' statistics on 100,000 draws with a fixed
+// seed, and the errors for bad attributes and inputs.
+#include "ExecTestSupport.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+using namespace passlens;
+using namespace exectest;
+
+namespace {
+
+// Runs one Onnx<kind> node (its inputs graph inputs) on the CPU and returns its output.
+Tensor runOp(const std::string& kind, json attrs, std::vector<Tensor> ins = {},
+             const std::string& type = "float32[*]") {
+    Harness h;
+    std::vector<Variable*> vs;
+    for (const Tensor& t : ins) vs.push_back(h.input(t));
+    Apply* a = h.g.makeApply(Op::get("Onnx" + kind, std::move(attrs)), vs, std::vector<Type>{Type::parse(type)});
+    return h.run({a->output(0)})[0];
+}
+
+struct Moments {
+    double mean = 0, var = 0;
+};
+
+Moments momentsOf(const Tensor& t) {
+    const auto v = t.toDoubles();
+    Moments m;
+    for (double x : v) m.mean += x;
+    m.mean /= static_cast<double>(v.size());
+    for (double x : v) m.var += (x - m.mean) * (x - m.mean);
+    m.var /= static_cast<double>(v.size());
+    return m;
+}
+
+} // namespace
+
+class TestExecRandom : public QObject {
+    Q_OBJECT
+
+private slots:
+    void shapesAndDtypes() {
+        for (const auto& [code, dt] :
+             std::vector<std::pair<int, DType>>{{10, DType::Float16}, {1, DType::Float32}, {11, DType::Float64}}) {
+            for (const char* kind : {"RandomNormal", "RandomUniform"}) {
+                const Tensor y = runOp(kind, {{"dtype", code}, {"shape", {2, 3, 4}}, {"seed", 1.0}});
+                QCOMPARE(y.dtype(), dt);
+                QCOMPARE(y.shape(), (Shape{2, 3, 4}));
+            }
+        }
+        // default dtype float32; the uniform values lie in [low, high], float16 too
+        const Tensor n = runOp("RandomNormal", {{"shape", {5}}});
+        QCOMPARE(n.dtype(), DType::Float32);
+        for (int code : {1, 10}) {
+            const Tensor u =
+                runOp("RandomUniform", {{"dtype", code}, {"shape", {1000}}, {"low", -3.0}, {"high", -2.0}});
+            for (double v : u.toDoubles()) QVERIFY2(v >= -3 && v <= -2, qPrintable(QString::number(v)));
+        }
+        // *Like: the input's shape, its dtype unless dtype says otherwise
+        const Tensor xd = randn(DType::Float64, {3, 7});
+        const Tensor xi = ints(DType::Int32, {2, 2}, {1, 2, 3, 4});
+        for (const char* kind : {"RandomNormalLike", "RandomUniformLike"}) {
+            const Tensor a = runOp(kind, json::object(), {xd});
+            QCOMPARE(a.dtype(), DType::Float64);
+            QCOMPARE(a.shape(), (Shape{3, 7}));
+            const Tensor b = runOp(kind, {{"dtype", 10}}, {xi});
+            QCOMPARE(b.dtype(), DType::Float16);
+            QCOMPARE(b.shape(), (Shape{2, 2}));
+            const QString e = errorOf([&] { (void)runOp(kind, json::object(), {xi}); });
+            QVERIFY2(e.contains(QString("Onnx") + kind) && e.contains("cannot produce int32 values"), qPrintable(e));
+        }
+        // Bernoulli: x's dtype by default, else the dtype attribute; p = 0 and 1 give 0 and 1
+        const Tensor p = ints(DType::Float32, {2, 3}, {0, 1, 1, 0, 0, 1});
+        const Tensor b0 = runOp("Bernoulli", json::object(), {p});
+        QCOMPARE(b0.dtype(), DType::Float32);
+        QCOMPARE(b0.toDoubles(), p.toDoubles());
+        for (const auto& [code, dt] : std::vector<std::pair<int, DType>>{
+                 {9, DType::Bool}, {7, DType::Int64}, {2, DType::UInt8}, {11, DType::Float64}}) {
+            const Tensor b = runOp("Bernoulli", {{"dtype", code}}, {p});
+            QCOMPARE(b.dtype(), dt);
+            QCOMPARE(b.shape(), (Shape{2, 3}));
+            QCOMPARE(b.toDoubles(), p.toDoubles());
+        }
+        // Multinomial: [batch, sample_size], int32 by default, classes in range
+        const Tensor logits = ints(DType::Float32, {3, 4}, {0, 1, 2, 3, -1, 0, 0, 5, 2, 2, 2, 2});
+        const Tensor m32 = runOp("Multinomial", {{"sample_size", 7}}, {logits});
+        QCOMPARE(m32.dtype(), DType::Int32);
+        QCOMPARE(m32.shape(), (Shape{3, 7}));
+        for (double v : m32.toDoubles()) QVERIFY(v >= 0 && v < 4 && v == std::floor(v));
+        const Tensor m64 = runOp("Multinomial", {{"dtype", 7}}, {logits});
+        QCOMPARE(m64.dtype(), DType::Int64);
+        QCOMPARE(m64.shape(), (Shape{3, 1}));
+        // a class of log-probability -inf is never drawn
+        const Tensor only = ints(DType::Float64, {1, 3}, {-INFINITY, 0.5, -INFINITY});
+        QCOMPARE(runOp("Multinomial", {{"sample_size", 50}}, {only}).toDoubles(), std::vector<double>(50, 1.0));
+    }
+
+    // The same seed gives the same values (two separate executors), another seed other values;
+    // without a seed every run draws afresh.
+    void seeds() {
+        const Tensor x = randn(DType::Float32, {10, 10}, 0, 1);
+        const Tensor logits = randn(DType::Float64, {4, 10});
+        const std::vector<std::tuple<std::string, json, std::vector<Tensor>>> cases = {
+            {"RandomNormal", {{"shape", {100}}}, {}},  {"RandomUniform", {{"shape", {100}}}, {}},
+            {"RandomNormalLike", json::object(), {x}}, {"RandomUniformLike", json::object(), {x}},
+            {"Bernoulli", json::object(), {x}},        {"Multinomial", {{"sample_size", 25}}, {logits}},
+        };
+        for (const auto& [kind, attrs, ins] : cases) {
+            json s1 = attrs, s2 = attrs;
+            s1["seed"] = 1.0;
+            s2["seed"] = 2.0;
+            const auto a = runOp(kind, s1, ins).toDoubles(), b = runOp(kind, s1, ins).toDoubles();
+            const auto c = runOp(kind, s2, ins).toDoubles();
+            QVERIFY2(a == b, kind.c_str());
+            QVERIFY2(a != c, kind.c_str());
+            // unseeded: two runs of one executor differ
+            Harness h;
+            std::vector<Variable*> vs;
+            for (const Tensor& t : ins) vs.push_back(h.input(t));
+            Apply* n = h.g.makeApply(Op::get("Onnx" + kind, attrs), vs, std::vector<Type>{Type::parse("float32[*]")});
+            h.g.setOutputs({n->output(0)});
+            Executor ex(h.g, h.options);
+            const auto r1 = ex.run(h.values)[0].toDoubles(), r2 = ex.run(h.values)[0].toDoubles();
+            QVERIFY2(r1 != r2, kind.c_str());
+        }
+    }
+
+    // 100,000 draws with a fixed seed: mean and variance within 1% of the distribution's,
+    // Bernoulli and Multinomial frequencies within 0.005 of p and of softmax(logits).
+    void statistics() {
+        constexpr int n = 100000;
+        {
+            const Tensor y =
+                runOp("RandomNormal", {{"dtype", 11}, {"shape", {n}}, {"mean", 3.0}, {"scale", 2.0}, {"seed", 7.0}});
+            const Moments m = momentsOf(y);
+            QVERIFY2(std::fabs(m.mean - 3) < 0.03, qPrintable(QString::number(m.mean)));
+            QVERIFY2(std::fabs(m.var - 4) < 0.04, qPrintable(QString::number(m.var)));
+        }
+        {
+            const Tensor x = Tensor::fromDoubles(DType::Float32, {n}, std::vector<double>(n, 0));
+            const Tensor y = runOp("RandomUniformLike", {{"low", -1.0}, {"high", 3.0}, {"seed", 7.0}}, {x});
+            const Moments m = momentsOf(y);
+            QVERIFY2(std::fabs(m.mean - 1) < 0.01, qPrintable(QString::number(m.mean)));
+            QVERIFY2(std::fabs(m.var - 16.0 / 12) < 16.0 / 1200, qPrintable(QString::number(m.var)));
+            const auto v = y.toDoubles();
+            QVERIFY(*std::min_element(v.begin(), v.end()) >= -1 && *std::max_element(v.begin(), v.end()) < 3);
+        }
+        {
+            const Tensor p = Tensor::fromDoubles(DType::Float64, {2, n / 2}, [] {
+                std::vector<double> v(n, 0.3);
+                std::fill(v.begin() + n / 2, v.end(), 0.85);
+                return v;
+            }());
+            const auto y = runOp("Bernoulli", {{"seed", 7.0}, {"dtype", 9}}, {p}).toDoubles();
+            const double f0 = std::accumulate(y.begin(), y.begin() + n / 2, 0.0) / (n / 2);
+            const double f1 = std::accumulate(y.begin() + n / 2, y.end(), 0.0) / (n / 2);
+            QVERIFY2(std::fabs(f0 - 0.3) < 0.005, qPrintable(QString::number(f0)));
+            QVERIFY2(std::fabs(f1 - 0.85) < 0.005, qPrintable(QString::number(f1)));
+        }
+        {
+            const std::vector<double> lg = {0, 1, 2, std::log(0.5), std::log(0.25), std::log(0.25)};
+            const Tensor logits = Tensor::fromDoubles(DType::Float32, {2, 3}, lg);
+            const auto y =
+                runOp("Multinomial", {{"sample_size", n}, {"seed", 7.0}, {"dtype", 7}}, {logits}).toDoubles();
+            for (int b = 0; b < 2; ++b) {
+                double z = 0;
+                for (int k = 0; k < 3; ++k) z += std::exp(static_cast<double>(static_cast<float>(lg[b * 3 + k])));
+                for (int k = 0; k < 3; ++k) {
+                    const double want = std::exp(static_cast<double>(static_cast<float>(lg[b * 3 + k]))) / z;
+                    const double got =
+                        static_cast<double>(std::count(y.begin() + b * n, y.begin() + (b + 1) * n, double(k))) / n;
+                    QVERIFY2(std::fabs(got - want) < 0.005,
+                             qPrintable(QString("row %1 class %2: %3 vs %4").arg(b).arg(k).arg(got).arg(want)));
+                }
+            }
+        }
+    }
+
+    // A seeded RandomNormal feeding an Add, imported from ONNX: the same values from the source
+    // graph and after the theano and cleanup pipelines.
+    void seededAfterPipelines() {
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        g->set_name("random");
+        auto dims = [](onnx::ValueInfoProto* vi, const char* name) {
+            vi->set_name(name);
+            auto* tt = vi->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(onnx::TensorProto::FLOAT);
+            for (int d : {4, 6}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+        };
+        dims(g->add_input(), "x");
+        dims(g->add_output(), "y");
+        auto* r = g->add_node();
+        r->set_op_type("RandomNormal");
+        r->set_name("rn");
+        r->add_output("r");
+        auto* sh = r->add_attribute();
+        sh->set_name("shape");
+        sh->set_type(onnx::AttributeProto::INTS);
+        sh->add_ints(4);
+        sh->add_ints(6);
+        auto* sd = r->add_attribute();
+        sd->set_name("seed");
+        sd->set_type(onnx::AttributeProto::FLOAT);
+        sd->set_f(3.5f);
+        auto* add = g->add_node();
+        add->set_op_type("Add");
+        add->set_name("add");
+        add->add_input("x");
+        add->add_input("r");
+        add->add_output("y");
+        const Tensor x = randn(DType::Float32, {4, 6});
+        std::vector<std::vector<double>> outs;
+        for (const std::string pipeline : {"none", "theano", "cleanup"}) {
+            LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "random.onnx", ".");
+            Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+            QVERIFY(lg.graph->opCounts().count("OnnxRandomNormal"));
+            Executor ex(*lg.graph, ExecOptions{DeviceChoice::Cpu});
+            outs.push_back(ex.run({x})[0].toDoubles());
+            QCOMPARE(ex.run({x})[0].toDoubles(), outs.back());
+        }
+        QCOMPARE(outs[1], outs[0]);
+        QCOMPARE(outs[2], outs[0]);
+        const auto xs = x.toDoubles();
+        double off = 0;
+        for (std::size_t i = 0; i < xs.size(); ++i) off += std::fabs(outs[0][i] - xs[i]);
+        QVERIFY(off > 0); // the draw was added
+    }
+
+    // Bad attributes and inputs: refused, naming the node and the reason.
+    void errors() {
+        const Tensor x = randn(DType::Float32, {2, 3}, 0, 1);
+        const std::vector<std::tuple<std::string, json, std::vector<Tensor>, std::string>> cases = {
+            {"RandomUniform", {{"shape", {3}}, {"low", 2.0}, {"high", 1.0}}, {}, "needs finite low <= high, got low 2"},
+            {"RandomUniformLike", {{"low", 0.0}, {"high", INFINITY}}, {x}, "needs finite low <= high"},
+            {"RandomNormal", {{"shape", {3}}, {"scale", -1.0}}, {}, "a finite scale >= 0, got mean 0.000000, scale -1"},
+            {"RandomNormal", json::object(), {}, "needs the shape attribute"},
+            {"RandomNormal", {{"shape", {2, -1}}}, {}, "shape [2,-1] has a negative dim"},
+            {"RandomNormal", {{"shape", {2}}, {"dtype", 6}}, {}, "cannot produce int32 values"},
+            {"RandomUniform", {{"shape", {2}}, {"dtype", 1000}}, {}, "unsupported dtype 1000"},
+            {"Bernoulli",
+             json::object(),
+             {ints(DType::Float32, {3}, {0.5, 1.5, 0})},
+             "probability 1.500000 at element 1 is outside [0, 1]"},
+            {"Bernoulli",
+             json::object(),
+             {ints(DType::Int32, {3}, {0, 1, 0})},
+             "needs float16, float32 or float64 probabilities"},
+            {"Bernoulli", {{"dtype", 8}}, {x}, "cannot produce string values"},
+            {"Multinomial",
+             json::object(),
+             {ints(DType::Float32, {3}, {0, 1, 2})},
+             "needs a [batch, classes] input, got float32[3]"},
+            {"Multinomial", {{"dtype", 1}}, {x}, "cannot produce float32 values"},
+            {"Multinomial", {{"sample_size", -2}}, {x}, "sample_size must not be negative, got -2"},
+            {"Multinomial",
+             json::object(),
+             {ints(DType::Float32, {1, 2}, {-INFINITY, -INFINITY})},
+             "row 0 has no finite largest log-probability"},
+            {"Multinomial",
+             json::object(),
+             {ints(DType::Float32, {1, 2}, {NAN, 0})},
+             "row 0 has a NaN log-probability"},
+        };
+        for (const auto& [kind, attrs, ins, want] : cases) {
+            const QString e = errorOf([&] { (void)runOp(kind, attrs, ins); });
+            QVERIFY2(e.contains(QString::fromStdString("Onnx" + kind)) && e.contains("node #") &&
+                         e.contains(QString::fromStdString(want)),
+                     qPrintable(QString::fromStdString(kind + ": ") + e));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExecRandom)
+#include "tst_exec_random.moc"
