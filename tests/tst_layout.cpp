@@ -7,9 +7,19 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <string_view>
 
 namespace {
+
+// A drawn edge from `tail` into input `index` of `head`.
+passlens::DrawEdge edge(std::string tail, std::string head, int index = 0) {
+    passlens::DrawEdge e;
+    e.tail = std::move(tail);
+    e.head = std::move(head);
+    e.inputIndex = index;
+    return e;
+}
 
 constexpr std::string_view kThreeNodes = R"(digraph G {
     a [label="AlphaNode"];
@@ -57,7 +67,7 @@ private Q_SLOTS:
             n.title = "exp";
             n.seed = true;
             g.nodes.push_back(n);
-            if (k > 0) g.edges.push_back({"n" + std::to_string(k - 1), n.key});
+            if (k > 0) g.edges.push_back(edge("n" + std::to_string(k - 1), n.key));
         }
         for (int k = 0; k < 1200; ++k) { // hidden: a chain feeding the changed one all along
             DrawNode n;
@@ -65,8 +75,8 @@ private Q_SLOTS:
             n.node = 1000 + k;
             n.title = "neg";
             g.nodes.push_back(n);
-            if (k > 0) g.edges.push_back({"n" + std::to_string(999 + k), n.key});
-            g.edges.push_back({n.key, "n" + std::to_string(k % 400), 1});
+            if (k > 0) g.edges.push_back(edge("n" + std::to_string(999 + k), n.key));
+            g.edges.push_back(edge(n.key, "n" + std::to_string(k % 400), 1));
         }
         LayoutOptions o;
         o.nodeThreshold = 1000;
