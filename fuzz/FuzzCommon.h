@@ -9,15 +9,24 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <unistd.h>
 
 namespace passlens::fuzz {
 
 /// Limits low enough for libFuzzer's -rss_limit_mb=2048 / -malloc_limit_mb: a tensor described
 /// by the input is refused above 64 MiB (the reader's own check, PASSLENS_MAX_TENSOR_BYTES).
 inline void setFuzzLimits() { ::setenv("PASSLENS_MAX_TENSOR_BYTES", "64M", 1); }
+
+/// The file a target that reads paths writes each input to: one per process, in memory-backed
+/// /dev/shm where it exists (else /tmp), named passlens-fuzz-PID + `suffix`.
+inline std::filesystem::path scratchFile(const std::string& suffix) {
+    const std::filesystem::path dir = std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp";
+    return dir / ("passlens-fuzz-" + std::to_string(::getpid()) + suffix);
+}
 
 /// Aborts (a libFuzzer finding) when an error message does not start with `label` or shows raw
 /// library text that is not in the input itself (messages quote the input).

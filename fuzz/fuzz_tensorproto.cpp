@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 namespace {
 std::filesystem::path g_file;
@@ -16,9 +15,7 @@ std::filesystem::path g_file;
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     passlens::fuzz::setFuzzLimits();
-    // the reader takes a path: each input is written to one file in memory-backed /dev/shm
-    const std::filesystem::path dir = std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp";
-    g_file = dir / ("passlens-fuzz-" + std::to_string(::getpid()) + ".pb");
+    g_file = passlens::fuzz::scratchFile(".pb"); // the reader takes a path
     return 0;
 }
 
