@@ -369,8 +369,13 @@ private slots:
         };
         QVERIFY(groups().empty());
         const int plain = static_cast<int>(w.graphScene()->nodeItems().size());
+        const double plainHeight = w.graphScene()->itemsBoundingRect().height();
         QVERIFY(w.setGroupByScope(true));
         QVERIFY(waitIdle(w));
+        // a fresh layout of the boxes, not the boxes pinned at their members' old places
+        QVERIFY2(w.graphScene()->itemsBoundingRect().height() < 0.8 * plainHeight,
+                 qPrintable(QString::number(w.graphScene()->itemsBoundingRect().height()) + " vs " +
+                            QString::number(plainHeight)));
         auto top = groups();
         for (const char* scope : {"/self_attn", "/norm1", "/norm2"}) QVERIFY2(top.count(scope), scope);
         QVERIFY(static_cast<int>(w.graphScene()->nodeItems().size()) < plain / 2);

@@ -337,8 +337,13 @@ void DebugSession::showNeighbourhoodFirst(std::vector<NodeId> nodes) {
 }
 
 void DebugSession::setScopeGrouping(std::optional<ScopeGrouping> grouping) {
+    // Turning grouping on or off replaces most of the drawing: a fresh layout (pinning the boxes
+    // at their members' old places left a tall, sparse drawing). Opening or closing a scope keeps
+    // the shown drawing as the anchor, so the other boxes stay where they are.
+    const bool toggled = grouping.has_value() != m_grouping.has_value();
     m_grouping = std::move(grouping);
-    m_stepLayouts.clear(); // every remembered drawing has the old boxes; the shown one anchors the next
+    m_stepLayouts.clear(); // every remembered drawing has the old boxes
+    if (toggled) m_layoutChain.reset();
     requestLayout();
 }
 
