@@ -39,7 +39,7 @@ if [[ $BUILD -eq 1 ]]; then
         SUDO=()
         if [[ $(id -u) -ne 0 ]]; then SUDO=(sudo); fi
         echo "fuzz.sh: installing clang (libFuzzer)" >&2
-        DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y --no-install-recommends clang
+        DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y --no-install-recommends clang libclang-rt-14-dev
     fi
     [[ -f $B/CMakeCache.txt ]] || cmake --preset fuzz
     nice cmake --build "$B" -j2 --target "fuzz_$TARGET" fuzz_seeds

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages PassLens needs to build, test and run (libonnx-testdata: the ONNX
 # backend conformance suite that tests/tst_conformance.cpp runs; clang-format: version 14, which
 # scripts/check-format.sh runs in CI; clang: version 14, the compiler of the libFuzzer targets that
-# scripts/fuzz-regressions.sh builds in CI). Idempotent: does nothing (no apt-get at all) when every
+# scripts/fuzz-regressions.sh builds in CI, with libclang-rt-14-dev, its libFuzzer and sanitizer
+# runtimes, which clang only recommends and CI installs without recommends). Idempotent: does nothing (no apt-get at all) when every
 # package is already installed. Needs root, or sudo.
 # CUDA is not installed here: nvcc, when present, comes preinstalled under /usr/local/cuda/bin.
 #   bash scripts/install-deps.sh          install what is missing
@@ -10,7 +11,7 @@
 set -euo pipefail
 
 PACKAGES=(
-    build-essential cmake ninja-build pkg-config clang-format clang
+    build-essential cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev
     qt6-base-dev libgl-dev
     libgraphviz-dev
     libonnx-dev libprotobuf-dev protobuf-compiler
