@@ -1,6 +1,8 @@
 // passlens-cli run: every failure of the execution reaches the user as one line naming the file,
 // the place (node, input, constant; the control-flow node, its iteration and the node inside)
 // and the reason, never raw library text (issue 16, "Messages"; docs/RELIABILITY.md).
+#include "CliRun.h"
+
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -11,37 +13,20 @@
 #include <sys/resource.h>
 
 namespace {
-constexpr int kTimeoutMs = 600000; // a hang guard only
-
-struct Run {
+// What a `run` ended with: the exit code (-1 after a crash or a hang), stdout and stderr as text.
+struct Outcome {
     int exitCode = -1;
     bool finished = false;
     QString out, err;
 };
 
-// passlens-cli with `args`; `childSetup` runs in the child before exec (resource limits).
-Run runCli(const QStringList& args, std::function<void()> childSetup = {}) {
-    QProcess p;
-    p.setProgram(QStringLiteral(PASSLENS_CLI));
-    p.setArguments(args);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("OPENBLAS_NUM_THREADS", "1"); // no per-thread BLAS buffers under an address-space limit
-    p.setProcessEnvironment(env);
-    if (childSetup) p.setChildProcessModifier(std::move(childSetup));
-    p.start();
-    Run r;
-    if (!p.waitForStarted(kTimeoutMs)) return r;
-    r.finished = p.waitForFinished(kTimeoutMs);
-    if (!r.finished) p.kill();
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
 // `run FILE` (fast: one measured run) with `extra` arguments.
-Run runModel(const QString& file, const QStringList& extra = {}, std::function<void()> childSetup = {}) {
-    return runCli(QStringList{"run", file, "--repeat", "1", "--warmup", "0"} + extra, std::move(childSetup));
+// OPENBLAS_NUM_THREADS=1: no per-thread BLAS buffers under an address-space limit.
+Outcome runModel(const QString& file, const QStringList& extra = {}, std::function<void()> childSetup = {}) {
+    const Run r = runCliWith(QStringList{"run", file, "--repeat", "1", "--warmup", "0"} + extra, std::move(childSetup),
+                             {"OPENBLAS_NUM_THREADS=1"});
+    return {r.finished && r.exitStatus == QProcess::NormalExit ? r.exitCode : -1, r.finished, QString::fromUtf8(r.out),
+            QString::fromUtf8(r.err)};
 }
 
 bool writeBytes(const QString& path, const QByteArray& bytes) {
@@ -58,7 +43,7 @@ QByteArray graphJson(const char* xType, const char* constants, const char* node)
 // The one error line of a failed run, without "error: ".
 #define FAILS_WITH(run, line)                                                                                          \
     do {                                                                                                               \
-        const Run& r_ = (run);                                                                                         \
+        const Outcome& r_ = (run);                                                                                     \
         QVERIFY2(r_.finished&& r_.exitCode == 1, qPrintable(r_.err));                                                  \
         QVERIFY2(r_.out.isEmpty(), qPrintable(r_.out));                                                                \
         QCOMPARE(r_.err, "error: " + QString(line) + "\n");                                                            \
@@ -106,7 +91,7 @@ private slots:
                                            "outputs": ["y"], "name": "add"})")));
         FAILS_WITH(runModel(f, {"--phase", "source"}),
                    f + ": constant 'w' used by Elemwise{add} (node #0 'add') has no data: w.bin: no such file");
-        const Run r = runModel(f);
+        const Outcome r = runModel(f);
         QVERIFY2(r.exitCode == 1 && r.err.startsWith("error: " + f + ": constant 'w' used by GpuFromHost") &&
                      r.err.endsWith(" has no data: w.bin: no such file\n"),
                  qPrintable(r.err));
