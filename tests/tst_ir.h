@@ -87,6 +87,7 @@ private slots:
     void gpuHostParams();
     void replaceAndPrune();
     void rejectedReplacementRollsBack();
+    void cachedOrderMatchesAFreshSortAfterEdits();
     void randomReplacementsKeepTheGraphAcyclic();
     void clientsEqualARecountAfterReplacementsAndRollbacks();
     void clientsKeepTheirAttachmentOrder();

@@ -63,6 +63,42 @@ void TestIr::rejectedReplacementRollsBack() {
     g.validate();
 }
 
+void TestIr::cachedOrderMatchesAFreshSortAfterEdits() {
+    // toposort() keeps its order across a rolled-back replacement and across swapping one
+    // constant for another; after each edit it must list what a fresh sort of a copy lists.
+    FunctionGraph g;
+    Variable* x = g.addInput(Type::parse("float32[4]"), "x");
+    Variable* k1 = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "k1");
+    Variable* k2 = g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {1, 2, 3, 4}), "k2");
+    Variable* a = g.apply(Op::get("Elemwise", {{"scalar", "add"}}), {x, k1});
+    Variable* b = g.apply(Op::get("Elemwise", {{"scalar", "mul"}}), {a, k1});
+    Variable* c = g.apply(Op::get("Elemwise", {{"scalar", "sub"}}), {b, a});
+    g.setOutputs({c});
+    auto ids = [](const FunctionGraph& f) {
+        QList<NodeId> out;
+        for (const Apply* n : f.toposort()) out.append(n->id());
+        return out;
+    };
+    auto fresh = [&] { return ids(*g.clone()); };
+    const QList<NodeId> start = ids(g);
+    QCOMPARE(start, (QList<NodeId>{a->owner()->id(), b->owner()->id(), c->owner()->id()}));
+    // rolled back after importing a node: the order is the one before
+    Variable* t = g.apply(Op::get("Elemwise", {{"scalar", "tanh"}}), {x});
+    Variable* wrong = g.apply(Op::get("Elemwise", {{"scalar", "cast"}, {"dtype", "float64"}}), {x});
+    QVERIFY(errorOf([&] { g.replaceAllValidate({{a, t}, {b, wrong}}, "pair"); }).contains("type mismatch"));
+    QCOMPARE(ids(g), start);
+    QCOMPARE(ids(g), fresh());
+    // one constant for another: same nodes, same order, new inputs
+    g.replace(k1, k2, "merge");
+    QCOMPARE(b->owner()->input(1), k2);
+    QCOMPARE(ids(g), start);
+    QCOMPARE(ids(g), fresh());
+    // a real edit re-sorts: the tanh node replaces the add node
+    g.replace(a, t, "good");
+    QCOMPARE(ids(g), (QList<NodeId>{t->owner()->id(), b->owner()->id(), c->owner()->id()}));
+    QCOMPARE(ids(g), fresh());
+}
+
 void TestIr::randomReplacementsKeepTheGraphAcyclic() {
     // Cycle checks prune with topological ranks; compare with brute force on random edits.
     FunctionGraph g;

@@ -298,7 +298,9 @@ void FunctionGraph::changeInput(Apply* node, int index, Variable* newVar, std::s
     removeClient(old, {node, index}); // before the new use takes over the client's slot index
     addClient(newVar, {node, index});
     m_undo.push_back({UndoEntry::Kind::ChangeInput, node, index, old});
-    invalidate();
+    // The order follows owners only: swapping one constant or graph input for another (Merge's
+    // constants) leaves it as it is.
+    if (old->m_owner || newVar->m_owner) invalidate();
     notify({PendingEvent::Kind::ChangeInput, node, index, old, newVar, reason});
     if (old->m_owner) pruneIfUnused(old->m_owner, reason);
 }
@@ -382,7 +384,9 @@ public:
         : m_g(g)
         , m_mark(g.m_undo.size())
         , m_eventMark(g.m_pending.size())
-        , m_outer(!g.m_recording) {
+        , m_outer(!g.m_recording)
+        , m_topoValid(g.m_topoValid)
+        , m_topoGeneration(g.m_topoGeneration) {
         g.m_recording = true;
     }
     void commit() {
@@ -397,6 +401,9 @@ public:
     ~Transaction() {
         if (m_committed) return;
         m_g.rollback(m_mark);
+        // The graph is as it was when the session began: so is its order, unless it was sorted
+        // again in between (a rewrite that declines after edits must not cost the next pass a sort).
+        if (m_topoValid && m_g.m_topoGeneration == m_topoGeneration) m_g.m_topoValid = true;
         m_g.m_pending.resize(m_eventMark);
         if (m_outer) {
             m_g.m_recording = false;
@@ -410,6 +417,8 @@ private:
     std::size_t m_mark;
     std::size_t m_eventMark;
     bool m_outer;
+    bool m_topoValid;               // the cached order was valid at the start
+    std::uint64_t m_topoGeneration; // and this was its generation
     bool m_committed = false;
 };
 
@@ -528,6 +537,7 @@ const std::vector<Apply*>& FunctionGraph::toposort() const {
         }
     }
     m_topoValid = true;
+    ++m_topoGeneration;
     return m_topo;
 }
 

@@ -334,6 +334,7 @@ private:
     std::uint32_t m_epoch = 0;
     mutable std::vector<Apply*> m_topo;
     mutable bool m_topoValid = false;
+    mutable std::uint64_t m_topoGeneration = 0; // counts the sorts, so a rollback knows m_topo is still its own
 };
 
 } // namespace passlens
