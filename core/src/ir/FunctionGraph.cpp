@@ -8,7 +8,6 @@
 #include <cmath>
 #include <limits>
 #include <functional>
-#include <unordered_set>
 
 namespace passlens {
 
@@ -543,12 +542,17 @@ const std::vector<Apply*>& FunctionGraph::toposort() const {
 
 std::vector<Variable*> FunctionGraph::constants() const {
     std::vector<Variable*> out;
-    std::unordered_set<const Variable*> seen;
+    std::vector<bool> seen(m_vars.size(), false); // by variable id: one bit each, no hashing
+    auto add = [&](Variable* v) {
+        if (!v->isConstant()) return;
+        const auto id = static_cast<std::size_t>(v->m_id);
+        if (seen[id]) return;
+        seen[id] = true;
+        out.push_back(v);
+    };
     for (Apply* n : toposort())
-        for (Variable* in : n->m_inputs)
-            if (in->isConstant() && seen.insert(in).second) out.push_back(in);
-    for (Variable* o : m_outputs)
-        if (o->isConstant() && seen.insert(o).second) out.push_back(o);
+        for (Variable* in : n->m_inputs) add(in);
+    for (Variable* o : m_outputs) add(o);
     return out;
 }
 
