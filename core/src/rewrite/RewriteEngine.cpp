@@ -31,11 +31,13 @@ RewriteEngine::~RewriteEngine() {
     if (m_instr) m_graph.removeObserver(m_instr);
 }
 
-void RewriteEngine::countTry(const std::string& name, const Apply* node) {
+RewriterStats& RewriteEngine::countTry(const std::string& name, const Apply* node) {
     throwIfCancelled(m_cancel, "the pipeline run");
     ++m_attempts;
-    ++m_stats[name].tried;
+    RewriterStats& st = m_stats[name];
+    ++st.tried;
     if (m_instr) m_instr->rewriteTried(name, node);
+    return st;
 }
 
 void RewriteEngine::declined(const std::string& name, const Apply* node, const std::function<std::string()>& reason) {
@@ -46,17 +48,17 @@ std::vector<Variable*>
 RewriteEngine::tryLifter(const std::string& name, const Apply* node,
                          const std::function<std::vector<Variable*>(std::string& reason)>& lift) {
     const auto t0 = std::chrono::steady_clock::now();
-    countTry(name, node);
+    RewriterStats& st = countTry(name, node); // map entries stay put while others are added
     std::string reason;
     std::vector<Variable*> outs = lift(reason);
-    m_stats[name].timeUs += elapsedUs(t0);
+    st.timeUs += elapsedUs(t0);
     if (outs.empty()) declined(name, node, [&] { return reason; });
     return outs;
 }
 
 bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
     const auto t0 = std::chrono::steady_clock::now();
-    countTry(rw.name(), &node);
+    RewriterStats& st = countTry(rw.name(), &node);
     RewriteCall call(m_graph, node, m_wantReasons);
     std::optional<Replacement> r;
     try {
@@ -64,7 +66,6 @@ bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
     } catch (const std::bad_alloc&) {
         throw; // out of memory ends the run (a message naming the command), it is no rejection
     } catch (const std::exception&) {
-        auto& st = m_stats[rw.name()];
         st.timeUs += elapsedUs(t0);
         ++st.rejected;
         if (m_instr)
@@ -72,21 +73,22 @@ bool RewriteEngine::tryRewrite(const NodeRewriter& rw, Apply& node) {
         return false;
     }
     if (!r) {
-        m_stats[rw.name()].timeUs += elapsedUs(t0);
+        st.timeUs += elapsedUs(t0);
         if (m_instr && m_wantReasons)
             m_instr->rewriteDeclined(rw.name(), &node, call.reason().empty() ? "no match" : call.reason());
         return false;
     }
-    return applyReplacement(rw.name(), &node, *r,
-                            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(),
-                            true);
+    return commitReplacement(st, rw.name(), &node, *r, elapsedUs(t0));
 }
 
 bool RewriteEngine::applyReplacement(const std::string& name, const Apply* node, const Replacement& r,
                                      double transformUs, bool tryCounted) {
+    return commitReplacement(tryCounted ? m_stats[name] : countTry(name, node), name, node, r, transformUs);
+}
+
+bool RewriteEngine::commitReplacement(RewriterStats& st, const std::string& name, const Apply* node,
+                                      const Replacement& r, double transformUs) {
     const double pre = transformUs;
-    if (!tryCounted) countTry(name, node);
-    auto& st = m_stats[name];
     const auto t0 = std::chrono::steady_clock::now();
     Replacement changed;
     changed.remove = r.remove;

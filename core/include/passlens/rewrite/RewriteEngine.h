@@ -62,8 +62,9 @@ public:
     void declined(const std::string& name, const Apply* node, const std::function<std::string()>& reason);
     /// Counts a try of `name` without running anything (dispatch statistics). Every attempt
     /// (tryRewrite, tryLifter, applyReplacement) starts here: throws Cancelled when the token of
-    /// setCancel is cancelled, before the attempt changes anything.
-    void countTry(const std::string& name, const Apply* node);
+    /// setCancel is cancelled, before the attempt changes anything. Returns the rewriter's
+    /// statistics entry, so an attempt looks its name up once.
+    RewriterStats& countTry(const std::string& name, const Apply* node);
     /// The token polled before every rewrite attempt (null: never cancelled); it must outlive
     /// the engine's use.
     void setCancel(const CancelToken* token) { m_cancel = token; }
@@ -101,6 +102,9 @@ public:
     }
 
 private:
+    /// applyReplacement after the try was counted into `st` (the statistics of `name`).
+    bool commitReplacement(RewriterStats& st, const std::string& name, const Apply* node, const Replacement& r,
+                           double transformUs);
     FunctionGraph& m_graph;
     Instrumentation* m_instr;
     bool m_wantReasons;
