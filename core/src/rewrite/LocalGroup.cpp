@@ -12,16 +12,16 @@ TracksIndex::TracksIndex(const std::vector<NodeRewriter>& members)
         if (t.all) m_all.push_back(i);
         for (const auto& k : t.kinds) m_byKind[k].push_back(i);
         for (const Op* o : t.ops) m_byOp[o].push_back(i);
+        m_every.push_back(i);
     }
 }
 
-std::vector<std::size_t> TracksIndex::candidates(const Op& op, bool dispatch) const {
-    if (!dispatch) {
-        std::vector<std::size_t> all(m_size);
-        for (std::size_t i = 0; i < m_size; ++i) all[i] = i;
-        return all;
-    }
-    std::vector<std::size_t> out = m_all;
+const std::vector<std::size_t>& TracksIndex::candidates(const Op& op, bool dispatch) const {
+    if (!dispatch) return m_every;
+    const auto [slot, added] = m_perOp.try_emplace(&op);
+    if (!added) return slot->second;
+    std::vector<std::size_t>& out = slot->second;
+    out = m_all;
     if (auto it = m_byKind.find(op.kind()); it != m_byKind.end())
         out.insert(out.end(), it->second.begin(), it->second.end());
     if (auto it = m_byOp.find(&op); it != m_byOp.end())

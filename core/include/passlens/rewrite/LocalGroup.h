@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace passlens {
@@ -16,8 +17,9 @@ class TracksIndex {
 public:
     TracksIndex() = default;
     explicit TracksIndex(const std::vector<NodeRewriter>& members);
-    /// Indices into the member list, in trial order.
-    std::vector<std::size_t> candidates(const Op& op, bool dispatch) const;
+    /// Indices into the member list, in trial order. Computed once per op (ops are interned);
+    /// the list stays valid as long as the index. Not for concurrent use (one index per phase).
+    const std::vector<std::size_t>& candidates(const Op& op, bool dispatch) const;
     std::size_t size() const { return m_size; }
 
 private:
@@ -25,6 +27,8 @@ private:
     std::vector<std::size_t> m_all;
     std::map<std::string, std::vector<std::size_t>> m_byKind;
     std::map<const Op*, std::vector<std::size_t>> m_byOp;
+    std::vector<std::size_t> m_every;                                        // 0 .. size-1
+    mutable std::unordered_map<const Op*, std::vector<std::size_t>> m_perOp; // candidates by op
 };
 
 /// A LocalOptGroup as one NodeRewriter named `name`: the first member that applies wins.
