@@ -1,9 +1,9 @@
 // The CUDA backend against the CPU backend: every corpus model's final graph, every CUDA kernel
 // on fresh random inputs with poisoned buffers, reductions, GEMM shapes, element-wise parameters,
 // host-side validation, the profile of a failing run; on the emulated device also injected
-// faults, the pageable fallback and several devices. Built twice: against passlens::kernels
-// (ctest entry tst_exec_gpu, label gpu: QSKIPs without a device) and against the emulated
-// device's passlens::kernels_emu (tst_exec_emu, label gpu-emulated).
+// faults, the pageable fallback, profile windows and implicit transfers and several devices. Built twice: against
+// passlens::kernels (ctest entry tst_exec_gpu, label gpu: QSKIPs without a device) and against the emulated device's
+// passlens::kernels_emu (tst_exec_emu, label gpu-emulated).
 #include "ExecTestSupport.h"
 
 #if PASSLENS_CUDA_EMULATED
@@ -615,6 +615,84 @@ private slots:
         const std::size_t after = ex.context().pool->peakFootprintBytes();
         cuda::emu::reset();
         QCOMPARE(after, footprint);
+    }
+
+    // The profile of a CUDA run. A CPU node's device input is downloaded before it: that copy is
+    // listed as an implicit transfer of the node with its bytes, apart from the transfer nodes.
+    // Each CUDA node's time covers only its device work: in the call trace of the first (pool
+    // missing) timed run, no host work (cudaMalloc, cudaMallocHost, a wait, cublasCreate) falls
+    // between the two event records of a timing window, and every queued operation is inside one.
+    void cudaProfileWindows() {
+        NEED_CUDA();
+        FunctionGraph g;
+        Variable* x = g.addInput(Type::parse("float32[16,8]"), "x");
+        Variable* w = g.addInput(Type::parse("float32[8,4]"), "w");
+        Variable* gx = g.apply(Op::get("GpuFromHost"), {x});
+        Variable* gw = g.apply(Op::get("GpuFromHost"), {w});
+        Variable* e = g.apply(Op::get("GpuElemwise", {{"scalar", "exp"}}), {gx});
+        Variable* d = g.apply(Op::get("GpuDot22"), {e, gw});
+        // a host ONNX node on a device value: its input is downloaded before it
+        Variable* n =
+            g.makeApply(Op::get("OnnxNeg"), {d}, std::vector<Type>{Type::parse("float32[16,4]")}, "neg")->output(0);
+        g.setOutputs({n, g.apply(Op::get("HostFromGpu"), {e})});
+        const std::vector<Tensor> in = {randn(DType::Float32, {16, 8}), randn(DType::Float32, {8, 4})};
+        const auto cpu = Executor(g, ExecOptions{DeviceChoice::Cpu}).run(in);
+        Executor ex(g, ExecOptions{DeviceChoice::Cuda});
+        RunTimings tm;
+        cuda::emu::traceCalls(true);
+        const auto outs = ex.run(in, &tm);
+        const std::vector<std::string> trace = cuda::emu::callTrace();
+        cuda::emu::traceCalls(false);
+        QVERIFY(compareOutputs(outs, cpu).within(1e-5));
+
+        std::size_t negStep = ex.steps().size();
+        for (std::size_t i = 0; i < ex.steps().size(); ++i)
+            if (ex.steps()[i].node == n->owner()) negStep = i;
+        QCOMPARE(tm.implicitTransfers.size(), std::size_t(1));
+        QCOMPARE(tm.implicitTransfers[0].step, negStep);
+        QVERIFY(!tm.implicitTransfers[0].toDevice);
+        QCOMPARE(tm.implicitTransfers[0].bytes, std::size_t(16 * 4 * 4));
+        QVERIFY(tm.implicitTransfers[0].us > 0);
+
+        int windows = 0, mallocs = 0, queued = 0;
+        bool open = false;
+        QStringList wrong;
+        for (const std::string& call : trace) {
+            if (call == "queue cudaEventRecord") {
+                open = !open;
+                windows += open;
+                continue;
+            }
+            mallocs += call == "cudaMalloc";
+            const bool device = call.rfind("queue ", 0) == 0;
+            queued += device;
+            if (device && !open) wrong << QString::fromStdString(call) + " outside every window";
+            if (!device && open) wrong << QString::fromStdString(call) + " inside a window";
+        }
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("; ")));
+        QVERIFY(!open);
+        QCOMPARE(mallocs, 4); // pool misses of the first run: 2 uploads, exp, the GEMM
+        // one operation and one window each: 2 uploads, exp, the GEMM, the implicit download, HostFromGpu
+        QCOMPARE(queued, 6);
+        QCOMPARE(windows, 6);
+
+        const ProfileReport rep = profileExecutor(ex, in, ProfileOptions{1, 2}, "final");
+        QVERIFY2(rep.error.empty(), rep.error.c_str());
+        std::vector<std::tuple<NodeId, std::size_t, TransferDirection, bool>> got;
+        for (const ProfileTransfer& t : rep.transfers) {
+            QVERIFY(t.bytes && t.timeUs > 0);
+            got.emplace_back(t.node, *t.bytes, t.direction, t.implicit);
+        }
+        const NodeId up0 = gx->owner()->id(), up1 = gw->owner()->id();
+        const NodeId down = g.outputs()[1]->owner()->id();
+        std::sort(got.begin(), got.end());
+        decltype(got) want = {{up0, 512, TransferDirection::HtoD, false},
+                              {up1, 128, TransferDirection::HtoD, false},
+                              {down, 512, TransferDirection::DtoH, false},
+                              {n->owner()->id(), 256, TransferDirection::DtoH, true}};
+        std::sort(want.begin(), want.end());
+        QVERIFY(got == want);
+        QVERIFY(QString::fromStdString(rep.text()).contains("(implicit: its input)"));
     }
 
     // Several devices (emulated): a context naming another existing device is refused with a

@@ -659,6 +659,18 @@ private slots:
         QVERIFY(q.transfers[0].bytes == std::size_t(64));
         QVERIFY(q.transfers[0].direction == TransferDirection::HtoD);
         QVERIFY(q.toJson()["transfers"][0]["bytes"] == json(64));
+        QVERIFY(!q.transfers[0].implicit && !q.toJson()["transfers"][0].contains("implicit"));
+        // an implicit copy around timed node 1 (a CUDA run's download before a CPU node): read and
+        // written back, counted on top of the node's time, marked in the text table
+        json c = a;
+        c["transfers"].push_back(
+            {{"node", 1}, {"bytes", 256}, {"direction", "DtoH"}, {"time_us", 0.5}, {"implicit", true}});
+        const ExecutionProfile r = ExecutionProfile::fromDocument(c, "p.json");
+        QVERIFY(r.transfers[1].implicit && !r.transfers[0].implicit);
+        QVERIFY(r.toJson()["transfers"][1]["implicit"] == json(true));
+        QCOMPARE(r.totalUs(), 5.5);
+        QVERIFY(QString::fromStdString(r.text()).contains(
+            QRegularExpression("DtoH +256 +0\\.50us +0\\.51 +1 \\(implicit: its input\\)")));
 
         // the document: not a profile, no profile, "profiles" not an array, an entry not an object
         QCOMPARE(errorOf(3), std::string("p.json: expected a profile object"));
@@ -690,6 +702,8 @@ private slots:
                  std::string("p.json.transfers[0].bytes: expected a finite non-negative number"));
         QCOMPARE(errorOf(json{{"transfers", {{{"node", 1}, {"direction", "up"}, {"time_us", 1}}}}}),
                  std::string(R"(p.json.transfers[0].direction: expected "HtoD", "DtoH" or "DtoD", got "up")"));
+        QCOMPARE(errorOf(json{{"transfers", {{{"node", 1}, {"time_us", 1}, {"implicit", 1}}}}}),
+                 std::string("p.json.transfers[0].implicit: expected true or false"));
         QCOMPARE(errorOf(json{{"nodes", json::array()}, {"plan", {{{"node", 1}, {"pass", "x"}}}}}),
                  std::string(R"(p.json.plan[0].pass: expected "epilogue_fusion" or "join_in_place", got "x")"));
 

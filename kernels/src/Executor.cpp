@@ -102,8 +102,11 @@ Executor::Executor(const FunctionGraph& graph, std::shared_ptr<ExecContext> cont
 }
 
 Executor::~Executor() {
-    for (ExecStep& s : m_steps)
+    for (ExecStep& s : m_steps) {
         if (s.timer && m_ctx->gpu) m_ctx->gpu->timerDestroy(s.timer);
+        for (void* t : s.copyTimers)
+            if (m_ctx->gpu) m_ctx->gpu->timerDestroy(t);
+    }
 }
 
 void Executor::planSteps() {
@@ -310,7 +313,28 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         timings->stepUs.assign(m_steps.size(), 0.0);
         timings->stepBytes.assign(m_steps.size(), 0);
     }
-    if (timings) timings->stepFused.assign(m_steps.size(), false);
+    if (timings) {
+        timings->stepFused.assign(m_steps.size(), false);
+        timings->implicitTransfers.clear();
+    }
+    std::vector<void*> implicitTimers; // the timers of timings->implicitTransfers
+    // a copy around step si that no transfer node makes, timed apart from the step when profiling
+    auto implicitCopy = [&](ExecStep& s, std::size_t si, std::size_t& k, bool toDevice, const Tensor& t) {
+        void* timer = nullptr;
+        if (timings) {
+            if (s.copyTimers.size() <= k) s.copyTimers.push_back(m_ctx->gpu->timerCreate());
+            timer = s.copyTimers[k];
+            m_ctx->gpu->timerStart(timer);
+        }
+        ++k;
+        Tensor r = toDevice ? m_ctx->gpu->upload(t, *m_ctx->pool) : m_ctx->gpu->download(t, *m_ctx->pool);
+        if (timer) {
+            m_ctx->gpu->timerStop(timer);
+            timings->implicitTransfers.push_back({si, toDevice, t.nbytes(), 0.0});
+            implicitTimers.push_back(timer);
+        }
+        return r;
+    };
     std::vector<Tensor> ins, outs;
     std::vector<char> fusedDone(m_steps.size(), 0);
     std::vector<Tensor> joinBuffers(m_steps.size()); // in-place Joins' outputs, from their first writer on
@@ -321,6 +345,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
         Executor& ex;
         RunTimings* timings;
         const std::size_t& failed;
+        const std::vector<void*>& implicitTimers;
         const int exceptions = std::uncaught_exceptions();
         ~FailureTimes() {
             if (std::uncaught_exceptions() == exceptions || !timings || !ex.m_ctx->gpu) return;
@@ -339,8 +364,15 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
                 } catch (...) {}
                 timings->stepUs[k] = us;
             }
+            for (std::size_t j = 0; j < timings->implicitTransfers.size() && j < implicitTimers.size(); ++j) {
+                double us = std::numeric_limits<double>::quiet_NaN();
+                try {
+                    if (synced) us = ex.m_ctx->gpu->timerElapsedUs(implicitTimers[j]);
+                } catch (...) {}
+                timings->implicitTransfers[j].us = us;
+            }
         }
-    } failureTimes{*this, timings, si};
+    } failureTimes{*this, timings, si, implicitTimers};
     for (; si < m_steps.size(); ++si) {
         ExecStep& s = m_steps[si];
         const Apply& node = *s.node;
@@ -381,13 +413,14 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
                     ins.push_back(t);
             }
             outs.assign(s.outSlots.size(), Tensor());
+            std::size_t copies = 0; // implicit transfers of this step so far (their timers' index)
             if (m_ctx->gpu && s.backend == Backend::Cpu && s.kind != StepKind::Transfer) {
                 // a CPU kernel on a CUDA context: device inputs come to the host, except where only
                 // the shape is read (Shape, Shape_i) or the value is passed through (Assert's x)
                 const std::string& k = node.op().kind();
                 for (std::size_t i = 0; i < ins.size(); ++i) {
                     if (ins[i].onHost() || k == "Shape" || k == "Shape_i" || (k == "Assert" && i == 0)) continue;
-                    ins[i] = m_ctx->gpu->download(ins[i], *m_ctx->pool);
+                    ins[i] = implicitCopy(s, si, copies, false, ins[i]);
                 }
             }
             const bool devTimed = timings && s.deviceTimed && m_ctx->gpu;
@@ -415,6 +448,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
                 buf = Tensor();
             }
             const auto t0 = timings ? Clock::now() : Clock::time_point();
+            double hostUs = 0; // the step's own time on the host, without the uploads after it
             {
                 KernelCall call{node, ins, outs, s.state, *m_ctx, nullptr, false, Tensor()};
                 call.epilogue = s.epilogue.get();
@@ -425,16 +459,17 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
                     call.outputInto = buf.sliceView(s.joinOffset, s.joinShape);
                 }
                 (*s.fn)(call);
+                if (timings && !devTimed) hostUs = usSince(t0);
                 if (call.epilogueApplied && s.fusedStep >= 0) fusedDone[static_cast<std::size_t>(s.fusedStep)] = 1;
                 for (std::size_t k = 0; k < s.uploadOutput.size() && k < outs.size(); ++k)
                     if (s.uploadOutput[k] && outs[k].defined() && outs[k].onHost())
-                        outs[k] = m_ctx->gpu->upload(outs[k], *m_ctx->pool);
+                        outs[k] = implicitCopy(s, si, copies, true, outs[k]);
                 // a kernel fault surfaces here, named after this node, instead of at a later sync
                 if (m_ctx->gpu && m_ctx->options.cudaSyncEachStep) m_ctx->gpu->synchronize();
             }
             if (devTimed) m_ctx->gpu->timerStop(s.timer);
             if (timings) {
-                timings->stepUs[si] = devTimed ? 0.0 : usSince(t0);
+                timings->stepUs[si] = devTimed ? 0.0 : hostUs;
                 if (s.kind == StepKind::Transfer && !outs.empty() && outs[0].defined())
                     timings->stepBytes[si] = outs[0].nbytes();
             }
@@ -465,6 +500,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, RunTimings*
             for (std::size_t si = 0; si < m_steps.size(); ++si)
                 if (m_steps[si].deviceTimed && m_steps[si].timer)
                     timings->stepUs[si] = m_ctx->gpu->timerElapsedUs(m_steps[si].timer);
+        if (timings)
+            for (std::size_t j = 0; j < implicitTimers.size(); ++j)
+                timings->implicitTransfers[j].us = m_ctx->gpu->timerElapsedUs(implicitTimers[j]);
     }
     if (timings) timings->totalUs = usSince(runStart);
     return result;

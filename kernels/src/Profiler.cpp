@@ -35,6 +35,8 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
     std::vector<double> sum(ns, 0.0);
     std::vector<std::size_t> bytes(ns, 0);
     std::vector<bool> ran(ns, false), fused(ns, false);
+    std::vector<RunTimings::ImplicitTransfer> implicit; // summed over the profiled runs
+    bool implicitRan = false;
     auto fill = [&]() {
         double total = 0;
         for (std::size_t i = 0; i < ns; ++i) {
@@ -59,6 +61,10 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
             }
             rep.nodes.push_back(std::move(n));
         }
+        if (implicitRan)
+            for (const RunTimings::ImplicitTransfer& x : implicit)
+                rep.transfers.push_back({steps[x.step].node->id(), x.bytes,
+                                         x.toDevice ? TransferDirection::HtoD : TransferDirection::DtoH, x.us, true});
         rep.nodeSumUs = total;
     };
     try {
@@ -80,6 +86,12 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
                 bytes[k] = tm.stepBytes[k];
                 if (k < tm.stepFused.size() && tm.stepFused[k]) fused[k] = true;
             }
+            if (i == 0) implicit.assign(tm.implicitTransfers.size(), {});
+            // the same copies every run (the steps and their placement do not change)
+            for (std::size_t j = 0; j < implicit.size() && j < tm.implicitTransfers.size(); ++j) {
+                const RunTimings::ImplicitTransfer& x = tm.implicitTransfers[j];
+                implicit[j] = {x.step, x.toDevice, x.bytes, implicit[j].us + x.us};
+            }
         }
         rep.wallUs = plain / rep.repeats;
         rep.wallStdUs = std::sqrt(std::max(0.0, plainSq / rep.repeats - rep.wallUs * rep.wallUs));
@@ -88,6 +100,8 @@ ProfileReport profileExecutor(Executor& exec, const std::vector<Tensor>& inputs,
             sum[k] /= rep.repeats;
             ran[k] = true;
         }
+        for (RunTimings::ImplicitTransfer& x : implicit) x.us /= rep.repeats;
+        implicitRan = true;
     } catch (const std::exception& e) {
         rep.error = e.what();
         // one timed run up to the failure, for the nodes that can run

@@ -98,9 +98,10 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
                      .arg(p->timeUs ? QString::number(*p->timeUs, 'f', 1) : tr("n/a"), how);
             for (const ProfileTransfer& t : profile->transfers)
                 if (t.node == id)
-                    h += tr(", %1 bytes %2")
+                    h += tr(", %1 bytes %2%3")
                              .arg(t.bytes ? QString::number(static_cast<qulonglong>(*t.bytes)) : QStringLiteral("?"))
-                             .arg(QString::fromLatin1(transferDirectionName(t.direction)));
+                             .arg(QString::fromLatin1(transferDirectionName(t.direction)))
+                             .arg(t.implicit ? tr(" (implicit, %1 µs)").arg(t.timeUs, 0, 'f', 1) : QString());
             h += QStringLiteral("</p>");
         }
         for (const PlanDecision& d : profile->plan)

@@ -14,7 +14,8 @@ void ProfileModel::setProfile(const ExecutionProfile& profile, const FunctionGra
     m_total = 0;
     std::vector<Row> rows;
     std::map<NodeId, const ProfileTransfer*> transferOf;
-    for (const ProfileTransfer& t : profile.transfers) transferOf[t.node] = &t;
+    for (const ProfileTransfer& t : profile.transfers)
+        if (!t.implicit) transferOf[t.node] = &t;
     auto add = [&](NodeId node, const std::string& op, std::optional<double> timeUs, const QString& kind) {
         Row r;
         r.node = node;
@@ -29,7 +30,8 @@ void ProfileModel::setProfile(const ExecutionProfile& profile, const FunctionGra
         rows.push_back(r);
     };
     auto transferKind = [](const ProfileTransfer& t) {
-        return QStringLiteral("transfer %1").arg(QString::fromLatin1(transferDirectionName(t.direction)));
+        return (t.implicit ? QStringLiteral("implicit transfer %1") : QStringLiteral("transfer %1"))
+            .arg(QString::fromLatin1(transferDirectionName(t.direction)));
     };
     for (const ProfileNode& n : profile.nodes) {
         QString kind = QString::fromLatin1(stepKindName(n.stepKind));
@@ -42,7 +44,7 @@ void ProfileModel::setProfile(const ExecutionProfile& profile, const FunctionGra
         add(n.node, n.op, n.timeUs, kind);
     }
     for (const ProfileTransfer& t : profile.transfers)
-        if (!profile.find(t.node)) add(t.node, {}, t.timeUs, transferKind(t));
+        if (t.implicit || !profile.find(t.node)) add(t.node, {}, t.timeUs, transferKind(t));
     if (m_mode == Mode::PerNode) {
         m_rows = std::move(rows);
     } else {

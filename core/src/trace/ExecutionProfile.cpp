@@ -50,8 +50,13 @@ double ExecutionProfile::totalUs() const {
     std::map<NodeId, double> timed, transferred;
     for (const ProfileNode& n : nodes)
         if (n.timeUs) timed[n.node] = *n.timeUs;
-    for (const ProfileTransfer& x : transfers) transferred[x.node] = x.timeUs;
     double t = 0;
+    for (const ProfileTransfer& x : transfers) {
+        if (x.implicit)
+            t += x.timeUs; // not in its node's time
+        else
+            transferred[x.node] = x.timeUs;
+    }
     for (const auto& [id, us] : timed) t += us;
     for (const auto& [id, us] : transferred)
         if (!timed.count(id)) t += us;
@@ -127,6 +132,7 @@ nlohmann::json ExecutionProfile::toJson() const {
                             {"time_us", t.timeUs},
                             {"gb_per_s", t.gbPerS()}};
         if (t.bytes) e["bytes"] = *t.bytes;
+        if (t.implicit) e["implicit"] = true;
         ts.push_back(std::move(e));
     }
     j["transfers"] = ts;
@@ -271,6 +277,10 @@ ExecutionProfile ExecutionProfile::fromJson(const nlohmann::json& j, const std::
         else if (!dir.empty() && dir != "HtoD")
             bad(w, "direction", "expected \"HtoD\", \"DtoH\" or \"DtoD\", got \"" + dir + "\"");
         t.timeUs = nonNegative(ts[i], "time_us", w, true);
+        if (const nlohmann::json* im = field(ts[i], "implicit")) {
+            if (!im->is_boolean()) bad(w, "implicit", "expected true or false");
+            t.implicit = im->get<bool>();
+        }
         p.transfers.push_back(t);
     }
     const nlohmann::json& pl = objects(j, "plan", label);
@@ -417,7 +427,11 @@ std::string ExecutionProfile::text(std::size_t maxApplyRows) const {
             s += "  " + pad(transferDirectionName(t.direction), 4, false) + "  " +
                  pad(t.bytes ? std::to_string(*t.bytes) : std::string("?"), 10) + "  " +
                  pad(fmt("%.2fus", t.timeUs), 11) + "  " + pad(fmt("%.2f", t.gbPerS()), 7) + "  " +
-                 std::to_string(t.node) + "\n";
+                 std::to_string(t.node) +
+                 (t.implicit
+                      ? (t.direction == TransferDirection::DtoH ? " (implicit: its input)" : " (implicit: its output)")
+                      : "") +
+                 "\n";
     }
     if (!plan.empty()) {
         s += "\nPlan\n----\n";

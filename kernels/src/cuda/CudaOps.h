@@ -52,14 +52,21 @@ void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::siz
 void memsetDevice(void* dst, int byte, std::size_t bytes, int device);
 void synchronize(int device);
 
-/// A pair of CUDA events measuring work on the stream (start/stop around one node).
+/// The device time of one node's work on the stream: between timerStart and timerStop (on the
+/// same thread), each stretch of queued device work (kernels, copies, memsets, cuBLAS calls) is
+/// bracketed by a pair of events, and host work in between (hostWork: cudaMalloc on a pool miss,
+/// pinned allocations, the first cuBLAS load, waits for the stream) is left out,
+/// so the time is the node's kernel work only.
 struct Timer;
 Timer* timerCreate(int device);
 void timerDestroy(Timer* t);
 void timerStart(Timer* t);
 void timerStop(Timer* t);
-/// Milliseconds between start and stop (waits for stop).
+/// Milliseconds of device work recorded between start and stop (waits for it; 0 when the node
+/// queued none). Throws when the events could not be recorded (after a device fault).
 float timerElapsedMs(Timer* t);
+/// Marks host work: closes the running timer's current event pair, if any (never throws).
+void hostWork() noexcept;
 
 // ---- element-wise programs (one kernel per node, any fused composite included)
 struct ElemNode {

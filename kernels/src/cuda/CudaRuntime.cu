@@ -121,9 +121,59 @@ DeviceState& state(int device) {
 
 } // namespace
 
+// ---- timing windows
+// A Timer measures the device work of one node: one or more segments, each a pair of events on
+// the stream. A segment opens when device work is queued (streamOf) and closes when the host does
+// work of its own (hostWork: cudaMalloc on a pool miss, cudaMallocHost, the first cuBLAS load, a
+// wait for the stream) or the timer stops. On an idle stream an event
+// completes as soon as it is recorded, so a single pair around the node would count that host
+// work as the node's; the segments count only the time the stream spends on the node's work.
+struct Timer {
+    int device = 0;
+    std::vector<std::pair<cudaEvent_t, cudaEvent_t>> segments; ///< created on demand, reused
+    std::size_t used = 0;                                      ///< segments recorded since timerStart
+    bool open = false;
+    bool failed = false; ///< an event could not be recorded (after a device fault)
+};
+
+namespace {
+thread_local Timer* t_active = nullptr; // the timer of the node this thread is running
+
+void openWindow(int device) {
+    Timer* t = t_active;
+    if (!t || t->open || t->device != device || t->failed) return;
+    if (t->used == t->segments.size()) {
+        std::pair<cudaEvent_t, cudaEvent_t> seg{nullptr, nullptr};
+        PL_CK(cudaEventCreate(&seg.first));
+        if (cudaEventCreate(&seg.second) != cudaSuccess) {
+            cudaEventDestroy(seg.first);
+            fail("cudaEventCreate", cudaGetLastError());
+        }
+        t->segments.push_back(seg);
+    }
+    PL_CK(cudaEventRecord(t->segments[t->used].first, state(device).stream));
+    t->open = true;
+}
+} // namespace
+
+void hostWork() noexcept {
+    Timer* t = t_active;
+    if (!t || !t->open) return;
+    t->open = false;
+    try {
+        if (cudaEventRecord(t->segments[t->used].second, state(t->device).stream) == cudaSuccess) {
+            ++t->used;
+            return;
+        }
+        (void)cudaGetLastError();
+    } catch (...) {}
+    t->failed = true;
+}
+
 cudaStream_t streamOf(int device) {
     DeviceState& s = state(device);
     PL_CK(cudaSetDevice(device));
+    openWindow(device);
     return s.stream;
 }
 
@@ -163,6 +213,7 @@ std::string deviceName(int device) {
 }
 
 void* deviceAlloc(std::size_t bytes, int device) {
+    hostWork(); // cudaMalloc may wait for the device and takes host time: not the node's kernel time
     PL_CK(cudaSetDevice(device));
     void* p = nullptr;
     const cudaError_t e = cudaMalloc(&p, bytes);
@@ -199,6 +250,7 @@ std::string freeError() {
 
 void deviceFree(void* p, int device) noexcept {
     if (!p) return;
+    hostWork();
     // waits for work still using the buffer on the stream
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) {
@@ -217,6 +269,7 @@ void deviceFree(void* p, int device) noexcept {
 }
 
 void* pinnedAlloc(std::size_t bytes) {
+    hostWork();
     void* p = nullptr;
     if (cudaMallocHost(&p, bytes) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -227,6 +280,7 @@ void* pinnedAlloc(std::size_t bytes) {
 
 void pinnedFree(void* p) noexcept {
     if (!p) return;
+    hostWork();
     const cudaError_t e = cudaFreeHost(p);
     if (e != cudaSuccess) freeFailed("cudaFreeHost", e);
 }
@@ -236,9 +290,8 @@ void copyHtoD(void* dst, const void* src, std::size_t bytes, int device) {
 }
 
 void copyDtoH(void* dst, const void* src, std::size_t bytes, int device) {
-    cudaStream_t s = streamOf(device);
-    if (bytes) PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
-    PL_CK(cudaStreamSynchronize(s));
+    if (bytes) PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, streamOf(device)));
+    synchronize(device);
 }
 
 void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes) {
@@ -246,7 +299,7 @@ void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::siz
     if (dstDevice == srcDevice) {
         PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, streamOf(dstDevice)));
     } else {
-        PL_CK(cudaStreamSynchronize(streamOf(srcDevice)));
+        synchronize(srcDevice);
         PL_CK(cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, bytes, streamOf(dstDevice)));
     }
 }
@@ -255,37 +308,53 @@ void memsetDevice(void* dst, int byte, std::size_t bytes, int device) {
     if (bytes) PL_CK(cudaMemsetAsync(dst, byte, bytes, streamOf(device)));
 }
 
-void synchronize(int device) { PL_CK(cudaStreamSynchronize(streamOf(device))); }
-
-struct Timer {
-    int device = 0;
-    cudaEvent_t start = nullptr, stop = nullptr;
-};
+void synchronize(int device) {
+    hostWork(); // the wait is the host's; the work waited for is in the segments already
+    DeviceState& s = state(device);
+    PL_CK(cudaSetDevice(device));
+    PL_CK(cudaStreamSynchronize(s.stream));
+}
 
 Timer* timerCreate(int device) {
     auto* t = new Timer;
     t->device = device;
-    PL_CK(cudaSetDevice(device));
-    PL_CK(cudaEventCreate(&t->start));
-    PL_CK(cudaEventCreate(&t->stop));
     return t;
 }
 
 void timerDestroy(Timer* t) {
     if (!t) return;
-    cudaEventDestroy(t->start);
-    cudaEventDestroy(t->stop);
+    if (t_active == t) t_active = nullptr;
+    for (auto& [start, stop] : t->segments) {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
     delete t;
 }
 
-void timerStart(Timer* t) { PL_CK(cudaEventRecord(t->start, streamOf(t->device))); }
-void timerStop(Timer* t) { PL_CK(cudaEventRecord(t->stop, streamOf(t->device))); }
+void timerStart(Timer* t) {
+    hostWork(); // a timer left running (its node failed) ends here
+    t->used = 0;
+    t->open = false;
+    t->failed = false;
+    t_active = t;
+}
+
+void timerStop(Timer* t) {
+    if (t_active != t) return;
+    hostWork();
+    t_active = nullptr;
+}
 
 float timerElapsedMs(Timer* t) {
-    PL_CK(cudaEventSynchronize(t->stop));
-    float ms = 0;
-    PL_CK(cudaEventElapsedTime(&ms, t->start, t->stop));
-    return ms;
+    if (t->failed) throw std::runtime_error("the CUDA events of a timing window could not be recorded");
+    float total = 0;
+    for (std::size_t i = 0; i < t->used; ++i) {
+        PL_CK(cudaEventSynchronize(t->segments[i].second));
+        float ms = 0;
+        PL_CK(cudaEventElapsedTime(&ms, t->segments[i].first, t->segments[i].second));
+        total += ms;
+    }
+    return total;
 }
 
 void gemm(int dtype, bool transA, bool transB, long long M, long long N, long long K, double alpha, const void* A,
@@ -297,13 +366,15 @@ void gemm(int dtype, bool transA, bool transB, long long M, long long N, long lo
         lda = lda < 1 ? 1 : lda;
         ldb = ldb < 1 ? 1 : ldb;
     }
-    Blas& lib = needBlas();
     DeviceState& ds = state(device);
     PL_CK(cudaSetDevice(device));
+    if (!ds.blas) hostWork(); // loading cuBLAS and creating its handle are not the node's kernels
+    Blas& lib = needBlas();
     if (!ds.blas) {
         PL_CB(lib.create(&ds.blas));
         PL_CB(lib.setStream(ds.blas, ds.stream));
     }
+    (void)streamOf(device); // the cuBLAS calls below queue work on the stream
     cublasHandle_t h = ds.blas;
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
     const cublasOperation_t ta = transB ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -77,12 +77,16 @@ struct ProfileNode {
     std::vector<NodeId> inPlaceWriters;
 };
 
-/// One transfer node (also listed in nodes).
+/// One transfer node (also listed in nodes), or an implicit copy around a node.
 struct ProfileTransfer {
     NodeId node = -1;
     std::optional<std::size_t> bytes; ///< per run; none: unknown (a profile file without "bytes")
     TransferDirection direction = TransferDirection::HtoD;
     double timeUs = 0; ///< mean per run
+    /// Not a transfer node: a copy the executor made around `node` on a CUDA run (a CPU node's
+    /// device inputs downloaded, an emulated node's outputs uploaded), timed apart from the node
+    /// (whose time leaves it out); JSON "implicit": true.
+    bool implicit = false;
     /// Bytes per nanosecond (GB/s); 0 without a time or without bytes.
     double gbPerS() const { return timeUs > 0 && bytes ? static_cast<double>(*bytes) / (timeUs * 1e3) : 0.0; }
 };

@@ -27,6 +27,16 @@ struct RunTimings {
     /// is in that step's; its own stepUs is 0), or the in-place Join's inputs were all written
     /// into its output by their producers (it did nothing; stepUs 0)
     std::vector<bool> stepFused;
+    /// A copy the executor made around a step of a CUDA run, not a transfer node: a CPU step's
+    /// device inputs downloaded before it, an emulated step's outputs uploaded after it. Timed
+    /// with device events apart from the step (whose stepUs leaves it out), in execution order.
+    struct ImplicitTransfer {
+        std::size_t step = 0; ///< index in Executor::steps()
+        bool toDevice = false;
+        std::size_t bytes = 0;
+        double us = 0; ///< NaN after a failed run when unknown
+    };
+    std::vector<ImplicitTransfer> implicitTransfers;
     double totalUs = 0; ///< wall time of the whole run
 };
 
@@ -65,7 +75,8 @@ struct ExecStep {
     bool deviceTimed = false;       ///< timed with device events (CUDA kernels and transfers)
     std::vector<bool> uploadOutput; ///< Emulated on a CUDA context: outputs to copy to the device
     mutable std::unique_ptr<KernelState> state;
-    void* timer = nullptr; ///< DeviceBackend timer of a device-timed step
+    void* timer = nullptr;         ///< DeviceBackend timer of a device-timed step
+    std::vector<void*> copyTimers; ///< DeviceBackend timers of the step's implicit transfers
     /// Epilogue fusion, producer side: the element-wise step the kernel may apply to output 0
     /// (fusedStep, its index) through `epilogue`.
     std::unique_ptr<OutputEpilogue> epilogue;

@@ -108,6 +108,7 @@ std::deque<cublasContext>& handles() {
 cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
     if (!handle) return CUBLAS_STATUS_INVALID_VALUE;
     std::lock_guard<std::recursive_mutex> lock(passlens::cuda::emu::runtimeMutex());
+    passlens::cuda::emu::traceCall("cublasCreate");
     *handle = &handles().emplace_back();
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -4,6 +4,7 @@
 // concurrent runtime calls of other threads.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace passlens::cuda::emu {
 
@@ -25,6 +26,15 @@ void setDeviceCount(int n);
 void reset();
 /// The message of the last fault (kernel fault, guard bytes overwritten, injected), "" if none.
 std::string lastFault();
+
+/// While on (turning it on clears it), the runtime records in host call order: the host-side
+/// calls "cudaMalloc", "cudaFree", "cudaMallocHost", "cudaFreeHost", "cudaStreamSynchronize",
+/// "cudaEventSynchronize", "cudaDeviceSynchronize", "cublasCreate", and each queued stream
+/// operation as "queue NAME" (NAME: the kernel's name, "cudaMemcpyAsync", "cudaMemsetAsync", the
+/// cuBLAS call, "cudaEventRecord"). On a real device an event recorded on an idle stream completes
+/// at once, so host calls between a timing pair's records fall inside the measured time.
+void traceCalls(bool on);
+std::vector<std::string> callTrace();
 
 struct Stats {
     long long kernelsRun = 0;    ///< grids executed (at synchronisations)

@@ -37,6 +37,8 @@ cudaError_t stickyError();
 cudaError_t setLastError(cudaError_t e);
 /// Whether the launch being queued is the one faultKernel() chose.
 bool takeKernelFault();
+/// Appends `call` to the call trace while traceCalls(true) is on (EmuControl.h).
+void traceCall(const std::string& call);
 
 } // namespace passlens::cuda::emu
 

@@ -165,6 +165,8 @@ struct Runtime {
     long long kernelsRun = 0;
     std::map<const char*, Allocation, std::less<>> device_;
     std::set<void*> pinned;
+    bool tracing = false;
+    std::vector<std::string> trace;
     std::deque<std::pair<char*, std::size_t>> quarantine;
     std::size_t quarantineBytes = 0;
     CUstream_st legacy; // stream 0
@@ -241,7 +243,10 @@ void drainAll() {
     for (CUstream_st* s : rt().streams) drainUntil(s, nullptr);
 }
 
-void enqueue(CUstream_st* s, Op op) { s->queue.push_back(std::move(op)); }
+void enqueue(CUstream_st* s, Op op) {
+    traceCall("queue " + op.name);
+    s->queue.push_back(std::move(op));
+}
 
 // a device range, or an error
 cudaError_t checkDeviceRange(const void* p, std::size_t bytes) {
@@ -287,6 +292,11 @@ bool takeKernelFault() {
 }
 
 void enqueueOp(cudaStream_t stream, Op op) { enqueue(streamOf(stream), std::move(op)); }
+void traceCall(const std::string& call) {
+    Runtime& r = rt();
+    std::lock_guard<std::recursive_mutex> lock(r.mutex);
+    if (r.tracing) r.trace.push_back(call);
+}
 std::recursive_mutex& runtimeMutex() { return rt().mutex; }
 cudaError_t stickyError() { return rt().sticky; }
 cudaError_t setLastError(cudaError_t e) { return setLast(e); }
@@ -321,6 +331,15 @@ void reset() {
     r.failPinned = false;
     r.deviceCount = 1;
     r.device = 0;
+}
+void traceCalls(bool on) {
+    std::lock_guard<std::recursive_mutex> lock(rt().mutex);
+    if (on) rt().trace.clear();
+    rt().tracing = on;
+}
+std::vector<std::string> callTrace() {
+    std::lock_guard<std::recursive_mutex> lock(rt().mutex);
+    return rt().trace;
 }
 std::string lastFault() {
     std::lock_guard<std::recursive_mutex> lock(rt().mutex);
@@ -445,6 +464,7 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaDeviceSynchronize() {
     EMU_ENTER();
+    traceCall("cudaDeviceSynchronize");
     drainAll();
     return rt().sticky;
 }
@@ -476,6 +496,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     CUstream_st* st = streamOf(s);
     if (std::find(rt().streams.begin(), rt().streams.end(), st) == rt().streams.end())
         return setLast(cudaErrorInvalidResourceHandle);
+    traceCall("cudaStreamSynchronize");
     drainUntil(st, nullptr);
     return rt().sticky;
 }
@@ -486,6 +507,7 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
     if (!ptr) return setLast(cudaErrorInvalidValue);
     *ptr = nullptr;
     Runtime& r = rt();
+    traceCall("cudaMalloc");
     if (r.failAllocAfter == 0) return setLast(cudaErrorMemoryAllocation);
     if (r.failAllocAfter > 0) --r.failAllocAfter;
     if (bytes == 0) return cudaSuccess;
@@ -511,6 +533,7 @@ cudaError_t cudaFree(void* ptr) {
     if (!ptr) return r.sticky;
     auto it = r.device_.find(static_cast<const char*>(ptr));
     if (it == r.device_.end()) return r.sticky != cudaSuccess ? r.sticky : setLast(cudaErrorInvalidValue);
+    traceCall("cudaFree");
     drainAll(); // cudaFree synchronises the device
     Allocation a = it->second;
     BlockAccess access(a.block, a.blockBytes);
@@ -535,6 +558,7 @@ cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) {
     EMU_ENTER();
     if (!ptr) return setLast(cudaErrorInvalidValue);
     *ptr = nullptr;
+    traceCall("cudaMallocHost");
     if (rt().failPinned) return setLast(cudaErrorMemoryAllocation);
     *ptr = std::aligned_alloc(64, std::max<std::size_t>(64, (bytes + 63) / 64 * 64));
     if (!*ptr) return setLast(cudaErrorMemoryAllocation);
@@ -547,6 +571,7 @@ cudaError_t cudaFreeHost(void* ptr) {
     std::lock_guard<std::recursive_mutex> lock(r.mutex);
     if (!ptr) return r.sticky;
     if (!r.pinned.erase(ptr)) return r.sticky != cudaSuccess ? r.sticky : setLast(cudaErrorInvalidValue);
+    traceCall("cudaFreeHost");
     drainAll(); // cudaFreeHost synchronises the device
     std::free(ptr);
     return r.sticky;
@@ -627,6 +652,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     EMU_ENTER();
     if (!e) return setLast(cudaErrorInvalidResourceHandle);
+    traceCall("cudaEventSynchronize");
     EventState* st = e->state.get();
     if (st->recorded && !st->done) drainUntil(static_cast<CUstream_st*>(st->stream), st);
     return rt().sticky;
