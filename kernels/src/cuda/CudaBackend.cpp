@@ -34,13 +34,16 @@ void syncAndRelease(int device) {
 }
 
 // Asynchronous HtoD copy from a host tensor: pinned sources stay alive until the next sync,
-// pageable ones are waited for (the driver stages them anyway).
+// pageable ones are staged through the runtime's page-locked buffers (or, without page-locked
+// memory, copied directly and waited for).
 void copyIn(void* dst, const Tensor& host, int device) {
-    cuda::copyHtoD(dst, host.rawData(), host.nbytes(), device);
-    if (host.storage()->pinned())
+    if (host.storage()->pinned()) {
+        cuda::copyHtoD(dst, host.rawData(), host.nbytes(), device);
         keepUntilSync(host.storage());
-    else
+    } else if (!cuda::copyHtoDStaged(dst, host.rawData(), host.nbytes(), device)) {
+        cuda::copyHtoD(dst, host.rawData(), host.nbytes(), device);
         cuda::synchronize(device);
+    }
 }
 
 // Named contexts: "" is device 0; a name ending in digits ("dev1", "gpu2") is that device when it

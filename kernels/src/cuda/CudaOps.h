@@ -47,6 +47,12 @@ std::string freeError();
 void* pinnedAlloc(std::size_t bytes);
 void pinnedFree(void* p) noexcept;                                        ///< never throws, as deviceFree
 void copyHtoD(void* dst, const void* src, std::size_t bytes, int device); ///< async on the stream
+/// Copies pageable host memory to the device through two reused page-locked staging buffers of
+/// 4 MiB (chunk by chunk: the host fills one while the device reads the other), so the copy runs
+/// at the pinned bandwidth; `src` may be reused when it returns (the last chunk may still be in
+/// flight from the staging buffer). False, with nothing copied, when no page-locked memory can be
+/// had (the caller copies directly then).
+bool copyHtoDStaged(void* dst, const void* src, std::size_t bytes, int device);
 void copyDtoH(void* dst, const void* src, std::size_t bytes, int device); ///< async, then waits
 void copyDtoD(void* dst, int dstDevice, const void* src, int srcDevice, std::size_t bytes);
 void memsetDevice(void* dst, int byte, std::size_t bytes, int device);
@@ -55,7 +61,7 @@ void synchronize(int device);
 /// The device time of one node's work on the stream: between timerStart and timerStop (on the
 /// same thread), each stretch of queued device work (kernels, copies, memsets, cuBLAS calls) is
 /// bracketed by a pair of events, and host work in between (hostWork: cudaMalloc on a pool miss,
-/// pinned allocations, the first cuBLAS load, waits for the stream) is left out,
+/// pinned allocations, the first cuBLAS load, waits for the stream, staging copies) is left out,
 /// so the time is the node's kernel work only.
 struct Timer;
 Timer* timerCreate(int device);

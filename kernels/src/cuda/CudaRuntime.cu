@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include <mutex>
 #include <stdexcept>
@@ -94,9 +95,21 @@ Blas& needBlas() {
     return b;
 }
 
+// Page-locked buffers through which pageable uploads are staged (copyHtoDStaged): two, so the
+// host fills one while the device reads the other; made at the first pageable upload and kept for
+// the process (a few MiB per device).
+constexpr std::size_t kStageBytes = std::size_t(4) << 20;
+struct Staging {
+    void* buffer[2] = {nullptr, nullptr};
+    cudaEvent_t read[2] = {nullptr, nullptr}; ///< recorded after the copy that reads buffer[i]
+    bool pending[2] = {false, false};
+    int next = 0;
+};
+
 struct DeviceState {
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
+    Staging staging;
 };
 
 std::mutex g_mutex;
@@ -125,7 +138,7 @@ DeviceState& state(int device) {
 // A Timer measures the device work of one node: one or more segments, each a pair of events on
 // the stream. A segment opens when device work is queued (streamOf) and closes when the host does
 // work of its own (hostWork: cudaMalloc on a pool miss, cudaMallocHost, the first cuBLAS load, a
-// wait for the stream) or the timer stops. On an idle stream an event
+// wait for the stream, a staged copy's host side) or the timer stops. On an idle stream an event
 // completes as soon as it is recorded, so a single pair around the node would count that host
 // work as the node's; the segments count only the time the stream spends on the node's work.
 struct Timer {
@@ -287,6 +300,36 @@ void pinnedFree(void* p) noexcept {
 
 void copyHtoD(void* dst, const void* src, std::size_t bytes, int device) {
     if (bytes) PL_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, streamOf(device)));
+}
+
+bool copyHtoDStaged(void* dst, const void* src, std::size_t bytes, int device) {
+    if (!bytes) return true;
+    static std::mutex stagingMutex; // one upload at a time through the buffers
+    std::lock_guard<std::mutex> lock(stagingMutex);
+    Staging& st = state(device).staging;
+    for (int i = 0; i < 2; ++i) { // made on first use (again after a failure)
+        if (!st.buffer[i]) st.buffer[i] = pinnedAlloc(kStageBytes);
+        if (st.buffer[i] && !st.read[i] &&
+            cudaEventCreateWithFlags(&st.read[i], cudaEventDisableTiming) != cudaSuccess) {
+            (void)cudaGetLastError();
+            st.read[i] = nullptr;
+        }
+        if (!st.buffer[i] || !st.read[i]) return false;
+    }
+    for (std::size_t off = 0; off < bytes; off += kStageBytes) {
+        const std::size_t n = bytes - off < kStageBytes ? bytes - off : kStageBytes;
+        const int i = st.next;
+        st.next ^= 1;
+        hostWork(); // waiting for the buffer and filling it are the host's
+        if (st.pending[i]) PL_CK(cudaEventSynchronize(st.read[i]));
+        st.pending[i] = false;
+        std::memcpy(st.buffer[i], static_cast<const char*>(src) + off, n);
+        cudaStream_t s = streamOf(device);
+        PL_CK(cudaMemcpyAsync(static_cast<char*>(dst) + off, st.buffer[i], n, cudaMemcpyHostToDevice, s));
+        PL_CK(cudaEventRecord(st.read[i], s));
+        st.pending[i] = true;
+    }
+    return true;
 }
 
 void copyDtoH(void* dst, const void* src, std::size_t bytes, int device) {

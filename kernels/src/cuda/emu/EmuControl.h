@@ -31,7 +31,8 @@ std::string lastFault();
 /// calls "cudaMalloc", "cudaFree", "cudaMallocHost", "cudaFreeHost", "cudaStreamSynchronize",
 /// "cudaEventSynchronize", "cudaDeviceSynchronize", "cublasCreate", and each queued stream
 /// operation as "queue NAME" (NAME: the kernel's name, "cudaMemcpyAsync", "cudaMemsetAsync", the
-/// cuBLAS call, "cudaEventRecord"). On a real device an event recorded on an idle stream completes
+/// cuBLAS call, "cudaEventRecord" for a timing event, "cudaEventRecord (sync only)" for one made
+/// with cudaEventDisableTiming). On a real device an event recorded on an idle stream completes
 /// at once, so host calls between a timing pair's records fall inside the measured time.
 void traceCalls(bool on);
 std::vector<std::string> callTrace();
@@ -42,6 +43,9 @@ struct Stats {
     long long opsQueued = 0;     ///< all queued operations not yet executed
     std::size_t liveBytes = 0;   ///< device memory allocated and not freed
     long long liveAllocations = 0;
+    long long pinnedAllocations = 0; ///< cudaMallocHost calls that succeeded, ever
+    /// host <-> device copies queued, ever, whose host side is not page-locked (cudaMallocHost)
+    long long pageableCopies = 0;
 };
 Stats stats();
 /// Whether p lies inside a live device allocation.

@@ -15,11 +15,11 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 struct CUevent_st {
+    bool timing = true; // false: made with cudaEventDisableTiming
     std::shared_ptr<passlens::cuda::emu::EventState> state = std::make_shared<passlens::cuda::emu::EventState>();
 };
 
@@ -164,7 +164,9 @@ struct Runtime {
     bool failPinned = false;
     long long kernelsRun = 0;
     std::map<const char*, Allocation, std::less<>> device_;
-    std::set<void*> pinned;
+    std::map<const char*, std::size_t, std::less<>> pinned; // cudaMallocHost blocks and their sizes
+    long long pinnedAllocations = 0;
+    long long pageableCopies = 0;
     bool tracing = false;
     std::vector<std::string> trace;
     std::deque<std::pair<char*, std::size_t>> quarantine;
@@ -248,6 +250,16 @@ void enqueue(CUstream_st* s, Op op) {
     s->queue.push_back(std::move(op));
 }
 
+// whether [p, p + bytes) lies in page-locked memory from cudaMallocHost
+bool isPinned(const void* p, std::size_t bytes) {
+    const Runtime& r = rt();
+    const char* c = static_cast<const char*>(p);
+    auto it = r.pinned.upper_bound(c);
+    if (it == r.pinned.begin()) return false;
+    --it;
+    return c >= it->first && c + bytes <= it->first + it->second;
+}
+
 // a device range, or an error
 cudaError_t checkDeviceRange(const void* p, std::size_t bytes) {
     return findAllocation(p, bytes) ? cudaSuccess : cudaErrorInvalidValue;
@@ -269,6 +281,9 @@ cudaError_t queueCopy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
     // the direction must match the pointers (a real device faults or copies garbage otherwise)
     if (srcDev ? checkDeviceRange(src, bytes) != cudaSuccess : isDevice(src)) return setLast(cudaErrorInvalidValue);
     if (dstDev ? checkDeviceRange(dst, bytes) != cudaSuccess : isDevice(dst)) return setLast(cudaErrorInvalidValue);
+    if ((kind == cudaMemcpyHostToDevice && !isPinned(src, bytes)) ||
+        (kind == cudaMemcpyDeviceToHost && !isPinned(dst, bytes)))
+        ++rt().pageableCopies;
     // the source is read when the copy runs (not at the call), for pinned and pageable memory alike
     enqueue(s, Op{what, [dst, src, bytes] { std::memmove(dst, src, bytes); }, nullptr, false});
     return cudaSuccess;
@@ -357,6 +372,8 @@ Stats stats() {
         }
     st.liveBytes = r.live;
     st.liveAllocations = static_cast<long long>(r.device_.size());
+    st.pinnedAllocations = r.pinnedAllocations;
+    st.pageableCopies = r.pageableCopies;
     return st;
 }
 bool isDevicePointer(const void* p) {
@@ -562,7 +579,8 @@ cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) {
     if (rt().failPinned) return setLast(cudaErrorMemoryAllocation);
     *ptr = std::aligned_alloc(64, std::max<std::size_t>(64, (bytes + 63) / 64 * 64));
     if (!*ptr) return setLast(cudaErrorMemoryAllocation);
-    rt().pinned.insert(*ptr);
+    rt().pinned[static_cast<const char*>(*ptr)] = bytes;
+    ++rt().pinnedAllocations;
     return cudaSuccess;
 }
 
@@ -570,7 +588,8 @@ cudaError_t cudaFreeHost(void* ptr) {
     Runtime& r = rt();
     std::lock_guard<std::recursive_mutex> lock(r.mutex);
     if (!ptr) return r.sticky;
-    if (!r.pinned.erase(ptr)) return r.sticky != cudaSuccess ? r.sticky : setLast(cudaErrorInvalidValue);
+    if (!r.pinned.erase(static_cast<const char*>(ptr)))
+        return r.sticky != cudaSuccess ? r.sticky : setLast(cudaErrorInvalidValue);
     traceCall("cudaFreeHost");
     drainAll(); // cudaFreeHost synchronises the device
     std::free(ptr);
@@ -616,10 +635,13 @@ cudaError_t cudaMemset(void* dst, int value, std::size_t bytes) {
 }
 
 // ---------------------------------------------------------------- events
-cudaError_t cudaEventCreate(cudaEvent_t* e) {
+cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags) {
     EMU_ENTER();
-    if (!e) return setLast(cudaErrorInvalidValue);
+    if (!e || (flags & ~unsigned(cudaEventDisableTiming)) != 0) return setLast(cudaErrorInvalidValue);
     *e = new CUevent_st;
+    (*e)->timing = (flags & cudaEventDisableTiming) == 0;
     return cudaSuccess;
 }
 
@@ -638,7 +660,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     st->done = false;
     st->stream = streamOf(s);
     const long long gen = ++st->generation;
-    Op op{"cudaEventRecord",
+    Op op{e->timing ? "cudaEventRecord" : "cudaEventRecord (sync only)",
           [st, gen] {
               if (st->generation != gen) return;
               st->done = true;
@@ -661,7 +683,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop) {
     EMU_ENTER();
     if (!ms || !start || !stop) return setLast(cudaErrorInvalidValue);
-    if (!start->state->recorded || !stop->state->recorded) return setLast(cudaErrorInvalidResourceHandle);
+    if (!start->state->recorded || !stop->state->recorded || !start->timing || !stop->timing)
+        return setLast(cudaErrorInvalidResourceHandle);
     if (!start->state->done || !stop->state->done) return setLast(cudaErrorNotReady);
     *ms = std::chrono::duration<float, std::milli>(stop->state->when - start->state->when).count();
     return cudaSuccess;

@@ -54,6 +54,8 @@ enum cudaMemcpyKind {
 typedef struct CUstream_st* cudaStream_t;
 typedef struct CUevent_st* cudaEvent_t;
 #define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventDisableTiming 0x02
 
 struct cudaDeviceProp {
     char name[256];
@@ -108,6 +110,8 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int s
 cudaError_t cudaMemset(void* dst, int value, std::size_t bytes);
 cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t stream = nullptr);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
+/// cudaEventDisableTiming: an event for synchronisation only (cudaEventElapsedTime refuses it).
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
