@@ -113,7 +113,9 @@ struct DeviceState {
 };
 
 std::mutex g_mutex;
-std::vector<DeviceState> g_devices;
+// Per device for the whole process, never destroyed: the stream, the cuBLAS handle and the staging
+// buffers stay valid (and reachable) until exit, and nothing calls CUDA during static destruction.
+std::vector<DeviceState>& g_devices = *new std::vector<DeviceState>;
 
 DeviceState& state(int device) {
     std::lock_guard<std::mutex> lock(g_mutex);
