@@ -7,11 +7,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # tst_kernels_emu, tst_cudaemu and tst_exec_emu: the CUDA backend on the emulated device
-# (kernels/README.md "Emulated device"). tst_exec_emu runs every function, but cudaMatchesCpu only
-# on the five small corpus models: the three CNNs (resnet18, mobilenet_v2, squeezenet1_1) and
-# ch_PP-OCRv4_det_infer take about 3.5 minutes more under the sanitizers, and their kernels are
-# checked one by one by cudaKernels / cudaKernelsEach; `ctest -L gpu-emulated` in scripts/test.sh
-# runs all of them without the sanitizers.
+# (kernels/README.md "Emulated device"; ~40 s here). tst_exec_emu runs every function, but
+# cudaMatchesCpu only on the five small corpus models: the three CNNs (resnet18, mobilenet_v2,
+# squeezenet1_1) and ch_PP-OCRv4_det_infer take about 3.5 minutes more under the sanitizers, and
+# their kernels are checked one by one by cudaKernels / cudaKernelsEach; `ctest -L gpu-emulated` in
+# scripts/test.sh runs all of them without the sanitizers.
 TESTS=(tst_ir tst_graphjson tst_onnx tst_cli tst_kernels_emu tst_cudaemu tst_exec_emu)
 export PASSLENS_GPU_MODELS=lstm,mlp,shape_ops,silero_vad_legacy,transformer_encoder_layer
 cmake --preset debug
