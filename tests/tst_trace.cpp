@@ -14,6 +14,8 @@
 #include <passlens/io/SessionFile.h>
 #include <passlens/ir/OpRegistry.h>
 
+#include "../bench/BenchGraphs.h"
+
 #include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
@@ -61,6 +63,59 @@ struct PhaseFingerprints final : Instrumentation {
         after.push_back({p.name, g.fingerprint()});
     }
 };
+
+// The first difference between two graphs, beyond their fingerprints: ids handed out, every
+// node and variable ever created (removed ones too: the inspector shows them), their inputs,
+// outputs, names, ops and types, each variable's uses in order, the topological order, the
+// graph's inputs and outputs. Empty when they are the same.
+std::string firstDifference(const FunctionGraph& a, const FunctionGraph& b) {
+    if (a.fingerprint() != b.fingerprint()) return "fingerprints differ";
+    if (a.nodeIdLimit() != b.nodeIdLimit() || a.varIdLimit() != b.varIdLimit())
+        return "id limits " + std::to_string(a.nodeIdLimit()) + "/" + std::to_string(a.varIdLimit()) + " vs " +
+               std::to_string(b.nodeIdLimit()) + "/" + std::to_string(b.varIdLimit());
+    const auto ids = [](const std::vector<Variable*>& vs) {
+        std::vector<VarId> out;
+        for (const Variable* v : vs) out.push_back(v->id());
+        return out;
+    };
+    if (ids(a.inputs()) != ids(b.inputs()) || ids(a.outputs()) != ids(b.outputs())) return "graph inputs or outputs";
+    const auto& ta = a.toposort();
+    const auto& tb = b.toposort();
+    if (ta.size() != tb.size()) return "node counts " + std::to_string(ta.size()) + " vs " + std::to_string(tb.size());
+    for (std::size_t i = 0; i < ta.size(); ++i)
+        if (ta[i]->id() != tb[i]->id() || ta[i]->op().str() != tb[i]->op().str())
+            return "toposort[" + std::to_string(i) + "]: #" + std::to_string(ta[i]->id()) + " " + ta[i]->op().str() +
+                   " vs #" + std::to_string(tb[i]->id()) + " " + tb[i]->op().str();
+    for (NodeId id = 0; id < a.nodeIdLimit(); ++id) {
+        const Apply* x = a.node(id);
+        const Apply* y = b.node(id);
+        const std::string where = "node #" + std::to_string(id) + ": ";
+        if (!x || !y) {
+            if (x || y) return where + "exists in one graph only";
+            continue;
+        }
+        if (x->inGraph() != y->inGraph() || x->op().str() != y->op().str() || x->name() != y->name() ||
+            ids(x->inputs()) != ids(y->inputs()) || ids(x->outputs()) != ids(y->outputs()) || !(x->tag == y->tag))
+            return where + "differs";
+    }
+    for (VarId id = 0; id < a.varIdLimit(); ++id) {
+        const Variable* x = a.variable(id);
+        const Variable* y = b.variable(id);
+        const std::string where = "variable " + std::to_string(id) + ": ";
+        if (!x || !y) {
+            if (x || y) return where + "exists in one graph only";
+            continue;
+        }
+        if (x->type().str() != y->type().str() || x->name() != y->name() || x->isConstant() != y->isConstant() ||
+            (x->owner() ? x->owner()->id() : -1) != (y->owner() ? y->owner()->id() : -1))
+            return where + "differs";
+        std::vector<std::pair<NodeId, int>> ux, uy;
+        for (const Client& c : x->clients()) ux.push_back({c.node ? c.node->id() : -1, c.index});
+        for (const Client& c : y->clients()) uy.push_back({c.node ? c.node->id() : -1, c.index});
+        if (ux != uy) return where + "uses differ";
+    }
+    return {};
+}
 
 // Fault injection: while g_limited, operator new fails (calling the new-handler as the
 // standard one does) once the bytes it handed out and not yet freed would pass g_budget.
@@ -139,6 +194,66 @@ private slots:
             const int by = trace.createdBy(n->id());
             QVERIFY(by >= 0 && by <= static_cast<int>(trace.events().size()));
             if (by) QVERIFY(trace.events()[static_cast<std::size_t>(by - 1)].status == EventStatus::Applied);
+        }
+    }
+
+    // A step's graph continued from a kept step (Trace::graphAfter(seq, base, baseSeq), what the
+    // window's step graphs do) is the full replay's: for every applied event of corpus models
+    // and a generated block graph, the graph continued from the step before, and the one
+    // continued from a checkpoint every 16 events, equal the graph replayed from the source
+    // (firstDifference: ids, removed nodes, uses in order, topological order).
+    void stepFromKeptGraph_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("pipeline");
+        for (const char* m : {"resnet18", "lstm", "mobilenet_v2", "ch_PP-OCRv4_det_infer"})
+            QTest::newRow(qPrintable(QString("%1/theano").arg(m))) << QString(m) << QString("theano");
+        QTest::newRow("lstm/cleanup") << QString("lstm") << QString("cleanup");
+        QTest::newRow("blocks-459/theano") << QString("blocks") << QString("theano");
+    }
+    void stepFromKeptGraph() {
+        QFETCH(QString, model);
+        QFETCH(QString, pipeline);
+        std::unique_ptr<FunctionGraph> g = model == "blocks"
+                                               ? bench::blockGraph(459)
+                                               : loadGraphFile(kCorpus + "/" + model.toStdString() + ".onnx").graph;
+        Pipeline p = Pipeline::builtin(pipeline.toStdString());
+        Trace trace;
+        trace.finish(p.run(*g, &trace), *g, p.buildContext().caps);
+        std::vector<int> applied;
+        for (const RewriteEvent& e : trace.events())
+            if (e.status == EventStatus::Applied) applied.push_back(e.seq);
+        QVERIFY2(applied.size() >= 10, qPrintable(QString::number(applied.size()))); // a real walk
+        std::unique_ptr<FunctionGraph> previous = trace.graphAfter(0), checkpoint = trace.graphAfter(0);
+        int previousSeq = 0, checkpointSeq = 0;
+        for (std::size_t k = 0; k < applied.size(); ++k) {
+            const int seq = applied[k];
+            const auto full = trace.graphAfter(seq);
+            auto stepped = trace.graphAfter(seq, *previous, previousSeq);
+            const std::string d1 = firstDifference(*full, *stepped);
+            QVERIFY2(d1.empty(),
+                     qPrintable(QString("after event %1, from %2: %3").arg(seq).arg(previousSeq).arg(d1.c_str())));
+            const auto jumped = trace.graphAfter(seq, *checkpoint, checkpointSeq);
+            const std::string d2 = firstDifference(*full, *jumped);
+            QVERIFY2(d2.empty(),
+                     qPrintable(QString("after event %1, from %2: %3").arg(seq).arg(checkpointSeq).arg(d2.c_str())));
+            previous = std::move(stepped);
+            previousSeq = seq;
+            if (k % 16 == 15) {
+                checkpoint = previous->copyWithHistory();
+                checkpointSeq = seq;
+            }
+        }
+        QCOMPARE(previous->fingerprint(), g->fingerprint()); // the pipeline's own final graph
+        // a base after the step asked for is refused, with both events named
+        try {
+            trace.graphAfter(applied.front(), *previous, previousSeq);
+            QFAIL("continued backwards");
+        } catch (const Error& e) {
+            const QString m = e.what();
+            QVERIFY2(m.contains(QString("the graph after event %1 cannot continue from the one after event %2")
+                                    .arg(applied.front())
+                                    .arg(previousSeq)),
+                     e.what());
         }
     }
 

@@ -656,4 +656,64 @@ std::unique_ptr<FunctionGraph> FunctionGraph::clone() const {
     return g;
 }
 
+std::unique_ptr<FunctionGraph> FunctionGraph::copyWithHistory() const {
+    if (m_recording || !m_pending.empty()) throw Error("cannot copy a graph in the middle of a replacement");
+    auto g = std::make_unique<FunctionGraph>();
+    g->name = name;
+    g->sourcePath = sourcePath;
+    g->m_vars.resize(m_vars.size());
+    g->m_nodes.resize(m_nodes.size());
+    for (std::size_t i = 0; i < m_vars.size(); ++i)
+        if (const Variable* v = m_vars[i].get()) {
+            auto c = std::make_unique<Variable>();
+            c->m_id = v->m_id;
+            c->m_type = v->m_type;
+            c->m_name = v->m_name;
+            c->m_index = v->m_index;
+            c->m_constant = v->m_constant;
+            c->tag = v->tag;
+            g->m_vars[i] = std::move(c);
+        }
+    for (std::size_t i = 0; i < m_nodes.size(); ++i)
+        if (const Apply* n = m_nodes[i].get()) {
+            auto c = std::make_unique<Apply>();
+            c->m_id = n->m_id;
+            c->m_op = n->m_op;
+            c->m_clientSlots = n->m_clientSlots;
+            c->m_name = n->m_name;
+            c->m_inGraph = n->m_inGraph;
+            c->tag = n->tag;
+            g->m_nodes[i] = std::move(c);
+        }
+    const auto var = [&](const Variable* v) { return g->m_vars[static_cast<std::size_t>(v->m_id)].get(); };
+    const auto node = [&](const Apply* a) { return a ? g->m_nodes[static_cast<std::size_t>(a->m_id)].get() : nullptr; };
+    for (std::size_t i = 0; i < m_vars.size(); ++i)
+        if (const Variable* v = m_vars[i].get()) {
+            Variable* c = g->m_vars[i].get();
+            c->m_owner = node(v->m_owner);
+            c->m_clients.m_slots.reserve(v->m_clients.m_slots.size());
+            for (const Client& u : v->m_clients.m_slots)
+                c->m_clients.m_slots.push_back(u.index < 0 ? Client{nullptr, -1} : Client{node(u.node), u.index});
+            c->m_clients.m_live = v->m_clients.m_live;
+        }
+    for (std::size_t i = 0; i < m_nodes.size(); ++i)
+        if (const Apply* n = m_nodes[i].get()) {
+            Apply* c = g->m_nodes[i].get();
+            c->m_inputs.reserve(n->m_inputs.size());
+            for (const Variable* in : n->m_inputs) c->m_inputs.push_back(var(in));
+            c->m_outputs.reserve(n->m_outputs.size());
+            for (const Variable* o : n->m_outputs) c->m_outputs.push_back(var(o));
+        }
+    for (const Variable* in : m_inputs) g->m_inputs.push_back(var(in));
+    for (const Variable* o : m_outputs) g->m_outputs.push_back(var(o));
+    g->m_outputSlots = m_outputSlots;
+    g->m_liveNodes = m_liveNodes;
+    g->m_rank = m_rank;
+    g->m_ranksValid = m_ranksValid;
+    g->m_pendingUpper = m_pendingUpper;
+    g->m_mark = m_mark;
+    g->m_epoch = m_epoch;
+    return g;
+}
+
 } // namespace passlens

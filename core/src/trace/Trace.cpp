@@ -346,33 +346,48 @@ std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq) const {
     } catch (const Error& err) { // a compact session's source records are checked as they replay
         throw Error(m_label + ": graph: cannot rebuild: " + err.what());
     }
-    for (const RewriteEvent& e : m_events) {
-        if (e.seq > seq) break;
+    replay(*g, 0, seq);
+    return g;
+}
+
+std::unique_ptr<FunctionGraph> Trace::graphAfter(int seq, const FunctionGraph& base, int baseSeq) const {
+    if (baseSeq < 0 || baseSeq > seq)
+        throw Error(m_label + ": the graph after event " + std::to_string(seq) +
+                    " cannot continue from the one after event " + std::to_string(baseSeq));
+    std::unique_ptr<FunctionGraph> g = base.copyWithHistory();
+    replay(*g, baseSeq, seq);
+    return g;
+}
+
+void Trace::replay(FunctionGraph& g, int fromSeq, int toSeq) const {
+    const auto first = m_events.begin() + std::clamp<std::ptrdiff_t>(fromSeq, 0, std::ssize(m_events));
+    for (auto it = first; it != m_events.end(); ++it) {
+        const RewriteEvent& e = *it;
+        if (e.seq > toSeq) break;
         if (e.status != EventStatus::Applied) continue;
         const std::string where = m_label + ": events[" + std::to_string(e.seq - 1) + "] (" + e.rewriter + ")";
         try {
             for (const ConstantDef& c : e.constants) {
-                if (g->variable(c.id)) continue;
-                g->hintNextIds(-1, {c.id});
-                g->addConstant(c.data, c.name, c.location);
+                if (g.variable(c.id)) continue;
+                g.hintNextIds(-1, {c.id});
+                g.addConstant(c.data, c.name, c.location);
             }
             for (const NodeDef& d : e.nodes) {
-                if (g->node(d.id)) continue; // a pruned node imported again
-                recreateNode(*g, d);
+                if (g.node(d.id)) continue; // a pruned node imported again
+                recreateNode(g, d);
             }
             std::vector<std::pair<Variable*, Variable*>> pairs;
             for (const auto& [a, b] : e.replaced) {
-                Variable* va = g->variable(a);
-                Variable* vb = g->variable(b);
+                Variable* va = g.variable(a);
+                Variable* vb = g.variable(b);
                 if (!va || !vb) throw Error("replaces unknown variable " + std::to_string(va ? b : a));
                 pairs.push_back({va, vb});
             }
-            g->replaceAllValidate(pairs, e.rewriter);
+            g.replaceAllValidate(pairs, e.rewriter);
         } catch (const Error& err) {
             throw Error(where + ": cannot replay: " + err.what());
         }
     }
-    return g;
 }
 
 std::unique_ptr<FunctionGraph> Trace::graphAfterPhase(const std::string& name) const {

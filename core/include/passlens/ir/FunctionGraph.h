@@ -288,6 +288,13 @@ public:
     /// data (shared): its inputs, the constants its nodes use, its nodes in topological order
     /// and its outputs; removed nodes and observers are not copied. Equal fingerprint.
     std::unique_ptr<FunctionGraph> clone() const;
+    /// An exact copy: every variable and node ever created here, the removed ones too (with the
+    /// inputs they had when removed, still addressable by id), uses in the same order, the same
+    /// ids, names, tags and constant data (shared); observers are not copied. The same edits made
+    /// on the copy and on this graph give the same graphs (Trace::graphAfter continues a replay
+    /// from a kept step this way; clone() forgets removed nodes, which a replay looks up).
+    /// Throws passlens::Error inside a replacement.
+    std::unique_ptr<FunctionGraph> copyWithHistory() const;
 
 private:
     struct UndoEntry;

@@ -145,6 +145,12 @@ public:
     /// The graph right after event `seq` (0: the source graph). Rejected and declined events
     /// change nothing. Throws passlens::Error if the events do not replay (a corrupt session).
     std::unique_ptr<FunctionGraph> graphAfter(int seq) const;
+    /// The same graph, continued from `base`: a graph graphAfter made for event `baseSeq`
+    /// (0 <= baseSeq <= seq), copied (FunctionGraph::copyWithHistory) and replayed through the
+    /// events in (baseSeq, seq] only. Ids, removed nodes and uses are those of the full replay, so
+    /// a step is built from a nearby kept step (the window's step graphs). `base` is only read.
+    /// Throws passlens::Error as graphAfter(seq) does, and for baseSeq outside [0, seq].
+    std::unique_ptr<FunctionGraph> graphAfter(int seq, const FunctionGraph& base, int baseSeq) const;
     /// The graph after phase `name`, or "source" / "final".
     std::unique_ptr<FunctionGraph> graphAfterPhase(const std::string& name) const;
 
@@ -175,6 +181,9 @@ private:
     friend class SessionFile;
     void defineConstant(const Variable& v, RewriteEvent& e);
     void know(VarId id);
+    /// Replays the applied events in (fromSeq, toSeq] on `g`, the graph after event fromSeq
+    /// (graphAfter's loop). Throws passlens::Error naming the event that does not replay.
+    void replay(FunctionGraph& g, int fromSeq, int toSeq) const;
     bool known(VarId id) const;
     /// A session reader has read `nodeRecords` node records: node ids are about one per record,
     /// so createdBy / removedBy index ids up to twice that flat.
