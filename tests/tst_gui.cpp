@@ -618,6 +618,59 @@ private slots:
         QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, expected[expected.size() - 2]);
     }
 
+    // The window's step graphs continue from kept steps (DebugSession::graphAt): stepping back
+    // from PP-OCR's last step past the bound, then jumping forward from the source, each step's
+    // graph is the full replay's (same fingerprint, node ids and op kinds in order, removed nodes kept), and
+    // the kept graphs stay within their bound. After a step is drawn, the worker has built the
+    // steps either side of it.
+    void stepGraphsContinueFromKeptSteps() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
+        auto& s = w.session();
+        const Trace& t = *s.trace();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        QVERIFY(last > static_cast<int>(DebugSession::kKeptGraphs)); // the bound is reached
+        // the worker builds the step before the final one once the final one is drawn
+        const int before = s.steps()[static_cast<std::size_t>(last - 1)].event;
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                const auto kept = s.keptGraphEvents();
+                return std::find(kept.begin(), kept.end(), before) != kept.end();
+            },
+            600000));
+        const auto same = [&](int step) {
+            const int ev = s.steps()[static_cast<std::size_t>(step)].event;
+            const auto full = t.graphAfter(ev);
+            const auto kept = s.graphAt(step);
+            if (kept->fingerprint() != full->fingerprint()) return QString("step %1: fingerprint").arg(step);
+            std::vector<std::pair<NodeId, std::string>> a, b;
+            for (const Apply* n : kept->toposort()) a.push_back({n->id(), n->op().str()});
+            for (const Apply* n : full->toposort()) b.push_back({n->id(), n->op().str()});
+            if (a != b) return QString("step %1: nodes in order").arg(step);
+            // removed nodes stay addressable (the inspector shows them); the pipeline's own final
+            // graph, shown for the last event, also holds what its declined rewrites made
+            const bool replayed = ev != s.steps().back().event;
+            for (NodeId id = 0; id < std::max(full->nodeIdLimit(), kept->nodeIdLimit()); ++id)
+                if ((full->node(id) == nullptr) != (kept->node(id) == nullptr) && (replayed || full->node(id)))
+                    return QString("step %1: node #%2 kept in one graph only").arg(step).arg(id);
+            return QString();
+        };
+        const int back = std::max(0, last - static_cast<int>(DebugSession::kKeptGraphs) - 12); // past the bound
+        for (int step = last; step >= back; --step) {
+            s.setCurrentStep(step);
+            const QString d = same(step);
+            QVERIFY2(d.isEmpty(), qPrintable(d));
+            QVERIFY(s.keptGraphEvents().size() <= DebugSession::kKeptGraphs);
+        }
+        for (int step = 0; step <= last; step += std::max(1, last / 40)) { // jumps, from the source on
+            s.setCurrentStep(step);
+            const QString d = same(step);
+            QVERIFY2(d.isEmpty(), qPrintable(d));
+            QVERIFY(s.keptGraphEvents().size() <= DebugSession::kKeptGraphs);
+        }
+        QVERIFY(waitIdle(w));
+    }
+
     void sessionReopensOnTheSameStep() {
         QTemporaryDir dir;
         const QString path = dir.path() + "/s.passlens.json";

@@ -9,6 +9,8 @@
 
 #include <QFileInfo>
 
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
 
 namespace passlens {
@@ -182,8 +184,8 @@ void DebugSession::showSource(std::shared_ptr<Loaded> r) {
     m_path = m_sourcePath = r->path;
     m_pipelineName = r->pipeline;
     m_steps.push_back({0, -1, tr("source (the pipeline is still running)"), true});
-    m_graphs[0] = std::move(r->source);
     m_current = 0;
+    keepGraph(0, std::move(r->source), false);
     setBusy(true, tr("Running pipeline %1 on %2 … (the source graph is shown meanwhile)")
                       .arg(m_pipelineName, QFileInfo(m_path).fileName()));
     emit sourceShown();
@@ -218,9 +220,9 @@ void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
     m_trace = std::move(r->trace);
     m_run = std::move(r->run);
     rebuildSteps();
-    m_graphs[m_steps.back().event] = r->finalGraph;
     m_current = static_cast<int>(m_steps.size()) - 1;
     if (r->viewStep >= 0 && r->viewStep < static_cast<int>(m_steps.size())) m_current = r->viewStep;
+    keepGraph(m_steps.back().event, r->finalGraph, false);
     emit opened();
     emit stepChanged(m_current);
 }
@@ -292,17 +294,115 @@ int DebugSession::phaseStartStep(int index) const {
     return 0;
 }
 
+namespace {
+// The graph after `event`, continued from `base` (the graph after baseEvent), or replayed from
+// the source when there is none.
+std::shared_ptr<const FunctionGraph> buildStepGraph(const Trace& trace, int event, const FunctionGraph* base,
+                                                    int baseEvent) {
+    std::shared_ptr<const FunctionGraph> g(base ? trace.graphAfter(event, *base, baseEvent) : trace.graphAfter(event));
+    g->toposort(); // fill the cache now: shared graphs are only read from here on (any thread)
+    return g;
+}
+
+std::size_t idCount(const FunctionGraph& g) { return static_cast<std::size_t>(g.nodeIdLimit() + g.varIdLimit()); }
+} // namespace
+
 std::shared_ptr<const FunctionGraph> DebugSession::graphAt(int index) {
     if (index < 0 || index >= static_cast<int>(m_steps.size())) return nullptr;
     const int ev = m_steps[static_cast<std::size_t>(index)].event;
     auto it = m_graphs.find(ev);
-    if (it != m_graphs.end()) return it->second;
+    if (it != m_graphs.end()) return it->second.graph;
     if (!m_trace) return nullptr;
-    std::shared_ptr<const FunctionGraph> g(m_trace->graphAfter(ev));
-    g->toposort(); // fill the cache now: shared graphs are only read from here on (any thread)
-    if (m_graphs.size() > 64) m_graphs.erase(m_graphs.begin());
-    m_graphs[ev] = g;
+    const auto [base, baseEvent] = baseFor(ev);
+    auto g = buildStepGraph(*m_trace, ev, base.get(), baseEvent);
+    keepGraph(ev, g, true);
     return g;
+}
+
+std::pair<std::shared_ptr<const FunctionGraph>, int> DebugSession::baseFor(int event) const {
+    for (auto it = m_graphs.upper_bound(event); it != m_graphs.begin();) {
+        --it;
+        if (it->second.replayed) return {it->second.graph, it->first};
+    }
+    return {nullptr, 0};
+}
+
+void DebugSession::keepGraph(int event, std::shared_ptr<const FunctionGraph> graph, bool replayed) {
+    m_graphs[event] = KeptGraph{std::move(graph), replayed};
+    const bool stepShown = m_current >= 0 && m_current < static_cast<int>(m_steps.size());
+    const int shown = stepShown ? m_steps[static_cast<std::size_t>(m_current)].event : event;
+    std::size_t ids = 0;
+    for (const auto& [e, kept] : m_graphs) ids += idCount(*kept.graph);
+    while (m_graphs.size() > kKeptGraphs || ids > kKeptIds) {
+        auto farthest = m_graphs.end();
+        for (auto it = m_graphs.begin(); it != m_graphs.end(); ++it)
+            if (it->first != shown && it->first != event &&
+                (farthest == m_graphs.end() || std::abs(it->first - shown) > std::abs(farthest->first - shown)))
+                farthest = it;
+        if (farthest == m_graphs.end()) break; // the shown step and the new one stay whatever their size
+        ids -= idCount(*farthest->second.graph);
+        m_graphs.erase(farthest);
+    }
+}
+
+int DebugSession::stepGraphCheckpointEvery() const {
+    const int events = m_trace ? static_cast<int>(m_trace->events().size()) : 0;
+    return std::max(32, events / 16);
+}
+
+std::vector<int> DebugSession::keptGraphEvents() const {
+    std::vector<int> out;
+    for (const auto& [e, kept] : m_graphs) out.push_back(e);
+    return out;
+}
+
+void DebugSession::prefetchNeighbours() {
+    if (!m_trace || m_steps.empty()) return;
+    std::vector<int> targets; // ascending: the step before, then the one after
+    for (int i : {m_current - 1, m_current + 1})
+        if (i >= 0 && i < static_cast<int>(m_steps.size()))
+            if (const int ev = m_steps[static_cast<std::size_t>(i)].event; !m_graphs.count(ev)) targets.push_back(ev);
+    if (targets.empty()) return;
+    // The replayed graphs kept now, as bases; checkpoints only while a few graphs of the shown
+    // step's size fit the bound (graphAt).
+    std::map<int, std::shared_ptr<const FunctionGraph>> bases;
+    for (const auto& [e, kept] : m_graphs)
+        if (kept.replayed) bases[e] = kept.graph;
+    const auto shown = m_graphs.find(m_steps[static_cast<std::size_t>(m_current)].event);
+    const std::size_t size = shown == m_graphs.end() ? 0 : idCount(*shown->second.graph);
+    const int every = size == 0 || kKeptIds / size >= 8 ? stepGraphCheckpointEvery() : 0;
+    using Built = std::vector<std::pair<int, std::shared_ptr<const FunctionGraph>>>;
+    Job<Built> job;
+    job.lane = stepGraphLane();
+    job.work = [trace = m_trace, bases, targets, every](const JobControl<Built>& control) mutable -> Built {
+        Built built;
+        try {
+            for (int target : targets) {
+                auto it = bases.upper_bound(target);
+                std::shared_ptr<const FunctionGraph> base = it == bases.begin() ? nullptr : std::prev(it)->second;
+                int baseEvent = it == bases.begin() ? 0 : std::prev(it)->first;
+                std::vector<int> stops;
+                if (every > 0)
+                    for (int c = (baseEvent / every + 1) * every; c < target; c += every) stops.push_back(c);
+                stops.push_back(target);
+                for (int stop : stops) {
+                    if (control.cancelled()) return built;
+                    base = buildStepGraph(*trace, stop, base.get(), baseEvent);
+                    baseEvent = stop;
+                    bases[stop] = base;
+                    built.push_back({stop, base});
+                }
+            }
+        } catch (const std::exception&) { // a corrupt session: graphAt says so when the step is shown
+        }
+        return built;
+    };
+    job.done = [this, trace = m_trace](Built built) {
+        if (trace != m_trace) return; // another file or run meanwhile
+        for (auto& [event, graph] : built)
+            if (!m_graphs.count(event)) keepGraph(event, std::move(graph), true);
+    };
+    m_jobs->start(std::move(job));
 }
 
 void DebugSession::setDiffFrom(std::optional<int> stepIndex) {
@@ -450,6 +550,7 @@ void DebugSession::requestLayout() {
         showLayoutResult(std::move(res), chain, current, extraFocus, quick);
         // a run that finished while the source was being drawn comes after its drawing
         if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
+        if (!m_layoutPending) prefetchNeighbours(); // while the user looks at the drawing
     };
     job.cancelled = [this](Laid) { // cancelLayout(): what the worker made is dropped
         m_layoutPending = false;

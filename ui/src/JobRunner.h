@@ -32,6 +32,9 @@ inline QString layoutLane() { return QStringLiteral("layout"); }
 inline QString pipelineLane() { return QStringLiteral("pipeline"); }
 /// The lane of Execute > Check: a newer check supersedes the one before.
 inline QString checkLane() { return QStringLiteral("check"); }
+/// The lane of the worker building the graphs of the steps next to the shown one
+/// (DebugSession::graphAt): a newer one supersedes the one before.
+inline QString stepGraphLane() { return QStringLiteral("step graphs"); }
 
 /// How a job ended (JobRunner::finished).
 enum class JobEnd {

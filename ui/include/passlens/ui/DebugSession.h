@@ -97,9 +97,25 @@ public:
     /// Jumps to the step of event `seq` (or the nearest applied event before it).
     void goToEvent(int seq);
 
-    /// The graph of step `index` (built from the trace and cached; the imported graph while
-    /// sourceOnly()).
+    /// The graph of step `index` (the imported graph while sourceOnly()). A step not kept is
+    /// built from the trace, continuing from the nearest kept earlier step (Trace::graphAfter
+    /// from a base: a copy and the events between, instead of every event from the source), and
+    /// kept. After each step change a worker builds the steps either side of it, with
+    /// checkpoints every stepGraphCheckpointEvery() events on the way, so stepping finds them
+    /// built. What is kept is bounded: at most kKeptGraphs graphs holding at most kKeptIds node
+    /// and variable ids together (removed ones count), farthest steps dropped first; the shown
+    /// step is always kept.
     std::shared_ptr<const FunctionGraph> graphAt(int index);
+    /// Bounds of the kept step graphs (graphAt): at most this many graphs ...
+    static constexpr std::size_t kKeptGraphs = 48;
+    /// ... holding at most this many node and variable ids together (about 200 bytes each, so
+    /// about 200 MB; see docs/BENCHMARKS.md for what a step of a generated graph holds).
+    static constexpr std::size_t kKeptIds = 1'000'000;
+    /// The spacing of the checkpoints the worker keeps on its way to a step (graphAt): 32 events,
+    /// or a sixteenth of the trace's events when that is more.
+    int stepGraphCheckpointEvery() const;
+    /// The events of the steps kept now (graphAt), for tests.
+    std::vector<int> keptGraphEvents() const;
     /// The step index where the current phase starts (for "diff against phase start").
     int phaseStartStep(int index) const;
 
@@ -215,14 +231,26 @@ private:
     QString m_pipelineName;
     QString m_pipelineError;
     std::optional<ExecutionProfile> m_executionProfile;
-    std::unique_ptr<Trace> m_trace;
+    std::shared_ptr<const Trace> m_trace; ///< (shared with the step-graph worker)
     std::optional<PipelineRun> m_run;
     std::vector<StepPoint> m_steps;
     int m_current = 0;
     std::optional<int> m_diffFrom;
     std::shared_ptr<const FunctionGraph> m_nested;
     QString m_nestedLabel;
-    std::map<int, std::shared_ptr<const FunctionGraph>> m_graphs; // by event seq
+    /// A step's graph and whether Trace::graphAfter made it (only those continue to later steps:
+    /// the pipeline's own final graph holds the nodes its declined rewrites made).
+    struct KeptGraph {
+        std::shared_ptr<const FunctionGraph> graph;
+        bool replayed = false;
+    };
+    std::map<int, KeptGraph> m_graphs; // by event seq
+    /// Keeps `graph` as the graph after event `event` and drops the farthest ones past the bounds.
+    void keepGraph(int event, std::shared_ptr<const FunctionGraph> graph, bool replayed);
+    /// The nearest replayed graph kept at or before `event` (null and 0 when none).
+    std::pair<std::shared_ptr<const FunctionGraph>, int> baseFor(int event) const;
+    /// Starts the worker that builds the graphs of the steps either side of the shown one.
+    void prefetchNeighbours();
     LayoutEngine m_engine;
     JobRunner* m_jobs; ///< (a child: cancelled and waited for in the destructor, before the members go)
     std::optional<LayoutResult> m_layout;
