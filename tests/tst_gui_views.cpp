@@ -4,6 +4,8 @@
 // layouts.
 #include "tst_gui.h"
 
+#include <QStatusBar>
+
 using namespace passlens;
 using namespace passlens::guitest;
 
@@ -159,6 +161,91 @@ private slots:
         QCOMPARE(s.steps().front().label, QStringLiteral("source"));
         QVERIFY(!w.summaryText().contains("failed"));
         QVERIFY(w.pipelineModel()->rowCount() > 0);
+    }
+
+    // Esc while a big file opens, its source already shown: the window goes back to the file
+    // and step shown before (same steps, same drawing, its pipeline tree) and says which open
+    // it cancelled; with nothing shown before, the source stays, labelled and titled as the
+    // source of a cancelled open. Keyboard only; Esc is pressed when the source is shown, so
+    // the run is still going whatever the machine's speed.
+    void cancelledOpenGoesBack() {
+        QTemporaryDir dir;
+        const QString big = dir.isValid() ? writeChainGraph(dir, 3000) : QString();
+        QVERIFY(!big.isEmpty());
+        MainWindow w;
+        const QString first = kSource + "/resources/examples/join_alloc.graph.json";
+        QVERIFY(showAndOpen(w, first, QStringLiteral("cleanup")));
+        auto& s = w.session();
+        QTest::keyClick(&w, Qt::Key_Home);
+        QVERIFY(waitIdle(w));
+        QTest::keyClick(&w, Qt::Key_Right);
+        QVERIFY(waitIdle(w));
+        QTest::keyClick(&w, Qt::Key_Right);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), 2);
+        const QString label = s.steps()[2].label;
+        const auto steps = s.steps().size();
+        const std::string drawing = s.layout()->positionedDot;
+        const auto drawnIds = w.graphScene()->nodeIds();
+        const int treeRows = w.pipelineModel()->rowCount();
+        QVERIFY(treeRows > 0);
+        int shownSources = 0;
+        const auto escOnSource = connect(&s, &DebugSession::sourceShown, this, [&] {
+            ++shownSources;
+            QVERIFY(s.sourceOnly());
+            QTest::keyClick(&w, Qt::Key_Escape);
+        });
+        QSignalSpy cancelled(&s, &DebugSession::runCancelled), failed(&s, &DebugSession::failed);
+        IdleEnd idle(w);
+        w.openFile(big, QStringLiteral("theano"));
+        QVERIFY(idle.wait());
+        QCOMPARE(shownSources, 1);
+        QCOMPARE(cancelled.count(), 1);
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(idle.message, QStringLiteral("pipeline run cancelled"));
+        QVERIFY(QTest::qWaitFor([&] { return !s.layoutPending(); }, 600000));
+        // the file and step before, as they were
+        QCOMPARE(s.path(), first);
+        QCOMPARE(s.pipelineName(), QStringLiteral("cleanup"));
+        QVERIFY(!s.sourceOnly() && s.trace() && !s.busy());
+        QCOMPARE(s.steps().size(), steps);
+        QCOMPARE(s.currentStep(), 2);
+        QCOMPARE(s.layout()->positionedDot, drawing);
+        QCOMPARE(w.graphScene()->nodeIds(), drawnIds);
+        QCOMPARE(w.pipelineModel()->rowCount(), treeRows);
+        QCOMPARE(s.cancelledOpen(), big);
+        QVERIFY2(w.windowTitle().startsWith("join_alloc.graph.json — cleanup"), qPrintable(w.windowTitle()));
+        QCOMPARE(w.statusBar()->currentMessage(),
+                 QStringLiteral("Opening chain.graph.json cancelled: back to join_alloc.graph.json, step 2 (%1).")
+                     .arg(label));
+        // stepping works on from there
+        QTest::keyClick(&w, Qt::Key_Right);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), 3);
+        disconnect(escOnSource);
+
+        // nothing shown before: the source of the cancelled open stays, saying so
+        MainWindow fresh;
+        fresh.resize(1200, 800);
+        fresh.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&fresh));
+        auto& t = fresh.session();
+        connect(&t, &DebugSession::sourceShown, this, [&] { QTest::keyClick(&fresh, Qt::Key_Escape); });
+        IdleEnd freshIdle(fresh);
+        fresh.openFile(big, QStringLiteral("theano"));
+        QVERIFY(freshIdle.wait());
+        QCOMPARE(freshIdle.message, QStringLiteral("pipeline run cancelled"));
+        QVERIFY(t.sourceOnly() && !t.trace() && !t.busy());
+        QCOMPARE(t.path(), big);
+        QVERIFY(t.cancelledOpen().isEmpty());
+        QCOMPARE(t.steps().size(), std::size_t(1));
+        QCOMPARE(t.steps().front().label, QStringLiteral("source (the pipeline run was cancelled)"));
+        QCOMPARE(t.graphAt(0)->nodeCount(), std::size_t(3000));
+        QVERIFY2(fresh.windowTitle().contains("(cancelled: source only)"), qPrintable(fresh.windowTitle()));
+        QCOMPARE(fresh.statusBar()->currentMessage(),
+                 QStringLiteral("Opening chain.graph.json cancelled: its source graph stays shown, without a run."));
+        QVERIFY(QTest::qWaitFor([&] { return !t.layoutPending(); }, 600000));
+        QVERIFY(t.layout() && t.layout()->focused);
     }
 
     // The window fits a 1024 x 700 screen: its smallest size, docks and toolbar included.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <set>
 
 namespace passlens {
 
@@ -24,6 +25,20 @@ struct DebugSession::Loaded {
     /// Set for the imported source graph reported while the pipeline runs (open()).
     std::shared_ptr<const FunctionGraph> source;
     bool sourceShown = false; ///< a source result came before this final one
+};
+
+struct DebugSession::Shown {
+    QString path, sourcePath, pipelineName;
+    std::shared_ptr<const Trace> trace;
+    std::optional<PipelineRun> run;
+    std::vector<StepPoint> steps;
+    int current = 0;
+    std::optional<int> diffFrom;
+    std::map<int, KeptGraph> graphs;
+    std::optional<LayoutResult> layout;
+    std::optional<int> layoutChain;
+    std::map<std::pair<int, int>, LayoutResult> stepLayouts;
+    std::optional<std::set<std::string>> expanded; ///< the open scopes, when grouped
 };
 
 DebugSession::DebugSession(QObject* parent)
@@ -49,6 +64,7 @@ std::shared_ptr<DebugSession::Loaded> loadAndRun(QString path, QString pipeline,
 
 void DebugSession::open(const QString& path, const QString& pipeline) {
     m_deferredLoad.reset(); // a finished run waiting for its source's drawing is superseded too
+    m_cancelledOpen.clear();
     m_openingPath = path;
     setBusy(true, tr("Opening %1 …").arg(QFileInfo(path).fileName()));
     // results: the imported source graph (a model or graph JSON), then the pipeline's run
@@ -99,9 +115,28 @@ bool DebugSession::cancelRun() {
 }
 
 void DebugSession::endCancelledRun() {
-    m_openingPath.clear();
+    const QString opening = std::exchange(m_openingPath, QString());
     setBusy(false, {});
-    if (sourceOnly()) { // the source of the file being opened stays, labelled
+    if (sourceOnly() && m_beforeOpen) { // back to the file and step shown before
+        std::unique_ptr<Shown> before = std::move(m_beforeOpen);
+        clearShown();
+        m_path = before->path;
+        m_sourcePath = before->sourcePath;
+        m_pipelineName = before->pipelineName;
+        m_trace = std::move(before->trace);
+        m_run = std::move(before->run);
+        m_steps = std::move(before->steps);
+        m_current = before->current;
+        m_diffFrom = before->diffFrom;
+        m_graphs = std::move(before->graphs);
+        m_layout = std::move(before->layout);
+        m_layoutChain = before->layoutChain;
+        m_stepLayouts = std::move(before->stepLayouts);
+        if (m_grouping && before->expanded) m_grouping->expanded = std::move(*before->expanded);
+        m_cancelledOpen = opening;
+        emit opened();
+        emit stepChanged(m_current);
+    } else if (sourceOnly()) { // the source of the file being opened stays, labelled
         m_steps.front().label = tr("source (the pipeline run was cancelled)");
         m_stepLayouts.clear(); // its caption said the pipeline was running
         emit stepChanged(m_current);
@@ -179,6 +214,23 @@ void DebugSession::clearShown() {
 }
 
 void DebugSession::showSource(std::shared_ptr<Loaded> r) {
+    if (m_trace) { // kept until the run ends: a cancelled open goes back to it (endCancelledRun)
+        m_beforeOpen = std::make_unique<Shown>();
+        Shown& b = *m_beforeOpen;
+        b.path = m_path;
+        b.sourcePath = m_sourcePath;
+        b.pipelineName = m_pipelineName;
+        b.trace = m_trace;
+        b.run = m_run;
+        b.steps = m_steps;
+        b.current = m_current;
+        b.diffFrom = m_diffFrom;
+        b.graphs = m_graphs;
+        b.layout = m_layout;
+        b.layoutChain = m_layoutChain;
+        b.stepLayouts = m_stepLayouts;
+        if (m_grouping) b.expanded = m_grouping->expanded;
+    } // (a source shown while a superseded run went leaves the file before it in m_beforeOpen)
     if (m_grouping) m_grouping->expanded.clear(); // another file
     clearShown();
     m_path = m_sourcePath = r->path;
@@ -198,6 +250,7 @@ void DebugSession::finishLoad(std::shared_ptr<Loaded> r) {
         return;
     }
     m_openingPath.clear();
+    m_beforeOpen.reset(); // the run ended: its file (or its failed source) is what is shown now
     setBusy(false, {});
     if (!r->error.isEmpty()) {
         if (r->sourceShown && sourceOnly()) { // the source stays, with what went wrong

@@ -170,9 +170,19 @@ MainWindow::MainWindow(QWidget* parent)
         settleIdle(false, tr("layout cancelled"));
     });
     connect(m_session, &DebugSession::runCancelled, this, [this] {
-        const QString what = m_session->sourceOnly()
-                                 ? tr("Pipeline run cancelled: the source graph stays shown, without a run.")
-                                 : tr("Pipeline run cancelled: the window shows what it showed before.");
+        const QString file = QFileInfo(m_session->path()).fileName();
+        QString what = tr("Pipeline run cancelled: the window shows what it showed before.");
+        if (!m_session->cancelledOpen().isEmpty()) {
+            const int step = m_session->currentStep();
+            what = tr("Opening %1 cancelled: back to %2, step %3 (%4).")
+                       .arg(QFileInfo(m_session->cancelledOpen()).fileName(), file)
+                       .arg(step)
+                       .arg(m_session->steps()[static_cast<std::size_t>(step)].label);
+        } else if (m_session->sourceOnly()) {
+            what = tr("Opening %1 cancelled: its source graph stays shown, without a run.").arg(file);
+            setWindowTitle(
+                QStringLiteral("%1 — %2 (cancelled: source only) — PassLens").arg(file, m_session->pipelineName()));
+        }
         log(what);
         statusBar()->showMessage(what, 8000);
         settleIdle(false, tr("pipeline run cancelled"));
@@ -633,8 +643,13 @@ void MainWindow::applyPalette(bool dark) {
 void MainWindow::cancelWork() {
     m_session->jobs().cancel(m_executeJob);
     m_session->jobs().cancel(m_session->jobs().newest(checkLane()));
-    m_session->cancelRun();
-    m_session->cancelLayout();
+    // a big file's source drawn while its run goes: cancelling the run goes back to the file
+    // before it (or keeps that source), so the source's drawing is not cancelled with it
+    const bool sourceRun = m_session->sourceOnly() && m_session->cancelRun();
+    if (!sourceRun) {
+        m_session->cancelRun();
+        m_session->cancelLayout();
+    }
 }
 
 void MainWindow::updateBusyIndicator() {

@@ -175,10 +175,15 @@ public:
     bool cancelLayout();
     /// Cancels the pipeline run going (opening a file, Run, the pipeline box; Esc): it stops at
     /// its next rewrite attempt and ends with runCancelled(); nothing of it is applied, the
-    /// steps shown stay (the source alone, relabelled, when it was shown while the run went).
-    /// Opening a file or starting a run while one goes supersedes it the same way, silently.
-    /// False when no run is going.
+    /// steps shown stay. A big file's source shown while its run went (open()) gives way to the
+    /// file and step shown before it, with its drawings (opened() and stepChanged() say so;
+    /// cancelledOpen() names the file left); with nothing shown before, that source stays,
+    /// relabelled "source (the pipeline run was cancelled)". Opening a file or starting a run
+    /// while one goes supersedes it the same way, silently. False when no run is going.
     bool cancelRun();
+    /// The file whose opening the last cancelRun() undid (the window went back to the file
+    /// shown before it); empty when it left nothing to go back from. Reset by the next open().
+    const QString& cancelledOpen() const { return m_cancelledOpen; }
 
     /// The profile painted on the drawings (applyTiming) with its options; std::nullopt: no overlay.
     void setProfile(std::optional<ExecutionProfile> p, TimingOptions options = {});
@@ -224,6 +229,11 @@ private:
     void setBusy(bool busy, const QString& what);
     /// The end of a run cancelled by cancelRun().
     void endCancelledRun();
+    /// What a file's source shown while its run goes replaces (showSource()): the file, its
+    /// trace, steps, step graphs and drawings, to go back to when that run is cancelled.
+    struct Shown;
+    std::unique_ptr<Shown> m_beforeOpen;
+    QString m_cancelledOpen;
 
     QString m_path;
     QString m_openingPath; ///< the file open() is opening, until its run ends
