@@ -5,10 +5,15 @@
 // pipeline, layout), a provenance jump from the
 // source step to the event that made the final graph's newest node (-> its neighbourhood drawn,
 // -> the whole step drawn), and the median / worst of N rewrite steps from the source (each:
-// setCurrentStep -> drawing shown), then on the final step grouping by name scope (View > Group
+// setCurrentStep -> drawing shown; step_gui: the median time setCurrentStep itself takes, the GUI
+// thread's part), then on the final step grouping by name scope (View > Group
 // by name scope -> drawing shown) and opening the largest scope box (double-click -> drawing
-// shown; -1 for a model without scoped names). Wall-clock milliseconds on this machine: run it on an idle
-// machine, several times; figures go to docs/BENCHMARKS.md.
+// shown; -1 for a model without scoped names). Then, for the same N steps, what building a
+// step's graph costs, outside the window: replayed from the source (replay_ms, median; what every
+// step cost before the window kept step graphs) and continued from the step before (cont_ms:
+// Trace::graphAfter(seq, base, baseSeq), what DebugSession::graphAt does). Wall-clock
+// milliseconds on this machine: run it on an idle machine, several times; figures go to
+// docs/BENCHMARKS.md.
 #include "BenchCli.h"
 
 #include "passlens/ui/MainWindow.h"
@@ -21,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -70,8 +76,9 @@ int main(int argc, char** argv) {
 
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("PassLensBench"));
-    std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "model", "first_ms", "open_ms", "jump_ms", "whole_ms",
-                "step_med", "step_max", "group_ms", "scope_ms", "nodes");
+    std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "model", "first_ms", "open_ms", "jump_ms",
+                "whole_ms", "step_med", "step_gui", "step_max", "group_ms", "scope_ms", "replay_ms", "cont_ms",
+                "nodes");
     for (const std::string& model : models) {
         MainWindow w;
         w.resize(1500, 950);
@@ -116,9 +123,14 @@ int main(int argc, char** argv) {
         }
         // rewrite steps from the source, each as a fresh step (drawings are remembered per step)
         msToNextDrawing(w, [&] { s.setCurrentStep(0); });
-        std::vector<double> stepMs;
+        std::vector<double> stepMs, guiMs;
         for (int k = 1; k <= std::min(steps, last); ++k)
-            stepMs.push_back(msToNextDrawing(w, [&] { s.setCurrentStep(k); }));
+            stepMs.push_back(msToNextDrawing(w, [&] {
+                QElapsedTimer g;
+                g.start();
+                s.setCurrentStep(k); // (the GUI thread's part: the step's graph, the window's refresh)
+                guiMs.push_back(static_cast<double>(g.nsecsElapsed()) / 1e6);
+            }));
         std::sort(stepMs.begin(), stepMs.end());
         const double med = stepMs.empty() ? -1 : stepMs[stepMs.size() / 2];
         const double worst = stepMs.empty() ? -1 : stepMs.back();
@@ -137,9 +149,33 @@ int main(int argc, char** argv) {
             if (!largest.empty())
                 scopeMs = msToNextDrawing(w, [&] { return w.openScope(QString::fromStdString(largest)); });
         }
+        // a step's graph, replayed from the source against continued from the step before
+        std::vector<double> replayMs, contMs;
+        {
+            const Trace& trace = *s.trace();
+            int previousEvent = s.steps().front().event;
+            std::unique_ptr<FunctionGraph> previous = trace.graphAfter(previousEvent);
+            for (int k = 1; k <= std::min(steps, last); ++k) {
+                const int ev = s.steps()[static_cast<std::size_t>(k)].event;
+                QElapsedTimer c;
+                c.start();
+                const auto full = trace.graphAfter(ev);
+                replayMs.push_back(static_cast<double>(c.nsecsElapsed()) / 1e6);
+                c.restart();
+                auto next = trace.graphAfter(ev, *previous, previousEvent);
+                contMs.push_back(static_cast<double>(c.nsecsElapsed()) / 1e6);
+                previous = std::move(next);
+                previousEvent = ev;
+            }
+        }
+        const auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v.empty() ? -1.0 : v[v.size() / 2];
+        };
         std::string name = model.substr(model.find_last_of('/') + 1);
-        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %7zu\n", name.c_str(), firstMs, openMs,
-                    jumpMs, wholeMs, med, worst, groupMs, scopeMs, finalGraph->nodeCount());
+        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %9.1f %9.0f %9.0f %9.0f %9.1f %9.1f %7zu\n", name.c_str(),
+                    firstMs, openMs, jumpMs, wholeMs, med, median(guiMs), worst, groupMs, scopeMs, median(replayMs),
+                    median(contMs), finalGraph->nodeCount());
         std::fflush(stdout);
     }
     return 0;
