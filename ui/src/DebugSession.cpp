@@ -312,6 +312,9 @@ void DebugSession::setCurrentStep(int index) {
     m_nested.reset();
     if (index == m_current) return;
     m_current = index;
+    // the worker's graphs were for the step before: it stops at its next graph (the CPU goes to
+    // this step's graph and drawing); the drawing of this step starts the next one
+    m_jobs->cancel(m_jobs->newest(stepGraphLane()));
     m_extraFocus.clear();
     m_extraFocusHops.reset();
     m_neighbourhoodFirst = m_followUp = false;
