@@ -11,7 +11,9 @@
 // shown; -1 for a model without scoped names). Then, for the same N steps, what building a
 // step's graph costs, outside the window: replayed from the source (replay_ms, median; what every
 // step cost before the window kept step graphs) and continued from the step before (cont_ms:
-// Trace::graphAfter(seq, base, baseSeq), what DebugSession::graphAt does). Wall-clock
+// Trace::graphAfter(seq, base, baseSeq), what DebugSession::graphAt does), and the node and
+// variable ids the final step's replayed graph holds, in thousands (ids_k: what it counts
+// against DebugSession::kKeptIds). Wall-clock
 // milliseconds on this machine: run it on an idle machine, several times; figures go to
 // docs/BENCHMARKS.md.
 #include "BenchCli.h"
@@ -76,9 +78,9 @@ int main(int argc, char** argv) {
 
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("PassLensBench"));
-    std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "model", "first_ms", "open_ms", "jump_ms",
-                "whole_ms", "step_med", "step_gui", "step_max", "group_ms", "scope_ms", "replay_ms", "cont_ms",
-                "nodes");
+    std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %7s\n", "model", "first_ms", "open_ms",
+                "jump_ms", "whole_ms", "step_med", "step_gui", "step_max", "group_ms", "scope_ms", "replay_ms",
+                "cont_ms", "ids_k", "nodes");
     for (const std::string& model : models) {
         MainWindow w;
         w.resize(1500, 950);
@@ -168,14 +170,17 @@ int main(int argc, char** argv) {
                 previousEvent = ev;
             }
         }
+        // what a step's graph holds against the bound of the kept graphs (DebugSession::kKeptIds)
+        const auto replayedFinal = s.trace()->graphAfter(s.steps().back().event);
+        const double idsK = static_cast<double>(replayedFinal->nodeIdLimit() + replayedFinal->varIdLimit()) / 1000.0;
         const auto median = [](std::vector<double> v) {
             std::sort(v.begin(), v.end());
             return v.empty() ? -1.0 : v[v.size() / 2];
         };
         std::string name = model.substr(model.find_last_of('/') + 1);
-        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %9.1f %9.0f %9.0f %9.0f %9.1f %9.1f %7zu\n", name.c_str(),
-                    firstMs, openMs, jumpMs, wholeMs, med, median(guiMs), worst, groupMs, scopeMs, median(replayMs),
-                    median(contMs), finalGraph->nodeCount());
+        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %9.1f %9.0f %9.0f %9.0f %9.1f %9.1f %7.1f %7zu\n",
+                    name.c_str(), firstMs, openMs, jumpMs, wholeMs, med, median(guiMs), worst, groupMs, scopeMs,
+                    median(replayMs), median(contMs), idsK, finalGraph->nodeCount());
         std::fflush(stdout);
     }
     return 0;
