@@ -50,8 +50,9 @@ struct CaseResult {
     std::string failure[3];
 };
 
-/// What runCase appends to a value mismatch of a graph with a random generator (the CPU kernels
-/// draw from std::mt19937_64, whose values cannot match the suite's NumPy draws).
+/// What runCase appends to a value mismatch of a graph with a random op (Op::isRandomKind: the
+/// generators, Bernoulli, Multinomial, Dropout; the CPU kernels draw from std::mt19937_64, whose
+/// values cannot match the suite's NumPy draws).
 const std::string kRandomDraw = " (the graph draws random values)";
 
 /// A reason without the per-case details (node ids and names, values), so that the failures
@@ -103,9 +104,8 @@ std::string runCase(const fs::path& dir, int graph, const std::vector<Tensor>& i
         Executor exec(*loaded.graph, ExecOptions{DeviceChoice::Cpu});
         const std::string mismatch = allCloseMismatch(exec.run(inputs), expected, kRtol, kAtol);
         const auto ops = loaded.graph->opCounts();
-        const bool random = std::any_of(ops.begin(), ops.end(), [](const auto& kv) {
-            return kv.first.starts_with("OnnxRandom") || kv.first == "OnnxBernoulli" || kv.first == "OnnxMultinomial";
-        });
+        const bool random =
+            std::any_of(ops.begin(), ops.end(), [](const auto& kv) { return Op::isRandomKind(kv.first); });
         return mismatch.empty() || !random ? mismatch : mismatch + kRandomDraw;
     } catch (...) {
         std::string msg = currentExceptionMessage("conformance");

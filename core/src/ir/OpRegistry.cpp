@@ -59,6 +59,10 @@ bool Op::boolAttr(const char* attr, bool dflt) const {
 bool Op::isGpu() const { return m_info->gpu; }
 bool Op::isTransfer() const { return m_info->transfer; }
 bool Op::isOnnx() const { return m_kind.starts_with("Onnx"); }
+bool Op::isRandomKind(const std::string& kind) {
+    return kind.starts_with("OnnxRandom") || kind == "OnnxBernoulli" || kind == "OnnxMultinomial" ||
+           kind == "OnnxDropout";
+}
 
 const Op& Op::get(const std::string& kind, Attrs attrs, std::vector<Subgraph> subgraphs) {
     return OpRegistry::instance().intern(kind, std::move(attrs), std::move(subgraphs));

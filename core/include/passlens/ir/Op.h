@@ -52,6 +52,17 @@ public:
     bool isGpu() const;      ///< a GPU kind (GpuElemwise, GpuFromHost, ...)
     bool isTransfer() const; ///< GpuFromHost, HostFromGpu or GpuToGpu
     bool isOnnx() const;     ///< an `Onnx<Type>` host op
+    /// A random generator of ONNX (RandomNormal, RandomUniform, RandomNormalLike,
+    /// RandomUniformLike, Bernoulli, Multinomial) or Dropout, whose training mode draws a mask:
+    /// its values are a draw, not a function of its inputs. Never constant-folded.
+    bool isRandom() const { return isRandomKind(m_kind); }
+    /// Whether ops of `kind` are random (isRandom).
+    static bool isRandomKind(const std::string& kind);
+    /// isRandom without a `seed` attribute: every evaluation draws other values, so two such
+    /// nodes are two values even with equal inputs (Merge keeps both, as Theano's random ops
+    /// never merge: each takes its own rng state input). A seeded one gives the same values in
+    /// every evaluation.
+    bool isUnseededRandom() const { return isRandom() && !has("seed"); }
 
     Op(const Op&) = delete;
     Op& operator=(const Op&) = delete;
