@@ -1,13 +1,16 @@
-// The CPU kernels of ONNX's random generators (OnnxRandomKernels.cpp): output shapes and dtypes,
-// the seed (same values for the same seed, in every run and after the pipelines; other values
-// for another seed or without one), the distributions' statistics on 100,000 draws with a fixed
-// seed, and the errors for bad attributes and inputs.
+// The CPU kernels of ONNX's random generators and of Dropout (OnnxRandomKernels.cpp): output
+// shapes and dtypes, the seed (same values for the same seed, in every run and after the
+// pipelines; other values for another seed or without one), the distributions' statistics on
+// 100,000 draws with a fixed seed, Dropout's kept fraction, scaling and exact cases, and the
+// errors for bad attributes and inputs.
 #include "ExecTestSupport.h"
 
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 using namespace passlens;
@@ -23,6 +26,20 @@ Tensor runOp(const std::string& kind, json attrs, std::vector<Tensor> ins = {},
     for (const Tensor& t : ins) vs.push_back(h.input(t));
     Apply* a = h.g.makeApply(Op::get("Onnx" + kind, std::move(attrs)), vs, std::vector<Type>{Type::parse(type)});
     return h.run({a->output(0)})[0];
+}
+
+// Runs one OnnxDropout node on the CPU: data x, then ratio and training_mode when given (an absent
+// ratio is marked as ONNX's importer does); returns its output and mask.
+std::vector<Tensor> runDropout(json attrs, const Tensor& x, std::optional<double> ratio, std::optional<bool> training) {
+    Harness h;
+    std::vector<Variable*> vs{h.input(x)};
+    if (ratio) vs.push_back(h.input(Tensor::scalar(DType::Float32, *ratio)));
+    if (training) vs.push_back(h.input(Tensor::scalar(DType::Bool, *training ? 1 : 0)));
+    if (!ratio && training) attrs["inputs_present"] = {true, false, true};
+    const Type t = typeOf(x);
+    Apply* a =
+        h.g.makeApply(Op::get("OnnxDropout", std::move(attrs)), vs, std::vector<Type>{t, Type(DType::Bool, t.dims())});
+    return h.run(a->outputs());
 }
 
 struct Moments {
@@ -233,6 +250,64 @@ private slots:
         double off = 0;
         for (std::size_t i = 0; i < xs.size(); ++i) off += std::fabs(outs[0][i] - xs[i]);
         QVERIFY(off > 0); // the draw was added
+    }
+
+    // Dropout in training mode on 100,000 elements with a fixed seed: the kept fraction within
+    // 0.005 of 1 - ratio, each kept element x / (1 - ratio) (in double, rounded to the dtype), each
+    // dropped one 0, the mask true exactly where kept; the default ratio 0.5; the same seed the same
+    // mask, another seed or none another one.
+    void dropoutTraining() {
+        constexpr int n = 100000;
+        std::vector<double> xv(n);
+        for (int i = 0; i < n; ++i) xv[static_cast<std::size_t>(i)] = 1 + (i % 7) * 0.25 - (i % 3);
+        for (const auto& [dt, ratio] : std::vector<std::pair<DType, std::optional<double>>>{
+                 {DType::Float32, 0.3}, {DType::Float64, std::nullopt}, {DType::Float32, 0.875}}) {
+            const Tensor x = Tensor::fromDoubles(dt, {n}, xv);
+            const auto outs = runDropout({{"seed", 7}}, x, ratio, true);
+            const double r = ratio ? static_cast<double>(static_cast<float>(*ratio)) : 0.5;
+            QCOMPARE(outs[0].dtype(), dt);
+            QCOMPARE(outs[1].dtype(), DType::Bool);
+            const auto y = outs[0].toDoubles(), mask = outs[1].toDoubles();
+            const double kept = std::accumulate(mask.begin(), mask.end(), 0.0) / n;
+            QVERIFY2(std::fabs(kept - (1 - r)) < 0.005, qPrintable(QString("ratio %1: kept %2").arg(r).arg(kept)));
+            int wrong = 0;
+            for (int i = 0; i < n; ++i) {
+                const auto u = static_cast<std::size_t>(i);
+                const double scaled = xv[u] / (1 - r);
+                const double want = mask[u] != 0 ? (dt == DType::Float32 ? double(float(scaled)) : scaled) : 0.0;
+                wrong += y[u] != want;
+            }
+            QCOMPARE(wrong, 0);
+            QCOMPARE(runDropout({{"seed", 7}}, x, ratio, true)[1].toDoubles(), mask);
+            QVERIFY(runDropout({{"seed", 8}}, x, ratio, true)[1].toDoubles() != mask);
+            QVERIFY(runDropout(json::object(), x, ratio, true)[1].toDoubles() != mask);
+        }
+    }
+
+    // Dropout that draws nothing gives its input exactly (NaN, -0 and infinities included) and an
+    // all-true mask: training mode with ratio 0, and inference (training_mode false or absent)
+    // whatever the ratio. Bad ratios and a non-float input in training mode are refused, naming
+    // the node.
+    void dropoutExact() {
+        const Tensor x = ints(DType::Float32, {2, 4}, {1.5, -0.0, NAN, INFINITY, -INFINITY, 3, 1e-40, -7});
+        for (const auto& [ratio, training] : std::vector<std::pair<std::optional<double>, std::optional<bool>>>{
+                 {0.0, true}, {0.0, false}, {0.5, false}, {0.9, std::nullopt}}) {
+            const auto outs = runDropout({{"seed", 3}}, x, ratio, training);
+            QCOMPARE(outs[0].shape(), x.shape());
+            QVERIFY(std::memcmp(outs[0].rawData(), x.rawData(), x.nbytes()) == 0);
+            QCOMPARE(outs[1].toDoubles(), std::vector<double>(8, 1.0));
+        }
+        const std::vector<std::tuple<Tensor, double, std::string>> bad = {
+            {x, 1.0, "ratio 1.000000 is outside [0, 1)"},
+            {x, -0.25, "ratio -0.250000 is outside [0, 1)"},
+            {x, NAN, "is outside [0, 1)"},
+            {ints(DType::Int32, {3}, {1, 2, 3}), 0.5, "needs a float input in training mode, got int32[3]"},
+        };
+        for (const auto& [in, ratio, want] : bad) {
+            const QString e = errorOf([&] { (void)runDropout(json::object(), in, ratio, true); });
+            QVERIFY2(e.contains("OnnxDropout") && e.contains("node #") && e.contains(QString::fromStdString(want)),
+                     qPrintable(e));
+        }
     }
 
     // Bad attributes and inputs: refused, naming the node and the reason.

@@ -1,8 +1,10 @@
 // CPU kernels of ONNX's random generators (RandomNormal, RandomUniform, RandomNormalLike,
-// RandomUniformLike, Bernoulli, Multinomial; ONNX Operators.md). Each call draws from its own
-// std::mt19937_64: seeded from the node's `seed` attribute (its float32 bits) when it has one, so
-// the same seed and shape give the same values in every run, else from std::random_device, a
-// fresh draw per run. The values cannot match ONNX's NumPy reference generator.
+// RandomUniformLike, Bernoulli, Multinomial; ONNX Operators.md) and of Dropout, whose training
+// mode draws its mask. Each call draws from its own std::mt19937_64: seeded from the node's
+// `seed` attribute (the generators' FLOAT seed by its float32 bits, Dropout's INT seed by its
+// value) when it has one, so the same seed and shape give the same values in every run, else
+// from std::random_device, a fresh draw per run. The values cannot match ONNX's NumPy reference
+// generator.
 #include "OnnxCommon.h"
 
 #include <cstring>
@@ -14,9 +16,11 @@ namespace {
 
 using namespace onnx;
 
-// The generator of one call: the `seed` attribute's float32 bits, else a fresh random seed.
+// The generator of one call: the `seed` attribute (Dropout's INT seed its value, the others'
+// FLOAT seed its float32 bits), else a fresh random seed.
 std::mt19937_64 engineOf(const KernelCall& c) {
     if (!c.op().has("seed")) return std::mt19937_64(std::random_device{}());
+    if (c.op().kind() == "OnnxDropout") return std::mt19937_64(static_cast<std::uint64_t>(c.op().intAttr("seed")));
     const auto seed = static_cast<float>(c.op().floatAttr("seed"));
     std::uint32_t bits = 0;
     std::memcpy(&bits, &seed, sizeof bits);
@@ -161,6 +165,39 @@ void onnxMultinomial(KernelCall& c) {
     });
 }
 
+// Dropout (opsets 1-13): output = x * mask / (1 - ratio) and the bool mask. In inference (no
+// training_mode input, or a false one) the input and an all-true mask. In training mode the
+// ratio (input 1, else the `ratio` attribute, default 0.5) must lie in [0, 1); an element is kept
+// when a uniform draw in [0, 1) is at least the ratio (probability 1 - ratio), as ONNX's
+// reference (Operators.md, Dropout); ratio 0 keeps every element and gives x exactly.
+void onnxDropout(KernelCall& c) {
+    const Tensor& x = c.in(0);
+    const Tensor* ratioIn = onnxIn(c, 1);
+    const Tensor* training = onnxIn(c, 2);
+    const bool train = training && training->numel() > 0 && training->at(0) != 0;
+    if (train && ratioIn && ratioIn->numel() != 1) c.fail("ratio must be a scalar, got " + ratioIn->typeStr());
+    const double ratio = ratioIn ? ratioIn->at(0) : c.op().floatAttr("ratio", 0.5);
+    if (!train || ratio == 0) {
+        c.outputs[0] = x;
+        if (c.outputs.size() > 1) {
+            Tensor mask = c.allocate(DType::Bool, x.shape());
+            std::memset(mask.rawData(), 1, mask.nbytes());
+            c.outputs[1] = std::move(mask);
+        }
+        return;
+    }
+    if (!(ratio >= 0 && ratio < 1)) c.fail("ratio " + std::to_string(ratio) + " is outside [0, 1)");
+    if (!isFloat(x.dtype())) c.fail("needs a float input in training mode, got " + x.typeStr());
+    Tensor mask = c.allocate(DType::Bool, x.shape());
+    bool* keep = mask.data<bool>();
+    auto eng = engineOf(c);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (std::int64_t i = 0; i < x.numel(); ++i) keep[i] = u(eng) >= ratio;
+    c.outputs[0] =
+        drawn(c, x.dtype(), x.shape(), [&](std::int64_t i) { return x.at(i) * (keep[i] ? 1.0 : 0.0) / (1 - ratio); });
+    if (c.outputs.size() > 1) c.outputs[1] = std::move(mask);
+}
+
 } // namespace
 
 void registerOnnxRandomKernels(KernelRegistry& r) {
@@ -170,6 +207,7 @@ void registerOnnxRandomKernels(KernelRegistry& r) {
     r.add("OnnxRandomUniformLike", Backend::Cpu, onnxRandomUniformLike);
     r.add("OnnxBernoulli", Backend::Cpu, onnxBernoulli);
     r.add("OnnxMultinomial", Backend::Cpu, onnxMultinomial);
+    r.add("OnnxDropout", Backend::Cpu, onnxDropout);
 }
 
 } // namespace passlens::cpu

@@ -1,6 +1,6 @@
 // CPU kernels of the ONNX shapes and data movement (Identity, Shape, Transpose, (Un)Squeeze, Reshape, Flatten,
 // Concat, Slice, Pad, Gather, Expand, Size, Range, Tile, DepthToSpace / SpaceToDepth, EyeLike,
-// CastLike, Split, Dropout, NonZero, ReverseSequence, Upsample).
+// CastLike, Split, NonZero, ReverseSequence, Upsample).
 #include "OnnxCommon.h"
 
 #include <cmath>
@@ -490,21 +490,6 @@ void onnxSplit(KernelCall& c) {
     }
 }
 
-// Dropout in inference: the input, and an all-true mask. Training mode with a ratio above 0
-// draws a random mask, which the executor does not reproduce.
-void onnxDropout(KernelCall& c) {
-    const Tensor* training = onnxIn(c, 2);
-    const double ratio = onnxIn(c, 1) ? onnxIn(c, 1)->at(0) : c.op().floatAttr("ratio", 0.5);
-    if (training && training->at(0) != 0 && ratio > 0)
-        c.fail("Dropout in training mode draws a random mask; only inference is supported");
-    c.outputs[0] = c.in(0);
-    if (c.outputs.size() > 1) {
-        Tensor mask = c.allocate(DType::Bool, c.in(0).shape());
-        std::memset(mask.rawData(), 1, mask.nbytes());
-        c.outputs[1] = std::move(mask);
-    }
-}
-
 // NonZero: int64 [rank, count] coordinates of the non-zero elements, in row-major order.
 void onnxNonZero(KernelCall& c) {
     const Tensor& x = c.in(0);
@@ -590,7 +575,6 @@ void registerOnnxShapeKernels(KernelRegistry& r) {
         {"EyeLike", onnxEyeLike},
         {"CastLike", onnxCastLike},
         {"Split", onnxSplit},
-        {"Dropout", onnxDropout},
         {"NonZero", onnxNonZero},
         {"ReverseSequence", onnxReverseSequence},
         {"Upsample", onnxUpsample},
