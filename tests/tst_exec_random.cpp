@@ -1,9 +1,12 @@
 // The CPU kernels of ONNX's random generators and of Dropout (OnnxRandomKernels.cpp): output
 // shapes and dtypes, the seed (same values for the same seed, in every run and after the
 // pipelines; other values for another seed or without one), the distributions' statistics on
-// 100,000 draws with a fixed seed, Dropout's kept fraction, scaling and exact cases, and the
-// errors for bad attributes and inputs.
+// 100,000 draws with a fixed seed, Dropout's kept fraction, scaling and exact cases, the errors
+// for bad attributes and inputs; and core's handling of random nodes (never merged unseeded,
+// never folded).
 #include "ExecTestSupport.h"
+
+#include <passlens/rewrite/ConstantFolding.h>
 
 #include <onnx/onnx_pb.h>
 
@@ -27,6 +30,55 @@ Tensor runOp(const std::string& kind, json attrs, std::vector<Tensor> ins = {},
     Apply* a = h.g.makeApply(Op::get("Onnx" + kind, std::move(attrs)), vs, std::vector<Type>{Type::parse(type)});
     return h.run({a->output(0)})[0];
 }
+
+// An ONNX model (opset 13) over float32 [4, 6] values, built node by node.
+struct OnnxModel {
+    onnx::ModelProto m;
+    explicit OnnxModel(const char* name) {
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        m.mutable_graph()->set_name(name);
+    }
+    static void value(onnx::ValueInfoProto* vi, const std::string& name, int type = onnx::TensorProto::FLOAT) {
+        vi->set_name(name);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(type);
+        for (int d : {4, 6}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    void input(const std::string& name) { value(m.mutable_graph()->add_input(), name); }
+    void output(const std::string& name, int type = onnx::TensorProto::FLOAT) {
+        value(m.mutable_graph()->add_output(), name, type);
+    }
+    onnx::NodeProto* node(const char* op, const std::string& name, std::vector<std::string> ins,
+                          std::vector<std::string> outs) {
+        auto* n = m.mutable_graph()->add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (const auto& i : ins) n->add_input(i);
+        for (const auto& o : outs) n->add_output(o);
+        return n;
+    }
+    // RandomNormal of shape [4, 6] into `out`, with a seed when given.
+    void randomNormal(const std::string& out, std::optional<float> seed) {
+        auto* r = node("RandomNormal", "rn_" + out, {}, {out});
+        auto* sh = r->add_attribute();
+        sh->set_name("shape");
+        sh->set_type(onnx::AttributeProto::INTS);
+        sh->add_ints(4);
+        sh->add_ints(6);
+        if (!seed) return;
+        auto* sd = r->add_attribute();
+        sd->set_name("seed");
+        sd->set_type(onnx::AttributeProto::FLOAT);
+        sd->set_f(*seed);
+    }
+    // The final graph of `pipeline` ("none", "theano", "cleanup").
+    LoadedGraph import(const std::string& pipeline) const {
+        LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), m.graph().name() + ".onnx", ".");
+        Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+        return lg;
+    }
+};
 
 // Runs one OnnxDropout node on the CPU: data x, then ratio and training_mode when given (an absent
 // ratio is marked as ONNX's importer does); returns its output and mask.
@@ -202,43 +254,15 @@ private slots:
     // A seeded RandomNormal feeding an Add, imported from ONNX: the same values from the source
     // graph and after the theano and cleanup pipelines.
     void seededAfterPipelines() {
-        onnx::ModelProto m;
-        m.set_ir_version(7);
-        m.add_opset_import()->set_version(13);
-        auto* g = m.mutable_graph();
-        g->set_name("random");
-        auto dims = [](onnx::ValueInfoProto* vi, const char* name) {
-            vi->set_name(name);
-            auto* tt = vi->mutable_type()->mutable_tensor_type();
-            tt->set_elem_type(onnx::TensorProto::FLOAT);
-            for (int d : {4, 6}) tt->mutable_shape()->add_dim()->set_dim_value(d);
-        };
-        dims(g->add_input(), "x");
-        dims(g->add_output(), "y");
-        auto* r = g->add_node();
-        r->set_op_type("RandomNormal");
-        r->set_name("rn");
-        r->add_output("r");
-        auto* sh = r->add_attribute();
-        sh->set_name("shape");
-        sh->set_type(onnx::AttributeProto::INTS);
-        sh->add_ints(4);
-        sh->add_ints(6);
-        auto* sd = r->add_attribute();
-        sd->set_name("seed");
-        sd->set_type(onnx::AttributeProto::FLOAT);
-        sd->set_f(3.5f);
-        auto* add = g->add_node();
-        add->set_op_type("Add");
-        add->set_name("add");
-        add->add_input("x");
-        add->add_input("r");
-        add->add_output("y");
+        OnnxModel m("random");
+        m.input("x");
+        m.output("y");
+        m.randomNormal("r", 3.5f);
+        m.node("Add", "add", {"x", "r"}, {"y"});
         const Tensor x = randn(DType::Float32, {4, 6});
         std::vector<std::vector<double>> outs;
         for (const std::string pipeline : {"none", "theano", "cleanup"}) {
-            LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "random.onnx", ".");
-            Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+            LoadedGraph lg = m.import(pipeline);
             QVERIFY(lg.graph->opCounts().count("OnnxRandomNormal"));
             Executor ex(*lg.graph, ExecOptions{DeviceChoice::Cpu});
             outs.push_back(ex.run({x})[0].toDoubles());
@@ -308,6 +332,58 @@ private slots:
             QVERIFY2(e.contains("OnnxDropout") && e.contains("node #") && e.contains(QString::fromStdString(want)),
                      qPrintable(e));
         }
+    }
+
+    // Two RandomNormal nodes with equal attributes feeding an Add (y = r0 + r1, r0 an output too):
+    // without a seed they are two draws, so no pipeline merges them (y is not 2 * r0); with one
+    // seed they are the same values, and the theano and cleanup pipelines merge them.
+    void unseededDrawsDoNotMerge() {
+        for (const bool seeded : {false, true}) {
+            OnnxModel m("two_draws");
+            m.output("r0");
+            m.output("y");
+            m.randomNormal("r0", seeded ? std::optional<float>(2.0f) : std::nullopt);
+            m.randomNormal("r1", seeded ? std::optional<float>(2.0f) : std::nullopt);
+            m.node("Add", "add", {"r0", "r1"}, {"y"});
+            for (const std::string pipeline : {"none", "theano", "cleanup"}) {
+                const QString where = QString("%1, %2").arg(seeded ? "seeded" : "unseeded").arg(pipeline.c_str());
+                LoadedGraph lg = m.import(pipeline);
+                const auto counts = lg.graph->opCounts();
+                const int draws = counts.count("OnnxRandomNormal") ? counts.at("OnnxRandomNormal") : 0;
+                QVERIFY2(draws == (seeded && pipeline != "none" ? 1 : 2),
+                         qPrintable(where + ": " + QString::number(draws) + " RandomNormal nodes"));
+                const auto outs = Executor(*lg.graph, ExecOptions{DeviceChoice::Cpu}).run({});
+                const auto r0 = outs[0].toDoubles(), y = outs[1].toDoubles();
+                std::size_t doubled = 0;
+                for (std::size_t i = 0; i < r0.size(); ++i) doubled += y[i] == 2 * r0[i];
+                QVERIFY2(doubled == (seeded ? r0.size() : 0),
+                         qPrintable(where + ": " + QString::number(doubled) + " of 24 elements are 2 * r0"));
+            }
+        }
+    }
+
+    // Constant folding never evaluates a random node, seeded or not (a generator has no inputs, so
+    // all its inputs are constants); Dropout is random, inference or not.
+    void randomNotFolded() {
+        Harness h;
+        const std::vector<std::pair<std::string, json>> kinds = {
+            {"OnnxRandomNormal", {{"shape", {3}}, {"seed", 1.0}}},
+            {"OnnxRandomUniform", {{"shape", {3}}}},
+            {"OnnxDropout", json::object()},
+        };
+        Variable* x = h.constant(ints(DType::Float32, {3}, {1, 2, 3}));
+        for (const auto& [kind, attrs] : kinds) {
+            const Op& op = Op::get(kind, attrs);
+            QVERIFY(op.isRandom());
+            QCOMPARE(op.isUnseededRandom(), !attrs.contains("seed"));
+            std::vector<Variable*> ins;
+            if (kind == "OnnxDropout") ins.push_back(x);
+            Apply* a = h.g.makeApply(op, ins, std::vector<Type>{Type::parse("float32[3]")});
+            std::string why;
+            QVERIFY(!evaluateConstantNode(*a, &why));
+            QCOMPARE(why, std::string("the op draws random values"));
+        }
+        QVERIFY(!Op::get("OnnxIdentity").isRandom());
     }
 
     // Bad attributes and inputs: refused, naming the node and the reason.

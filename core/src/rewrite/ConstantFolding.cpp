@@ -103,6 +103,7 @@ std::optional<std::vector<std::shared_ptr<TensorData>>> evaluateConstantNode(con
         out.push_back(t);
         return out;
     }
+    if (op.isRandom()) return no("the op draws random values");
     if (op.isGpu() || op.isOnnx()) return no("GPU and Onnx ops are not evaluated by constant folding");
     if (k == "Elemwise") {
         const std::string s = op.str("scalar");

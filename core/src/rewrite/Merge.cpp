@@ -83,11 +83,13 @@ PhaseResult Merge::apply(RewriteEngine& engine) {
         else
             ++m_failed;
     }
-    // Nodes: same op (interned: pointer) and identical inputs, in topological order.
+    // Nodes: same op (interned: pointer) and identical inputs, in topological order. An unseeded
+    // random node is a draw of its own: never merged (Theano's random ops each take their own
+    // rng state input, so they never have identical inputs).
     const std::vector<Apply*> topo = g.toposort();
     SignatureTable seen(topo.size());
     for (Apply* n : topo) {
-        if (!n->inGraph()) continue;
+        if (!n->inGraph() || n->op().isUnseededRandom()) continue;
         Apply*& stored = seen.find(n);
         Apply* m = stored;
         if (!m->inGraph() || m == n) {

@@ -2,8 +2,9 @@
 /// @file Merge.h
 /// Theano's MergeOptimizer (gof/opt.py, THEANO_SEMANTICS §3.7): merges equal constants (same
 /// type and bytes) and nodes with the same op and identical inputs, in topological order, so a
-/// single pass merges whole duplicated subgraphs. Each merge is one replaceAllValidate with
-/// reason "MergeOptimizer".
+/// single pass merges whole duplicated subgraphs. An unseeded random node (Op::isUnseededRandom)
+/// is never merged: two of them are two draws. Each merge is one replaceAllValidate with reason
+/// "MergeOptimizer".
 #include "passlens/rewrite/Phase.h"
 
 namespace passlens {
