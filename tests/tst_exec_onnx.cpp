@@ -549,6 +549,68 @@ private slots:
                  "device string tensor");
     }
 
+    // uint64 Div, Mod, Greater, Max and Sub of values at and above 2^63, as NumPy computes them
+    // (Python integers below): on inputs (the CPU engine's integer mode) and on initializers,
+    // which the theano and cleanup pipelines fold into constants.
+    void onnxUInt64Arithmetic() {
+        const std::vector<std::uint64_t> xv = {~0ull, (1ull << 63) + 6, 1ull << 63, 10, (1ull << 63) + 5};
+        const std::vector<std::uint64_t> yv = {2, 3, (1ull << 63) + 1, 1ull << 63, 1ull << 62};
+        const std::vector<std::pair<const char*, std::vector<std::uint64_t>>> want = {
+            {"Div", {9223372036854775807ull, 3074457345618258604ull, 0, 0, 2}},
+            {"Mod", {1, 2, 9223372036854775808ull, 10, 5}},
+            {"Greater", {1, 1, 0, 0, 1}},
+            {"Max",
+             {18446744073709551615ull, 9223372036854775814ull, 9223372036854775809ull, 9223372036854775808ull,
+              9223372036854775813ull}},
+            {"Sub", {3, 9223372036854775805ull, 1, 9223372036854775798ull, 13835058055282163707ull}}, // y - x
+        };
+        onnx::ModelProto m;
+        m.set_ir_version(7);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        g->set_name("uint64");
+        for (const char* name : {"x", "y"}) valueInfo(g->mutable_input(), name, onnx::TensorProto::UINT64, {5});
+        for (const auto& [name, vals] : {std::pair{"cx", xv}, std::pair{"cy", yv}}) {
+            auto* t = g->add_initializer();
+            t->set_name(name);
+            t->set_data_type(onnx::TensorProto::UINT64);
+            t->add_dims(5);
+            for (auto v : vals) t->add_uint64_data(v);
+        }
+        for (const char* prefix : {"", "c"}) {
+            for (const auto& [op, vals] : want) {
+                auto* n = g->add_node();
+                n->set_op_type(op);
+                const bool sub = std::string(op) == "Sub";
+                n->add_input(std::string(prefix) + (sub ? "y" : "x"));
+                n->add_input(std::string(prefix) + (sub ? "x" : "y"));
+                n->add_output(std::string(prefix) + op);
+                valueInfo(g->mutable_output(), n->output(0).c_str(),
+                          op == std::string("Greater") ? onnx::TensorProto::BOOL : onnx::TensorProto::UINT64, {5});
+            }
+        }
+        const Tensor x = Tensor::fromBytes(DType::UInt64, {5}, xv.data());
+        const Tensor y = Tensor::fromBytes(DType::UInt64, {5}, yv.data());
+        for (const std::string pipeline : {"none", "theano", "cleanup"}) {
+            LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "uint64.onnx", ".");
+            Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+            const auto outs = Executor(*lg.graph, ExecOptions{DeviceChoice::Cpu}).run({x, y});
+            for (std::size_t k = 0; k < outs.size(); ++k) {
+                const auto& [op, vals] = want[k % want.size()];
+                const QString where =
+                    QString("%1 %2 (%3)").arg(pipeline.c_str()).arg(op).arg(k < want.size() ? "inputs" : "constants");
+                std::vector<std::uint64_t> got;
+                for (std::int64_t i = 0; i < outs[k].numel(); ++i)
+                    got.push_back(outs[k].dtype() == DType::Bool ? outs[k].data<std::uint8_t>()[i]
+                                                                 : outs[k].data<std::uint64_t>()[i]);
+                QVERIFY2(got == vals, qPrintable(where));
+                // the constants' results are folded by the pipelines
+                QVERIFY2(lg.graph->outputs()[k]->isConstant() == (pipeline != "none" && k >= want.size()),
+                         qPrintable(where + " folded?"));
+            }
+        }
+    }
+
     // An ONNX TopK (opset 11, smallest, K a graph input) imported as TopKOp behind the Assert on
     // K, run before and after the theano pipeline (GpuTopKOp emulated on the CPU): the values and
     // indices of the 2 smallest per row, and a negative K refused by the Assert.

@@ -319,6 +319,24 @@ void TestIr::pythonArithmetic() {
     QCOMPARE(double(*evalScalarReference(ScalarOp::Clip, {-1, 1}, x, DType::Float32)), -1.0);
     QCOMPARE(double(*evalScalarReference(ScalarOp::LeakyRelu, {0.5, 0}, x, DType::Float32)), -1.25);
     QCOMPARE(double(*evalScalarReference(ScalarOp::HardSigmoid, {0.2, 0.5}, x, DType::Float32)), 0.0);
+    // uint64: NumPy's unsigned division and modulo of values of 2^63 and more, exact in long
+    // double; add, sub and mul wrap modulo 2^64 (int64 results modulo 2^64 too)
+    QCOMPARE(floorDiv<std::uint64_t>(~0ull, 2), std::uint64_t((1ull << 63) - 1));
+    QCOMPARE(pyMod<std::uint64_t>(~0ull, ~0ull - 1), std::uint64_t(1));
+    QCOMPARE(floorDiv<std::uint64_t>(1ull << 63, ~0ull), std::uint64_t(0));
+    const LD big[] = {0x1p64L - 1, 3}, wrap[] = {2, 0x1p63L + 1}, i64[] = {0x1p62L, 4};
+    const auto u64 = [](std::optional<LD> v) { return v ? static_cast<unsigned long long>(*v) : 12345ull; };
+    QCOMPARE(u64(evalScalarReference(ScalarOp::IntDiv, {}, big, DType::UInt64)), 6148914691236517205ull);
+    QCOMPARE(u64(evalScalarReference(ScalarOp::Mod, {}, big, DType::UInt64)), 0ull);
+    QCOMPARE(u64(evalScalarReference(ScalarOp::Sub, {}, wrap, DType::UInt64)), (1ull << 63) + 1);
+    QCOMPARE(u64(evalScalarReference(ScalarOp::Mul, {}, wrap, DType::UInt64)), 2ull);
+    QCOMPARE(u64(evalScalarReference(ScalarOp::Add, {}, big, DType::UInt64)), 2ull);
+    QCOMPARE(u64(evalScalarReference(ScalarOp::Gt, {}, big, DType::Bool)), 1ull);
+    QCOMPARE(u64(evalScalarReference(ScalarOp::Mul, {}, i64, DType::Int64)), 0ull);
+    // the arguments under which integer ops compute on uint64 values
+    QVERIFY(computesInUInt64(std::vector<DType>{DType::UInt64, DType::UInt8, DType::Bool}));
+    QVERIFY(!computesInUInt64(std::vector<DType>{DType::UInt64, DType::Int8}));
+    QVERIFY(!computesInUInt64(std::vector<DType>{DType::UInt32, DType::UInt32}));
 }
 
 void TestIr::subtensorResolution() {

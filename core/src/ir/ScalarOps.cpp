@@ -136,9 +136,82 @@ ScalarParams scalarParamsOf(const Op& op, const ScalarOpInfo& info) {
     return p;
 }
 
+bool computesInUInt64(std::span<const DType> args) {
+    bool u64 = false;
+    for (DType d : args) {
+        if (d == DType::UInt64) u64 = true;
+        if (isInteger(d) && !isUnsigned(d)) return false;
+    }
+    return u64;
+}
+
+namespace {
+
+// An integer argument of evalScalarReference as C (uint64 values as they are, negative ones
+// wrapped: two's complement).
+template <class C> C integerArg(long double v) {
+    return v >= 0 ? static_cast<C>(static_cast<std::uint64_t>(v)) : static_cast<C>(static_cast<std::int64_t>(v));
+}
+
+// The integer ops of evalScalarReference in C (int64 or uint64) arithmetic: wrapping add, sub,
+// mul, neg, sqr and pow, and ScalarArith.h's floorDiv, pyMod, ipow. std::nullopt for another op
+// or a division by zero.
+template <class C> std::optional<long double> evalInteger(ScalarOp op, std::span<const long double> a) {
+    using U = std::uint64_t;
+    std::vector<C> v(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) v[i] = integerArg<C>(a[i]);
+    const auto out = [](U r) { return std::optional<long double>(static_cast<long double>(static_cast<C>(r))); };
+    switch (op) {
+    case S::Add:
+    case S::Mul: {
+        U r = op == S::Add ? 0 : 1;
+        for (C x : v) r = op == S::Add ? r + static_cast<U>(x) : r * static_cast<U>(x);
+        return a.empty() ? std::nullopt : out(r);
+    }
+    default: break;
+    }
+    if (a.size() == 1) {
+        const C x = v[0];
+        switch (op) {
+        case S::Neg: return out(0 - static_cast<U>(x));
+        case S::Abs: return isNegative(x) ? out(0 - static_cast<U>(x)) : out(static_cast<U>(x));
+        case S::Sqr: return out(static_cast<U>(x) * static_cast<U>(x));
+        default: return std::nullopt;
+        }
+    }
+    if (a.size() == 2) {
+        const C x = v[0], y = v[1];
+        switch (op) {
+        case S::Sub: return out(static_cast<U>(x) - static_cast<U>(y));
+        case S::IntDiv: return y == 0 ? std::nullopt : out(static_cast<U>(floorDiv(x, y)));
+        case S::Mod: return y == 0 ? std::nullopt : out(static_cast<U>(pyMod(x, y)));
+        case S::Pow: return out(static_cast<U>(ipow(x, y)));
+        default: return std::nullopt;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 std::optional<long double> evalScalarReference(ScalarOp op, const ScalarParams& p, std::span<const long double> a,
                                                DType outDtype) {
     using LD = long double;
+    switch (op) {
+    case S::Add:
+    case S::Mul:
+    case S::Sub:
+    case S::Neg:
+    case S::Abs:
+    case S::Sqr:
+    case S::IntDiv:
+    case S::Mod:
+    case S::Pow:
+        if (isInteger(outDtype))
+            return outDtype == DType::UInt64 ? evalInteger<std::uint64_t>(op, a) : evalInteger<std::int64_t>(op, a);
+        break;
+    default: break;
+    }
     switch (a.size()) {
     case 1: {
         const LD x = a[0];

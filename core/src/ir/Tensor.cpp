@@ -229,7 +229,7 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
 
 std::shared_ptr<TensorData> TensorData::fromInts(DType dtype, std::vector<std::int64_t> shape,
                                                  const std::vector<std::int64_t>& values) {
-    if (dtype == DType::Int64) {
+    if (dtype == DType::Int64 || dtype == DType::UInt64) {
         auto t = std::make_shared<TensorData>();
         t->dtype = dtype;
         t->shape = std::move(shape);

@@ -18,14 +18,20 @@ std::vector<LD> valuesOf(const TensorData& t) {
     std::vector<LD> v(static_cast<std::size_t>(n));
     const bool ints = isInteger(t.dtype) || t.dtype == DType::Bool;
     for (std::int64_t i = 0; i < n; ++i)
-        v[static_cast<std::size_t>(i)] = ints ? static_cast<LD>(t.intAt(i)) : static_cast<LD>(t.at(i));
+        v[static_cast<std::size_t>(i)] = t.dtype == DType::UInt64
+                                             ? static_cast<LD>(static_cast<std::uint64_t>(t.intAt(i)))
+                                         : ints ? static_cast<LD>(t.intAt(i))
+                                                : static_cast<LD>(t.at(i));
     return v;
 }
 
 std::shared_ptr<TensorData> makeTensor(DType dt, std::vector<std::int64_t> shape, const std::vector<LD>& v) {
     if (isInteger(dt) || dt == DType::Bool) {
         std::vector<std::int64_t> iv(v.size());
-        for (std::size_t i = 0; i < v.size(); ++i) iv[i] = static_cast<std::int64_t>(v[i]);
+        // uint64 values at or above 2^63 as their bit patterns (TensorData::fromInts)
+        for (std::size_t i = 0; i < v.size(); ++i)
+            iv[i] = dt == DType::UInt64 && v[i] >= 0x1p63L ? static_cast<std::int64_t>(static_cast<std::uint64_t>(v[i]))
+                                                           : static_cast<std::int64_t>(v[i]);
         if (dt == DType::Bool)
             for (auto& x : iv) x = x != 0;
         return TensorData::fromInts(dt, std::move(shape), iv);

@@ -55,6 +55,7 @@ ScalarProgram compileExpr(const ScalarExpr& e, const std::vector<DType>& inTypes
             std::vector<DType> argTypes;
             for (int a : n.args) argTypes.push_back(prog.nodes[static_cast<std::size_t>(a)].dtype);
             n.dtype = scalarResultType(n.op, argTypes);
+            n.unsigned64 = computesInUInt64(argTypes);
         }
         prog.nodes.push_back(std::move(n));
     }

@@ -22,6 +22,8 @@ namespace passlens::cpu {
 /// A node of the expression with its dtype (op, input, args, p0 / p1: ScalarNode's).
 struct ExprNode : ScalarNode {
     DType dtype = DType::Float32;
+    /// In integer mode: computes on uint64 values (computesInUInt64 of its arguments' dtypes).
+    bool unsigned64 = false;
 };
 
 /// A parsed expression, nodes in evaluation order (the last one is the root).

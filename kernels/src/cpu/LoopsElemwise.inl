@@ -140,7 +140,7 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
     case ScalarOp::Abs:
         if constexpr (std::is_integral_v<C>)
             for (int i = 0; i < len; ++i)
-                r[i] = x[i] < 0 ? static_cast<C>(0ull - static_cast<std::uint64_t>(x[i])) : x[i];
+                r[i] = isNegative(x[i]) ? static_cast<C>(0ull - static_cast<std::uint64_t>(x[i])) : x[i];
         else
             for (int i = 0; i < len; ++i) r[i] = x[i] < 0 ? -x[i] : x[i];
         break;
@@ -155,7 +155,7 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
         for (int i = 0; i < len; ++i) r[i] = reluOf(x[i]);
         break;
     case ScalarOp::Sgn:
-        for (int i = 0; i < len; ++i) r[i] = static_cast<C>((x[i] > 0) - (x[i] < 0));
+        for (int i = 0; i < len; ++i) r[i] = static_cast<C>((x[i] > 0) - isNegative(x[i]));
         break;
     case ScalarOp::Lt:
         for (int i = 0; i < len; ++i) r[i] = x[i] < y[i];
@@ -293,9 +293,9 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
             else if (isInteger(n.dtype))
                 for (int i = 0; i < len; ++i) r[i] = wrapInt(r[i], n.dtype);
         }
-    } else if constexpr (std::is_same_v<C, std::int64_t>) {
+    } else if constexpr (std::is_integral_v<C>) {
         if (n.dtype != DType::Int64 && n.dtype != DType::UInt64)
-            for (int i = 0; i < len; ++i) r[i] = wrapInt64(r[i], n.dtype);
+            for (int i = 0; i < len; ++i) r[i] = static_cast<C>(wrapInt64(static_cast<std::int64_t>(r[i]), n.dtype));
     }
 }
 
@@ -411,6 +411,15 @@ template <class C> void run(const ScalarProgram& prog, const std::vector<Tensor>
                 C* dst = (ni + 1 == nn && outDirect)
                              ? reinterpret_cast<C*>(outBase + static_cast<std::size_t>(outPos + b) * outEs)
                              : buf(ni);
+                if constexpr (std::is_same_v<C, std::int64_t>) {
+                    if (n.unsigned64) { // the same 64-bit buffers read as uint64 (NumPy's uint64 semantics)
+                        applyNode<std::uint64_t>(n, len,
+                                                 reinterpret_cast<const std::uint64_t* const*>(S.argPtrs.data()),
+                                                 reinterpret_cast<std::uint64_t*>(dst), prog.mode);
+                        val[ni] = dst;
+                        continue;
+                    }
+                }
                 applyNode<C>(n, len, S.argPtrs.data(), dst, prog.mode);
                 val[ni] = dst;
             }

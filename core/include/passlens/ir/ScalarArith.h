@@ -92,14 +92,28 @@ static inline long double floorOf(long double a) { return ::floorl(a); }
 
 } // namespace scalar
 
-/// Python's a % b: the result takes the sign of b (Theano's Mod). Integers: 0 when b is 0 or -1
-/// (NumPy's result, and no INT64_MIN % -1 overflow).
+/// x < 0, false for an unsigned C (no always-false comparison there).
+template <class C> PASSLENS_HD static constexpr bool isNegative(C x) {
+    if constexpr (std::is_signed_v<C>)
+        return x < 0;
+    else
+        return false;
+}
+
+/// Python's a % b: the result takes the sign of b (Theano's Mod). Integers: 0 when b is 0 or,
+/// for a signed C, -1 (NumPy's result, and no INT64_MIN % -1 overflow); an unsigned C is
+/// NumPy's unsigned modulo (uint64 values above 2^63 included).
 template <class C> PASSLENS_HD static inline C pyMod(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
-        if (b == 0 || b == C(-1)) return 0;
-        C r = a % b;
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        return r;
+        if (b == 0) return 0;
+        if constexpr (std::is_signed_v<C>) {
+            if (b == C(-1)) return 0;
+            C r = a % b;
+            if (r != 0 && ((r < 0) != (b < 0))) r += b;
+            return r;
+        } else {
+            return a % b;
+        }
     } else {
         C r = scalar::fmodOf(a, b);
         if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -108,25 +122,31 @@ template <class C> PASSLENS_HD static inline C pyMod(C a, C b) {
 }
 
 /// Python's a // b, rounding toward minus infinity (Theano's IntDiv). Integers: 0 when b is 0
-/// (NumPy's result); INT64_MIN // -1 wraps to INT64_MIN.
+/// (NumPy's result); for a signed C, INT64_MIN // -1 wraps to INT64_MIN; an unsigned C is
+/// NumPy's unsigned division (uint64 values above 2^63 included).
 template <class C> PASSLENS_HD static inline C floorDiv(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
         if (b == 0) return 0;
-        if (b == C(-1)) return static_cast<C>(0ull - static_cast<std::uint64_t>(a));
-        C q = a / b;
-        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-        return q;
+        if constexpr (std::is_signed_v<C>) {
+            if (b == C(-1)) return static_cast<C>(0ull - static_cast<std::uint64_t>(a));
+            C q = a / b;
+            if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+            return q;
+        } else {
+            return a / b;
+        }
     } else {
         return scalar::floorOf(a / b);
     }
 }
 
 /// a ** b. Integers: wraps like NumPy's (unsigned arithmetic, no undefined behaviour); a negative
-/// exponent gives 0 unless |a| is 1. Floats: exact shortcuts for the exponents 2, 1 and 0.5
-/// (x > 0), else pow.
+/// exponent (signed C) gives 0 unless |a| is 1. Floats: exact shortcuts for the exponents 2, 1
+/// and 0.5 (x > 0), else pow.
 template <class C> PASSLENS_HD static inline C ipow(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
-        if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+        if constexpr (std::is_signed_v<C>)
+            if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
         std::uint64_t r = 1, base = static_cast<std::uint64_t>(a);
         while (b) {
             if (b & 1) r *= base;

@@ -77,10 +77,20 @@ struct ScalarParams {
 /// The parameters of `info`'s op held by the Elemwise `op` (its attributes, else the defaults).
 ScalarParams scalarParamsOf(const Op& op, const ScalarOpInfo& info);
 
+/// Whether an integer op over arguments of dtypes `args` computes on uint64 values rather than
+/// int64 ones: some argument is uint64 and none is a signed integer (bool and the unsigned
+/// types are exact as uint64). NumPy's uint64 semantics: floor division, modulo, comparisons,
+/// maximum of values at or above 2^63. The CPU engine's integer mode and constant folding
+/// (through evalScalarReference's outDtype) read it.
+bool computesInUInt64(std::span<const DType> args);
+
 /// The reference evaluator (constant folding): `op` applied to `args` in long double, which holds
-/// every int64 and float64 exactly; Identity / Cast truncate toward zero when `outDtype` is an
-/// integer type. The caller rounds the value to the output dtype. std::nullopt when the arity is
-/// not the op's or for an integer division or modulo by zero.
+/// every int64, uint64 and float64 exactly; Identity / Cast truncate toward zero when `outDtype`
+/// is an integer type. An integer `outDtype` computes add, sub, mul, neg, abs, sqr, pow,
+/// int_div and mod in 64-bit integers as the CPU engine's integer mode does (wrapping; on uint64
+/// values when `outDtype` is uint64, see computesInUInt64), so args must then be integers. The
+/// caller rounds the value to the output dtype. std::nullopt when the arity is not the op's or
+/// for an integer division or modulo by zero.
 std::optional<long double> evalScalarReference(ScalarOp op, const ScalarParams& params,
                                                std::span<const long double> args, DType outDtype);
 

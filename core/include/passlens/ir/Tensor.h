@@ -36,7 +36,8 @@ struct TensorData {
     template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes->data()); }
     /// Element i converted to double (any real dtype; complex gives the real part; string: NaN).
     double at(std::int64_t i) const;
-    /// Element i converted to int64 (integer and bool dtypes; floats truncated).
+    /// Element i converted to int64 (integer and bool dtypes, uint64 as its bit pattern; floats
+    /// truncated).
     std::int64_t intAt(std::int64_t i) const;
     /// 64-bit hash of dtype, shape and bytes (cached after the first call; 0 when not loaded).
     std::uint64_t contentHash() const;
@@ -49,6 +50,9 @@ struct TensorData {
     /// Loaded string data (DType::String) of `shape` holding `values` (row-major).
     static std::shared_ptr<TensorData> fromStrings(std::vector<std::int64_t> shape,
                                                    const std::vector<std::string>& values);
+    /// Loaded data of an integer or bool `dtype` holding `values` (row-major); int64 and uint64
+    /// values as their 64-bit patterns (a uint64 at or above 2^63 as the negative int64 intAt
+    /// returns for it), the others through double (exact for their ranges).
     static std::shared_ptr<TensorData> fromInts(DType dtype, std::vector<std::int64_t> shape,
                                                 const std::vector<std::int64_t>& values);
 
