@@ -207,6 +207,8 @@ private Q_SLOTS:
     void fullLayoutPastBudgetDrawsFocusedView();
     void cancelStopsLayout();
     void cacheMakesSteppingBackInstant();
+    void stableLayoutPastBudgetFallsBack_data();
+    void stableLayoutPastBudgetFallsBack();
     void stableLayoutKeepsUnchangedNodes_data();
     void stableLayoutKeepsUnchangedNodes();
     void graphvizErrorsAreReported();

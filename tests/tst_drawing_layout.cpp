@@ -160,6 +160,33 @@ void TestDrawing::cacheMakesSteppingBackInstant() {
     QVERIFY(!engine.layout(drawing).fromCache);
 }
 
+// layoutStable past its budget draws as layout() does (a drawing always comes back), instead of
+// throwing TimedOut from its nop2 pass: for a small graph (its fresh layout, here the simple one)
+// and for one above the size laid out whole (a layout of the graph within what is left: none).
+void TestDrawing::stableLayoutPastBudgetFallsBack_data() {
+    QTest::addColumn<int>("nodes");
+    QTest::newRow("whole graph laid out") << 20;
+    QTest::newRow("new nodes laid out") << 300;
+}
+
+void TestDrawing::stableLayoutPastBudgetFallsBack() {
+    QFETCH(int, nodes);
+    const DrawGraph drawing = drawGraph(*chainGraph(nodes));
+    LayoutOptions o = quickOptions();
+    o.nodeThreshold = 100000; // no focused view, so the stable path is taken
+    o.budget = std::chrono::milliseconds(0);
+    LayoutEngine engine;
+    const LayoutResult previous = engine.layout(drawing, o);
+    QVERIFY(previous.simple);
+    const LayoutResult r = engine.layoutStable(drawing, previous, o);
+    QVERIFY(r.simple);
+    QVERIFY(!r.stable);
+    QCOMPARE(r.pinnedNodes, std::size_t(0));
+    QCOMPARE(q(r.budgetNote), QString("the full layout ran past 0.0 s: simple layout drawn instead"));
+    QCOMPARE(r.nodes.size(), drawing.nodes.size());
+    QCOMPARE(r.edges.size(), drawing.edges.size());
+}
+
 // Stepping rewrite by rewrite: every node the previous step had keeps its exact position,
 // new nodes land on free space (no box overlaps another), every edge is routed.
 // transformer: ~130 drawn nodes (new nodes arranged by a dot layout of the whole step);

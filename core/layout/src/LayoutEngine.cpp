@@ -592,7 +592,20 @@ LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& 
         dot = pinnedDot(fresh.dot, g, fresh.nodes, pos, previous);
     }
     const double budgetMs = static_cast<double>(options.budget.count());
-    LayoutResult r = runLayout(dot, &g, options, start + options.budget, cancel, budgetMs, "nop2");
+    LayoutResult r;
+    try {
+        r = runLayout(dot, &g, options, start + options.budget, cancel, budgetMs, "nop2");
+    } catch (const LayoutError& e) {
+        if (e.kind() != LayoutError::Kind::TimedOut) throw;
+        // Past the budget: a fresh drawing, as layout() falls back (never TimedOut): the layout
+        // of the whole graph made above, else one within what is left of the budget.
+        if (g.nodes.size() <= kStableFullLayoutNodes) return fresh;
+        LayoutOptions rest = options;
+        rest.budget =
+            std::max(std::chrono::milliseconds(0),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(start + options.budget - Clock::now()));
+        return layout(g, rest, cancel);
+    }
     // nop2 may translate the drawing (its box to the origin): undo that, so that pinned nodes
     // keep the previous drawing's coordinates exactly
     {

@@ -210,8 +210,9 @@ public:
     /// issue asks ("unchanged nodes keep their positions between consecutive steps").
     /// Falls back to the fresh layout (result.stable false) when either drawing is a focused view
     /// or fewer than half of `g`'s nodes are in `previous` (a phase that rebuilt the graph, such
-    /// as GraphToGpu, is better drawn afresh). Not cached (it depends on `previous`). Throws
-    /// LayoutError as layout().
+    /// as GraphToGpu, is better drawn afresh), and when the routing runs past the budget (the
+    /// fresh layout, or layout() within what is left of the budget: a drawing always comes back).
+    /// Not cached (it depends on `previous`). Throws LayoutError as layout().
     LayoutResult layoutStable(const DrawGraph& g, const LayoutResult& previous, const LayoutOptions& options = {},
                               const CancelToken* cancel = nullptr);
 
