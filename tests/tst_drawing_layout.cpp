@@ -210,6 +210,9 @@ void TestDrawing::stableLayoutKeepsUnchangedNodes() {
     LayoutEngine engine;
     LayoutOptions opt;
     opt.cache = false;
+    // a hang guard only (speed is bench_layout's business): a step past the budget would be
+    // drawn afresh, which this test must not depend on (sanitizer builds, busy machines)
+    opt.budget = std::chrono::minutes(10);
     auto g0 = o.trace.graphAfter(0);
     LayoutResult prev = engine.layout(drawGraph(*g0), opt);
     int stableSteps = 0, freshSteps = 0, checkedNodes = 0, newNodes = 0;
