@@ -6,6 +6,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# `scripts/test-debug.sh --all`: every suite under the sanitizers (by hand: building all of them
+# is too long for CI; docs/RELIABILITY.md "Sanitizers").
+if [[ ${1:-} == --all ]]; then
+    cmake --preset debug && cmake --build --preset debug -j2
+    exec ctest --preset debug --output-on-failure -j2 --no-tests=error
+fi
+
 # tst_kernels_emu, tst_cudaemu and tst_exec_emu: the CUDA backend on the emulated device
 # (kernels/README.md "Emulated device"; ~40 s here). tst_exec_emu runs every function, but
 # cudaMatchesCpu only on the five small corpus models: the three CNNs (resnet18, mobilenet_v2,
