@@ -30,19 +30,39 @@ private slots:
 
     // A big graph opens at a readable zoom on its outputs, with boxes on screen (PP-OCR opened
     // on blank canvas with one clipped node when the view was centred on the scene's middle).
+    // When its layout runs past the window's budget (a busy machine, sanitizer builds) a focused
+    // view is drawn, which may leave the graph output out: then it opens on its bottom-most box.
     void bigGraphOpensOnItsOutputs() {
         MainWindow w;
         QVERIFY(showAndOpen(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
         QVERIFY(w.graphView()->zoom() >= 0.75);
         const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
-        int whole = 0, outputs = 0;
+        int whole = 0, outputs = 0, drawnOutputs = 0;
+        const GraphNodeItem* lowest = nullptr;
         for (GraphNodeItem* it : w.graphScene()->nodeItems()) {
+            drawnOutputs += it->node().category == NodeCategory::Output;
+            if (!lowest || it->sceneBoundingRect().bottom() > lowest->sceneBoundingRect().bottom()) lowest = it;
             if (!visible.contains(it->sceneBoundingRect())) continue;
             ++whole;
             outputs += it->node().category == NodeCategory::Output;
         }
-        QVERIFY2(whole >= 8, qPrintable(QString("%1 whole boxes on screen").arg(whole)));
-        QCOMPARE(outputs, 1);
+        // which drawing it was, when it fails: the full layout, a focused view or the simple one
+        const LayoutResult* shown = w.session().layout() ? &*w.session().layout() : nullptr;
+        QVERIFY(shown);
+        const QString drawn = QStringLiteral("focused %1 (%2), simple %3 (%4), %5 nodes, %6 outputs drawn")
+                                  .arg(shown->focused)
+                                  .arg(QString::fromStdString(shown->focusReason))
+                                  .arg(shown->simple)
+                                  .arg(QString::fromStdString(shown->budgetNote))
+                                  .arg(shown->nodes.size())
+                                  .arg(drawnOutputs);
+        QVERIFY2(whole >= 8, qPrintable(QString("%1 whole boxes on screen; %2").arg(whole).arg(drawn)));
+        if (!shown->focused) QCOMPARE(drawnOutputs, 1); // the model has one output
+        if (drawnOutputs > 0)
+            QVERIFY2(outputs == 1, qPrintable(QString("%1 outputs on screen; %2").arg(outputs).arg(drawn)));
+        else
+            QVERIFY2(visible.intersects(lowest->sceneBoundingRect()),
+                     qPrintable(QString("the bottom-most box is off screen; %1").arg(drawn)));
     }
 
     // Opening a big graph draws its source graph (the focused view) before the pipeline's result
