@@ -9,9 +9,9 @@
 // Layout + SVG is the export path (LayoutEngine::layoutAndRender with the geometry, as
 // passlens-cli render). --against-dot also times `dot -Tsvg` (the whole process, median of 3) on
 // the DOT that PassLens writes for each corpus drawing and prints the ratio (target: PassLens's
-// layout + SVG <= 1.2x) of three paths: the export without the geometry (report), with it
-// (render), and layout() + render() (the window exporting the layout it shows: a second,
-// nop2 pass).
+// layout + SVG <= 1.2x) of four paths: the export without the geometry (report), with it
+// (render), layout() + render() (the window exporting the layout it shows: a second, nop2
+// pass) and layout() alone (what the window pays to show a drawing).
 // --models A,B limits the corpus part to those files; --in-process lays out without the forked
 // child (LayoutOptions::isolate off), to tell the fork's share.
 #include "BenchCli.h"
@@ -66,6 +66,7 @@ enum class SvgPath {
     Export,         ///< layoutAndRender, geometry read (passlens-cli render)
     ExportNoLayout, ///< layoutAndRender without the geometry (report)
     Shown,          ///< layout(), then render(): nop2 on the positioned DOT (the window's export)
+    Window,         ///< layout() alone: what the window pays to show a drawing (geometry, no file)
 };
 
 const char* pathName(SvgPath p) {
@@ -73,6 +74,7 @@ const char* pathName(SvgPath p) {
     case SvgPath::Export: return "layoutAndRender";
     case SvgPath::ExportNoLayout: return "layoutAndRender, no geometry";
     case SvgPath::Shown: return "layout + render (nop2)";
+    case SvgPath::Window: return "layout (window, no file)";
     }
     return "";
 }
@@ -88,11 +90,11 @@ Timing measure(const DrawGraph& g, int n, const LayoutOptions& options, SvgPath 
         const auto a = Clock::now();
         LayoutResult r;
         std::string svg;
-        if (path == SvgPath::Shown) {
+        if (path == SvgPath::Shown || path == SvgPath::Window) {
             r = engine.layout(g, options);
             t.layout = secondsSince(a);
             const auto b = Clock::now();
-            svg = engine.render(r, RenderFormat::Svg);
+            if (path == SvgPath::Shown) svg = engine.render(r, RenderFormat::Svg);
             t.svg = secondsSince(b);
         } else {
             RenderOptions ro;
@@ -143,7 +145,7 @@ void againstDot(const DrawGraph& g, const LayoutOptions& options, const Timing& 
     std::sort(t.begin(), t.end());
     std::printf("       dot -Tsvg on the same DOT: %.3f s (min %.3f, max %.3f), CPU %.3f s (target <= 1.2x)\n", t[1],
                 t[0], t[2], cpu);
-    for (const SvgPath path : {SvgPath::Export, SvgPath::ExportNoLayout, SvgPath::Shown}) {
+    for (const SvgPath path : {SvgPath::Export, SvgPath::ExportNoLayout, SvgPath::Shown, SvgPath::Window}) {
         const Timing p = path == SvgPath::Export ? ours : measure(g, 3, options, path);
         std::printf("       %-30s %.3f s, CPU %.3f s: %.2fx wall, %.2fx CPU\n", pathName(path), p.total, p.cpu,
                     p.total / t[1], p.cpu / cpu);
