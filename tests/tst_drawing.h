@@ -17,6 +17,8 @@
 #include <passlens/trace/Trace.h>
 #include <passlens/trace/TraceSteps.h>
 
+#include "BenchGraphs.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -201,6 +203,7 @@ private Q_SLOTS:
     void focusedViewOfLargeGraph();
     void focusKeepsChangedRegion();
     void focusSeedsBringTheirValueBoxes();
+    void drawFocusedIsTheFocusedViewOfTheWholeDrawing();
     void alignIdsMatchesWhatBothPipelinesMade();
     void budgetFallsBackToFocusedView();
     void budgetZeroDrawsSimpleLayout();

@@ -267,6 +267,94 @@ void TestDrawing::focusSeedsBringTheirValueBoxes() {
     QCOMPARE(f.nodes.size(), std::size_t(5));
 }
 
+namespace {
+
+// `a` and `b` draw the same: the same DOT text (nodes, labels, placeholders, edges, caption) and
+// the same facts the DOT does not carry (ids, seeds, hidden counts, focus).
+void compareDrawings(const DrawGraph& a, const DrawGraph& b, const QString& what) {
+    QVERIFY2(writeDot(a) == writeDot(b), qPrintable(what));
+    QCOMPARE(a.nodes.size(), b.nodes.size());
+    QCOMPARE(a.edges.size(), b.edges.size());
+    for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+        const DrawNode &x = a.nodes[i], &y = b.nodes[i];
+        QVERIFY2(x.key == y.key && x.node == y.node && x.var == y.var && x.seed == y.seed &&
+                     x.hiddenCount == y.hiddenCount && x.name == y.name,
+                 qPrintable(what + " node " + q(x.key)));
+    }
+    QCOMPARE(a.focused, b.focused);
+    QCOMPARE(q(a.focusAround), q(b.focusAround));
+    QCOMPARE(a.focusHops, b.focusHops);
+    QCOMPARE(a.hiddenNodes, b.hiddenNodes);
+    QCOMPARE(a.totalNodes, b.totalNodes);
+}
+
+// drawFocused against focusView of the whole drawing, for the window's seeds of `events`' steps
+// (their own changes, as DebugSession draws a big step), no seeds, and a few hops and sizes.
+void compareFocusedViews(const Trace& trace, const std::vector<int>& events, const QString& model) {
+    for (int ev : events) {
+        const auto g = trace.graphAfter(ev);
+        for (bool seeded : {true, false}) {
+            DrawOptions opt;
+            opt.caption.step = "event " + std::to_string(ev);
+            if (seeded) opt.focus = nodesAddedBetween(trace, std::max(ev - 1, 0), ev);
+            const DrawGraph whole = drawGraph(*g, opt);
+            for (auto [hops, maxNodes] : {std::pair{2, std::size_t{400}}, {0, 20}, {5, 1000}}) {
+                const QString what = QString("%1 event %2 seeded %3 hops %4 max %5")
+                                         .arg(model)
+                                         .arg(ev)
+                                         .arg(seeded)
+                                         .arg(hops)
+                                         .arg(maxNodes);
+                const DrawGraph direct = drawFocused(*g, opt, 0, hops, maxNodes);
+                QVERIFY2(direct.focused, qPrintable(what));
+                compareDrawings(direct, focusView(whole, hops, maxNodes), what);
+                if (QTest::currentTestFailed()) return;
+            }
+            // at or below its threshold: the whole drawing
+            compareDrawings(drawFocused(*g, opt, whole.nodes.size()), whole, model + " whole");
+        }
+    }
+}
+
+} // namespace
+
+void TestDrawing::drawFocusedIsTheFocusedViewOfTheWholeDrawing() {
+    // corpus models: PP-OCR (GPU transfers, hundreds of nodes), silero (many constants, nested
+    // graphs); steps across the theano pipeline: the source, early events, the final graph
+    for (const char* name : {"ch_PP-OCRv4_det_infer.onnx", "silero_vad_legacy.onnx"}) {
+        const Optimized o = optimize(corpus(name).toStdString());
+        const int last = static_cast<int>(o.trace.events().size());
+        QVERIFY2(last > 2, name);
+        compareFocusedViews(o.trace, {0, 1, 2, last / 2, last}, QString::fromLatin1(name));
+        if (QTest::currentTestFailed()) return;
+    }
+    // a generated 20,001-node graph (bench_inspect --nodes 20001 --scoped), with the pipeline
+    auto big = bench::blockGraph(20001, true);
+    Trace trace;
+    const Pipeline p = Pipeline::builtin("theano");
+    const PipelineRun run = p.run(*big, &trace);
+    trace.finish(run, *big, p.buildContext().caps);
+    const int last = static_cast<int>(trace.events().size());
+    QVERIFY(last > 100);
+    compareFocusedViews(trace, {0, 1, last / 3, last}, "20k");
+    if (QTest::currentTestFailed()) return;
+
+    // the layout of the view made by the caller is the one layout() makes of the whole drawing
+    const auto g = trace.graphAfter(last);
+    DrawOptions opt;
+    opt.focus = nodesAddedBetween(trace, last - 1, last);
+    LayoutOptions lo = quickOptions();
+    const LayoutResult fromWhole = LayoutEngine().layout(drawGraph(*g, opt), lo);
+    const LayoutResult fromView =
+        LayoutEngine().layout(drawFocused(*g, opt, lo.nodeThreshold, lo.focusHops, lo.focusMaxNodes), lo);
+    QVERIFY(fromWhole.focused && fromView.focused);
+    QCOMPARE(q(fromView.dot), q(fromWhole.dot));
+    QCOMPARE(q(fromView.focusReason), q(fromWhole.focusReason));
+    QCOMPARE(fromView.hiddenNodes, fromWhole.hiddenNodes);
+    QCOMPARE(fromView.totalNodes, fromWhole.totalNodes);
+    QCOMPARE(fromView.nodes.size(), fromWhole.nodes.size());
+}
+
 void TestDrawing::alignIdsMatchesWhatBothPipelinesMade() {
     // theano and cleanup both lift join_alloc to the same four GPU nodes (and a 0.0 on the
     // GPU), each with ids of its own; aligned, the diff sees them as one.

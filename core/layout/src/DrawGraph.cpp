@@ -1,6 +1,8 @@
 #include "passlens/layout/DrawGraph.h"
 #include "passlens/layout/ScopeGroups.h"
 
+#include "DrawInternal.h"
+
 #include <passlens/diff/GraphDiff.h>
 
 #include <algorithm>
@@ -242,96 +244,24 @@ struct Parts {
 // A node with more than this many constant inputs of its own gets them folded into one box.
 constexpr int kFoldConstantsAbove = 6;
 
-Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes) {
-    Parts p;
-    std::unordered_set<VarId> placed;
-    for (const Variable* in : g.inputs()) {
-        if (!placed.insert(in->id()).second) continue;
-        p.nodes.push_back(inputNode(*in, o));
-    }
-    const auto& topo = g.toposort();
-    // Constants used by exactly one node (and not an output), per consumer: a node with many of
-    // them (weights captured by an OnnxIf, say) gets one "N constants" box instead of N.
-    std::unordered_map<VarId, std::unordered_set<NodeId>> consumers;
-    std::unordered_set<VarId> outputVars;
-    for (const Variable* out : g.outputs()) outputVars.insert(out->id());
-    for (const Apply* n : topo)
-        for (const Variable* in : n->inputs())
-            if (in->isConstant()) consumers[in->id()].insert(n->id());
-    std::unordered_map<NodeId, std::vector<const Variable*>> own;
-    for (const Apply* n : topo) {
-        std::unordered_set<VarId> seen;
-        for (const Variable* in : n->inputs())
-            if (in->isConstant() && consumers[in->id()].size() == 1 && !outputVars.count(in->id()) &&
-                seen.insert(in->id()).second)
-                own[n->id()].push_back(in);
-    }
-    std::unordered_set<VarId> folded;
-    for (const auto& [id, list] : own)
-        if (static_cast<int>(list.size()) > kFoldConstantsAbove)
-            for (const Variable* c : list) folded.insert(c->id());
+using drawinternal::kNone;
+using drawinternal::Shape;
+using drawinternal::ShapeEdge;
+using drawinternal::ShapeNode;
 
-    std::vector<const Variable*> constants;
-    for (const Apply* n : topo)
-        for (const Variable* in : n->inputs())
-            if (in->isConstant() && !folded.count(in->id()) && placed.insert(in->id()).second) constants.push_back(in);
-    for (const Variable* out : g.outputs())
-        if (out->isConstant() && placed.insert(out->id()).second) constants.push_back(out);
-    if (constantNodes)
-        for (const Variable* c : constants) p.nodes.push_back(constantNode(*c, o));
-    for (const Apply* n : topo) {
-        DrawNode d = applyNode(*n, o);
-        int hiddenConsts = 0;
-        int foldedHere = 0;
-        std::int64_t foldedBytes = 0;
-        bool foldedGpu = false;
-        for (int i = 0; i < n->nin(); ++i) {
-            const Variable* in = n->input(i);
-            if (in->isConstant() && !constantNodes) {
-                ++hiddenConsts;
-                continue;
-            }
-            if (folded.count(in->id())) {
-                ++foldedHere;
-                const auto b = staticBytes(*in);
-                foldedBytes += b > 0 ? b : 0;
-                foldedGpu |= in->type().isGpu();
-                continue;
-            }
-            p.edges.push_back(edgeFor(*in, d.key, i));
-        }
-        if (hiddenConsts > 0) {
-            const std::string note =
-                "+" + std::to_string(hiddenConsts) + (hiddenConsts == 1 ? " constant" : " constants");
-            d.detail = d.detail.empty() ? note : d.detail + " \xC2\xB7 " + note;
-        }
-        if (foldedHere > 0) {
-            DrawNode k;
-            k.key = "k" + std::to_string(n->id());
-            k.category = NodeCategory::Constant;
-            k.title = std::to_string(foldedHere) + " constants";
-            k.subtitle = bytesShort(foldedBytes) + (foldedGpu ? " on GPU" : "");
-            p.nodes.push_back(std::move(k));
-            DrawEdge e;
-            e.tail = "k" + std::to_string(n->id());
-            e.head = d.key;
-            e.inputIndex = -1;
-            e.gpu = foldedGpu;
-            p.edges.push_back(std::move(e));
-        }
-        p.nodes.push_back(std::move(d));
-    }
-    for (std::size_t i = 0; i < g.outputs().size(); ++i) {
-        const Variable* v = g.outputs()[i];
-        p.nodes.push_back(outputNode(static_cast<int>(i), *v, o));
-        if (v->isConstant() && !constantNodes) continue;
-        p.edges.push_back(edgeFor(*v, p.nodes.back().key, static_cast<int>(i)));
-    }
+// Every node and edge of `g`'s drawing (nested graphs aside).
+Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes) {
+    const Shape shape = drawinternal::collectShape(g, constantNodes);
+    Parts p;
+    p.nodes.reserve(shape.nodes.size());
+    for (const ShapeNode& n : shape.nodes) p.nodes.push_back(drawinternal::makeNode(n, o));
+    p.edges.reserve(shape.edges.size());
+    for (const ShapeEdge& e : shape.edges) p.edges.push_back(drawinternal::makeEdge(shape, e));
     return p;
 }
 
 void finishEdgeLabels(DrawGraph& g, const DrawOptions& o) {
-    const bool labels = o.edgeLabels.value_or(g.edges.size() <= 250);
+    const bool labels = drawinternal::wantEdgeLabels(o, g.edges.size());
     if (!labels)
         for (DrawEdge& e : g.edges) e.label.clear();
 }
@@ -420,36 +350,275 @@ void addNestedGraphs(DrawGraph& out, const FunctionGraph& graph, const std::stri
 
 } // namespace
 
+namespace drawinternal {
+
+Shape collectShape(const FunctionGraph& g, bool constantNodes) {
+    Shape p;
+    // drawn node of each variable (inputs, constants) and Apply, by id: an edge's tail
+    std::vector<std::size_t> ofVar(static_cast<std::size_t>(g.varIdLimit()), kNone);
+    std::vector<std::size_t> ofApply(static_cast<std::size_t>(g.nodeIdLimit()), kNone);
+    auto varSlot = [&ofVar](const Variable& v) -> std::size_t& {
+        const auto id = static_cast<std::size_t>(v.id());
+        if (id >= ofVar.size()) ofVar.resize(id + 1, kNone);
+        return ofVar[id];
+    };
+    auto add = [&p](ShapeNode n) {
+        p.nodes.push_back(n);
+        return p.nodes.size() - 1;
+    };
+    // per variable id: placed as a node, a graph output, a constant's consumers, folded
+    const auto vars = static_cast<std::size_t>(g.varIdLimit());
+    std::vector<bool> placed(vars, false), outputVar(vars, false), folded(vars, false), owned(vars, false);
+    auto flag = [](std::vector<bool>& f, const Variable& v) {
+        const auto id = static_cast<std::size_t>(v.id());
+        if (id >= f.size()) f.resize(id + 1, false);
+        return f[id];
+    };
+    auto place = [&](const Variable& v) { // false when placed already
+        if (flag(placed, v)) return false;
+        placed[static_cast<std::size_t>(v.id())] = true;
+        return true;
+    };
+    for (const Variable* in : g.inputs()) {
+        if (!place(*in)) continue;
+        ShapeNode n;
+        n.kind = ShapeNode::Kind::Input;
+        n.category = NodeCategory::Input;
+        n.var = in;
+        varSlot(*in) = add(n);
+    }
+    const auto& topo = g.toposort();
+    // Constants used by exactly one node (and not an output), per consumer: a node with many of
+    // them (weights captured by an OnnxIf, say) gets one "N constants" box instead of N.
+    for (const Variable* out : g.outputs())
+        if (!flag(outputVar, *out)) outputVar[static_cast<std::size_t>(out->id())] = true;
+    std::vector<int> consumers(vars, 0);
+    std::vector<NodeId> lastConsumer(vars, -1);
+    for (const Apply* n : topo)
+        for (const Variable* in : n->inputs()) {
+            if (!in->isConstant()) continue;
+            const auto id = static_cast<std::size_t>(in->id());
+            if (id >= consumers.size()) {
+                consumers.resize(id + 1, 0);
+                lastConsumer.resize(id + 1, -1);
+            }
+            if (lastConsumer[id] != n->id()) {
+                lastConsumer[id] = n->id();
+                ++consumers[id];
+            }
+        }
+    std::vector<const Variable*> own;
+    for (const Apply* n : topo) {
+        own.clear();
+        for (const Variable* in : n->inputs())
+            if (in->isConstant() && consumers[static_cast<std::size_t>(in->id())] == 1 && !flag(outputVar, *in) &&
+                !flag(owned, *in)) {
+                owned[static_cast<std::size_t>(in->id())] = true; // (its one consumer: counted once)
+                own.push_back(in);
+            }
+        if (static_cast<int>(own.size()) > kFoldConstantsAbove)
+            for (const Variable* c : own) {
+                flag(folded, *c);
+                folded[static_cast<std::size_t>(c->id())] = true;
+            }
+    }
+
+    std::vector<const Variable*> constants;
+    for (const Apply* n : topo)
+        for (const Variable* in : n->inputs())
+            if (in->isConstant() && !flag(folded, *in) && place(*in)) constants.push_back(in);
+    for (const Variable* out : g.outputs())
+        if (out->isConstant() && place(*out)) constants.push_back(out);
+    if (constantNodes)
+        for (const Variable* c : constants) {
+            ShapeNode n;
+            n.kind = ShapeNode::Kind::Constant;
+            n.category = NodeCategory::Constant;
+            n.var = c;
+            varSlot(*c) = add(n);
+        }
+    // the tail of an edge carrying `v`: the node drawn with varKey(v)'s key, if any
+    auto tailOf = [&](const Variable& v) {
+        if (const Apply* owner = v.owner()) {
+            const auto id = static_cast<std::size_t>(owner->id());
+            return id < ofApply.size() ? ofApply[id] : kNone;
+        }
+        const auto id = static_cast<std::size_t>(v.id());
+        return id < ofVar.size() ? ofVar[id] : kNone;
+    };
+    for (const Apply* a : topo) {
+        ShapeNode d;
+        d.kind = ShapeNode::Kind::Apply;
+        d.category = categoryOf(a->op());
+        d.apply = a;
+        const std::size_t firstEdge = p.edges.size();
+        ShapeNode k;
+        k.kind = ShapeNode::Kind::Folded;
+        k.category = NodeCategory::Constant;
+        k.apply = a;
+        for (int i = 0; i < a->nin(); ++i) {
+            const Variable* in = a->input(i);
+            if (in->isConstant() && !constantNodes) {
+                ++d.hiddenConstants;
+                continue;
+            }
+            if (flag(folded, *in)) {
+                ++k.folded;
+                const auto b = staticBytes(*in);
+                k.foldedBytes += b > 0 ? b : 0;
+                k.foldedGpu |= in->type().isGpu();
+                continue;
+            }
+            p.edges.push_back({tailOf(*in), kNone, in, i});
+        }
+        if (k.folded > 0) {
+            const std::size_t box = add(k);
+            p.edges.push_back({box, kNone, nullptr, -1});
+        }
+        const std::size_t self = add(d);
+        const auto id = static_cast<std::size_t>(a->id());
+        if (id >= ofApply.size()) ofApply.resize(id + 1, kNone);
+        ofApply[id] = self;
+        for (std::size_t e = firstEdge; e < p.edges.size(); ++e) p.edges[e].head = self;
+    }
+    for (std::size_t i = 0; i < g.outputs().size(); ++i) {
+        const Variable* v = g.outputs()[i];
+        ShapeNode out;
+        out.kind = ShapeNode::Kind::Output;
+        out.category = NodeCategory::Output;
+        out.var = v;
+        out.outputIndex = static_cast<int>(i);
+        const std::size_t self = add(out);
+        if (v->isConstant() && !constantNodes) continue;
+        p.edges.push_back({tailOf(*v), self, v, static_cast<int>(i)});
+    }
+    return p;
+}
+
+bool isValueBox(NodeCategory c) {
+    return c == NodeCategory::Input || c == NodeCategory::Constant || c == NodeCategory::Output;
+}
+
+void markSeeds(Shape& shape, const std::vector<NodeId>& focus) {
+    const std::set<NodeId> seeds(focus.begin(), focus.end());
+    if (seeds.empty()) return;
+    for (ShapeNode& n : shape.nodes)
+        if (n.kind == ShapeNode::Kind::Apply && seeds.count(n.apply->id())) n.seed = true;
+    auto isApply = [](const ShapeNode& n) { return n.kind == ShapeNode::Kind::Apply; };
+    for (const ShapeEdge& e : shape.edges) {
+        if (e.tail == kNone || e.head == kNone) continue;
+        ShapeNode &t = shape.nodes[e.tail], &h = shape.nodes[e.head];
+        if (t.seed && isApply(t) && isValueBox(h.category)) h.seed = true;
+        if (h.seed && isApply(h) && isValueBox(t.category)) t.seed = true;
+    }
+}
+
+DrawNode makeNode(const ShapeNode& n, const DrawOptions& o) {
+    DrawNode d;
+    switch (n.kind) {
+    case ShapeNode::Kind::Input: d = inputNode(*n.var, o); break;
+    case ShapeNode::Kind::Constant: d = constantNode(*n.var, o); break;
+    case ShapeNode::Kind::Output: d = outputNode(n.outputIndex, *n.var, o); break;
+    case ShapeNode::Kind::Folded:
+        d.key = "k" + std::to_string(n.apply->id());
+        d.category = NodeCategory::Constant;
+        d.title = std::to_string(n.folded) + " constants";
+        d.subtitle = bytesShort(n.foldedBytes) + (n.foldedGpu ? " on GPU" : "");
+        break;
+    case ShapeNode::Kind::Apply:
+        d = applyNode(*n.apply, o);
+        if (n.hiddenConstants > 0) {
+            const std::string note =
+                "+" + std::to_string(n.hiddenConstants) + (n.hiddenConstants == 1 ? " constant" : " constants");
+            d.detail = d.detail.empty() ? note : d.detail + " \xC2\xB7 " + note;
+        }
+        break;
+    }
+    d.seed = n.seed;
+    return d;
+}
+
+DrawEdge makeEdge(const Shape& shape, const ShapeEdge& e) {
+    const ShapeNode& head = shape.nodes[e.head];
+    const std::string headKey =
+        head.kind == ShapeNode::Kind::Output ? "o" + std::to_string(head.outputIndex) : nodeKey(*head.apply);
+    if (e.var) return edgeFor(*e.var, headKey, e.inputIndex);
+    const ShapeNode& box = shape.nodes[e.tail]; // the folded constants of the head
+    DrawEdge d;
+    d.tail = "k" + std::to_string(box.apply->id());
+    d.head = headKey;
+    d.inputIndex = -1;
+    d.gpu = box.foldedGpu;
+    return d;
+}
+
+bool wantEdgeLabels(const DrawOptions& options, std::size_t edges) { return options.edgeLabels.value_or(edges <= 250); }
+
+} // namespace drawinternal
+
 DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options) {
     DrawGraph g;
-    Parts p = collect(graph, options, wantConstantNodes(options, graph.nodeCount()));
-    g.nodes = std::move(p.nodes);
-    g.edges = std::move(p.edges);
-    if (options.nestedGraphs) addNestedGraphs(g, graph, "", -1, options, 0);
-    g.caption = options.caption;
-    g.totalNodes = g.nodes.size();
-    const std::set<NodeId> focus(options.focus.begin(), options.focus.end());
-    if (!focus.empty()) {
-        std::unordered_map<std::string, DrawNode*> byKey;
-        for (DrawNode& d : g.nodes) {
-            if (d.node >= 0 && focus.count(d.node)) d.seed = true;
-            byKey.emplace(d.key, &d);
-        }
-        // the input, constant and output boxes of a seed node come with it (a focused view
-        // never hides a graph output behind a "… 1 node" box next to the node that makes it)
-        auto isValueBox = [](const DrawNode* d) {
-            return d->category == NodeCategory::Input || d->category == NodeCategory::Constant ||
-                   d->category == NodeCategory::Output;
-        };
-        for (const DrawEdge& e : g.edges) {
-            auto t = byKey.find(e.tail), h = byKey.find(e.head);
-            if (t == byKey.end() || h == byKey.end()) continue;
-            if (t->second->seed && t->second->node >= 0 && isValueBox(h->second)) h->second->seed = true;
-            if (h->second->seed && h->second->node >= 0 && isValueBox(t->second)) t->second->seed = true;
+    Shape shape = drawinternal::collectShape(graph, wantConstantNodes(options, graph.nodeCount()));
+    drawinternal::markSeeds(shape, options.focus);
+    g.nodes.reserve(shape.nodes.size());
+    for (const ShapeNode& n : shape.nodes) g.nodes.push_back(drawinternal::makeNode(n, options));
+    g.edges.reserve(shape.edges.size());
+    for (const ShapeEdge& e : shape.edges) g.edges.push_back(drawinternal::makeEdge(shape, e));
+    if (options.nestedGraphs) {
+        const std::size_t own = g.nodes.size();
+        addNestedGraphs(g, graph, "", -1, options, 0);
+        // a nested graph's first box is tied to its owner as value boxes are (markSeeds)
+        if (!options.focus.empty()) {
+            std::unordered_map<std::string, std::size_t> nested;
+            for (std::size_t i = own; i < g.nodes.size(); ++i) nested.emplace(g.nodes[i].key, i);
+            std::unordered_map<std::string, std::size_t> top;
+            for (std::size_t i = 0; i < own; ++i) top.emplace(g.nodes[i].key, i);
+            for (const DrawEdge& e : g.edges) {
+                if (e.headCluster < 0) continue;
+                auto t = top.find(e.tail);
+                auto h = nested.find(e.head);
+                if (t == top.end() || h == nested.end()) continue;
+                DrawNode& head = g.nodes[h->second];
+                if (g.nodes[t->second].seed && drawinternal::isValueBox(head.category)) head.seed = true;
+            }
         }
     }
+    g.caption = options.caption;
+    g.totalNodes = g.nodes.size();
     finishEdgeLabels(g, options);
     return g;
+}
+
+DrawGraph drawFocused(const FunctionGraph& graph, const DrawOptions& options, std::size_t above, int hops,
+                      std::size_t maxNodes) {
+    if (options.nestedGraphs) { // the clusters are not part of the shape
+        DrawGraph whole = drawGraph(graph, options);
+        return whole.nodes.size() > above ? focusView(whole, hops, maxNodes) : whole;
+    }
+    Shape shape = drawinternal::collectShape(graph, wantConstantNodes(options, graph.nodeCount()));
+    if (shape.nodes.size() <= above || shape.nodes.empty()) return drawGraph(graph, options);
+    drawinternal::markSeeds(shape, options.focus);
+    drawinternal::FocusInput in;
+    in.category.reserve(shape.nodes.size());
+    in.seed.reserve(shape.nodes.size());
+    for (const ShapeNode& n : shape.nodes) {
+        in.category.push_back(n.category);
+        in.seed.push_back(n.seed);
+    }
+    in.edges.reserve(shape.edges.size());
+    for (std::size_t k = 0; k < shape.edges.size(); ++k)
+        if (shape.edges[k].tail != kNone) in.edges.push_back({shape.edges[k].tail, shape.edges[k].head, k});
+    const bool labels = drawinternal::wantEdgeLabels(options, shape.edges.size());
+    DrawGraph start;
+    start.caption = options.caption;
+    return drawinternal::focusOn(
+        in, hops, maxNodes, std::move(start), shape.nodes.size(),
+        [&](std::size_t i) { return drawinternal::makeNode(shape.nodes[i], options); },
+        [&](std::size_t k) {
+            DrawEdge e = drawinternal::makeEdge(shape, shape.edges[k]);
+            if (!labels) e.label.clear();
+            return e;
+        });
 }
 
 DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, const GraphDiff& d,

@@ -2,9 +2,12 @@
 // rest folded into placeholder nodes.
 #include "passlens/layout/DrawGraph.h"
 
+#include "DrawInternal.h"
+
 #include <passlens/diff/GraphDiff.h>
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <map>
 #include <numeric>
@@ -13,35 +16,44 @@
 
 namespace passlens {
 
-DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
-    const std::size_t n = g.nodes.size();
-    if (n == 0) return g;
+namespace drawinternal {
+
+DrawGraph focusOn(const FocusInput& in, int hops, std::size_t maxNodes, DrawGraph out, std::size_t totalNodes,
+                  const std::function<DrawNode(std::size_t)>& node, const std::function<DrawEdge(std::size_t)>& edge) {
+    const std::size_t n = in.category.size();
     maxNodes = std::max<std::size_t>(maxNodes, 1);
-    std::unordered_map<std::string, std::size_t> index;
-    index.reserve(n * 2);
-    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
-    std::vector<std::vector<std::size_t>> succ(n), pred(n);
-    for (const DrawEdge& e : g.edges) {
-        auto t = index.find(e.tail), h = index.find(e.head);
-        if (t == index.end() || h == index.end()) continue;
-        succ[t->second].push_back(h->second);
-        pred[h->second].push_back(t->second);
-    }
+    // successors and predecessors of each node, in edge order (compressed rows)
+    struct Adjacency {
+        std::vector<std::size_t> start, to;
+        const std::size_t* begin(std::size_t i) const { return to.data() + start[i]; }
+        const std::size_t* end(std::size_t i) const { return to.data() + start[i + 1]; }
+    };
+    auto adjacency = [&](bool forward) {
+        Adjacency a;
+        a.start.assign(n + 1, 0);
+        for (const FocusInput::Edge& e : in.edges) ++a.start[(forward ? e.tail : e.head) + 1];
+        for (std::size_t i = 0; i < n; ++i) a.start[i + 1] += a.start[i];
+        a.to.resize(in.edges.size());
+        std::vector<std::size_t> fill(a.start.begin(), a.start.end() - 1);
+        for (const FocusInput::Edge& e : in.edges) a.to[fill[forward ? e.tail : e.head]++] = forward ? e.head : e.tail;
+        return a;
+    };
+    const Adjacency succ = adjacency(true), pred = adjacency(false);
 
     std::vector<std::size_t> seeds;
     std::string around = "the changed region";
     for (std::size_t i = 0; i < n; ++i)
-        if (g.nodes[i].seed) seeds.push_back(i);
+        if (in.seed[i]) seeds.push_back(i);
     const bool explicitSeeds = !seeds.empty();
     if (seeds.empty()) {
         around = "the transfers";
         for (std::size_t i = 0; i < n; ++i)
-            if (g.nodes[i].category == NodeCategory::Transfer) seeds.push_back(i);
+            if (in.category[i] == NodeCategory::Transfer) seeds.push_back(i);
     }
     if (seeds.empty()) {
         around = "the outputs";
         for (std::size_t i = 0; i < n; ++i)
-            if (g.nodes[i].category == NodeCategory::Output) seeds.push_back(i);
+            if (in.category[i] == NodeCategory::Output) seeds.push_back(i);
     }
     if (seeds.empty()) seeds.push_back(n - 1);
 
@@ -59,12 +71,13 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
             const std::size_t i = queue.front();
             queue.pop_front();
             if (dist[i] >= k) continue;
-            for (const auto* adj : {&succ[i], &pred[i]})
-                for (std::size_t j : *adj)
-                    if (dist[j] < 0) {
-                        dist[j] = dist[i] + 1;
-                        queue.push_back(j);
-                        visible.push_back(j);
+            for (const Adjacency* adj : {&succ, &pred})
+                for (const std::size_t* j = adj->begin(i); j != adj->end(i); ++j)
+                    if (dist[*j] < 0) {
+                        const std::size_t jj = *j;
+                        dist[jj] = dist[i] + 1;
+                        queue.push_back(jj);
+                        visible.push_back(jj);
                         if (visible.size() > maxNodes) return visible; // too many already
                     }
         }
@@ -103,10 +116,10 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
         while (!queue.empty()) {
             const std::size_t i = queue.front();
             queue.pop_front();
-            for (std::size_t j : pred[i])
-                if (!shown[j] && !upstream[j]) {
-                    upstream[j] = true;
-                    queue.push_back(j);
+            for (const std::size_t* j = pred.begin(i); j != pred.end(i); ++j)
+                if (!shown[*j] && !upstream[*j]) {
+                    upstream[*j] = true;
+                    queue.push_back(*j);
                 }
         }
     }
@@ -122,28 +135,26 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
     };
     for (std::size_t i = 0; i < n; ++i) {
         if (shown[i]) continue;
-        for (std::size_t j : succ[i])
-            if (!shown[j] && upstream[i] == upstream[j]) parent[find(i)] = find(j);
+        for (const std::size_t* j = succ.begin(i); j != succ.end(i); ++j)
+            if (!shown[*j] && upstream[i] == upstream[*j]) parent[find(i)] = find(*j);
     }
 
-    DrawGraph out = g.withoutElements();
+    out.nodes.clear();
+    out.edges.clear();
     out.hiddenNodes = 0;
     out.focused = true;
     out.focusAround = around;
     out.focusHops = usedHops;
-    out.totalNodes = g.totalNodes != 0 ? g.totalNodes : n;
+    out.totalNodes = totalNodes;
 
     // Which hidden components touch the visible part.
     std::vector<bool> touches(n, false);
-    for (const DrawEdge& e : g.edges) {
-        auto t = index.find(e.tail), h = index.find(e.head);
-        if (t == index.end() || h == index.end()) continue;
-        if (shown[t->second] != shown[h->second]) touches[find(shown[t->second] ? h->second : t->second)] = true;
-    }
+    for (const FocusInput::Edge& e : in.edges)
+        if (shown[e.tail] != shown[e.head]) touches[find(shown[e.tail] ? e.head : e.tail)] = true;
+    constexpr std::size_t kCategories = static_cast<std::size_t>(NodeCategory::Group) + 1;
     struct Component {
         std::size_t count = 0;
-        std::map<std::string, int> categories;
-        std::size_t firstNode = 0;
+        std::array<int, kCategories> categories{};
     };
     std::map<std::size_t, Component> components; // root -> info
     Component orphans;
@@ -153,15 +164,17 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
         ++hidden;
         const std::size_t r = find(i);
         Component& c = touches[r] ? components[r] : orphans;
-        if (c.count == 0) c.firstNode = i;
         ++c.count;
-        ++c.categories[nodeCategoryName(g.nodes[i].category)];
+        ++c.categories[static_cast<std::size_t>(in.category[i])];
     }
     out.hiddenNodes = hidden;
 
+    // "3 host ops, 2 inputs, …": the two commonest categories (ties by name)
     auto describe = [](const Component& c) {
         std::vector<std::pair<int, std::string>> parts;
-        for (const auto& [name, count] : c.categories) parts.emplace_back(-count, name);
+        for (std::size_t k = 0; k < kCategories; ++k)
+            if (c.categories[k] > 0)
+                parts.emplace_back(-c.categories[k], nodeCategoryName(static_cast<NodeCategory>(k)));
         std::sort(parts.begin(), parts.end());
         std::string s;
         for (std::size_t k = 0; k < parts.size() && k < 2; ++k) {
@@ -184,10 +197,12 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
 
     // Visible nodes and placeholders, in the original order (a placeholder at its first node).
     std::map<std::size_t, std::string> placeholderKey;
+    std::vector<std::string> shownKey(n); // the keys of the visible nodes, for collapsed edges
     int next = 0;
     for (std::size_t i = 0; i < n; ++i) {
         if (shown[i]) {
-            out.nodes.push_back(g.nodes[i]);
+            out.nodes.push_back(node(i));
+            shownKey[i] = out.nodes.back().key;
             continue;
         }
         const std::size_t r = find(i);
@@ -199,24 +214,47 @@ DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
     if (orphans.count > 0) out.nodes.push_back(placeholder("c" + std::to_string(next++), orphans, true));
 
     std::set<std::pair<std::string, std::string>> collapsedEdges;
-    for (const DrawEdge& e : g.edges) {
-        auto t = index.find(e.tail), h = index.find(e.head);
-        if (t == index.end() || h == index.end()) continue;
-        const bool ts = shown[t->second], hs = shown[h->second];
+    for (const FocusInput::Edge& e : in.edges) {
+        const bool ts = shown[e.tail], hs = shown[e.head];
+        if (!ts && !hs) continue;
+        DrawEdge drawn = edge(e.source);
         if (ts && hs) {
-            out.edges.push_back(e);
+            out.edges.push_back(std::move(drawn));
             continue;
         }
-        if (!ts && !hs) continue;
         DrawEdge c;
-        c.tail = ts ? e.tail : placeholderKey[find(t->second)];
-        c.head = hs ? e.head : placeholderKey[find(h->second)];
+        c.tail = ts ? drawn.tail : placeholderKey[find(e.tail)];
+        c.head = hs ? drawn.head : placeholderKey[find(e.head)];
         c.inputIndex = 0;
         c.collapsed = true;
-        c.gpu = e.gpu;
+        c.gpu = drawn.gpu;
         if (collapsedEdges.insert({c.tail, c.head}).second) out.edges.push_back(std::move(c));
     }
     return out;
+}
+
+} // namespace drawinternal
+
+DrawGraph focusView(const DrawGraph& g, int hops, std::size_t maxNodes) {
+    const std::size_t n = g.nodes.size();
+    if (n == 0) return g;
+    std::unordered_map<std::string, std::size_t> index;
+    index.reserve(n * 2);
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
+    drawinternal::FocusInput in;
+    in.category.reserve(n);
+    in.seed.reserve(n);
+    for (const DrawNode& d : g.nodes) {
+        in.category.push_back(d.category);
+        in.seed.push_back(d.seed);
+    }
+    for (std::size_t k = 0; k < g.edges.size(); ++k) {
+        auto t = index.find(g.edges[k].tail), h = index.find(g.edges[k].head);
+        if (t != index.end() && h != index.end()) in.edges.push_back({t->second, h->second, k});
+    }
+    return drawinternal::focusOn(
+        in, hops, maxNodes, g.withoutElements(), g.totalNodes != 0 ? g.totalNodes : n,
+        [&g](std::size_t i) { return g.nodes[i]; }, [&g](std::size_t k) { return g.edges[k]; });
 }
 
 } // namespace passlens

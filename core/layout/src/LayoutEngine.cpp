@@ -410,6 +410,12 @@ bool focusedAtOnce(const DrawGraph& g, const LayoutOptions& options) {
     return g.nodes.size() > options.nodeThreshold && !g.focused;
 }
 
+// Whether `g` is the focused view of a drawing above nodeThreshold made by the caller
+// (drawFocused): laid out as layout() lays out the one it makes itself.
+bool madeFocused(const DrawGraph& g, const LayoutOptions& options) {
+    return g.focused && g.totalNodes > options.nodeThreshold;
+}
+
 // layout()'s choice of what to draw within the budget: `g` (its DOT `fullDot`), or past
 // nodeThreshold (`focused`: its focused view, when the caller made it already; `fullDot` is not
 // read then) or fullShare of the budget its focused view, or past the budget the simple layout.
@@ -419,7 +425,7 @@ LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const 
                           const CancelToken* cancel, Clock::time_point start, const RenderJob* job,
                           std::string* rendered, const DrawGraph* focused = nullptr) {
     const double budgetMs = static_cast<double>(options.budget.count());
-    const std::size_t count = g.nodes.size();
+    const std::size_t count = madeFocused(g, options) ? g.totalNodes : g.nodes.size();
     const std::string budgetText = "the " + seconds(budgetMs) + " budget";
     // Lays out `d` with what is left of the budget; past it, the simple layout of `d` with
     // `simpleNote` in its caption. Cancel and Graphviz errors go through.
@@ -435,9 +441,10 @@ LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const 
         }
     };
     LayoutResult r;
-    if (focusedAtOnce(g, options)) {
-        const DrawGraph computed = focused ? DrawGraph{} : focusView(g, options.focusHops, options.focusMaxNodes);
-        const DrawGraph& view = focused ? *focused : computed;
+    if (focusedAtOnce(g, options) || madeFocused(g, options)) {
+        const DrawGraph computed =
+            focused || g.focused ? DrawGraph{} : focusView(g, options.focusHops, options.focusMaxNodes);
+        const DrawGraph& view = focused ? *focused : g.focused ? g : computed;
         // a view whose edges cross too many ranks would run past the budget into the simple
         // layout anyway: drawn so at once
         if (const std::size_t crossed = rankLevelsCrossed(view); crossed > kMaxRankLevelsCrossed) {
@@ -494,8 +501,8 @@ LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& optio
     if (focusedAtOnce(g, options)) focused = focusView(g, options.focusHops, options.focusMaxNodes);
     const std::string dot = writeDot(focused ? *focused : g, options.dot);
     std::string key = dot + optionsKey(options);
-    if (focused) {
-        key += "|focused view of " + std::to_string(g.nodes.size());
+    if (focused || madeFocused(g, options)) {
+        key += "|focused view of " + std::to_string(focused ? g.nodes.size() : g.totalNodes);
     } else { // the seeds are not in the DOT but choose the focused view of a fallback
         key += "|seeds";
         for (const DrawNode& n : g.nodes)

@@ -188,4 +188,13 @@ DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, cons
 /// touches; hidden regions touching nothing become one "… N more nodes". Never throws.
 DrawGraph focusView(const DrawGraph& g, int hops = 2, std::size_t maxNodes = 400);
 
+/// drawGraph(graph, options) when that drawing has at most `above` nodes, else exactly
+/// focusView(drawGraph(graph, options), hops, maxNodes) (same nodes, edges, labels and "… N
+/// nodes" placeholders), made without drawing the nodes the view hides: what it costs beyond a
+/// pass over the graph's ids scales with the view, not with the graph (a step of a 20,000-node
+/// graph in the window, LayoutEngine::layout's focused view made by the caller). Never throws
+/// for a well-formed graph.
+DrawGraph drawFocused(const FunctionGraph& graph, const DrawOptions& options, std::size_t above, int hops = 2,
+                      std::size_t maxNodes = 400);
+
 } // namespace passlens

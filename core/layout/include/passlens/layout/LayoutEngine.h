@@ -192,7 +192,9 @@ public:
 
     /// Lays out `g`. Above `options.nodeThreshold` nodes, or when the full layout runs past
     /// `budget * fullShare`, lays out focusView(g, ...) instead (result.focused; after a
-    /// timeout with a caption note saying so, result.budgetNote). When that too runs past the
+    /// timeout with a caption note saying so, result.budgetNote); a focused view the caller made
+    /// of a drawing above the threshold (`g.focused`, `g.totalNodes` above it: drawFocused) is
+    /// laid out as that one, with the same result and cache entry. When that too runs past the
     /// budget (or a budget of 0), the focused view (or `g` when it has none) gets the simple
     /// layered layout (result.simple: ranks by longest path, straight edges, not budgeted,
     /// linear in the drawing), so a drawing always comes back. Results are cached by
