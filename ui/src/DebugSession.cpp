@@ -510,7 +510,7 @@ void DebugSession::relayout() {
     requestLayout();
 }
 
-DrawGraph DrawingRequest::draw() const {
+DrawGraph DrawingRequest::draw(const LayoutOptions* focusedBy) const {
     DrawOptions opt;
     opt.caption = caption;
     DrawGraph dg;
@@ -521,6 +521,10 @@ DrawGraph DrawingRequest::draw() const {
         // a quick drawing centres on its targets alone; a step on its changes too
         if (!nested && !quick && trace) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
         opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
+        // the focused view the layout would cut from the whole drawing, without drawing it all
+        // (timing and scope boxes are made from the whole drawing)
+        if (focusedBy && !profile && !grouping)
+            return drawFocused(*after, opt, focusedBy->nodeThreshold, focusedBy->focusHops, focusedBy->focusMaxNodes);
         dg = drawGraph(*after, opt);
     }
     if (profile) applyTiming(dg, *profile, timing);
@@ -617,7 +621,7 @@ void DebugSession::requestLayout() {
     job.work = [=](const JobControl<Laid>& control) -> Laid {
         if (remembered) return {remembered, {}};
         try {
-            const DrawGraph dg = request.draw();
+            const DrawGraph dg = request.draw(&layoutOptions);
             if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, &control.token()), {}};
             return {engine->layout(dg, layoutOptions, &control.token()), {}};
         } catch (const std::exception& e) {

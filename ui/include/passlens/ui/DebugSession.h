@@ -48,8 +48,11 @@ struct DrawingRequest {
     TimingOptions timing;
     std::optional<ScopeGrouping> grouping;
     /// drawGraph or drawDiff, the timing overlay, then the scope grouping, as the window shows
-    /// it (before any focused view or layout). Throws what those throw.
-    DrawGraph draw() const;
+    /// it (before any focused view or layout). With `focusedBy`, a plain step (no diff, timing
+    /// or grouping) above its nodeThreshold comes as the focused view LayoutEngine::layout
+    /// would cut from that drawing with those options, made directly (drawFocused). Throws what
+    /// those throw.
+    DrawGraph draw(const LayoutOptions* focusedBy = nullptr) const;
 };
 
 class DebugSession final : public QObject {
