@@ -671,6 +671,63 @@ private slots:
         QVERIFY(waitIdle(w));
     }
 
+    // A step whose graph is not built yet gets it from its layout job, not from the GUI thread:
+    // right after the step changes its graph is not kept; it arrives with the drawing (the full
+    // replay's graph). A step superseded by the next one before its drawing arrives never
+    // reaches the view: no drawing of it is shown and its graph is not kept.
+    void stepGraphsAreBuiltByTheLayoutJob() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
+        auto& s = w.session();
+        const int last = static_cast<int>(s.steps().size()) - 1;
+        const auto kept = [&](int step) {
+            const auto events = s.keptGraphEvents();
+            const int ev = s.steps()[static_cast<std::size_t>(step)].event;
+            return std::find(events.begin(), events.end(), ev) != events.end();
+        };
+        const auto unbuiltFrom = [&](int step) {
+            while (step < last && kept(step)) ++step;
+            return step;
+        };
+        const int a = unbuiltFrom(last / 4), b = unbuiltFrom(last / 2);
+        QVERIFY(!kept(a) && !kept(b) && a + 1 < b);
+        // the caption names the step a drawing shows: "(step K of N)"
+        const auto stepOf = [&] {
+            const std::string& dot = s.layout()->dot;
+            for (int k : {a, b})
+                if (dot.find("(step " + std::to_string(k) + " of ") != std::string::npos) return k;
+            return -1;
+        };
+        std::vector<int> drawn;
+        connect(&s, &DebugSession::layoutReady, this, [&] { drawn.push_back(stepOf()); });
+
+        s.setCurrentStep(a);
+        QVERIFY(s.layoutPending());
+        QVERIFY(!kept(a)); // not built on the GUI thread
+        QVERIFY(waitIdle(w));
+        QCOMPARE(drawn, std::vector<int>{a});
+        QVERIFY(kept(a)); // it came with the drawing
+        const Trace& t = *s.trace();
+        QCOMPARE(s.graphAt(a)->fingerprint(),
+                 t.graphAfter(s.steps()[static_cast<std::size_t>(a)].event)->fingerprint());
+
+        // a step superseded before its drawing arrives
+        const int c = unbuiltFrom(b + 2);
+        QVERIFY(c < last && !kept(c));
+        drawn.clear();
+        s.setCurrentStep(b);
+        s.setCurrentStep(c);
+        QVERIFY(!kept(b) && !kept(c));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), c);
+        QVERIFY(kept(c));
+        QVERIFY(!kept(b)); // b's job was superseded: neither its graph nor its drawing arrived
+        QCOMPARE(static_cast<int>(drawn.size()), 1);
+        QVERIFY(s.layout()->dot.find("(step " + std::to_string(c) + " of ") != std::string::npos);
+        QCOMPARE(s.graphAt(c)->fingerprint(),
+                 t.graphAfter(s.steps()[static_cast<std::size_t>(c)].event)->fingerprint());
+    }
+
     void sessionReopensOnTheSameStep() {
         QTemporaryDir dir;
         const QString path = dir.path() + "/s.passlens.json";

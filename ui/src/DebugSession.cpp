@@ -427,7 +427,7 @@ void DebugSession::prefetchNeighbours() {
     const auto shown = m_graphs.find(m_steps[static_cast<std::size_t>(m_current)].event);
     const std::size_t size = shown == m_graphs.end() ? 0 : idCount(*shown->second.graph);
     const int every = size == 0 || kKeptIds / size >= 8 ? stepGraphCheckpointEvery() : 0;
-    using Built = std::vector<std::pair<int, std::shared_ptr<const FunctionGraph>>>;
+    using Built = BuiltGraphs;
     Job<Built> job;
     job.lane = stepGraphLane();
     job.work = [trace = m_trace, bases, targets, every](const JobControl<Built>& control) mutable -> Built {
@@ -453,12 +453,25 @@ void DebugSession::prefetchNeighbours() {
         }
         return built;
     };
-    job.done = [this, trace = m_trace](Built built) {
-        if (trace != m_trace) return; // another file or run meanwhile
-        for (auto& [event, graph] : built)
-            if (!m_graphs.count(event)) keepGraph(event, std::move(graph), true);
-    };
+    job.done = [this, trace = m_trace](Built built) { keepBuilt(trace, std::move(built)); };
     m_jobs->start(std::move(job));
+}
+
+void DebugSession::keepBuilt(const std::shared_ptr<const Trace>& trace, BuiltGraphs built) {
+    if (trace != m_trace) return; // another file or run meanwhile
+    for (auto& [event, graph] : built)
+        if (!m_graphs.count(event)) keepGraph(event, std::move(graph), true);
+}
+
+bool DebugSession::currentStepIsLarge() const {
+    const std::size_t threshold = LayoutOptions{}.nodeThreshold;
+    if (m_nested) return m_nested->nodeCount() > threshold;
+    if (m_steps.empty() || m_graphs.empty()) return false;
+    const int ev = m_steps[static_cast<std::size_t>(m_current)].event;
+    auto nearest = m_graphs.begin();
+    for (auto it = m_graphs.begin(); it != m_graphs.end(); ++it)
+        if (std::abs(it->first - ev) < std::abs(nearest->first - ev)) nearest = it;
+    return nearest->second.graph->nodeCount() > threshold;
 }
 
 void DebugSession::setDiffFrom(std::optional<int> stepIndex) {
@@ -536,11 +549,57 @@ DrawGraph DrawingRequest::draw(const LayoutOptions* focusedBy) const {
     return dg;
 }
 
-DrawingRequest DebugSession::drawingRequest() {
-    DrawingRequest r;
-    if (m_steps.empty()) return r;
-    r.after = m_nested ? m_nested : graphAt(m_current);
-    r.before = m_diffFrom && !m_nested ? graphAt(*m_diffFrom) : nullptr;
+/// What a layout worker finishes a drawing request with: the step graphs not built yet (built as
+/// graphAt builds them, from the nearest kept step) and where the changed region starts, which
+/// depends on the step graph's size.
+struct DebugSession::PendingRequest {
+    struct Build {
+        int event = 0;
+        std::shared_ptr<const FunctionGraph> base; ///< the nearest kept replayed graph before it, or null
+        int baseEvent = 0;
+    };
+    DrawingRequest request; ///< after / before set when kept (or nested)
+    std::optional<Build> after, before;
+    std::shared_ptr<const Trace> trace;
+    std::optional<int> diffEvent; ///< a diff's changed region starts at its first step
+    int stepFrom = 0;             ///< a step drawn as a focused view: its own changes
+
+    /// Builds the graphs still missing and sets request.fromEvent; returns what it built. Any
+    /// thread; throws what Trace::graphAfter throws (a corrupt session).
+    BuiltGraphs complete() {
+        BuiltGraphs built;
+        for (auto [build, graph] : {std::pair{&after, &request.after}, std::pair{&before, &request.before}})
+            if (*build) {
+                *graph = buildStepGraph(*trace, (*build)->event, (*build)->base.get(), (*build)->baseEvent);
+                built.push_back({(*build)->event, *graph});
+            }
+        // A plain step's changed region: what rewrites added since the source (its scope boxes
+        // count it as "new"); in a graph drawn as a focused view, the view centres on it, so
+        // there it is the step's own changes, as TraceStep::fromEvent has them for `render` and
+        // the report (its event, or its phase's events at a phase end): thousands of nodes added
+        // since the source made a 400-node view around none of them that dot took seconds to lay out.
+        const bool focusedView = request.after && request.after->nodeCount() > LayoutOptions{}.nodeThreshold;
+        request.fromEvent = diffEvent ? *diffEvent : focusedView ? stepFrom : 0;
+        return built;
+    }
+};
+
+DebugSession::PendingRequest DebugSession::pendingRequest() {
+    PendingRequest p;
+    DrawingRequest& r = p.request;
+    if (m_steps.empty()) return p;
+    p.trace = m_trace;
+    // the kept graph of step `index`, or what a worker builds it from
+    auto kept = [this](int index, std::optional<PendingRequest::Build>& build) -> std::shared_ptr<const FunctionGraph> {
+        const int ev = m_steps[static_cast<std::size_t>(index)].event;
+        if (auto it = m_graphs.find(ev); it != m_graphs.end()) return it->second.graph;
+        if (!m_trace) return nullptr;
+        const auto [base, baseEvent] = baseFor(ev);
+        build = PendingRequest::Build{ev, base, baseEvent};
+        return nullptr;
+    };
+    r.after = m_nested ? m_nested : kept(m_current, p.after);
+    r.before = m_diffFrom && !m_nested ? kept(*m_diffFrom, p.before) : nullptr;
     const StepPoint step = m_steps[static_cast<std::size_t>(m_current)];
     Caption& cap = r.caption;
     cap.source = QFileInfo(m_path).fileName().toStdString();
@@ -554,30 +613,31 @@ DrawingRequest DebugSession::drawingRequest() {
     r.profile = m_nested ? std::nullopt : m_profile;
     r.timing = m_timingOptions;
     r.trace = m_trace.get();
-    // A plain step's changed region: what rewrites added since the source (its scope boxes
-    // count it as "new"); in a graph drawn as a focused view, the view centres on it, so there
-    // it is the step's own changes, as TraceStep::fromEvent has them for `render` and the
-    // report (its event, or its phase's events at a phase end): thousands of nodes added since
-    // the source made a 400-node view around none of them that dot took seconds to lay out.
-    const bool focusedView = r.after && r.after->nodeCount() > LayoutOptions{}.nodeThreshold;
-    r.fromEvent = m_diffFrom       ? m_steps[static_cast<std::size_t>(*m_diffFrom)].event
-                  : !focusedView   ? 0
-                  : !step.phaseEnd ? step.event - 1
-                  : step.phase > 0 ? m_trace->lastEventOfPhase(static_cast<std::size_t>(step.phase - 1))
-                                   : 0;
+    if (m_diffFrom) p.diffEvent = m_steps[static_cast<std::size_t>(*m_diffFrom)].event;
+    p.stepFrom = !step.phaseEnd   ? step.event - 1
+                 : step.phase > 0 ? m_trace->lastEventOfPhase(static_cast<std::size_t>(step.phase - 1))
+                                  : 0;
     r.toEvent = step.event;
     r.nested = m_nested != nullptr;
     r.extraFocus = m_nested ? std::vector<NodeId>{} : m_extraFocus;
     r.grouping = m_nested ? std::nullopt : m_grouping;
-    return r;
+    return p;
+}
+
+DrawingRequest DebugSession::drawingRequest() {
+    PendingRequest p = pendingRequest();
+    keepBuilt(m_trace, p.complete()); // (the step shown is normally built already)
+    return p.request;
 }
 
 void DebugSession::requestLayout() {
     if (m_steps.empty()) return;
-    DrawingRequest request = drawingRequest();
+    // (a step graph not built yet is built by the worker: the GUI thread never replays a step)
+    PendingRequest pending = pendingRequest();
+    DrawingRequest& request = pending.request;
     LayoutEngine* engine = &m_engine;
     const bool nested = request.nested;
-    const std::optional<int> chain = nested ? std::nullopt : std::optional<int>(request.before ? *m_diffFrom : -1);
+    const std::optional<int> chain = nested ? std::nullopt : std::optional<int>(m_diffFrom ? *m_diffFrom : -1);
     std::optional<LayoutResult> remembered, anchor;
     if (chain) {
         if (auto it = m_stepLayouts.find({*chain, m_current}); it != m_stepLayouts.end())
@@ -602,31 +662,44 @@ void DebugSession::requestLayout() {
     }
     // the newest request of the lane: it supersedes the one before (whose token is cancelled at
     // once, and whose result is dropped)
-    using Laid = std::pair<std::optional<LayoutResult>, QString>;
+    struct Laid {
+        std::pair<std::optional<LayoutResult>, QString> result; ///< the layout, or why there is none
+        BuiltGraphs built;                                      ///< the step graphs the worker built
+    };
     Job<Laid> job;
     job.lane = layoutLane();
-    job.done = [this, chain, current, extraFocus, quick](Laid res) {
+    job.done = [this, chain, current, extraFocus, quick, trace = m_trace](Laid res) {
         m_layoutPending = false;
-        showLayoutResult(std::move(res), chain, current, extraFocus, quick);
+        keepBuilt(trace, std::move(res.built)); // before the view reads the step's graph
+        showLayoutResult(std::move(res.result), chain, current, extraFocus, quick);
         // a run that finished while the source was being drawn comes after its drawing
         if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
         if (!m_layoutPending) prefetchNeighbours(); // while the user looks at the drawing
     };
-    job.cancelled = [this](Laid) { // cancelLayout(): what the worker made is dropped
+    job.cancelled = [this, trace = m_trace](Laid res) { // cancelLayout(): the drawing is dropped
         m_layoutPending = false;
+        keepBuilt(trace, std::move(res.built)); // (the graphs are right whatever happened to the drawing)
         m_followUp = false;
         emit layoutCancelled();
         if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
     };
     job.work = [=](const JobControl<Laid>& control) -> Laid {
-        if (remembered) return {remembered, {}};
+        Laid out;
         try {
-            const DrawGraph dg = request.draw(&layoutOptions);
-            if (anchor) return {engine->layoutStable(dg, *anchor, layoutOptions, &control.token()), {}};
-            return {engine->layout(dg, layoutOptions, &control.token()), {}};
+            PendingRequest p = pending;
+            out.built = p.complete();
+            if (remembered) {
+                out.result = {remembered, {}};
+            } else if (!control.cancelled()) {
+                const DrawGraph dg = p.request.draw(&layoutOptions);
+                out.result = {anchor ? engine->layoutStable(dg, *anchor, layoutOptions, &control.token())
+                                     : engine->layout(dg, layoutOptions, &control.token()),
+                              {}};
+            }
         } catch (const std::exception& e) {
-            return {std::nullopt, QString::fromStdString(e.what())};
+            out.result = {std::nullopt, QString::fromStdString(e.what())};
         }
+        return out;
     };
     m_layoutPending = true;
     emit layoutStarted();

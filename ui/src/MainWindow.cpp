@@ -147,8 +147,7 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_session, &DebugSession::layoutStarted, this, [this] {
         // a jump or a big step shows the indicator at once; a small step only when it lasts
-        auto g = m_session->graphAt(m_session->currentStep());
-        m_layoutIndicator = m_session->followUpPending() || (g && g->nodeCount() > LayoutOptions{}.nodeThreshold);
+        m_layoutIndicator = m_session->followUpPending() || m_session->currentStepIsLarge();
         if (!m_layoutIndicator) m_busyDelay->start();
         updateBusyIndicator();
     });

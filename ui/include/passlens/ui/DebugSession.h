@@ -132,7 +132,9 @@ public:
     void showNested(std::shared_ptr<const FunctionGraph> graph, QString label);
     bool showingNested() const { return m_nested != nullptr; }
 
-    /// Lays out the current step (or diff) asynchronously; emits layoutReady(). The timing
+    /// Lays out the current step (or diff) asynchronously; emits layoutReady(). A step graph
+    /// not built yet is built by the layout's worker (graphAt's way, kept when it arrives), so
+    /// the GUI thread never replays a step; a newer request supersedes it with the rest. The timing
     /// overlay is applied when a profile is set. A step is laid out as the successor of the
     /// step drawn before it (LayoutEngine::layoutStable: unchanged nodes keep their positions)
     /// and remembered, so stepping back shows the same drawing; the same holds for stepping with
@@ -152,6 +154,9 @@ public:
     void showNeighbourhoodFirst(std::vector<NodeId> nodes);
     /// True while the whole-step layout that follows a neighbourhood-first one is still to come.
     bool followUpPending() const { return m_followUp; }
+    /// Whether the shown step is drawn as a focused view (above LayoutOptions::nodeThreshold
+    /// nodes), from its graph or, while a worker builds that, the nearest kept step's.
+    bool currentStepIsLarge() const;
     /// True from requestLayout() until its drawing, failure or cancellation arrives.
     bool layoutPending() const { return m_layoutPending; }
     /// Forgets the remembered step drawings and lays out the current step afresh with dot
@@ -264,6 +269,14 @@ private:
     std::pair<std::shared_ptr<const FunctionGraph>, int> baseFor(int event) const;
     /// Starts the worker that builds the graphs of the steps either side of the shown one.
     void prefetchNeighbours();
+    /// Step graphs a worker built, by event.
+    using BuiltGraphs = std::vector<std::pair<int, std::shared_ptr<const FunctionGraph>>>;
+    /// Keeps what a worker built for `trace` (dropped when another file or run is shown now).
+    void keepBuilt(const std::shared_ptr<const Trace>& trace, BuiltGraphs built);
+    /// drawingRequest() with the step graphs kept now and, for those not built yet, what a
+    /// worker builds them from (PendingRequest::complete()).
+    struct PendingRequest;
+    PendingRequest pendingRequest();
     LayoutEngine m_engine;
     JobRunner* m_jobs; ///< (a child: cancelled and waited for in the destructor, before the members go)
     std::optional<LayoutResult> m_layout;
