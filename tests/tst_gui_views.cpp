@@ -65,6 +65,40 @@ private slots:
                      qPrintable(QString("the bottom-most box is off screen; %1").arg(drawn)));
     }
 
+    // Opening frames the drawing: the bundled teaching example fits whole; the transformer
+    // example (README's), too tall to fit at a readable zoom, opens readable on its output with
+    // every box of the rows on screen whole across (a column right of the output was cut).
+    void openingFramesTheBundledExamples() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
+        const auto visibleRect = [&] {
+            return w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        };
+        QRectF visible = visibleRect();
+        QVERIFY(w.graphScene()->nodeItemCount() >= 10);
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            QVERIFY2(visible.contains(it->sceneBoundingRect()),
+                     qPrintable(QString("%1 cut at zoom %2")
+                                    .arg(QString::fromStdString(it->node().key))
+                                    .arg(w.graphView()->zoom())));
+
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.graphView()->zoom() >= 0.75);
+        visible = visibleRect();
+        int rows = 0, outputs = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) {
+            const QRectF r = it->sceneBoundingRect();
+            if (r.top() < visible.top() || r.bottom() > visible.bottom()) continue; // above the view
+            ++rows;
+            outputs += it->node().category == NodeCategory::Output;
+            QVERIFY2(r.left() >= visible.left() && r.right() <= visible.right(),
+                     qPrintable(QString("%1 cut at the edge").arg(QString::fromStdString(it->node().key))));
+        }
+        QCOMPARE(outputs, 1);
+        QVERIFY2(rows >= 10, qPrintable(QString("%1 boxes on screen").arg(rows)));
+        QVERIFY(!visible.contains(w.graphScene()->itemsBoundingRect())); // (too tall to fit readable)
+    }
+
     // Opening a big graph draws its source graph (the focused view) before the pipeline's result
     // arrives, labelled as such; the user can search it meanwhile; the run then replaces it, and
     // nothing of the source-only state remains.

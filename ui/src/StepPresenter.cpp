@@ -17,6 +17,9 @@
 namespace passlens {
 
 namespace {
+// The least zoom at which a drawing opens whole: box titles about 8 px high (10 pt at 96 dpi).
+constexpr double kReadableZoom = 0.6;
+
 // Where a big drawing opens: its graph outputs (the bottom-most node when none is drawn), so
 // the first picture shows real boxes, not the empty middle of a wide scene rectangle.
 QRectF outputsArea(const GraphScene& scene) {
@@ -125,14 +128,7 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
         m_centre->setCurrentIndex(0);
     }
     if (first) {
-        m_view->fit();
-        if (m_view->zoom() < 0.75) { // a big graph: readable zoom (titles ~12 px), start at the outputs
-            m_view->resetTransform();
-            m_view->scale(0.9, 0.9);
-            // the outputs in the lower part of the view, what feeds them above
-            const double visibleHeight = m_view->mapToScene(m_view->viewport()->rect()).boundingRect().height();
-            m_view->centerOn(outputsArea(*m_scene).center() - QPointF(0, visibleHeight * 0.3));
-        }
+        frameOpening();
     } else if (layout->stable && !side) {
         m_view->setTransform(keep);
         m_view->horizontalScrollBar()->setValue(keepH);
@@ -172,6 +168,27 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
     } else if (inspected >= 0) {
         emit selectRequested(inspected);
     }
+}
+
+void StepPresenter::frameOpening() {
+    m_view->fit();
+    if (m_view->zoom() >= kReadableZoom) return; // the whole drawing, readable
+    // a big graph: readable zoom (titles ~12 px), start at the outputs
+    m_view->resetTransform();
+    m_view->scale(0.9, 0.9);
+    // the outputs in the lower part of the view, what feeds them above
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const QPointF outputs = outputsArea(*m_scene).center();
+    const double top = outputs.y() - visible.height() * 0.8, bottom = outputs.y() + visible.height() * 0.2;
+    // across, the boxes of that band, when they fit side by side (a column beside the outputs
+    // stays whole), else the outputs in the middle
+    QRectF band;
+    for (const GraphNodeItem* it : m_scene->nodeItems()) {
+        const QRectF r = it->sceneBoundingRect();
+        if (r.bottom() >= top && r.top() <= bottom) band = band.united(r);
+    }
+    const double x = !band.isNull() && band.width() <= visible.width() ? band.center().x() : outputs.x();
+    m_view->centerOn(QPointF(x, outputs.y() - visible.height() * 0.3));
 }
 
 bool StepPresenter::showEventNodes() {

@@ -65,6 +65,9 @@ Q_SIGNALS:
     void message(const QString& line);
 
 private:
+    /// Where a new drawing opens: the whole of it when it fits at a readable zoom; else at a
+    /// readable zoom on its outputs, with the rows above them, whole across when they fit.
+    void frameOpening();
     DebugSession& m_session;
     GraphScene* m_scene;
     GraphScene* m_sceneBefore;
