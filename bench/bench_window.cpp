@@ -6,20 +6,21 @@
 // source step to the event that made the final graph's newest node (-> its neighbourhood drawn,
 // -> the whole step drawn), and the median / worst of N rewrite steps from the source (each:
 // setCurrentStep -> drawing shown; step_gui: the median time setCurrentStep itself takes, the GUI
-// thread's part), then on the final step grouping by name scope (View > Group
-// by name scope -> drawing shown) and opening the largest scope box (double-click -> drawing
-// shown; -1 for a model without scoped names). Then, for the same N steps, what building a
-// step's graph costs, outside the window: replayed from the source (replay_ms, median; what every
-// step cost before the window kept step graphs) and continued from the step before (cont_ms:
-// Trace::graphAfter(seq, base, baseSeq), what DebugSession::graphAt does), and the node and
-// variable ids the final step's replayed graph holds, in thousands (ids_k: what it counts
-// against DebugSession::kKeptIds). Wall-clock
-// milliseconds on this machine: run it on an idle machine, several times; figures go to
-// docs/BENCHMARKS.md.
+// thread's part; draw_all / draw_view: the median time the step's focused view takes to draw, cut
+// from the whole drawing as before / straight from the graph as now, DrawingRequest::draw, on the
+// GUI thread after the step is shown, checked to give the same DOT), then on the final step grouping by name scope
+// (View > Group by name scope -> drawing shown) and opening the largest scope box (double-click -> drawing shown; -1
+// for a model without scoped names). Then, for the same N steps, what building a step's graph costs, outside the
+// window: replayed from the source (replay_ms, median; what every step cost before the window kept step graphs) and
+// continued from the step before (cont_ms: Trace::graphAfter(seq, base, baseSeq), what DebugSession::graphAt does), and
+// the node and variable ids the final step's replayed graph holds, in thousands (ids_k: what it counts against
+// DebugSession::kKeptIds). Wall-clock milliseconds on this machine: run it on an idle machine, several times; figures
+// go to docs/BENCHMARKS.md.
 #include "BenchCli.h"
 
 #include "passlens/ui/MainWindow.h"
 
+#include <passlens/layout/DotWriter.h>
 #include <passlens/trace/Trace.h>
 
 #include <QApplication>
@@ -78,9 +79,9 @@ int main(int argc, char** argv) {
 
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("PassLensBench"));
-    std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %7s\n", "model", "first_ms", "open_ms",
-                "jump_ms", "whole_ms", "step_med", "step_gui", "step_max", "group_ms", "scope_ms", "replay_ms",
-                "cont_ms", "ids_k", "nodes");
+    std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %7s\n", "model", "first_ms", "open_ms",
+                "jump_ms", "whole_ms", "step_med", "step_gui", "step_max", "draw_all", "draw_view", "group_ms",
+                "scope_ms", "replay_ms", "cont_ms", "ids_k", "nodes");
     for (const std::string& model : models) {
         MainWindow w;
         w.resize(1500, 950);
@@ -125,14 +126,32 @@ int main(int argc, char** argv) {
         }
         // rewrite steps from the source, each as a fresh step (drawings are remembered per step)
         msToNextDrawing(w, [&] { s.setCurrentStep(0); });
-        std::vector<double> stepMs, guiMs;
-        for (int k = 1; k <= std::min(steps, last); ++k)
+        std::vector<double> stepMs, guiMs, drawAllMs, drawViewMs;
+        for (int k = 1; k <= std::min(steps, last); ++k) {
             stepMs.push_back(msToNextDrawing(w, [&] {
                 QElapsedTimer g;
                 g.start();
                 s.setCurrentStep(k); // (the GUI thread's part: the step's graph, the window's refresh)
                 guiMs.push_back(static_cast<double>(g.nsecsElapsed()) / 1e6);
             }));
+            // what the layout worker drew of this step: the whole drawing cut to its focused view
+            // (before) against the focused view drawn straight from the graph (now)
+            const DrawingRequest request = s.drawingRequest();
+            const LayoutOptions layoutOptions;
+            QElapsedTimer d;
+            d.start();
+            DrawGraph all = request.draw();
+            if (all.nodes.size() > layoutOptions.nodeThreshold)
+                all = focusView(all, layoutOptions.focusHops, layoutOptions.focusMaxNodes);
+            drawAllMs.push_back(static_cast<double>(d.nsecsElapsed()) / 1e6);
+            d.restart();
+            const DrawGraph view = request.draw(&layoutOptions);
+            drawViewMs.push_back(static_cast<double>(d.nsecsElapsed()) / 1e6);
+            if (writeDot(view) != writeDot(all)) {
+                std::fprintf(stderr, "bench_window: step %d of %s is drawn differently both ways\n", k, model.c_str());
+                return 1;
+            }
+        }
         std::sort(stepMs.begin(), stepMs.end());
         const double med = stepMs.empty() ? -1 : stepMs[stepMs.size() / 2];
         const double worst = stepMs.empty() ? -1 : stepMs.back();
@@ -178,9 +197,10 @@ int main(int argc, char** argv) {
             return v.empty() ? -1.0 : v[v.size() / 2];
         };
         std::string name = model.substr(model.find_last_of('/') + 1);
-        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %9.1f %9.0f %9.0f %9.0f %9.1f %9.1f %7.1f %7zu\n",
-                    name.c_str(), firstMs, openMs, jumpMs, wholeMs, med, median(guiMs), worst, groupMs, scopeMs,
-                    median(replayMs), median(contMs), idsK, finalGraph->nodeCount());
+        std::printf("%-28s %9.0f %9.0f %9.0f %9.0f %9.0f %9.1f %9.0f %9.1f %9.1f %9.0f %9.0f %9.1f %9.1f %7.1f %7zu\n",
+                    name.c_str(), firstMs, openMs, jumpMs, wholeMs, med, median(guiMs), worst, median(drawAllMs),
+                    median(drawViewMs), groupMs, scopeMs, median(replayMs), median(contMs), idsK,
+                    finalGraph->nodeCount());
         std::fflush(stdout);
     }
     return 0;
