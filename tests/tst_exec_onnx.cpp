@@ -8,6 +8,7 @@
 #include <passlens/gpu/Lifters.h>
 #include <passlens/io/Encoding.h>
 #include <passlens/io/GraphJson.h>
+#include <passlens/onnx/OnnxTypes.h>
 
 #include <onnx/onnx_pb.h>
 
@@ -29,6 +30,90 @@ void valueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, c
     tt->mutable_shape();
     for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
 }
+
+// An input of oneNodeModel: a graph input, or with `initializer` an initializer holding `value`.
+struct ModelInput {
+    std::string name;
+    Tensor value;
+    bool initializer = false;
+};
+
+// An attribute of oneNodeModel's node: INT or STRING.
+struct ModelAttr {
+    std::string name;
+    std::int64_t i = 0;
+    std::string s;
+};
+
+// A model (opset `opset`) of one `op` node over `ins`, with its output "y" of `outType` and
+// `outDims`; initializers as raw_data, so every dtype keeps its exact bits.
+onnx::ModelProto oneNodeModel(const std::string& op, int opset, const std::vector<ModelInput>& ins,
+                              const std::vector<ModelAttr>& attrs, DType outType, const Shape& outDims) {
+    onnx::ModelProto m;
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(opset);
+    auto* g = m.mutable_graph();
+    g->set_name(op);
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    for (const ModelInput& in : ins) {
+        n->add_input(in.name);
+        if (!in.initializer) {
+            valueInfo(g->mutable_input(), in.name.c_str(), onnxTypeOf(in.value.dtype()), in.value.shape());
+            continue;
+        }
+        auto* t = g->add_initializer();
+        t->set_name(in.name);
+        t->set_data_type(onnxTypeOf(in.value.dtype()));
+        for (auto d : in.value.shape()) t->add_dims(d);
+        t->set_raw_data(std::string(static_cast<const char*>(in.value.rawData()),
+                                    static_cast<std::size_t>(in.value.numel()) * dtypeSize(in.value.dtype())));
+    }
+    for (const ModelAttr& a : attrs) {
+        auto* at = n->add_attribute();
+        at->set_name(a.name);
+        if (a.s.empty()) {
+            at->set_type(onnx::AttributeProto::INT);
+            at->set_i(a.i);
+        } else {
+            at->set_type(onnx::AttributeProto::STRING);
+            at->set_s(a.s);
+        }
+    }
+    n->add_output("y");
+    valueInfo(g->mutable_output(), "y", onnxTypeOf(outType), outDims);
+    return m;
+}
+
+// oneNodeModel's output after `pipeline` ("none", "theano", "cleanup") on the CPU, the graph
+// inputs of `ins` bound in order; `folded` tells whether the pipeline made it a constant.
+Tensor runOneNode(const onnx::ModelProto& m, const std::vector<ModelInput>& ins, const std::string& pipeline,
+                  bool* folded = nullptr) {
+    LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "one-node.onnx", ".");
+    Pipeline::builtin(pipeline).run(*lg.graph, nullptr);
+    std::vector<Tensor> bound;
+    for (const ModelInput& in : ins)
+        if (!in.initializer) bound.push_back(in.value);
+    if (folded) *folded = lg.graph->outputs()[0]->isConstant();
+    return Executor(*lg.graph, ExecOptions{DeviceChoice::Cpu}).run(bound)[0];
+}
+
+// The elements of an integer or bool tensor as their 64-bit patterns (signed values sign-extended).
+std::vector<std::uint64_t> bitsOf(const Tensor& t) {
+    std::vector<std::uint64_t> v;
+    visitDType(t.dtype(), "bitsOf", [&](auto z) {
+        using T = decltype(z);
+        if constexpr (std::is_integral_v<T>)
+            for (std::int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<std::uint64_t>(t.data<T>()[i]));
+    });
+    return v;
+}
+
+template <class T> Tensor vec(DType dt, const std::vector<T>& v) {
+    return Tensor::fromBytes(dt, {static_cast<std::int64_t>(v.size())}, v.data());
+}
+
+template <class T> Tensor scalarOf(DType dt, T v) { return Tensor::fromBytes(dt, {}, &v); }
 
 } // namespace
 
@@ -609,6 +694,96 @@ private slots:
                          qPrintable(where + " folded?"));
             }
         }
+    }
+
+    // ONNX Clip of int64 and uint64 values and bounds beyond 2^53 (np.clip's values, written out
+    // below), the bounds as initializers and as graph inputs, x as a graph input and as an
+    // initializer (folded by the theano and cleanup pipelines): integer Clip imports as
+    // minimum(maximum(x, min), max), so nothing goes through double.
+    void onnxClipIntegersExact() {
+        const std::int64_t p62 = std::int64_t(1) << 62;
+        const std::vector<std::int64_t> xs = {p62 + 1, p62 + 3, -p62 - 3, -p62 - 1, 5, INT64_MIN, INT64_MAX};
+        const std::vector<std::int64_t> wantS = {p62 + 1, p62 + 1, -p62 - 1, -p62 - 1, 5, -p62 - 1, p62 + 1};
+        const std::uint64_t p63 = std::uint64_t(1) << 63;
+        const std::vector<std::uint64_t> xu = {~0ull, ~0ull - 1, p63 + 1, p63, 3, p63 + 2};
+        const std::vector<std::uint64_t> wantU = {~0ull - 1, ~0ull - 1, p63 + 1, p63 + 1, p63 + 1, p63 + 2};
+        struct Case {
+            DType dt;
+            Tensor x, lo, hi;
+            std::vector<std::uint64_t> want;
+        };
+        const std::vector<Case> cases = {
+            {DType::Int64, vec(DType::Int64, xs), scalarOf(DType::Int64, -p62 - 1), scalarOf(DType::Int64, p62 + 1),
+             std::vector<std::uint64_t>(wantS.begin(), wantS.end())},
+            {DType::UInt64, vec(DType::UInt64, xu), scalarOf(DType::UInt64, p63 + 1),
+             scalarOf(DType::UInt64, ~0ull - 1), wantU},
+        };
+        for (const Case& k : cases)
+            for (bool xInit : {false, true})
+                for (bool boundsInit : {false, true}) {
+                    const std::vector<ModelInput> ins = {
+                        {"x", k.x, xInit}, {"lo", k.lo, boundsInit}, {"hi", k.hi, boundsInit}};
+                    const auto m = oneNodeModel("Clip", 13, ins, {}, k.dt, k.x.shape());
+                    for (const std::string pipeline : {"none", "theano", "cleanup"}) {
+                        const QString where = QString("%1 x %2, bounds %3, %4")
+                                                  .arg(dtypeName(k.dt).data())
+                                                  .arg(xInit ? "constant" : "input")
+                                                  .arg(boundsInit ? "constant" : "input")
+                                                  .arg(pipeline.c_str());
+                        bool folded = false;
+                        const Tensor y = runOneNode(m, ins, pipeline, &folded);
+                        QCOMPARE(y.dtype(), k.dt);
+                        QVERIFY2(bitsOf(y) == k.want, qPrintable(where));
+                        QVERIFY2(folded == (xInit && boundsInit && pipeline != "none"), qPrintable(where + " folded?"));
+                    }
+                }
+        // only a lower bound, and only an upper one (an absent optional input in between)
+        const std::vector<ModelInput> lower = {{"x", vec(DType::Int64, xs)}, {"lo", scalarOf(DType::Int64, p62 + 2)}};
+        QCOMPARE(bitsOf(runOneNode(oneNodeModel("Clip", 13, lower, {}, DType::Int64, {7}), lower, "theano")),
+                 (std::vector<std::uint64_t>{std::uint64_t(p62 + 2), std::uint64_t(p62 + 3), std::uint64_t(p62 + 2),
+                                             std::uint64_t(p62 + 2), std::uint64_t(p62 + 2), std::uint64_t(p62 + 2),
+                                             std::uint64_t(INT64_MAX)}));
+        const std::vector<ModelInput> upper = {
+            {"x", vec(DType::UInt64, xu)}, {"", Tensor()}, {"hi", scalarOf(DType::UInt64, p63 + 1)}};
+        auto mu = oneNodeModel("Clip", 13, {upper[0], upper[2]}, {}, DType::UInt64, {6});
+        mu.mutable_graph()->mutable_node(0)->clear_input();
+        for (const char* name : {"x", "", "hi"}) mu.mutable_graph()->mutable_node(0)->add_input(name);
+        QCOMPARE(bitsOf(runOneNode(mu, {upper[0], upper[2]}, "none")),
+                 (std::vector<std::uint64_t>{p63 + 1, p63 + 1, p63 + 1, p63, 3, p63 + 1}));
+    }
+
+    // The CPU engine's integer clip (Elemwise{clip}, whose bounds are doubles of the expression
+    // text's 9 digits) and OnnxClip's kernel keep int64 / uint64 values exact: bounds are
+    // truncated and saturated to the integer range (NaN is no bound), the values never pass
+    // through double.
+    void integerClipKernelsExact() {
+        const std::int64_t p62 = std::int64_t(1) << 62;
+        const std::uint64_t p63 = std::uint64_t(1) << 63;
+        {
+            Harness h;
+            Variable* xs = h.input(vec(DType::Int64, std::vector<std::int64_t>{p62 + 1, -p62 - 1, 7, -7, INT64_MAX}));
+            Variable* xu = h.input(vec(DType::UInt64, std::vector<std::uint64_t>{~0ull, p63 + 1, 0, 7}));
+            auto clip = [&](Variable* x, double lo, double hi) {
+                return h.g.makeApply(Op::get("Elemwise", {{"scalar", "clip"}, {"min", lo}, {"max", hi}}), {x})
+                    ->output(0);
+            };
+            const auto r = h.run({clip(xs, -1e300, 1e300), clip(xs, -6.5, 6.5), clip(xu, -1.0, 1e300),
+                                  clip(xu, 2.5, 1e9), clip(xs, NAN, 3.9)});
+            QCOMPARE(bitsOf(r[0]), (std::vector<std::uint64_t>{std::uint64_t(p62 + 1), std::uint64_t(-p62 - 1), 7,
+                                                               std::uint64_t(-7), std::uint64_t(INT64_MAX)}));
+            QCOMPARE(bitsOf(r[1]), (std::vector<std::uint64_t>{6, std::uint64_t(-6), 6, std::uint64_t(-6), 6}));
+            QCOMPARE(bitsOf(r[2]), (std::vector<std::uint64_t>{~0ull, p63 + 1, 0, 7}));
+            QCOMPARE(bitsOf(r[3]), (std::vector<std::uint64_t>{1000000000, 1000000000, 2, 7}));
+            QCOMPARE(bitsOf(r[4]), (std::vector<std::uint64_t>{3, std::uint64_t(-p62 - 1), 3, std::uint64_t(-7), 3}));
+        }
+        // OnnxClip's kernel: a one-element bound of rank 1 on a rank-0 x is left to it
+        const std::vector<ModelInput> ins = {{"x", scalarOf(DType::Int64, p62 + 3)},
+                                             {"lo", vec(DType::Int64, std::vector<std::int64_t>{p62 + 1})},
+                                             {"hi", vec(DType::Int64, std::vector<std::int64_t>{p62 + 2})}};
+        const auto m = oneNodeModel("Clip", 13, ins, {}, DType::Int64, {});
+        LoadedGraph lg = importOnnxBytes(m.SerializeAsString(), "clip.onnx", ".");
+        QCOMPARE(lg.graph->outputs()[0]->owner()->op().kind(), std::string("OnnxClip"));
+        QCOMPARE(bitsOf(runOneNode(m, ins, "none")), (std::vector<std::uint64_t>{std::uint64_t(p62 + 2)}));
     }
 
     // An ONNX TopK (opset 11, smallest, K a graph input) imported as TopKOp behind the Assert on

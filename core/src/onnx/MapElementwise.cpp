@@ -101,8 +101,28 @@ std::vector<Variable*> mapCast(NodeMapper& m) {
     return {m.elem("cast", {m.in[0]}, {{"dtype", std::string(dtypeName(*dt))}})};
 }
 
+// An integer Clip (opset 11 on, bounds of x's dtype) as minimum(maximum(x, min), max) over the
+// bound inputs themselves, as np.clip computes it: the `clip` scalar op holds its bounds as
+// doubles, which would round int64 / uint64 bounds beyond 2^53. nullopt (OnnxClip) for a bound
+// that is not one element of at most x's rank.
+std::optional<std::vector<Variable*>> integerClip(NodeMapper& m) {
+    Variable* x = m.in[0];
+    if (m.opset < 11 || !isInteger(x->type().dtype()) || !x->type().rankKnown()) return std::nullopt;
+    for (std::size_t k : {1, 2}) {
+        const Variable* b = m.input(k);
+        if (!b) continue;
+        const Type& t = b->type();
+        if (t.dtype() != x->type().dtype() || !t.isStatic() || t.numElements() != 1 || t.ndim() > x->type().ndim())
+            return std::nullopt;
+    }
+    if (m.input(1)) x = m.elem("maximum", {x, m.input(1)});
+    if (m.input(2)) x = m.elem("minimum", {x, m.input(2)});
+    return std::vector<Variable*>{x};
+}
+
 std::vector<Variable*> mapClip(NodeMapper& m) {
     m.need(1);
+    if (isInteger(m.in[0]->type().dtype())) return integerClip(m).value_or(std::vector<Variable*>{});
     std::optional<double> lo, hi;
     if (m.opset < 11) {
         lo = m.floatAttr("min", -3.4028234663852886e38f);

@@ -196,11 +196,8 @@ void applyNode(const ExprNode& n, int len, const C* const* a, C* __restrict r, S
         break;
     case ScalarOp::Clip:
         if constexpr (std::is_integral_v<C>) {
-            for (int i = 0; i < len; ++i) {
-                double v = static_cast<double>(x[i]);
-                v = std::min(std::max(v, n.p0), n.p1);
-                r[i] = static_cast<C>(v);
-            }
+            const C lo = integerClipBound<C>(n.p0, false), hi = integerClipBound<C>(n.p1, true);
+            for (int i = 0; i < len; ++i) r[i] = clipOf(x[i], lo, hi);
         } else {
             const C lo = static_cast<C>(n.p0), hi = static_cast<C>(n.p1);
             for (int i = 0; i < len; ++i) r[i] = clipOf(x[i], lo, hi);

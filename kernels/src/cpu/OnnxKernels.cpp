@@ -3,6 +3,7 @@
 #include "ElemwiseEngine.h"
 #include "OnnxCommon.h"
 
+#include <passlens/ir/ScalarArith.h>
 #include <passlens/onnx/OnnxTypes.h>
 
 #include <climits>
@@ -126,7 +127,35 @@ void onnxCast(KernelCall& c) {
     c.outputs[0] = std::move(y);
 }
 
+// Clip of integers in x's own type, as np.clip: a bound of x's dtype as it is, another one (a
+// float attribute of Clip-6) through integerClipBound, so values and bounds beyond 2^53 stay exact.
+template <class T> void clipIntegers(KernelCall& c) {
+    using W = std::conditional_t<std::is_unsigned_v<T>, std::uint64_t, std::int64_t>;
+    const auto bound = [&c](const char* attr, int input, bool upper) {
+        W b = integerClipBound<W>(upper ? INFINITY : -INFINITY, upper);
+        if (c.op().has(attr)) b = integerClipBound<W>(c.op().floatAttr(attr), upper);
+        if (const Tensor* t = onnxIn(c, input)) {
+            if (t->numel() != 1) c.fail("bound " + std::string(attr) + " is " + t->typeStr() + ", not one value");
+            b = t->dtype() == c.in(0).dtype() ? static_cast<W>(t->data<T>()[0]) : integerClipBound<W>(t->at(0), upper);
+        }
+        return b;
+    };
+    const W lo = bound("min", 1, false), hi = bound("max", 2, true);
+    const Tensor& x = c.in(0);
+    Tensor y = c.allocate(x.dtype(), x.shape());
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    for (std::int64_t i = 0; i < x.numel(); ++i) yp[i] = static_cast<T>(clipOf(static_cast<W>(xp[i]), lo, hi));
+    c.outputs[0] = std::move(y);
+}
+
 void onnxClip(KernelCall& c) {
+    if (isInteger(c.in(0).dtype())) {
+        visitDType(c.in(0).dtype(), "Clip", [&c](auto z) {
+            if constexpr (std::is_integral_v<decltype(z)>) clipIntegers<decltype(z)>(c);
+        });
+        return;
+    }
     double lo = -INFINITY, hi = INFINITY;
     if (c.op().has("min")) lo = c.op().floatAttr("min");
     if (c.op().has("max")) hi = c.op().floatAttr("max");

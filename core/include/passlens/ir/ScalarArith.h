@@ -174,6 +174,21 @@ template <class C> PASSLENS_HD static inline C clipOf(C x, C lo, C hi) {
     const C v = x < lo ? lo : x;
     return v > hi ? hi : v;
 }
+/// A clip bound `b` (a double, as the op's `min` / `max` attribute holds it) for an integer x in
+/// the integer type C (int64 or uint64 arithmetic): truncated toward zero and saturated to C's
+/// range; NaN is no bound (C's lowest for a lower bound, its highest for an upper one). Since
+/// truncation is monotone, clipOf(x, lower, upper) in C with such bounds is exactly the
+/// truncation of clip(x, b0, b1) computed on the real values, with no rounding of x (int64 and
+/// uint64 values beyond 2^53 stay exact).
+template <class C> PASSLENS_HD static inline C integerClipBound(double b, bool upper) {
+    static_assert(std::is_integral_v<C> && sizeof(C) == 8, "integer modes compute in 64 bits");
+    const C lowest = std::is_signed_v<C> ? static_cast<C>(std::uint64_t(1) << 63) : C(0);
+    const C highest = static_cast<C>(~lowest);
+    if (b != b) return upper ? highest : lowest;
+    if (b <= static_cast<double>(lowest)) return lowest;
+    if (b >= static_cast<double>(highest)) return highest; // highest rounds up to 2^63 or 2^64
+    return static_cast<C>(b);
+}
 /// leaky_relu(x) = x >= 0 ? x : x * alpha.
 template <class C> PASSLENS_HD static inline C leakyReluOf(C x, C alpha) { return x >= 0 ? x : x * alpha; }
 /// hard_sigmoid(x) = clip(alpha * x + beta, 0, 1).
