@@ -786,6 +786,76 @@ private slots:
         QCOMPARE(bitsOf(runOneNode(m, ins, "none")), (std::vector<std::uint64_t>{std::uint64_t(p62 + 2)}));
     }
 
+    // ONNX Cast between 64-bit integers, floats and narrower integers, as NumPy's astype gives
+    // (values written out below): floats in [2^63, 2^64) to uint64 and near 2^63 to int64
+    // exactly, int64 / uint64 beyond 2^53 to float32 rounded once (through double they would
+    // land on a tie and round to even), wrapping to int32 / uint8, uint64 to int64 as its bit
+    // pattern, 0.5 and NaN to bool true; on a graph input (the CPU engine) and on an
+    // initializer (constant folding in the theano and cleanup pipelines).
+    void onnxCastExact() {
+        const std::uint64_t p63 = std::uint64_t(1) << 63;
+        const std::int64_t p62 = std::int64_t(1) << 62;
+        struct Case {
+            Tensor x;
+            DType to;
+            Tensor want;
+        };
+        const std::vector<Case> cases = {
+            {vec(DType::Float64, std::vector<double>{1e19, 0x1p63, 9.21e18, 0x1p64 - 2048, 7.9}), DType::UInt64,
+             vec(DType::UInt64, std::vector<std::uint64_t>{10000000000000000000ull, p63, 9210000000000000000ull,
+                                                           18446744073709549568ull, 7})},
+            {vec(DType::Float32, std::vector<float>{1e19f, 0x1p63f}), DType::UInt64,
+             vec(DType::UInt64, std::vector<std::uint64_t>{9999999980506447872ull, p63})},
+            {vec(DType::Float64, std::vector<double>{9.21e18, -9.21e18, -0x1p63}), DType::Int64,
+             vec(DType::Int64, std::vector<std::int64_t>{9210000000000000000ll, -9210000000000000000ll, INT64_MIN})},
+            {vec(DType::Int64, std::vector<std::int64_t>{p62 + (std::int64_t(1) << 38) + 1, -p62 - 1}), DType::Float32,
+             vec(DType::Float32, std::vector<float>{0x1p62f + 0x1p39f, -0x1p62f})},
+            {vec(DType::UInt64, std::vector<std::uint64_t>{p63 + (std::uint64_t(1) << 39) + 1, ~0ull}), DType::Float32,
+             vec(DType::Float32, std::vector<float>{0x1p63f + 0x1p40f, 0x1p64f})},
+            {vec(DType::UInt64, std::vector<std::uint64_t>{p63 + 1, ~0ull}), DType::Float64,
+             vec(DType::Float64, std::vector<double>{0x1p63, 0x1p64})},
+            {vec(DType::UInt64, std::vector<std::uint64_t>{p63 + 5, 3}), DType::Int64,
+             vec(DType::Int64, std::vector<std::int64_t>{-9223372036854775803ll, 3})},
+            {vec(DType::Int64, std::vector<std::int64_t>{-5, p62 + 1}), DType::UInt64,
+             vec(DType::UInt64, std::vector<std::uint64_t>{18446744073709551611ull, std::uint64_t(p62) + 1})},
+            {vec(DType::Int64, std::vector<std::int64_t>{(std::int64_t(1) << 32) + 5, std::int64_t(1) << 31, -1}),
+             DType::Int32, vec(DType::Int32, std::vector<std::int32_t>{5, INT32_MIN, -1})},
+            {vec(DType::UInt64, std::vector<std::uint64_t>{~0ull, 263}), DType::UInt8,
+             vec(DType::UInt8, std::vector<std::uint8_t>{255, 7})},
+            {vec(DType::Float32, std::vector<float>{0.5f, NAN, 0.0f, -0.0f}), DType::Bool,
+             vec(DType::Bool, std::vector<std::uint8_t>{1, 1, 0, 0})},
+        };
+        const auto show = [](const Tensor& t) {
+            QStringList l;
+            if (isFloat(t.dtype()))
+                for (double v : t.toDoubles()) l << QString::number(v, 'g', 17);
+            else
+                for (std::uint64_t v : bitsOf(t)) l << QString::number(v);
+            return l.join(", ");
+        };
+        const auto bytes = [](const Tensor& t) {
+            return std::string(static_cast<const char*>(t.rawData()),
+                               static_cast<std::size_t>(t.numel()) * dtypeSize(t.dtype()));
+        };
+        for (const Case& k : cases)
+            for (bool init : {false, true}) {
+                const std::vector<ModelInput> ins = {{"x", k.x, init}};
+                const auto m = oneNodeModel("Cast", 13, ins, {{"to", onnxTypeOf(k.to)}}, k.to, k.x.shape());
+                for (const std::string pipeline : {"none", "theano", "cleanup"}) {
+                    const QString where = QString("%1 to %2 (%3, %4)")
+                                              .arg(dtypeName(k.x.dtype()).data())
+                                              .arg(dtypeName(k.to).data())
+                                              .arg(init ? "constant" : "input")
+                                              .arg(pipeline.c_str());
+                    bool folded = false;
+                    const Tensor y = runOneNode(m, ins, pipeline, &folded);
+                    QCOMPARE(y.dtype(), k.to);
+                    QVERIFY2(bytes(y) == bytes(k.want), qPrintable(where + ": " + show(y)));
+                    QVERIFY2(folded == (init && pipeline != "none"), qPrintable(where + " folded?"));
+                }
+            }
+    }
+
     // An ONNX TopK (opset 11, smallest, K a graph input) imported as TopKOp behind the Assert on
     // K, run before and after the theano pipeline (GpuTopKOp emulated on the CPU): the values and
     // indices of the 2 smallest per row, and a negative K refused by the Assert.

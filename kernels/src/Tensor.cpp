@@ -325,10 +325,16 @@ std::string Tensor::typeStr() const {
 namespace {
 template <class S, class D> void convertTyped(const S* s, D* d, std::int64_t n) {
     if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
-        // C-style truncation; NaN, infinities and values beyond int64 give 0 (no UB)
+        // C-style truncation, wrapped to D's width through int64 (NumPy's astype on x86-64);
+        // uint64 also takes [2^63, 2^64) exactly; NaN, infinities and values beyond give 0 (no UB)
         for (std::int64_t i = 0; i < n; ++i) {
-            const S v = s[i];
-            d[i] = (std::isfinite(v) && std::fabs(v) < S(9.2e18)) ? static_cast<D>(static_cast<std::int64_t>(v)) : D(0);
+            const double v = static_cast<double>(s[i]);
+            if (v >= -0x1p63 && v < 0x1p63)
+                d[i] = static_cast<D>(static_cast<std::int64_t>(v));
+            else if (std::is_same_v<D, std::uint64_t> && v >= 0x1p63 && v < 0x1p64)
+                d[i] = static_cast<D>(static_cast<std::uint64_t>(v));
+            else
+                d[i] = D(0);
         }
     } else {
         for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);

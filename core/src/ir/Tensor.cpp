@@ -229,12 +229,27 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
 
 std::shared_ptr<TensorData> TensorData::fromInts(DType dtype, std::vector<std::int64_t> shape,
                                                  const std::vector<std::int64_t>& values) {
-    if (dtype == DType::Int64 || dtype == DType::UInt64) {
+    if (isInteger(dtype) || dtype == DType::Bool) {
         auto t = std::make_shared<TensorData>();
         t->dtype = dtype;
         t->shape = std::move(shape);
-        std::string b(values.size() * 8, '\0');
-        std::memcpy(b.data(), values.data(), b.size());
+        const std::size_t size = dtypeSize(dtype);
+        std::string b(values.size() * size, '\0');
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const std::int64_t v = values[i];
+            char* p = b.data() + i * size;
+            auto put = [&](auto x) { std::memcpy(p, &x, sizeof(x)); };
+            switch (dtype) { // two's complement wrapping, as NumPy's astype
+            case DType::Bool: put(static_cast<std::uint8_t>(v != 0)); break;
+            case DType::Int8: put(static_cast<std::int8_t>(v)); break;
+            case DType::Int16: put(static_cast<std::int16_t>(v)); break;
+            case DType::Int32: put(static_cast<std::int32_t>(v)); break;
+            case DType::UInt8: put(static_cast<std::uint8_t>(v)); break;
+            case DType::UInt16: put(static_cast<std::uint16_t>(v)); break;
+            case DType::UInt32: put(static_cast<std::uint32_t>(v)); break;
+            default: put(v); break; // int64, uint64: the 64-bit pattern
+            }
+        }
         t->bytes = std::make_shared<const std::string>(std::move(b));
         return t;
     }

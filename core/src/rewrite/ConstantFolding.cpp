@@ -27,16 +27,25 @@ std::vector<LD> valuesOf(const TensorData& t) {
 
 std::shared_ptr<TensorData> makeTensor(DType dt, std::vector<std::int64_t> shape, const std::vector<LD>& v) {
     if (isInteger(dt) || dt == DType::Bool) {
+        // the value's 64-bit pattern, wrapped by fromInts to the dtype's width as a cast does
+        // (values in [2^63, 2^64) through uint64); bool is value != 0 (NaN and 0.5 are true);
+        // NaN, infinities and values beyond 64 bits give 0, as the CPU backend's conversion
         std::vector<std::int64_t> iv(v.size());
-        // uint64 values at or above 2^63 as their bit patterns (TensorData::fromInts)
-        for (std::size_t i = 0; i < v.size(); ++i)
-            iv[i] = dt == DType::UInt64 && v[i] >= 0x1p63L ? static_cast<std::int64_t>(static_cast<std::uint64_t>(v[i]))
-                                                           : static_cast<std::int64_t>(v[i]);
-        if (dt == DType::Bool)
-            for (auto& x : iv) x = x != 0;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const LD x = v[i];
+            iv[i] = dt == DType::Bool              ? x != 0
+                    : x >= 0x1p63L && x < 0x1p64L  ? static_cast<std::int64_t>(static_cast<std::uint64_t>(x))
+                    : x >= -0x1p63L && x < 0x1p63L ? static_cast<std::int64_t>(x)
+                                                   : 0;
+        }
         return TensorData::fromInts(dt, std::move(shape), iv);
     }
-    std::vector<double> dv(v.begin(), v.end());
+    // float32 rounded once from the exact value (an int64 / uint64 beyond 2^53 rounded to double
+    // first could land on a tie and round again the other way); the same bits as through double
+    // for every value double holds
+    std::vector<double> dv(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        dv[i] = dt == DType::Float32 ? static_cast<double>(static_cast<float>(v[i])) : static_cast<double>(v[i]);
     return TensorData::fromDoubles(dt, std::move(shape), dv);
 }
 

@@ -5,7 +5,9 @@
 constexpr int kBlock = 512;
 
 double wrapInt(double v, DType d) {
-    if (!std::isfinite(v) || std::fabs(v) >= 9.2e18) return 0;
+    // as convertElements: uint64 holds [2^63, 2^64) too; beyond the 64-bit range (NaN) 0
+    if (d == DType::UInt64 && v >= 0x1p63 && v < 0x1p64) return std::trunc(v);
+    if (!(v >= -0x1p63 && v < 0x1p63)) return 0;
     const std::int64_t t = static_cast<std::int64_t>(v);
     switch (d) {
     case DType::Int8: return static_cast<std::int8_t>(t);

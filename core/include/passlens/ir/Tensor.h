@@ -52,7 +52,8 @@ struct TensorData {
                                                    const std::vector<std::string>& values);
     /// Loaded data of an integer or bool `dtype` holding `values` (row-major); int64 and uint64
     /// values as their 64-bit patterns (a uint64 at or above 2^63 as the negative int64 intAt
-    /// returns for it), the others through double (exact for their ranges).
+    /// returns for it), narrower integers wrapped to their width as NumPy's astype does, bool as
+    /// value != 0.
     static std::shared_ptr<TensorData> fromInts(DType dtype, std::vector<std::int64_t> shape,
                                                 const std::vector<std::int64_t>& values);
 
