@@ -45,7 +45,7 @@ struct ModelAttr {
     std::string s;
 };
 
-// A model (opset `opset`) of one `op` node over `ins`, with its output "y" of `outType` and
+// A model (opset `opset`) of one `op` node over `ins`, with its output "result" of `outType` and
 // `outDims`; initializers as raw_data, so every dtype keeps its exact bits.
 onnx::ModelProto oneNodeModel(const std::string& op, int opset, const std::vector<ModelInput>& ins,
                               const std::vector<ModelAttr>& attrs, DType outType, const Shape& outDims) {
@@ -80,8 +80,8 @@ onnx::ModelProto oneNodeModel(const std::string& op, int opset, const std::vecto
             at->set_s(a.s);
         }
     }
-    n->add_output("y");
-    valueInfo(g->mutable_output(), "y", onnxTypeOf(outType), outDims);
+    n->add_output("result");
+    valueInfo(g->mutable_output(), "result", onnxTypeOf(outType), outDims);
     return m;
 }
 
@@ -854,6 +854,115 @@ private slots:
                     QVERIFY2(folded == (init && pipeline != "none"), qPrintable(where + " folded?"));
                 }
             }
+    }
+
+    // The host kernels of integer ops that stay Onnx<Type>, exact beyond 2^53 and at or above
+    // 2^63 (NumPy's values, written out below): BitShift of uint64 by a computed or constant
+    // amount, 64 and more included (NumPy's shifts give 0 there), ArgMin / ArgMax of uint64,
+    // Mod with fmod 1 (C's remainder; INT64_MIN % -1 is 0), PRelu of int64 and uint64
+    // (opset 16), Range of int64; inputs as graph inputs and initializers, before and after the
+    // theano and cleanup pipelines.
+    void onnxIntegerHostKernelsExact() {
+        const std::uint64_t p63 = std::uint64_t(1) << 63;
+        const std::int64_t p62 = std::int64_t(1) << 62;
+        const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+        struct Case {
+            std::string op;
+            int opset;
+            std::vector<ModelInput> ins;
+            std::vector<ModelAttr> attrs;
+            DType out;
+            Shape outDims;
+            std::vector<std::uint64_t> want;
+        };
+        const Tensor shiftX = vec(DType::UInt64, std::vector<std::uint64_t>{~0ull, p63 + 1, 1, p63, p63 + 3});
+        const Tensor shiftY = vec(DType::UInt64, std::vector<std::uint64_t>{1, 63, 64, 200, 2});
+        const Tensor argX =
+            Tensor::fromBytes(DType::UInt64, {2, 3}, std::vector<std::uint64_t>{p63 + 1, p63, ~0ull, 5, p63, 4}.data());
+        const std::vector<Case> cases = {
+            {"BitShift",
+             11,
+             {{"x", shiftX}, {"y", shiftY}},
+             {{"direction", 0, "LEFT"}},
+             DType::UInt64,
+             {5},
+             {~0ull - 1, p63, 0, 0, 12}},
+            {"BitShift",
+             11,
+             {{"x", shiftX}, {"y", shiftY}},
+             {{"direction", 0, "RIGHT"}},
+             DType::UInt64,
+             {5},
+             {p63 - 1, 1, 0, 0, p63 / 4}},
+            {"ArgMin", 13, {{"x", argX}}, {{"axis", 1}, {"keepdims", 0}}, DType::Int64, {2}, {1, 2}},
+            {"ArgMax", 13, {{"x", argX}}, {{"axis", 1}, {"keepdims", 0}}, DType::Int64, {2}, {2, 1}},
+            {"Mod",
+             13,
+             {{"x", vec(DType::UInt64, std::vector<std::uint64_t>{~0ull, p63 + 5, 10})},
+              {"y", vec(DType::UInt64, std::vector<std::uint64_t>{p63 + 1, p63, 3})}},
+             {{"fmod", 1}},
+             DType::UInt64,
+             {3},
+             {p63 - 2, 5, 1}},
+            {"Mod",
+             13,
+             {{"x", vec(DType::Int64, std::vector<std::int64_t>{INT64_MIN, -7, p62 + 1, INT64_MIN})},
+              {"y", vec(DType::Int64, std::vector<std::int64_t>{-1, 3, -3, 3})}},
+             {{"fmod", 1}},
+             DType::Int64,
+             {4},
+             {0, u(-1), 2, u(-2)}},
+            {"PRelu",
+             16,
+             {{"x", vec(DType::Int64, std::vector<std::int64_t>{p62 + 1, -3, -p62})},
+              {"slope", vec(DType::Int64, std::vector<std::int64_t>{5, 2, 2})}},
+             {},
+             DType::Int64,
+             {3},
+             {u(p62 + 1), u(-6), u(INT64_MIN)}},
+            {"PRelu",
+             16,
+             {{"x", vec(DType::UInt64, std::vector<std::uint64_t>{~0ull, p63 + 1})},
+              {"slope", vec(DType::UInt64, std::vector<std::uint64_t>{3, 3})}},
+             {},
+             DType::UInt64,
+             {2},
+             {~0ull, p63 + 1}},
+        };
+        for (const Case& k : cases)
+            for (bool init : {false, true}) {
+                std::vector<ModelInput> ins = k.ins;
+                for (ModelInput& in : ins) in.initializer = init;
+                const auto m = oneNodeModel(k.op, k.opset, ins, k.attrs, k.out, k.outDims);
+                for (const std::string pipeline : {"none", "theano", "cleanup"}) {
+                    const QString where = QString("%1 %2 (%3, %4)")
+                                              .arg(k.op.c_str())
+                                              .arg(k.attrs.empty() ? "" : k.attrs[0].name.c_str())
+                                              .arg(init ? "constants" : "inputs")
+                                              .arg(pipeline.c_str());
+                    Tensor y;
+                    const QString error = errorOf([&] { y = runOneNode(m, ins, pipeline); });
+                    QVERIFY2(error.isEmpty(), qPrintable(where + ": " + error));
+                    QCOMPARE(y.dtype(), k.out);
+                    QVERIFY2(bitsOf(y) == k.want, qPrintable(where));
+                }
+            }
+        // Range of int64 beyond 2^53, rising and falling
+        for (const auto& [start, limit, delta, want] :
+             {std::tuple{p62 + 1, p62 + 7, std::int64_t(2),
+                         std::vector<std::uint64_t>{u(p62 + 1), u(p62 + 3), u(p62 + 5)}},
+              std::tuple{p62 + 1, p62 - 4, std::int64_t(-2),
+                         std::vector<std::uint64_t>{u(p62 + 1), u(p62 - 1), u(p62 - 3)}},
+              std::tuple{INT64_MIN, INT64_MAX, INT64_MAX,
+                         std::vector<std::uint64_t>{u(INT64_MIN), u(-1), u(INT64_MAX - 1)}}}) {
+            const std::vector<ModelInput> ins = {{"start", scalarOf(DType::Int64, start), true},
+                                                 {"limit", scalarOf(DType::Int64, limit), true},
+                                                 {"delta", scalarOf(DType::Int64, delta), true}};
+            const auto m = oneNodeModel("Range", 11, ins, {}, DType::Int64, {3});
+            for (const std::string pipeline : {"none", "theano"})
+                QVERIFY2(bitsOf(runOneNode(m, ins, pipeline)) == want,
+                         qPrintable(QString("Range, %1").arg(pipeline.c_str())));
+        }
     }
 
     // An ONNX TopK (opset 11, smallest, K a graph input) imported as TopKOp behind the Assert on

@@ -220,7 +220,9 @@ template <class W, class F> Tensor wideBinary(const KernelCall& c, DType wide, D
     return y;
 }
 
-// Mod: fmod 0 takes the divisor's sign (integers, Python's %), fmod 1 the dividend's (C fmod).
+// Mod: fmod 0 takes the divisor's sign (integers, Python's %: ScalarArith.h's pyMod), fmod 1
+// the dividend's (C fmod). Integers in their own 64-bit arithmetic (uint64 values at or above
+// 2^63 as NumPy's unsigned %); x % -1 is 0 for either (no INT64_MIN % -1 trap).
 void onnxMod(KernelCall& c) {
     const DType dt = c.in(0).dtype();
     const bool cmod = c.op().intAttr("fmod", 0) != 0;
@@ -231,10 +233,17 @@ void onnxMod(KernelCall& c) {
         });
         return;
     }
+    if (dt == DType::UInt64) { // both fmods agree on unsigned values
+        c.outputs[0] = wideBinary<std::uint64_t>(c, DType::UInt64, dt, [&c](std::uint64_t a, std::uint64_t b) {
+            if (b == 0) c.fail("integer modulo by zero");
+            return a % b;
+        });
+        return;
+    }
     c.outputs[0] = wideBinary<std::int64_t>(c, DType::Int64, dt, [&c, cmod](std::int64_t a, std::int64_t b) {
         if (b == 0) c.fail("integer modulo by zero");
-        const std::int64_t r = a % b;
-        return !cmod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+        if (!cmod) return pyMod(a, b);
+        return b == -1 ? std::int64_t(0) : a % b;
     });
 }
 
@@ -265,8 +274,17 @@ void onnxPRelu(KernelCall& c) {
         s[0] = slope.dim(0);
         slope = slope.reshaped(s);
     }
-    c.outputs[0] =
-        wideBinary<double>(c, DType::Float64, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
+    if (x.dtype() == DType::UInt64) { // never negative: x itself, broadcast to the output's shape
+        c.outputs[0] =
+            wideBinary<std::uint64_t>(c, DType::UInt64, x.dtype(), [](std::uint64_t v, std::uint64_t) { return v; });
+    } else if (isInteger(x.dtype())) { // PRelu-16's integers: exact, the product wrapping as NumPy's
+        c.outputs[0] = wideBinary<std::int64_t>(c, DType::Int64, x.dtype(), [](std::int64_t v, std::int64_t k) {
+            return v < 0 ? static_cast<std::int64_t>(static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(v)) : v;
+        });
+    } else {
+        c.outputs[0] =
+            wideBinary<double>(c, DType::Float64, x.dtype(), [](double v, double k) { return v < 0 ? k * v : v; });
+    }
 }
 
 // Mean of the broadcast inputs (computed in double).

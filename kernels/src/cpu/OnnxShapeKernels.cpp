@@ -339,8 +339,30 @@ void onnxSize(KernelCall& c) {
 }
 
 // Range: start, start + delta, ... below limit (above it for a negative delta), dtype of start.
+// Range of integers in 64-bit (128-bit for the count) arithmetic: exact beyond 2^53.
+void integerRange(KernelCall& c) {
+    const Tensor& start = c.in(0);
+    const std::int64_t s = start.intAt(0), l = c.in(1).intAt(0), d = c.in(2).intAt(0);
+    if (d == 0) c.fail("delta is 0");
+    const __int128 span = d > 0 ? __int128(l) - s : __int128(s) - l, step = d > 0 ? __int128(d) : -__int128(d);
+    const __int128 count = span > 0 ? (span + step - 1) / step : 0; // ceil((l - s) / d), at least 0
+    if (count > 1000000000)
+        c.fail("Range of " + std::to_string(static_cast<long long>(count)) + " elements is too large");
+    const auto n = static_cast<std::int64_t>(count);
+    Tensor y = c.allocate(start.dtype(), {n});
+    visitDType(start.dtype(), "Range", [&](auto z) {
+        using T = decltype(z);
+        T* yp = y.data<T>();
+        for (std::int64_t i = 0; i < n; ++i) // s + i * d lies in [s, l); the product may not fit alone
+            yp[i] = static_cast<T>(static_cast<std::uint64_t>(s) +
+                                   static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(d));
+    });
+    c.outputs[0] = std::move(y);
+}
+
 void onnxRange(KernelCall& c) {
     const Tensor& start = c.in(0);
+    if (isInteger(start.dtype())) return integerRange(c);
     const double s = start.at(0), l = c.in(1).at(0), d = c.in(2).at(0);
     if (d == 0) c.fail("delta is 0");
     const double count = std::max(std::ceil((l - s) / d), 0.0);
