@@ -481,6 +481,60 @@ private slots:
         QCOMPARE(gpu[2].at(4), -1 * 0.1);
     }
 
+    // GpuElemwise on uint64 values at and above 2^63 (NumPy's uint64 semantics, as the CPU
+    // engine: computesInUInt64): floor division, modulo, comparisons, maximum /
+    // minimum, abs / sgn, an integer clip, a fused composite, and float64 at and above 2^63 cast
+    // to uint64; the same bytes as the CPU backend and the values written out below.
+    void cudaUInt64Elemwise() {
+        NEED_CUDA();
+        const std::uint64_t p63 = std::uint64_t(1) << 63;
+        const auto u64 = [](std::vector<std::uint64_t> v) {
+            return Tensor::fromBytes(DType::UInt64, {static_cast<std::int64_t>(v.size())}, v.data());
+        };
+        GpuHarness h;
+        Variable* x = h.input(u64({~0ull, p63 + 6, p63, 10, p63 + 5}));
+        Variable* y = h.input(u64({2, 3, p63 + 1, p63, 1ull << 62}));
+        Variable* f = h.input(ints(DType::Float64, {3}, {1e19, 0x1p63, 7.5}));
+        auto el = [&](const std::string& scalar, std::vector<Variable*> ins) {
+            return h.host(h.op("GpuElemwise", {{"scalar", scalar}}, std::move(ins)));
+        };
+        auto comp = [&](const std::string& expr, std::vector<Variable*> ins, const std::string& dtype) {
+            return h.host(
+                h.op("GpuElemwise", {{"scalar", "composite"}, {"expr", expr}, {"dtype", dtype}}, std::move(ins)));
+        };
+        const auto [cpu, gpu] = h.both(
+            {el("int_div", {x, y}), el("mod", {x, y}), el("gt", {x, y}), el("lt", {x, y}), el("maximum", {x, y}),
+             el("minimum", {x, y}), el("abs", {x}), el("sgn", {x}), comp("clip{3,1000000000}(i0)", {x}, "uint64"),
+             comp("int_div(maximum(i0,i1),i1)", {x, y}, "uint64"), comp("cast{uint64}(i0)", {f}, "uint64")});
+        const auto bytes = [](const Tensor& t) {
+            return std::string(static_cast<const char*>(t.rawData()),
+                               static_cast<std::size_t>(t.numel()) * dtypeSize(t.dtype()));
+        };
+        const auto bits = [](const Tensor& t) {
+            std::vector<std::uint64_t> v;
+            for (std::int64_t i = 0; i < t.numel(); ++i)
+                v.push_back(t.dtype() == DType::Bool ? t.data<std::uint8_t>()[i] : t.data<std::uint64_t>()[i]);
+            return v;
+        };
+        const std::vector<std::vector<std::uint64_t>> want = {
+            {p63 - 1, 3074457345618258604ull, 0, 0, 2},
+            {1, 2, p63, 10, 5},
+            {1, 1, 0, 0, 1},
+            {0, 0, 1, 1, 0},
+            {~0ull, p63 + 6, p63 + 1, p63, p63 + 5},
+            {2, 3, p63, 10, 1ull << 62},
+            {~0ull, p63 + 6, p63, 10, p63 + 5},
+            {1, 1, 1, 1, 1},
+            {1000000000, 1000000000, 1000000000, 10, 1000000000},
+            {p63 - 1, 3074457345618258604ull, 1, 1, 2},
+            {10000000000000000000ull, p63, 7},
+        };
+        for (std::size_t k = 0; k < cpu.size(); ++k) {
+            QVERIFY2(bytes(gpu[k]) == bytes(cpu[k]), qPrintable(QString("output %1: CUDA and CPU differ").arg(k)));
+            QVERIFY2(bits(gpu[k]) == want[k], qPrintable(QString("output %1").arg(k)));
+        }
+    }
+
     // Host-side validation as on the CPU: stride or dilation 0, a kernel larger than the padded
     // input, AdvancedSubtensor1 of a 0-d tensor: a message naming the node, no crash.
     void cudaValidation() {

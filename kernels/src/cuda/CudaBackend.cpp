@@ -187,6 +187,7 @@ void gpuElemwise(KernelCall& c) {
             e.dtype = dt(n.dtype);
             e.p0 = n.p0;
             e.p1 = n.p1;
+            e.unsigned64 = n.unsigned64 ? 1 : 0;
             e.argStart = argPos;
             e.nargs = static_cast<int>(n.args.size());
             for (int a : n.args) {

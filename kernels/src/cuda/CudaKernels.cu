@@ -39,12 +39,14 @@ template <class C> __device__ C roundTo(C v, int dt, int mode, bool compare) {
                 case U8: return static_cast<unsigned char>(t);
                 case U16: return static_cast<unsigned short>(t);
                 case U32: return static_cast<unsigned int>(t);
-                case U64: return static_cast<double>(static_cast<unsigned long long>(t));
+                case U64:
+                    return v >= 0x1p63 && v < 0x1p64 ? trunc(v)
+                                                     : static_cast<double>(static_cast<unsigned long long>(t));
                 default: return static_cast<double>(t);
                 }
             }
         }
-    } else if constexpr (std::is_same<C, long long>::value) {
+    } else if constexpr (std::is_integral<C>::value) {
         switch (dt) {
         case I8: return static_cast<signed char>(v);
         case I16: return static_cast<short>(v);
@@ -92,10 +94,10 @@ template <class C> __device__ C evalNode(const ElemNode& n, const int* args, con
     case ScalarOp::Mod: return pyMod<C>(x, y);
     case ScalarOp::Pow: return ipow<C>(x, y);
     case ScalarOp::Neg: return -x;
-    case ScalarOp::Abs: return x < 0 ? -x : x;
+    case ScalarOp::Abs: return isNegative(x) ? -x : x;
     case ScalarOp::Sqr: return x * x;
     case ScalarOp::Relu: return reluOf(x);
-    case ScalarOp::Sgn: return static_cast<C>((x > 0) - (x < 0));
+    case ScalarOp::Sgn: return static_cast<C>((x > 0) - isNegative(x));
     case ScalarOp::Lt: return x < y;
     case ScalarOp::Gt: return x > y;
     case ScalarOp::Le: return x <= y;
@@ -110,11 +112,9 @@ template <class C> __device__ C evalNode(const ElemNode& n, const int* args, con
     case ScalarOp::Identity:
     case ScalarOp::Cast: return x;
     case ScalarOp::Clip: {
-        if constexpr (std::is_integral<C>::value) {
-            double d = static_cast<double>(x);
-            d = fmin(fmax(d, static_cast<double>(n.p0)), static_cast<double>(n.p1));
-            return static_cast<C>(d);
-        } else {
+        if constexpr (std::is_integral<C>::value) // the values as they are (the CPU engine's rule)
+            return clipOf(x, integerClipBound<C>(n.p0, false), integerClipBound<C>(n.p1, true));
+        else {
             return clipOf(x, C(n.p0), C(n.p1));
         }
     }
@@ -169,8 +169,16 @@ template <class C> __global__ void elemKernel(const ElemArgs a, long long total)
             if (n.op == static_cast<int>(ScalarOp::Input)) {
                 v[ni] = load<C>(a.in[n.input].data, a.in[n.input].dtype, off[n.input]);
             } else {
-                v[ni] = roundTo<C>(evalNode<C>(n, a.prog.args, v), n.dtype, a.prog.mode,
-                                   isCompareOp(static_cast<ScalarOp>(n.op)));
+                const bool compare = isCompareOp(static_cast<ScalarOp>(n.op));
+                if constexpr (std::is_same<C, long long>::value) {
+                    if (n.unsigned64) { // the same 64-bit values read as uint64 (NumPy's uint64 semantics)
+                        const auto* u = reinterpret_cast<const unsigned long long*>(v);
+                        v[ni] = static_cast<long long>(roundTo<unsigned long long>(
+                            evalNode<unsigned long long>(n, a.prog.args, u), n.dtype, a.prog.mode, compare));
+                        continue;
+                    }
+                }
+                v[ni] = roundTo<C>(evalNode<C>(n, a.prog.args, v), n.dtype, a.prog.mode, compare);
             }
         }
         store<C>(a.out, a.outDtype, e, v[a.prog.nNodes - 1]);

@@ -82,6 +82,8 @@ struct ElemNode {
     int nargs = 0;
     int dtype = F32;       ///< the node's dtype (values are rounded to it)
     double p0 = 0, p1 = 0; ///< clip bounds, leaky_relu / hard_sigmoid parameters (as the CPU's ExprNode)
+    /// In int64 mode: computes on uint64 values (the CPU's ExprNode::unsigned64, computesInUInt64).
+    int unsigned64 = 0;
 };
 struct ElemProgram {
     int nNodes = 0;

@@ -49,10 +49,13 @@ template <class C> __device__ C load(const void* p, int dt, long long i) {
     }
 }
 
-/// v as an integer; NaN and values beyond +-9.2e18 give 0 (as the CPU engine's wrap-around).
-template <class C> __device__ long long toInt(C v) {
+/// v as an integer, truncated; NaN and values outside [-2^63, 2^63) give 0 (as the CPU
+/// backend's conversion), except that `toUInt64` takes [2^63, 2^64) as its uint64 bit pattern.
+template <class C> __device__ long long toInt(C v, bool toUInt64 = false) {
     if constexpr (std::is_floating_point<C>::value) {
-        if (!(v == v) || v >= C(9.2e18) || v <= C(-9.2e18)) return 0;
+        if (toUInt64 && v >= C(0x1p63) && v < C(0x1p64))
+            return static_cast<long long>(static_cast<unsigned long long>(v));
+        if (!(v >= C(-0x1p63) && v < C(0x1p63))) return 0;
     }
     return static_cast<long long>(v);
 }
@@ -68,7 +71,7 @@ template <class C> __device__ void store(void* p, int dt, long long i, C v) {
     case I32: static_cast<int*>(p)[i] = static_cast<int>(toInt(v)); break;
     case U32: static_cast<unsigned int*>(p)[i] = static_cast<unsigned int>(toInt(v)); break;
     case I64: static_cast<long long*>(p)[i] = toInt(v); break;
-    case U64: static_cast<unsigned long long*>(p)[i] = static_cast<unsigned long long>(toInt(v)); break;
+    case U64: static_cast<unsigned long long*>(p)[i] = static_cast<unsigned long long>(toInt(v, true)); break;
     case F32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
     case F64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
     default: break;
