@@ -856,13 +856,14 @@ private slots:
             }
     }
 
-    // The host kernels of integer ops that stay Onnx<Type>, exact beyond 2^53 and at or above
-    // 2^63 (NumPy's values, written out below): BitShift of uint64 by a computed or constant
-    // amount, 64 and more included (NumPy's shifts give 0 there), ArgMin / ArgMax of uint64,
-    // Mod with fmod 1 (C's remainder; INT64_MIN % -1 is 0), PRelu of int64 and uint64
-    // (opset 16), Range of int64; inputs as graph inputs and initializers, before and after the
-    // theano and cleanup pipelines.
-    void onnxIntegerHostKernelsExact() {
+    // Integer ops exact beyond 2^53 and at or above 2^63 (NumPy's values, written out below):
+    // BitShift of uint64, 64 and more included (NumPy's shifts give 0 there), by a computed
+    // amount (OnnxBitShift) or a constant one (Elemwise mul / int_div, folded with x constant);
+    // ArgMin (max - x) and ArgMax of uint64; Mod with fmod 1 (OnnxMod: C's remainder,
+    // INT64_MIN % -1 is 0), PRelu of int64 and uint64 (OnnxPRelu, opset 16), Range of int64
+    // (OnnxRange); inputs as graph inputs and initializers, before and after the theano and
+    // cleanup pipelines.
+    void onnxIntegerOpsExact() {
         const std::uint64_t p63 = std::uint64_t(1) << 63;
         const std::int64_t p62 = std::int64_t(1) << 62;
         const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };

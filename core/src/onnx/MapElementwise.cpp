@@ -53,19 +53,18 @@ std::vector<Variable*> mapWhere(NodeMapper& m) {
     return {m.elem("switch", {m.in[0], m.in[1], m.in[2]})};
 }
 
-// BitShift of uint8 / uint16 / uint32 by a constant y: x * k (LEFT) or x // k (RIGHT), k = 2**y
-// a constant of x's dtype, 0 where y is at least the bit width (NumPy's shifts give 0 there,
-// int_div by 0 gives 0). Exact: every value stays below 2^63, so the int64 arithmetic of the
-// Elemwise engines and of constant folding wraps as the unsigned shift does. uint64 and a
-// computed y stay OnnxBitShift (core/README.md says why).
+// BitShift of an unsigned x by a constant y: x * k (LEFT) or x // k (RIGHT), k = 2**y a constant
+// of x's dtype (uint64's 2**63 from its bit pattern), 0 where y is at least the bit width
+// (NumPy's shifts give 0 there, int_div by 0 gives 0). Exact: the engines and constant folding
+// wrap as the unsigned shift does (uint64 on uint64 values, computesInUInt64). A computed y
+// stays OnnxBitShift (core/README.md says why).
 std::vector<Variable*> mapBitShift(NodeMapper& m) {
     m.need(2);
     const std::string dir = m.stringAttr("direction", "");
     if (dir != "LEFT" && dir != "RIGHT") m.fail("attribute 'direction' is '" + dir + "', not LEFT or RIGHT");
     const DType dt = m.in[0]->type().dtype();
     const auto y = m.constInts(m.in[1]);
-    if ((dt != DType::UInt8 && dt != DType::UInt16 && dt != DType::UInt32) || m.in[1]->type().dtype() != dt || !y)
-        return {};
+    if (!isUnsigned(dt) || m.in[1]->type().dtype() != dt || !y) return {};
     const auto bits = static_cast<std::int64_t>(8 * dtypeSize(dt));
     std::vector<std::int64_t> k;
     for (auto s : *y) k.push_back(s < bits ? std::int64_t(1) << s : 0);

@@ -116,9 +116,9 @@ std::vector<Variable*> mapTopK(NodeMapper& m) {
 // DimShuffle adding the axis back for keepdims (tensor/basic.py argmax, makeKeepDims). ArgMin is
 // the argmax of a decreasing bijection of x, as Theano's argmin: -x for floats, max - x for
 // unsigned integers; for signed integers (-1) - x (that is ~x), where Theano's -x wraps at the
-// minimum value. Stay Onnx ops: select_last_index (Theano's argmax takes the first index), bool
-// and bfloat16 (no Theano argmax), and ArgMin of uint64 (constant folding stores integers
-// through int64, so max - x above 2^63 would not fold exactly).
+// minimum value; uint64's max is built from its bit pattern (a double would round it). Stay Onnx
+// ops: select_last_index (Theano's argmax takes the first index), bool and bfloat16 (no Theano
+// argmax).
 std::vector<Variable*> mapArgExtreme(NodeMapper& m) {
     m.need(1);
     Variable* x = m.in[0];
@@ -128,9 +128,10 @@ std::vector<Variable*> mapArgExtreme(NodeMapper& m) {
     const DType dt = x->type().dtype();
     if (m.intAttr("select_last_index", 0) != 0 || dt == DType::Bool || dt == DType::BFloat16) return {};
     if (m.node.op_type() == "ArgMin") {
-        if (dt == DType::UInt64) return {};
         if (isFloat(dt))
             x = m.elem("neg", {x});
+        else if (dt == DType::UInt64)
+            x = m.elem("sub", {m.g.addConstant(TensorData::fromInts(dt, {}, {-1})), x});
         else if (isUnsigned(dt))
             x = m.elem("sub",
                        {m.constScalar(dt, static_cast<double>((std::uint64_t(1) << (8 * dtypeSize(dt))) - 1)), x});
