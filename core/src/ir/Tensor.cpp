@@ -184,6 +184,27 @@ std::string TensorData::shortValue(std::size_t maxElements) const {
     return os.str();
 }
 
+namespace {
+// Stores v at p as an element of an integer or bool `dtype` (a static_cast to the element type,
+// so an int64 v wraps to narrower integers as NumPy's astype does; bool as v != 0); false for
+// the other dtypes.
+template <class V> bool putInteger(char* p, DType dtype, V v) {
+    auto put = [p](auto x) { std::memcpy(p, &x, sizeof(x)); };
+    switch (dtype) {
+    case DType::Bool: put(static_cast<std::uint8_t>(v != 0)); return true;
+    case DType::Int8: put(static_cast<std::int8_t>(v)); return true;
+    case DType::Int16: put(static_cast<std::int16_t>(v)); return true;
+    case DType::Int32: put(static_cast<std::int32_t>(v)); return true;
+    case DType::Int64: put(static_cast<std::int64_t>(v)); return true;
+    case DType::UInt8: put(static_cast<std::uint8_t>(v)); return true;
+    case DType::UInt16: put(static_cast<std::uint16_t>(v)); return true;
+    case DType::UInt32: put(static_cast<std::uint32_t>(v)); return true;
+    case DType::UInt64: put(static_cast<std::uint64_t>(v)); return true;
+    default: return false;
+    }
+}
+} // namespace
+
 std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std::int64_t> shape,
                                                     const std::vector<double>& values) {
     auto t = std::make_shared<TensorData>();
@@ -193,17 +214,9 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
     for (std::size_t i = 0; i < values.size(); ++i) {
         double v = values[i];
         char* p = b.data() + i * dtypeSize(dtype);
+        if (putInteger(p, dtype, v)) continue;
         auto put = [&](auto x) { std::memcpy(p, &x, sizeof(x)); };
         switch (dtype) {
-        case DType::Bool: put(static_cast<std::uint8_t>(v != 0)); break;
-        case DType::Int8: put(static_cast<std::int8_t>(v)); break;
-        case DType::Int16: put(static_cast<std::int16_t>(v)); break;
-        case DType::Int32: put(static_cast<std::int32_t>(v)); break;
-        case DType::Int64: put(static_cast<std::int64_t>(v)); break;
-        case DType::UInt8: put(static_cast<std::uint8_t>(v)); break;
-        case DType::UInt16: put(static_cast<std::uint16_t>(v)); break;
-        case DType::UInt32: put(static_cast<std::uint32_t>(v)); break;
-        case DType::UInt64: put(static_cast<std::uint64_t>(v)); break;
         case DType::Float16: put(doubleToHalf(v)); break;
         case DType::BFloat16: put(doubleToBFloat16(v)); break;
         case DType::Float32: put(static_cast<float>(v)); break;
@@ -221,6 +234,7 @@ std::shared_ptr<TensorData> TensorData::fromDoubles(DType dtype, std::vector<std
             std::memcpy(p + 8, &z, 8);
         } break;
         case DType::String: throw Error("TensorData::fromDoubles: string data is built with fromStrings");
+        default: break; // integers and bool: putInteger
         }
     }
     t->bytes = std::make_shared<const std::string>(std::move(b));
@@ -235,21 +249,7 @@ std::shared_ptr<TensorData> TensorData::fromInts(DType dtype, std::vector<std::i
         t->shape = std::move(shape);
         const std::size_t size = dtypeSize(dtype);
         std::string b(values.size() * size, '\0');
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            const std::int64_t v = values[i];
-            char* p = b.data() + i * size;
-            auto put = [&](auto x) { std::memcpy(p, &x, sizeof(x)); };
-            switch (dtype) { // two's complement wrapping, as NumPy's astype
-            case DType::Bool: put(static_cast<std::uint8_t>(v != 0)); break;
-            case DType::Int8: put(static_cast<std::int8_t>(v)); break;
-            case DType::Int16: put(static_cast<std::int16_t>(v)); break;
-            case DType::Int32: put(static_cast<std::int32_t>(v)); break;
-            case DType::UInt8: put(static_cast<std::uint8_t>(v)); break;
-            case DType::UInt16: put(static_cast<std::uint16_t>(v)); break;
-            case DType::UInt32: put(static_cast<std::uint32_t>(v)); break;
-            default: put(v); break; // int64, uint64: the 64-bit pattern
-            }
-        }
+        for (std::size_t i = 0; i < values.size(); ++i) putInteger(b.data() + i * size, dtype, values[i]);
         t->bytes = std::make_shared<const std::string>(std::move(b));
         return t;
     }
