@@ -40,6 +40,12 @@ struct ModelInput {
 
 // An attribute of oneNodeModel's node: INT or STRING.
 struct ModelAttr {
+    ModelAttr(std::string n, std::int64_t v)
+        : name(std::move(n))
+        , i(v) {}
+    ModelAttr(std::string n, std::string text)
+        : name(std::move(n))
+        , s(std::move(text)) {}
     std::string name;
     std::int64_t i = 0;
     std::string s;
@@ -884,14 +890,14 @@ private slots:
             {"BitShift",
              11,
              {{"x", shiftX}, {"y", shiftY}},
-             {{"direction", 0, "LEFT"}},
+             {{"direction", "LEFT"}},
              DType::UInt64,
              {5},
              {~0ull - 1, p63, 0, 0, 12}},
             {"BitShift",
              11,
              {{"x", shiftX}, {"y", shiftY}},
-             {{"direction", 0, "RIGHT"}},
+             {{"direction", "RIGHT"}},
              DType::UInt64,
              {5},
              {p63 - 1, 1, 0, 0, p63 / 4}},
