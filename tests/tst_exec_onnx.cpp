@@ -866,9 +866,9 @@ private slots:
     // BitShift of uint64, 64 and more included (NumPy's shifts give 0 there), by a computed
     // amount (OnnxBitShift) or a constant one (Elemwise mul / int_div, folded with x constant);
     // ArgMin (max - x) and ArgMax of uint64; Mod with fmod 1 (OnnxMod: C's remainder,
-    // INT64_MIN % -1 is 0), PRelu of int64 and uint64 (OnnxPRelu, opset 16), Range of int64
-    // (OnnxRange); inputs as graph inputs and initializers, before and after the theano and
-    // cleanup pipelines.
+    // INT64_MIN % -1 is 0), PRelu of int64 and uint64 (OnnxPRelu, opset 16), Unique of int64
+    // and uint64 (OnnxUnique), Range of int64 (OnnxRange); inputs as graph inputs and
+    // initializers, before and after the theano and cleanup pipelines.
     void onnxIntegerOpsExact() {
         const std::uint64_t p63 = std::uint64_t(1) << 63;
         const std::int64_t p62 = std::int64_t(1) << 62;
@@ -927,6 +927,20 @@ private slots:
              DType::Int64,
              {3},
              {u(p62 + 1), u(-6), u(INT64_MIN)}},
+            {"Unique",
+             11,
+             {{"x", vec(DType::Int64, std::vector<std::int64_t>{p62 + 1, p62, p62 + 1, 5})}},
+             {},
+             DType::Int64,
+             {3},
+             {5, u(p62), u(p62 + 1)}},
+            {"Unique",
+             11,
+             {{"x", vec(DType::UInt64, std::vector<std::uint64_t>{~0ull, ~0ull - 1, ~0ull})}},
+             {{"sorted", 0}},
+             DType::UInt64,
+             {2},
+             {~0ull, ~0ull - 1}},
             {"PRelu",
              16,
              {{"x", vec(DType::UInt64, std::vector<std::uint64_t>{~0ull, p63 + 1})},

@@ -244,26 +244,22 @@ void onnxTrilu(KernelCall& c) {
 }
 
 // Unique: the distinct elements (or slices along `axis`), sorted or in order of first
-// occurrence, with the optional outputs indices, inverse_indices and counts (int64).
-void onnxUnique(KernelCall& c) {
-    Tensor x = c.in(0);
-    const bool hasAxis = c.op().has("axis");
-    const int axis = hasAxis ? normAxis(c, c.op().intAttr("axis", 0), x.ndim()) : 0;
-    if (!hasAxis) x = x.reshaped({x.numel()});
+// occurrence, with the optional outputs indices, inverse_indices and counts (int64). Values are
+// compared as V: double, or for integers int64 / uint64, exact beyond 2^53.
+template <class V> void uniqueOf(KernelCall& c, const Tensor& x, int axis, const std::vector<V>& xv) {
     const AxisSplit s = splitAt(x, axis);
-    const std::vector<double> xv = x.toDoubles();
     auto slice = [&](std::int64_t k) {
-        std::vector<double> v;
+        std::vector<V> v;
         for (std::int64_t o = 0; o < s.outer; ++o)
             for (std::int64_t i = 0; i < s.inner; ++i)
                 v.push_back(xv[static_cast<std::size_t>((o * s.n + k) * s.inner + i)]);
         return v;
     };
-    std::vector<std::vector<double>> slices;
+    std::vector<std::vector<V>> slices;
     for (std::int64_t k = 0; k < s.n; ++k) slices.push_back(slice(k));
     std::vector<std::int64_t> firsts; // first occurrence of each distinct slice, in order of appearance
     std::vector<std::int64_t> inverse(static_cast<std::size_t>(s.n));
-    std::map<std::vector<double>, std::int64_t> seen;
+    std::map<std::vector<V>, std::int64_t> seen;
     for (std::int64_t k = 0; k < s.n; ++k) {
         auto [it, fresh] = seen.emplace(slices[static_cast<std::size_t>(k)], static_cast<std::int64_t>(firsts.size()));
         if (fresh) firsts.push_back(k);
@@ -280,8 +276,8 @@ void onnxUnique(KernelCall& c) {
     for (std::size_t r = 0; r < order.size(); ++r)
         rank[static_cast<std::size_t>(order[r])] = static_cast<std::int64_t>(r);
     const auto u = static_cast<std::int64_t>(order.size());
-    std::vector<double> yv(static_cast<std::size_t>(s.outer * u * s.inner)), idx, inv,
-        counts(static_cast<std::size_t>(u));
+    std::vector<V> yv(static_cast<std::size_t>(s.outer * u * s.inner));
+    std::vector<double> idx, inv, counts(static_cast<std::size_t>(u));
     for (std::int64_t r = 0; r < u; ++r) {
         const std::int64_t k = firsts[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
         idx.push_back(static_cast<double>(k));
@@ -297,10 +293,34 @@ void onnxUnique(KernelCall& c) {
     }
     Shape out = x.shape();
     out[static_cast<std::size_t>(axis)] = u;
-    c.outputs[0] = storeDoubles(c, yv, x.dtype(), out);
+    Tensor y = c.allocate(x.dtype(), out);
+    convertElements(yv.data(),
+                    std::is_same_v<V, double>          ? DType::Float64
+                    : std::is_same_v<V, std::uint64_t> ? DType::UInt64
+                                                       : DType::Int64,
+                    y.rawData(), x.dtype(), y.numel());
+    c.outputs[0] = std::move(y);
     if (c.outputs.size() > 1) c.outputs[1] = storeDoubles(c, idx, DType::Int64, {u});
     if (c.outputs.size() > 2) c.outputs[2] = storeDoubles(c, inv, DType::Int64, {s.n});
     if (c.outputs.size() > 3) c.outputs[3] = storeDoubles(c, counts, DType::Int64, {u});
+}
+
+void onnxUnique(KernelCall& c) {
+    Tensor x = c.in(0);
+    const bool hasAxis = c.op().has("axis");
+    const int axis = hasAxis ? normAxis(c, c.op().intAttr("axis", 0), x.ndim()) : 0;
+    if (!hasAxis) x = x.reshaped({x.numel()});
+    if (!isInteger(x.dtype())) return uniqueOf(c, x, axis, x.toDoubles());
+    const DType wide = x.dtype() == DType::UInt64 ? DType::UInt64 : DType::Int64;
+    const auto read = [&](auto zero) {
+        std::vector<decltype(zero)> v(static_cast<std::size_t>(x.numel()));
+        convertElements(x.rawData(), x.dtype(), v.data(), wide, x.numel());
+        return v;
+    };
+    if (wide == DType::UInt64)
+        uniqueOf(c, x, axis, read(std::uint64_t{}));
+    else
+        uniqueOf(c, x, axis, read(std::int64_t{}));
 }
 
 } // namespace
