@@ -204,6 +204,7 @@ private Q_SLOTS:
     void focusKeepsChangedRegion();
     void focusSeedsBringTheirValueBoxes();
     void drawFocusedIsTheFocusedViewOfTheWholeDrawing();
+    void focusedViewOfARemovalCentresOnItsNeighbours();
     void alignIdsMatchesWhatBothPipelinesMade();
     void budgetFallsBackToFocusedView();
     void budgetZeroDrawsSimpleLayout();

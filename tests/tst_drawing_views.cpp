@@ -355,6 +355,79 @@ void TestDrawing::drawFocusedIsTheFocusedViewOfTheWholeDrawing() {
     QCOMPARE(fromView.nodes.size(), fromWhole.nodes.size());
 }
 
+void TestDrawing::focusedViewOfARemovalCentresOnItsNeighbours() {
+    // a generated 20,001-node graph (bench_inspect --nodes 20001 --scoped), with the pipeline
+    auto big = bench::blockGraph(20001, true);
+    Trace trace;
+    const Pipeline p = Pipeline::builtin("theano");
+    const PipelineRun run = p.run(*big, &trace);
+    trace.finish(run, *big, p.buildContext().caps);
+    // the first applied event that only removes nodes, and the first that adds some
+    int removing = 0, adding = 0;
+    for (const RewriteEvent& e : trace.events()) {
+        if (e.status != EventStatus::Applied) continue;
+        if (removing == 0 && e.added.empty() && !e.removed.empty()) removing = e.seq;
+        if (adding == 0 && !e.added.empty()) adding = e.seq;
+    }
+    QVERIFY(removing > 0 && adding > 0);
+    const RewriteEvent& event = trace.events()[static_cast<std::size_t>(removing - 1)];
+    QCOMPARE(q(event.rewriter), QStringLiteral("gpua_constant_folding")); // a GpuFromHost of a constant
+
+    // what the user expects to see, read in the graph before the event: the producers of the
+    // removed nodes' inputs and the consumers of their outputs (now of the replacements)
+    const auto before = trace.graphAfter(removing - 1), after = trace.graphAfter(removing);
+    const std::set<NodeId> removed(event.removed.begin(), event.removed.end());
+    std::set<NodeId> neighbours;
+    for (NodeId id : event.removed) {
+        const Apply* n = before->node(id);
+        QVERIFY(n && n->inGraph());
+        QVERIFY2(n->op().str().starts_with("GpuFromHost") && n->input(0)->isConstant(), n->op().str().c_str());
+        for (const Variable* in : n->inputs())
+            if (in->owner() && !removed.count(in->owner()->id())) neighbours.insert(in->owner()->id());
+        for (const Variable* out : n->outputs())
+            for (const Client& c : out->clients())
+                if (c.node && !removed.count(c.node->id())) neighbours.insert(c.node->id());
+    }
+    QVERIFY(!neighbours.empty());
+    for (NodeId id : neighbours) {
+        QVERIFY(after->node(id)->inGraph());
+        QVERIFY2(after->node(id)->op().str().starts_with("GpuAlloc"), after->node(id)->op().str().c_str());
+    }
+    const std::vector<NodeId> seeds = changedRegion(trace, *after, removing - 1, removing);
+    QCOMPARE(seeds, std::vector<NodeId>(neighbours.begin(), neighbours.end()));
+
+    // the window's focused view of the step (its own changes, the layout's threshold and size)
+    const LayoutOptions lo;
+    QVERIFY(after->nodeCount() > lo.nodeThreshold);
+    auto focused = [&](std::vector<NodeId> focus) {
+        DrawOptions opt;
+        opt.focus = std::move(focus);
+        return drawFocused(*after, opt, lo.nodeThreshold, lo.focusHops, lo.focusMaxNodes);
+    };
+    auto shows = [](const DrawGraph& view, NodeId id) {
+        return std::any_of(view.nodes.begin(), view.nodes.end(), [id](const DrawNode& d) { return d.node == id; });
+    };
+    const DrawGraph view = focused(seeds);
+    QVERIFY(view.focused);
+    QCOMPARE(q(view.focusAround), QStringLiteral("the changed region"));
+    for (NodeId id : neighbours) QVERIFY2(shows(view, id), qPrintable(QString("node #%1").arg(id)));
+    // seeded by the added nodes alone (none), the view is an arbitrary row of transfers without them
+    const DrawGraph unseeded = focused(nodesAddedBetween(trace, removing - 1, removing));
+    QCOMPARE(q(unseeded.focusAround), QStringLiteral("the transfers"));
+    QVERIFY(!std::all_of(neighbours.begin(), neighbours.end(), [&](NodeId id) { return shows(unseeded, id); }));
+
+    // a step that adds nodes keeps them as its seeds: an event, one that adds and one that
+    // removes, the whole run
+    const int last = static_cast<int>(trace.events().size());
+    for (auto [from, to] : {std::pair{adding - 1, adding}, {adding - 1, removing}, {0, last}}) {
+        const auto g = trace.graphAfter(to);
+        QVERIFY(!nodesAddedBetween(trace, from, to).empty());
+        QCOMPARE(changedRegion(trace, *g, from, to), nodesAddedBetween(trace, from, to));
+    }
+    // a step that changed nothing has no changed region
+    QVERIFY(changedRegion(trace, *trace.graphAfter(0), 0, 0).empty());
+}
+
 void TestDrawing::alignIdsMatchesWhatBothPipelinesMade() {
     // theano and cleanup both lift join_alloc to the same four GPU nodes (and a 0.0 on the
     // GPU), each with ids of its own; aligned, the diff sees them as one.

@@ -101,6 +101,27 @@ std::vector<NodeId> nodesAddedBetween(const Trace& trace, int fromEvent, int toE
     return {ids.begin(), ids.end()};
 }
 
+std::vector<NodeId> changedRegion(const Trace& trace, const FunctionGraph& after, int fromEvent, int toEvent) {
+    std::vector<NodeId> added = nodesAddedBetween(trace, fromEvent, toEvent);
+    if (!added.empty()) return added;
+    std::set<NodeId> ids;
+    auto survivor = [&ids](const Apply* n) {
+        if (n && n->inGraph()) ids.insert(n->id());
+    };
+    for (const auto& e : trace.events()) {
+        if (e.seq <= fromEvent || e.seq > toEvent || e.status != EventStatus::Applied) continue;
+        for (NodeId id : e.removed)
+            if (const Apply* n = after.node(id); n && !n->inGraph())
+                for (const Variable* in : n->inputs()) survivor(in->owner());
+        for (const auto& [old, replacement] : e.replaced)
+            if (const Variable* v = after.variable(replacement)) {
+                survivor(v->owner());
+                for (const Client& c : v->clients()) survivor(c.node);
+            }
+    }
+    return {ids.begin(), ids.end()};
+}
+
 std::pair<std::string, std::string> splitDiffSpec(const std::string& spec) {
     const auto p = spec.find("..");
     if (p == std::string::npos || p == 0 || p + 2 >= spec.size())

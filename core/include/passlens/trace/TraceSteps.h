@@ -36,6 +36,14 @@ std::unique_ptr<FunctionGraph> graphAt(const Trace& trace, const TraceStep& step
 /// Nodes added by the applied events in (fromEvent, toEvent], ascending, without duplicates.
 std::vector<NodeId> nodesAddedBetween(const Trace& trace, int fromEvent, int toEvent);
 
+/// Where the applied events in (fromEvent, toEvent] changed `after` (the graph after toEvent, with
+/// its removed nodes: Trace::graphAfter), ascending, without duplicates: the nodes they added
+/// (nodesAddedBetween); when they added none but removed some (a transfer pair cut, a node
+/// merged into an equal one), the surviving neighbours of what they removed: the producers of
+/// the removed nodes' inputs, the producers of their replacements and the nodes that consume
+/// the replacements. Empty when the events changed nothing. The seeds of a step's focused view.
+std::vector<NodeId> changedRegion(const Trace& trace, const FunctionGraph& after, int fromEvent, int toEvent);
+
 /// Splits "A..B" into its two sides. Throws passlens::Error("--diff: expected A..B") otherwise.
 std::pair<std::string, std::string> splitDiffSpec(const std::string& spec);
 
