@@ -4,6 +4,10 @@
 // layouts.
 #include "tst_gui.h"
 
+#include "BenchGraphs.h"
+
+#include <passlens/trace/TraceSteps.h>
+
 #include <QStatusBar>
 
 using namespace passlens;
@@ -814,6 +818,65 @@ private slots:
         QCOMPARE(how.size(), std::size_t(2));
         QCOMPARE(how.at(superseded), JobEnd::Superseded);
         QCOMPARE(how.at(newest), JobEnd::Done);
+    }
+
+    // A big step whose rewrite only removed a node (constant folding of a GpuFromHost) is drawn
+    // as the window draws it (DrawingRequest, the layout's focused view) around the node that
+    // consumed the removed one, not around an arbitrary row of transfers.
+    void removalOnlyStepCentresOnItsNeighbours() {
+        auto big = bench::blockGraph(20001, true); // bench_inspect --nodes 20001 --scoped
+        auto trace = std::make_shared<Trace>();
+        const Pipeline p = Pipeline::builtin("theano");
+        const PipelineRun run = p.run(*big, trace.get());
+        trace->finish(run, *big, p.buildContext().caps);
+        const auto& events = trace->events();
+        const auto it = std::find_if(events.begin(), events.end(), [](const RewriteEvent& e) {
+            return e.status == EventStatus::Applied && e.added.empty() && !e.removed.empty();
+        });
+        QVERIFY(it != events.end());
+        QCOMPARE(it->removed.size(), std::size_t(1));
+        const int seq = it->seq;
+        const auto before = trace->graphAfter(seq - 1);
+        const Apply* removed = before->node(it->removed.front());
+        QVERIFY(removed->op().str().starts_with("GpuFromHost"));
+        const auto clients = removed->output()->clients();
+        QCOMPARE(std::distance(clients.begin(), clients.end()), std::ptrdiff_t(1));
+        const NodeId consumer = clients.begin()->node->id();
+
+        DrawingRequest r;
+        r.after = trace->graphAfter(seq);
+        r.trace = trace.get();
+        r.fromEvent = seq - 1; // a big step drawn as a focused view: its own changes
+        r.toEvent = seq;
+        const LayoutOptions lo;
+        QVERIFY(r.after->nodeCount() > lo.nodeThreshold);
+        QVERIFY(r.after->node(consumer)->inGraph());
+        const DrawGraph view = r.draw(&lo);
+        QVERIFY(view.focused);
+        QCOMPARE(QString::fromStdString(view.focusAround), QStringLiteral("the changed region"));
+        const auto drawn = std::find_if(view.nodes.begin(), view.nodes.end(),
+                                        [consumer](const DrawNode& d) { return d.node == consumer; });
+        QVERIFY(drawn != view.nodes.end());
+        QVERIFY(drawn->seed);
+        QVERIFY2(QString::fromStdString(drawn->title).startsWith("GpuAlloc"), drawn->title.c_str());
+        // grouped by scope, a box counts only added nodes as "new": none in this step
+        r.grouping = ScopeGrouping{};
+        const DrawGraph grouped = r.draw(&lo);
+        QVERIFY(std::any_of(grouped.nodes.begin(), grouped.nodes.end(),
+                            [](const DrawNode& d) { return d.category == NodeCategory::Group; }));
+        for (const DrawNode& d : grouped.nodes)
+            QVERIFY2(!d.seed && d.detail.find("new") == std::string::npos, (d.subtitle + ": " + d.detail).c_str());
+        r.grouping.reset();
+        // the event that added the nodes keeps them as the seeds
+        r.after = trace->graphAfter(1);
+        r.fromEvent = 0;
+        r.toEvent = 1;
+        const std::vector<NodeId> added = nodesAddedBetween(*trace, 0, 1);
+        QVERIFY(added.size() > lo.focusMaxNodes);
+        const DrawGraph first = r.draw(&lo);
+        QCOMPARE(QString::fromStdString(first.focusAround), QStringLiteral("the changed region"));
+        for (const DrawNode& d : first.nodes)
+            if (d.node >= 0) QVERIFY(!d.seed || std::binary_search(added.begin(), added.end(), d.node));
     }
 };
 

@@ -531,8 +531,11 @@ DrawGraph DrawingRequest::draw(const LayoutOptions* focusedBy) const {
         const GraphDiff d = diff(*before, *after);
         dg = drawDiff(*before, *after, d, opt);
     } else {
-        // a quick drawing centres on its targets alone; a step on its changes too
-        if (!nested && !quick && trace) opt.focus = nodesAddedBetween(*trace, fromEvent, toEvent);
+        // a quick drawing centres on its targets alone; a step on its changes too: what its
+        // rewrites added, or around what they removed (scope boxes count only added nodes as "new")
+        if (!nested && !quick && trace)
+            opt.focus = grouping ? nodesAddedBetween(*trace, fromEvent, toEvent)
+                                 : changedRegion(*trace, *after, fromEvent, toEvent);
         opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
         // the focused view the layout would cut from the whole drawing, without drawing it all
         // (timing and scope boxes are made from the whole drawing)

@@ -37,8 +37,10 @@ struct DrawingRequest {
     std::shared_ptr<const FunctionGraph> before; ///< set for a diff
     std::shared_ptr<const FunctionGraph> after;  ///< the step (or nested graph) drawn
     const Trace* trace = nullptr;
-    /// The changed region: nodes added by the events in (fromEvent, toEvent] (since the source;
-    /// a step's own changes when it is drawn as a focused view; since the diff's first step).
+    /// The changed region of the events in (fromEvent, toEvent] (since the source; a step's own
+    /// changes when it is drawn as a focused view; since the diff's first step): core's
+    /// changedRegion (the nodes they added, else the surviving neighbours of what they removed),
+    /// with scope grouping the nodes they added.
     int fromEvent = 0, toEvent = 0;
     bool nested = false;
     bool quick = false; ///< a neighbourhood-first drawing: only extraFocus seeds it
