@@ -8,6 +8,7 @@
 
 #include <passlens/trace/TraceSteps.h>
 
+#include <QPlainTextEdit>
 #include <QStatusBar>
 
 using namespace passlens;
@@ -818,6 +819,95 @@ private slots:
         QCOMPARE(how.size(), std::size_t(2));
         QCOMPARE(how.at(superseded), JobEnd::Superseded);
         QCOMPARE(how.at(newest), JobEnd::Done);
+    }
+
+    // A provenance jump builds its step's graph in its layout job, never on the GUI thread: right
+    // after the jump the step's graph is not kept; the target is selected once the job's drawing
+    // arrives. A jump superseded by another never reaches the view, and a jump to the event that
+    // removed its node draws that step without the node and without a "not in the drawing".
+    void jumpBuildsItsStepInItsLayoutJob() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        auto& s = w.session();
+        const Trace* trace = s.trace();
+        QVERIFY(QTest::qWaitFor([&] { return s.jobs().runningCount() == 0; }, 600000)); // step graphs built
+        auto kept = [&s](int event) {
+            const auto events = s.keptGraphEvents();
+            return std::find(events.begin(), events.end(), event) != events.end();
+        };
+        auto stepOf = [&s](int event) {
+            for (const StepPoint& st : s.steps())
+                if (st.event == event && !st.phaseEnd) return true;
+            return false;
+        };
+        // two events, latest first, whose steps are not kept, each with a node it added that its
+        // step still has, and an event that removed a node
+        std::vector<std::pair<int, NodeId>> targets;
+        std::pair<int, NodeId> removal{0, -1};
+        for (auto e = trace->events().rbegin(); e != trace->events().rend(); ++e) {
+            if (e->status != EventStatus::Applied || !stepOf(e->seq)) continue;
+            if (removal.first == 0 && !e->removed.empty()) removal = {e->seq, e->removed.front()};
+            if (kept(e->seq) || targets.size() == 2) continue;
+            for (NodeId id : e->added)
+                if (trace->removedBy(id) == 0 || trace->removedBy(id) > e->seq) {
+                    targets.emplace_back(e->seq, id);
+                    break;
+                }
+        }
+        QCOMPARE(targets.size(), std::size_t(2));
+        QVERIFY(removal.first > 0);
+        const auto [first, firstNode] = targets[0];
+        const auto [second, secondNode] = targets[1];
+        auto* log = w.findChild<QPlainTextEdit*>();
+        QVERIFY(log);
+        struct Shown {
+            int event;
+            bool hasFirst, hasSecond;
+        };
+        QList<Shown> shown;
+        connect(&s, &DebugSession::layoutReady, this, [&] {
+            shown << Shown{s.steps()[static_cast<std::size_t>(s.currentStep())].event,
+                           w.graphScene()->nodeIds().contains(firstNode),
+                           w.graphScene()->nodeIds().contains(secondNode)};
+        });
+        auto selected = [&w]() -> NodeId {
+            const auto sel = w.graphScene()->selectedItems();
+            return sel.size() == 1 ? static_cast<GraphNodeItem*>(sel.front())->node().node : -1;
+        };
+
+        // one jump: the step is built by the job, then drawn with the target selected
+        w.jumpToEvent(first, firstNode);
+        QVERIFY(s.layoutPending());
+        QVERIFY(!kept(first));
+        QVERIFY(QTest::qWaitFor([&] { return !s.followUpPending() && !s.layoutPending(); }, 600000));
+        QVERIFY(kept(first));
+        QVERIFY(!shown.isEmpty());
+        for (const Shown& d : shown) QVERIFY(d.event == first && d.hasFirst);
+        QCOMPARE(selected(), firstNode);
+        QCOMPARE(w.inspector()->shownNode(), firstNode);
+
+        // a jump superseded by the next one: only the second one's drawings arrive
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        shown.clear();
+        w.jumpToEvent(first, firstNode);
+        w.jumpToEvent(second, secondNode);
+        QVERIFY(QTest::qWaitFor([&] { return !s.followUpPending() && !s.layoutPending(); }, 600000));
+        QVERIFY(!shown.isEmpty());
+        for (const Shown& d : shown) QVERIFY(d.event == second && d.hasSecond);
+        QCOMPARE(selected(), secondNode);
+
+        // the event that removed a node: its step is drawn, the node is not looked for
+        shown.clear();
+        const QString logBefore = log->toPlainText();
+        w.jumpToEvent(removal.first, removal.second);
+        QVERIFY(QTest::qWaitFor([&] { return !s.followUpPending() && !s.layoutPending(); }, 600000));
+        QVERIFY(!shown.isEmpty());
+        QCOMPARE(shown.back().event, removal.first);
+        QVERIFY(!w.graphScene()->nodeIds().contains(removal.second));
+        QVERIFY(selected() != removal.second);
+        QVERIFY2(!log->toPlainText().mid(logBefore.size()).contains("not in the drawing"),
+                 qPrintable(log->toPlainText().mid(logBefore.size())));
     }
 
     // A big step whose rewrite only removed a node (constant folding of a GpuFromHost) is drawn

@@ -668,12 +668,19 @@ void DebugSession::requestLayout() {
     struct Laid {
         std::pair<std::optional<LayoutResult>, QString> result; ///< the layout, or why there is none
         BuiltGraphs built;                                      ///< the step graphs the worker built
+        bool plain = false; ///< a neighbourhood-first drawing whose step has none of its seeds: not drawn
     };
     Job<Laid> job;
     job.lane = layoutLane();
     job.done = [this, chain, current, extraFocus, quick, trace = m_trace](Laid res) {
         m_layoutPending = false;
         keepBuilt(trace, std::move(res.built)); // before the view reads the step's graph
+        if (res.plain) {                        // the step is drawn as stepping draws it
+            m_extraFocus.clear();
+            m_followUp = false;
+            requestLayout();
+            return;
+        }
         showLayoutResult(std::move(res.result), chain, current, extraFocus, quick);
         // a run that finished while the source was being drawn comes after its drawing
         if (m_deferredLoad && !m_layoutPending) finishLoad(std::exchange(m_deferredLoad, nullptr));
@@ -691,6 +698,14 @@ void DebugSession::requestLayout() {
         try {
             PendingRequest p = pending;
             out.built = p.complete();
+            if (p.request.quick) { // a jump's seeds: the nodes its step has
+                const FunctionGraph& g = *p.request.after;
+                std::erase_if(p.request.extraFocus, [&g](NodeId id) { return !g.node(id) || !g.node(id)->inGraph(); });
+                if (p.request.extraFocus.empty()) {
+                    out.plain = true;
+                    return out;
+                }
+            }
             if (remembered) {
                 out.result = {remembered, {}};
             } else if (!control.cancelled()) {

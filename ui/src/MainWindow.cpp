@@ -480,6 +480,13 @@ void MainWindow::refreshStep() {
 }
 
 void MainWindow::showLayout() {
+    // a jump's target its step does not have (a node the jump's event removed) is not revealed;
+    // the graph of the step drawn is kept once no layout is pending (graphAt looks it up)
+    if (const NodeId id = m_presenter->pendingReveal();
+        id >= 0 && !m_session->showingNested() && !m_session->layoutPending()) {
+        const auto g = m_session->graphAt(m_session->currentStep());
+        if (!g || !g->node(id) || !g->node(id)->inGraph()) m_presenter->setPendingReveal(-1);
+    }
     m_presenter->show(m_diffCombo->currentIndex() == 2, m_inspector->shownNode());
     settleIdle(true, {});
 }

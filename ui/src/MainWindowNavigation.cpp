@@ -126,14 +126,14 @@ void MainWindow::jumpToEvent(int seq, NodeId id) {
     const Trace* trace = m_session->trace();
     if (!trace || seq < 1 || seq > static_cast<int>(trace->events().size())) return;
     m_session->goToEvent(seq);
-    // the node (when it is in that step) and what the rewrite added are drawn first
-    auto g = m_session->graphAt(m_session->currentStep());
+    // the node and what the rewrite added are drawn first: the layout job, which builds the
+    // step's graph (never replayed here), keeps those the step has, and showLayout forgets a
+    // target it does not have
     std::vector<NodeId> seeds;
-    const bool present = id >= 0 && g && g->node(id) && g->node(id)->inGraph();
-    if (present) seeds.push_back(id);
-    for (NodeId a : trace->events()[static_cast<std::size_t>(seq - 1)].added)
-        if (g && g->node(a) && g->node(a)->inGraph()) seeds.push_back(a);
-    m_presenter->setPendingReveal(present ? id : -1);
+    if (id >= 0) seeds.push_back(id);
+    const auto& added = trace->events()[static_cast<std::size_t>(seq - 1)].added;
+    seeds.insert(seeds.end(), added.begin(), added.end());
+    m_presenter->setPendingReveal(id);
     if (!seeds.empty()) m_session->showNeighbourhoodFirst(std::move(seeds));
 }
 
