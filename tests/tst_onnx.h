@@ -284,6 +284,7 @@ private slots:
     void truncatedCorpusModel();
     void sequenceAndOptionalValues();
     void otherDomainsOnly();
+    void experimentalOpsWarned();
     void fuzzFindings();
     // tst_onnx_topk.cpp
     void topKMapsToTopKOp();

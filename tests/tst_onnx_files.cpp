@@ -2,6 +2,9 @@
 // and nested graphs (see tst_onnx.h).
 #include "tst_onnx.h"
 
+#include <iostream>
+#include <sstream>
+
 void TestOnnx::unsortedUnnamedDuplicateNodes() {
     ModelBuilder b(13);
     b.input("x", {3});
@@ -35,6 +38,45 @@ void TestOnnx::unusedDomainsAndNewerVersions() {
     QCOMPARE(lg.graph->nodeCount(), std::size_t(1));
     QCOMPARE(lg.warnings.size(), std::size_t(1));
     QVERIFY(QString::fromStdString(lg.warnings[0]).contains("newer than libonnx knows"));
+}
+
+// libonnx's checker writes "Warning: Checker does not support models with experimental ops: OP"
+// to std::cerr for ONNX's removed experimental ops (ImageScaler, Crop, ...): none of it reaches
+// the user's terminal; the import's warnings name the file, the first node of each such op type
+// (how many more there are) and the reason.
+void TestOnnx::experimentalOpsWarned() {
+    ModelBuilder b(8);
+    b.input("x", {1, 3, 2, 2});
+    ModelBuilder::floatAttr(b.node("ImageScaler", {"x"}, {"a"}, "scale0"), "scale", 2.0f);
+    b.node("ImageScaler", {"a"}, {"c"});
+    b.node("Crop", {"c"}, {"y"}, "crop");
+    b.output("y", {0});
+    // whatever is written to std::cerr during the import comes here (restored however it ends)
+    struct Stray {
+        std::stringbuf text;
+        std::streambuf* previous = std::cerr.rdbuf(&text);
+        ~Stray() { std::cerr.rdbuf(previous); }
+    };
+    LoadedGraph lg;
+    QString stray;
+    {
+        Stray s;
+        lg = b.import();
+        stray = QString::fromStdString(s.text.str());
+    }
+    QCOMPARE(stray, QString());
+    QStringList kinds;
+    for (const Apply* a : lg.graph->toposort()) kinds << QString::fromStdString(a->op().kind());
+    QCOMPARE(kinds, QStringList({"OnnxImageScaler", "OnnxImageScaler", "OnnxCrop"}));
+    QCOMPARE(lg.warnings.size(), std::size_t(4)); // then the types shape inference could not give
+    const QString why = QStringLiteral(" is one of ONNX's removed experimental ops, which the ONNX checker does not "
+                                       "check against a schema; imported as it is");
+    QCOMPARE(QString::fromStdString(lg.warnings[0]),
+             "synthetic.onnx: node 0 'scale0' (ImageScaler) and 1 more node: ImageScaler" + why);
+    QCOMPARE(QString::fromStdString(lg.warnings[1]), "synthetic.onnx: node 2 'crop' (Crop): Crop" + why);
+    QCOMPARE(QString::fromStdString(lg.warnings[3]),
+             QString("synthetic.onnx: node 1 (unnamed) (ImageScaler): ONNX shape inference gave no type for output "
+                     "'c'; assumed float32 of unknown rank"));
 }
 
 void TestOnnx::externalData() {

@@ -28,12 +28,42 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iostream>
+#include <mutex>
 #include <numeric>
+#include <optional>
+#include <sstream>
 #include <set>
 #include <unordered_map>
 
 namespace passlens::onnximport {
 namespace {
+
+// While alive, what is written to std::cerr is kept (text()) instead of reaching the terminal:
+// libonnx's checker writes its warnings there. One at a time in the process (imports may run
+// on several worker threads), which holds it with the stream swapped; PassLens's libraries
+// themselves never write to std::cerr.
+class LibraryOutput {
+public:
+    LibraryOutput()
+        : m_lock(mutex()) {
+        std::cerr.flush();
+        m_previous = std::cerr.rdbuf(&m_buffer);
+    }
+    ~LibraryOutput() { std::cerr.rdbuf(m_previous); }
+    LibraryOutput(const LibraryOutput&) = delete;
+    LibraryOutput& operator=(const LibraryOutput&) = delete;
+    std::string text() const { return m_buffer.str(); }
+
+private:
+    static std::mutex& mutex() {
+        static std::mutex m;
+        return m;
+    }
+    std::lock_guard<std::mutex> m_lock;
+    std::stringbuf m_buffer;
+    std::streambuf* m_previous = nullptr;
+};
 
 json attrToJson(const onnx::AttributeProto& a) {
     switch (a.type()) {
@@ -500,6 +530,9 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         }
     }
     sortNodesInPlace(*model.mutable_graph(), label, {}, imp.warnings);
+    // what libonnx writes to std::cerr while it checks and infers becomes warnings of ours
+    // (libonnxWarnings), never raw text on the user's terminal
+    std::optional<LibraryOutput> libonnxOutput(std::in_place);
     if (!newer) {
         // onnx::checker::check_model, with the model's folder as the base for external data
         try {
@@ -531,6 +564,9 @@ LoadedGraph importModel(onnx::ModelProto& model, const std::string& label, const
         imp.warnings.push_back(label + ": ONNX shape inference failed (" + firstLines(e.what(), 1) +
                                "); types come from the model's declarations");
     }
+    const std::string said = libonnxOutput->text();
+    libonnxOutput.reset();
+    for (std::string& w : libonnxWarnings(said, model, label)) imp.warnings.push_back(std::move(w));
     Scope* top = nullptr;
     std::vector<std::unique_ptr<Scope>> scopes;
     LoadedGraph r;

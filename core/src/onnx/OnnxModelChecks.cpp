@@ -290,6 +290,57 @@ void checkModelAttributes(const onnx::ModelProto& m, const std::string& label) {
     if (m.has_graph()) checkGraphAttributes(m.graph(), label, {});
 }
 
+namespace {
+// The places of the nodes of op type `op` in `g` and its nested graphs, in file order.
+void nodesOfType(const onnx::GraphProto& g, const std::string& op, const std::string& place,
+                 std::vector<std::string>& out) {
+    for (int i = 0; i < g.node_size(); ++i) {
+        const onnx::NodeProto& n = g.node(i);
+        if (n.op_type() == op) out.push_back(at(place, nodePlace(i, n)));
+        for (const auto& a : n.attribute()) {
+            if (a.has_g()) nodesOfType(a.g(), op, subgraphPlace(place, i, n, a.name()), out);
+            for (const auto& sg : a.graphs()) nodesOfType(sg, op, subgraphPlace(place, i, n, a.name()), out);
+        }
+    }
+}
+} // namespace
+
+std::vector<std::string> libonnxWarnings(const std::string& said, const onnx::ModelProto& m, const std::string& label) {
+    static const std::string kExperimental = "Warning: Checker does not support models with experimental ops: ";
+    std::vector<std::string> out;
+    std::set<std::string> seen; // one warning per op type or line, however often libonnx said it
+    std::size_t start = 0;
+    while (start < said.size()) {
+        std::size_t end = said.find('\n', start);
+        if (end == std::string::npos) end = said.size();
+        std::string line = said.substr(start, end - start);
+        start = end + 1;
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (line.empty() || !seen.insert(line).second) continue;
+        if (line.rfind(kExperimental, 0) == 0) {
+            const std::string op = line.substr(kExperimental.size());
+            std::vector<std::string> places;
+            if (m.has_graph()) nodesOfType(m.graph(), op, {}, places);
+            for (const auto& f : m.functions())
+                for (int i = 0; i < f.node_size(); ++i)
+                    if (f.node(i).op_type() == op)
+                        places.push_back("function '" + f.name() + "': " + nodePlace(i, f.node(i)));
+            std::string where = places.empty() ? "a node" : places.front();
+            if (places.size() > 1)
+                where +=
+                    " and " + std::to_string(places.size() - 1) + (places.size() == 2 ? " more node" : " more nodes");
+            out.push_back(label + ": " + where + ": " + escapeInvalidUtf8(op) +
+                          " is one of ONNX's removed experimental ops, which the ONNX checker does not check against "
+                          "a schema; imported as it is");
+        } else {
+            std::string shown;
+            for (char c : escapeInvalidUtf8(line)) shown += static_cast<unsigned char>(c) < ' ' ? '?' : c;
+            out.push_back(label + ": ONNX checker said: " + shown);
+        }
+    }
+    return out;
+}
+
 int escapeInvalidNames(onnx::ModelProto& m, const std::string& label) {
     int invalid = 0;
     auto count = [&](const std::string& s, bool, const Setter&) { invalid += isValidUtf8(s) ? 0 : 1; };

@@ -52,6 +52,15 @@ std::vector<std::string> checkModelTensors(const onnx::ModelProto& m, const std:
 /// passlens::Error("LABEL: PLACE: attribute 'NAME' has value V, it must be at least 1").
 void checkModelAttributes(const onnx::ModelProto& m, const std::string& label);
 
+/// Turns what libonnx's checker and shape inference wrote to std::cerr (`said`, captured while
+/// they ran) into PassLens's own warnings, one per kind of message: libonnx 1.12's "Warning:
+/// Checker does not support models with experimental ops: OP" becomes "LABEL: PLACE (and N more
+/// nodes): OP is one of ONNX's removed experimental ops, which the ONNX checker does not check
+/// against a schema; imported as it is" (PLACE: nodePlace / subgraphPlace of the first node of
+/// that op type, nested graphs included); any other line "LABEL: ONNX checker said: LINE"
+/// (control characters and bytes that are not UTF-8 escaped). Empty lines are dropped.
+std::vector<std::string> libonnxWarnings(const std::string& said, const onnx::ModelProto& m, const std::string& label);
+
 /// Rewrites every name that is not valid UTF-8 with escapeInvalidUtf8 (graph, node, value,
 /// tensor and attribute names, op types, domains and string attributes, in nested graphs and
 /// model-local functions), so that graph JSON and session writers can write them. Returns how
