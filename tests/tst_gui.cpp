@@ -6,6 +6,8 @@
 // on the machine's load; wall-clock stall figures belong to bench/).
 #include "tst_gui.h"
 
+#include <passlens/ui/WindowLayout.h>
+
 #include <time.h>
 
 using namespace passlens;
@@ -383,6 +385,36 @@ private slots:
         for (auto* item : w.beforeScene()->nodeItems()) QVERIFY(item->node().change != NodeChange::Added);
         if (qEnvironmentVariableIsSet("PASSLENS_SHOTS"))
             w.grab().save(qEnvironmentVariable("PASSLENS_SHOTS") + "/stepping.png");
+    }
+
+    // PASSLENS_LAYOUT_BUDGET_MS: whole milliseconds up to an hour; anything else keeps the 10 s
+    // default with a warning naming the variable and the value. The window's options follow the
+    // variable (its CTest entries set it).
+    void layoutBudgetFromTheEnvironment() {
+        const auto fallback = LayoutOptions{}.budget;
+        QCOMPARE(fallback.count(), 10000);
+        QCOMPARE(parseLayoutBudget("250").budget.count(), 250);
+        QVERIFY(parseLayoutBudget("250").warning.empty());
+        QCOMPARE(parseLayoutBudget("0").budget.count(), 0);
+        QCOMPARE(parseLayoutBudget("3600000").budget.count(), 3600000);
+        QVERIFY(parseLayoutBudget(nullptr).warning.empty());
+        QCOMPARE(parseLayoutBudget("").budget, fallback);
+        for (const char* bad : {"abc", "-5", "1.5", " 250", "250ms", "3600001", "99999999999999999999"}) {
+            const LayoutBudgetSetting b = parseLayoutBudget(bad);
+            QCOMPARE(b.budget, fallback);
+            QCOMPARE(QString::fromStdString(b.warning),
+                     QStringLiteral("PASSLENS_LAYOUT_BUDGET_MS='%1' is not a whole number of milliseconds from 0 to "
+                                    "3600000: ignored, the window's layouts keep their default budget of 10000 ms")
+                         .arg(QString::fromLatin1(bad)));
+        }
+        // control characters are not written to the terminal; a long value is cut
+        QCOMPARE(QString::fromStdString(parseLayoutBudget("1\x1b[2J").warning).left(34),
+                 QStringLiteral("PASSLENS_LAYOUT_BUDGET_MS='1?[2J' "));
+        QVERIFY(parseLayoutBudget(std::string(100, 'x').c_str()).warning.find(std::string(40, 'x') + "...'") !=
+                std::string::npos);
+        const LayoutBudgetSetting env = parseLayoutBudget(qgetenv("PASSLENS_LAYOUT_BUDGET_MS").constData());
+        QCOMPARE(windowLayoutOptions().budget, env.budget);
+        QCOMPARE(windowLayoutWarning(), env.warning);
     }
 
     // Stepping onto a rewrite selects the nodes it added (the inspector shows the first) and

@@ -7,6 +7,7 @@
 #include <passlens/layout/DotWriter.h>
 #include <passlens/pipeline/OpenAndOptimize.h>
 #include <passlens/pipeline/OptimizeReport.h>
+#include <passlens/ui/WindowLayout.h>
 
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -37,7 +38,7 @@ Comparison compareFinalGraphs(const FunctionGraph& source, Comparison c, const C
         DrawOptions opt;
         opt.caption = caption;
         const DrawGraph dg = drawDiff(*c.myFinal, *aligned.graph, d, opt);
-        c.layout = engine.layout(dg, LayoutOptions{}, cancel);
+        c.layout = engine.layout(dg, windowLayoutOptions(), cancel);
         c.otherFinal = std::shared_ptr<const FunctionGraph>(std::move(aligned.graph));
         c.otherIds = std::move(aligned.originalNode);
         c.otherTrace = std::move(t);

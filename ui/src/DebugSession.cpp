@@ -1,4 +1,5 @@
 #include "passlens/ui/DebugSession.h"
+#include "passlens/ui/WindowLayout.h"
 
 #include "JobRunner.h"
 
@@ -650,7 +651,7 @@ void DebugSession::requestLayout() {
     }
     const int current = m_current;
     const std::vector<NodeId> extraFocus = request.extraFocus;
-    LayoutOptions layoutOptions;
+    LayoutOptions layoutOptions = windowLayoutOptions();
     if (!extraFocus.empty() && m_extraFocusHops) {
         layoutOptions.focusHops = *m_extraFocusHops;
         layoutOptions.focusMaxNodes = std::max(layoutOptions.focusMaxNodes, extraFocus.size() + 16);

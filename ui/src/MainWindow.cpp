@@ -1,4 +1,5 @@
 #include "passlens/ui/MainWindow.h"
+#include "passlens/ui/WindowLayout.h"
 
 #include "CheckBoxClickFilter.h"
 #include "CompareDialog.h"
@@ -55,6 +56,8 @@ MainWindow::MainWindow(QWidget* parent)
     setAcceptDrops(true);
     buildUi();
     new WindowActions(this);
+    // an invalid PASSLENS_LAYOUT_BUDGET_MS, also on stderr: said where a desktop user looks
+    if (const std::string& w = windowLayoutWarning(); !w.empty()) log(tr("warning: %1").arg(QString::fromStdString(w)));
     // the overlay shows the profile measured last (or none)
     connect(m_overlayAction, &QAction::toggled, this, [this](bool on) {
         if (on && m_profile)

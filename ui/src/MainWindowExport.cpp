@@ -1,6 +1,7 @@
 // MainWindow's exports: File > Export view (the drawing, the visible area or the selection), the HTML
 // report and the session file.
 #include "passlens/ui/MainWindow.h"
+#include "passlens/ui/WindowLayout.h"
 
 #include "GraphScene.h"
 #include "GraphView.h"
@@ -144,7 +145,7 @@ bool MainWindow::exportTo(const QString& path, const ExportRequest& request) {
                 dg = focusView(dg, hops, std::max<std::size_t>(seeds.size() + 16, 400));
                 dg.focusAround = hops > 0 ? "the selection" : "the visible area";
             }
-            LayoutOptions options;
+            LayoutOptions options = windowLayoutOptions();
             if (landscape) options.dot.rankdir = "LR";
             if (!whole) options.nodeThreshold = std::max(options.nodeThreshold, dg.nodes.size());
             // laid out for the file only: rendered by the process that ran dot (dot's own drawing)
