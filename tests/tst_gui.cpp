@@ -71,6 +71,50 @@ private:
 };
 
 MeasuringApplication* measuringApp() { return static_cast<MeasuringApplication*>(QCoreApplication::instance()); }
+
+// Opens transformer_encoder_layer.onnx in `w` (1400 x 900) and steps from the source onto the
+// rewrite steps one by one, up to 12 whose new nodes are drawn (`checkedSteps`): on each, exactly
+// those nodes are selected, the inspector shows one of them and one is on screen. `refitted`:
+// how many of them were drawn at a size more than a quarter off the drawing before (the view
+// fitted afresh). With `simpleOnly` every drawing must be the simple layout, not a stable one.
+void checkSteppingSelectsNewNodes(MainWindow& w, int& checkedSteps, int& refitted, bool simpleOnly = false) {
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+    auto& s = w.session();
+    s.setCurrentStep(0);
+    QVERIFY(waitIdle(w));
+    double width = s.layout()->width, height = s.layout()->height;
+    for (int k = 1; k < static_cast<int>(s.steps().size()) && checkedSteps < 12; ++k) {
+        s.setCurrentStep(k);
+        QVERIFY(waitIdle(w));
+        const LayoutResult& drawn = *s.layout();
+        if (simpleOnly) QVERIFY(drawn.simple && !drawn.stable);
+        const bool resized =
+            std::abs(drawn.width - width) > 0.25 * width || std::abs(drawn.height - height) > 0.25 * height;
+        width = drawn.width;
+        height = drawn.height;
+        const StepPoint& st = s.steps()[static_cast<std::size_t>(k)];
+        if (st.phaseEnd) continue;
+        QSet<NodeId> added;
+        for (NodeId id : s.trace()->events()[static_cast<std::size_t>(st.event - 1)].added)
+            if (w.graphScene()->nodeItems().contains(QStringLiteral("n%1").arg(id))) added.insert(id);
+        if (added.isEmpty()) continue;
+        QSet<NodeId> selected;
+        for (QGraphicsItem* it : w.graphScene()->selectedItems())
+            selected.insert(static_cast<GraphNodeItem*>(it)->node().node);
+        QCOMPARE(selected, added);
+        QVERIFY(added.contains(w.inspector()->shownNode()));
+        const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        bool onScreen = false;
+        for (NodeId id : added)
+            onScreen |= visible.intersects(
+                w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id))->sceneBoundingRect());
+        QVERIFY2(onScreen, qPrintable(QStringLiteral("step %1").arg(k)));
+        ++checkedSteps;
+        refitted += resized;
+    }
+}
 } // namespace
 
 class TestGui : public QObject {
@@ -421,36 +465,27 @@ private slots:
     // they are on screen.
     void steppingSelectsTheRewritesNewNodes() {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
-        auto& s = w.session();
-        s.setCurrentStep(0);
-        QVERIFY(waitIdle(w));
-        int checkedSteps = 0;
-        for (int k = 1; k < static_cast<int>(s.steps().size()) && checkedSteps < 12; ++k) {
-            s.setCurrentStep(k);
-            QVERIFY(waitIdle(w));
-            const StepPoint& st = s.steps()[static_cast<std::size_t>(k)];
-            if (st.phaseEnd) continue;
-            QSet<NodeId> added;
-            for (NodeId id : s.trace()->events()[static_cast<std::size_t>(st.event - 1)].added)
-                if (w.graphScene()->nodeItems().contains(QStringLiteral("n%1").arg(id))) added.insert(id);
-            if (added.isEmpty()) continue;
-            QSet<NodeId> selected;
-            for (QGraphicsItem* it : w.graphScene()->selectedItems())
-                selected.insert(static_cast<GraphNodeItem*>(it)->node().node);
-            QCOMPARE(selected, added);
-            QVERIFY(added.contains(w.inspector()->shownNode()));
-            const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
-            bool onScreen = false;
-            for (NodeId id : added)
-                onScreen |= visible.intersects(
-                    w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id))->sceneBoundingRect());
-            QVERIFY2(onScreen, qPrintable(QStringLiteral("step %1").arg(k)));
-            ++checkedSteps;
-        }
+        int checkedSteps = 0, refitted = 0;
+        checkSteppingSelectsNewNodes(w, checkedSteps, refitted);
+        if (QTest::currentTestFailed()) return;
         QVERIFY(checkedSteps >= 5);
+    }
+
+    // Past the layout budget a step is drawn afresh, not continued from the drawing before: with
+    // PASSLENS_LAYOUT_BUDGET_MS=0 (its own CTest entry, tst_gui_budget0) every step gets the simple
+    // layered layout at once, of a focused view around what the rewrites added, whose size
+    // changes from step to step so that the view is fitted again. The rewrite's new nodes are
+    // selected all the same.
+    void steppingPastTheBudgetSelectsTheRewritesNewNodes() {
+        if (windowLayoutOptions().budget.count() != 0)
+            QSKIP("runs with PASSLENS_LAYOUT_BUDGET_MS=0 (CTest entry tst_gui_budget0)");
+        MainWindow w;
+        int checkedSteps = 0, refitted = 0;
+        checkSteppingSelectsNewNodes(w, checkedSteps, refitted, true);
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(checkedSteps >= 5);
+        QVERIFY2(refitted >= 1,
+                 qPrintable(QStringLiteral("%1 of %2 steps fitted afresh").arg(refitted).arg(checkedSteps)));
     }
 
     // Choosing another pipeline in the box runs it (the box never names a pipeline that did not

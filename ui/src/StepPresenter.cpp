@@ -159,7 +159,9 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
         summary += tr("<br><b>The pipeline failed:</b> %1").arg(m_session.pipelineError().toHtmlEscaped());
     m_summary->setText(summary);
     m_lastShownStep = m_session.currentStep();
-    if (m_pendingReveal < 0 && stepped && !first && !m_session.showingNested() && showEventNodes()) {
+    // (whatever drew the step: a stable layout, or one drawn afresh and fitted, e.g. a focused
+    // view or the simple layout past the layout budget)
+    if (m_pendingReveal < 0 && stepped && !m_session.showingNested() && showEventNodes()) {
         // a rewrite's new nodes are selected and on screen (showEventNodes)
     } else if (m_pendingReveal >= 0) {
         // (kept for the whole-step drawing that follows a neighbourhood-first one)

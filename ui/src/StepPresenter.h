@@ -37,8 +37,8 @@ public:
     /// Shows the session's layout (nothing when there is none): side by side (the diff's
     /// removed nodes in the before pane, its added ones in the after pane) or in one view, and
     /// the summary. On a step reached by stepping, selects the rewrite's new nodes
-    /// (showEventNodes); else reveals the node asked for (setPendingReveal), else keeps the node
-    /// `inspected` selected.
+    /// (showEventNodes), whichever layout drew it (stable, afresh, past the budget); else
+    /// reveals the node asked for (setPendingReveal), else keeps the node `inspected` selected.
     void show(bool sideBySide, NodeId inspected);
     /// Selects `id` and scrolls it to the centre at a readable zoom; false if it is not drawn.
     bool revealNode(NodeId id);
