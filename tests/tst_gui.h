@@ -67,13 +67,21 @@ inline bool showAndOpen(MainWindow& w, const QString& file, const QString& pipel
     return QTest::qWaitForWindowExposed(&w) && openAndWait(w, file, pipeline);
 }
 
+// Waits until `w` is idle; false when it settled on a failure (whose message is printed) or
+// when it is still busy after `timeoutMs`, a hang guard.
 inline bool waitIdle(MainWindow& w, int timeoutMs = 600000) {
     bool done = false, ok = false;
-    w.whenIdle([&](bool good, const QString&) {
+    QString why;
+    w.whenIdle([&](bool good, const QString& message) {
         done = true;
         ok = good;
+        why = message;
     });
-    return QTest::qWaitFor([&] { return done; }, timeoutMs) && ok;
+    if (!QTest::qWaitFor([&] { return done; }, timeoutMs))
+        qWarning("the window is still busy after %d ms: %s", timeoutMs, qPrintable(w.busyStatus()));
+    else if (!ok)
+        qWarning("the window settled on a failure: %s", qPrintable(why));
+    return done && ok;
 }
 
 // Writes a chain of `n` Elemwise nodes (exp, neg, exp, ...; node 1 is named "first_neg", the
