@@ -88,6 +88,7 @@ private slots:
     void replaceAndPrune();
     void rejectedReplacementRollsBack();
     void cachedOrderMatchesAFreshSortAfterEdits();
+    void patchedOrderMatchesAFreshSortAfterRandomEdits();
     void randomReplacementsKeepTheGraphAcyclic();
     void clientsEqualARecountAfterReplacementsAndRollbacks();
     void clientsKeepTheirAttachmentOrder();

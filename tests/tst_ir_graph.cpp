@@ -99,6 +99,79 @@ void TestIr::cachedOrderMatchesAFreshSortAfterEdits() {
     QCOMPARE(ids(g), fresh());
 }
 
+void TestIr::patchedOrderMatchesAFreshSortAfterRandomEdits() {
+    // The cached order is patched in place for a node replaced by one with the same inputs, for
+    // nodes folded into a constant and for duplicates merged into an earlier twin, and sorted
+    // again for anything else: after every kind of edit it lists what a fresh sort of a copy lists.
+    FunctionGraph g;
+    std::mt19937 rng(11);
+    const Type t = Type::parse("float32[4]");
+    std::vector<Variable*> leaves{g.addInput(t, "x"), g.addInput(t, "y")};
+    for (double v : {1.0, 2.0, 2.0})
+        leaves.push_back(g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {v, v, v, v})));
+    const char* scalars[] = {"add", "mul", "sub", "maximum"};
+    std::vector<Variable*> vars = leaves;
+    for (int i = 0; i < 400; ++i) {
+        const int r = static_cast<int>(rng() % 10);
+        const Op& op = Op::get("Elemwise", {{"scalar", scalars[rng() % 4]}});
+        if (r < 2 && vars.size() > leaves.size()) { // a twin of an earlier node: something to merge
+            const Apply* m = vars[leaves.size() + rng() % (vars.size() - leaves.size())]->owner();
+            vars.push_back(g.apply(m->op(), m->inputs()));
+        } else if (r == 2) { // constants only: something to fold
+            vars.push_back(g.apply(op, {leaves[2 + rng() % 3], leaves[2 + rng() % 3]}));
+        } else {
+            vars.push_back(g.apply(op, {vars[rng() % vars.size()], vars[rng() % vars.size()]}));
+        }
+    }
+    std::vector<Variable*> outs; // every value nothing uses: all nodes are in the graph
+    std::set<const Variable*> used;
+    for (const Variable* v : vars)
+        if (v->owner()) used.insert(v->owner()->inputs().begin(), v->owner()->inputs().end());
+    for (Variable* v : vars)
+        if (v->owner() && !used.count(v)) outs.push_back(v);
+    g.setOutputs(outs);
+    QCOMPARE(g.nodeCount(), vars.size() - leaves.size());
+    auto ids = [](const FunctionGraph& f) {
+        QList<NodeId> out;
+        for (const Apply* n : f.toposort()) out.append(n->id());
+        return out;
+    };
+    auto inGraphNode = [&]() -> Apply* {
+        const auto& topo = g.toposort();
+        return topo[rng() % topo.size()];
+    };
+    int kinds[4] = {0, 0, 0, 0};
+    for (int step = 0; step < 600 && g.nodeCount() > 40; ++step) {
+        const int kind = static_cast<int>(rng() % 7 % 4); // folds (1) and rewires (3) half as often
+        Apply* n = inGraphNode();
+        try {
+            if (kind == 0) { // the same inputs under another op
+                const std::string s = n->op().str("scalar") == "add" ? "mul" : "add";
+                g.replace(n->output(), g.apply(Op::get("Elemwise", {{"scalar", s}}), n->inputs()), "substitute");
+            } else if (kind == 1) { // folded: the node (and what only it used) becomes a constant
+                const double v = static_cast<double>(rng() % 3);
+                g.replace(n->output(), g.addConstant(TensorData::fromDoubles(DType::Float32, {4}, {v, v, v, v})),
+                          "fold");
+            } else if (kind == 2) { // merged into a twin, if it has one in the graph
+                Apply* twin = nullptr;
+                for (const Apply* m : g.toposort())
+                    if (m != n && &m->op() == &n->op() && m->inputs() == n->inputs()) twin = const_cast<Apply*>(m);
+                if (!twin) continue;
+                g.replace(n->output(), twin->output(), "merge");
+            } else { // any earlier value: a real change of the order
+                Variable* b = vars[rng() % vars.size()];
+                if (b->owner() && !b->owner()->inGraph()) continue;
+                g.replace(n->output(), b, "rewire");
+            }
+            ++kinds[kind];
+        } catch (const ReplacementError&) { // a cycle: rolled back
+        }
+        QCOMPARE(ids(g), ids(*g.clone()));
+    }
+    for (int k : kinds) QVERIFY(k > 20);
+    g.validate();
+}
+
 void TestIr::randomReplacementsKeepTheGraphAcyclic() {
     // Cycle checks prune with topological ranks; compare with brute force on random edits.
     FunctionGraph g;

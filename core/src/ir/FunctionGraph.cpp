@@ -391,6 +391,9 @@ public:
     void commit() {
         m_committed = true;
         if (!m_outer) return;
+        // The order sorted before the session began may still be the graph's, patched in place.
+        if (m_topoValid && !m_g.m_topoValid && m_g.m_topoGeneration == m_topoGeneration && m_g.patchOrder(m_mark))
+            m_g.m_topoValid = true;
         m_g.m_recording = false;
         m_g.clearUndo();
         std::vector<PendingEvent> events;
@@ -499,9 +502,22 @@ void FunctionGraph::rollback(std::size_t mark) {
 }
 
 const std::vector<Apply*>& FunctionGraph::toposort() const {
-    if (m_topoValid) return m_topo;
+    if (m_topoValid) {
+        if (m_topoHoles == 0) return m_topo;
+        if (m_topoViewStale) { // one linear copy, no node touched
+            m_topoView.clear();
+            m_topoView.reserve(m_topo.size() - m_topoHoles);
+            for (Apply* n : m_topo)
+                if (n) m_topoView.push_back(n);
+            m_topoViewStale = false;
+        }
+        return m_topoView;
+    }
     m_topo.clear();
     m_topo.reserve(m_liveNodes);
+    m_topoHoles = 0;
+    std::vector<Apply*>().swap(m_topoView);
+    if (m_topoPos.size() < m_nodes.size()) m_topoPos.resize(m_nodes.size());
     // 0 = unvisited, 1 = on stack, 2 = done; indexed by node id
     std::vector<std::uint8_t> state(m_nodes.size(), 0);
     std::vector<std::pair<Apply*, std::size_t>> stack;
@@ -534,6 +550,7 @@ const std::vector<Apply*>& FunctionGraph::toposort() const {
                 continue;
             }
             state[static_cast<std::size_t>(n->m_id)] = 2;
+            m_topoPos[static_cast<std::size_t>(n->m_id)] = static_cast<std::uint32_t>(m_topo.size());
             m_topo.push_back(n);
             stack.pop_back();
         }
@@ -541,6 +558,121 @@ const std::vector<Apply*>& FunctionGraph::toposort() const {
     m_topoValid = true;
     ++m_topoGeneration;
     return m_topo;
+}
+
+// toposort() is Theano's io_toposort as a depth-first walk from the outputs, inputs in order, each
+// node placed after its inputs when first reached. A replacement keeps that order but for nodes
+// substituted or removed in place when its net edits (undo entries from `mark`) are only:
+//  - input changes between variables without owners (constants, graph inputs): not followed;
+//  - node N replaced by a new node N' with the same inputs (the same variables, in order), every
+//    use of N's outputs moved to N''s: the walk reaches N' when it reached N and does the same
+//    below it, so N' takes N's place;
+//  - removed nodes X whose uses moved to variables without owners, or to the outputs of a node
+//    M with X's inputs placed before X (a merge: M and everything below it were placed before
+//    the walk reached X), and whose inputs come from no owner, from other such removed nodes or
+//    from M's inputs: reaching X placed X and removed nodes only, so X leaves a hole.
+// Anything else (new subgraphs, rewired inputs between nodes) returns false: the next toposort()
+// sorts. Whole-graph replacements (GraphToGPU) are not analysed (limit on the entries).
+bool FunctionGraph::patchOrder(std::size_t mark) {
+    constexpr std::size_t kMaxEntries = 512;
+    if (m_undo.size() - mark > kMaxEntries) return false;
+    struct SlotChange {
+        Apply* client; // nullptr: graph output
+        int index;
+        Variable* before;
+    };
+    std::vector<Apply*> imported, pruned;
+    std::vector<SlotChange> slots;
+    const auto has = [](const std::vector<Apply*>& v, const Apply* a) {
+        return std::find(v.begin(), v.end(), a) != v.end();
+    };
+    for (std::size_t k = mark; k < m_undo.size(); ++k) {
+        const UndoEntry& e = m_undo[k];
+        switch (e.kind) {
+        case UndoEntry::Kind::Import:
+            if (has(pruned, e.node)) return false;
+            imported.push_back(e.node);
+            break;
+        case UndoEntry::Kind::Prune:
+            if (has(imported, e.node)) return false;
+            pruned.push_back(e.node);
+            break;
+        case UndoEntry::Kind::ChangeInput:
+            if (std::none_of(slots.begin(), slots.end(),
+                             [&](const SlotChange& s) { return s.client == e.node && s.index == e.index; }))
+                slots.push_back({e.node, e.index, e.old}); // the first entry holds the value before
+            break;
+        }
+    }
+    const auto current = [&](const SlotChange& s) {
+        return s.client ? s.client->m_inputs[static_cast<std::size_t>(s.index)]
+                        : m_outputs[static_cast<std::size_t>(s.index)];
+    };
+    std::vector<const Apply*> rewired; // nodes whose inputs changed
+    for (const SlotChange& s : slots) {
+        if (current(s) == s.before || !s.client) continue;
+        if (!s.client->m_inGraph || has(imported, s.client) || has(pruned, s.client)) return false;
+        rewired.push_back(s.client);
+    }
+    std::vector<std::pair<Apply*, Apply*>> substituted; // (N, N')
+    std::vector<std::pair<Apply*, Apply*>> merged;      // (X, M)
+    std::vector<Apply*> toOwnerless;                    // X with a use moved to a variable without owner
+    for (const SlotChange& s : slots) {
+        Variable* after = current(s);
+        if (after == s.before || (!s.before->m_owner && !after->m_owner)) continue;
+        Apply* x = s.before->m_owner;
+        if (!x || !has(pruned, x)) return false;
+        Apply* y = after->m_owner;
+        if (!y) {
+            toOwnerless.push_back(x);
+        } else if (has(imported, y)) {
+            auto it = std::find_if(substituted.begin(), substituted.end(),
+                                   [&](const auto& p) { return p.first == x || p.second == y; });
+            if (it == substituted.end())
+                substituted.emplace_back(x, y);
+            else if (it->first != x || it->second != y)
+                return false;
+        } else {
+            if (!y->m_inGraph || has(pruned, y) || std::find(rewired.begin(), rewired.end(), y) != rewired.end() ||
+                y->m_inputs != x->m_inputs ||
+                m_topoPos[static_cast<std::size_t>(y->m_id)] >= m_topoPos[static_cast<std::size_t>(x->m_id)])
+                return false;
+            merged.emplace_back(x, y);
+        }
+    }
+    const auto substitutes = [&](const Apply* a) {
+        return std::any_of(substituted.begin(), substituted.end(), [&](const auto& p) { return p.first == a; });
+    };
+    for (const Apply* n : imported) {
+        auto it = std::find_if(substituted.begin(), substituted.end(), [&](const auto& p) { return p.second == n; });
+        if (it == substituted.end() || !n->m_inGraph || n->m_inputs != it->first->m_inputs) return false;
+    }
+    for (Apply* x : pruned) {
+        if (x->m_inGraph || m_topoPos.size() <= static_cast<std::size_t>(x->m_id) ||
+            m_topo[m_topoPos[static_cast<std::size_t>(x->m_id)]] != x)
+            return false;
+        const bool isMerged = std::any_of(merged.begin(), merged.end(), [&](const auto& p) { return p.first == x; });
+        if (substitutes(x)) {
+            if (isMerged || has(toOwnerless, x)) return false;
+            continue;
+        }
+        if (isMerged) continue; // x has the inputs of M, which was placed before x
+        for (const Variable* in : x->m_inputs)
+            if (in->m_owner && (!has(pruned, in->m_owner) || substitutes(in->m_owner))) return false;
+    }
+    for (const auto& [n, replacement] : substituted) {
+        const std::uint32_t pos = m_topoPos[static_cast<std::size_t>(n->m_id)];
+        if (m_topoPos.size() <= static_cast<std::size_t>(replacement->m_id)) m_topoPos.resize(m_nodes.size());
+        m_topoPos[static_cast<std::size_t>(replacement->m_id)] = pos;
+        m_topo[pos] = replacement;
+    }
+    for (Apply* x : pruned)
+        if (!substitutes(x)) {
+            m_topo[m_topoPos[static_cast<std::size_t>(x->m_id)]] = nullptr;
+            ++m_topoHoles;
+        }
+    m_topoViewStale = true;
+    return true;
 }
 
 std::vector<Variable*> FunctionGraph::constants() const {
@@ -594,8 +726,7 @@ std::map<std::string, int> FunctionGraph::opCounts() const {
 }
 
 void FunctionGraph::validate() const {
-    toposort(); // throws on a cycle
-    for (const Apply* n : m_topo) {
+    for (const Apply* n : toposort()) { // throws on a cycle
         for (std::size_t i = 0; i < n->m_outputs.size(); ++i)
             if (n->m_outputs[i]->m_owner != n || n->m_outputs[i]->m_index != static_cast<int>(i))
                 throw ReplacementError("variable " + n->m_outputs[i]->displayName() + " has a second producer: node #" +

@@ -246,7 +246,11 @@ public:
     // ---- reading ----
     const std::vector<Variable*>& inputs() const { return m_inputs; }
     const std::vector<Variable*>& outputs() const { return m_outputs; }
-    /// Nodes currently in the graph, in topological order (cached until the next edit).
+    /// Nodes currently in the graph, in topological order: Theano's io_toposort, a depth-first
+    /// walk from the outputs, inputs in order. Cached; a replacement that only substitutes a node
+    /// by one with the same inputs, folds nodes into constants or merges a node into an earlier
+    /// twin patches the cached order in place (the order a new sort would give), any other edit
+    /// sorts again on the next call.
     const std::vector<Apply*>& toposort() const;
     /// Number of nodes currently in the graph.
     std::size_t nodeCount() const { return m_liveNodes; }
@@ -339,7 +343,18 @@ private:
     mutable double m_pendingUpper = 0;
     std::vector<std::uint32_t> m_mark; // per node id: epoch of the last visit (importVar)
     std::uint32_t m_epoch = 0;
+    /// Keeps the cached order valid across the replacement logged from undo entry `mark` on when
+    /// the sort would give that order with nodes substituted or removed in place; false when a
+    /// sort is needed (see the definition).
+    bool patchOrder(std::size_t mark);
+    // The order of the last sort, kept across the replacements patchOrder accepts: a substituted
+    // node takes its predecessor's place, a removed one leaves a hole (nullptr), so places stay
+    // put; m_topoView is the order without the holes, built when asked for.
     mutable std::vector<Apply*> m_topo;
+    mutable std::vector<std::uint32_t> m_topoPos; // per node id: its place in m_topo
+    mutable std::vector<Apply*> m_topoView;
+    mutable std::size_t m_topoHoles = 0;
+    mutable bool m_topoViewStale = false;
     mutable bool m_topoValid = false;
     mutable std::uint64_t m_topoGeneration = 0; // counts the sorts, so a rollback knows m_topo is still its own
 };
