@@ -311,6 +311,33 @@ private slots:
         QCOMPARE(h.g.nodeCount(), std::size_t(2));
     }
 
+    // A Merge pass on a graph no edit touched since a complete pass returns at once with nothing
+    // merged; any edit makes the next pass look again.
+    void mergeAgainOnlyAfterAnEdit() {
+        Fixture f;
+        Variable* o = f.a("Op1", {f.a("Op2", {f.x, f.y}), f.a("Op2", {f.x, f.y}), f.a("Op3", {f.x})});
+        f.g.setOutputs({o});
+        RewriteEngine e(f.g, nullptr);
+        Merge m1, m2, m3;
+        QVERIFY(m1.apply(e).changed);
+        QCOMPARE(f.g.nodeCount(), std::size_t(3));
+        QCOMPARE(e.stats().at("MergeOptimizer").applied, std::int64_t(1));
+        QVERIFY(e.mergeComplete());
+        QVERIFY(!m2.apply(e).changed);
+        QCOMPARE(e.stats().at("MergeOptimizer").tried, std::int64_t(1));
+        // an edit brings in a twin of Op2(x, y): the next pass merges it
+        const Apply* top = f.g.outputs()[0]->owner();
+        Replacement r;
+        r.pairs.push_back({top->input(2), f.a("Op2", {f.x, f.y})});
+        QVERIFY(e.applyReplacement("test", top->input(2)->owner(), r, 0));
+        QVERIFY(!e.mergeComplete());
+        QCOMPARE(f.g.nodeCount(), std::size_t(3));
+        QVERIFY(m3.apply(e).changed);
+        QCOMPARE(f.g.nodeCount(), std::size_t(2));
+        QCOMPARE(top->input(0), top->input(2));
+        QCOMPARE(e.stats().at("MergeOptimizer").applied, std::int64_t(2));
+    }
+
     void equilibriumTest1() {
         Fixture f;
         f.g.setOutputs({f.a("Op3", {f.a("Op4", {f.x, f.y})})});

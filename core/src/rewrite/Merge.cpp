@@ -60,6 +60,9 @@ private:
 PhaseResult Merge::apply(RewriteEngine& engine) {
     FunctionGraph& g = engine.graph();
     m_merged = m_constants = m_failed = 0;
+    // Nothing changed since a pass that merged all it found: this one would find nothing either
+    // (no sort, no signature pass; see Merge.h).
+    if (engine.mergeComplete()) return {};
     // Constants first: equal type and bytes.
     std::unordered_map<std::uint64_t, std::vector<Variable*>> bySig;
     for (Variable* c : g.constants()) {
@@ -106,6 +109,7 @@ PhaseResult Merge::apply(RewriteEngine& engine) {
             ++m_failed;
         }
     }
+    if (m_failed == 0) engine.setMergeComplete();
     return {m_merged + m_constants > 0};
 }
 

@@ -5,6 +5,11 @@
 /// single pass merges whole duplicated subgraphs. An unseeded random node (Op::isUnseededRandom)
 /// is never merged: two of them are two draws. Each merge is one replaceAllValidate with reason
 /// "MergeOptimizer".
+/// A pass that rejects no merge leaves no two nodes to merge: a node's inputs come from nodes
+/// before it, merged before it is visited, and merges only redirect uses to variables already
+/// there. So a pass on a graph no edit has touched since such a pass (RewriteEngine::
+/// mergeComplete) returns at once, with the same (empty) result: merge1.1, merge1.2 and merge3
+/// of the `theano` pipeline when the phases before them change nothing.
 #include "passlens/rewrite/Phase.h"
 
 namespace passlens {

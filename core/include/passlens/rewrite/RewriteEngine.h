@@ -89,6 +89,11 @@ public:
     /// Committed graph edits seen (imports + input changes; a rolled-back replacement delivers
     /// none), for change detection by the drivers.
     std::int64_t editCount() const { return m_edits; }
+    /// Whether the graph is as the last Merge pass that merged all it found (none rejected)
+    /// left it: no edit since, so another Merge pass would find nothing (Merge.h).
+    bool mergeComplete() const { return m_mergedAt == m_edits; }
+    /// Records that a Merge pass just merged all it found.
+    void setMergeComplete() { m_mergedAt = m_edits; }
     /// Total transform calls (the figure tracks dispatch saves).
     std::int64_t attempts() const { return m_attempts; }
 
@@ -111,6 +116,7 @@ private:
     const CancelToken* m_cancel = nullptr;
     std::map<std::string, RewriterStats> m_stats;
     std::int64_t m_edits = 0;
+    std::int64_t m_mergedAt = -1; // m_edits after the last complete Merge pass
     std::int64_t m_imports = 0;
     std::int64_t m_attempts = 0;
     std::vector<LiftDecision> m_liftDecisions;
