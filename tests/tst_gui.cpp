@@ -840,7 +840,14 @@ private slots:
         QVERIFY(opened);
         QVERIFY(stepped);
         QVERIFY2(measuringApp()->worstMicros() > 0, "no event was measured");
-        QVERIFY2(measuringApp()->worstMicros() < 200000, qPrintable(measuringApp()->worstDescription()));
+        // 200 ms of the GUI thread's own CPU time; AddressSanitizer's instrumentation costs the
+        // same events 2-6.5x that (ch_PP-OCRv4_det_infer's worst: 979 ms), so 8x there
+#if defined(__SANITIZE_ADDRESS__)
+        constexpr qint64 kStallMicros = 8 * 200000;
+#else
+        constexpr qint64 kStallMicros = 200000;
+#endif
+        QVERIFY2(measuringApp()->worstMicros() < kStallMicros, qPrintable(measuringApp()->worstDescription()));
         qInfo("%s: worst event %s", qPrintable(model), qPrintable(measuringApp()->worstDescription()));
     }
 };
