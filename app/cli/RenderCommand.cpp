@@ -101,7 +101,9 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
             } else {
                 opt.caption.step += " of " + std::to_string(s.count) + " events";
             }
-            opt.focus = nodesAddedBetween(*in.trace, s.fromEvent, s.event);
+            // centred as the window centres a step (scope boxes count only added nodes as "new")
+            opt.focus = a.groupScopes || !a.openScopes.empty() ? nodesAddedBetween(*in.trace, s.fromEvent, s.event)
+                                                               : changedRegion(*in.trace, *g, s.fromEvent, s.event);
             drawing = drawGraph(*g, opt);
             phaseForProfile = s.kind == TraceStep::Kind::Phase ? s.name : s.label();
         }

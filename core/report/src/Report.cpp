@@ -316,7 +316,7 @@ ReportResult writeReportFiles(const Trace& trace, const std::filesystem::path& d
         opt.caption.unit = "phase";
         const std::string base =
             twoDigits(static_cast<int>(k)) + "_" + fileSafe(k == 0 ? std::string("source") : s.name);
-        opt.focus = nodesAddedBetween(trace, k == 0 ? 0 : steps[k - 1].event, s.event);
+        opt.focus = changedRegion(trace, *g, k == 0 ? 0 : steps[k - 1].event, s.event);
         draw(drawGraph(*g, opt), "step_" + base + ".svg", entry, "svg", "error");
         if (previous) {
             const GraphDiff d = diff(*previous, *g);
