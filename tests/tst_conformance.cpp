@@ -4,7 +4,8 @@
 // graph and as the final graph of the `theano` and `cleanup` pipelines, in this one process. The
 // outputs are compared the way ONNX's backend runner does (allCloseMismatch, rtol 1e-3, atol
 // 1e-7). A failure must be listed in tests/conformance/expected_failures.txt, and a listed
-// failure that no longer happens fails the test too, so the list only shrinks.
+// failure that no longer happens fails the test too, so the list only shrinks (except a graph
+// that draws random values, whose unseeded draw may match the suite's now and then).
 //
 // Environment (both optional, for regenerating the files from a real run):
 //   PASSLENS_CONFORMANCE_EXPECTED=FILE  write the expected-failures list of this run to FILE
@@ -48,6 +49,9 @@ struct CaseResult {
     std::string caseName; ///< "node/test_abs"
     std::string op;       ///< ONNX op type of a node/ case, "(simple)" etc. otherwise
     std::string failure[3];
+    /// The graph draws random values (Op::isRandomKind): its values equal the suite's NumPy
+    /// draws only by chance, and an unseeded op draws anew in each run.
+    bool random[3] = {false, false, false};
 };
 
 /// What runCase appends to a value mismatch of a graph with a random op (Op::isRandomKind: the
@@ -92,9 +96,10 @@ std::string caseOp(const fs::path& dir, const std::string& suite) {
     return proto.graph().node(0).op_type();
 }
 
-/// Runs `graph` (0 source, else the final graph of that pipeline) of the case in `dir`.
+/// Runs `graph` (0 source, else the final graph of that pipeline) of the case in `dir`; sets
+/// `random` when the graph draws random values.
 std::string runCase(const fs::path& dir, int graph, const std::vector<Tensor>& inputs,
-                    const std::vector<Tensor>& expected) {
+                    const std::vector<Tensor>& expected, bool& random) {
     try {
         LoadedGraph loaded = loadGraphFile(dir / "model.onnx");
         if (graph > 0) Pipeline::builtin(kGraphs[graph]).run(*loaded.graph, nullptr);
@@ -104,8 +109,7 @@ std::string runCase(const fs::path& dir, int graph, const std::vector<Tensor>& i
         Executor exec(*loaded.graph, ExecOptions{DeviceChoice::Cpu});
         const std::string mismatch = allCloseMismatch(exec.run(inputs), expected, kRtol, kAtol);
         const auto ops = loaded.graph->opCounts();
-        const bool random =
-            std::any_of(ops.begin(), ops.end(), [](const auto& kv) { return Op::isRandomKind(kv.first); });
+        random = std::any_of(ops.begin(), ops.end(), [](const auto& kv) { return Op::isRandomKind(kv.first); });
         return mismatch.empty() || !random ? mismatch : mismatch + kRandomDraw;
     } catch (...) {
         std::string msg = currentExceptionMessage("conformance");
@@ -251,19 +255,26 @@ void TestConformance::suite() {
             } catch (...) {
                 dataError = currentExceptionMessage("conformance");
             }
-            for (int g = 0; g < 3; ++g) r.failure[g] = dataError.empty() ? runCase(dir, g, inputs, outputs) : dataError;
+            for (int g = 0; g < 3; ++g)
+                r.failure[g] = dataError.empty() ? runCase(dir, g, inputs, outputs, r.random[g]) : dataError;
             results.push_back(std::move(r));
         }
     }
 
-    int passed = 0, failed = 0, unexpected = 0, fixed = 0;
+    int passed = 0, failed = 0, unexpected = 0, fixed = 0, chance = 0;
     for (const CaseResult& r : results) {
         const auto it = expected.find(r.caseName);
         for (int g = 0; g < 3; ++g) {
             const bool listed = it != expected.end() && it->second.count(kGraphs[g]);
             if (r.failure[g].empty()) {
                 ++passed;
-                if (listed) {
+                if (listed && r.random[g]) {
+                    // an unseeded draw (std::random_device) can equal the suite's NumPy draw (a
+                    // Bernoulli of 10 values now and then): it stays listed, not "fixed"
+                    ++chance;
+                    std::cout << "CHANCE " << r.caseName << " " << kGraphs[g]
+                              << ": a listed random draw matched the suite's values this time\n";
+                } else if (listed) {
                     ++fixed;
                     std::cout << "FIXED " << r.caseName << " " << kGraphs[g]
                               << ": passes, remove it from expected_failures.txt\n";
@@ -282,7 +293,7 @@ void TestConformance::suite() {
     std::cout << "per graph (of " << results.size() << " cases): source " << perGraph[0] << ", theano " << perGraph[1]
               << ", cleanup " << perGraph[2] << " passed\n";
     std::cout << passed << " passed, " << failed << " failed (" << unexpected << " not listed, " << fixed
-              << " listed but passing)\n";
+              << " listed but passing, " << chance << " random draws matching by chance)\n";
 
     if (const char* f = std::getenv("PASSLENS_CONFORMANCE_EXPECTED")) writeFileAtomic(f, expectedFileText(results));
     if (const char* f = std::getenv("PASSLENS_CONFORMANCE_TABLE")) writeFileAtomic(f, tableText(results));
