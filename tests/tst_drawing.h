@@ -5,6 +5,8 @@
 // The helpers and the test class of the one executable tst_drawing, whose test functions are
 // defined in tst_drawing*.cpp.
 #include <passlens/diff/GraphDiff.h>
+#include <passlens/io/AtomicFile.h>
+#include <passlens/io/GraphJson.h>
 #include <passlens/io/GraphLoader.h>
 #include <passlens/ir/Error.h>
 #include <passlens/ir/FunctionGraph.h>

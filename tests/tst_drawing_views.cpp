@@ -426,6 +426,20 @@ void TestDrawing::focusedViewOfARemovalCentresOnItsNeighbours() {
     }
     // a step that changed nothing has no changed region
     QVERIFY(changedRegion(trace, *trace.graphAfter(0), 0, 0).empty());
+
+#ifdef PASSLENS_CLI
+    // passlens-cli render --event centres the same step there too (the DOT before layout)
+    QTemporaryDir dir;
+    const QString file = dir.filePath("big.graph.json"), dot = dir.filePath("step.dot");
+    writeFileAtomic(file.toStdString(), writeGraphJson(*bench::blockGraph(20001, true)).dump());
+    const Cli r = cli({"render", file, "--event", QString::number(removing), "--format", "dot", "-o", dot});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile f(dot);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QVERIFY2(text.contains("around the changed region"), text.left(600).constData());
+    for (NodeId id : neighbours) QVERIFY2(text.contains(QByteArray("#") + QByteArray::number(id) + " "), "neighbour");
+#endif
 }
 
 void TestDrawing::alignIdsMatchesWhatBothPipelinesMade() {
