@@ -117,6 +117,7 @@ private slots:
     void help_data();
     void runJsonCarriesPlan();
     void runCheckPhases();
+    void runCheckAbsoluteFloor();
     void runStrings();
     void reportWithRun();
     void help();

@@ -87,6 +87,33 @@ void TestCli::runCheckPhases() {
     QCOMPARE(QJsonDocument::fromJson(upTo.out).object().value("check").toObject().value("phases").toArray().size(), 2);
 }
 
+// --check against reference outputs whose values are all near 0: ch_PP-OCRv4_det_infer's are
+// below 1e-4 and differ from onnxruntime's by about 1.2e-7, a max_rel near 2e-3; the absolute
+// floor (--abs-tolerance, default 1e-6) accepts them, without it the check diverges.
+void TestCli::runCheckAbsoluteFloor() {
+    const QString model = corpusModel("ch_PP-OCRv4_det_infer.onnx");
+    const QString data = QDir(corpusDir()).filePath("testdata/ch_PP-OCRv4_det_infer/test_data_set_0");
+    const QStringList args{"run",     model,      "--phase", "source",   "--inputs", data,
+                           "--check", "--repeat", "1",       "--warmup", "0",        "--json"};
+    const Run r = runCli(args);
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const QJsonObject check = QJsonDocument::fromJson(r.out).object().value("check").toObject();
+    QCOMPARE(check.value("against").toString(), QString("reference"));
+    QCOMPARE(check.value("abs_tolerance").toDouble(), 1e-6);
+    QVERIFY(check.value("ok").toBool());
+    QVERIFY(check.value("max_abs").toDouble() > 0 && check.value("max_abs").toDouble() <= 1e-6);
+    QVERIFY(check.value("max_rel").toDouble() > 1e-4); // what the relative check alone refused
+    const Run strict = runCli(QStringList(args) << "--abs-tolerance"
+                                                << "0");
+    QCOMPARE(strict.exitCode, 1);
+    QVERIFY2(strict.err.contains("diverge (max_rel"), strict.err.constData());
+    QVERIFY(!QJsonDocument::fromJson(strict.out).object().value("check").toObject().value("ok").toBool());
+    QCOMPARE(runCli(QStringList(args) << "--abs-tolerance"
+                                      << "-1")
+                 .exitCode,
+             2);
+}
+
 // run with ONNX string tensors: string_data input and reference files, the values shown
 // after the output's type, --check comparing strings (the first differing element named).
 void TestCli::runStrings() {

@@ -33,7 +33,7 @@ struct RunArgs {
     std::string file, phase = "final", pipeline = "theano", device = "auto", inputs, profile, saveOutputs;
     int repeat = 10, warmup = 3, threads = 0;
     bool check = false, asJson = false;
-    double tolerance = kCheckTolerance;
+    double tolerance = kCheckTolerance, absTolerance = kCheckAbsTolerance;
     std::uint64_t seed = 0;
 };
 
@@ -191,9 +191,10 @@ int runRun(const RunArgs& a) {
                  {"max_abs", main.maxAbs},
                  {"max_rel", main.maxRel},
                  {"tolerance", a.tolerance},
+                 {"abs_tolerance", a.absTolerance},
                  {"outputs", diffJson(main)["outputs"]},
                  {"source", diffJson(vsSource)}};
-        checkOk = main.within(a.tolerance) && vsSource.within(a.tolerance);
+        checkOk = main.within(a.tolerance, a.absTolerance) && vsSource.within(a.tolerance, a.absTolerance);
         if (haveRef) {
             const CompareResult srcRef = compareOutputs(srcOuts, reference);
             check["source_vs_reference"] = diffJson(srcRef);
@@ -208,7 +209,7 @@ int runRun(const RunArgs& a) {
                         compareOutputs(Executor(pg, ExecOptions{DeviceChoice::Cpu}).run(inputs), srcOuts);
                     return OutputsDiff{r.maxAbs, r.maxRel, r.within(std::numeric_limits<double>::infinity())};
                 },
-                a.tolerance, "run " + a.file);
+                a.tolerance, "run " + a.file, nullptr, a.absTolerance);
             for (const PhaseCheckEntry& e : pc.phases) {
                 json pe = {{"name", e.name}};
                 if (e.diff) {
@@ -225,8 +226,8 @@ int runRun(const RunArgs& a) {
         check["phases"] = phases;
         check["ok"] = checkOk;
         checkText = "check against " + std::string(haveRef ? "reference outputs" : "the source graph") + ": max_abs " +
-                    num(main.maxAbs) + ", max_rel " + num(main.maxRel) + " (tolerance " + num(a.tolerance) + ") -> " +
-                    (checkOk ? "OK" : "DIVERGES") + "\n";
+                    num(main.maxAbs) + ", max_rel " + num(main.maxRel) + " (tolerance " + num(a.tolerance) +
+                    ", or max_abs " + num(a.absTolerance) + ") -> " + (checkOk ? "OK" : "DIVERGES") + "\n";
         if (a.phase != "source")
             checkText +=
                 "  vs source graph: max_abs " + num(vsSource.maxAbs) + ", max_rel " + num(vsSource.maxRel) + "\n";
@@ -261,7 +262,8 @@ int runRun(const RunArgs& a) {
     }
     if (a.check && !checkOk) {
         std::cerr << "error: " << a.file << ": outputs of phase " << a.phase << " diverge (max_rel "
-                  << num(check["max_rel"].get<double>()) << " > " << num(a.tolerance) << ")\n";
+                  << num(check["max_rel"].get<double>()) << " > " << num(a.tolerance) << " and max_abs "
+                  << num(check["max_abs"].get<double>()) << " > " << num(a.absTolerance) << ")\n";
         return 1;
     }
     return 0;
@@ -289,6 +291,10 @@ RunSubcommand registerRunCommand(CLI::App& app) {
     cmd->add_flag("--check", args->check,
                   "Compare with the source graph and the reference outputs; name the first divergent phase");
     cmd->add_option("--tolerance", args->tolerance, "--check: largest accepted max_rel")->capture_default_str();
+    cmd->add_option("--abs-tolerance", args->absTolerance,
+                    "--check: an output whose max_abs is at most this matches whatever its max_rel (numpy's atol)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--threads", args->threads,
                     "BLAS threads of the CPU backend (0: OpenBLAS's default, OPENBLAS_NUM_THREADS or every core)")
         ->capture_default_str()

@@ -32,10 +32,10 @@ std::vector<Tensor> seededInputs(const FunctionGraph& graph, std::uint64_t seed)
     return inputs;
 }
 
-bool CompareResult::within(double tolerance) const {
+bool CompareResult::within(double tolerance, double absTolerance) const {
     if (!countMatches) return false;
     for (const OutputDiff& d : outputs)
-        if (!d.shapeMatches || !(d.maxRel <= tolerance)) return false;
+        if (!d.shapeMatches || !(d.maxRel <= tolerance || d.maxAbs <= absTolerance)) return false;
     return true;
 }
 

@@ -21,7 +21,8 @@ std::vector<CheckedPhase> phasesToCheck(const Trace& trace, const std::string& l
 }
 
 PhaseCheckResult checkPhases(const std::vector<CheckedPhase>& phases, const CompareWithSource& compare,
-                             double tolerance, const std::string& context, const CancelToken* cancel) {
+                             double tolerance, const std::string& context, const CancelToken* cancel,
+                             double absTolerance) {
     PhaseCheckResult result;
     for (const CheckedPhase& ph : phases) {
         throwIfCancelled(cancel, "the phase check");
@@ -31,7 +32,7 @@ PhaseCheckResult checkPhases(const std::vector<CheckedPhase>& phases, const Comp
         try {
             const std::shared_ptr<const FunctionGraph> g = ph.graph();
             e.diff = compare(*g);
-            e.diverges = !e.diff->shapesMatch || !(e.diff->maxRel <= tolerance);
+            e.diverges = !e.diff->shapesMatch || !(e.diff->maxRel <= tolerance || e.diff->maxAbs <= absTolerance);
         } catch (...) {
             e.error = currentExceptionMessage(context + " --phase " + ph.name);
             e.diverges = true;

@@ -20,6 +20,12 @@ namespace passlens {
 /// when the caller sets none (`run --tolerance`'s default, the window's check).
 inline constexpr double kCheckTolerance = 1e-4;
 
+/// `run --check`'s absolute floor (`--abs-tolerance`'s default), as numpy.allclose's atol: an
+/// output whose max_abs is at most this matches whatever its max_rel, which means little on
+/// outputs whose values are all near 0 (ch_PP-OCRv4_det_infer's reference outputs are below
+/// 1e-4; onnxruntime's reference and PassLens differ there by 1.2e-7).
+inline constexpr double kCheckAbsTolerance = 1e-6;
+
 /// A phase's outputs against the source graph's, on the same inputs.
 struct OutputsDiff {
     double maxAbs = 0, maxRel = 0; ///< over every output
@@ -43,8 +49,9 @@ struct PhaseCheckEntry {
     std::string name;
     std::optional<OutputsDiff> diff; ///< none when the phase's graph could not run
     std::string error;               ///< then why, "CONTEXT --phase NAME: reason"
-    bool diverges = false;           ///< could not run, shapes differ, or max_rel > tolerance
-    bool first = false;              ///< the first divergent phase
+    /// could not run, shapes differ, or max_rel > tolerance and max_abs > absTolerance
+    bool diverges = false;
+    bool first = false; ///< the first divergent phase
 };
 
 struct PhaseCheckResult {
@@ -57,10 +64,12 @@ struct PhaseCheckResult {
 /// is then recorded with currentExceptionMessage(context + " --phase " + name).
 using CompareWithSource = std::function<OutputsDiff(const FunctionGraph& graph)>;
 
-/// Compares each phase in order (CLI.md `run --check`: "first_divergent_phase"). `cancel` (may be
+/// Compares each phase in order (CLI.md `run --check`: "first_divergent_phase"); a phase matches
+/// when its max_rel is at most `tolerance` or its max_abs at most `absTolerance`. `cancel` (may be
 /// null) is polled before each phase: once cancelled, throws Cancelled("the phase check was
 /// cancelled") and returns nothing.
 PhaseCheckResult checkPhases(const std::vector<CheckedPhase>& phases, const CompareWithSource& compare,
-                             double tolerance, const std::string& context, const CancelToken* cancel = nullptr);
+                             double tolerance, const std::string& context, const CancelToken* cancel = nullptr,
+                             double absTolerance = kCheckAbsTolerance);
 
 } // namespace passlens

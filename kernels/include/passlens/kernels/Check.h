@@ -35,8 +35,8 @@ struct CompareResult {
     std::vector<OutputDiff> outputs;
     double maxAbs = 0, maxRel = 0; ///< over every output
     bool countMatches = true;      ///< same number of outputs
-    /// Every output has the same shape and maxRel <= tolerance.
-    bool within(double tolerance) const;
+    /// Every output has the same shape and maxRel <= tolerance, or maxAbs <= absTolerance.
+    bool within(double tolerance, double absTolerance = 0) const;
 };
 
 /// Compares host tensors pairwise (values as doubles). Sequence and optional values compare by
