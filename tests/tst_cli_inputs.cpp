@@ -172,6 +172,16 @@ void TestCli::messagesNameTheirFile() {
     CHECK_FAILS(r, "bad.passlens.json: events[0]: ", "type must be number, but is string");
     QVERIFY2(noLibraryText(r), qPrintable(r.describe()));
     QVERIFY(!QFileInfo::exists(tmp.filePath("rep")));
+    // a step the run does not have: bad input (exit 1) naming the file and the option
+    r = runCli({"render", model, "--diff", "nosuch..final", "-o", tmp.filePath("d.svg")});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.startsWith("error: " + model.toUtf8() + ": --diff: no step 'nosuch' in this pipeline run"),
+             qPrintable(r.describe()));
+    r = runCli({"render", model, "--event", "99999", "-o", tmp.filePath("d.svg")});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains(": --event: event 99999 does not exist (this pipeline run has events 0.."),
+             qPrintable(r.describe()));
+    QVERIFY(!QFileInfo::exists(tmp.filePath("d.svg")));
 }
 
 // Running out of memory is a message naming the command and the file, not std::bad_alloc.

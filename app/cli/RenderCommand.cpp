@@ -68,6 +68,13 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
 
         const bool pipelineGiven = cmd->count("--pipeline") > 0;
         const OpenedTrace in = openTrace(a.file, a.pipeline, pipelineGiven);
+        const auto resolve = [&](const std::string& spec, const char* option) {
+            try {
+                return resolveStep(*in.trace, spec);
+            } catch (const Error& e) {
+                throw Error(a.file + ": " + option + ": " + e.what()); // names the file and the option
+            }
+        };
 
         DrawOptions opt;
         opt.nestedGraphs = true; // If branches, Loop bodies as clusters
@@ -78,8 +85,8 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
         nlohmann::json diffJson;
         if (!a.diffSpec.empty()) {
             const auto [from, to] = splitDiffSpec(a.diffSpec);
-            const TraceStep sa = resolveStep(*in.trace, from);
-            const TraceStep sb = resolveStep(*in.trace, to);
+            const TraceStep sa = resolve(from, "--diff");
+            const TraceStep sb = resolve(to, "--diff");
             const auto ga = graphAt(*in.trace, sa);
             const auto gb = graphAt(*in.trace, sb);
             const GraphDiff d = diff(*ga, *gb);
@@ -91,7 +98,7 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
             std::string spec = "final";
             if (!a.phase.empty()) spec = a.phase;
             if (a.event >= 0) spec = std::to_string(a.event);
-            const TraceStep s = resolveStep(*in.trace, spec);
+            const TraceStep s = resolve(spec, a.event >= 0 ? "--event" : "--phase");
             const auto g = graphAt(*in.trace, s);
             opt.caption.step = s.label();
             if (s.kind != TraceStep::Kind::Event) {
@@ -184,6 +191,7 @@ int runRender(const RenderArgs& a, CLI::App* cmd) {
     } catch (const LayoutError& e) {
         std::cerr << "error: " << a.file << ": layout: " << e.what() << "\n";
         return 1;
+
     } catch (...) {
         std::cerr << "error: " << currentExceptionMessage("render " + a.file) << "\n";
         return 1;

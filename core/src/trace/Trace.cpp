@@ -397,7 +397,7 @@ std::unique_ptr<FunctionGraph> Trace::graphAfterPhase(const std::string& name) c
         if (m_phases[i].info.name == name) return graphAfter(lastEventOfPhase(i));
     std::string names;
     for (const auto& p : m_phases) names += (names.empty() ? "" : ", ") + p.info.name;
-    throw Error("no phase '" + name + "' in this session (phases: source, " + names + ", final)");
+    throw Error("no phase '" + name + "' in this pipeline run (phases: source, " + names + ", final)");
 }
 
 json Trace::toSessionJson(const std::filesystem::path& source, const json& profiles) const {

@@ -68,7 +68,7 @@ TraceStep resolveStep(const Trace& trace, const std::string& spec) {
         const int seq = std::stoi(number);
         const int last = lastSeq(trace);
         if (seq > last)
-            throw Error("event " + number + " does not exist (this session has events 0.." + std::to_string(last) +
+            throw Error("event " + number + " does not exist (this pipeline run has events 0.." + std::to_string(last) +
                         ")");
         s.kind = TraceStep::Kind::Event;
         s.event = seq;
@@ -84,7 +84,7 @@ TraceStep resolveStep(const Trace& trace, const std::string& spec) {
     std::string names = "source";
     for (const auto& p : phases) names += ", " + p.info.name;
     names += ", final";
-    throw Error("no step '" + spec + "' in this session (phases: " + names + "; or an event number 0.." +
+    throw Error("no step '" + spec + "' in this pipeline run (phases: " + names + "; or an event number 0.." +
                 std::to_string(lastSeq(trace)) + ")");
 }
 
