@@ -249,15 +249,19 @@ using drawinternal::Shape;
 using drawinternal::ShapeEdge;
 using drawinternal::ShapeNode;
 
-// Every node and edge of `g`'s drawing (nested graphs aside).
-Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes) {
-    const Shape shape = drawinternal::collectShape(g, constantNodes);
+// The drawing's nodes and edges of `shape`.
+Parts materialize(const Shape& shape, const DrawOptions& o) {
     Parts p;
     p.nodes.reserve(shape.nodes.size());
     for (const ShapeNode& n : shape.nodes) p.nodes.push_back(drawinternal::makeNode(n, o));
     p.edges.reserve(shape.edges.size());
     for (const ShapeEdge& e : shape.edges) p.edges.push_back(drawinternal::makeEdge(shape, e));
     return p;
+}
+
+// Every node and edge of `g`'s drawing (nested graphs aside).
+Parts collect(const FunctionGraph& g, const DrawOptions& o, bool constantNodes) {
+    return materialize(drawinternal::collectShape(g, constantNodes), o);
 }
 
 void finishEdgeLabels(DrawGraph& g, const DrawOptions& o) {
@@ -560,10 +564,9 @@ DrawGraph drawGraph(const FunctionGraph& graph, const DrawOptions& options) {
     DrawGraph g;
     Shape shape = drawinternal::collectShape(graph, wantConstantNodes(options, graph.nodeCount()));
     drawinternal::markSeeds(shape, options.focus);
-    g.nodes.reserve(shape.nodes.size());
-    for (const ShapeNode& n : shape.nodes) g.nodes.push_back(drawinternal::makeNode(n, options));
-    g.edges.reserve(shape.edges.size());
-    for (const ShapeEdge& e : shape.edges) g.edges.push_back(drawinternal::makeEdge(shape, e));
+    Parts p = materialize(shape, options);
+    g.nodes = std::move(p.nodes);
+    g.edges = std::move(p.edges);
     if (options.nestedGraphs) {
         const std::size_t own = g.nodes.size();
         addNestedGraphs(g, graph, "", -1, options, 0);
