@@ -277,7 +277,9 @@ std::string edgeAttrs(const DrawEdge& e, const DrawGraph& g, const Palette& p, s
     std::string a = "color=\"" + colour + "\", penwidth=" + fmtNum(pen);
     if (!style.empty()) a += ", style=" + style;
     if (!e.label.empty()) a += ", xlabel=<" + htmlLabelText(e.label) + ">";
-    if (e.fromStub) a += ", weight=0";
+    // a stub sits on the rank just above its one consumer (dot's ranking puts a weightless
+    // edge's source on the top rank, its edge as long as the one the stub replaces)
+    if (e.fromStub) a += ", weight=1";
     if (g.isDiff) a += ", pl_change=" + std::string(nodeChangeName(e.change));
     a += ", pl_edge=" + std::to_string(index);
     return a;
