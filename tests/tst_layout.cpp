@@ -5,6 +5,8 @@
 
 #include <QTest>
 
+#include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -87,6 +89,73 @@ private Q_SLOTS:
         QCOMPARE(r.budgetNote, std::string("the focused view's edges cross 79,800 rank levels, too many for "
                                            "Graphviz's layout: simple layout drawn instead"));
         QCOMPARE(r.focusReason, std::string("1,600 nodes (threshold 1,000)"));
+    }
+
+    // A chain of 100 diamonds reading one shared weight (an ONNX model from a bug report: its
+    // drawing ran past the budget into the simple layout): the weight's 100 edges cross about
+    // 10,000 rank levels, so it is drawn beside its first consumer and again, dashed, just above each
+    // other one, by dot, with a caption note; a weight with fewer consumers stays one node.
+    void longFanOutEdgesBecomeStubs() {
+        using namespace passlens;
+        auto diamonds = [](int count, int readers) {
+            DrawGraph g;
+            DrawNode w;
+            w.key = "w";
+            w.category = NodeCategory::Input;
+            w.title = "w";
+            g.nodes.push_back(w);
+            std::string h = "x";
+            DrawNode x;
+            x.key = "x";
+            x.category = NodeCategory::Input;
+            x.title = "x";
+            g.nodes.push_back(x);
+            for (int k = 0; k < count; ++k) {
+                const std::string s = std::to_string(k);
+                for (const char* op : {"dot", "tanh", "add"}) {
+                    DrawNode n;
+                    n.key = std::string(op) + s;
+                    n.node = static_cast<NodeId>(g.nodes.size());
+                    n.title = op;
+                    g.nodes.push_back(n);
+                }
+                g.edges.push_back(edge(h, "dot" + s));
+                if (k < readers) g.edges.push_back(edge("w", "dot" + s, 1));
+                g.edges.push_back(edge(h, "tanh" + s));
+                g.edges.push_back(edge("dot" + s, "add" + s));
+                g.edges.push_back(edge("tanh" + s, "add" + s, 1));
+                h = "add" + s;
+            }
+            return g;
+        };
+        LayoutOptions o;
+        o.cache = false;
+        o.budget = std::chrono::minutes(10); // dot decides here, never the budget
+        const LayoutResult r = LayoutEngine().layout(diamonds(100, 100), o);
+        QVERIFY(!r.simple);
+        QVERIFY(r.budgetNote.empty());
+        std::map<std::string, const LayoutNode*> at;
+        for (const LayoutNode& n : r.nodes) at[n.key] = &n;
+        QCOMPARE(r.nodes.size(), std::size_t(2 + 300 + 99));
+        int stubs = 0;
+        for (const LayoutNode& n : r.nodes) {
+            if (n.stubOf.empty()) continue;
+            QCOMPARE(n.stubOf, std::string("w"));
+            ++stubs;
+            // "w_dotK": just above dotK (one rank: less than two box heights apart)
+            const std::string consumer = n.key.substr(2);
+            QVERIFY2(at.count(consumer), n.key.c_str());
+            const double dy = std::abs(at[consumer]->center.y - n.center.y);
+            QVERIFY2(dy > 0 && dy < 2 * (n.height + at[consumer]->height), (n.key + " " + std::to_string(dy)).c_str());
+        }
+        QCOMPARE(stubs, 99);
+        QVERIFY(at.count("w") && at.count("dot0") && at["w"]->stubOf.empty());
+        QVERIFY(r.dot.find("1 node with 8 or more consumers drawn again beside each (dashed)") != std::string::npos);
+        // read by the first 10 diamonds only: 8 or more consumers, but short edges: one node
+        const LayoutResult few = LayoutEngine().layout(diamonds(100, 10), o);
+        QCOMPARE(few.nodes.size(), std::size_t(2 + 300));
+        for (const LayoutNode& n : few.nodes) QVERIFY(n.stubOf.empty());
+        QVERIFY(few.dot.find("drawn again beside each") == std::string::npos);
     }
 
     void svgHasEachLabelOnce() {

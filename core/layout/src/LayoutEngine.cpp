@@ -6,6 +6,7 @@
 #include "LayoutInternal.h"
 
 #include <passlens/layout/GraphvizContext.h>
+#include <passlens/layout/ScopeGroups.h>
 
 #include <algorithm>
 #include <cctype>
@@ -405,6 +406,25 @@ namespace {
 // few hundred.
 constexpr std::size_t kMaxRankLevelsCrossed = 3000;
 
+// `g` with the nodes that feed kStubFanOut or more others (not "… N nodes" boxes) drawn as stubs beside their consumers
+// (stubFanOut), and a caption note saying so, when `g`'s edges cross more than
+// kMaxRankLevelsCrossed rank levels and the stubs bring that under it; else nothing. A chain of
+// 100 diamonds reading one shared weight crosses ~15,000 (dot: minutes; 205 nodes) and none with
+// the weight's stubs. `crossed` is rankLevelsCrossed(g) when already known.
+std::optional<DrawGraph> shortened(const DrawGraph& g, std::size_t crossed = 0) {
+    if (crossed == 0) crossed = rankLevelsCrossed(g);
+    if (crossed <= kMaxRankLevelsCrossed) return std::nullopt;
+    DrawGraph stubbed = stubFanOut(g, kStubFanOut, false); // (a focused view's boxes: the simple layout)
+    if (stubbed.nodes.size() == g.nodes.size()) return std::nullopt;
+    if (rankLevelsCrossed(stubbed) > kMaxRankLevelsCrossed) return std::nullopt;
+    std::set<std::string> repeated;
+    for (const DrawNode& n : stubbed.nodes)
+        if (!n.stubOf.empty()) repeated.insert(n.stubOf);
+    return withNote(std::move(stubbed), groupThousands(repeated.size()) + " node" + (repeated.size() == 1 ? "" : "s") +
+                                            " with " + std::to_string(kStubFanOut) +
+                                            " or more consumers drawn again beside each (dashed)");
+}
+
 // Whether layout() draws the focused view of `g` straight away (above nodeThreshold).
 bool focusedAtOnce(const DrawGraph& g, const LayoutOptions& options) {
     return g.nodes.size() > options.nodeThreshold && !g.focused;
@@ -446,8 +466,12 @@ LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const 
             focused || g.focused ? DrawGraph{} : focusView(g, options.focusHops, options.focusMaxNodes);
         const DrawGraph& view = focused ? *focused : g.focused ? g : computed;
         // a view whose edges cross too many ranks would run past the budget into the simple
-        // layout anyway: drawn so at once
-        if (const std::size_t crossed = rankLevelsCrossed(view); crossed > kMaxRankLevelsCrossed) {
+        // layout anyway: its high fan-out nodes as stubs, or else the simple layout at once
+        const std::size_t crossed = rankLevelsCrossed(view);
+        if (const std::optional<DrawGraph> stubbed = shortened(view, crossed)) {
+            r = layoutOrSimple(*stubbed, "Graphviz's layout of the focused view ran past " + budgetText +
+                                             ": simple layout drawn instead");
+        } else if (crossed > kMaxRankLevelsCrossed) {
             const std::string note = "the focused view's edges cross " + groupThousands(crossed) +
                                      " rank levels, too many for Graphviz's layout: simple layout drawn instead";
             r = simpleLayout(withNote(view, note), options);
@@ -492,8 +516,12 @@ LayoutResult chooseLayout(const DrawGraph& g, const std::string& fullDot, const 
 
 } // namespace
 
-LayoutResult LayoutEngine::layout(const DrawGraph& g, const LayoutOptions& options, const CancelToken* cancel) {
+LayoutResult LayoutEngine::layout(const DrawGraph& drawing, const LayoutOptions& options, const CancelToken* cancel) {
     const auto start = Clock::now();
+    // a drawing whose long edges would take dot minutes: its high fan-out nodes as stubs
+    const std::optional<DrawGraph> stubbed =
+        focusedAtOnce(drawing, options) || madeFocused(drawing, options) ? std::nullopt : shortened(drawing);
+    const DrawGraph& g = stubbed ? *stubbed : drawing;
     // Above the threshold only the focused view is laid out: only its DOT is written and keys
     // the cache (with the drawing's size, which its focus reason names), since writing and
     // hashing the DOT of a 20,000-node step cost more than laying out its view.
@@ -523,7 +551,10 @@ RenderedLayout LayoutEngine::layoutAndRender(const DrawGraph& g, const RenderOpt
     if (render.format == RenderFormat::Png) checkDpi(render.dpi);
     const RenderJob job{render.format, render.view, render.dpi, render.geometry};
     RenderedLayout out;
-    out.layout = chooseLayout(g, writeDot(g, options.dot), options, cancel, start, &job, &out.bytes);
+    const std::optional<DrawGraph> stubbed =
+        focusedAtOnce(g, options) || madeFocused(g, options) ? std::nullopt : shortened(g);
+    const DrawGraph& drawn = stubbed ? *stubbed : g;
+    out.layout = chooseLayout(drawn, writeDot(drawn, options.dot), options, cancel, start, &job, &out.bytes);
     if (out.layout.simple) { // laid out in process by nop2 already: rendered the same way
         out.bytes = this->render(out.layout, render.format, render.view, render.dpi);
         if (!render.geometry) {
@@ -544,9 +575,13 @@ constexpr std::size_t kStableFullLayoutNodes = 200;
 
 } // namespace
 
-LayoutResult LayoutEngine::layoutStable(const DrawGraph& g, const LayoutResult& previous, const LayoutOptions& options,
-                                        const CancelToken* cancel) {
+LayoutResult LayoutEngine::layoutStable(const DrawGraph& drawing, const LayoutResult& previous,
+                                        const LayoutOptions& options, const CancelToken* cancel) {
     const auto start = Clock::now();
+    // stubs as layout() draws them (the previous drawing has them too, under the same keys)
+    const std::optional<DrawGraph> stubbed =
+        drawing.focused || drawing.nodes.size() > options.nodeThreshold ? std::nullopt : shortened(drawing);
+    const DrawGraph& g = stubbed ? *stubbed : drawing;
     std::unordered_map<std::string, const LayoutNode*> before;
     for (const LayoutNode& n : previous.nodes)
         if (n.category != NodeCategory::Collapsed) before.emplace(n.key, &n);

@@ -292,7 +292,7 @@ DrawGraph groupByScope(const DrawGraph& g, const ScopeGrouping& grouping) {
     return stubFanOut(out);
 }
 
-DrawGraph stubFanOut(const DrawGraph& g, std::size_t minConsumers) {
+DrawGraph stubFanOut(const DrawGraph& g, std::size_t minConsumers, bool collapsedToo) {
     const std::size_t n = g.nodes.size();
     std::unordered_map<std::string_view, std::size_t> index;
     index.reserve(n);
@@ -313,6 +313,7 @@ DrawGraph stubFanOut(const DrawGraph& g, std::size_t minConsumers) {
     bool any = false;
     for (std::size_t t = 0; t < n; ++t) {
         if (heads[t].size() < std::max<std::size_t>(minConsumers, 2)) continue;
+        if (!collapsedToo && g.nodes[t].category == NodeCategory::Collapsed) continue;
         keep[t] = *std::min_element(heads[t].begin(), heads[t].end());
         for (std::size_t h : heads[t])
             if (h != keep[t]) stubAt[h].push_back(t);

@@ -74,7 +74,8 @@ inline constexpr std::size_t kStubFanOut = 8;
 /// and text, drawn dashed), as TensorBoard's graph view extracts high-degree nodes. Graphviz's
 /// dot needs minutes for a few hundred boxes in a chain with one node feeding them all (every
 /// long edge becomes a chain of virtual nodes through every rank); stubs keep every edge short.
-/// Edges into nested-graph clusters are left as they are. Linear in the drawing; never throws.
-DrawGraph stubFanOut(const DrawGraph& g, std::size_t minConsumers = kStubFanOut);
+/// Edges into nested-graph clusters are left as they are; so are the "… N nodes" boxes of a
+/// focused view unless `collapsedToo`. Linear in the drawing; never throws.
+DrawGraph stubFanOut(const DrawGraph& g, std::size_t minConsumers = kStubFanOut, bool collapsedToo = true);
 
 } // namespace passlens
