@@ -204,6 +204,7 @@ private Q_SLOTS:
     // ---------------------------------------------------------------- large graphs
     void focusedViewOfLargeGraph();
     void focusKeepsChangedRegion();
+    void focusViewDoesNotWalkThroughHubs();
     void focusSeedsBringTheirValueBoxes();
     void drawFocusedIsTheFocusedViewOfTheWholeDrawing();
     void focusedViewOfARemovalCentresOnItsNeighbours();

@@ -244,6 +244,59 @@ void TestDrawing::focusKeepsChangedRegion() {
     QVERIFY(focusView(DrawGraph{}, 2, 10).nodes.empty());
 }
 
+// The 20k-node block graph's final step: no changed region, so the view stands on the transfers,
+// one of which (the shared weight's) feeds every block. Its 600 consumers no longer fill the view
+// at one hop and leave the seeds alone with one "… N nodes" box: the hub is shown, not walked
+// through, and the view widens along the chain from the other transfer to the output.
+void TestDrawing::focusViewDoesNotWalkThroughHubs() {
+    auto node = [](std::string key, NodeCategory c) {
+        DrawNode n;
+        n.key = std::move(key);
+        n.category = c;
+        n.title = n.key;
+        return n;
+    };
+    auto edge = [](std::string t, std::string h) {
+        DrawEdge e;
+        e.tail = std::move(t);
+        e.head = std::move(h);
+        return e;
+    };
+    DrawGraph g;
+    g.nodes.push_back(node("w", NodeCategory::Transfer)); // the hub
+    for (int k = 0; k < 600; ++k) {
+        g.nodes.push_back(node("c" + std::to_string(k), NodeCategory::GpuOp));
+        if (k > 0) g.edges.push_back(edge("c" + std::to_string(k - 1), "c" + std::to_string(k)));
+        g.edges.push_back(edge("w", "c" + std::to_string(k)));
+    }
+    g.nodes.push_back(node("t", NodeCategory::Transfer));
+    g.nodes.push_back(node("o", NodeCategory::Output));
+    g.edges.push_back(edge("c599", "t"));
+    g.edges.push_back(edge("t", "o"));
+
+    auto shown = [](const DrawGraph& f) {
+        std::set<std::string> keys;
+        for (const DrawNode& n : f.nodes)
+            if (n.category != NodeCategory::Collapsed) keys.insert(n.key);
+        return keys;
+    };
+    const DrawGraph f = focusView(g, 2, 100);
+    QCOMPARE(f.focusAround, std::string("the transfers"));
+    const std::set<std::string> keys = shown(f);
+    QCOMPARE(keys.size(), std::size_t(100)); // widened until the next hop would not fit
+    QVERIFY(keys.count("w") && keys.count("t") && keys.count("o") && keys.count("c599"));
+    QVERIFY(keys.count("c503") && !keys.count("c400")); // the chain's end, not the hub's first consumers
+    QVERIFY(!keys.count("c0"));
+
+    // the hub as the only seed: nothing around it but through it, so the view is its first
+    // consumers, breadth-first, as many as fit
+    DrawGraph hubOnly = g;
+    hubOnly.nodes[0].seed = true;
+    const std::set<std::string> around = shown(focusView(hubOnly, 2, 100));
+    QCOMPARE(around.size(), std::size_t(100));
+    QVERIFY(around.count("w") && around.count("c0") && around.count("c98") && !around.count("c99"));
+}
+
 void TestDrawing::focusSeedsBringTheirValueBoxes() {
     // Seeding the last node and the first one with no hops draws exactly them and the graph
     // output and input boxes next to them; the rest is one placeholder.

@@ -57,6 +57,15 @@ DrawGraph focusOn(const FocusInput& in, int hops, std::size_t maxNodes, DrawGrap
     }
     if (seeds.empty()) seeds.push_back(n - 1);
 
+    // A hub (a shared weight's transfer read by every block) is shown when reached but not
+    // walked through: its hundreds of neighbours would fill the view at one hop, leaving the
+    // seeds alone with one "… N nodes" box. Only when nothing but the seeds would show then are
+    // hubs walked through, and the view filled in breadth-first order.
+    const std::size_t hubDegree = std::max<std::size_t>(16, maxNodes / 8);
+    auto isHub = [&](std::size_t i) {
+        return static_cast<std::size_t>((succ.end(i) - succ.begin(i)) + (pred.end(i) - pred.begin(i))) > hubDegree;
+    };
+    bool throughHubs = false;
     auto expand = [&](const std::vector<std::size_t>& from, int k) {
         std::vector<int> dist(n, -1);
         std::deque<std::size_t> queue;
@@ -70,7 +79,7 @@ DrawGraph focusOn(const FocusInput& in, int hops, std::size_t maxNodes, DrawGrap
         while (!queue.empty()) {
             const std::size_t i = queue.front();
             queue.pop_front();
-            if (dist[i] >= k) continue;
+            if (dist[i] >= k || (!throughHubs && isHub(i))) continue;
             for (const Adjacency* adj : {&succ, &pred})
                 for (const std::size_t* j = adj->begin(i); j != adj->end(i); ++j)
                     if (dist[*j] < 0) {
@@ -89,6 +98,12 @@ DrawGraph focusOn(const FocusInput& in, int hops, std::size_t maxNodes, DrawGrap
     for (;; --usedHops) {
         visible = expand(seeds, usedHops);
         if (visible.size() <= maxNodes || usedHops == 0) break;
+    }
+    if (visible.size() <= seeds.size() && hops > 0) { // only the seeds: through the hubs, cut to fit
+        throughHubs = true;
+        usedHops = 1;
+        visible = expand(seeds, 1);
+        if (visible.size() > maxNodes) visible.resize(maxNodes); // the seeds first, then breadth-first
     }
     // Without a changed region, show as much context around the stand-in seeds as fits.
     if (!explicitSeeds && visible.size() <= maxNodes) {
