@@ -8,6 +8,7 @@
 
 #include <passlens/trace/TraceSteps.h>
 
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QStatusBar>
 
@@ -319,6 +320,21 @@ private slots:
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QVERIFY(w.width() <= 1024 && w.height() <= 700);
         QVERIFY(w.graphView()->width() >= 250 && w.graphView()->height() >= 200); // room for the graph
+        // the docks give the graph at least 40% of the width (at their default widths it had 30%)
+        QVERIFY2(w.graphView()->width() * 100 >= w.width() * 40,
+                 qPrintable(QStringLiteral("%1 of %2").arg(w.graphView()->width()).arg(w.width())));
+        // Find and its "match k of n" stay on screen (in the toolbar they went behind its overflow arrow)
+        QLineEdit* find = w.findBox();
+        QVERIFY(find && find->isVisible());
+        const QRect box(find->mapTo(&w, QPoint(0, 0)), find->size());
+        QVERIFY2(
+            QRect(QPoint(0, 0), w.size()).contains(box),
+            qPrintable(QStringLiteral("%1,%2 %3x%4").arg(box.x()).arg(box.y()).arg(box.width()).arg(box.height())));
+        QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
+        QVERIFY(find->hasFocus());
+        QTest::keyClicks(find, QStringLiteral("MatMul"));
+        QTest::keyClick(find, Qt::Key_Return);
+        QVERIFY2(w.findStatus().startsWith(QStringLiteral("match 1 of ")), qPrintable(w.findStatus()));
     }
 
     // The minimap shows only while the drawing does not fit, never over a quarter of the view;

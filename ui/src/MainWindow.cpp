@@ -28,6 +28,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QResizeEvent>
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
@@ -45,6 +46,7 @@
 #include <QToolButton>
 #include <QTreeView>
 
+#include <algorithm>
 #include <functional>
 
 namespace passlens {
@@ -232,7 +234,21 @@ void MainWindow::buildUi() {
     // room for two lines, so that stepping (one or two lines of text) never resizes the view
     m_summary->setMinimumHeight(2 * m_summary->fontMetrics().lineSpacing() + 4);
     m_summary->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-    v->addWidget(m_summary);
+    // Find sits beside the step's summary, above the graph it searches: always on screen (in the
+    // toolbar it went behind the overflow arrow below about 1,300 px); WindowActions wires it
+    auto* header = new QHBoxLayout;
+    header->addWidget(m_summary, 1);
+    m_search = new QLineEdit;
+    m_search->setPlaceholderText(tr("Find node (Ctrl+F)…"));
+    m_search->setToolTip(tr("Find a node of this step by id (17, #17), op kind, node name or variable name; "
+                            "Enter / F3: next match, Shift+F3: previous"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setFixedWidth(m_search->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 22);
+    header->addWidget(m_search, 0, Qt::AlignTop);
+    m_findLabel = new QLabel;
+    m_findLabel->setMinimumWidth(m_findLabel->fontMetrics().horizontalAdvance(tr("match 888 of 8888")));
+    header->addWidget(m_findLabel, 0, Qt::AlignTop);
+    v->addLayout(header);
     v->addWidget(m_centre, 1);
     auto* stepRow = new QHBoxLayout;
     m_slider = new QSlider(Qt::Horizontal);
@@ -316,7 +332,7 @@ void MainWindow::buildUi() {
     });
     pv->addWidget(m_rewriteFilter);
     pv->addWidget(m_pipelineTree, 1);
-    auto* pipeDock = new QDockWidget(tr("Pipeline"), this);
+    auto* pipeDock = m_pipeDock = new QDockWidget(tr("Pipeline"), this);
     pipeDock->setObjectName(QStringLiteral("pipelineDock"));
     pipeDock->setWidget(pipeBox);
     pipeBox->setMinimumWidth(300); // phase names stay readable in a small window
@@ -365,7 +381,7 @@ void MainWindow::buildUi() {
 
     // Inspector dock
     m_inspector = new InspectorWidget;
-    auto* inspDock = new QDockWidget(tr("Inspector"), this);
+    auto* inspDock = m_inspectorDock = new QDockWidget(tr("Inspector"), this);
     inspDock->setObjectName(QStringLiteral("inspectorDock"));
     inspDock->setWidget(m_inspector);
     m_inspector->setMinimumWidth(220);
@@ -442,6 +458,8 @@ void MainWindow::buildUi() {
     m_log = new QPlainTextEdit;
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
+    // (its default minimum, scroll bars included, would keep the empty Profile dock beside it tall)
+    m_log->setMinimumHeight(2 * m_log->fontMetrics().lineSpacing());
     auto* logDock = new QDockWidget(tr("Log"), this);
     logDock->setObjectName(QStringLiteral("logDock"));
     logDock->setWidget(m_log);
@@ -449,7 +467,9 @@ void MainWindow::buildUi() {
     tabifyDockWidget(profDock, logDock);
     profDock->raise();
     resizeDocks({pipeDock, inspDock}, {430, 330}, Qt::Horizontal);
-    resizeDocks({profDock}, {170}, Qt::Vertical);
+    // no profile yet: the dock is its one line (updateProfileLabel enlarges it for the tables)
+    tabs->hide();
+    resizeDocks({profDock}, {2 * m_profileLabel->fontMetrics().lineSpacing() + 8}, Qt::Vertical);
 }
 
 QString MainWindow::summaryText() const { return m_summary->text(); }
@@ -690,6 +710,32 @@ void MainWindow::settleIdle(bool ok, const QString& message) {
     auto waiters = std::move(m_idleWaiters);
     m_idleWaiters.clear();
     for (auto& w : waiters) w(ok, message);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* e) {
+    QMainWindow::resizeEvent(e);
+    // after the docks have their new geometry
+    QMetaObject::invokeMethod(this, &MainWindow::fitDocks, Qt::QueuedConnection);
+}
+
+void MainWindow::fitDocks() {
+    if (!m_pipeDock || !m_inspectorDock) return;
+    const int w = width();
+    const bool left = m_pipeDock->isVisible() && !m_pipeDock->isFloating();
+    const bool right = m_inspectorDock->isVisible() && !m_inspectorDock->isFloating();
+    const int docks = (left ? m_pipeDock->width() : 0) + (right ? m_inspectorDock->width() : 0);
+    if (w - docks >= w * 45 / 100) return;
+    QList<QDockWidget*> which;
+    QList<int> sizes;
+    if (left) {
+        which << m_pipeDock;
+        sizes << std::max(m_pipeDock->minimumSizeHint().width(), std::min(w / 4, 430));
+    }
+    if (right) {
+        which << m_inspectorDock;
+        sizes << std::max(m_inspectorDock->minimumSizeHint().width(), std::min(w / 5, 330));
+    }
+    resizeDocks(which, sizes, Qt::Horizontal);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

@@ -17,6 +17,7 @@
 #include <QMenuBar>
 #include <QSettings>
 #include <QShortcut>
+#include <QStyle>
 #include <QToolBar>
 
 #include <tuple>
@@ -44,6 +45,10 @@ WindowActions::WindowActions(MainWindow* window)
     file->addAction(tr("Export HTML &report…"), this, [this] { m_w->exportReport(); });
     file->addSeparator();
     file->addAction(tr("&Quit"), m_w, &QWidget::close)->setShortcut(QKeySequence::Quit);
+    // The toolbar stays short enough for a 1024-px window: icons for Open and stepping (their
+    // text and shortcut in the menus and tooltips), short words for the rest (QAction::iconText).
+    open->setIcon(m_w->style()->standardIcon(QStyle::SP_DialogOpenButton));
+    open->setToolTip(tr("Open a model, graph or session (Ctrl+O)"));
     tb->addAction(open);
 
     m_w->m_pipelineCombo = new QComboBox;
@@ -83,17 +88,23 @@ WindowActions::WindowActions(MainWindow* window)
     tb->addSeparator();
 
     auto* nav = m_w->menuBar()->addMenu(tr("&Step"));
-    auto add = [&](const QString& text, QKeySequence key, std::function<void()> fn) {
+    auto add = [&](const QString& text, QKeySequence key, QStyle::StandardPixmap icon, std::function<void()> fn) {
         auto* a = nav->addAction(text, this, std::move(fn));
         a->setShortcut(key);
         a->setShortcutContext(Qt::ApplicationShortcut);
+        a->setIcon(m_w->style()->standardIcon(icon));
+        a->setToolTip(tr("%1 (%2)").arg(text, key.toString(QKeySequence::NativeText)));
         tb->addAction(a);
         return a;
     };
-    add(tr("Previous phase"), QKeySequence(Qt::Key_PageUp), [this] { m_w->m_session->previousPhase(); });
-    add(tr("Previous rewrite"), QKeySequence(Qt::Key_Left), [this] { m_w->m_session->previousEvent(); });
-    add(tr("Next rewrite"), QKeySequence(Qt::Key_Right), [this] { m_w->m_session->nextEvent(); });
-    add(tr("Next phase"), QKeySequence(Qt::Key_PageDown), [this] { m_w->m_session->nextPhase(); });
+    add(tr("Previous phase"), QKeySequence(Qt::Key_PageUp), QStyle::SP_MediaSkipBackward,
+        [this] { m_w->m_session->previousPhase(); });
+    add(tr("Previous rewrite"), QKeySequence(Qt::Key_Left), QStyle::SP_MediaSeekBackward,
+        [this] { m_w->m_session->previousEvent(); });
+    add(tr("Next rewrite"), QKeySequence(Qt::Key_Right), QStyle::SP_MediaSeekForward,
+        [this] { m_w->m_session->nextEvent(); });
+    add(tr("Next phase"), QKeySequence(Qt::Key_PageDown), QStyle::SP_MediaSkipForward,
+        [this] { m_w->m_session->nextPhase(); });
     nav->addSeparator();
     for (const auto& [text, key, direction] : {std::tuple{tr("Previous event of this rewrite"), Qt::Key_Left, -1},
                                                std::tuple{tr("Next event of this rewrite"), Qt::Key_Right, 1}}) {
@@ -153,6 +164,8 @@ WindowActions::WindowActions(MainWindow* window)
         m_w->executeCurrent(r);
     });
     m_w->m_executeAction->setShortcut(QKeySequence(Qt::Key_F5));
+    m_w->m_executeAction->setIconText(tr("Execute"));
+    m_w->m_executeAction->setToolTip(tr("Execute and profile this step (F5)"));
     m_w->m_executeAction->setEnabled(false);
     exec->addAction(tr("Repeats…"), this, [this] {
         bool ok = false;
@@ -167,6 +180,7 @@ WindowActions::WindowActions(MainWindow* window)
     m_w->m_overlayAction->setCheckable(true);
     m_w->m_overlayAction->setEnabled(false); // until a profile exists (an execution enables and checks it)
     m_w->m_overlayAction->setToolTip(tr("Colour the nodes by their measured time (execute a step first: F5)"));
+    m_w->m_overlayAction->setIconText(tr("Timing"));
     auto* logScale = exec->addAction(tr("Overlay on a log scale"));
     logScale->setCheckable(true);
     connect(logScale, &QAction::toggled, this, [this](bool on) {
@@ -189,15 +203,7 @@ WindowActions::WindowActions(MainWindow* window)
     auto* tools = m_w->menuBar()->addMenu(tr("&Tools"));
     tools->addAction(tr("Compare with another pipeline…"), this, [this] { m_w->comparePipelines(); });
 
-    tb->addSeparator();
-    m_w->m_search = new QLineEdit;
-    m_w->m_search->setPlaceholderText(tr("Find node (name or op)…"));
-    m_w->m_search->setClearButtonEnabled(true);
-    m_w->m_search->setMaximumWidth(220);
-    tb->addWidget(m_w->m_search);
-    m_w->m_findLabel = new QLabel;
-    m_w->m_findLabel->setMinimumWidth(90);
-    tb->addWidget(m_w->m_findLabel);
+    // (the Find box and its "match k of n" sit above the graph: MainWindow::buildUi)
     connect(m_w->m_search, &QLineEdit::returnPressed, this, [this] { m_w->findNext(m_w->m_search->text(), 1); });
     connect(m_w->m_search, &QLineEdit::textChanged, this, [this] {
         m_w->m_searchHit = -1;

@@ -19,6 +19,7 @@ class QAction;
 class QComboBox;
 class QDialog;
 class QLabel;
+class QDockWidget;
 class QLineEdit;
 class QPlainTextEdit;
 class QSlider;
@@ -151,6 +152,8 @@ public:
     void cancelWork();
     /// The label next to the search box ("match 2 of 7", "no match").
     QString findStatus() const;
+    /// The Find box (above the graph, beside the step's summary).
+    QLineEdit* findBox() const { return m_search; }
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
     void openNested(NodeId id, const QString& attribute);
 
@@ -160,6 +163,10 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    /// Keeps the graph the widest pane: when the Pipeline and Inspector docks leave it less than
+    /// 45% of the window (their default widths on a 1280-px screen), they shrink to about a
+    /// quarter and a fifth of the window, no narrower than their minimums.
+    void resizeEvent(QResizeEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
@@ -208,7 +215,10 @@ private:
     QSlider* m_slider;
     QLabel* m_stepLabel;
     QLabel* m_summary;
-    QLineEdit* m_search;
+    QLineEdit* m_search = nullptr;
+    QDockWidget* m_pipeDock = nullptr;
+    QDockWidget* m_inspectorDock = nullptr;
+    void fitDocks();
     QAction* m_executeAction;
     QAction* m_overlayAction;
     QAction* m_hideUnchanged;
