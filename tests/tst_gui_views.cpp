@@ -8,6 +8,7 @@
 
 #include <passlens/trace/TraceSteps.h>
 
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QStatusBar>
@@ -686,7 +687,19 @@ private slots:
             ++visited;
         }
         QCOMPARE(visited, 3);
+        QVERIFY(dlg->width() <= 1300 && dlg->height() <= 800);
         dlg->close();
+
+        // join_alloc ends in the same graph under both: the summary says so, not "+0 −0"
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("theano")));
+        w.compareWith(QStringLiteral("cleanup"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.compareDialog());
+        QStringList texts;
+        for (QLabel* label : w.compareDialog()->findChildren<QLabel*>()) texts << label->text();
+        QVERIFY2(texts.join(' ').contains(QStringLiteral("Both pipelines end in the same graph")),
+                 qPrintable(texts.join(' ')));
+        w.compareDialog()->close();
     }
 
     // A provenance link ("created by #N") draws the node's neighbourhood first, then the whole

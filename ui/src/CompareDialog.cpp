@@ -9,7 +9,9 @@
 #include <passlens/pipeline/OptimizeReport.h>
 #include <passlens/ui/WindowLayout.h>
 
+#include <QGuiApplication>
 #include <QLabel>
+#include <QScreen>
 #include <QPlainTextEdit>
 #include <QSplitter>
 #include <QTabWidget>
@@ -30,11 +32,15 @@ Comparison compareFinalGraphs(const FunctionGraph& source, Comparison c, const C
         // the nodes both pipelines made alike take one id, so the diff shows real differences
         AlignedGraph aligned = alignIds(*c.myFinal, *work);
         const GraphDiff d = diff(*c.myFinal, *aligned.graph);
-        c.summary = QObject::tr("Final graphs: %1 vs %2 nodes, %3 alike; %4")
-                        .arg(c.myFinal->nodeCount())
-                        .arg(work->nodeCount())
-                        .arg(aligned.matchedNodes)
-                        .arg(QString::fromStdString(d.summary()));
+        c.summary = d.empty() ? QObject::tr("Both pipelines end in the same graph (%1 nodes, all alike): the "
+                                            "drawing has no difference to show; their optimizer profiles may differ")
+                                    .arg(c.myFinal->nodeCount())
+                              : QObject::tr("Final graphs: %1 vs %2 nodes, %3 alike; %4")
+                                    .arg(c.myFinal->nodeCount())
+                                    .arg(work->nodeCount())
+                                    .arg(aligned.matchedNodes)
+                                    .arg(QString::fromStdString(d.summary()));
+        c.identical = d.empty();
         DrawOptions opt;
         opt.caption = caption;
         const DrawGraph dg = drawDiff(*c.myFinal, *aligned.graph, d, opt);
@@ -119,7 +125,11 @@ CompareDialog::CompareDialog(const Comparison& c, const Trace* mine, bool dark, 
     }
     tabs->addTab(split, tr("Optimizer profiles"));
     l->addWidget(tabs, 1);
-    resize(1300, 800);
+    // 1300 x 800, or 90% of the screen it opens on (a 1280 x 800 laptop, QT_SCALE_FACTOR=2)
+    QSize size(1300, 800);
+    if (const QScreen* screen = parent ? parent->screen() : QGuiApplication::primaryScreen())
+        size = size.boundedTo(screen->availableGeometry().size() * 0.9);
+    resize(size);
 }
 
 } // namespace passlens

@@ -23,6 +23,7 @@ struct Comparison {
     QString myText, otherText;   ///< their optimizer profiles (optimizeText)
     QString summary;             ///< node counts, nodes alike, the diff's summary
     QString error;               ///< why the other run or the drawing failed; empty when none
+    bool identical = false;      ///< both final graphs alike, node for node (GraphDiff::empty)
     std::shared_ptr<const FunctionGraph> myFinal;
     std::shared_ptr<const FunctionGraph> otherFinal; ///< ids aligned with myFinal (alignIds)
     std::shared_ptr<const Trace> otherTrace;
