@@ -1,6 +1,7 @@
 // The debugger window (offscreen), execution: a profile row selects its node, Execute > Check
-// marks the phases and the profile says which step it was measured on, an execution is
-// cancelled through its own token, and pipeline runs and checks are cancelled or superseded.
+// marks the phases and the profile says which step it was measured on, the inspector follows
+// the step shown, an execution is cancelled through its own token, and pipeline runs and checks
+// are cancelled or superseded.
 #include "tst_gui.h"
 
 #include <QStatusBar>
@@ -282,6 +283,43 @@ private slots:
         w.runCheck();
         QVERIFY(waitIdle(w));
         QCOMPARE(mark(changed), PipelineModel::CheckMark::Match);
+    }
+    // The inspector describes its node in the step shown: a node selected before the rewrite
+    // that removes it says so on that rewrite's step (it showed the earlier step's node as if
+    // it were still there).
+    void inspectorSaysWhenItsNodeIsGone() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        auto& s = w.session();
+        const Trace& t = *s.trace();
+        NodeId gone = -1;
+        int removedAt = 0;
+        const auto source = s.graphAt(0);
+        for (const Apply* a : source->toposort())
+            if (const int ev = t.removedBy(a->id()); ev > 0) {
+                gone = a->id();
+                removedAt = ev;
+                break;
+            }
+        QVERIFY(gone >= 0);
+        int before = -1, after = -1;
+        for (std::size_t i = 0; i < s.steps().size(); ++i) {
+            const int ev = s.steps()[i].event;
+            if (ev < removedAt) before = static_cast<int>(i);
+            // a phase's end (stepping onto a rewrite selects what it added instead)
+            if (ev >= removedAt && after < 0 && s.steps()[i].phaseEnd) after = static_cast<int>(i);
+        }
+        QVERIFY(before >= 0 && after > before);
+        s.setCurrentStep(before);
+        QVERIFY(waitIdle(w));
+        w.selectNode(gone);
+        QCOMPARE(w.inspector()->shownNode(), gone);
+        QVERIFY(!w.inspector()->toPlainText().contains(QStringLiteral("Not in the graph of the step shown")));
+        s.setCurrentStep(after);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.inspector()->shownNode(), gone);
+        QVERIFY2(w.inspector()->toPlainText().contains(QStringLiteral("Not in the graph of the step shown")),
+                 qPrintable(w.inspector()->toPlainText().left(200)));
     }
 };
 

@@ -41,6 +41,8 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
     m_node = id;
     QString h;
     h += QStringLiteral("<h3>%1</h3>").arg(esc(n->op().str()));
+    // a node kept selected across steps that the step shown no longer has (or has not yet)
+    if (!n->inGraph()) h += tr("<p><i>Not in the graph of the step shown.</i></p>");
     h += QStringLiteral("<p>node #%1%2 · kind <b>%3</b> · %4</p>")
              .arg(id)
              .arg(n->name().empty() ? QString() : QStringLiteral(" · ") + esc(n->name()), esc(n->op().kind()),

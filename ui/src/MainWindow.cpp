@@ -511,6 +511,11 @@ void MainWindow::showLayout() {
         if (!g || !g->node(id) || !g->node(id)->inGraph()) m_presenter->setPendingReveal(-1);
     }
     m_presenter->show(m_diffCombo->currentIndex() == 2, m_inspector->shownNode());
+    // the inspector describes its node in the step now shown (a node this step no longer has
+    // says so; one it does not have yet lets go)
+    if (const NodeId id = m_inspector->shownNode(); id >= 0 && !m_session->showingNested())
+        if (const auto g = m_session->graphAt(m_session->currentStep()))
+            m_inspector->showNode(g.get(), m_session->trace(), id, m_profile ? &*m_profile : nullptr);
     settleIdle(true, {});
 }
 
