@@ -205,6 +205,7 @@ private Q_SLOTS:
     void focusedViewOfLargeGraph();
     void focusKeepsChangedRegion();
     void focusViewDoesNotWalkThroughHubs();
+    void focusViewOfManyChangesTakesTheFirst();
     void focusSeedsBringTheirValueBoxes();
     void drawFocusedIsTheFocusedViewOfTheWholeDrawing();
     void focusedViewOfARemovalCentresOnItsNeighbours();

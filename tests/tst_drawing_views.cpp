@@ -297,6 +297,34 @@ void TestDrawing::focusViewDoesNotWalkThroughHubs() {
     QVERIFY(around.count("w") && around.count("c0") && around.count("c98") && !around.count("c99"));
 }
 
+// A phase that changed hundreds of nodes spread along a deep graph (merge2 of the 20k block
+// graph): the view shows the first of them with their neighbours, as many as fit, not a row of
+// hundreds of unconnected boxes.
+void TestDrawing::focusViewOfManyChangesTakesTheFirst() {
+    auto g = chainGraph(3000);
+    DrawOptions opt;
+    const auto& topo = g->toposort();
+    for (std::size_t i = 0; i < topo.size(); i += 5) opt.focus.push_back(topo[i]->id()); // 600 seeds
+    const DrawGraph drawing = drawGraph(*g, opt);
+    const auto seeds =
+        std::count_if(drawing.nodes.begin(), drawing.nodes.end(), [](const DrawNode& n) { return n.seed; });
+    QVERIFY(seeds >= 600); // (and the value boxes next to seeds): more than the 100 the view holds
+    const DrawGraph f = focusView(drawing, 2, 100);
+    const std::string prefix = "the first ";
+    QVERIFY2(f.focusAround.rfind(prefix, 0) == 0, f.focusAround.c_str());
+    const std::size_t k = std::stoul(f.focusAround.substr(prefix.size()));
+    QVERIFY2(k >= 15 && k <= 25, f.focusAround.c_str()); // 5 nodes a seed with its 2 hops
+    QVERIFY2(f.focusAround.find(" of " + std::to_string(seeds) + " changed nodes") != std::string::npos,
+             f.focusAround.c_str());
+    std::set<std::string> keys;
+    for (const DrawNode& n : f.nodes)
+        if (n.category != NodeCategory::Collapsed && n.node >= 0) keys.insert(n.key);
+    QVERIFY(keys.size() <= 100);
+    QVERIFY(keys.count("n" + std::to_string(topo[0]->id())));
+    QVERIFY(keys.count("n" + std::to_string(topo[5 * (k - 2)]->id()))); // (the input box is a seed too)
+    QVERIFY(!keys.count("n" + std::to_string(topo[5 * k + 10]->id()))); // nothing further on
+}
+
 void TestDrawing::focusSeedsBringTheirValueBoxes() {
     // Seeding the last node and the first one with no hops draws exactly them and the graph
     // output and input boxes next to them; the rest is one placeholder.

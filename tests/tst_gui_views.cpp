@@ -993,7 +993,8 @@ private slots:
         const std::vector<NodeId> added = nodesAddedBetween(*trace, 0, 1);
         QVERIFY(added.size() > lo.focusMaxNodes);
         const DrawGraph first = r.draw(&lo);
-        QCOMPARE(QString::fromStdString(first.focusAround), QStringLiteral("the changed region"));
+        // (more than the view holds: one piece of the graph around the first of them)
+        QVERIFY2(first.focusAround.rfind("the first ", 0) == 0, first.focusAround.c_str());
         for (const DrawNode& d : first.nodes)
             if (d.node >= 0) QVERIFY(!d.seed || std::binary_search(added.begin(), added.end(), d.node));
     }

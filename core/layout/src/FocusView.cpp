@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -66,7 +67,9 @@ DrawGraph focusOn(const FocusInput& in, int hops, std::size_t maxNodes, DrawGrap
         return static_cast<std::size_t>((succ.end(i) - succ.begin(i)) + (pred.end(i) - pred.begin(i))) > hubDegree;
     };
     bool throughHubs = false;
+    int reached = 0; // the farthest hop expand's last call went
     auto expand = [&](const std::vector<std::size_t>& from, int k) {
+        reached = 0;
         std::vector<int> dist(n, -1);
         std::deque<std::size_t> queue;
         std::vector<std::size_t> visible;
@@ -85,6 +88,7 @@ DrawGraph focusOn(const FocusInput& in, int hops, std::size_t maxNodes, DrawGrap
                     if (dist[*j] < 0) {
                         const std::size_t jj = *j;
                         dist[jj] = dist[i] + 1;
+                        reached = std::max(reached, dist[jj]);
                         queue.push_back(jj);
                         visible.push_back(jj);
                         if (visible.size() > maxNodes) return visible; // too many already
@@ -95,7 +99,23 @@ DrawGraph focusOn(const FocusInput& in, int hops, std::size_t maxNodes, DrawGrap
 
     std::vector<std::size_t> visible;
     int usedHops = std::max(hops, 0);
-    for (;; --usedHops) {
+    // More changes than the view holds, spread over a deep graph (merge2 of the 20k block graph:
+    // 2,222, one a block): a row of hundreds of unconnected seeds is unreadable, so the view is
+    // one piece of the graph instead, breadth-first around the first change, with the changes
+    // that fall in it.
+    const bool manySeeds = explicitSeeds && seeds.size() > maxNodes;
+    if (manySeeds) {
+        const std::size_t all = seeds.size();
+        visible = expand({seeds.front()}, std::numeric_limits<int>::max());
+        usedHops = reached;
+        if (visible.size() > maxNodes) visible.resize(maxNodes);
+        std::vector<bool> inView(n, false);
+        for (std::size_t i : visible) inView[i] = true;
+        std::erase_if(seeds, [&](std::size_t i) { return !inView[i]; });
+        around = "the first " + groupThousands(static_cast<std::int64_t>(seeds.size())) + " of " +
+                 groupThousands(static_cast<std::int64_t>(all)) + " changed nodes";
+    }
+    for (; !manySeeds; --usedHops) {
         visible = expand(seeds, usedHops);
         if (visible.size() <= maxNodes || usedHops == 0) break;
     }
