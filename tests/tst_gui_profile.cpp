@@ -320,6 +320,17 @@ private slots:
         QCOMPARE(w.inspector()->shownNode(), gone);
         QVERIFY2(w.inspector()->toPlainText().contains(QStringLiteral("Not in the graph of the step shown")),
                  qPrintable(w.inspector()->toPlainText().left(200)));
+        // a GPU node of the final graph: "Lifting: on the GPU", once
+        s.setCurrentStep(static_cast<int>(s.steps().size()) - 1);
+        QVERIFY(waitIdle(w));
+        const auto final = s.graphAt(s.currentStep());
+        const auto gpu = std::find_if(final->toposort().begin(), final->toposort().end(),
+                                      [](const Apply* a) { return a->op().isGpu() && !a->op().isTransfer(); });
+        QVERIFY(gpu != final->toposort().end());
+        w.selectNode((*gpu)->id());
+        const QString text = w.inspector()->toPlainText();
+        QVERIFY2(text.contains(QStringLiteral("Lifting: on the GPU")) && !text.contains(QStringLiteral("— on the GPU")),
+                 qPrintable(text));
     }
 };
 

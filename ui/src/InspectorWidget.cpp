@@ -81,8 +81,11 @@ void InspectorWidget::showNode(const FunctionGraph* graph, const Trace* trace, N
         h += tr("<b>Removed by</b> %1</p>").arg(removed ? eventLink(trace, removed) : tr("— (in the final graph)"));
         for (const auto& l : trace->lifting())
             if (l.node == id)
-                h += tr("<p><b>Lifting</b>: %1 — %2</p>")
-                         .arg(l.lifted ? tr("on the GPU") : tr("left on the host"), esc(l.reason));
+                // (a node on the GPU has no other reason than being there: said once)
+                h += l.lifted && (l.reason.empty() || l.reason == "on the GPU")
+                         ? tr("<p><b>Lifting</b>: on the GPU</p>")
+                         : tr("<p><b>Lifting</b>: %1 — %2</p>")
+                               .arg(l.lifted ? tr("on the GPU") : tr("left on the host"), esc(l.reason));
         QString tried;
         int count = 0;
         for (const auto& e : trace->events())
