@@ -1,5 +1,5 @@
 // The window's responsiveness (issue 13), measured on the real MainWindow (offscreen):
-//   bench_window [--model FILE]... [--pipeline NAME] [--steps N]
+//   bench_window [--model FILE]... [--pipeline NAME] [--steps N] [--draw step|diff|timing]
 // For each model: file chosen -> first drawing (first_ms: the source graph's view, drawn while the
 // pipeline runs, for a model or graph JSON), open -> the final step drawn (open_ms: import,
 // pipeline, layout), a provenance jump from the
@@ -8,9 +8,11 @@
 // setCurrentStep -> drawing shown; step_gui: the median time setCurrentStep itself takes, the GUI
 // thread's part; draw_all / draw_view: the median time the step's focused view takes to draw, cut
 // from the whole drawing as before / straight from the graph as now, DrawingRequest::draw, on the
-// GUI thread after the step is shown, checked to give the same DOT), then on the final step grouping by name scope
-// (View > Group by name scope -> drawing shown) and opening the largest scope box (double-click -> drawing shown; -1
-// for a model without scoped names). Then, for the same N steps, what building a step's graph costs, outside the
+// GUI thread after the step is shown, checked to give the same DOT; with `--draw diff` every step is shown as the diff
+// from the step before (the window's Diff toggle), with `--draw timing` under a timing overlay (a made-up profile:
+// every node id of the final graph timed), so the steps time those drawings), then on the final step grouping by name
+// scope (View > Group by name scope -> drawing shown) and opening the largest scope box (double-click -> drawing shown;
+// -1 for a model without scoped names). Then, for the same N steps, what building a step's graph costs, outside the
 // window: replayed from the source (replay_ms, median; what every step cost before the window kept step graphs) and
 // continued from the step before (cont_ms: Trace::graphAfter(seq, base, baseSeq), what DebugSession::graphAt does), and
 // the node and variable ids the final step's replayed graph holds, in thousands (ids_k: what it counts against
@@ -21,6 +23,7 @@
 #include "passlens/ui/MainWindow.h"
 
 #include <passlens/layout/DotWriter.h>
+#include <passlens/layout/TimingOverlay.h>
 #include <passlens/trace/Trace.h>
 
 #include <QApplication>
@@ -73,6 +76,12 @@ int main(int argc, char** argv) {
                    "model, graph JSON or session file (repeatable; default: resnet18 and PP-OCR from the corpus)");
     cli.add_option("--pipeline", pipeline, "pipeline to run")->capture_default_str();
     cli.add_option("--steps", steps, "rewrite steps to time")->check(CLI::Range(1, 10000))->capture_default_str();
+    std::string drawMode = "step";
+    cli.add_option("--draw", drawMode,
+                   "how the timed steps are drawn: step (as they are), diff (from the step before), timing (under a "
+                   "timing overlay of a made-up profile)")
+        ->check(CLI::IsMember({"step", "diff", "timing"}))
+        ->capture_default_str();
     if (auto rc = bench::parseCommandLine(cli, argc, argv)) return *rc;
     if (models.empty())
         models = {PASSLENS_CORPUS_DIR "/resnet18.onnx", PASSLENS_CORPUS_DIR "/ch_PP-OCRv4_det_infer.onnx"};
@@ -126,8 +135,21 @@ int main(int argc, char** argv) {
         }
         // rewrite steps from the source, each as a fresh step (drawings are remembered per step)
         msToNextDrawing(w, [&] { s.setCurrentStep(0); });
+        if (drawMode == "timing") { // every node a time (1-97 µs by id), as a run of the final step would give
+            ExecutionProfile profile;
+            profile.phase = "final";
+            profile.device = "made-up (bench_window)";
+            for (NodeId id = 0; id < finalGraph->nodeIdLimit(); ++id) {
+                ProfileNode n;
+                n.node = id;
+                n.timeUs = 1.0 + static_cast<double>(id % 97);
+                profile.nodes.push_back(std::move(n));
+            }
+            s.setProfile(std::move(profile), TimingOptions{});
+        }
         std::vector<double> stepMs, guiMs, drawAllMs, drawViewMs;
         for (int k = 1; k <= std::min(steps, last); ++k) {
+            if (drawMode == "diff") s.setDiffFrom(k - 1);
             stepMs.push_back(msToNextDrawing(w, [&] {
                 QElapsedTimer g;
                 g.start();
@@ -145,7 +167,11 @@ int main(int argc, char** argv) {
                 all = focusView(all, layoutOptions.focusHops, layoutOptions.focusMaxNodes);
             drawAllMs.push_back(static_cast<double>(d.nsecsElapsed()) / 1e6);
             d.restart();
-            const DrawGraph view = request.draw(&layoutOptions);
+            DrawGraph view = request.draw(&layoutOptions);
+            // (a drawing the session does not cut itself, e.g. a diff before drawDiffFocused: cut here as the layout
+            // would)
+            if (!view.focused && view.nodes.size() > layoutOptions.nodeThreshold)
+                view = focusView(view, layoutOptions.focusHops, layoutOptions.focusMaxNodes);
             drawViewMs.push_back(static_cast<double>(d.nsecsElapsed()) / 1e6);
             if (writeDot(view) != writeDot(all)) {
                 std::fprintf(stderr, "bench_window: step %d of %s is drawn differently both ways\n", k, model.c_str());
@@ -156,6 +182,7 @@ int main(int argc, char** argv) {
         const double med = stepMs.empty() ? -1 : stepMs[stepMs.size() / 2];
         const double worst = stepMs.empty() ? -1 : stepMs.back();
         // grouping by name scope on the final step, then opening its largest scope box
+        s.setDiffFrom(std::nullopt);
         msToNextDrawing(w, [&] { s.setCurrentStep(last); });
         double scopeMs = -1;
         const double groupMs = msToNextDrawing(w, [&] { return w.setGroupByScope(true); });
