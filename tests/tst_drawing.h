@@ -208,6 +208,7 @@ private Q_SLOTS:
     void focusViewOfManyChangesTakesTheFirst();
     void focusSeedsBringTheirValueBoxes();
     void drawFocusedIsTheFocusedViewOfTheWholeDrawing();
+    void focusedDiffsAndTimingsAreTheFocusedViewsOfTheWholeDrawings();
     void focusedViewOfARemovalCentresOnItsNeighbours();
     void alignIdsMatchesWhatBothPipelinesMade();
     void budgetFallsBackToFocusedView();

@@ -359,9 +359,17 @@ void compareDrawings(const DrawGraph& a, const DrawGraph& b, const QString& what
     for (std::size_t i = 0; i < a.nodes.size(); ++i) {
         const DrawNode &x = a.nodes[i], &y = b.nodes[i];
         QVERIFY2(x.key == y.key && x.node == y.node && x.var == y.var && x.seed == y.seed &&
-                     x.hiddenCount == y.hiddenCount && x.name == y.name,
+                     x.hiddenCount == y.hiddenCount && x.name == y.name && x.change == y.change &&
+                     x.timing.has_value() == y.timing.has_value() &&
+                     (!x.timing || (x.timing->share == y.timing->share && x.timing->us == y.timing->us)),
                  qPrintable(what + " node " + q(x.key)));
     }
+    for (std::size_t i = 0; i < a.edges.size(); ++i)
+        QVERIFY2(a.edges[i].change == b.edges[i].change, qPrintable(what + " edge " + QString::number(i)));
+    QCOMPARE(a.isDiff, b.isDiff);
+    QCOMPARE(a.timing.present, b.timing.present);
+    QCOMPARE(a.timing.maxUs, b.timing.maxUs);
+    QCOMPARE(a.timing.binUpperUs, b.timing.binUpperUs);
     QCOMPARE(a.focused, b.focused);
     QCOMPARE(q(a.focusAround), q(b.focusAround));
     QCOMPARE(a.focusHops, b.focusHops);
@@ -397,7 +405,80 @@ void compareFocusedViews(const Trace& trace, const std::vector<int>& events, con
     }
 }
 
+// A made-up profile of every node id below `limit` (1-97 µs by id; every fifth none), as a run
+// of the final step gives one: steps before it lack some of its nodes and have some it lacks.
+ExecutionProfile madeUpProfile(NodeId limit) {
+    ExecutionProfile p;
+    p.device = "made up";
+    for (NodeId id = 0; id < limit; ++id) {
+        ProfileNode n;
+        n.node = id;
+        if (id % 5 != 0) n.timeUs = 1.0 + static_cast<double>(id % 97);
+        p.nodes.push_back(std::move(n));
+    }
+    return p;
+}
+
+// drawDiffFocused and the overlay on focused views against focusView of the whole drawings, for
+// diffs between `pairs` of events (before, after) and the steps of their second events.
+void compareFocusedDiffsAndTimings(const Trace& trace, const std::vector<std::pair<int, int>>& pairs,
+                                   const QString& model) {
+    const auto last = trace.graphAfter(static_cast<int>(trace.events().size()));
+    const ExecutionProfile profile = madeUpProfile(last->nodeIdLimit());
+    for (auto [from, to] : pairs) {
+        const auto a = trace.graphAfter(from), b = trace.graphAfter(to);
+        const GraphDiff d = diff(*a, *b);
+        DrawOptions opt;
+        opt.caption.step = "diff " + std::to_string(from) + " .. " + std::to_string(to);
+        const DrawGraph whole = drawDiff(*a, *b, d, opt);
+        for (auto [hops, maxNodes] : {std::pair{2, std::size_t{400}}, {0, 20}, {5, 1000}}) {
+            const QString what =
+                QString("%1 diff %2..%3 hops %4 max %5").arg(model).arg(from).arg(to).arg(hops).arg(maxNodes);
+            const DrawGraph direct = drawDiffFocused(*a, *b, d, opt, 0, hops, maxNodes);
+            QVERIFY2(direct.focused && direct.isDiff, qPrintable(what));
+            compareDrawings(direct, focusView(whole, hops, maxNodes), what);
+            if (QTest::currentTestFailed()) return;
+        }
+        compareDrawings(drawDiffFocused(*a, *b, d, opt, whole.nodes.size()), whole, model + " whole diff");
+        if (QTest::currentTestFailed()) return;
+        // the timing overlay, scaled over the whole step (or both steps of the diff)
+        for (const TimingOptions& t : {TimingOptions{}, TimingOptions{true, 0}}) {
+            DrawGraph paintedDiff = whole;
+            applyTiming(paintedDiff, profile, t);
+            DrawGraph viewDiff = drawDiffFocused(*a, *b, d, opt, 0);
+            applyTiming(viewDiff, profile, t, {a.get(), b.get()});
+            compareDrawings(viewDiff, focusView(paintedDiff, 2, 400), model + " timed diff");
+            DrawOptions step;
+            step.focus = changedRegion(trace, *b, from, to);
+            DrawGraph painted = drawGraph(*b, step);
+            applyTiming(painted, profile, t);
+            DrawGraph view = drawFocused(*b, step, 0);
+            applyTiming(view, profile, t, {b.get()});
+            QVERIFY(view.timing.present && view.timing.maxUs > 0);
+            compareDrawings(view, focusView(painted, 2, 400), model + " timed step " + QString::number(to));
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+}
+
 } // namespace
+
+void TestDrawing::focusedDiffsAndTimingsAreTheFocusedViewsOfTheWholeDrawings() {
+    const Optimized o = optimize(corpus("ch_PP-OCRv4_det_infer.onnx").toStdString());
+    const int last = static_cast<int>(o.trace.events().size());
+    QVERIFY(last > 2);
+    // one rewrite, a phase's worth, the whole run (GraphToGpu: most nodes replaced)
+    compareFocusedDiffsAndTimings(o.trace, {{0, 1}, {1, 2}, {last / 2, last}, {0, last}}, "PP-OCR");
+    if (QTest::currentTestFailed()) return;
+    // a generated 20,001-node graph (bench_inspect --nodes 20001 --scoped), with the pipeline
+    auto big = bench::blockGraph(20001, true);
+    Trace trace;
+    const Pipeline p = Pipeline::builtin("theano");
+    const PipelineRun run = p.run(*big, &trace);
+    trace.finish(run, *big, p.buildContext().caps);
+    const int events = static_cast<int>(trace.events().size());
+    compareFocusedDiffsAndTimings(trace, {{0, 1}, {events / 3 - 1, events / 3}, {events - 1, events}}, "20k");
+}
 
 void TestDrawing::drawFocusedIsTheFocusedViewOfTheWholeDrawing() {
     // corpus models: PP-OCR (GPU transfers, hundreds of nodes), silero (many constants, nested

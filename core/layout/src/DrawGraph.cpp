@@ -6,6 +6,8 @@
 #include <passlens/diff/GraphDiff.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -680,6 +682,187 @@ DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, cons
     g.totalNodes = g.nodes.size();
     finishEdgeLabels(g, options);
     return g;
+}
+
+namespace {
+
+// A drawn node's key (DrawNode::key as makeNode makes it) as a number: its letter in the top
+// byte, the id below, so the union of two shapes is matched without making the key strings.
+std::uint64_t keyCode(char letter, std::int64_t id) {
+    return (static_cast<std::uint64_t>(static_cast<unsigned char>(letter)) << 56) |
+           (static_cast<std::uint64_t>(id) & ((std::uint64_t{1} << 56) - 1));
+}
+std::uint64_t varKeyCode(const Variable& v) { // varKey
+    return v.owner() != nullptr ? keyCode('n', v.owner()->id()) : keyCode('v', v.id());
+}
+std::uint64_t nodeKeyCode(const ShapeNode& n) {
+    switch (n.kind) {
+    case ShapeNode::Kind::Input:
+    case ShapeNode::Kind::Constant: return varKeyCode(*n.var);
+    case ShapeNode::Kind::Output: return keyCode('o', n.outputIndex);
+    case ShapeNode::Kind::Folded: return keyCode('k', n.apply->id());
+    case ShapeNode::Kind::Apply: break;
+    }
+    return keyCode('n', n.apply->id());
+}
+
+// edgeIdentity as numbers: tail key, head key, input index.
+struct EdgeCode {
+    std::uint64_t tail = 0, head = 0;
+    int inputIndex = 0;
+    bool operator==(const EdgeCode& o) const { return tail == o.tail && head == o.head && inputIndex == o.inputIndex; }
+};
+struct EdgeCodeHash {
+    std::size_t operator()(const EdgeCode& e) const {
+        std::size_t h = std::hash<std::uint64_t>{}(e.tail);
+        h ^= std::hash<std::uint64_t>{}(e.head) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h ^= std::hash<int>{}(e.inputIndex) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        return h;
+    }
+};
+EdgeCode edgeCode(const Shape& shape, const ShapeEdge& e) { // makeEdge's tail, head and index
+    EdgeCode c;
+    c.tail = e.var != nullptr ? varKeyCode(*e.var) : nodeKeyCode(shape.nodes[e.tail]);
+    c.head = nodeKeyCode(shape.nodes[e.head]);
+    c.inputIndex = e.inputIndex;
+    return c;
+}
+
+} // namespace
+
+DrawGraph drawDiffFocused(const FunctionGraph& before, const FunctionGraph& after, const GraphDiff& d,
+                          const DrawOptions& options, std::size_t above, int hops, std::size_t maxNodes) {
+    const bool constantNodes = wantConstantNodes(options, std::max(before.nodeCount(), after.nodeCount()));
+    const Shape sb = drawinternal::collectShape(before, constantNodes);
+    const Shape sa = drawinternal::collectShape(after, constantNodes);
+    // drawDiff's union on numbers: after's nodes, then before's that after lacks
+    struct UnionNode {
+        const Shape* shape;
+        std::size_t index;
+        NodeChange change;
+        bool seed;
+        std::uint64_t code;
+    };
+    std::unordered_map<std::uint64_t, std::size_t> inAfter;
+    inAfter.reserve(sa.nodes.size() * 2);
+    for (std::size_t i = 0; i < sa.nodes.size(); ++i) inAfter.emplace(nodeKeyCode(sa.nodes[i]), i);
+    std::unordered_set<std::uint64_t> inBefore;
+    inBefore.reserve(sb.nodes.size() * 2);
+    for (const ShapeNode& n : sb.nodes) inBefore.insert(nodeKeyCode(n));
+    std::vector<UnionNode> nodes;
+    nodes.reserve(sa.nodes.size() + sb.nodes.size() / 8);
+    for (std::size_t i = 0; i < sa.nodes.size(); ++i) {
+        const ShapeNode& n = sa.nodes[i];
+        const std::uint64_t code = nodeKeyCode(n);
+        NodeChange change = NodeChange::Unchanged;
+        if (n.kind == ShapeNode::Kind::Apply)
+            change = d.changeOf(n.apply->id());
+        else if (!inBefore.count(code))
+            change = NodeChange::Added;
+        nodes.push_back({&sa, i, change, false, code});
+    }
+    for (std::size_t i = 0; i < sb.nodes.size(); ++i) {
+        const std::uint64_t code = nodeKeyCode(sb.nodes[i]);
+        if (inAfter.count(code)) continue;
+        nodes.push_back({&sb, i, NodeChange::Removed, false, code});
+    }
+    if (nodes.size() <= above || nodes.empty()) return drawDiff(before, after, d, options);
+    for (UnionNode& u : nodes) {
+        const ShapeNode& n = u.shape->nodes[u.index];
+        u.seed = n.kind == ShapeNode::Kind::Apply && u.change != NodeChange::Unchanged;
+        if (n.kind == ShapeNode::Kind::Output && u.change == NodeChange::Unchanged &&
+            std::find(d.outputsChanged.begin(), d.outputsChanged.end(), n.outputIndex) != d.outputsChanged.end())
+            u.change = NodeChange::Rewired;
+    }
+    // edges: union by (tail, head, input index)
+    struct UnionEdge {
+        const Shape* shape;
+        std::size_t index;
+        NodeChange change;
+        EdgeCode code;
+    };
+    std::unordered_set<EdgeCode, EdgeCodeHash> edgesBefore, edgesAfter;
+    edgesBefore.reserve(sb.edges.size() * 2);
+    edgesAfter.reserve(sa.edges.size() * 2);
+    std::vector<EdgeCode> codesBefore, codesAfter;
+    codesBefore.reserve(sb.edges.size());
+    codesAfter.reserve(sa.edges.size());
+    for (const ShapeEdge& e : sb.edges) edgesBefore.insert(codesBefore.emplace_back(edgeCode(sb, e)));
+    for (const ShapeEdge& e : sa.edges) edgesAfter.insert(codesAfter.emplace_back(edgeCode(sa, e)));
+    std::vector<UnionEdge> edges;
+    edges.reserve(sa.edges.size() + sb.edges.size() / 8);
+    for (std::size_t k = 0; k < sa.edges.size(); ++k)
+        edges.push_back(
+            {&sa, k, edgesBefore.count(codesAfter[k]) ? NodeChange::Unchanged : NodeChange::Added, codesAfter[k]});
+    for (std::size_t k = 0; k < sb.edges.size(); ++k)
+        if (!edgesAfter.count(codesBefore[k])) edges.push_back({&sb, k, NodeChange::Removed, codesBefore[k]});
+
+    // orderTopologically on indices: Kahn, ties by union order, nodes on cycles last
+    const std::size_t n = nodes.size();
+    std::unordered_map<std::uint64_t, std::size_t> index;
+    index.reserve(n * 2);
+    for (std::size_t i = 0; i < n; ++i) index.emplace(nodes[i].code, i);
+    std::vector<std::pair<std::size_t, std::size_t>> ends(edges.size(), {kNone, kNone}); // union node indices
+    std::vector<std::vector<std::size_t>> out(n);
+    std::vector<int> indeg(n, 0);
+    for (std::size_t k = 0; k < edges.size(); ++k) {
+        auto t = index.find(edges[k].code.tail), h = index.find(edges[k].code.head);
+        if (t == index.end() || h == index.end()) continue;
+        ends[k] = {t->second, h->second};
+        out[t->second].push_back(h->second);
+        ++indeg[h->second];
+    }
+    std::set<std::size_t> ready;
+    for (std::size_t i = 0; i < n; ++i)
+        if (indeg[i] == 0) ready.insert(i);
+    std::vector<std::size_t> order;
+    std::vector<bool> done(n, false);
+    order.reserve(n);
+    while (!ready.empty()) {
+        const std::size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        order.push_back(i);
+        done[i] = true;
+        for (std::size_t j : out[i])
+            if (--indeg[j] == 0) ready.insert(j);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (!done[i]) order.push_back(i);
+    std::vector<std::size_t> position(n);
+    for (std::size_t p = 0; p < n; ++p) position[order[p]] = p;
+
+    drawinternal::FocusInput in;
+    in.category.reserve(n);
+    in.seed.reserve(n);
+    for (std::size_t i : order) {
+        in.category.push_back(nodes[i].shape->nodes[nodes[i].index].category);
+        in.seed.push_back(nodes[i].seed);
+    }
+    for (std::size_t k = 0; k < edges.size(); ++k)
+        if (ends[k].first != kNone) in.edges.push_back({position[ends[k].first], position[ends[k].second], k});
+    const bool labels = drawinternal::wantEdgeLabels(options, edges.size());
+    DrawGraph start;
+    start.isDiff = true;
+    start.diff = d;
+    start.caption = options.caption;
+    start.nodesBefore = before.nodeCount();
+    start.nodesAfter = after.nodeCount();
+    return drawinternal::focusOn(
+        in, hops, maxNodes, std::move(start), n,
+        [&](std::size_t p) {
+            const UnionNode& u = nodes[order[p]];
+            DrawNode dn = drawinternal::makeNode(u.shape->nodes[u.index], options);
+            dn.change = u.change;
+            dn.seed = u.seed;
+            return dn;
+        },
+        [&](std::size_t k) {
+            const UnionEdge& u = edges[k];
+            DrawEdge e = drawinternal::makeEdge(*u.shape, u.shape->edges[u.index]);
+            e.change = u.change;
+            if (!labels) e.label.clear();
+            return e;
+        });
 }
 
 } // namespace passlens

@@ -19,7 +19,12 @@ std::string formatMicros(double us) {
     return buf;
 }
 
-void applyTiming(DrawGraph& g, const ExecutionProfile& profile, const TimingOptions& options) {
+namespace {
+
+// applyTiming with the scale taken over the node ids `scaleOver` yields (each Apply node id, or
+// -1 for a node that is none); duplicates are harmless.
+template <class ScaleOver>
+void paint(DrawGraph& g, const ExecutionProfile& profile, const TimingOptions& options, const ScaleOver& scaleOver) {
     // each node id's time and transfer (its last entry, as totalUs counts them)
     std::map<NodeId, double> nodeUs;
     for (const ProfileNode& n : profile.nodes)
@@ -39,12 +44,12 @@ void applyTiming(DrawGraph& g, const ExecutionProfile& profile, const TimingOpti
         }
         return false;
     };
-    for (const DrawNode& n : g.nodes) {
+    scaleOver([&](NodeId id) {
         double us = 0;
-        if (n.node < 0 || !timeOf(n.node, us)) continue;
+        if (id < 0 || !timeOf(id, us)) return;
         maxUs = std::max(maxUs, us);
         if (us > 0 && (minPositive == 0 || us < minPositive)) minPositive = us;
-    }
+    });
     const int bins = options.bins <= 0 ? 0 : std::clamp(options.bins, 2, 9);
     const bool logScale = options.logScale && minPositive > 0 && maxUs > minPositive;
     // Scale value in [0, 1].
@@ -101,6 +106,23 @@ void applyTiming(DrawGraph& g, const ExecutionProfile& profile, const TimingOpti
         }
     }
     g.timing.binUpperUs = bounds;
+}
+
+} // namespace
+
+void applyTiming(DrawGraph& g, const ExecutionProfile& profile, const TimingOptions& options) {
+    paint(g, profile, options, [&g](const auto& visit) {
+        for (const DrawNode& n : g.nodes) visit(n.node);
+    });
+}
+
+void applyTiming(DrawGraph& g, const ExecutionProfile& profile, const TimingOptions& options,
+                 const std::vector<const FunctionGraph*>& scaleOver) {
+    paint(g, profile, options, [&scaleOver](const auto& visit) {
+        for (const FunctionGraph* graph : scaleOver)
+            if (graph)
+                for (const Apply* a : graph->toposort()) visit(a->id());
+    });
 }
 
 } // namespace passlens

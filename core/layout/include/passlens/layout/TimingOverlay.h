@@ -7,6 +7,7 @@
 #include <passlens/trace/ExecutionProfile.h>
 
 #include <string>
+#include <vector>
 
 namespace passlens {
 
@@ -20,6 +21,15 @@ struct TimingOptions {
 /// direction), g.timing for the legend. Nodes without a time keep their category fill (n/a
 /// nodes: no kernel, fused, in place). Never throws.
 void applyTiming(DrawGraph& g, const ExecutionProfile& profile, const TimingOptions& options = {});
+
+/// applyTiming with the scale (longest and shortest time, bins, legend) taken over the Apply
+/// nodes of the graphs `scaleOver` instead of those drawn in `g`: with `g` a focused view made
+/// straight from those graphs (drawFocused of a step: {graph}; drawDiffFocused: {before, after}),
+/// the result equals the focused view cut from the whole drawing painted by applyTiming, whose
+/// Apply nodes are those graphs' (nested graphs' nodes have no id and take no time). Null
+/// entries are skipped. Never throws.
+void applyTiming(DrawGraph& g, const ExecutionProfile& profile, const TimingOptions& options,
+                 const std::vector<const FunctionGraph*>& scaleOver);
 
 /// "12.5 µs", "3.40 ms", "1.20 s".
 std::string formatMicros(double us);
