@@ -528,9 +528,14 @@ DrawGraph DrawingRequest::draw(const LayoutOptions* focusedBy) const {
     DrawOptions opt;
     opt.caption = caption;
     DrawGraph dg;
+    // the focused view the layout would cut from the whole drawing, without drawing it all (scope
+    // boxes are made from the whole drawing: every node's scope, change and time)
+    const bool cut = focusedBy && !grouping;
     if (before) {
         const GraphDiff d = diff(*before, *after);
-        dg = drawDiff(*before, *after, d, opt);
+        dg = cut ? drawDiffFocused(*before, *after, d, opt, focusedBy->nodeThreshold, focusedBy->focusHops,
+                                   focusedBy->focusMaxNodes)
+                 : drawDiff(*before, *after, d, opt);
     } else {
         // a quick drawing centres on its targets alone; a step on its changes too: what its
         // rewrites added, or around what they removed (scope boxes count only added nodes as "new")
@@ -538,13 +543,11 @@ DrawGraph DrawingRequest::draw(const LayoutOptions* focusedBy) const {
             opt.focus = grouping ? nodesAddedBetween(*trace, fromEvent, toEvent)
                                  : changedRegion(*trace, *after, fromEvent, toEvent);
         opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
-        // the focused view the layout would cut from the whole drawing, without drawing it all
-        // (timing and scope boxes are made from the whole drawing)
-        if (focusedBy && !profile && !grouping)
-            return drawFocused(*after, opt, focusedBy->nodeThreshold, focusedBy->focusHops, focusedBy->focusMaxNodes);
-        dg = drawGraph(*after, opt);
+        dg = cut ? drawFocused(*after, opt, focusedBy->nodeThreshold, focusedBy->focusHops, focusedBy->focusMaxNodes)
+                 : drawGraph(*after, opt);
     }
-    if (profile) applyTiming(dg, *profile, timing);
+    // (scaled over every node of the step, or of both steps of a diff, as on the whole drawing)
+    if (profile) applyTiming(dg, *profile, timing, {before.get(), after.get()});
     if (grouping) {
         ScopeGrouping open = *grouping;
         open.reveal.insert(open.reveal.end(), extraFocus.begin(), extraFocus.end());

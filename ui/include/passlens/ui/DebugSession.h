@@ -50,9 +50,11 @@ struct DrawingRequest {
     TimingOptions timing;
     std::optional<ScopeGrouping> grouping;
     /// drawGraph or drawDiff, the timing overlay, then the scope grouping, as the window shows
-    /// it (before any focused view or layout). With `focusedBy`, a plain step (no diff, timing
-    /// or grouping) above its nodeThreshold comes as the focused view LayoutEngine::layout
-    /// would cut from that drawing with those options, made directly (drawFocused). Throws what
+    /// it (before any focused view or layout). With `focusedBy`, a step or diff (with or without
+    /// the timing overlay, not grouped) above its nodeThreshold comes as the focused view
+    /// LayoutEngine::layout would cut from that drawing with those options, made directly
+    /// (drawFocused, drawDiffFocused; the overlay scaled over the whole step). Grouping by scope
+    /// needs every node's scope, change and time, so a grouped step is drawn whole. Throws what
     /// those throw.
     DrawGraph draw(const LayoutOptions* focusedBy = nullptr) const;
 };
