@@ -114,8 +114,9 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
                                      .arg(m_session.currentStep())
                                      .arg(steps[static_cast<std::size_t>(m_session.currentStep())].label));
         }
-        m_centre->setCurrentIndex(1);
-        auto* split = static_cast<QSplitter*>(m_centre->widget(1));
+        // the two panes' page (the only page once the after view has moved into it)
+        auto* split = qobject_cast<QSplitter*>(m_viewBefore->parentWidget());
+        m_centre->setCurrentWidget(split);
         if (split->count() == 1) {
             split->addWidget(m_view); // (the stacked widget hid it as its page 0)
             m_view->show();
@@ -125,7 +126,7 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
         m_view->setPaneLabel({});
         m_scene->setLayout(*layout, tips, shares, layout->stable && !first);
         if (m_centre->indexOf(m_view) < 0) m_centre->insertWidget(0, m_view);
-        m_centre->setCurrentIndex(0);
+        m_centre->setCurrentWidget(m_view);
     }
     if (first) {
         frameOpening();
