@@ -192,6 +192,80 @@ private slots:
         QVERIFY(!overlay->isChecked() && !overlay->isEnabled());
     }
 
+    // The timing legend is never under the minimap: on lstm executed (a long legend), in one
+    // pane and side by side, at the default size and at 1024 x 700 (and a pane of half that, as
+    // under QT_SCALE_FACTOR=2), beside the minimap while there is room, else above it; always
+    // inside the viewport.
+    void timingLegendNeverUnderTheMinimap() {
+        MainWindow w;
+        w.setExecutionBackend(std::make_shared<FakeBackend>(1000));
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kCorpus + "/lstm.onnx"));
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        bool above = false; // the last check found the legend above the minimap (not beside it)
+        auto check = [&above](GraphView* view, const QString& where) {
+            QVERIFY2(!view->legend().isEmpty(), qPrintable(where));
+            view->zoomBy(3.0); // (a drawing that does not fit: the minimap is shown)
+            QTest::qWait(20);
+            QVERIFY2(view->minimapVisible(), qPrintable(where));
+            const QRect legend = view->legendRect(), map = view->minimapRect();
+            const QString rects = QStringLiteral("%1: legend %2,%3 %4x%5, minimap %6,%7 %8x%9")
+                                      .arg(where)
+                                      .arg(legend.x())
+                                      .arg(legend.y())
+                                      .arg(legend.width())
+                                      .arg(legend.height())
+                                      .arg(map.x())
+                                      .arg(map.y())
+                                      .arg(map.width())
+                                      .arg(map.height());
+            QVERIFY2(!legend.isNull() && !map.isNull(), qPrintable(rects));
+            QVERIFY2(!legend.intersects(map), qPrintable(rects));
+            above = legend.bottom() < map.top();
+            QVERIFY2(view->viewport()->geometry().contains(legend), qPrintable(rects));
+            // the scale bar and a few words a line (the pane's width, in a narrower pane)
+            QVERIFY2(legend.width() >= std::min(160, view->viewport()->width() - 16), qPrintable(rects));
+            view->fit();
+            QVERIFY2(!view->minimapVisible() && view->minimapRect().isNull(), qPrintable(where));
+            QCOMPARE(view->legendRect().bottom(), view->viewport()->geometry().bottom() - 8); // back in the corner
+        };
+        check(w.graphView(), QStringLiteral("1400 x 900"));
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(!above);
+        w.resize(1024, 700);
+        QTest::qWait(50);
+        check(w.graphView(), QStringLiteral("1024 x 700"));
+        if (QTest::currentTestFailed()) return;
+        w.setDiffMode(2); // side by side: two narrower panes, each with its legend
+        QVERIFY(waitIdle(w));
+        check(w.beforeView(), QStringLiteral("before pane at 1024 x 700"));
+        check(w.graphView(), QStringLiteral("after pane at 1024 x 700"));
+        if (QTest::currentTestFailed()) return;
+        // stepping side by side draws both panes again (it crashed: the page index of the panes
+        // changes once the after view has moved into them)
+        w.session().setCurrentStep(w.session().currentStep() - 1);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.beforeView()->isVisible() && w.graphView()->isVisible());
+        QVERIFY(!w.beforeView()->legend().isEmpty());
+        w.setDiffMode(0);
+        QVERIFY(waitIdle(w));
+        // a pane too narrow for the legend beside the minimap: above it
+        GraphView* view = w.graphView();
+        QGraphicsScene scene;
+        scene.addRect(0, 0, 4000, 3000);
+        scene.setSceneRect(-100, -100, 4200, 3200); // (fitted, the rectangle is all on screen)
+        GraphView small(&scene);
+        small.setLegend(view->legend());
+        small.resize(250, 260);
+        small.show();
+        QTest::qWait(20);
+        small.updateMinimap();
+        check(&small, QStringLiteral("250 x 260 pane"));
+        QVERIFY(above);
+    }
+
     // Esc while a file opens stops its pipeline run: the status bar and whenIdle say it was
     // cancelled (no error), and the window keeps the file, steps and drawing it showed; opening
     // that file afterwards works.

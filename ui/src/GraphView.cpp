@@ -69,6 +69,7 @@ void GraphView::updateMinimapVisibility() {
         const QRectF drawn = scene()->itemsBoundingRect();
         show = !visible.adjusted(-1, -1, 1, 1).contains(drawn);
     }
+    if (show != m_minimap->isVisible() && !m_legend.isEmpty()) viewport()->update(); // the legend moves
     m_minimap->setVisible(show);
 }
 
@@ -132,8 +133,7 @@ void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
     if (!m_legend.isEmpty()) {
         painter->setFont(font());
         const QFontMetrics fm(font());
-        const int w = std::max(160, fm.horizontalAdvance(m_legend) + 16);
-        const QRect box(8, viewport()->height() - fm.height() - 34, w, fm.height() + 26);
+        const QRect box = legendRect().translated(-viewport()->pos()); // (in viewport pixels)
         painter->setPen(QPen(frame, 1));
         painter->setBrush(back);
         painter->drawRoundedRect(box, 4, 4);
@@ -143,11 +143,36 @@ void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
         painter->setBrush(bar);
         painter->drawRect(QRect(box.left() + 8, box.top() + 6, box.width() - 16, 10));
         painter->setPen(ink);
-        painter->drawText(QRect(box.left() + 8, box.top() + 18, box.width() - 16, fm.height() + 4),
-                          Qt::AlignLeft | Qt::AlignVCenter, m_legend);
+        painter->drawText(QRect(box.left() + 8, box.top() + 18, box.width() - 16, box.height() - 22),
+                          Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, m_legend);
     }
     painter->restore();
 }
+
+QRect GraphView::legendRect() const {
+    if (m_legend.isEmpty()) return {};
+    const QFontMetrics fm(font());
+    const QRect port = viewport()->geometry(); // (in this widget's pixels, as the minimap's)
+    const int textWidth = fm.horizontalAdvance(m_legend);
+    // a box of `width` ending `bottom`, the text wrapped inside it when it does not fit on one line
+    auto box = [&](int left, int bottom, int width) {
+        const int lines =
+            fm.boundingRect(QRect(0, 0, std::max(width - 16, 1), 10000), Qt::TextWordWrap, m_legend).height();
+        const int height = std::max(lines, fm.height()) + 26;
+        return QRect(left, bottom - height, width, height);
+    };
+    const int left = port.left() + 8, bottom = port.bottom() - 7;
+    const int wanted = std::max(160, textWidth + 16);
+    if (!m_minimap->isVisibleTo(this)) return box(left, bottom, std::min(wanted, std::max(port.width() - 16, 40)));
+    // beside the minimap when the room left of it takes the scale bar and a few words a line,
+    // else above it
+    const QRect map = m_minimap->geometry();
+    const int beside = map.left() - 8 - left;
+    if (beside >= 160) return box(left, bottom, std::min(wanted, beside));
+    return box(left, map.top() - 8, std::min(wanted, std::max(port.width() - 16, 40)));
+}
+
+QRect GraphView::minimapRect() const { return m_minimap->isVisibleTo(this) ? m_minimap->geometry() : QRect(); }
 
 void GraphView::syncWith(GraphView* other) {
     auto push = [this, other] {

@@ -27,6 +27,12 @@ public:
     /// exports (heatColour) as a bar, with `text` (range, scale, units); empty for none.
     void setLegend(const QString& text);
     QString legend() const { return m_legend; }
+    /// Where the legend is drawn, in this widget's pixels (null without a legend): the
+    /// viewport's bottom-left corner, as wide as its text, never under the minimap: beside it
+    /// (the text wrapped onto more lines) while 160 px are left of it, else above it.
+    QRect legendRect() const;
+    /// Where the minimap is, in this widget's pixels; null while it is hidden.
+    QRect minimapRect() const;
 
 Q_SIGNALS:
     void viewChanged();
