@@ -6,6 +6,7 @@
 // on the machine's load; wall-clock stall figures belong to bench/).
 #include "tst_gui.h"
 
+#include <passlens/trace/TraceSteps.h>
 #include <passlens/ui/WindowLayout.h>
 
 #include <time.h>
@@ -361,14 +362,20 @@ private slots:
                 else
                     ++kept;
             }
-            // The view did not jump either, unless none of the rewrite's new nodes would have
-            // been on screen: then it moved to show them (the view follows the action).
+            // The view did not jump either, unless none of the rewrite's new nodes (for a rewrite
+            // that only removed nodes: the nodes around what it removed) would have been on
+            // screen: then it moved to show them (the view follows the action).
             QRectF added;
             const StepPoint& st = s.steps()[static_cast<std::size_t>(k)];
-            if (!st.phaseEnd)
-                for (NodeId id : s.trace()->events()[static_cast<std::size_t>(st.event - 1)].added)
+            if (!st.phaseEnd) {
+                const RewriteEvent& e = s.trace()->events()[static_cast<std::size_t>(st.event - 1)];
+                std::vector<NodeId> shownIds = e.added;
+                if (e.added.empty() && !e.removed.empty())
+                    shownIds = changedRegion(*s.trace(), *s.graphAt(k), st.event - 1, st.event);
+                for (NodeId id : shownIds)
                     if (auto* item = w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id)))
                         added = added.united(item->sceneBoundingRect());
+            }
             for (auto it = now.begin(); it != now.end(); ++it)
                 if (screenBefore.contains(it.key())) {
                     if (onScreen(it.value()) != screenBefore.value(it.key())) {

@@ -998,6 +998,49 @@ private slots:
         for (const DrawNode& d : first.nodes)
             if (d.node >= 0) QVERIFY(!d.seed || std::binary_search(added.begin(), added.end(), d.node));
     }
+
+    // Stepping onto that step in the window selects the nodes around what the rewrite removed
+    // (the inspector shows the first), on screen at a readable zoom, as a rewrite's new nodes are.
+    void removalOnlyStepSelectsItsNeighbours() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("big.graph.json");
+        writeFileAtomic(file.toStdString(), writeGraphJson(*bench::blockGraph(20001, true)).dump());
+        MainWindow w;
+        QVERIFY(showAndOpen(w, file));
+        auto& s = w.session();
+        const auto& events = s.trace()->events();
+        int step = -1, seq = 0;
+        for (std::size_t k = 1; k < s.steps().size() && step < 0; ++k) {
+            const StepPoint& st = s.steps()[k];
+            if (st.phaseEnd || st.event < 1) continue;
+            const RewriteEvent& e = events[static_cast<std::size_t>(st.event - 1)];
+            if (e.added.empty() && !e.removed.empty()) {
+                step = static_cast<int>(k);
+                seq = st.event;
+            }
+        }
+        QVERIFY(step > 1);
+        s.setCurrentStep(step - 1);
+        QVERIFY(waitIdle(w));
+        s.setCurrentStep(step);
+        QVERIFY(waitIdle(w));
+        QVERIFY(s.layout() && s.layout()->focused);
+        const std::vector<NodeId> around = changedRegion(*s.trace(), *s.graphAt(step), seq - 1, seq);
+        QVERIFY(!around.empty());
+        std::set<NodeId> selected;
+        QRectF area;
+        for (QGraphicsItem* it : w.graphScene()->selectedItems()) {
+            selected.insert(static_cast<GraphNodeItem*>(it)->node().node);
+            area = area.united(it->sceneBoundingRect());
+        }
+        QCOMPARE(selected, std::set<NodeId>(around.begin(), around.end()));
+        QCOMPARE(w.inspector()->shownNode(), around.front());
+        const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        QVERIFY2(visible.intersects(area), "the nodes around the removal are on screen");
+        QVERIFY2(w.graphView()->zoom() >= 0.6, qPrintable(QString::number(w.graphView()->zoom())));
+        qInfo("removal-only step %d (event %d, %s)", step, seq,
+              events[static_cast<std::size_t>(seq - 1)].rewriter.c_str());
+    }
 };
 
 int main(int argc, char** argv) {

@@ -4,6 +4,7 @@
 #include "GraphView.h"
 
 #include <passlens/layout/ScopeGroups.h>
+#include <passlens/trace/TraceSteps.h>
 
 #include <QLabel>
 #include <QRegularExpression>
@@ -201,8 +202,15 @@ bool StepPresenter::showEventNodes() {
     const StepPoint& st = steps[static_cast<std::size_t>(m_session.currentStep())];
     if (st.phaseEnd || st.event < 1 || st.event > static_cast<int>(trace->events().size())) return false;
     QList<GraphNodeItem*> items;
-    for (NodeId id : trace->events()[static_cast<std::size_t>(st.event - 1)].added)
+    const RewriteEvent& event = trace->events()[static_cast<std::size_t>(st.event - 1)];
+    for (NodeId id : event.added)
         if (GraphNodeItem* it = m_scene->nodeItems().value(QStringLiteral("n%1").arg(id))) items << it;
+    // a rewrite that only removed nodes (constant folding, a merge): the nodes around what it
+    // removed, where the focused view of a big step is centred (changedRegion)
+    if (event.added.empty() && !event.removed.empty())
+        if (const auto g = m_session.graphAt(m_session.currentStep()))
+            for (NodeId id : changedRegion(*trace, *g, st.event - 1, st.event))
+                if (GraphNodeItem* it = m_scene->nodeItems().value(QStringLiteral("n%1").arg(id))) items << it;
     if (items.isEmpty()) return false;
     emit selectRequested(items.front()->node().node); // the inspector shows the first new node
     {

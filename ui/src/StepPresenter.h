@@ -43,8 +43,9 @@ public:
     /// Selects `id` and scrolls it to the centre at a readable zoom; false if it is not drawn.
     bool revealNode(NodeId id);
     /// On a rewrite event's step: selects the nodes the rewrite added (the inspector shows the
-    /// first) and scrolls them on screen when none is; false when the step is no event or
-    /// none of its new nodes is drawn.
+    /// first), or for a rewrite that only removed nodes the surviving nodes around what it
+    /// removed (changedRegion), and scrolls them on screen when none is; false when the step is
+    /// no event or none of those nodes is drawn.
     bool showEventNodes();
     /// A node to reveal when the drawing being made arrives (Find, a provenance jump); -1: none.
     void setPendingReveal(NodeId id) { m_pendingReveal = id; }
