@@ -38,13 +38,15 @@ public:
         }
         const qint64 start = threadCpuMicros();
         const int type = event->type(); // the event may be deleted during delivery
+        // and so may the receiver (a DeferredDelete): its class name is static text, read first
+        const char* receiverClass = receiver ? receiver->metaObject()->className() : nullptr;
         const bool r = QApplication::notify(receiver, event);
         --m_depth;
         const qint64 cost = threadCpuMicros() - start;
         if (cost > m_worstMicros) {
             m_worstMicros = cost;
             m_worstType = type;
-            m_worstReceiver = receiver ? QString::fromLatin1(receiver->metaObject()->className()) : QString();
+            m_worstReceiver = receiverClass ? QString::fromLatin1(receiverClass) : QString();
         }
         return r;
     }
