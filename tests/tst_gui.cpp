@@ -1,13 +1,18 @@
 // The debugger window (offscreen), its basics and navigation: models pass
 // QAbstractItemModelTester, keyboard stepping changes the shown step and the view's node set, the
-// pipeline tree follows the step, stable stepping, Find, the rewrite filter, re-runs and phases,
+// pipeline tree follows the step, stable stepping, Find, the rewrite filter, the command line's
+// state (StartOptions.h) against the keys' one, re-runs and phases,
 // a saved session reopens on the same step, and no single event costs the GUI thread over 200 ms
 // of CPU time while corpus models open (CPU time, not wall time, so the verdict does not depend
 // on the machine's load; wall-clock stall figures belong to bench/).
 #include "tst_gui.h"
 
+#include <passlens/ir/GraphSearch.h>
 #include <passlens/trace/TraceSteps.h>
+#include <passlens/ui/StartOptions.h>
 #include <passlens/ui/WindowLayout.h>
+
+#include <optional>
 
 #include <time.h>
 
@@ -117,6 +122,14 @@ void checkSteppingSelectsNewNodes(MainWindow& w, int& checkedSteps, int& refitte
         ++checkedSteps;
         refitted += resized;
     }
+}
+// Applies the command line's state `o` to `w` (applyStartOptions) and waits for its end: the
+// code and message it ended with, {-1, ""} when it did not end (a hang guard).
+std::pair<int, QString> applyAndWait(MainWindow& w, const StartOptions& o) {
+    std::optional<std::pair<int, QString>> result;
+    applyStartOptions(w, o, [&](int code, const QString& why) { result = {code, why}; });
+    if (!QTest::qWaitFor([&] { return result.has_value(); }, 600000)) return {-1, {}};
+    return *result;
 }
 } // namespace
 
@@ -692,6 +705,144 @@ private slots:
         QTest::keyClick(&w, Qt::Key_Left, Qt::ControlModifier);
         QVERIFY(waitIdle(w));
         QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, expected[expected.size() - 2]);
+    }
+
+    // The command line's state (passlens --step 8 --diff --side-by-side --filter-rewrites cut
+    // --find Alloc, StartOptions.h) is the state the keys reach: step 8 of the teaching example,
+    // the panes labelled, the tree down to local_cut_gpu_transfers' event, "match 1 of n" for
+    // the Allocs with the first one selected; Ctrl+F, typing and Enter, then F3, give the same
+    // label and selection. --compare opens the drawn comparison; usage errors name the option.
+    void startOptionsReachTheKeysState() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
+        StartOptions o;
+        o.step = QStringLiteral("8");
+        o.diffMode = 2;
+        o.rewriteFilter = QStringLiteral("cut");
+        o.find = QStringLiteral("Alloc");
+        QCOMPARE(applyAndWait(w, o).first, 0);
+        auto& s = w.session();
+        QCOMPARE(s.currentStep(), 8);
+        QVERIFY2(w.beforeView()->paneLabel().startsWith(QStringLiteral("before: step ")),
+                 qPrintable(w.beforeView()->paneLabel()));
+        QCOMPARE(w.rewriteFilter()->text(), QStringLiteral("cut"));
+        QTreeView* tree = w.pipelineTree();
+        int events = 0;
+        for (int p = 0; p < tree->model()->rowCount(); ++p)
+            for (int r = 0; r < tree->model()->rowCount(tree->model()->index(p, 0)); ++r) {
+                QVERIFY(tree->model()
+                            ->index(r, 0, tree->model()->index(p, 0))
+                            .data(PipelineModel::RewriterRole)
+                            .toString()
+                            .contains(QStringLiteral("cut")));
+                ++events;
+            }
+        QVERIFY(events >= 1);
+        // step 8 (after GraphToGpu): the two host Allocs, ones and dropout_mask
+        auto g = s.graphAt(8);
+        int allocs = 0;
+        for (const Apply* a : g->toposort()) allocs += a->op().kind() == "Alloc";
+        QCOMPARE(allocs, 2);
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of 2"));
+        const NodeId first = w.inspector()->shownNode();
+        QCOMPARE(QString::fromStdString(g->node(first)->op().kind()), QStringLiteral("Alloc"));
+        const auto byOption = w.graphScene()->selectedItems();
+        QCOMPARE(byOption.size(), qsizetype(1));
+
+        // the keys: Ctrl+F, the text, Enter; F3 goes on, Shift+F3 back
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
+        auto* box = qobject_cast<QLineEdit*>(QApplication::focusWidget());
+        QVERIFY(box && box->placeholderText().startsWith(QStringLiteral("Find node")));
+        QTest::keyClicks(box, QStringLiteral("ones"));
+        QTest::keyClick(box, Qt::Key_Return);
+        // whole words first: the Alloc named "ones" before the nodes that read its variable
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of %1").arg(findNodes(*g, "ones").size()));
+        QCOMPARE(QString::fromStdString(g->node(w.inspector()->shownNode())->name()), QStringLiteral("ones"));
+        QTest::keyClick(box, Qt::Key_A, Qt::ControlModifier);
+        QTest::keyClicks(box, QStringLiteral("Alloc"));
+        QTest::keyClick(box, Qt::Key_Return);
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of 2"));
+        QCOMPARE(w.inspector()->shownNode(), first);
+        QTest::keyClick(&w, Qt::Key_F3);
+        QCOMPARE(w.findStatus(), QStringLiteral("match 2 of 2"));
+        QVERIFY(w.inspector()->shownNode() != first);
+        QTest::keyClick(&w, Qt::Key_F3, Qt::ShiftModifier);
+        QCOMPARE(w.findStatus(), QStringLiteral("match 1 of 2"));
+        QCOMPARE(w.inspector()->shownNode(), first);
+
+        // usage errors: nothing changes
+        StartOptions bad;
+        bad.step = QStringLiteral("99");
+        const auto stepError = applyAndWait(w, bad);
+        QCOMPARE(stepError.first, 2);
+        QVERIFY2(stepError.second.startsWith(QStringLiteral("--step: expected 0 to ")), qPrintable(stepError.second));
+        bad = {};
+        bad.compare = QStringLiteral("cleanup");
+        const auto sameError = applyAndWait(w, bad);
+        QCOMPARE(sameError.first, 2);
+        QVERIFY2(sameError.second.startsWith(QStringLiteral("--compare: 'cleanup' is the pipeline shown")),
+                 qPrintable(sameError.second));
+        QCOMPARE(s.currentStep(), 8);
+        QVERIFY(!w.compareDialog());
+
+        // --compare theano: the comparison dialog with its drawing (cleanup's 11 nodes, theano's 12)
+        StartOptions cmp;
+        cmp.compare = QStringLiteral("theano");
+        QCOMPARE(applyAndWait(w, cmp).first, 0);
+        QDialog* dlg = w.compareDialog();
+        QVERIFY(dlg && dlg->isVisible());
+        auto* view = dlg->findChild<GraphView*>(QStringLiteral("compareView"));
+        QVERIFY(view && qobject_cast<GraphScene*>(view->scene()));
+        int onlyTheano = 0;
+        for (GraphNodeItem* it : qobject_cast<GraphScene*>(view->scene())->nodeItems())
+            onlyTheano += it->node().node >= 0 && it->node().change == NodeChange::Added;
+        QVERIFY(onlyTheano >= 2); // theano's extra GpuAlloc and HostFromGpu
+        dlg->close();
+    }
+
+    // --open-scope /self_attn (StartOptions.h) opens the scope as a double-click on its box does
+    // (groupByNameScope); a scope not drawn as a box is a usage error that names the boxes;
+    // --check marks the phases that changed the graph in the tree, as Execute > Check does.
+    void startOptionsOpenScopesAndCheck() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        w.setExecutionBackend(std::make_shared<FakeBackend>(2));
+        StartOptions o;
+        o.openScopes = {QStringLiteral("/self_attn")};
+        o.check = true;
+        QCOMPARE(applyAndWait(w, o).first, 0);
+        QVERIFY(w.session().scopeGrouping());
+        QCOMPARE(w.session().scopeGrouping()->expanded, (std::set<std::string>{"/self_attn"}));
+        int inside = 0, boxes = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) {
+            inside += it->node().scope == "/self_attn";
+            boxes += it->node().category == NodeCategory::Group;
+        }
+        QVERIFY(inside >= 2);
+        QVERIFY(boxes >= 2); // /norm1, /norm2, ... stay closed
+        const auto* trace = w.session().trace();
+        int marked = 0, changed = 0;
+        for (std::size_t p = 0; p < trace->phases().size(); ++p) {
+            const auto mark = static_cast<PipelineModel::CheckMark>(
+                w.pipelineModel()
+                    ->data(w.pipelineModel()->index(static_cast<int>(p), 0), PipelineModel::CheckRole)
+                    .toInt());
+            changed += trace->phases()[p].changed;
+            marked += mark != PipelineModel::CheckMark::None;
+            if (!trace->phases()[p].changed) QCOMPARE(mark, PipelineModel::CheckMark::None);
+        }
+        QVERIFY(changed >= 4);
+        QCOMPARE(marked, changed);
+
+        StartOptions bad;
+        bad.openScopes = {QStringLiteral("/no_such_scope")};
+        const auto error = applyAndWait(w, bad);
+        QCOMPARE(error.first, 2);
+        QVERIFY2(error.second.startsWith(QStringLiteral("--open-scope: no closed scope box '/no_such_scope' drawn")) &&
+                     error.second.contains(QStringLiteral("/norm1")),
+                 qPrintable(error.second));
     }
 
     // The window's step graphs continue from kept steps (DebugSession::graphAt): stepping back

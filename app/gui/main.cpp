@@ -1,6 +1,9 @@
 // passlens [FILE] [--pipeline NAME] [--screenshot OUT.png] [--phase NAME | --step N] [--diff [--side-by-side]]
-// [--execute] The debugger window. With no FILE it opens the bundled example (a real model).
+// [--group-scopes] [--open-scope SCOPE]... [--filter-rewrites TEXT] [--find TEXT] [--execute] [--check]
+// [--compare PIPELINE]
+// The debugger window. With no FILE it opens the bundled example (a real model).
 #include "passlens/ui/MainWindow.h"
+#include "passlens/ui/StartOptions.h"
 
 #include "GuiExecution.h"
 
@@ -10,6 +13,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDialog>
 #include <QFileInfo>
 #include <QPixmap>
 #include <QScreen>
@@ -62,6 +66,32 @@ int main(int argc, char* argv[]) {
         QStringLiteral("group-scopes"),
         QStringLiteral("Group the drawing by name scope (View > Group by name scope), as render --group-scopes."));
     parser.addOption(groupOpt);
+    const QCommandLineOption openScopeOpt(
+        QStringLiteral("open-scope"),
+        QStringLiteral(
+            "Open the scope box SCOPE (a double-click; repeatable, outer scopes first; implies --group-scopes)."),
+        QStringLiteral("SCOPE"));
+    parser.addOption(openScopeOpt);
+    const QCommandLineOption checkOpt(
+        QStringLiteral("check"),
+        QStringLiteral("Execute > Check every phase against the source (marks the phases in the pipeline tree)."));
+    parser.addOption(checkOpt);
+    const QCommandLineOption filterOpt(
+        QStringLiteral("filter-rewrites"),
+        QStringLiteral("Type TEXT into the Pipeline dock's \"Filter rewrites\" box (the events of matching rewrites)."),
+        QStringLiteral("TEXT"));
+    parser.addOption(filterOpt);
+    const QCommandLineOption findOpt(
+        QStringLiteral("find"),
+        QStringLiteral("Find TEXT in the shown step, as Ctrl+F, TEXT, Enter (id, op kind or name; \"match 1 of n\")."),
+        QStringLiteral("TEXT"));
+    parser.addOption(findOpt);
+    const QCommandLineOption compareOpt(
+        QStringLiteral("compare"),
+        QStringLiteral(
+            "Tools > Compare with PIPELINE (another built-in one); --screenshot then captures the comparison."),
+        QStringLiteral("PIPELINE"));
+    parser.addOption(compareOpt);
     parser.process(app);
     const QStringList pos = parser.positionalArguments();
     if (pos.size() > 1) {
@@ -85,6 +115,18 @@ int main(int argc, char* argv[]) {
     const QString shot = parser.value(screenshotOpt);
     if (!shot.isEmpty()) qputenv("PASSLENS_NO_DIALOGS", "1");
 
+    passlens::StartOptions start;
+    start.phase = parser.value(phaseOpt);
+    start.step = parser.value(stepOpt);
+    if (parser.isSet(diffOpt)) start.diffMode = parser.isSet(sideOpt) ? 2 : 1;
+    start.groupScopes = parser.isSet(groupOpt);
+    start.openScopes = parser.values(openScopeOpt);
+    start.check = parser.isSet(checkOpt);
+    start.rewriteFilter = parser.value(filterOpt);
+    start.find = parser.value(findOpt);
+    start.execute = parser.isSet(executeOpt);
+    start.compare = parser.value(compareOpt);
+
     passlens::MainWindow window;
     window.setExecutionBackend(passlens::makeGuiExecutionBackend());
     // 1500 x 950, or what the screen has room for (a 1024 x 700 screen, QT_SCALE_FACTOR=2)
@@ -100,68 +142,33 @@ int main(int argc, char* argv[]) {
             rc = 1;
         }
         QTimer::singleShot(150, &app, [&] {
-            if (!window.grab().save(shot)) {
+            QWidget* shown = &window;
+            if (window.compareDialog() && !start.compare.isEmpty()) shown = window.compareDialog();
+            if (!shown->grab().save(shot)) {
                 std::fprintf(stderr, "passlens: cannot write %s\n", qPrintable(shot));
                 rc = 1;
             }
             app.exit(rc);
         });
     };
-    // After the open: go to the requested step, diff, execute; then the screenshot.
+    // After the open: the state the options ask for (ui's StartOptions.h: step, diff, grouping and
+    // open scopes, rewrite filter, Find, Execute, Check, Compare, through the window's own
+    // operations); then the
+    // screenshot: of the comparison dialog with --compare, else of the window.
     std::function<void(bool, QString)> afterOpen = [&](bool ok, const QString& message) {
         if (!ok) {
             if (!shot.isEmpty()) finishShot(false, message);
             return;
         }
-        auto& s = window.session();
-        bool moved = false;
-        const int last = static_cast<int>(s.steps().size()) - 1;
-        auto usage = [&](const QString& why) {
-            std::fprintf(stderr, "passlens: %s\n", qPrintable(why));
-            rc = 2;
-            QTimer::singleShot(0, &app, [&] { app.exit(2); });
-        };
-        if (parser.isSet(phaseOpt)) {
-            int found = -1;
-            QStringList names;
-            for (int i = 0; i <= last; ++i)
-                if (s.steps()[static_cast<std::size_t>(i)].phaseEnd) {
-                    names << s.steps()[static_cast<std::size_t>(i)].label;
-                    if (s.steps()[static_cast<std::size_t>(i)].label == parser.value(phaseOpt)) found = i;
-                }
-            if (found < 0)
-                return usage(QStringLiteral("--phase: no phase '%1' (phases: %2)")
-                                 .arg(parser.value(phaseOpt), names.join(QStringLiteral(", "))));
-            moved = found != s.currentStep();
-            s.setCurrentStep(found);
-        } else if (parser.isSet(stepOpt)) {
-            bool ok = false;
-            const int n = parser.value(stepOpt).toInt(&ok);
-            if (!ok || n < 0 || n > last)
-                return usage(QStringLiteral("--step: expected 0 to %1, got '%2'").arg(last).arg(parser.value(stepOpt)));
-            moved = n != s.currentStep();
-            s.setCurrentStep(n);
-        }
-        if (parser.isSet(diffOpt)) {
-            window.setDiffMode(parser.isSet(sideOpt) ? 2 : 1);
-            moved = true;
-        }
-        // a graph without scoped names stays as it is (the status bar says so)
-        if (parser.isSet(groupOpt) && window.setGroupByScope(true)) moved = true;
-        if (parser.isSet(executeOpt)) {
-            window.whenIdle([&](bool, const QString&) {
-                window.executeCurrent();
-                if (!shot.isEmpty()) window.whenIdle(finishShot);
-            });
-            if (!moved) window.session().requestLayout();
-            return;
-        }
-        if (!shot.isEmpty()) {
-            if (moved)
-                window.whenIdle(finishShot);
-            else
-                finishShot(true, {});
-        }
+        passlens::applyStartOptions(window, start, [&](int code, const QString& why) {
+            if (code == 2) {
+                std::fprintf(stderr, "passlens: %s\n", qPrintable(why));
+                rc = 2;
+                app.exit(2);
+                return;
+            }
+            if (!shot.isEmpty()) finishShot(code == 0, why);
+        });
     };
     window.whenIdle(afterOpen);
     window.openFile(QFileInfo(file).absoluteFilePath(), parser.value(pipelineOpt));
