@@ -845,6 +845,57 @@ private slots:
                  qPrintable(error.second));
     }
 
+    // The view's keys: D cycles the diff (overlay, side by side with labelled panes, off),
+    // Ctrl+Shift+G groups by name scope and ungroups, Ctrl+0 fits (the minimap goes), Ctrl++
+    // zooms in (it comes back), and so does + in the graph view.
+    void viewKeysDiffGroupAndZoom() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        auto& s = w.session(); // on the final step
+        QVERIFY(!s.diffFrom());
+        QTest::keyClick(&w, Qt::Key_D);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.diffFrom(), std::optional<int>(s.phaseStartStep(s.currentStep())));
+        QVERIFY(w.graphView()->paneLabel().isEmpty()); // overlay: one pane
+        QTest::keyClick(&w, Qt::Key_D);
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.beforeView()->isVisible() && w.beforeView()->paneLabel().startsWith(QStringLiteral("before: step ")),
+                 qPrintable(w.beforeView()->paneLabel()));
+        QVERIFY(w.graphView()->paneLabel().startsWith(QStringLiteral("after: step %1,").arg(s.currentStep())));
+        QTest::keyClick(&w, Qt::Key_D);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!s.diffFrom());
+        QVERIFY(!w.beforeView()->isVisible());
+
+        auto boxes = [&] {
+            int n = 0;
+            for (GraphNodeItem* it : w.graphScene()->nodeItems()) n += it->node().category == NodeCategory::Group;
+            return n;
+        };
+        QCOMPARE(boxes(), 0);
+        QTest::keyClick(&w, Qt::Key_G, Qt::ControlModifier | Qt::ShiftModifier);
+        QVERIFY(waitIdle(w));
+        QVERIFY(s.scopeGrouping());
+        QVERIFY(boxes() >= 3); // /self_attn, /norm1, /norm2, ...
+        QTest::keyClick(&w, Qt::Key_G, Qt::ControlModifier | Qt::ShiftModifier);
+        QVERIFY(waitIdle(w));
+        QVERIFY(!s.scopeGrouping());
+        QCOMPARE(boxes(), 0);
+
+        QVERIFY(w.graphView()->minimapVisible()); // opened readable on the output: it does not fit
+        QTest::keyClick(&w, Qt::Key_0, Qt::ControlModifier);
+        QVERIFY(!w.graphView()->minimapVisible());
+        const double fitted = w.graphView()->zoom();
+        QTest::keyClick(&w, Qt::Key_Plus, Qt::ControlModifier); // View > Zoom in, anywhere in the window
+        const double zoomed = w.graphView()->zoom();
+        QVERIFY(zoomed > fitted);
+        QVERIFY(w.graphView()->minimapVisible());
+        QTest::keyClick(w.graphView(), Qt::Key_Plus); // + alone, in the graph view
+        QVERIFY(w.graphView()->zoom() > zoomed);
+    }
+
     // The window's step graphs continue from kept steps (DebugSession::graphAt): stepping back
     // from PP-OCR's last step past the bound, then jumping forward from the source, each step's
     // graph is the full replay's (same fingerprint, node ids and op kinds in order, removed nodes kept), and
