@@ -37,6 +37,9 @@ crop docs/images/side-by-side.png 1165x805+0+0
 # the rewrite filter and Find with its "match k of n" (sections 1 and 7), without the Profile dock
 $app $teaching --pipeline cleanup --step 15 --filter-rewrites cut --find Alloc --screenshot docs/images/find-filter.png
 crop docs/images/find-filter.png 1500x810+0+0
+# the inspector (section 1) on the Dot that stays on the host, found by Find
+$app $teaching --pipeline cleanup --step 8 --find column_sums --screenshot docs/images/inspector.png
+crop docs/images/inspector.png 332x560+1168+52
 # Execute > Check every phase (section 5): the Pipeline dock's marks
 $app $teaching --pipeline cleanup --check --screenshot docs/images/check-marks.png
 crop docs/images/check-marks.png 430x330+0+0
