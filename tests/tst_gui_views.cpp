@@ -1,16 +1,19 @@
 // The debugger window (offscreen), what it draws: the bundled example's screenshot, big graphs
 // (opening on their outputs, the source drawn while the pipeline runs), the minimap, exports,
-// nested graphs, grouping by name scope, placeholders, Compare, provenance jumps and superseded
-// layouts.
+// nested graphs, grouping by name scope, placeholders, Compare and Export through their dialogs,
+// provenance jumps and superseded layouts.
 #include "tst_gui.h"
 
 #include "BenchGraphs.h"
 
 #include <passlens/trace/TraceSteps.h>
 
+#include <QFileDialog>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QSpinBox>
 #include <QStatusBar>
 
 using namespace passlens;
@@ -700,6 +703,81 @@ private slots:
         QVERIFY2(texts.join(' ').contains(QStringLiteral("Both pipelines end in the same graph")),
                  qPrintable(texts.join(' ')));
         w.compareDialog()->close();
+    }
+
+    // The dialogs as the user meets them: Tools > Compare proposes the other pipeline (theano
+    // when cleanup is shown, never cleanup itself) and draws the comparison; Ctrl+E's dialog,
+    // set to the selection with 2 hops in landscape, offers the name from the model, step and
+    // area, and writes a left-to-right figure of the selected node and its neighbours.
+    void compareAndExportDialogs() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTemporaryDir dir;
+        QStringList proposed, offered;
+        int exportDialogs = 0;
+        // answers the modal dialogs as they open (the event loop of each dialog's exec runs it)
+        QTimer answer;
+        answer.setInterval(20);
+        connect(&answer, &QTimer::timeout, &w, [&] {
+            QWidget* modal = QApplication::activeModalWidget();
+            if (auto* pick = qobject_cast<QInputDialog*>(modal)) {
+                proposed << pick->comboBoxItems().join(',') + ':' + pick->textValue();
+                pick->accept();
+            } else if (auto* files = qobject_cast<QFileDialog*>(modal)) {
+                offered << QFileInfo(files->selectedFiles().value(0)).fileName();
+                files->selectFile(dir.filePath(QStringLiteral("figure.svg")));
+                static_cast<QDialog*>(files)->accept(); // Save (QFileDialog::accept is protected)
+            } else if (auto* d = qobject_cast<QDialog*>(modal);
+                       d && d->windowTitle() == QStringLiteral("Export view")) {
+                const auto boxes = d->findChildren<QComboBox*>();
+                auto* hops = d->findChild<QSpinBox*>();
+                if (boxes.size() != 2 || !hops) return;
+                boxes[0]->setCurrentIndex(2); // the selection and its neighbours
+                hops->setValue(2);
+                boxes[1]->setCurrentIndex(1); // landscape
+                ++exportDialogs;
+                d->accept();
+            }
+        });
+        answer.start();
+
+        QAction* compare = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text().startsWith(QStringLiteral("Compare with another pipeline"))) compare = a;
+        QVERIFY(compare);
+        compare->trigger();
+        QCOMPARE(proposed.size(), qsizetype(1));
+        QVERIFY2(proposed.front().endsWith(QStringLiteral(":theano")) && !proposed.front().contains("cleanup"),
+                 qPrintable(proposed.front()));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.compareDialog() && w.compareDialog()->isVisible());
+        w.compareDialog()->close();
+
+        // the ones Alloc selected (Find), then Ctrl+E
+        w.session().setCurrentStep(15);
+        QVERIFY(waitIdle(w));
+        w.findNext(QStringLiteral("ones"));
+        const NodeId ones = w.inspector()->shownNode();
+        QVERIFY(ones >= 0);
+        QSignalSpy done(&w, &MainWindow::exported);
+        w.activateWindow(); // back from the comparison dialog
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTest::keyClick(&w, Qt::Key_E, Qt::ControlModifier);
+        QCOMPARE(exportDialogs, 1);
+        QCOMPARE(offered, QStringList{QStringLiteral("teaching-step15-selection.svg")});
+        QVERIFY(QTest::qWaitFor([&] { return !done.isEmpty(); }, 600000));
+        QVERIFY(done.last().at(1).toBool());
+        QFile f(dir.filePath(QStringLiteral("figure.svg")));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(f.readAll());
+        QVERIFY(svg.contains(QStringLiteral("<title>n%1</title>").arg(ones)));
+        const auto size =
+            QRegularExpression(QStringLiteral("<svg width=\"([0-9.]+)pt\" height=\"([0-9.]+)pt\"")).match(svg);
+        QVERIFY(size.hasMatch());
+        QVERIFY2(size.captured(1).toDouble() > size.captured(2).toDouble(), qPrintable(size.captured(0)));
+        answer.stop();
     }
 
     // A provenance link ("created by #N") draws the node's neighbourhood first, then the whole
