@@ -828,6 +828,54 @@ private slots:
         QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
     }
 
+    // A mouse click on the inspector's "Created by #N" link starts the jump to that rewrite's
+    // step, and Esc cancels its drawing (the step moved, the view keeps the final step's drawing
+    // and says so); a second click goes there, the node selected and on screen.
+    void provenanceLinkClickAndEsc() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        auto& s = w.session();
+        const int last = s.currentStep();
+        const auto [target, created] = newestNode(s, last);
+        QVERIFY(target >= 0 && created > 0);
+        w.selectNode(target);
+        QCOMPARE(w.inspector()->shownNode(), target);
+        // where the link is drawn in the inspector
+        const QString href = QStringLiteral("event:%1").arg(created);
+        auto clickLink = [&] {
+            QWidget* port = w.inspector()->viewport();
+            for (int y = 2; y < port->height(); y += 4)
+                for (int x = 2; x < port->width(); x += 4)
+                    if (w.inspector()->anchorAt(QPoint(x, y)) == href) {
+                        QTest::mouseClick(port, Qt::LeftButton, {}, QPoint(x, y));
+                        return true;
+                    }
+            return false;
+        };
+        QVERIFY2(clickLink(), qPrintable(href));
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
+        QVERIFY(s.layoutPending() || s.followUpPending());
+        QVERIFY(w.busyIndicatorShown());
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(QTest::qWaitFor([&] { return !s.layoutPending() && !s.followUpPending(); }, 600000));
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, created);
+        QVERIFY2(w.summaryText().contains(QStringLiteral("the view still shows step %1").arg(last)),
+                 qPrintable(w.summaryText()));
+
+        QCOMPARE(w.inspector()->shownNode(), target); // the link is still there
+        QVERIFY(clickLink());
+        QVERIFY(QTest::qWaitFor([&] { return !s.layoutPending() && !s.followUpPending(); }, 600000));
+        const auto selected = w.graphScene()->selectedItems();
+        QCOMPARE(selected.size(), qsizetype(1));
+        QCOMPARE(static_cast<GraphNodeItem*>(selected.front())->node().node, target);
+        QVERIFY(w.graphView()->viewport()->rect().contains(
+            w.graphView()->mapFromScene(selected.front()->sceneBoundingRect().center())));
+        QCOMPARE(w.inspector()->shownNode(), target);
+        QVERIFY(!w.summaryText().contains(QStringLiteral("cancelled")));
+    }
+
     // A provenance jump shows the busy indicator at once; Esc cancels its layout: the request ends
     // as cancelled (nothing drawn), the view keeps the previous drawing and says which step it
     // is, and the next step draws (its request has its own cancel token).
