@@ -297,7 +297,8 @@ private slots:
         QCOMPARE(s.currentStep(), phaseEndStep);
     }
 
-    // Clicking a phase's check box unchecks it for the next Run without moving the step.
+    // Clicking a phase's check box unchecks it for the next Run without moving the step; Ctrl+R
+    // runs without it and the tree keeps it, unchecked.
     void checkBoxClickDoesNotJump() {
         MainWindow w;
         QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
@@ -329,6 +330,27 @@ private slots:
         QCOMPARE(tree->currentIndex(), phase);
         QVERIFY(waitIdle(w));
         QVERIFY(s.currentStep() != step);
+
+        // unchecked by a click, then Run (Ctrl+R): the run skips it and the tree keeps it, unchecked
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, box);
+        QCOMPARE(w.pipelineModel()->disabledPhases().size(), qsizetype(1));
+        const QString skipped = w.pipelineModel()->disabledPhases().front();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTest::keyClick(&w, Qt::Key_R, Qt::ControlModifier);
+        QVERIFY(waitIdle(w));
+        for (const auto& p : s.trace()->phases()) QVERIFY(QString::fromStdString(p.info.name) != skipped);
+        PipelineModel* pm = w.pipelineModel();
+        int rows = 0;
+        for (int r = 0; r < pm->rowCount(); ++r) {
+            const QModelIndex row = pm->index(r, 0);
+            if (pm->data(row).toString() != skipped) continue;
+            ++rows;
+            QCOMPARE(pm->data(row, Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
+            QCOMPARE(pm->data(row, PipelineModel::PhaseRole).toInt(), -1);
+        }
+        QCOMPARE(rows, 1);
+        QCOMPARE(pm->disabledPhases(), QStringList{skipped});
     }
 
     // Stepping rewrite by rewrite keeps every unchanged node at the same scene position and at
