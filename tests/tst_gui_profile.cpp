@@ -46,6 +46,40 @@ private slots:
         QCOMPARE(w.inspector()->shownNode(), other);
     }
 
+    // After F5, a mouse click on a profile row whose node is off screen selects the node,
+    // inspects it and brings it on screen.
+    void profileRowClickBringsTheNodeOnScreen() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        w.setExecutionBackend(std::make_shared<FakeBackend>(0));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTest::keyClick(&w, Qt::Key_F5);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileTablesShown());
+        QTableView* table = w.profileTable();
+        auto onScreen = [&](NodeId id) {
+            GraphNodeItem* item = w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id));
+            return item && w.graphView()->viewport()->rect().contains(
+                               w.graphView()->mapFromScene(item->sceneBoundingRect().center()));
+        };
+        int row = -1;
+        for (int r = 0; r < table->model()->rowCount() && row < 0; ++r) {
+            const NodeId id = table->model()->index(r, 0).data(ProfileModel::NodeIdRole).toLongLong();
+            if (w.graphScene()->nodeItems().contains(QStringLiteral("n%1").arg(id)) && !onScreen(id)) row = r;
+        }
+        QVERIFY(row >= 0); // opened readable on the output: most nodes are off screen
+        const QModelIndex cell = table->model()->index(row, 1);
+        const NodeId target = cell.data(ProfileModel::NodeIdRole).toLongLong();
+        table->scrollTo(cell);
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(cell).center());
+        QCOMPARE(w.inspector()->shownNode(), target);
+        const auto sel = w.graphScene()->selectedItems();
+        QCOMPARE(sel.size(), qsizetype(1));
+        QCOMPARE(static_cast<GraphNodeItem*>(sel.first())->node().node, target);
+        QVERIFY(onScreen(target));
+    }
+
     // Execute > Check marks the phases that changed the graph (match, first divergent,
     // diverged; PhaseCheck.h, as `run --check`) and leaves unchanged ones unmarked; the profile
     // says which step it was measured on and is dimmed on another step.
