@@ -214,6 +214,32 @@ private slots:
         QCOMPARE(w.graphScene()->nodeIds(), finalIds);
     }
 
+    // The keys reach the window as soon as it opens: the widget with the keyboard focus is not
+    // the Find box (which kept Home, Left and D for its text), and Home, Right and D pressed
+    // there step and switch the diff on; Ctrl+F then focuses the Find box.
+    void keysReachTheWindowOnOpening() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QWidget* focus = QApplication::focusWidget();
+        QVERIFY(focus && w.isAncestorOf(focus));
+        QVERIFY2(!qobject_cast<QLineEdit*>(focus), focus->metaObject()->className());
+        auto& s = w.session();
+        QTest::keyClick(focus, Qt::Key_Home);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), 0);
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), 1);
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_D);
+        QVERIFY(waitIdle(w));
+        QVERIFY(s.diffFrom());
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_F, Qt::ControlModifier);
+        auto* box = qobject_cast<QLineEdit*>(QApplication::focusWidget());
+        QVERIFY(box && box->placeholderText().startsWith(QStringLiteral("Find node")));
+    }
+
     // Closing the window while a node is selected (stepping onto a rewrite selects its new nodes):
     // the scene's items are deleted while the scene can still answer the selection signal.
     void closingWithASelectedNode() {

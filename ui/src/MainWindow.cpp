@@ -243,6 +243,9 @@ void MainWindow::buildUi() {
     m_search->setToolTip(tr("Find a node of this step by id (17, #17), op kind, node name or variable name; "
                             "Enter / F3: next match, Shift+F3: previous"));
     m_search->setClearButtonEnabled(true);
+    // not the window's first focus (a line edit keeps Home, End, Left, Right, D and Ctrl+E for its
+    // text, so the stepping keys did nothing after opening): Ctrl+F or a click focuses it
+    m_search->setFocusPolicy(Qt::ClickFocus);
     m_search->setFixedWidth(m_search->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 22);
     header->addWidget(m_search, 0, Qt::AlignTop);
     m_findLabel = new QLabel;
@@ -259,6 +262,7 @@ void MainWindow::buildUi() {
     stepRow->addWidget(m_stepLabel);
     v->addLayout(stepRow);
     setCentralWidget(centralBox);
+    m_view->setFocus(); // the keys go to the graph when the window opens
     m_presenter = new StepPresenter(
         *m_session, {m_scene, m_sceneBefore, m_view, m_viewBefore, m_centre, m_summary, m_stepLabel}, this);
     connect(m_presenter, &StepPresenter::selectRequested, this, [this](NodeId id) { selectNode(id); });
