@@ -13,6 +13,8 @@ export QT_QPA_PLATFORM=offscreen
 app=build/app/passlens
 corpus=../shared/corpus/onnx
 mkdir -p docs/images
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 $app --screenshot docs/images/overview.png
 $app "$corpus/transformer_encoder_layer.onnx" --phase gpuarray_graph_optimization --diff --screenshot docs/images/graphtogpu-diff.png
 $app resources/examples/join_alloc.graph.json --pipeline cleanup --phase gpuarray_backward --diff --screenshot docs/images/backward-pass.png
@@ -42,9 +44,12 @@ $app $teaching --pipeline cleanup --step 8 --find column_sums --screenshot docs/
 crop docs/images/inspector.png 332x560+1168+52
 # Execute > Check every phase (section 5): the Pipeline dock's marks
 $app $teaching --pipeline cleanup --check --screenshot docs/images/check-marks.png
-crop docs/images/check-marks.png 430x330+0+0
-# Tools > Compare (sections 3 and 7): the comparison dialog
-$app $teaching --pipeline cleanup --compare theano --screenshot docs/images/compare.png
+crop docs/images/check-marks.png 430x345+0+0
+# Tools > Compare (sections 3 and 7): the comparison dialog, which fits the screen: an offscreen
+# screen of 1600 x 1000 (the default one is 800 x 800) gives it its full 1300 x 800
+echo '{"screens": [{"name": "shot", "x": 0, "y": 0, "width": 1600, "height": 1000, "logicalDpi": 96}]}' >"$tmp/screen.json"
+QT_QPA_PLATFORM="offscreen:configfile=$tmp/screen.json" \
+    $app $teaching --pipeline cleanup --compare theano --screenshot docs/images/compare.png
 # an opened scope box (section 1): the graph only
 $app "$corpus/resnet18.onnx" --open-scope /layer1 --screenshot docs/images/scope-open.png
 crop docs/images/scope-open.png 420x620+640+160
@@ -52,8 +57,6 @@ crop docs/images/scope-open.png 420x620+640+160
 # view, the rest folded into "… N nodes" boxes
 bench=build/bench/bench_inspect
 if [[ -x $bench ]]; then
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
     $bench --nodes 20001 --scoped --emit-json "$tmp/g20k.graph.json" >/dev/null
     $app "$tmp/g20k.graph.json" --find /stage5/block50/Tanh --screenshot docs/images/big-find.png
     crop docs/images/big-find.png 1500x810+0+0
