@@ -15,6 +15,7 @@
 // --models A,B limits the corpus part to those files; --in-process lays out without the forked
 // child (LayoutOptions::isolate off), to tell the fork's share.
 #include "BenchCli.h"
+#include "LayoutServer.h"
 
 #include <passlens/diff/GraphDiff.h>
 #include <passlens/io/GraphLoader.h>
@@ -42,8 +43,10 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
 
-// CPU seconds (user + system) used so far by this process and by its waited-for children (the
-// forked layout processes, `dot`): the figure that other load on a shared machine changes least.
+// CPU seconds (user + system) used so far by this process, by its waited-for children (`dot`,
+// layout children forked here) and by the layout children of its layout server (which the server
+// reaps and reports: the server's own warm-up, once, is left out): the figure that other load on
+// a shared machine changes least.
 double cpuSeconds() {
     double total = 0;
     for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
@@ -52,7 +55,7 @@ double cpuSeconds() {
         total += static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
                  static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
     }
-    return total;
+    return total + layoutinternal::layoutServerChildCpuSeconds();
 }
 
 struct Timing {

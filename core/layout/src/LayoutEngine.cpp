@@ -37,7 +37,6 @@ using layoutinternal::readGeometryRecord;
 using layoutinternal::RenderJob;
 using layoutinternal::seconds;
 using layoutinternal::setAttribute;
-using layoutinternal::warmUp;
 #if PASSLENS_LAYOUT_FORK
 using layoutinternal::layoutIsolated;
 #endif
@@ -135,10 +134,7 @@ LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const Lay
     GVC_s* gvc = gvinternal::sharedContext();
     std::optional<Positioned> positioned;
 #if PASSLENS_LAYOUT_FORK
-    if (o.isolate) {
-        warmUp(gvc, job);
-        positioned = layoutIsolated(gvc, dot, engine, deadline, cancel, budgetMs, job);
-    }
+    if (o.isolate) positioned = layoutIsolated(gvc, dot, engine, deadline, cancel, budgetMs, job);
 #else
     (void)deadline;
     (void)budgetMs;

@@ -1,6 +1,7 @@
 #pragma once
-// Internal to passlens_layout: the parts of LayoutEngine kept in their own files. The forked,
-// isolated layout and the in-process one (LayoutIsolated.cpp), the reader of a positioned DOT's
+// Internal to passlens_layout: the parts of LayoutEngine kept in their own files. The isolated
+// layout's child and the in-process layout (LayoutIsolated.cpp), the layout server that forks the
+// children (LayoutServer.cpp), the reader of a positioned DOT's
 // geometry (LayoutGeometry.cpp), the stable layout's pinned DOT (StableLayout.cpp); the cache is
 // LayoutCache.cpp. Includes Graphviz headers, so it
 // never appears in a public header.
@@ -74,13 +75,65 @@ const char* applyView(Agraph_t* g, DiffView view, RenderFormat format, double dp
 Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine, const RenderJob* job = nullptr);
 
 #if PASSLENS_LAYOUT_FORK
-/// layoutHere in a forked child, waiting until `deadline` or `cancel` (then the child is killed:
-/// LayoutError TimedOut / Cancelled; a crash of Graphviz is LayoutError Crashed). The deadline
-/// covers the layout, not `job`'s rendering (which cancel still stops). Lock held, so the child
-/// starts from a consistent Graphviz state. nullopt when fork is impossible.
+/// layoutHere in a child process, waiting until `deadline` or `cancel` (then the child is killed:
+/// LayoutError TimedOut / Cancelled; a crash of Graphviz, a child killed by a signal, is
+/// LayoutError Crashed). The deadline covers the layout, not `job`'s rendering (which cancel still
+/// stops). On Linux the child is forked by this process's layout server (LayoutServer.cpp: a
+/// fresh, single-threaded exec of this program, started on the first call), so the caller's
+/// threads, locks and page tables are never copied; when the server cannot be started (twice),
+/// by layoutForked. Lock held. nullopt when no child can be made.
 std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine,
                                          Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
                                          const RenderJob* job = nullptr);
+
+/// layoutIsolated by a bare fork() of this process (after warmUp here): the path without a
+/// layout server (not Linux, or the server unavailable). The child starts from this process's
+/// Graphviz state (lock held), but also inherits every lock other threads held at the fork.
+/// nullopt when fork is impossible.
+std::optional<Positioned> layoutForked(GVC_s* gvc, const std::string& dot, const char* engine,
+                                       Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
+                                       const RenderJob* job = nullptr);
+
+/// Writes all of `data` to `fd` (retrying after EINTR and short writes); false on an error.
+bool writeAll(int fd, const char* data, std::size_t size);
+
+/// A layout child's whole life: lay out `dot` (with `job`'s view and dpi) with `engine`, write
+/// 'L' to `fd` when the layout is done (the budget ends there), then 'O' + the outputs (warnings,
+/// dot, geometry, rendered, bb, pngTooLarge) or 'E' + Graphviz's message, and _exit. Never takes
+/// graphvizMutex (in a child forked by another thread, its owner is that thread) and never
+/// returns.
+[[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, const RenderJob* job, int fd);
+
+/// How awaitLayoutChild stops a layout child and learns how it ended.
+class ChildWatch {
+public:
+    virtual ~ChildWatch() = default;
+    /// A descriptor to watch besides the result pipe (the layout server's socket), -1 for none.
+    virtual int controlFd() const { return -1; }
+    /// controlFd is readable (or at its end): take what came. May throw.
+    virtual void onControl() {}
+    /// Kill the child and wait until it has ended (past the deadline, cancelled).
+    virtual void stop() = 0;
+    /// The result pipe is at its end: wait for the child's end, return its wait status. May throw.
+    virtual int status() = 0;
+};
+
+/// Reads childLayout's output from `fd` (and closes it) until its end, checking `cancel` and,
+/// until the child says its layout is done, `deadline` every 25 ms: past either, `child.stop()`
+/// and LayoutError Cancelled / TimedOut ("layout past its budget of <budgetMs>"). Then the
+/// outputs; LayoutError Graphviz with the child's message, Crashed when the child was killed by a
+/// signal or sent no (or a broken) result.
+Positioned awaitLayoutChild(int fd, ChildWatch& child, Clock::time_point deadline, const CancelToken* cancel,
+                            double budgetMs);
+
+/// Publishes `pid` as the running layout child (LayoutServer.h's layoutChildPid) while alive.
+class ChildPidScope {
+public:
+    explicit ChildPidScope(int pid);
+    ~ChildPidScope();
+    ChildPidScope(const ChildPidScope&) = delete;
+    ChildPidScope& operator=(const ChildPidScope&) = delete;
+};
 #endif
 
 /// Reads the geometry of a positioned DOT into `r` (box, caption, nodes, edges), mapping keys

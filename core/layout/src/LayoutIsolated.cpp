@@ -167,8 +167,6 @@ Positioned layoutHere(GVC_s* gvc, const std::string& dot, const char* engine, co
 }
 
 #if PASSLENS_LAYOUT_FORK
-namespace {
-
 bool writeAll(int fd, const char* data, std::size_t size) {
     while (size > 0) {
         const ssize_t n = ::write(fd, data, size);
@@ -182,9 +180,16 @@ bool writeAll(int fd, const char* data, std::size_t size) {
     return true;
 }
 
-// The child's whole life: lay out, write 'L' when the layout is done (the budget ends there),
-// then 'O' + the outputs or 'E' + message, _exit. It never takes graphvizMutex (owned by the
-// parent's thread id) and never returns.
+namespace {
+
+// Closes a descriptor when it goes out of scope.
+struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+};
+
+} // namespace
+
 [[noreturn]] void childLayout(GVC_s* gvc, const std::string& dot, const char* engine, const RenderJob* job, int fd) {
     std::string payload;
     char status = 'E';
@@ -224,54 +229,35 @@ bool writeAll(int fd, const char* data, std::size_t size) {
     _exit(0);
 }
 
-} // namespace
-
-std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, const char* engine,
-                                         Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
-                                         const RenderJob* job) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fds[0]);
-        ::close(fds[1]);
-        return std::nullopt;
-    }
-    if (pid == 0) {
-        ::close(fds[0]);
-        childLayout(gvc, dot, engine, job, fds[1]);
-    }
-    ::close(fds[1]);
+Positioned awaitLayoutChild(int fd, ChildWatch& child, Clock::time_point deadline, const CancelToken* cancel,
+                            double budgetMs) {
+    const FdCloser closer{fd};
     std::string received;
     char buffer[65536];
     bool eof = false;
     bool laidOut = false; // the child sent 'L': past the layout, the deadline no longer applies
-    auto stopChild = [&]() {
-        ::kill(pid, SIGKILL);
-        int st = 0;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-        ::close(fds[0]);
-    };
     while (!eof) {
         if (cancel != nullptr && cancel->cancelled()) {
-            stopChild();
+            child.stop();
             throw LayoutError(LayoutError::Kind::Cancelled, "layout cancelled");
         }
         const auto now = Clock::now();
         if (!laidOut && now >= deadline) {
-            stopChild();
+            child.stop();
             throw LayoutError(LayoutError::Kind::TimedOut, "layout past its budget of " + seconds(budgetMs));
         }
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-        pollfd p{fds[0], POLLIN, 0};
-        const int rc = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 1, 25)));
+        pollfd p[2] = {{fd, POLLIN, 0}, {child.controlFd(), POLLIN, 0}};
+        const int rc = ::poll(p, p[1].fd >= 0 ? 2 : 1, static_cast<int>(std::clamp<long long>(left, 1, 25)));
         if (rc < 0 && errno != EINTR) {
-            stopChild();
-            throw LayoutError(LayoutError::Kind::Crashed, std::string("layout: poll failed: ") + std::strerror(errno));
+            const int error = errno;
+            child.stop();
+            throw LayoutError(LayoutError::Kind::Crashed, std::string("layout: poll failed: ") + std::strerror(error));
         }
         if (rc <= 0) continue;
-        const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+        if (p[1].fd >= 0 && p[1].revents != 0) child.onControl();
+        if (p[0].revents == 0) continue;
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
         if (n > 0) {
             received.append(buffer, static_cast<std::size_t>(n));
             if (!laidOut && received[0] == 'L') {
@@ -283,9 +269,7 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
         else if (errno != EINTR && errno != EAGAIN)
             eof = true;
     }
-    ::close(fds[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    const int status = child.status();
     if (WIFSIGNALED(status))
         throw LayoutError(LayoutError::Kind::Crashed, "Graphviz crashed (signal " + std::to_string(WTERMSIG(status)) +
                                                           ") while laying out the graph");
@@ -309,6 +293,52 @@ std::optional<Positioned> layoutIsolated(GVC_s* gvc, const std::string& dot, con
     }
     if (at != received.size()) throw broken;
     return out;
+}
+
+namespace {
+
+// A child forked from the caller itself (layoutForked): killed and reaped here.
+class ForkedChild final : public ChildWatch {
+public:
+    explicit ForkedChild(pid_t pid)
+        : m_pid(pid) {}
+    void stop() override {
+        ::kill(m_pid, SIGKILL);
+        status();
+    }
+    int status() override {
+        int st = 0;
+        while (::waitpid(m_pid, &st, 0) < 0 && errno == EINTR) {}
+        return st;
+    }
+
+private:
+    pid_t m_pid;
+};
+
+} // namespace
+
+std::optional<Positioned> layoutForked(GVC_s* gvc, const std::string& dot, const char* engine,
+                                       Clock::time_point deadline, const CancelToken* cancel, double budgetMs,
+                                       const RenderJob* job) {
+    warmUp(gvc, job);
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return std::nullopt;
+    }
+    if (pid == 0) {
+        ::close(fds[0]);
+        childLayout(gvc, dot, engine, job, fds[1]);
+    }
+    ::close(fds[1]);
+    const ChildPidScope running(pid);
+    ForkedChild child(pid);
+    return awaitLayoutChild(fds[0], child, deadline, cancel, budgetMs);
 }
 #endif
 

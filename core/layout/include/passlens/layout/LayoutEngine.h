@@ -9,9 +9,14 @@
 ///
 /// Threads: every Graphviz call is serialised on the library's one Graphviz lock; a
 /// LayoutEngine may be used from any thread (its cache has its own lock). With
-/// `LayoutOptions::isolate` (the default on POSIX) the dot layout itself runs in a forked child
-/// process of the locked caller, so that a budget overrun or a cancel stops it at once and a
-/// Graphviz crash becomes an error instead of taking the application down.
+/// `LayoutOptions::isolate` (the default on POSIX) the dot layout itself runs in a child
+/// process, so that a budget overrun or a cancel stops it at once and a Graphviz crash becomes an
+/// error instead of taking the application down. On Linux that child is forked by the layout
+/// server: a fresh exec of the running program (posix_spawn of /proc/self/exe, turned into the
+/// server by a static constructor of this library before `main`), single-threaded and small,
+/// started by the first isolated layout and ended with the program; so the caller's threads,
+/// locks and memory are never forked. Elsewhere, or when the server cannot be started (twice), the
+/// caller forks the child itself.
 #include <passlens/ir/CancelToken.h>
 #include <passlens/ir/Error.h>
 #include <passlens/layout/DotWriter.h>
@@ -127,7 +132,8 @@ struct LayoutOptions {
     /// Share of the budget the full layout may use before it is abandoned for the focused view
     /// (0: straight to the focused view, e.g. to test the fallback without a timing race).
     double fullShare = 0.7;
-    /// Run the dot layout in a forked child (POSIX): hard budget, cancel, crash isolation.
+    /// Run the dot layout in a child process (POSIX; on Linux forked by the layout server, see
+    /// the top of this file): hard budget, cancel, crash isolation. Off: in this process.
     bool isolate = true;
     /// Use the cache.
     bool cache = true;
