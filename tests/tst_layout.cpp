@@ -1,16 +1,29 @@
 // passlens_layout: DOT rendering through Graphviz; the focused view whose edges cross too many
-// ranks for dot.
+// ranks for dot; the layout server that forks the isolated layouts (core/layout/src/LayoutServer.h).
+#include "LayoutServer.h"
+
+#include <passlens/ir/CancelToken.h>
 #include <passlens/layout/GraphvizContext.h>
 #include <passlens/layout/LayoutEngine.h>
 
 #include <QTest>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <fstream>
+#include <functional>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <thread>
+#include <utility>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -48,6 +61,90 @@ template <class F> std::string errorOf(F&& f) {
         return e.what();
     }
     return {};
+}
+
+// A DOT that dot needs seconds for (mincross and network simplex over a braided 500-node chain:
+// about 9 s on the 2-core development machine), so that a budget of 200 ms, a cancel or a kill
+// always finds its layout running.
+std::string slowDot() {
+    std::string dot = "digraph S {\n";
+    constexpr int n = 500;
+    for (int i = 0; i < n; ++i) {
+        for (const int d : {1, 2, 5})
+            if (i + d < n) dot += "n" + std::to_string(i) + " -> n" + std::to_string(i + d) + ";\n";
+        if (i % 7 == 0 && i + 40 < n) dot += "n" + std::to_string(i) + " -> n" + std::to_string(i + 40) + ";\n";
+    }
+    return dot + "}\n";
+}
+
+passlens::LayoutOptions serverOptions(bool isolate = true) {
+    passlens::LayoutOptions o;
+    o.isolate = isolate;
+    o.cache = false;
+    o.budget = std::chrono::minutes(10); // a hang guard: what the test stops, it stops itself
+    return o;
+}
+
+// The kind of LayoutError that `f` throws (its message in `*message`) as an int, -1 for none.
+template <class F> int layoutErrorOf(F&& f, std::string* message = nullptr) {
+    try {
+        f();
+    } catch (const passlens::LayoutError& e) {
+        if (message != nullptr) *message = e.what();
+        return static_cast<int>(e.kind());
+    }
+    return -1;
+}
+
+int kindCode(passlens::LayoutError::Kind k) { return static_cast<int>(k); }
+
+// Runs `act(pid)` on another thread once a layout child is running (layoutChildPid), while `layout`
+// runs here; returns the LayoutError kind `layout` threw (layoutErrorOf).
+int whileChildRuns(const std::function<void()>& layout, const std::function<void(int)>& act,
+                   std::string* message = nullptr) {
+    std::atomic<bool> finished{false};
+    std::thread actor([&] {
+        int pid = 0;
+        while ((pid = passlens::layoutinternal::layoutChildPid()) == 0 && !finished)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (pid != 0) act(pid);
+    });
+    auto kind = layoutErrorOf(layout, message);
+    finished = true;
+    actor.join();
+    return kind;
+}
+
+// "Threads:" of /proc/<pid>/status, -1 when there is no such process.
+int threadsOf(int pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+    return -1;
+}
+
+// The parent pid of `pid` (/proc/<pid>/stat), -1 when there is no such process.
+int parentOf(int pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!std::getline(stat, text)) return -1;
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) return -1;
+    std::istringstream fields(text.substr(close + 1));
+    std::string state;
+    int parent = -1;
+    fields >> state >> parent;
+    return parent;
+}
+
+// True while `pid` is a process that has not ended (a zombie has).
+bool running(int pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!std::getline(stat, text)) return false;
+    const auto close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
 } // namespace
@@ -189,6 +286,182 @@ private Q_SLOTS:
         QVERIFY(png.size() > 8);
         QCOMPARE(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
     }
+
+#ifdef __linux__
+    // Isolated layouts are forked by one layout server, a single-threaded process that serves
+    // one layout after the other, and give what an in-process layout gives, byte for byte.
+    void serverServesLayoutsAsInProcess() {
+        using namespace passlens;
+        using layoutinternal::layoutServerPid;
+        LayoutEngine engine;
+        const std::string braid = "digraph B { a -> b -> c -> d; a -> c; b -> d [label=<x>]; e -> b; }";
+        const LayoutResult first = engine.layoutDot(std::string(kThreeNodes), serverOptions());
+        const int server = layoutServerPid();
+        QVERIFY(server > 0);
+        QVERIFY(server != ::getpid());
+        QCOMPARE(threadsOf(server), 1);
+        const LayoutResult second = engine.layoutDot(braid, serverOptions());
+        QCOMPARE(layoutServerPid(), server);
+        QCOMPARE(engine.layoutDot(std::string(kThreeNodes), serverOptions(false)).positionedDot, first.positionedDot);
+        QCOMPARE(engine.layoutDot(braid, serverOptions(false)).positionedDot, second.positionedDot);
+        QCOMPARE(second.nodes.size(), std::size_t(5));
+        // a rendering with its RenderJob (view, format, geometry) too
+        DrawGraph g;
+        for (const char* key : {"x", "y", "z"}) {
+            DrawNode n;
+            n.key = key;
+            n.title = std::string("op ") + key;
+            g.nodes.push_back(n);
+        }
+        g.edges = {edge("x", "y"), edge("y", "z"), edge("x", "z", 1)};
+        RenderOptions render;
+        render.format = RenderFormat::Svg;
+        const RenderedLayout served = engine.layoutAndRender(g, render, serverOptions());
+        const RenderedLayout here = engine.layoutAndRender(g, render, serverOptions(false));
+        QCOMPARE(layoutServerPid(), server);
+        QVERIFY(served.bytes.find("<svg") != std::string::npos);
+        QCOMPARE(served.bytes, here.bytes);
+        QCOMPARE(served.layout.nodes.size(), std::size_t(3));
+        QVERIFY(served.layout.nodes[2].center == here.layout.nodes[2].center);
+    }
+
+    // Past its budget the server's child is killed (TimedOut), the server stays and lays out the
+    // next graph.
+    void serverSurvivesTimeout() {
+        using namespace passlens;
+        using layoutinternal::layoutServerPid;
+        LayoutEngine engine;
+        engine.layoutDot(std::string(kThreeNodes), serverOptions());
+        const int server = layoutServerPid();
+        QVERIFY(server > 0);
+        LayoutOptions o = serverOptions();
+        o.budget = std::chrono::milliseconds(200);
+        std::string message;
+        const std::string slow = slowDot();
+        QCOMPARE(layoutErrorOf([&] { engine.layoutDot(slow, o); }, &message), kindCode(LayoutError::Kind::TimedOut));
+        QCOMPARE(message, std::string("layout past its budget of 0.2 s"));
+        QCOMPARE(layoutServerPid(), server);
+        QCOMPARE(engine.layoutDot(std::string(kThreeNodes), serverOptions()).nodes.size(), std::size_t(3));
+        QCOMPARE(layoutServerPid(), server);
+    }
+
+    // A cancel kills the server's child (Cancelled); the next layout works on the same server.
+    void serverSurvivesCancel() {
+        using namespace passlens;
+        using layoutinternal::layoutServerPid;
+        LayoutEngine engine;
+        engine.layoutDot(std::string(kThreeNodes), serverOptions());
+        const int server = layoutServerPid();
+        CancelToken token;
+        const std::string slow = slowDot();
+        QCOMPARE(whileChildRuns([&] { engine.layoutDot(slow, serverOptions(), &token); }, [&](int) { token.cancel(); }),
+                 kindCode(LayoutError::Kind::Cancelled));
+        QCOMPARE(layoutServerPid(), server);
+        QCOMPARE(engine.layoutDot(std::string(kThreeNodes), serverOptions()).nodes.size(), std::size_t(3));
+        QCOMPARE(layoutServerPid(), server);
+    }
+
+    // A layout child that dies by a signal (as Graphviz's aborts do; SIGTERM here, which ASan does
+    // not catch and which leaves no core file) is Crashed, with the signal;
+    // the server reaps it and lays out the next graph.
+    void childKilledBySignalIsCrashed() {
+        using namespace passlens;
+        using layoutinternal::layoutServerPid;
+        LayoutEngine engine;
+        engine.layoutDot(std::string(kThreeNodes), serverOptions());
+        const int server = layoutServerPid();
+        std::string message;
+        const std::string slow = slowDot();
+        int parent = 0;
+        QCOMPARE(whileChildRuns([&] { engine.layoutDot(slow, serverOptions()); },
+                                [&](int pid) {
+                                    parent = parentOf(pid);
+                                    ::kill(pid, SIGTERM);
+                                },
+                                &message),
+                 kindCode(LayoutError::Kind::Crashed));
+        QCOMPARE(parent, server); // the server's child
+        QCOMPARE(message, std::string("Graphviz crashed (signal 15) while laying out the graph"));
+        QCOMPARE(layoutServerPid(), server);
+        QCOMPARE(engine.layoutDot(std::string(kThreeNodes), serverOptions()).nodes.size(), std::size_t(3));
+        QCOMPARE(layoutServerPid(), server);
+    }
+
+    // The server ends with the process that started it: a forked child of this test lays out once
+    // (starting its own server, not using this process's) and _exits; its server goes.
+    void serverEndsWithItsParent() {
+        using namespace passlens;
+        using layoutinternal::layoutServerPid;
+        LayoutEngine().layoutDot(std::string(kThreeNodes), serverOptions());
+        const int ours = layoutServerPid();
+        int fds[2];
+        QCOMPARE(::pipe(fds), 0);
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            ::close(fds[0]);
+            int server = 0;
+            try {
+                if (LayoutEngine().layoutDot(std::string(kThreeNodes), serverOptions()).nodes.size() == 3)
+                    server = layoutServerPid();
+            } catch (...) {}
+            const bool written = ::write(fds[1], &server, sizeof server) == sizeof server;
+            _exit(written ? 0 : 1);
+        }
+        ::close(fds[1]);
+        int server = 0;
+        const bool read = ::read(fds[0], &server, sizeof server) == sizeof server;
+        ::close(fds[0]);
+        int status = 0;
+        QCOMPARE(::waitpid(child, &status, 0), child);
+        QVERIFY(read);
+        QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        QVERIFY(server > 0);
+        QVERIFY(server != ours);
+        QCOMPARE(layoutServerPid(), ours); // this process's server is untouched
+        // (a hang guard, not a timing: the server sees the end of its socket at once)
+        for (int i = 0; i < 3000 && running(server); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        QVERIFY(!running(server));
+        QCOMPARE(LayoutEngine().layoutDot(std::string(kThreeNodes), serverOptions()).nodes.size(), std::size_t(3));
+        QCOMPARE(layoutServerPid(), ours);
+    }
+
+    // Without the server (one that cannot be started), the caller forks the layout child itself,
+    // with the same outputs, budget and crash report.
+    void directForkWithoutServer() {
+        using namespace passlens;
+        using namespace passlens::layoutinternal;
+        LayoutEngine engine;
+        engine.layoutDot(std::string(kThreeNodes), serverOptions());
+        const int server = layoutServerPid();
+        QVERIFY(server > 0);
+        setLayoutServerAllowed(false);
+        const LayoutResult forked = engine.layoutDot(std::string(kThreeNodes), serverOptions());
+        QCOMPARE(forked.positionedDot, engine.layoutDot(std::string(kThreeNodes), serverOptions(false)).positionedDot);
+        LayoutOptions o = serverOptions();
+        o.budget = std::chrono::milliseconds(200);
+        const std::string slow = slowDot();
+        const int timedOut = layoutErrorOf([&] { engine.layoutDot(slow, o); });
+        std::string message;
+        int parent = 0;
+        // SIGKILL: a child forked here has the test's own handlers of the other signals (QtTest's
+        // crash handler, which does not end it); the server's child has none of them
+        const int crashed = whileChildRuns([&] { engine.layoutDot(slow, serverOptions()); },
+                                           [&](int pid) {
+                                               parent = parentOf(pid);
+                                               ::kill(pid, SIGKILL);
+                                           },
+                                           &message);
+        setLayoutServerAllowed(true);
+        QCOMPARE(timedOut, kindCode(LayoutError::Kind::TimedOut));
+        QCOMPARE(crashed, kindCode(LayoutError::Kind::Crashed));
+        QCOMPARE(message, std::string("Graphviz crashed (signal 9) while laying out the graph"));
+        QCOMPARE(parent, int(::getpid()));   // forked here
+        QCOMPARE(layoutServerPid(), server); // left alone, and used again
+        QCOMPARE(engine.layoutDot(std::string(kThreeNodes), serverOptions()).positionedDot, forked.positionedDot);
+        QCOMPARE(layoutServerPid(), server);
+    }
+#endif
 
     void contextRendersRepeatedly() {
         passlens::GraphvizContext context;
