@@ -1,11 +1,14 @@
 // The debugger window (offscreen), execution: a profile row selects its node, Execute > Check
 // marks the phases and the profile says which step it was measured on, the inspector follows
-// the step shown, an execution is cancelled through its own token, and pipeline runs and checks
-// are cancelled or superseded.
+// the step shown, a phase row selects what the phase changed, an execution is cancelled through
+// its own token, and pipeline runs and checks are cancelled or superseded.
 #include "tst_gui.h"
+
+#include <passlens/trace/TraceSteps.h>
 
 #include <QStatusBar>
 #include <QToolBar>
+#include <QTreeView>
 
 using namespace passlens;
 using namespace passlens::guitest;
@@ -439,6 +442,44 @@ private slots:
         const QString text = w.inspector()->toPlainText();
         QVERIFY2(text.contains(QStringLiteral("Lifting: on the GPU")) && !text.contains(QStringLiteral("— on the GPU")),
                  qPrintable(text));
+    }
+
+    // A click on a phase's row shows the phase's end with what the phase changed selected (the
+    // inspector on the first of them), as stepping onto a rewrite selects what it added.
+    void phaseRowSelectsWhatThePhaseChanged() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
+        auto& s = w.session();
+        const Trace& t = *s.trace();
+        // the first phase end that changed something, and its row
+        int target = -1;
+        for (int k = 1; k < static_cast<int>(s.steps().size()) && target < 0; ++k) {
+            const StepPoint& p = s.steps()[static_cast<std::size_t>(k)];
+            const int from = p.phase > 0 ? t.lastEventOfPhase(static_cast<std::size_t>(p.phase - 1)) : 0;
+            if (p.phaseEnd && p.event > from) target = k;
+        }
+        QVERIFY(target > 0);
+        const StepPoint& phaseEnd = s.steps()[static_cast<std::size_t>(target)];
+        QTreeView* tree = w.pipelineTree();
+        QModelIndex row;
+        for (int r = 0; r < tree->model()->rowCount(); ++r) {
+            const QModelIndex i = tree->model()->index(r, 0);
+            if (i.data(PipelineModel::PhaseRole).toInt() == phaseEnd.phase) row = i;
+        }
+        QVERIFY(row.isValid());
+        tree->scrollTo(row);
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(row).center());
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), target);
+        const int from = phaseEnd.phase > 0 ? t.lastEventOfPhase(static_cast<std::size_t>(phaseEnd.phase - 1)) : 0;
+        const std::vector<NodeId> changed = changedRegion(t, *s.graphAt(target), from, phaseEnd.event);
+        QVERIFY(!changed.empty());
+        QList<NodeId> selected;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            if (it->isSelected() && it->node().node >= 0) selected << it->node().node;
+        QVERIFY(!selected.isEmpty());
+        for (NodeId id : selected) QVERIFY(std::find(changed.begin(), changed.end(), id) != changed.end());
+        QVERIFY(std::find(changed.begin(), changed.end(), w.inspector()->shownNode()) != changed.end());
     }
 };
 

@@ -200,8 +200,16 @@ bool StepPresenter::showEventNodes() {
     const Trace* trace = m_session.trace();
     if (!trace || steps.empty()) return false;
     const StepPoint& st = steps[static_cast<std::size_t>(m_session.currentStep())];
-    if (st.phaseEnd || st.event < 1 || st.event > static_cast<int>(trace->events().size())) return false;
+    if (st.event < 1 || st.event > static_cast<int>(trace->events().size())) return false;
     QList<GraphNodeItem*> items;
+    if (st.phaseEnd) { // a phase's end (its row clicked, PageDown): what the phase changed
+        const int from = st.phase > 0 ? trace->lastEventOfPhase(static_cast<std::size_t>(st.phase - 1)) : 0;
+        if (from >= st.event) return false; // the phase changed nothing
+        if (const auto g = m_session.graphAt(m_session.currentStep()))
+            for (NodeId id : changedRegion(*trace, *g, from, st.event))
+                if (GraphNodeItem* it = m_scene->nodeItems().value(QStringLiteral("n%1").arg(id))) items << it;
+        return selectAndShow(items);
+    }
     const RewriteEvent& event = trace->events()[static_cast<std::size_t>(st.event - 1)];
     for (NodeId id : event.added)
         if (GraphNodeItem* it = m_scene->nodeItems().value(QStringLiteral("n%1").arg(id))) items << it;
@@ -211,6 +219,10 @@ bool StepPresenter::showEventNodes() {
         if (const auto g = m_session.graphAt(m_session.currentStep()))
             for (NodeId id : changedRegion(*trace, *g, st.event - 1, st.event))
                 if (GraphNodeItem* it = m_scene->nodeItems().value(QStringLiteral("n%1").arg(id))) items << it;
+    return selectAndShow(items);
+}
+
+bool StepPresenter::selectAndShow(const QList<GraphNodeItem*>& items) {
     if (items.isEmpty()) return false;
     emit selectRequested(items.front()->node().node); // the inspector shows the first new node
     {

@@ -8,6 +8,7 @@
 /// and closed. The window wires it to the session's signals and owns the widgets.
 #include "passlens/ui/DebugSession.h"
 
+#include <QList>
 #include <QObject>
 
 class QLabel;
@@ -15,6 +16,7 @@ class QStackedWidget;
 
 namespace passlens {
 
+class GraphNodeItem;
 class GraphScene;
 class GraphView;
 
@@ -44,9 +46,13 @@ public:
     bool revealNode(NodeId id);
     /// On a rewrite event's step: selects the nodes the rewrite added (the inspector shows the
     /// first), or for a rewrite that only removed nodes the surviving nodes around what it
-    /// removed (changedRegion), and scrolls them on screen when none is; false when the step is
-    /// no event or none of those nodes is drawn.
+    /// removed (changedRegion); at a phase's end, what the phase changed (changedRegion over its
+    /// events); scrolls them on screen when none is; false when the step changed nothing or
+    /// none of those nodes is drawn.
     bool showEventNodes();
+    /// Selects `items` (the inspector shows the first) and scrolls them on screen when none is;
+    /// false for none.
+    bool selectAndShow(const QList<GraphNodeItem*>& items);
     /// A node to reveal when the drawing being made arrives (Find, a provenance jump); -1: none.
     void setPendingReveal(NodeId id) { m_pendingReveal = id; }
     NodeId pendingReveal() const { return m_pendingReveal; }
