@@ -14,6 +14,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSpinBox>
+#include <QSlider>
 #include <QStatusBar>
 
 using namespace passlens;
@@ -324,6 +325,9 @@ private slots:
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QVERIFY(w.width() <= 1024 && w.height() <= 700);
         QVERIFY(w.graphView()->width() >= 250 && w.graphView()->height() >= 200); // room for the graph
+        // the slider under the graph is no mere handle (it shrank to 0 px beside its label)
+        QVERIFY2(w.findChild<QSlider*>()->width() >= 120,
+                 qPrintable(QString::number(w.findChild<QSlider*>()->width())));
         // the docks give the graph at least 40% of the width (at their default widths it had 30%)
         QVERIFY2(w.graphView()->width() * 100 >= w.width() * 40,
                  qPrintable(QStringLiteral("%1 of %2").arg(w.graphView()->width()).arg(w.width())));

@@ -257,7 +257,10 @@ void MainWindow::buildUi() {
     m_slider = new QSlider(Qt::Horizontal);
     m_slider->setToolTip(tr("All steps: the source graph, every applied rewrite and the end of every phase"));
     m_stepLabel = new QLabel;
-    m_stepLabel->setMinimumWidth(320);
+    // the slider keeps most of a narrow pane (1024-px screens); a long phase name wraps
+    m_stepLabel->setMinimumWidth(m_stepLabel->fontMetrics().horizontalAdvance(QStringLiteral("step 8888 of 8888: ")));
+    m_stepLabel->setWordWrap(true);
+    m_slider->setMinimumWidth(120);
     stepRow->addWidget(m_slider, 1);
     stepRow->addWidget(m_stepLabel);
     v->addLayout(stepRow);
