@@ -12,8 +12,10 @@
 #include <QSplitter>
 #include <QStackedWidget>
 
+#include <algorithm>
 #include <deque>
 #include <set>
+#include <utility>
 
 namespace passlens {
 
@@ -172,6 +174,22 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
     } else if (inspected >= 0) {
         emit selectRequested(inspected);
     }
+    if (!m_revealScope.empty() && !m_session.layoutPending()) revealScope(std::exchange(m_revealScope, {}));
+}
+
+bool StepPresenter::revealScope(const std::string& scope) {
+    QRectF area;
+    for (const GraphNodeItem* it : m_scene->nodeItems()) {
+        const std::string& s = it->node().scope;
+        if (s == scope || s.rfind(scope + "/", 0) == 0) area = area.united(it->sceneBoundingRect());
+    }
+    if (area.isNull()) return false;
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    if (area.width() <= visible.width() && area.height() <= visible.height())
+        m_view->centerOn(area.center());
+    else // its top (where its inputs come in), across as much of it as fits
+        m_view->centerOn(QPointF(area.center().x(), area.top() + std::min(area.height(), visible.height()) / 2));
+    return true;
 }
 
 void StepPresenter::frameOpening() {
@@ -311,6 +329,7 @@ bool StepPresenter::openScope(const QString& key) {
     ScopeGrouping next = *grouping;
     next.expanded.insert(it->name);
     emit message(tr("Opening scope %1 (%2 nodes)").arg(QString::fromStdString(it->name)).arg(it->hiddenCount));
+    m_revealScope = it->name; // on screen once drawn
     m_session.setScopeGrouping(std::move(next));
     return true;
 }

@@ -11,6 +11,8 @@
 #include <QList>
 #include <QObject>
 
+#include <string>
+
 class QLabel;
 class QStackedWidget;
 
@@ -53,6 +55,9 @@ public:
     /// Selects `items` (the inspector shows the first) and scrolls them on screen when none is;
     /// false for none.
     bool selectAndShow(const QList<GraphNodeItem*>& items);
+    /// Brings the drawn nodes of name scope `scope` (and its sub-scopes) on screen, keeping the
+    /// zoom: the whole of them when they fit, else their top; false when none is drawn.
+    bool revealScope(const std::string& scope);
     /// A node to reveal when the drawing being made arrives (Find, a provenance jump); -1: none.
     void setPendingReveal(NodeId id) { m_pendingReveal = id; }
     NodeId pendingReveal() const { return m_pendingReveal; }
@@ -85,6 +90,7 @@ private:
     QLabel* m_stepLabel;
     int m_lastShownStep = -1;    ///< the step of the drawing shown before this one
     NodeId m_pendingReveal = -1; ///< a Find hit being drawn: revealed when its layout arrives
+    std::string m_revealScope;   ///< a scope just opened: on screen once its drawing arrives
 };
 
 } // namespace passlens
