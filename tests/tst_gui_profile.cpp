@@ -6,6 +6,7 @@
 
 #include <passlens/trace/TraceSteps.h>
 
+#include <QLabel>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QTreeView>
@@ -103,8 +104,12 @@ private slots:
                 w.pipelineModel()->data(w.pipelineModel()->index(phase, 0), PipelineModel::CheckRole).toInt());
         };
         QCOMPARE(mark(checkedPhases[0]), PipelineModel::CheckMark::None);
+        QVERIFY(!w.checkLegend()->isVisible());
         w.runCheck();
         QVERIFY(waitIdle(w));
+        // the squares explained under the tree
+        QVERIFY(w.checkLegend()->isVisible());
+        QVERIFY(w.checkLegend()->text().contains(QStringLiteral("first divergent")));
         QCOMPARE(mark(checkedPhases[0]), PipelineModel::CheckMark::Match);
         QCOMPARE(mark(checkedPhases[1]), PipelineModel::CheckMark::Match);
         QCOMPARE(mark(checkedPhases[2]), PipelineModel::CheckMark::FirstDivergent);

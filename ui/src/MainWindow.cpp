@@ -98,6 +98,7 @@ MainWindow::MainWindow(QWidget* parent)
         }
         addRecent(m_session->path());
         clearProfile();
+        m_checkLegend->hide(); // (the new trace has no marks)
         // a node of the source graph keeps its id in every run; one a rewrite made may now be
         // another node under the same id, so the inspector lets it go
         if (const NodeId shown = m_inspector->shownNode(); shown >= 0) {
@@ -118,6 +119,7 @@ MainWindow::MainWindow(QWidget* parent)
         setWindowTitle(QStringLiteral("%1 — %2 (running) — PassLens")
                            .arg(QFileInfo(m_session->path()).fileName(), m_session->pipelineName()));
         clearProfile();
+        m_checkLegend->hide();
         m_inspector->clearNode();
         m_presenter->setPendingReveal(-1);
         if (auto g = m_session->graphAt(0))
@@ -339,6 +341,14 @@ void MainWindow::buildUi() {
     });
     pv->addWidget(m_rewriteFilter);
     pv->addWidget(m_pipelineTree, 1);
+    // what the phase check's squares mean, under the tree once a check has marked it
+    m_checkLegend = new QLabel(
+        tr("Check against the source: <span style='color:#1e7b34'>■</span> matches · "
+           "<span style='color:#c62828'>■</span> first divergent · <span style='color:#ef9a9a'>■</span> diverges · "
+           "<span style='color:#757575'>■</span> could not run"));
+    m_checkLegend->setWordWrap(true);
+    m_checkLegend->hide();
+    pv->addWidget(m_checkLegend);
     auto* pipeDock = m_pipeDock = new QDockWidget(tr("Pipeline"), this);
     pipeDock->setObjectName(QStringLiteral("pipelineDock"));
     pipeDock->setWidget(pipeBox);

@@ -119,6 +119,7 @@ void MainWindow::runCheck() {
             if (m_session->trace() == checked)
                 m_pipelineModel->setCheckMark(static_cast<int>(e.index), mark, tr("check: %1").arg(line));
         }
+        if (m_session->trace() == checked) m_checkLegend->show();
         if (result.firstDivergent.empty())
             log(tr("  every phase matches the source within max_rel %1").arg(kCheckTolerance, 0, 'g', 3));
         settleIdle(true, {});

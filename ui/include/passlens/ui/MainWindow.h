@@ -154,6 +154,8 @@ public:
     QString findStatus() const;
     /// The Find box (above the graph, beside the step's summary).
     QLineEdit* findBox() const { return m_search; }
+    /// The legend of the phase check's marks under the pipeline tree (shown once a check marked it).
+    QLabel* checkLegend() const { return m_checkLegend; }
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
     void openNested(NodeId id, const QString& attribute);
 
@@ -236,6 +238,7 @@ private:
     bool m_layoutIndicator = false; ///< the pending layout shows the indicator
     QString m_busyWhat;             ///< what the session is busy with (busyChanged)
     QLabel* m_profileLabel = nullptr;
+    QLabel* m_checkLegend = nullptr; ///< under the pipeline tree once the phase check marked it
     QWidget* m_profileTabs = nullptr;
     int m_profileStep = -1; ///< the step the shown profile was measured on
     QSortFilterProxyModel* m_pipelineFilter = nullptr;
