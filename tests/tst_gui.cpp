@@ -426,19 +426,25 @@ private slots:
                     ++kept;
             }
             // The view did not jump either, unless none of the rewrite's new nodes (for a rewrite
-            // that only removed nodes: the nodes around what it removed) would have been on
-            // screen: then it moved to show them (the view follows the action).
+            // that only removed nodes: the nodes around what it removed; at a phase's end: what
+            // the phase changed) would have been on screen: then it moved to show them (the view
+            // follows the action).
             QRectF added;
             const StepPoint& st = s.steps()[static_cast<std::size_t>(k)];
+            std::vector<NodeId> shownIds;
             if (!st.phaseEnd) {
                 const RewriteEvent& e = s.trace()->events()[static_cast<std::size_t>(st.event - 1)];
-                std::vector<NodeId> shownIds = e.added;
+                shownIds = e.added;
                 if (e.added.empty() && !e.removed.empty())
                     shownIds = changedRegion(*s.trace(), *s.graphAt(k), st.event - 1, st.event);
-                for (NodeId id : shownIds)
-                    if (auto* item = w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id)))
-                        added = added.united(item->sceneBoundingRect());
+            } else if (const int from =
+                           st.phase > 0 ? s.trace()->lastEventOfPhase(static_cast<std::size_t>(st.phase - 1)) : 0;
+                       from < st.event) {
+                shownIds = changedRegion(*s.trace(), *s.graphAt(k), from, st.event);
             }
+            for (NodeId id : shownIds)
+                if (auto* item = w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(id)))
+                    added = added.united(item->sceneBoundingRect());
             for (auto it = now.begin(); it != now.end(); ++it)
                 if (screenBefore.contains(it.key())) {
                     if (onScreen(it.value()) != screenBefore.value(it.key())) {

@@ -422,8 +422,11 @@ private slots:
         for (std::size_t i = 0; i < s.steps().size(); ++i) {
             const int ev = s.steps()[i].event;
             if (ev < removedAt) before = static_cast<int>(i);
-            // a phase's end (stepping onto a rewrite selects what it added instead)
-            if (ev >= removedAt && after < 0 && s.steps()[i].phaseEnd) after = static_cast<int>(i);
+            // the end of a phase that changed nothing (stepping onto a rewrite or the end of a
+            // phase that changed the graph selects what changed instead)
+            const StepPoint& p = s.steps()[i];
+            const int from = p.phase > 0 ? t.lastEventOfPhase(static_cast<std::size_t>(p.phase - 1)) : 0;
+            if (ev >= removedAt && after < 0 && p.phaseEnd && from >= ev) after = static_cast<int>(i);
         }
         QVERIFY(before >= 0 && after > before);
         s.setCurrentStep(before);
