@@ -488,6 +488,14 @@ private slots:
         QVERIFY(!selected.isEmpty());
         for (NodeId id : selected) QVERIFY(std::find(changed.begin(), changed.end(), id) != changed.end());
         QVERIFY(std::find(changed.begin(), changed.end(), w.inspector()->shownNode()) != changed.end());
+        // zoomed out below readable titles, a step back to the phase's last rewrite brings the
+        // zoom back to readable, on what that rewrite changed
+        w.graphView()->zoomBy(0.2);
+        QVERIFY(w.graphView()->zoom() < 0.6);
+        QTest::keyClick(&w, Qt::Key_Left);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.currentStep(), target - 1);
+        QVERIFY2(w.graphView()->zoom() >= 0.6, qPrintable(QString::number(w.graphView()->zoom())));
     }
 };
 

@@ -249,6 +249,13 @@ bool StepPresenter::selectAndShow(const QList<GraphNodeItem*>& items) {
     }
     QRectF area;
     for (GraphNodeItem* it : items) area = area.united(it->sceneBoundingRect());
+    // zoomed out below readable titles (Ctrl+0 on a big drawing): back to readable, on them
+    if (m_view->zoom() < kReadableZoom) {
+        m_view->resetTransform();
+        m_view->scale(0.9, 0.9);
+        m_view->centerOn(area.center());
+        return true;
+    }
     // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
     const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
     if (!visible.intersects(area)) m_view->centerOn(area.center());

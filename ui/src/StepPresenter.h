@@ -52,8 +52,9 @@ public:
     /// events); scrolls them on screen when none is; false when the step changed nothing or
     /// none of those nodes is drawn.
     bool showEventNodes();
-    /// Selects `items` (the inspector shows the first) and scrolls them on screen when none is;
-    /// false for none.
+    /// Selects `items` (the inspector shows the first) and scrolls them on screen when none is,
+    /// zooming back to readable titles (90%) when the view is zoomed out below them; false for
+    /// none.
     bool selectAndShow(const QList<GraphNodeItem*>& items);
     /// Brings the drawn nodes of name scope `scope` (and its sub-scopes) on screen, keeping the
     /// zoom: the whole of them when they fit, else their top; false when none is drawn.
