@@ -754,6 +754,22 @@ private slots:
         std::sort(expected.begin(), expected.end());
         QCOMPARE(visited, expected);
 
+        // typed in the filter box, Ctrl+Right steps too (not a word to the right), and Esc
+        // gives the keyboard back to the graph
+        s.setCurrentStep(0);
+        QVERIFY(waitIdle(w));
+        w.activateWindow();
+        w.rewriteFilter()->setFocus();
+        QTest::keyClick(w.rewriteFilter(), Qt::Key_Right, Qt::ControlModifier);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(s.steps()[static_cast<std::size_t>(s.currentStep())].event, expected.front());
+        QTest::keyClick(w.rewriteFilter(), Qt::Key_Escape);
+        QVERIFY(w.graphView()->hasFocus());
+        s.setCurrentStep(static_cast<int>(s.steps().size()) - 1);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.stepToRewrite(-1));
+        QVERIFY(waitIdle(w));
+
         // Without a filter, Ctrl+Left goes to the previous event of the rewrite shown.
         w.rewriteFilter()->clear();
         QTest::keyClick(&w, Qt::Key_Left, Qt::ControlModifier);

@@ -10,6 +10,7 @@
 #include "PipelineFilterModel.h"
 #include "PipelineModel.h"
 #include "ProfileModel.h"
+#include "StepKeysFilter.h"
 #include "StepPresenter.h"
 #include "WindowActions.h"
 
@@ -339,6 +340,7 @@ void MainWindow::buildUi() {
         refilter([&] { filter->setRewriteFilter(t); });
         if (!t.trimmed().isEmpty()) m_pipelineTree->expandAll();
     });
+    new StepKeysFilter(m_rewriteFilter, m_view); // Ctrl+Left / Ctrl+Right step from the box too
     pv->addWidget(m_rewriteFilter);
     pv->addWidget(m_pipelineTree, 1);
     // what the phase check's squares mean, under the tree once a check has marked it
