@@ -1143,6 +1143,11 @@ private slots:
         writeFileAtomic(file.toStdString(), writeGraphJson(*bench::blockGraph(20001, true)).dump());
         MainWindow w;
         QVERIFY(showAndOpen(w, file));
+        // the final step, drawn after the source's view, shows boxes (it opened on an empty pane)
+        const QRectF opened = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        const auto items = w.graphScene()->nodeItems();
+        QVERIFY(std::any_of(items.begin(), items.end(),
+                            [&](const GraphNodeItem* it) { return opened.intersects(it->sceneBoundingRect()); }));
         auto& s = w.session();
         const auto& events = s.trace()->events();
         int step = -1, seq = 0;

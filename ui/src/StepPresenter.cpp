@@ -175,6 +175,14 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
         emit selectRequested(inspected);
     }
     if (!m_revealScope.empty() && !m_session.layoutPending()) revealScope(std::exchange(m_revealScope, {}));
+    // never an empty pane: a drawing kept in place whose boxes all lie outside the view (a big
+    // graph's final step after its source view, a step after the overlay) is framed afresh
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const auto& items = m_scene->nodeItems();
+    if (!items.isEmpty() && std::none_of(items.begin(), items.end(), [&](const GraphNodeItem* it) {
+            return visible.intersects(it->sceneBoundingRect());
+        }))
+        frameOpening();
 }
 
 bool StepPresenter::revealScope(const std::string& scope) {
