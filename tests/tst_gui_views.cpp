@@ -1149,6 +1149,22 @@ private slots:
         QVERIFY(std::any_of(items.begin(), items.end(),
                             [&](const GraphNodeItem* it) { return opened.intersects(it->sceneBoundingRect()); }));
         auto& s = w.session();
+        // Find on the end of merge2, whose 2,222 changes are more than the view holds: the hit
+        // is drawn, selected and inspected (the view was one piece around the first change)
+        int merge2 = -1;
+        for (std::size_t k = 0; k < s.steps().size(); ++k)
+            if (s.steps()[k].phaseEnd && s.steps()[k].label.contains(QStringLiteral("merge2")))
+                merge2 = static_cast<int>(k);
+        QVERIFY(merge2 > 0);
+        s.setCurrentStep(merge2);
+        QVERIFY(waitIdle(w));
+        w.findNext(QStringLiteral("/stage5/block50/Tanh"), 1);
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.findStatus().startsWith(QStringLiteral("match 1 of")), qPrintable(w.findStatus()));
+        const NodeId hit = w.inspector()->shownNode();
+        QVERIFY(hit >= 0);
+        QCOMPARE(QString::fromStdString(s.graphAt(merge2)->node(hit)->name()), QStringLiteral("/stage5/block50/Tanh"));
+        QVERIFY(w.graphScene()->nodeIds().contains(hit));
         const auto& events = s.trace()->events();
         int step = -1, seq = 0;
         for (std::size_t k = 1; k < s.steps().size() && step < 0; ++k) {

@@ -542,6 +542,10 @@ DrawGraph DrawingRequest::draw(const LayoutOptions* focusedBy) const {
         if (!nested && !quick && trace)
             opt.focus = grouping ? nodesAddedBetween(*trace, fromEvent, toEvent)
                                  : changedRegion(*trace, *after, fromEvent, toEvent);
+        // a Find hit or jump target with more changes than the view holds (the end of merge2 on
+        // the 20k graph: 2,222): the view is around the target alone, not one piece of them
+        const std::size_t holds = focusedBy ? focusedBy->focusMaxNodes : LayoutOptions{}.focusMaxNodes;
+        if (!extraFocus.empty() && opt.focus.size() + extraFocus.size() > holds) opt.focus.clear();
         opt.focus.insert(opt.focus.end(), extraFocus.begin(), extraFocus.end());
         dg = cut ? drawFocused(*after, opt, focusedBy->nodeThreshold, focusedBy->focusHops, focusedBy->focusMaxNodes)
                  : drawGraph(*after, opt);
