@@ -274,20 +274,13 @@ void finishEdgeLabels(DrawGraph& g, const DrawOptions& o) {
 
 std::string edgeIdentity(const DrawEdge& e) { return e.tail + ">" + e.head + "#" + std::to_string(e.inputIndex); }
 
-// Orders nodes topologically along the edges (Kahn, ties broken by the current order); nodes
-// on cycles (possible in a union of two graphs) keep their relative order at the end.
-void orderTopologically(DrawGraph& g) {
-    const std::size_t n = g.nodes.size();
-    std::unordered_map<std::string, std::size_t> index;
-    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
-    std::vector<std::vector<std::size_t>> out(n);
+// Kahn's topological order of the nodes 0..n-1 with successors `out`: ties broken by index;
+// nodes on cycles (possible in a union of two graphs) keep their relative order at the end.
+std::vector<std::size_t> kahnOrder(const std::vector<std::vector<std::size_t>>& out) {
+    const std::size_t n = out.size();
     std::vector<int> indeg(n, 0);
-    for (const DrawEdge& e : g.edges) {
-        auto t = index.find(e.tail), h = index.find(e.head);
-        if (t == index.end() || h == index.end()) continue;
-        out[t->second].push_back(h->second);
-        ++indeg[h->second];
-    }
+    for (const auto& heads : out)
+        for (std::size_t j : heads) ++indeg[j];
     std::set<std::size_t> ready;
     for (std::size_t i = 0; i < n; ++i)
         if (indeg[i] == 0) ready.insert(i);
@@ -304,6 +297,21 @@ void orderTopologically(DrawGraph& g) {
     }
     for (std::size_t i = 0; i < n; ++i)
         if (!done[i]) order.push_back(i);
+    return order;
+}
+
+// Orders nodes topologically along the edges (kahnOrder, ties broken by the current order).
+void orderTopologically(DrawGraph& g) {
+    const std::size_t n = g.nodes.size();
+    std::unordered_map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].key, i);
+    std::vector<std::vector<std::size_t>> out(n);
+    for (const DrawEdge& e : g.edges) {
+        auto t = index.find(e.tail), h = index.find(e.head);
+        if (t == index.end() || h == index.end()) continue;
+        out[t->second].push_back(h->second);
+    }
+    const std::vector<std::size_t> order = kahnOrder(out);
     std::vector<DrawNode> sorted;
     sorted.reserve(n);
     for (std::size_t i : order) sorted.push_back(std::move(g.nodes[i]));
@@ -804,30 +812,13 @@ DrawGraph drawDiffFocused(const FunctionGraph& before, const FunctionGraph& afte
     for (std::size_t i = 0; i < n; ++i) index.emplace(nodes[i].code, i);
     std::vector<std::pair<std::size_t, std::size_t>> ends(edges.size(), {kNone, kNone}); // union node indices
     std::vector<std::vector<std::size_t>> out(n);
-    std::vector<int> indeg(n, 0);
     for (std::size_t k = 0; k < edges.size(); ++k) {
         auto t = index.find(edges[k].code.tail), h = index.find(edges[k].code.head);
         if (t == index.end() || h == index.end()) continue;
         ends[k] = {t->second, h->second};
         out[t->second].push_back(h->second);
-        ++indeg[h->second];
     }
-    std::set<std::size_t> ready;
-    for (std::size_t i = 0; i < n; ++i)
-        if (indeg[i] == 0) ready.insert(i);
-    std::vector<std::size_t> order;
-    std::vector<bool> done(n, false);
-    order.reserve(n);
-    while (!ready.empty()) {
-        const std::size_t i = *ready.begin();
-        ready.erase(ready.begin());
-        order.push_back(i);
-        done[i] = true;
-        for (std::size_t j : out[i])
-            if (--indeg[j] == 0) ready.insert(j);
-    }
-    for (std::size_t i = 0; i < n; ++i)
-        if (!done[i]) order.push_back(i);
+    const std::vector<std::size_t> order = kahnOrder(out);
     std::vector<std::size_t> position(n);
     for (std::size_t p = 0; p < n; ++p) position[order[p]] = p;
 
