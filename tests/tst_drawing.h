@@ -126,14 +126,18 @@ struct Optimized {
     Trace trace;
 };
 
-inline Optimized optimize(const std::string& file, const std::string& pipeline = "theano") {
+/// `graph` after `pipeline`, recorded (the graph becomes Optimized::graph).
+inline Optimized optimize(std::unique_ptr<FunctionGraph> graph, const std::string& pipeline = "theano") {
     Optimized o;
-    LoadedGraph loaded = loadGraphFile(file);
     const Pipeline p = Pipeline::builtin(pipeline);
-    const PipelineRun run = p.run(*loaded.graph, &o.trace);
-    o.trace.finish(run, *loaded.graph, p.buildContext().caps);
-    o.graph = std::move(loaded.graph);
+    const PipelineRun run = p.run(*graph, &o.trace);
+    o.trace.finish(run, *graph, p.buildContext().caps);
+    o.graph = std::move(graph);
     return o;
+}
+
+inline Optimized optimize(const std::string& file, const std::string& pipeline = "theano") {
+    return optimize(loadGraphFile(file).graph, pipeline);
 }
 
 #ifdef PASSLENS_CLI

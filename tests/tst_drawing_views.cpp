@@ -471,13 +471,9 @@ void TestDrawing::focusedDiffsAndTimingsAreTheFocusedViewsOfTheWholeDrawings() {
     compareFocusedDiffsAndTimings(o.trace, {{0, 1}, {1, 2}, {last / 2, last}, {0, last}}, "PP-OCR");
     if (QTest::currentTestFailed()) return;
     // a generated 20,001-node graph (bench_inspect --nodes 20001 --scoped), with the pipeline
-    auto big = bench::blockGraph(20001, true);
-    Trace trace;
-    const Pipeline p = Pipeline::builtin("theano");
-    const PipelineRun run = p.run(*big, &trace);
-    trace.finish(run, *big, p.buildContext().caps);
-    const int events = static_cast<int>(trace.events().size());
-    compareFocusedDiffsAndTimings(trace, {{0, 1}, {events / 3 - 1, events / 3}, {events - 1, events}}, "20k");
+    const Optimized big = optimize(bench::blockGraph(20001, true));
+    const int events = static_cast<int>(big.trace.events().size());
+    compareFocusedDiffsAndTimings(big.trace, {{0, 1}, {events / 3 - 1, events / 3}, {events - 1, events}}, "20k");
 }
 
 void TestDrawing::drawFocusedIsTheFocusedViewOfTheWholeDrawing() {
@@ -491,11 +487,8 @@ void TestDrawing::drawFocusedIsTheFocusedViewOfTheWholeDrawing() {
         if (QTest::currentTestFailed()) return;
     }
     // a generated 20,001-node graph (bench_inspect --nodes 20001 --scoped), with the pipeline
-    auto big = bench::blockGraph(20001, true);
-    Trace trace;
-    const Pipeline p = Pipeline::builtin("theano");
-    const PipelineRun run = p.run(*big, &trace);
-    trace.finish(run, *big, p.buildContext().caps);
+    const Optimized big = optimize(bench::blockGraph(20001, true));
+    const Trace& trace = big.trace;
     const int last = static_cast<int>(trace.events().size());
     QVERIFY(last > 100);
     compareFocusedViews(trace, {0, 1, last / 3, last}, "20k");
