@@ -37,8 +37,12 @@ struct Run {
 // Runs the next stage once the window has drawn (or executed, compared) what the stage before
 // asked for: at once from the event loop when nothing is pending, else when the window is idle.
 void proceed(const std::shared_ptr<Run>& run, bool waitForIdle) {
+    // (the stages hold `run`: cleared once no stage runs any more, so the run is freed)
     auto step = [run] {
-        if (run->next == run->stages.size()) return run->finish(0, {});
+        if (run->next == run->stages.size()) {
+            run->stages.clear();
+            return run->finish(0, {});
+        }
         run->stages[run->next++]();
     };
     if (!waitForIdle) {
@@ -46,7 +50,10 @@ void proceed(const std::shared_ptr<Run>& run, bool waitForIdle) {
         return;
     }
     run->window->whenIdle([run, step](bool ok, const QString& message) {
-        if (!ok) return run->finish(1, message);
+        if (!ok) {
+            run->stages.clear();
+            return run->finish(1, message);
+        }
         step();
     });
 }
