@@ -634,14 +634,25 @@ DrawGraph drawFocused(const FunctionGraph& graph, const DrawOptions& options, st
         });
 }
 
-DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, const GraphDiff& d,
-                   const DrawOptions& options) {
+namespace {
+
+// An empty drawing of the diff `d` of `before` and `after`: its class, diff, caption and counts.
+DrawGraph diffDrawing(const FunctionGraph& before, const FunctionGraph& after, const GraphDiff& d,
+                      const DrawOptions& options) {
     DrawGraph g;
     g.isDiff = true;
     g.diff = d;
     g.caption = options.caption;
     g.nodesBefore = before.nodeCount();
     g.nodesAfter = after.nodeCount();
+    return g;
+}
+
+} // namespace
+
+DrawGraph drawDiff(const FunctionGraph& before, const FunctionGraph& after, const GraphDiff& d,
+                   const DrawOptions& options) {
+    DrawGraph g = diffDrawing(before, after, d, options);
     const bool constantNodes = wantConstantNodes(options, std::max(before.nodeCount(), after.nodeCount()));
     Parts pb = collect(before, options, constantNodes);
     Parts pa = collect(after, options, constantNodes);
@@ -832,14 +843,8 @@ DrawGraph drawDiffFocused(const FunctionGraph& before, const FunctionGraph& afte
     for (std::size_t k = 0; k < edges.size(); ++k)
         if (ends[k].first != kNone) in.edges.push_back({position[ends[k].first], position[ends[k].second], k});
     const bool labels = drawinternal::wantEdgeLabels(options, edges.size());
-    DrawGraph start;
-    start.isDiff = true;
-    start.diff = d;
-    start.caption = options.caption;
-    start.nodesBefore = before.nodeCount();
-    start.nodesAfter = after.nodeCount();
     return drawinternal::focusOn(
-        in, hops, maxNodes, std::move(start), n,
+        in, hops, maxNodes, diffDrawing(before, after, d, options), n,
         [&](std::size_t p) {
             const UnionNode& u = nodes[order[p]];
             DrawNode dn = drawinternal::makeNode(u.shape->nodes[u.index], options);
