@@ -19,11 +19,15 @@ namespace passlens {
 
 namespace {
 
+struct Run;
+using RunPtr = std::shared_ptr<Run>;
+
 // The stages still to run and the one `done`; shared by the continuations that the window's
-// whenIdle and the event loop call.
+// whenIdle and the event loop call. A stage gets the run as its argument rather than holding it,
+// so no cycle keeps a run alive once no continuation is pending.
 struct Run {
     MainWindow* window = nullptr;
-    std::vector<std::function<void()>> stages;
+    std::vector<std::function<void(const RunPtr&)>> stages;
     std::size_t next = 0;
     std::function<void(int, QString)> done;
 
@@ -36,24 +40,17 @@ struct Run {
 
 // Runs the next stage once the window has drawn (or executed, compared) what the stage before
 // asked for: at once from the event loop when nothing is pending, else when the window is idle.
-void proceed(const std::shared_ptr<Run>& run, bool waitForIdle) {
-    // (the stages hold `run`: cleared once no stage runs any more, so the run is freed)
+void proceed(const RunPtr& run, bool waitForIdle) {
     auto step = [run] {
-        if (run->next == run->stages.size()) {
-            run->stages.clear();
-            return run->finish(0, {});
-        }
-        run->stages[run->next++]();
+        if (run->next == run->stages.size()) return run->finish(0, {});
+        run->stages[run->next++](run);
     };
     if (!waitForIdle) {
         QTimer::singleShot(0, run->window, step);
         return;
     }
     run->window->whenIdle([run, step](bool ok, const QString& message) {
-        if (!ok) {
-            run->stages.clear();
-            return run->finish(1, message);
-        }
+        if (!ok) return run->finish(1, message);
         step();
     });
 }
@@ -107,22 +104,22 @@ void applyStartOptions(MainWindow& window, const StartOptions& o, std::function<
     // the stages, in the order StartOptions.h gives
     MainWindow* w = &window;
     if (target >= 0 && target != s.currentStep())
-        run->stages.push_back([run, w, target] {
+        run->stages.push_back([w, target](const RunPtr& r) {
             w->session().setCurrentStep(target);
-            proceed(run, drawingPending(*w));
+            proceed(r, drawingPending(*w));
         });
     if (o.diffMode > 0)
-        run->stages.push_back([run, w, mode = o.diffMode] {
+        run->stages.push_back([w, mode = o.diffMode](const RunPtr& r) {
             w->setDiffMode(mode);
-            proceed(run, drawingPending(*w));
+            proceed(r, drawingPending(*w));
         });
     if (o.groupScopes || !o.openScopes.isEmpty()) // without scoped names: as it is (the status bar says so)
-        run->stages.push_back([run, w] {
+        run->stages.push_back([w](const RunPtr& r) {
             w->setGroupByScope(true);
-            proceed(run, drawingPending(*w));
+            proceed(r, drawingPending(*w));
         });
     for (const QString& scope : o.openScopes)
-        run->stages.push_back([run, w, scope] {
+        run->stages.push_back([w, scope](const RunPtr& r) {
             // the drawn box of `scope`, as a double-click finds it
             QStringList boxes;
             QString key;
@@ -135,35 +132,35 @@ void applyStartOptions(MainWindow& window, const StartOptions& o, std::function<
             if (key.isEmpty() || !w->openScope(key)) {
                 boxes.sort();
                 if (boxes.size() > 12) boxes = boxes.mid(0, 12) << QStringLiteral("…");
-                return run->finish(2, QStringLiteral("--open-scope: no closed scope box '%1' drawn (boxes: %2)")
-                                          .arg(scope, boxes.isEmpty() ? QStringLiteral("none") : boxes.join(", ")));
+                return r->finish(2, QStringLiteral("--open-scope: no closed scope box '%1' drawn (boxes: %2)")
+                                        .arg(scope, boxes.isEmpty() ? QStringLiteral("none") : boxes.join(", ")));
             }
-            proceed(run, drawingPending(*w));
+            proceed(r, drawingPending(*w));
         });
     if (!o.rewriteFilter.isEmpty())
-        run->stages.push_back([run, w, text = o.rewriteFilter] {
+        run->stages.push_back([w, text = o.rewriteFilter](const RunPtr& r) {
             w->rewriteFilter()->setText(text);
-            proceed(run, false);
+            proceed(r, false);
         });
     if (!o.find.isEmpty())
-        run->stages.push_back([run, w, text = o.find] {
+        run->stages.push_back([w, text = o.find](const RunPtr& r) {
             w->findNext(text);
-            proceed(run, drawingPending(*w));
+            proceed(r, drawingPending(*w));
         });
     if (o.execute)
-        run->stages.push_back([run, w] {
+        run->stages.push_back([w](const RunPtr& r) {
             w->executeCurrent();
-            proceed(run, true);
+            proceed(r, true);
         });
     if (o.check)
-        run->stages.push_back([run, w] {
+        run->stages.push_back([w](const RunPtr& r) {
             w->runCheck();
-            proceed(run, true);
+            proceed(r, true);
         });
     if (!o.compare.isEmpty())
-        run->stages.push_back([run, w, other = o.compare] {
+        run->stages.push_back([w, other = o.compare](const RunPtr& r) {
             w->compareWith(other);
-            proceed(run, true);
+            proceed(r, true);
         });
     proceed(run, false);
 }
