@@ -7,6 +7,7 @@
 #include <passlens/trace/TraceSteps.h>
 
 #include <QLabel>
+#include <QScrollBar>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QTreeView>
@@ -232,6 +233,69 @@ private slots:
                              [](const LayoutNode& n) { return n.timing.has_value(); }));
         QVERIFY(openAndWait(w, kSource + "/resources/examples/alloc_guess.graph.json"));
         QVERIFY(!overlay->isChecked() && !overlay->isEnabled());
+    }
+
+    // Executing the step the window opened on keeps what it opened on in sight: the Profile
+    // dock takes height and the timing legend covers the pane's bottom, yet the transformer
+    // example (opened readable on its output) keeps its output box whole above the legend, and
+    // the teaching example (opened fitted) stays whole, none of its boxes under the legend.
+    // Once the user scrolls, the view stays where they put it.
+    void executingKeepsTheOpeningInSight() {
+        MainWindow w;
+        w.setExecutionBackend(std::make_shared<FakeBackend>(1000));
+        w.resize(1400, 900);
+        w.show();
+        const auto check = [&](const QString& where, bool everyBox) {
+            GraphView* view = w.graphView();
+            const QRect legend = view->legendRect();
+            QVERIFY2(!legend.isNull(), qPrintable(where));
+            const QRect port = view->viewport()->geometry();
+            int outputs = 0;
+            for (GraphNodeItem* it : w.graphScene()->nodeItems()) {
+                const QRect box = view->mapFromScene(it->sceneBoundingRect()).boundingRect().translated(port.topLeft());
+                const bool output = it->node().category == NodeCategory::Output;
+                if (!output && !everyBox) continue;
+                outputs += output;
+                const QString what = QStringLiteral("%1: %2 at %3,%4 %5x%6, legend at %7,%8 %9x%10")
+                                         .arg(where, QString::fromStdString(it->node().key))
+                                         .arg(box.x())
+                                         .arg(box.y())
+                                         .arg(box.width())
+                                         .arg(box.height())
+                                         .arg(legend.x())
+                                         .arg(legend.y())
+                                         .arg(legend.width())
+                                         .arg(legend.height());
+                QVERIFY2(port.contains(box), qPrintable(what));
+                QVERIFY2(!box.intersects(legend), qPrintable(what));
+            }
+            QVERIFY2(outputs >= 1, qPrintable(where));
+        };
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY(w.graphView()->zoom() >= 0.75); // (opened on its output, too tall to fit readable)
+        const int portBefore = w.graphView()->viewport()->height();
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileTablesShown());
+        QVERIFY(w.graphView()->viewport()->height() < portBefore); // the Profile dock took height
+        check(QStringLiteral("transformer"), false);
+        if (QTest::currentTestFailed()) return;
+        // scrolled by the user: a redraw of the step (the overlay off) keeps the view there
+        GraphView* view = w.graphView();
+        view->verticalScrollBar()->setValue(view->verticalScrollBar()->value() - 300);
+        const QPointF centre = view->mapToScene(view->viewport()->rect().center());
+        QVERIFY(!view->anchored());
+        w.session().setProfile(std::nullopt);
+        w.session().requestLayout();
+        QVERIFY(waitIdle(w));
+        const QPointF after = view->mapToScene(view->viewport()->rect().center());
+        QVERIFY2(std::abs(after.y() - centre.y()) < 60,
+                 qPrintable(QStringLiteral("centre %1 then %2").arg(centre.y()).arg(after.y())));
+
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
+        w.executeCurrent();
+        QVERIFY(waitIdle(w));
+        check(QStringLiteral("teaching"), true);
     }
 
     // The timing legend is never under the minimap: on lstm executed (a long legend), in one

@@ -9,6 +9,7 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <utility>
 
 namespace passlens {
 
@@ -53,7 +54,10 @@ GraphView::GraphView(QGraphicsScene* scene, QWidget* parent)
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setFocusPolicy(Qt::StrongFocus);
     m_minimap = new Minimap(scene, this);
-    connect(scene, &QGraphicsScene::sceneRectChanged, this, [this] { updateMinimap(); });
+    connect(scene, &QGraphicsScene::sceneRectChanged, this, [this] {
+        updateLegendMargin();
+        updateMinimap();
+    });
 }
 
 void GraphView::updateMinimap() {
@@ -80,7 +84,9 @@ QSize GraphView::minimapSize() const { return m_minimap->size(); }
 void GraphView::zoomBy(double factor) {
     const double z = zoom() * factor;
     if (z < 0.02 || z > 8) return;
+    m_anchored = false;
     scale(factor, factor);
+    updateLegendMargin();
     m_minimap->viewport()->update();
     updateMinimapVisibility();
     emit viewChanged();
@@ -88,11 +94,17 @@ void GraphView::zoomBy(double factor) {
 
 void GraphView::fit() {
     if (!scene()) return;
-    fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
-    if (zoom() > 1.5) { // small graphs: not bigger than 150 %
-        resetTransform();
-        scale(1.5, 1.5);
-    }
+    // the whole drawing in the part of the viewport the legend leaves free, not bigger than 150 %
+    const QRectF drawn = scene()->sceneRect();
+    const QRect port = viewport()->rect();
+    const int freeHeight =
+        m_legend.isEmpty() ? port.height() : std::max(port.height() - legendRect().height() - 16, port.height() / 2);
+    if (drawn.width() <= 0 || drawn.height() <= 0) return;
+    const double z = std::min({(port.width() - 4) / drawn.width(), (freeHeight - 4) / drawn.height(), 1.5});
+    resetTransform();
+    scale(std::max(z, 0.001), std::max(z, 0.001));
+    anchorAt(drawn.center(), QPointF(0.5, 0.5));
+    m_anchored = false; // (a fit is not kept on resize)
     m_minimap->refresh();
     updateMinimapVisibility();
     emit viewChanged();
@@ -108,6 +120,45 @@ void GraphView::setLegend(const QString& text) {
     if (text == m_legend) return;
     m_legend = text;
     viewport()->update();
+    updateLegendMargin();
+    if (m_anchored) applyAnchor(); // the free part of the viewport changed
+}
+
+void GraphView::updateLegendMargin() {
+    if (!scene()) return;
+    // room below the drawing for the legend, so the view can scroll the bottom-most boxes
+    // (a graph's outputs) above it
+    QRectF rect;
+    if (!m_legend.isEmpty() && zoom() > 0)
+        rect = scene()->sceneRect().adjusted(0, 0, 0, (legendRect().height() + 16) / zoom());
+    if (rect == sceneRect() || (rect.isNull() && sceneRect() == scene()->sceneRect())) return;
+    const bool anchored = m_anchored, applying = std::exchange(m_applyingAnchor, true);
+    setSceneRect(rect); // (null: the scene's own rectangle again)
+    m_applyingAnchor = applying;
+    m_anchored = anchored;
+}
+
+void GraphView::anchorAt(const QPointF& scene, const QPointF& relative) {
+    m_anchorScene = scene;
+    m_anchorRelative = relative;
+    m_anchored = true;
+    applyAnchor();
+}
+
+void GraphView::applyAnchor() {
+    updateLegendMargin();
+    const QRect port = viewport()->rect();
+    // the legend covers the viewport's bottom: the anchor is placed in what is left above it
+    const QRect legend = legendRect();
+    const int freeHeight =
+        legend.isNull() ? port.height() : std::max(legend.top() - viewport()->y() - 4, port.height() / 2);
+    const QPointF target(port.width() * m_anchorRelative.x(), freeHeight * m_anchorRelative.y());
+    // centerOn puts a point at the viewport's centre: shift by the target's offset from it
+    const double z = zoom() > 0 ? zoom() : 1;
+    const QPointF offset = (QPointF(port.center()) - target) / z;
+    m_applyingAnchor = true;
+    centerOn(m_anchorScene + offset);
+    m_applyingAnchor = false;
 }
 
 void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
@@ -201,14 +252,19 @@ void GraphView::keyPressEvent(QKeyEvent* e) {
 }
 
 void GraphView::resizeEvent(QResizeEvent* e) {
+    const bool anchored = m_anchored; // (the base class's scrolling would drop it)
     QGraphicsView::resizeEvent(e);
     m_minimap->fitTo(size());
     m_minimap->refresh();
     m_minimap->move(width() - m_minimap->width() - 18, height() - m_minimap->height() - 18);
     updateMinimapVisibility();
+    updateLegendMargin();
+    m_anchored = anchored;
+    if (m_anchored) applyAnchor();
 }
 
 void GraphView::scrollContentsBy(int dx, int dy) {
+    if (!m_applyingAnchor) m_anchored = false; // scrolled by the user or another view action
     QGraphicsView::scrollContentsBy(dx, dy);
     if (!m_paneLabel.isEmpty() || !m_legend.isEmpty()) viewport()->update(); // not part of the scrolled scene
     if (m_minimap) m_minimap->viewport()->update();

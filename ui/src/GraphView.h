@@ -33,6 +33,13 @@ public:
     QRect legendRect() const;
     /// Where the minimap is, in this widget's pixels; null while it is hidden.
     QRect minimapRect() const;
+    /// Scrolls so that the scene point `scene` lies at `relative` (0..1 across and down) of the
+    /// part of the viewport the legend leaves free, and keeps it there while the view is
+    /// resized (a dock opens, the window is resized) or the legend comes or goes, until the view
+    /// is scrolled or zoomed by anything else. How a big graph opens on its outputs.
+    void anchorAt(const QPointF& scene, const QPointF& relative);
+    /// The anchor anchorAt set, if it still holds.
+    bool anchored() const { return m_anchored; }
 
 Q_SIGNALS:
     void viewChanged();
@@ -46,11 +53,16 @@ protected:
 
 private:
     void updateMinimapVisibility();
+    void applyAnchor();
+    void updateLegendMargin();
     class Minimap;
     Minimap* m_minimap = nullptr;
     bool m_syncing = false;
     QString m_paneLabel;
     QString m_legend;
+    QPointF m_anchorScene, m_anchorRelative;
+    bool m_anchored = false;
+    bool m_applyingAnchor = false;
 };
 
 } // namespace passlens

@@ -13,6 +13,7 @@
 #include <QStackedWidget>
 
 #include <algorithm>
+#include <limits>
 #include <deque>
 #include <set>
 #include <utility>
@@ -99,6 +100,20 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
     // (same scene coordinates) keeps every pinned box at its pixel by keeping both
     const int keepH = m_view->horizontalScrollBar()->value(), keepV = m_view->verticalScrollBar()->value();
     const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
+    // the box nearest the centre, to keep on its pixel when the drawing is laid out afresh at a
+    // similar size (timings added to the labels, a step that moved the boxes around it)
+    QString nearestKey;
+    QPointF nearestOffset;
+    double nearest = std::numeric_limits<double>::max();
+    for (auto it = m_scene->nodeItems().cbegin(); it != m_scene->nodeItems().cend(); ++it) {
+        const QPointF d = centre - it.value()->sceneBoundingRect().center();
+        if (const double dist = d.manhattanLength(); dist < nearest) {
+            nearest = dist;
+            nearestKey = it.key();
+            nearestOffset = d;
+        }
+    }
+    const bool wasAnchored = m_view->anchored();
     if (side) {
         LayoutResult before = *layout, after = *layout;
         auto strip = [](LayoutResult& r, NodeChange hide) {
@@ -131,15 +146,16 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
         if (m_centre->indexOf(m_view) < 0) m_centre->insertWidget(0, m_view);
         m_centre->setCurrentWidget(m_view);
     }
-    if (first) {
-        frameOpening();
+    if (first || (wasAnchored && !side)) {
+        frameOpening(); // (a view nothing moved since it opened: on the outputs again)
     } else if (layout->stable && !side) {
         m_view->setTransform(keep);
         m_view->horizontalScrollBar()->setValue(keepH);
         m_view->verticalScrollBar()->setValue(keepV);
     } else {
         m_view->setTransform(keep);
-        m_view->centerOn(centre);
+        const GraphNodeItem* same = m_scene->nodeItems().value(nearestKey);
+        m_view->centerOn(same ? same->sceneBoundingRect().center() + nearestOffset : centre);
     }
     m_view->updateMinimap(); // (items were added after the scene rectangle changed)
     m_viewBefore->updateMinimap();
@@ -218,7 +234,8 @@ void StepPresenter::frameOpening() {
         if (r.bottom() >= top && r.top() <= bottom) band = band.united(r);
     }
     const double x = !band.isNull() && band.width() <= visible.width() ? band.center().x() : outputs.x();
-    m_view->centerOn(QPointF(x, outputs.y() - visible.height() * 0.3));
+    // kept there while docks open and the timing legend comes (GraphView::anchorAt)
+    m_view->anchorAt(QPointF(x, outputs.y()), QPointF(0.5, 0.8));
 }
 
 bool StepPresenter::showEventNodes() {
