@@ -165,13 +165,40 @@ private slots:
                          QColor(QString::fromStdString(heatColour(it->node().timing->share))));
             }
         QVERIFY(heated > 10);
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) QVERIFY(!it->timingDimmed());
         s.setCurrentStep(0);
         QVERIFY(waitIdle(w));
         QVERIFY(w.profileDimmed());
         QVERIFY2(w.profileStatus().contains("not on the step shown"), qPrintable(w.profileStatus()));
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) QVERIFY(!it->node().timing || it->timingDimmed());
+        // on another step the drawing's heat is dimmed as the table is (a third of the heat over
+        // the node's own fill), and the legend names the step it was measured on: the step before
+        // the measured one shares most of its nodes
+        s.setCurrentStep(here - 1);
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.profileDimmed());
+        QVERIFY2(w.graphView()->legend().startsWith(
+                     QStringLiteral("measured on step %1, not the step shown (dimmed; F5 times this one) · timing: ")
+                         .arg(here)),
+                 qPrintable(w.graphView()->legend()));
+        int dimmed = 0;
+        for (GraphNodeItem* it : w.graphScene()->nodeItems())
+            if (it->node().timing) {
+                ++dimmed;
+                QVERIFY(it->timingDimmed());
+                const QColor heat = QColor(QString::fromStdString(heatColour(it->node().timing->share)));
+                const QColor own = GraphNodeItem::fillFor(it->node(), false);
+                const QColor fill = GraphNodeItem::fillFor(it->node(), false, it->node().timing->share, true);
+                QVERIFY2(std::abs(fill.redF() - (own.redF() + (heat.redF() - own.redF()) / 3)) < 0.01 &&
+                             std::abs(fill.blueF() - (own.blueF() + (heat.blueF() - own.blueF()) / 3)) < 0.01,
+                         qPrintable(fill.name() + " " + heat.name() + " " + own.name()));
+            }
+        QVERIFY(dimmed > 10);
         s.setCurrentStep(here);
         QVERIFY(waitIdle(w));
         QVERIFY(!w.profileDimmed());
+        QVERIFY(w.graphView()->legend().startsWith(QStringLiteral("timing: ")));
+        for (GraphNodeItem* it : w.graphScene()->nodeItems()) QVERIFY(!it->timingDimmed());
     }
 
     // Esc cancels the running execution through its own token (the backend stops and says so,

@@ -486,8 +486,9 @@ std::optional<GraphDiff> DebugSession::currentDiff() {
     return diff(*a, *b);
 }
 
-void DebugSession::setProfile(std::optional<ExecutionProfile> p, TimingOptions options) {
+void DebugSession::setProfile(std::optional<ExecutionProfile> p, TimingOptions options, int measuredOnStep) {
     m_profile = std::move(p);
+    m_profileStep = measuredOnStep;
     m_timingOptions = options;
     m_stepLayouts.clear(); // labels change; the next layout is pinned to the current drawing
 }

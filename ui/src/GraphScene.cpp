@@ -42,18 +42,22 @@ QColor changeFill(NodeChange c) {
 }
 } // namespace
 
-QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare) {
+QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare, bool dimmed) {
     // heat by share of time as in exports (heatColour), then the diff class, then the category
-    const QColor c = timeShare                           ? hex(heatColour(*timeShare))
-                     : n.change != NodeChange::Unchanged ? changeFill(n.change)
-                                                         : hex(categoryFill(n.category));
+    const QColor own = n.change != NodeChange::Unchanged ? changeFill(n.change) : hex(categoryFill(n.category));
+    QColor c = timeShare ? hex(heatColour(*timeShare)) : own;
+    if (timeShare && dimmed) // a third of the heat over the node's own fill
+        c = QColor::fromRgbF(own.redF() + (c.redF() - own.redF()) / 3, own.greenF() + (c.greenF() - own.greenF()) / 3,
+                             own.blueF() + (c.blueF() - own.blueF()) / 3);
     return dark ? c.darker(260) : c;
 }
 
-GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare)
+GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare,
+                             bool dimmed)
     : m_node(node)
     , m_dark(dark)
-    , m_timeShare(timeShare) {
+    , m_timeShare(timeShare)
+    , m_dimmed(dimmed) {
     const QPointF c = toScene(node.center, height);
     m_rect = QRectF(c.x() - node.width / 2, c.y() - node.height / 2, node.width, node.height);
     setFlag(ItemIsSelectable);
@@ -86,7 +90,7 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     if (m_node.change == NodeChange::Removed || !m_node.stubOf.empty()) pen.setStyle(Qt::DashLine);
     if (option->state & QStyle::State_Selected) pen = QPen(QColor(0x19, 0x76, 0xd2), 3.2);
     p->setPen(pen);
-    p->setBrush(fillFor(m_node, m_dark, m_timeShare));
+    p->setBrush(fillFor(m_node, m_dark, m_timeShare, m_dimmed));
     const bool round = m_node.category == NodeCategory::Input || m_node.category == NodeCategory::Output ||
                        m_node.category == NodeCategory::Constant;
     if (m_node.category == NodeCategory::Group) {
@@ -98,7 +102,7 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
         p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
     }
     // light text on the dark end of the heat scale, as the exports' heatOf
-    p->setPen(m_timeShare && *m_timeShare >= 0.62 && !m_dark ? QColor(Qt::white) : fg);
+    p->setPen(m_timeShare && *m_timeShare >= 0.62 && !m_dimmed && !m_dark ? QColor(Qt::white) : fg);
     QRectF r = m_rect.adjusted(4, 2, -4, -2);
     // the title on the lines the DOT writer gave it (Graphviz sized the box for them)
     const std::vector<std::string> title = titleLines(m_node.title);
@@ -201,7 +205,7 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
     for (const LayoutNode& n : layout.nodes) {
         std::optional<double> share;
         if (auto it = timeShares.constFind(n.node); n.node >= 0 && it != timeShares.constEnd()) share = *it;
-        auto* item = new GraphNodeItem(n, h, m_dark, share);
+        auto* item = new GraphNodeItem(n, h, m_dark, share, m_timingDimmed);
         const QString key = QString::fromStdString(n.key);
         // a stub (stubFanOut) explains the node it repeats
         QString tip = tooltips.value(

@@ -38,6 +38,9 @@ public:
     /// The drawn node items by DrawNode key ("n42", "v7", "o0").
     const QHash<QString, GraphNodeItem*>& nodeItems() const { return m_nodes; }
     void setDark(bool dark) { m_dark = dark; }
+    /// Timing fills of the next setLayout washed out towards the node's own fill: a profile
+    /// measured on another step than the one drawn.
+    void setTimingDimmed(bool dimmed) { m_timingDimmed = dimmed; }
     bool dark() const { return m_dark; }
 
 Q_SIGNALS:
@@ -50,13 +53,16 @@ Q_SIGNALS:
 private:
     QHash<QString, GraphNodeItem*> m_nodes;
     bool m_dark = false;
+    bool m_timingDimmed = false;
 };
 
 /// One drawn node.
 class GraphNodeItem final : public QGraphicsItem {
 public:
     /// `timeShare`: the timing overlay's fill in [0, 1] (heatColour); none without timing.
-    GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare = std::nullopt);
+    /// `dimmed`: that fill washed out (GraphScene::setTimingDimmed).
+    GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare = std::nullopt,
+                  bool dimmed = false);
     QRectF boundingRect() const override;
     void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     const LayoutNode& node() const { return m_node; }
@@ -66,14 +72,18 @@ protected:
     void contextMenuEvent(QGraphicsSceneContextMenuEvent* event) override;
 
 public:
-    /// Fill colour by category, diff change and timing share.
-    static QColor fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare = std::nullopt);
+    /// Fill colour by category, diff change and timing share (a third of its strength when
+    /// `dimmed`).
+    static QColor fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare = std::nullopt,
+                          bool dimmed = false);
+    bool timingDimmed() const { return m_dimmed; }
 
 private:
     LayoutNode m_node;
     QRectF m_rect;
     bool m_dark;
     std::optional<double> m_timeShare;
+    bool m_dimmed = false;
 };
 
 } // namespace passlens

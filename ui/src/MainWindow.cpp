@@ -64,7 +64,7 @@ MainWindow::MainWindow(QWidget* parent)
     // the overlay shows the profile measured last (or none)
     connect(m_overlayAction, &QAction::toggled, this, [this](bool on) {
         if (on && m_profile)
-            m_session->setProfile(*m_profile, m_session->timingOptions());
+            m_session->setProfile(*m_profile, m_session->timingOptions(), m_profileStep);
         else
             m_session->setProfile(std::nullopt, m_session->timingOptions());
         m_session->requestLayout();

@@ -61,7 +61,7 @@ void MainWindow::executeCurrent(const ExecuteRequest& request) {
             m_overlayAction->setEnabled(true);
             m_overlayAction->setChecked(true);
         }
-        if (m_overlayAction->isChecked()) m_session->setProfile(profile, m_session->timingOptions());
+        if (m_overlayAction->isChecked()) m_session->setProfile(profile, m_session->timingOptions(), step);
         m_session->requestLayout();
     };
     job.work = [backend, g, request](const JobControl<Profiled>& control) -> Profiled {

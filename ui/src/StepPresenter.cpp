@@ -81,11 +81,21 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
             maxUs = std::max(maxUs, n.timing->us);
         }
     QString legend;
-    if (const auto& prof = m_session.profile(); prof && !shares.isEmpty())
+    // measured on another step: the times of the nodes both graphs share, dimmed, and said so
+    const int measuredOn = m_session.profileStep();
+    const bool dimmed = measuredOn >= 0 && measuredOn != m_session.currentStep();
+    if (const auto& prof = m_session.profile(); prof && !shares.isEmpty()) {
         legend = tr("timing: 0 \u2192 %1 per run, %2 scale · total %3 · %4")
                      .arg(QString::fromStdString(formatMicros(maxUs)),
                           m_session.timingOptions().logScale ? tr("log") : tr("linear"),
                           QString::fromStdString(formatMicros(prof->totalUs())), QString::fromStdString(prof->device));
+        if (dimmed)
+            legend = tr("measured on step %1, not the step shown (dimmed; F5 times this one) · %2")
+                         .arg(measuredOn)
+                         .arg(legend);
+    }
+    m_scene->setTimingDimmed(dimmed);
+    m_sceneBefore->setTimingDimmed(dimmed);
     m_view->setLegend(legend);
     m_viewBefore->setLegend(legend);
     // refit when the drawing changed size a lot (another step, a diff), else keep the view

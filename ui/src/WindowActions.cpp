@@ -186,7 +186,7 @@ WindowActions::WindowActions(MainWindow* window)
     connect(logScale, &QAction::toggled, this, [this](bool on) {
         TimingOptions o = m_w->m_session->timingOptions();
         o.logScale = on;
-        m_w->m_session->setProfile(m_w->m_session->profile(), o);
+        m_w->m_session->setProfile(m_w->m_session->profile(), o, m_w->m_session->profileStep());
         m_w->m_session->requestLayout();
     });
     auto* gradient = exec->addAction(tr("Overlay as a gradient (not thresholds)"));
@@ -194,7 +194,7 @@ WindowActions::WindowActions(MainWindow* window)
     connect(gradient, &QAction::toggled, this, [this](bool on) {
         TimingOptions o = m_w->m_session->timingOptions();
         o.bins = on ? 0 : 5;
-        m_w->m_session->setProfile(m_w->m_session->profile(), o);
+        m_w->m_session->setProfile(m_w->m_session->profile(), o, m_w->m_session->profileStep());
         m_w->m_session->requestLayout();
     });
     tb->addWidget(m_w->m_deviceCombo);

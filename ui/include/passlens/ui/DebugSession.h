@@ -198,7 +198,11 @@ public:
     const QString& cancelledOpen() const { return m_cancelledOpen; }
 
     /// The profile painted on the drawings (applyTiming) with its options; std::nullopt: no overlay.
-    void setProfile(std::optional<ExecutionProfile> p, TimingOptions options = {});
+    /// `measuredOnStep`: the step whose graph was executed (-1: unknown); on any other step the
+    /// overlay is drawn dimmed and its legend says where it was measured.
+    void setProfile(std::optional<ExecutionProfile> p, TimingOptions options = {}, int measuredOnStep = -1);
+    /// The step the overlay's profile was measured on (-1: unknown or none).
+    int profileStep() const { return m_profile ? m_profileStep : -1; }
     /// The measured profile (saved into the session's `profiles`); std::nullopt forgets it.
     void setExecutionProfile(std::optional<ExecutionProfile> p) { m_executionProfile = std::move(p); }
     const std::optional<ExecutionProfile>& profile() const { return m_profile; }
@@ -294,6 +298,7 @@ private:
     bool m_neighbourhoodFirst = false; ///< the next layout is showNeighbourhoodFirst()'s quick one
     bool m_followUp = false;           ///< its whole-step layout is still to come
     std::optional<ExecutionProfile> m_profile;
+    int m_profileStep = -1;
     TimingOptions m_timingOptions;
     std::optional<ScopeGrouping> m_grouping;
     bool m_busy = false;
