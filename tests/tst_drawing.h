@@ -213,6 +213,7 @@ private Q_SLOTS:
     void focusSeedsBringTheirValueBoxes();
     void drawFocusedIsTheFocusedViewOfTheWholeDrawing();
     void focusedDiffsAndTimingsAreTheFocusedViewsOfTheWholeDrawings();
+    void timedDiffFillsByTimeAndBordersByChange();
     void focusedViewOfARemovalCentresOnItsNeighbours();
     void alignIdsMatchesWhatBothPipelinesMade();
     void budgetFallsBackToFocusedView();

@@ -627,3 +627,42 @@ void TestDrawing::alignIdsMatchesWhatBothPipelinesMade() {
     QCOMPARE(apart.matchedNodes, std::size_t(0));
     QCOMPARE(apart.graph->fingerprint(), b.graph->fingerprint());
 }
+
+// A diff with the timing overlay, as the window draws it: a timed node's fill is its heat and its
+// change is the border (an added GPU op: heat fill, the added border); an untimed one keeps its
+// diff fill; the legend's diff swatches are borders on white and it has no "no timing" swatch
+// (the teaching example, source .. final, with made-up times).
+void TestDrawing::timedDiffFillsByTimeAndBordersByChange() {
+    const Optimized o = optimize(std::string(PASSLENS_SOURCE_DIR) + "/resources/examples/teaching.graph.json");
+    const int last = static_cast<int>(o.trace.events().size());
+    const auto a = o.trace.graphAfter(0), b = o.trace.graphAfter(last);
+    DrawGraph d = drawDiff(*a, *b, diff(*a, *b));
+    applyTiming(d, madeUpProfile(b->nodeIdLimit()), TimingOptions{}, {a.get(), b.get()});
+    const Palette& p = defaultPalette();
+    const QString dot = q(writeDot(d));
+    int timedAdded = 0, untimedRemoved = 0;
+    for (const DrawNode& n : d.nodes) {
+        const QString line = dot.section(QStringLiteral("\n  ") + q(n.key) + QStringLiteral(" [label="), 1, 1)
+                                 .section(QLatin1Char('\n'), 0, 0);
+        QVERIFY2(!line.isEmpty(), qPrintable(q(n.key)));
+        if (n.change == NodeChange::Added && n.timing) {
+            ++timedAdded;
+            QVERIFY2(line.contains(QStringLiteral("fillcolor=\"%1\"").arg(q(heatColour(n.timing->share)))) &&
+                         line.contains(QStringLiteral("color=\"%1\"").arg(QString::fromLatin1(p.addedBorder))),
+                     qPrintable(q(n.key) + line.right(160)));
+        }
+        if (n.change == NodeChange::Removed && !n.timing) {
+            ++untimedRemoved;
+            QVERIFY2(line.contains(QStringLiteral("fillcolor=\"%1\"").arg(QString::fromLatin1(p.removedFill))),
+                     qPrintable(q(n.key) + line.right(160)));
+        }
+    }
+    QVERIFY2(timedAdded >= 5 && untimedRemoved >= 5,
+             qPrintable(QStringLiteral("%1 %2").arg(timedAdded).arg(untimedRemoved)));
+    const QStringList texts =
+        svgTexts(LayoutEngine().render(LayoutEngine().layout(d, quickOptions()), RenderFormat::Svg));
+    QVERIFY(texts.contains(QStringLiteral("diff (border)")));
+    QVERIFY(texts.contains(QStringLiteral("time")));
+    QVERIFY(!texts.contains(QStringLiteral("no timing")));
+    QVERIFY(dot.contains(QStringLiteral("BGCOLOR=\"#FFFFFF\" WIDTH=\"18\"")));
+}

@@ -113,11 +113,16 @@ std::string legendTable(const DrawGraph& g, const Palette& p) {
     if (!edges.entries.empty()) rows.push_back(edges);
 
     if (g.isDiff) {
-        rows.push_back({"diff",
-                        {{swatch(p.addedFill, p.addedBorder), "added"},
-                         {swatch(p.removedFill, p.removedBorder, "dashed"), "removed"},
-                         {swatch(p.rewiredFill, p.rewiredBorder), "rewired"},
-                         {swatch(p.unchangedFill, p.unchangedBorder), "unchanged"}}});
+        // with an overlay, timed nodes take the heat as their fill and show the change by the
+        // border alone (styleOf): the swatches then are borders on white
+        const bool timed =
+            std::any_of(g.nodes.begin(), g.nodes.end(), [](const DrawNode& n) { return n.timing.has_value(); });
+        auto fill = [&](const char* f) { return std::string(timed ? "#FFFFFF" : f); };
+        rows.push_back({timed ? "diff (border)" : "diff",
+                        {{swatch(fill(p.addedFill), p.addedBorder), "added"},
+                         {swatch(fill(p.removedFill), p.removedBorder, "dashed"), "removed"},
+                         {swatch(fill(p.rewiredFill), p.rewiredBorder), "rewired"},
+                         {swatch(fill(p.unchangedFill), p.unchangedBorder), "unchanged"}}});
     }
     if (g.timing.present) {
         LegendRow t{g.timing.logScale ? "time (log)" : "time", {}};
@@ -135,7 +140,8 @@ std::string legendTable(const DrawGraph& g, const Palette& p) {
             t.entries.push_back({swatch(heatColour(share), "#8C8C8C"), text});
             lower = bins[i];
         }
-        t.entries.push_back({swatch("#FFFFFF", p.hostBorder, "dotted"), "no timing"});
+        // (in a diff, a node without a time keeps its diff fill: no separate swatch)
+        if (!g.isDiff) t.entries.push_back({swatch("#FFFFFF", p.hostBorder, "dotted"), "no timing"});
         rows.push_back(t);
         std::string total = "per run, total " + formatMicros(g.timing.totalUs);
         if (!g.timing.device.empty()) total += " on " + g.timing.device;

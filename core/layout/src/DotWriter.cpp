@@ -189,6 +189,11 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p) {
             s.penwidth = 1.0;
             break;
         }
+        if (n.timing) { // with an overlay the time is the fill, the change the border (as the window)
+            const Heat h = heatOf(n, g.timing);
+            s.fill = h.fill;
+            s.darkText = h.darkText;
+        }
     } else if (n.timing) {
         const Heat h = heatOf(n, g.timing);
         s.fill = h.fill;
