@@ -6,6 +6,8 @@
 
 #include <passlens/trace/TraceSteps.h>
 
+#include <QDockWidget>
+#include <QHeaderView>
 #include <QLabel>
 #include <QScrollBar>
 #include <QStatusBar>
@@ -323,6 +325,43 @@ private slots:
         w.executeCurrent();
         QVERIFY(waitIdle(w));
         check(QStringLiteral("teaching"), true);
+    }
+
+    // The pipeline tree's phase names stay readable in a narrow dock (they were all "…" once the
+    // counts of a 20k-node graph and the check marks filled it): the names get what they need
+    // up to half the tree, the figure columns the rest, nothing scrolls sideways; in a wide dock
+    // every column gets its whole contents.
+    void pipelineTreeKeepsNamesReadable() {
+        MainWindow w;
+        w.setExecutionBackend(std::make_shared<FakeBackend>(1000));
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
+        w.runCheck(); // (the marks widen the first column)
+        QVERIFY(waitIdle(w));
+        QTreeView* tree = w.pipelineTree();
+        auto* dock = qobject_cast<QDockWidget*>(tree->parentWidget()->parentWidget());
+        QVERIFY(dock);
+        QHeaderView* h = tree->header();
+        const auto hint = [tree](int c) { return static_cast<const QAbstractItemView*>(tree)->sizeHintForColumn(c); };
+        for (int width : {200, 260, 900}) {
+            w.resizeDocks({dock}, {width}, Qt::Horizontal);
+            QTest::qWait(50);
+            const int port = tree->viewport()->width();
+            int total = 0;
+            for (int c = 0; c < h->count(); ++c) total += h->sectionSize(c);
+            const QString what = QStringLiteral("dock %1: tree %2 px, names %3 px (need %4), columns %5 px in all")
+                                     .arg(width)
+                                     .arg(port)
+                                     .arg(h->sectionSize(0))
+                                     .arg(hint(0))
+                                     .arg(total);
+            QVERIFY2(h->sectionSize(0) >= std::min(hint(0), std::max(120, port / 2)), qPrintable(what));
+            QVERIFY2(total <= port + 1, qPrintable(what));
+            QVERIFY2(!tree->horizontalScrollBar()->isVisible(), qPrintable(what));
+            if (port >= 600)
+                for (int c = 0; c < h->count(); ++c) QVERIFY2(h->sectionSize(c) >= hint(c), qPrintable(what));
+        }
     }
 
     // The timing legend is never under the minimap: on lstm executed (a long legend), in one

@@ -2,6 +2,7 @@
 #include "passlens/ui/WindowLayout.h"
 
 #include "CheckBoxClickFilter.h"
+#include "TreeColumnFitter.h"
 #include "CompareDialog.h"
 #include "GraphScene.h"
 #include "GraphView.h"
@@ -307,10 +308,7 @@ void MainWindow::buildUi() {
     m_pipelineTree = new QTreeView;
     m_pipelineTree->setModel(filter);
     m_pipelineTree->setUniformRowHeights(true);
-    m_pipelineTree->header()->setSectionResizeMode(0, QHeaderView::Stretch);
-    for (int c = 1; c < PipelineModel::ColumnCount; ++c)
-        m_pipelineTree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
-    m_pipelineTree->header()->setStretchLastSection(false);
+    new TreeColumnFitter(m_pipelineTree); // the phase names readable in a narrow dock
     m_pipelineTree->viewport()->installEventFilter(new CheckBoxClickFilter(m_pipelineTree));
     auto* pipeBox = new QWidget;
     auto* pv = new QVBoxLayout(pipeBox);

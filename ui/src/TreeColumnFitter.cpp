@@ -1,0 +1,89 @@
+#include "TreeColumnFitter.h"
+
+#include <QEvent>
+#include <QHeaderView>
+#include <QStyledItemDelegate>
+#include <QTimer>
+#include <QTreeView>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace passlens {
+
+namespace {
+// Names elided at the right ("gpuarray_graph_optimiza…"), figures at the left ("…→ 20001").
+class ElideDelegate final : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = index.column() == 0 ? Qt::ElideRight : Qt::ElideLeft;
+    }
+};
+} // namespace
+
+TreeColumnFitter::TreeColumnFitter(QTreeView* tree, int minFirst)
+    : QObject(tree)
+    , m_tree(tree)
+    , m_minFirst(minFirst) {
+    QHeaderView* h = tree->header();
+    h->setStretchLastSection(false);
+    h->setSectionResizeMode(QHeaderView::Interactive);
+    h->setMinimumSectionSize(0); // (a figure column without room at all is 0 px wide)
+    tree->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns always fit across
+    tree->setItemDelegate(new ElideDelegate(tree));
+    tree->viewport()->installEventFilter(this);
+    // contents change: refit (once) when the view has laid out the new rows
+    auto later = [this] {
+        if (std::exchange(m_pending, true)) return;
+        QTimer::singleShot(0, this, [this] {
+            m_pending = false;
+            fit();
+        });
+    };
+    if (QAbstractItemModel* m = tree->model()) {
+        connect(m, &QAbstractItemModel::modelReset, this, later);
+        connect(m, &QAbstractItemModel::layoutChanged, this, later);
+        connect(m, &QAbstractItemModel::rowsInserted, this, later);
+        connect(m, &QAbstractItemModel::dataChanged, this, later);
+    }
+    connect(tree, &QTreeView::expanded, this, later);
+    connect(tree, &QTreeView::collapsed, this, later);
+}
+
+bool TreeColumnFitter::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_tree->viewport() && event->type() == QEvent::Resize) fit();
+    return QObject::eventFilter(watched, event);
+}
+
+void TreeColumnFitter::fit() {
+    if (m_fitting || !m_tree->model()) return;
+    m_fitting = true;
+    QHeaderView* h = m_tree->header();
+    const int columns = h->count();
+    const int avail = m_tree->viewport()->width();
+    std::vector<int> wanted(static_cast<std::size_t>(columns));
+    for (int c = 0; c < columns; ++c) // the contents (rows laid out so far) or the header's title
+        wanted[static_cast<std::size_t>(c)] =
+            std::max(static_cast<const QAbstractItemView*>(m_tree)->sizeHintForColumn(c), h->sectionSizeHint(c)) +
+            (c == 0 ? 0 : 6);
+    int others = 0;
+    for (int c = 1; c < columns; ++c) others += wanted[static_cast<std::size_t>(c)];
+    // the names: all they need when it fits, else at least half the viewport (and minFirst)
+    const int first =
+        avail - others >= wanted[0] ? avail - others : std::min(wanted[0], std::max(m_minFirst, avail / 2));
+    h->resizeSection(0, std::max(first, 20));
+    int left = avail - first;
+    for (int c = 1; c < columns; ++c) {
+        const int w = std::clamp(std::min(wanted[static_cast<std::size_t>(c)], left), 0, avail);
+        h->resizeSection(c, w); // (0: no room for it at all)
+        left -= w;
+    }
+    m_fitting = false;
+}
+
+} // namespace passlens
