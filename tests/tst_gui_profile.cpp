@@ -267,7 +267,8 @@ private slots:
     // Executing the step the window opened on keeps what it opened on in sight: the Profile
     // dock takes height and the timing legend covers the pane's bottom, yet the transformer
     // example (opened readable on its output) keeps its output box whole above the legend, and
-    // the teaching example (opened fitted) stays whole, none of its boxes under the legend.
+    // the teaching example (opened fitted) stays whole, none of its boxes under the legend (nor
+    // under the minimap).
     // Once the user scrolls, the view stays where they put it.
     void executingKeepsTheOpeningInSight() {
         MainWindow w;
@@ -297,6 +298,8 @@ private slots:
                                          .arg(legend.height());
                 QVERIFY2(port.contains(box), qPrintable(what));
                 QVERIFY2(!box.intersects(legend), qPrintable(what));
+                QVERIFY2(!box.intersects(view->minimapRect()),
+                         qPrintable(what + QStringLiteral(" (under the minimap)")));
             }
             QVERIFY2(outputs >= 1, qPrintable(where));
         };

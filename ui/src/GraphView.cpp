@@ -73,8 +73,10 @@ void GraphView::updateMinimapVisibility() {
         const QRectF drawn = scene()->itemsBoundingRect();
         show = !visible.adjusted(-1, -1, 1, 1).contains(drawn);
     }
-    if (show != m_minimap->isVisible() && !m_legend.isEmpty()) viewport()->update(); // the legend moves
+    if (show == m_minimap->isVisible()) return;
+    if (!m_legend.isEmpty()) viewport()->update(); // the legend moves
     m_minimap->setVisible(show);
+    updateLegendMargin();
 }
 
 bool GraphView::minimapVisible() const { return m_minimap->isVisible(); }
@@ -103,7 +105,7 @@ void GraphView::fit() {
     const double z = std::min({(port.width() - 4) / drawn.width(), (freeHeight - 4) / drawn.height(), 1.5});
     resetTransform();
     scale(std::max(z, 0.001), std::max(z, 0.001));
-    anchorAt(drawn.center(), QPointF(0.5, 0.5));
+    anchorAt(drawn.center(), QPointF(0.5, 0.5), drawn);
     m_anchored = false; // (a fit is not kept on resize)
     m_minimap->refresh();
     updateMinimapVisibility();
@@ -126,11 +128,11 @@ void GraphView::setLegend(const QString& text) {
 
 void GraphView::updateLegendMargin() {
     if (!scene()) return;
-    // room below the drawing for the legend, so the view can scroll the bottom-most boxes
-    // (a graph's outputs) above it
+    // room below the drawing for the legend and the minimap, so the view can scroll the
+    // bottom-most boxes (a graph's outputs) above them
+    const int covered = std::max(legendRect().height(), minimapRect().height());
     QRectF rect;
-    if (!m_legend.isEmpty() && zoom() > 0)
-        rect = scene()->sceneRect().adjusted(0, 0, 0, (legendRect().height() + 16) / zoom());
+    if (covered > 0 && zoom() > 0) rect = scene()->sceneRect().adjusted(0, 0, 0, (covered + 16) / zoom());
     if (rect == sceneRect() || (rect.isNull() && sceneRect() == scene()->sceneRect())) return;
     const bool anchored = m_anchored, applying = std::exchange(m_applyingAnchor, true);
     setSceneRect(rect); // (null: the scene's own rectangle again)
@@ -138,9 +140,10 @@ void GraphView::updateLegendMargin() {
     m_anchored = anchored;
 }
 
-void GraphView::anchorAt(const QPointF& scene, const QPointF& relative) {
+void GraphView::anchorAt(const QPointF& scene, const QPointF& relative, const QRectF& keepClear) {
     m_anchorScene = scene;
     m_anchorRelative = relative;
+    m_anchorClear = keepClear;
     m_anchored = true;
     applyAnchor();
 }
@@ -148,16 +151,26 @@ void GraphView::anchorAt(const QPointF& scene, const QPointF& relative) {
 void GraphView::applyAnchor() {
     updateLegendMargin();
     const QRect port = viewport()->rect();
-    // the legend covers the viewport's bottom: the anchor is placed in what is left above it
-    const QRect legend = legendRect();
-    const int freeHeight =
-        legend.isNull() ? port.height() : std::max(legend.top() - viewport()->y() - 4, port.height() / 2);
-    const QPointF target(port.width() * m_anchorRelative.x(), freeHeight * m_anchorRelative.y());
-    // centerOn puts a point at the viewport's centre: shift by the target's offset from it
     const double z = zoom() > 0 ? zoom() : 1;
-    const QPointF offset = (QPointF(port.center()) - target) / z;
     m_applyingAnchor = true;
-    centerOn(m_anchorScene + offset);
+    // centerOn puts a point at the viewport's centre: shifted by the target's offset from it
+    auto place = [&](int freeHeight) {
+        const QPointF target(port.width() * m_anchorRelative.x(), freeHeight * m_anchorRelative.y());
+        centerOn(m_anchorScene + (QPointF(port.center()) - target) / z);
+    };
+    place(port.height());
+    // the legend and the minimap cover the viewport's bottom: placed again above those that
+    // cover the boxes to keep clear where they landed (the scroll range may have shifted them)
+    if (!m_anchorClear.isNull()) {
+        const QRect clear = mapFromScene(m_anchorClear).boundingRect();
+        int freeHeight = port.height();
+        for (QRect r : {legendRect(), minimapRect()}) {
+            r.translate(-viewport()->pos());
+            if (!r.isNull() && clear.right() >= r.left() - 8 && clear.left() <= r.right() + 8)
+                freeHeight = std::min(freeHeight, r.top() - 4);
+        }
+        if (freeHeight < port.height()) place(std::max(freeHeight, port.height() / 2));
+    }
     m_applyingAnchor = false;
 }
 

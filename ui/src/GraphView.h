@@ -34,10 +34,11 @@ public:
     /// Where the minimap is, in this widget's pixels; null while it is hidden.
     QRect minimapRect() const;
     /// Scrolls so that the scene point `scene` lies at `relative` (0..1 across and down) of the
-    /// part of the viewport the legend leaves free, and keeps it there while the view is
-    /// resized (a dock opens, the window is resized) or the legend comes or goes, until the view
-    /// is scrolled or zoomed by anything else. How a big graph opens on its outputs.
-    void anchorAt(const QPointF& scene, const QPointF& relative);
+    /// viewport, above the legend and the minimap where they would cover `keepClear` (scene
+    /// units; null: nothing), and keeps it there while the view is resized (a dock opens, the
+    /// window is resized) or the legend comes or goes, until the view is scrolled or zoomed by
+    /// anything else. How a big graph opens on its outputs.
+    void anchorAt(const QPointF& scene, const QPointF& relative, const QRectF& keepClear = {});
     /// The anchor anchorAt set, if it still holds.
     bool anchored() const { return m_anchored; }
 
@@ -61,6 +62,7 @@ private:
     QString m_paneLabel;
     QString m_legend;
     QPointF m_anchorScene, m_anchorRelative;
+    QRectF m_anchorClear;
     bool m_anchored = false;
     bool m_applyingAnchor = false;
 };

@@ -234,7 +234,8 @@ void StepPresenter::frameOpening() {
     m_view->scale(0.9, 0.9);
     // the outputs in the lower part of the view, what feeds them above
     const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
-    const QPointF outputs = outputsArea(*m_scene).center();
+    const QRectF outputsRect = outputsArea(*m_scene);
+    const QPointF outputs = outputsRect.center();
     const double top = outputs.y() - visible.height() * 0.8, bottom = outputs.y() + visible.height() * 0.2;
     // across, the boxes of that band, when they fit side by side (a column beside the outputs
     // stays whole), else the outputs in the middle
@@ -245,7 +246,7 @@ void StepPresenter::frameOpening() {
     }
     const double x = !band.isNull() && band.width() <= visible.width() ? band.center().x() : outputs.x();
     // kept there while docks open and the timing legend comes (GraphView::anchorAt)
-    m_view->anchorAt(QPointF(x, outputs.y()), QPointF(0.5, 0.8));
+    m_view->anchorAt(QPointF(x, outputs.y()), QPointF(0.5, 0.8), outputsRect);
 }
 
 bool StepPresenter::showEventNodes() {
