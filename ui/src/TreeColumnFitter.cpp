@@ -33,7 +33,7 @@ TreeColumnFitter::TreeColumnFitter(QTreeView* tree, int minFirst)
     QHeaderView* h = tree->header();
     h->setStretchLastSection(false);
     h->setSectionResizeMode(QHeaderView::Interactive);
-    h->setMinimumSectionSize(0); // (a figure column without room at all is 0 px wide)
+    h->setMinimumSectionSize(0);                                // (a figure column without room at all is 0 px wide)
     tree->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns always fit across
     tree->setItemDelegate(new ElideDelegate(tree));
     tree->viewport()->installEventFilter(this);
@@ -79,10 +79,14 @@ void TreeColumnFitter::fit() {
     h->resizeSection(0, std::max(first, 20));
     int left = avail - first;
     for (int c = 1; c < columns; ++c) {
-        const int w = std::clamp(std::min(wanted[static_cast<std::size_t>(c)], left), 0, avail);
-        h->resizeSection(c, w); // (0: no room for it at all)
+        const int want = wanted[static_cast<std::size_t>(c)];
+        // a column with room for less than 40 px of its figures is left out (not "…s")
+        int w = std::min(want, left);
+        if (w < std::min(want, 40)) w = 0;
+        h->resizeSection(c, w);
         left -= w;
     }
+    if (left > 0) h->resizeSection(0, h->sectionSize(0) + left); // (what the left-out ones leave)
     m_fitting = false;
 }
 
