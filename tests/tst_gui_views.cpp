@@ -8,6 +8,7 @@
 
 #include <passlens/trace/TraceSteps.h>
 
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QInputDialog>
 #include <QLabel>
@@ -343,6 +344,39 @@ private slots:
         QTest::keyClicks(find, QStringLiteral("MatMul"));
         QTest::keyClick(find, Qt::Key_Return);
         QVERIFY2(w.findStatus().startsWith(QStringLiteral("match 1 of ")), qPrintable(w.findStatus()));
+    }
+
+    // A 1280 x 800 screen under QT_SCALE_FACTOR=2 has 640 x 400 pixels: the window fits it (it
+    // was 1,718 px wide) with one dock column, the Inspector, Profile and Log as tabs beside the
+    // Pipeline dock, and the graph 45% of the width (fitDocks) and half the height; a 1024 x 700
+    // screen keeps the usual docks.
+    void windowFitsAScaledScreen() {
+        MainWindow w;
+        w.fitScreen(QSize(640, 400), QSize(608, 380));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
+        QVERIFY2(w.width() <= 640 && w.height() <= 400,
+                 qPrintable(QStringLiteral("%1 x %2").arg(w.width()).arg(w.height())));
+        auto* pipeline = w.findChild<QDockWidget*>(QStringLiteral("pipelineDock"));
+        QVERIFY(pipeline);
+        const QList<QDockWidget*> tabs = w.tabifiedDockWidgets(pipeline);
+        for (const char* name : {"inspectorDock", "profileDock", "logDock"})
+            QVERIFY2(tabs.contains(w.findChild<QDockWidget*>(QLatin1String(name))), name);
+        QVERIFY2(w.graphView()->width() * 100 >= w.width() * 45 && w.graphView()->height() * 2 >= w.height(),
+                 qPrintable(QStringLiteral("graph %1 x %2 in %3 x %4")
+                                .arg(w.graphView()->width())
+                                .arg(w.graphView()->height())
+                                .arg(w.width())
+                                .arg(w.height())));
+
+        MainWindow usual;
+        usual.fitScreen(QSize(1024, 700), QSize(972, 665));
+        QCOMPARE(usual.size(), QSize(972, 665));
+        auto* pipe2 = usual.findChild<QDockWidget*>(QStringLiteral("pipelineDock"));
+        QVERIFY(usual.tabifiedDockWidgets(pipe2).isEmpty());
+        QCOMPARE(usual.dockWidgetArea(usual.findChild<QDockWidget*>(QStringLiteral("inspectorDock"))),
+                 Qt::RightDockWidgetArea);
     }
 
     // The minimap shows only while the drawing does not fit, never over a quarter of the view;

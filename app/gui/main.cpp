@@ -130,10 +130,11 @@ int main(int argc, char* argv[]) {
     passlens::MainWindow window;
     window.setExecutionBackend(passlens::makeGuiExecutionBackend());
     // 1500 x 950, or what the screen has room for (a 1024 x 700 screen, QT_SCALE_FACTOR=2)
-    QSize size(1500, 950);
+    const QSize size(1500, 950);
     if (const QScreen* screen = QGuiApplication::primaryScreen(); screen && shot.isEmpty())
-        size = size.boundedTo(screen->availableGeometry().size() * 0.95);
-    window.resize(size.expandedTo(window.minimumSizeHint()));
+        window.fitScreen(screen->availableGeometry().size(), size.boundedTo(screen->availableGeometry().size() * 0.95));
+    else
+        window.resize(size.expandedTo(window.minimumSizeHint()));
     window.show();
     int rc = 0;
     auto finishShot = [&](bool ok, const QString& message) {

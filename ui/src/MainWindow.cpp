@@ -250,7 +250,11 @@ void MainWindow::buildUi() {
     // not the window's first focus (a line edit keeps Home, End, Left, Right, D and Ctrl+E for its
     // text, so the stepping keys did nothing after opening): Ctrl+F or a click focuses it
     m_search->setFocusPolicy(Qt::ClickFocus);
-    m_search->setFixedWidth(m_search->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 22);
+    // 22 characters, down to 10 in a narrow window (the summary beside it wraps less)
+    const int ch = m_search->fontMetrics().horizontalAdvance(QLatin1Char('x'));
+    m_search->setMinimumWidth(ch * 10);
+    m_search->setMaximumWidth(ch * 22);
+    m_search->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     header->addWidget(m_search, 0, Qt::AlignTop);
     m_findLabel = new QLabel;
     m_findLabel->setMinimumWidth(m_findLabel->fontMetrics().horizontalAdvance(tr("match 888 of 8888")));
@@ -758,6 +762,33 @@ void MainWindow::fitDocks() {
         sizes << std::max(m_inspectorDock->minimumSizeHint().width(), std::min(w / 5, 330));
     }
     resizeDocks(which, sizes, Qt::Horizontal);
+}
+
+void MainWindow::fitScreen(const QSize& available, const QSize& preferred) {
+    if (!m_pipeDock || !m_inspectorDock) return;
+    QStringList moved;
+    // narrower than 900: one dock column, the graph keeps the rest of the width
+    if ((available.width() < 900 || minimumSizeHint().width() > available.width()) &&
+        dockWidgetArea(m_inspectorDock) != dockWidgetArea(m_pipeDock)) {
+        tabifyDockWidget(m_pipeDock, m_inspectorDock);
+        moved << m_inspectorDock->windowTitle();
+    }
+    // lower than 560: the bottom docks join that column, the graph keeps the height
+    if (available.height() < 560 || minimumSizeHint().height() > available.height())
+        for (const char* name : {"profileDock", "logDock"})
+            if (auto* dock = findChild<QDockWidget*>(QLatin1String(name));
+                dock && dockWidgetArea(dock) != dockWidgetArea(m_pipeDock)) {
+                tabifyDockWidget(m_pipeDock, dock);
+                moved << dock->windowTitle();
+            }
+    if (!moved.isEmpty()) {
+        m_pipeDock->raise();
+        log(tr("The screen is %1 x %2: %3 shown as tabs beside the Pipeline dock")
+                .arg(available.width())
+                .arg(available.height())
+                .arg(moved.join(QStringLiteral(", "))));
+    }
+    resize(preferred.boundedTo(available).expandedTo(minimumSizeHint()));
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

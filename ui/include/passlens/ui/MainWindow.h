@@ -159,6 +159,14 @@ public:
     /// Shows the nested graph `attribute` of node `id` (OnnxIf branches, Loop bodies).
     void openNested(NodeId id, const QString& attribute);
 
+    /// Makes the window fit a screen of `available` size (device-independent pixels): on one
+    /// narrower than 900 (or than the window's minimum) the Inspector becomes a tab beside the
+    /// Pipeline dock (one dock column); on one lower than 560 the Profile and Log docks join those
+    /// tabs, so the graph keeps the height. Then sizes the window to `preferred` bounded by
+    /// `available` (never below the minimum). A 1280 x 800 screen under QT_SCALE_FACTOR=2 has
+    /// 640 x 400; 1024 x 700 keeps the usual docks.
+    void fitScreen(const QSize& available, const QSize& preferred);
+
 Q_SIGNALS:
     /// An export finished: `ok` false with the reason in `message` when it failed.
     void exported(const QString& path, bool ok, const QString& message);
