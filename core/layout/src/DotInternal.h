@@ -13,14 +13,6 @@ namespace passlens::dotinternal {
 /// Graphviz would refuse as an empty <FONT></FONT>.
 std::string font(const std::string& text, int size, const char* colour, bool bold = false);
 
-/// Whether nodes of category `c` are ops (host, GPU, transfer, Onnx host op): they get the
-/// location stripe and the timing colours.
-bool isOp(NodeCategory c);
-
-/// The location stripe of an op node: light gray on the host, dark on a GPU, so it also reads
-/// in grayscale.
-const char* categoryStripe(NodeCategory c, const Palette& p);
-
 /// The graph's HTML-like label: the caption (source, pipeline and step, focus note) when
 /// `o.caption`, the legend of what the drawing shows and, for a diff, the summary table when
 /// `o.legend`; empty when there is nothing to show.

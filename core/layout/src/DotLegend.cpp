@@ -13,9 +13,7 @@ namespace passlens {
 
 namespace {
 
-using dotinternal::categoryStripe;
 using dotinternal::font;
-using dotinternal::isOp;
 
 // The legend is one grid (heading, then swatch + text pairs): Graphviz 2.43 stretches nested
 // tables to their cell, so rows of nested tables would spread their entries apart.

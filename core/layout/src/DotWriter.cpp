@@ -75,21 +75,26 @@ std::string heatColour(double share) {
     return hexColour(mix(0), mix(1), mix(2));
 }
 
-const char* dotinternal::categoryStripe(NodeCategory c, const Palette& p) {
+const char* categoryStripe(NodeCategory c, const Palette& p) {
     return c == NodeCategory::HostOp ? p.hostStripe : categoryBorder(c, p);
 }
 
-bool dotinternal::isOp(NodeCategory c) {
+const char* nodeStripe(NodeCategory c, OpAccent accent, bool plainFill, const Palette& p) {
+    if (!isOp(c)) return nullptr;
+    if (plainFill && accent == OpAccent::Elemwise) return p.elemwiseAccent;
+    if (plainFill && accent == OpAccent::Alloc) return p.allocAccent;
+    return categoryStripe(c, p);
+}
+
+bool isOp(NodeCategory c) {
     return c == NodeCategory::HostOp || c == NodeCategory::GpuOp || c == NodeCategory::Transfer ||
            c == NodeCategory::OnnxHostOp;
 }
 
 namespace {
 
-using dotinternal::categoryStripe;
 using dotinternal::font;
 using dotinternal::graphLabel;
-using dotinternal::isOp;
 
 // Heat fill of a node: continuous colour of its share, or the colour of its bin.
 struct Heat {
@@ -133,15 +138,7 @@ NodeStyle styleOf(const DrawNode& n, const DrawGraph& g, const Palette& p) {
     s.fill = categoryFill(n.category, p);
     s.border = categoryBorder(n.category, p);
     s.penwidth = categoryPen(n.category);
-    if (isOp(n.category)) {
-        s.stripe = categoryStripe(n.category, p);
-        if (!g.isDiff && !n.timing) {
-            if (n.accent == OpAccent::Elemwise)
-                s.stripe = p.elemwiseAccent;
-            else if (n.accent == OpAccent::Alloc)
-                s.stripe = p.allocAccent;
-        }
-    }
+    if (const char* stripe = nodeStripe(n.category, n.accent, !g.isDiff && !n.timing, p)) s.stripe = stripe;
     switch (n.category) {
     case NodeCategory::Input:
         s.shape = "ellipse";

@@ -1,4 +1,5 @@
 #include "passlens/layout/ScopeGroups.h"
+#include "passlens/layout/DotWriter.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -23,11 +24,6 @@ std::string parentScope(std::string_view scope) { return nameScope(scope); }
 namespace {
 
 std::string countText(std::size_t v) { return groupThousands(static_cast<std::int64_t>(v)); }
-
-bool isOp(NodeCategory c) {
-    return c == NodeCategory::HostOp || c == NodeCategory::GpuOp || c == NodeCategory::Transfer ||
-           c == NodeCategory::OnnxHostOp;
-}
 
 // The scope itself and every enclosing one, innermost first ("" excluded).
 std::vector<std::string> scopeChain(const std::string& scope) {

@@ -80,6 +80,20 @@ const char* categoryFill(NodeCategory c, const Palette& p = defaultPalette());
 /// Border of a node of category `c` (RGB hex from `p`): the DOT writer's and the window's.
 const char* categoryBorder(NodeCategory c, const Palette& p = defaultPalette());
 
+/// Whether nodes of category `c` are ops (host, GPU, transfer, Onnx host op): they get the
+/// location stripe and the timing colours.
+bool isOp(NodeCategory c);
+
+/// The location stripe of an op node (RGB hex from `p`): light gray on the host, dark on a
+/// GPU, so it also reads in grayscale. Drawn at the box's left where the fill says something
+/// else (a diff's change, a time): in exports and in the window.
+const char* categoryStripe(NodeCategory c, const Palette& p = defaultPalette());
+
+/// The stripe at the left of a node's box, or nullptr (not an op): the location stripe, or in
+/// a plain drawing (neither a diff nor timed: `plainFill`) the op family's accent (Theano's
+/// pydotprint: Elemwise pink, Alloc orange). The DOT writer's and the window's.
+const char* nodeStripe(NodeCategory c, OpAccent accent, bool plainFill, const Palette& p = defaultPalette());
+
 /// The sequential heat colour (white -> yellow -> orange -> dark red, lightness decreasing
 /// monotonically so it reads in grayscale) of a share in [0, 1].
 std::string heatColour(double share);
