@@ -761,6 +761,7 @@ private slots:
         QTemporaryDir dir;
         QStringList proposed, offered;
         int exportDialogs = 0;
+        QPointer<QFileDialog> fileDialog;
         // answers the modal dialogs as they open (the event loop of each dialog's exec runs it)
         QTimer answer;
         answer.setInterval(20);
@@ -770,8 +771,19 @@ private slots:
                 proposed << pick->comboBoxItems().join(',') + ':' + pick->textValue();
                 pick->accept();
             } else if (auto* files = qobject_cast<QFileDialog*>(modal)) {
-                offered << QFileInfo(files->selectedFiles().value(0)).fileName();
-                files->selectFile(dir.filePath(QStringLiteral("figure.svg")));
+                if (files != fileDialog) { // a new dialog: the name it offers
+                    fileDialog = files;
+                    offered << QFileInfo(files->selectedFiles().value(0)).fileName();
+                }
+                // the dialog changes directory in its own time (accepted before, the file went to
+                // the one it opened in): accepted once it is in ours, with our name
+                const QFileInfo chosen(files->selectedFiles().value(0));
+                if (QFileInfo(chosen.absolutePath()).canonicalFilePath() != QFileInfo(dir.path()).canonicalFilePath() ||
+                    chosen.fileName() != QStringLiteral("figure.svg")) {
+                    files->setDirectory(dir.path());
+                    files->selectFile(QStringLiteral("figure.svg"));
+                    return;
+                }
                 static_cast<QDialog*>(files)->accept(); // Save (QFileDialog::accept is protected)
             } else if (auto* d = qobject_cast<QDialog*>(modal);
                        d && d->windowTitle() == QStringLiteral("Export view")) {
