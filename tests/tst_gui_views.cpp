@@ -6,14 +6,18 @@
 
 #include "BenchGraphs.h"
 
+#include <passlens/layout/DotWriter.h>
 #include <passlens/trace/TraceSteps.h>
 
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QImage>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPainter>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QSpinBox>
 #include <QSlider>
 #include <QStatusBar>
@@ -377,6 +381,50 @@ private slots:
         QVERIFY(usual.tabifiedDockWidgets(pipe2).isEmpty());
         QCOMPARE(usual.dockWidgetArea(usual.findChild<QDockWidget*>(QStringLiteral("inspectorDock"))),
                  Qt::RightDockWidgetArea);
+    }
+
+    // The window's diff reads as the exported one (styleOf): unchanged nodes white with their
+    // location as a stripe at the left (a transfer was filled red beside "removed" red and
+    // Compare's "only in theano" red), changed ones by their change; the plain view keeps the
+    // location fills and the op family's stripe (Elemwise pink). Pixels of the scene rendered.
+    void diffColoursMatchTheExports() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
+        const Palette& p = defaultPalette();
+        const auto pixel = [&](GraphNodeItem* it, double dx) {
+            const QRectF r = it->sceneBoundingRect().adjusted(3, 3, -3, -3); // (the box, without the pen's margin)
+            QImage img(r.size().toSize() * 4, QImage::Format_RGB32);
+            img.fill(Qt::black);
+            QPainter painter(&img);
+            w.graphScene()->render(&painter, QRectF(QPointF(0, 0), QSizeF(img.size())), r);
+            painter.end();
+            return img.pixelColor(static_cast<int>(dx * 4), img.height() / 2).name();
+        };
+        const auto find = [&](auto pred) -> GraphNodeItem* {
+            for (GraphNodeItem* it : w.graphScene()->nodeItems())
+                if (pred(it->node())) return it;
+            return nullptr;
+        };
+        // plain: an Elemwise op is filled by location, with the pink stripe
+        GraphNodeItem* elemwise =
+            find([](const LayoutNode& n) { return isOp(n.category) && n.accent == OpAccent::Elemwise; });
+        QVERIFY(elemwise);
+        QCOMPARE(pixel(elemwise, 2), QString::fromLatin1(p.elemwiseAccent).toLower());
+        QCOMPARE(pixel(elemwise, elemwise->node().width / 2),
+                 QString::fromLatin1(categoryFill(elemwise->node().category)).toLower());
+        // the diff of the cut phase: an unchanged transfer white with the transfer stripe
+        w.session().setCurrentStep(15);
+        w.setDiffMode(1);
+        QVERIFY(waitIdle(w));
+        GraphNodeItem* transfer = find([](const LayoutNode& n) {
+            return n.category == NodeCategory::Transfer && n.change == NodeChange::Unchanged;
+        });
+        GraphNodeItem* removed =
+            find([](const LayoutNode& n) { return n.change == NodeChange::Removed && isOp(n.category); });
+        QVERIFY(transfer && removed);
+        QCOMPARE(pixel(transfer, 2), QString::fromLatin1(categoryStripe(NodeCategory::Transfer)).toLower());
+        QCOMPARE(pixel(transfer, transfer->node().width / 2), QString::fromLatin1(p.unchangedFill).toLower());
+        QCOMPARE(pixel(removed, removed->node().width / 2), QString::fromLatin1(p.removedFill).toLower());
     }
 
     // The minimap shows only while the drawing does not fit, never over a quarter of the view;

@@ -42,9 +42,12 @@ QColor changeFill(NodeChange c) {
 }
 } // namespace
 
-QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare, bool dimmed) {
-    // heat by share of time as in exports (heatColour), then the diff class, then the category
-    const QColor own = n.change != NodeChange::Unchanged ? changeFill(n.change) : hex(categoryFill(n.category));
+QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare, bool dimmed, bool diff) {
+    // heat by share of time as in exports (heatColour), then the diff class (white unchanged:
+    // the stripe keeps the location), then the category
+    const QColor own = n.change != NodeChange::Unchanged ? changeFill(n.change)
+                       : diff                            ? hex(defaultPalette().unchangedFill)
+                                                         : hex(categoryFill(n.category));
     QColor c = timeShare ? hex(heatColour(*timeShare)) : own;
     if (timeShare && dimmed) // a third of the heat over the node's own fill
         c = QColor::fromRgbF(own.redF() + (c.redF() - own.redF()) / 3, own.greenF() + (c.greenF() - own.greenF()) / 3,
@@ -53,11 +56,12 @@ QColor GraphNodeItem::fillFor(const LayoutNode& n, bool dark, std::optional<doub
 }
 
 GraphNodeItem::GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare,
-                             bool dimmed)
+                             bool dimmed, bool diff)
     : m_node(node)
     , m_dark(dark)
     , m_timeShare(timeShare)
-    , m_dimmed(dimmed) {
+    , m_dimmed(dimmed)
+    , m_diff(diff) {
     const QPointF c = toScene(node.center, height);
     m_rect = QRectF(c.x() - node.width / 2, c.y() - node.height / 2, node.width, node.height);
     setFlag(ItemIsSelectable);
@@ -90,7 +94,7 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
     if (m_node.change == NodeChange::Removed || !m_node.stubOf.empty()) pen.setStyle(Qt::DashLine);
     if (option->state & QStyle::State_Selected) pen = QPen(QColor(0x19, 0x76, 0xd2), 3.2);
     p->setPen(pen);
-    p->setBrush(fillFor(m_node, m_dark, m_timeShare, m_dimmed));
+    p->setBrush(fillFor(m_node, m_dark, m_timeShare, m_dimmed, m_diff));
     const bool round = m_node.category == NodeCategory::Input || m_node.category == NodeCategory::Output ||
                        m_node.category == NodeCategory::Constant;
     if (m_node.category == NodeCategory::Group) {
@@ -100,6 +104,17 @@ void GraphNodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, Q
         p->drawRect(m_rect.adjusted(3, 3, -3, -3));
     } else {
         p->drawRoundedRect(m_rect, round ? m_rect.height() / 2 : 6, round ? m_rect.height() / 2 : 6);
+    }
+    // an op's stripe at the left, as the exports draw it (nodeStripe): inside the border
+    if (const char* stripe = nodeStripe(m_node.category, m_node.accent, !m_diff && !m_timeShare)) {
+        QPainterPath box;
+        const double inset = pen.widthF() / 2;
+        box.addRoundedRect(m_rect.adjusted(inset, inset, -inset, -inset), 6 - inset, 6 - inset);
+        p->save();
+        p->setClipPath(box);
+        p->fillRect(QRectF(m_rect.left(), m_rect.top(), 5 + inset, m_rect.height()),
+                    m_dark ? hex(stripe).darker(150) : hex(stripe));
+        p->restore();
     }
     // light text on the dark end of the heat scale, as the exports' heatOf
     p->setPen(m_timeShare && *m_timeShare >= 0.62 && !m_dimmed && !m_dark ? QColor(Qt::white) : fg);
@@ -202,10 +217,13 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
             t->setPos(lp - QPointF(t->boundingRect().width() / 2, t->boundingRect().height() / 2));
         }
     }
+    // a diff (or a comparison): some node changed; its unchanged nodes are white, as in exports
+    const bool diff = std::any_of(layout.nodes.begin(), layout.nodes.end(),
+                                  [](const LayoutNode& n) { return n.change != NodeChange::Unchanged; });
     for (const LayoutNode& n : layout.nodes) {
         std::optional<double> share;
         if (auto it = timeShares.constFind(n.node); n.node >= 0 && it != timeShares.constEnd()) share = *it;
-        auto* item = new GraphNodeItem(n, h, m_dark, share, m_timingDimmed);
+        auto* item = new GraphNodeItem(n, h, m_dark, share, m_timingDimmed, diff);
         const QString key = QString::fromStdString(n.key);
         // a stub (stubFanOut) explains the node it repeats
         QString tip = tooltips.value(

@@ -60,9 +60,9 @@ private:
 class GraphNodeItem final : public QGraphicsItem {
 public:
     /// `timeShare`: the timing overlay's fill in [0, 1] (heatColour); none without timing.
-    /// `dimmed`: that fill washed out (GraphScene::setTimingDimmed).
+    /// `dimmed`: that fill washed out (GraphScene::setTimingDimmed). `diff`: drawn in a diff.
     GraphNodeItem(const LayoutNode& node, double height, bool dark, std::optional<double> timeShare = std::nullopt,
-                  bool dimmed = false);
+                  bool dimmed = false, bool diff = false);
     QRectF boundingRect() const override;
     void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     const LayoutNode& node() const { return m_node; }
@@ -73,9 +73,10 @@ protected:
 
 public:
     /// Fill colour by category, diff change and timing share (a third of its strength when
-    /// `dimmed`).
+    /// `dimmed`), as the DOT writer's styleOf: in a `diff` an unchanged node is white (its
+    /// location is the stripe at its left, nodeStripe).
     static QColor fillFor(const LayoutNode& n, bool dark, std::optional<double> timeShare = std::nullopt,
-                          bool dimmed = false);
+                          bool dimmed = false, bool diff = false);
     bool timingDimmed() const { return m_dimmed; }
 
 private:
@@ -84,6 +85,7 @@ private:
     bool m_dark;
     std::optional<double> m_timeShare;
     bool m_dimmed = false;
+    bool m_diff = false;
 };
 
 } // namespace passlens
