@@ -102,11 +102,14 @@ void GraphView::fit() {
     const int freeHeight =
         m_legend.isEmpty() ? port.height() : std::max(port.height() - legendRect().height() - 16, port.height() / 2);
     if (drawn.width() <= 0 || drawn.height() <= 0) return;
-    const double z = std::min({(port.width() - 4) / drawn.width(), (freeHeight - 4) / drawn.height(), 1.5});
+    const double z =
+        std::max(std::min({(port.width() - 4) / drawn.width(), (freeHeight - 4) / drawn.height(), 1.5}), 0.001);
     resetTransform();
-    scale(std::max(z, 0.001), std::max(z, 0.001));
-    anchorAt(drawn.center(), QPointF(0.5, 0.5), drawn);
+    scale(z, z);
     m_anchored = false; // (a fit is not kept on resize)
+    // centred in the free part (the minimap hides once all of it is on screen)
+    updateLegendMargin();
+    centerOn(drawn.center() + (QPointF(port.center()) - QPointF(port.width() / 2.0, freeHeight / 2.0)) / z);
     m_minimap->refresh();
     updateMinimapVisibility();
     emit viewChanged();

@@ -41,6 +41,8 @@ public:
     void anchorAt(const QPointF& scene, const QPointF& relative, const QRectF& keepClear = {});
     /// The anchor anchorAt set, if it still holds.
     bool anchored() const { return m_anchored; }
+    /// Forgets that anchor (the view shows something else now: another step).
+    void clearAnchor() { m_anchored = false; }
 
 Q_SIGNALS:
     void viewChanged();

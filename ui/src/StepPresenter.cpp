@@ -123,7 +123,10 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
             nearestOffset = d;
         }
     }
-    const bool wasAnchored = m_view->anchored();
+    // a view nothing moved since it opened, showing the same step again (timings added to its
+    // labels, the overlay turned off): framed on the outputs again; another step forgets that
+    const bool wasAnchored = m_view->anchored() && m_session.currentStep() == m_lastShownStep;
+    if (m_session.currentStep() != m_lastShownStep) m_view->clearAnchor();
     if (side) {
         LayoutResult before = *layout, after = *layout;
         auto strip = [](LayoutResult& r, NodeChange hide) {
@@ -157,7 +160,7 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
         m_centre->setCurrentWidget(m_view);
     }
     if (first || (wasAnchored && !side)) {
-        frameOpening(); // (a view nothing moved since it opened: on the outputs again)
+        frameOpening();
     } else if (layout->stable && !side) {
         m_view->setTransform(keep);
         m_view->horizontalScrollBar()->setValue(keepH);
