@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <unordered_set>
 
 namespace passlens {
 
@@ -108,13 +109,16 @@ std::vector<NodeId> changedRegion(const Trace& trace, const FunctionGraph& after
     auto survivor = [&ids](const Apply* n) {
         if (n && n->inGraph()) ids.insert(n->id());
     };
+    // each replacement once: a merge phase replaces thousands of duplicates by one variable
+    // whose clients (tens of thousands on a 100k-node graph) were walked once per event
+    std::unordered_set<VarId> seen;
     for (const auto& e : trace.events()) {
         if (e.seq <= fromEvent || e.seq > toEvent || e.status != EventStatus::Applied) continue;
         for (NodeId id : e.removed)
             if (const Apply* n = after.node(id); n && !n->inGraph())
                 for (const Variable* in : n->inputs()) survivor(in->owner());
         for (const auto& [old, replacement] : e.replaced)
-            if (const Variable* v = after.variable(replacement)) {
+            if (const Variable* v = after.variable(replacement); v && seen.insert(replacement).second) {
                 survivor(v->owner());
                 for (const Client& c : v->clients()) survivor(c.node);
             }
