@@ -69,8 +69,7 @@ void TreeColumnFitter::fit() {
     std::vector<int> wanted(static_cast<std::size_t>(columns));
     for (int c = 0; c < columns; ++c) // the contents (rows laid out so far) or the header's title
         wanted[static_cast<std::size_t>(c)] =
-            std::max(static_cast<const QAbstractItemView*>(m_tree)->sizeHintForColumn(c), h->sectionSizeHint(c)) +
-            (c == 0 ? 0 : 6);
+            std::max(static_cast<const QAbstractItemView*>(m_tree)->sizeHintForColumn(c), h->sectionSizeHint(c));
     int others = 0;
     for (int c = 1; c < columns; ++c) others += wanted[static_cast<std::size_t>(c)];
     // the names: all they need when it fits, else at least half the viewport (and minFirst)
