@@ -44,7 +44,11 @@ $app $teaching --pipeline cleanup --step 8 --find column_sums --screenshot docs/
 crop docs/images/inspector.png 332x560+1168+52
 # Execute > Check every phase (section 5): the Pipeline dock's marks
 $app $teaching --pipeline cleanup --check --screenshot docs/images/check-marks.png
-crop docs/images/check-marks.png 430x345+0+0
+# the tree, then the line under it that says what the colours mean
+if $have_convert; then
+    convert docs/images/check-marks.png \( -clone 0 -crop 430x345+0+0 +repage \) \
+        \( -clone 0 -crop 430x42+0+810 +repage \) -delete 0 -append docs/images/check-marks.png
+fi
 # Tools > Compare (sections 3 and 7): the comparison dialog, which fits the screen: an offscreen
 # screen of 1600 x 1000 (the default one is 800 x 800) gives it its full 1300 x 800
 echo '{"screens": [{"name": "shot", "x": 0, "y": 0, "width": 1600, "height": 1000, "logicalDpi": 96}]}' >"$tmp/screen.json"
