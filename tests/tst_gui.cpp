@@ -12,6 +12,9 @@
 #include <passlens/ui/StartOptions.h>
 #include <passlens/ui/WindowLayout.h>
 
+#include <QStatusBar>
+#include <QToolBar>
+
 #include <optional>
 
 #include <time.h>
@@ -323,8 +326,9 @@ private slots:
         QCOMPARE(s.currentStep(), phaseEndStep);
     }
 
-    // Clicking a phase's check box unchecks it for the next Run without moving the step; Ctrl+R
-    // runs without it and the tree keeps it, unchecked.
+    // Clicking a phase's check box unchecks it for the next Run without moving the step, and the
+    // window says a Run is needed (status bar, the Run button in bold) until the boxes match the
+    // run again; Ctrl+R runs without it and the tree keeps it, unchecked.
     void checkBoxClickDoesNotJump() {
         MainWindow w;
         QVERIFY(showAndOpen(w, kSource + "/resources/examples/join_alloc.graph.json", QStringLiteral("cleanup")));
@@ -341,16 +345,31 @@ private slots:
         if (phase.data(Qt::DecorationRole).isValid()) option.features |= QStyleOptionViewItem::HasDecoration;
         const QPoint box = tree->style()->subElementRect(QStyle::SE_ItemViewItemCheckIndicator, &option, tree).center();
         const QString name = phase.data(Qt::DisplayRole).toString();
+        auto* toolBar = w.findChild<QToolBar*>(QStringLiteral("mainToolBar"));
+        QAction* run = nullptr;
+        for (QAction* a : toolBar->actions())
+            if (a->text() == QStringLiteral("Run")) run = a;
+        QVERIFY(run && toolBar->widgetForAction(run));
+        QVERIFY(!w.pipelineModel()->runPending());
+        QVERIFY(!toolBar->widgetForAction(run)->font().bold());
         QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, box);
         QCOMPARE(phase.data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
         QCOMPARE(w.pipelineModel()->disabledPhases().size(), qsizetype(1));
         QVERIFY(name.startsWith(w.pipelineModel()->disabledPhases().front()));
         QVERIFY(tree->currentIndex() != phase);
         QCOMPARE(s.currentStep(), step); // nothing to lay out: the step did not move
+        // the window says Run is needed: the status bar, the Run button in bold, its tooltip
+        QVERIFY(w.pipelineModel()->runPending());
+        QCOMPARE(w.statusBar()->currentMessage(),
+                 QStringLiteral("1 phase unchecked: Run (Ctrl+R) to run the pipeline without it"));
+        QVERIFY(toolBar->widgetForAction(run)->font().bold());
+        QVERIFY(run->toolTip().startsWith(QStringLiteral("Phases were checked or unchecked")));
         QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, box);
         QCOMPARE(phase.data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
         QVERIFY(w.pipelineModel()->disabledPhases().isEmpty());
         QCOMPARE(s.currentStep(), step);
+        QVERIFY(!w.pipelineModel()->runPending()); // back as it ran
+        QVERIFY(!toolBar->widgetForAction(run)->font().bold());
         // a click on the row's text still shows the phase
         QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(phase).center());
         QCOMPARE(tree->currentIndex(), phase);
@@ -377,6 +396,8 @@ private slots:
         }
         QCOMPARE(rows, 1);
         QCOMPARE(pm->disabledPhases(), QStringList{skipped});
+        QVERIFY(!pm->runPending()); // the run shown skipped it: nothing to apply
+        QVERIFY(!toolBar->widgetForAction(run)->font().bold());
     }
 
     // Stepping rewrite by rewrite keeps every unchanged node at the same scene position and at

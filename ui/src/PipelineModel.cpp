@@ -202,6 +202,13 @@ void PipelineModel::setCheckMark(int phase, CheckMark mark, const QString& text)
     emit dataChanged(i, i, {Qt::DecorationRole, Qt::ToolTipRole, CheckRole});
 }
 
+bool PipelineModel::runPending() const {
+    QStringList a = m_disabled, b = m_skipped;
+    a.sort();
+    b.sort();
+    return a != b;
+}
+
 QModelIndex PipelineModel::indexOfEvent(int seq) const {
     for (std::size_t p = 0; p < m_eventsOfPhase.size(); ++p)
         for (std::size_t r = 0; r < m_eventsOfPhase[p].size(); ++r)

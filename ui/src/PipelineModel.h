@@ -49,6 +49,9 @@ public:
     QModelIndex indexOfEvent(int seq) const;
     /// Phases unchecked by the user: the next Run skips them (Pipeline::setEnabled).
     QStringList disabledPhases() const { return m_disabled; }
+    /// True when the check boxes differ from the run shown (a phase unchecked or checked since):
+    /// only Run applies them.
+    bool runPending() const;
 
     Qt::ItemFlags flags(const QModelIndex& index) const override;
     bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;

@@ -17,6 +17,7 @@
 #include <QMenuBar>
 #include <QSettings>
 #include <QShortcut>
+#include <QStatusBar>
 #include <QStyle>
 #include <QToolBar>
 
@@ -85,6 +86,33 @@ WindowActions::WindowActions(MainWindow* window)
     });
     run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->setToolTip(tr("Run the pipeline on the source graph (Ctrl+R)"));
+    // a phase checked or unchecked: the tree no longer matches the run shown until Run, which
+    // the Run button (bold) and the status bar say
+    auto pending = [this, run, tb] {
+        const bool on = m_w->m_pipelineModel->runPending();
+        run->setToolTip(on ? tr("Phases were checked or unchecked: Run the pipeline again to apply them (Ctrl+R)")
+                           : tr("Run the pipeline on the source graph (Ctrl+R)"));
+        if (QWidget* button = tb->widgetForAction(run)) {
+            QFont f = button->font();
+            f.setBold(on);
+            button->setFont(f);
+        }
+        return on;
+    };
+    connect(m_w->m_pipelineModel, &QAbstractItemModel::modelReset, this, pending);
+    connect(m_w->m_pipelineModel, &QAbstractItemModel::dataChanged, this,
+            [this, pending](const QModelIndex&, const QModelIndex&, const QList<int>& roles) {
+                if (!roles.contains(Qt::CheckStateRole)) return;
+                if (pending()) {
+                    const auto n = m_w->m_pipelineModel->disabledPhases().size();
+                    m_w->statusBar()->showMessage(
+                        n == 0   ? tr("Every phase checked: Run (Ctrl+R) to run the whole pipeline again")
+                        : n == 1 ? tr("1 phase unchecked: Run (Ctrl+R) to run the pipeline without it")
+                                 : tr("%1 phases unchecked: Run (Ctrl+R) to run the pipeline without them").arg(n),
+                        10000);
+                } else
+                    m_w->statusBar()->clearMessage();
+            });
     tb->addSeparator();
 
     auto* nav = m_w->menuBar()->addMenu(tr("&Step"));
