@@ -823,14 +823,13 @@ private slots:
                     fileDialog = files;
                     offered << QFileInfo(files->selectedFiles().value(0)).fileName();
                 }
-                // the dialog changes directory in its own time (accepted before, the file went to
-                // the one it opened in): accepted once it is in ours, with our name
-                const QFileInfo chosen(files->selectedFiles().value(0));
-                if (QFileInfo(chosen.absolutePath()).canonicalFilePath() != QFileInfo(dir.path()).canonicalFilePath() ||
-                    chosen.fileName() != QStringLiteral("figure.svg")) {
-                    files->setDirectory(dir.path());
-                    files->selectFile(QStringLiteral("figure.svg"));
-                    return;
+                // our path typed whole into the name box (selectFile changes the dialog's folder in
+                // its own time, and Save took the name in the folder it opened in now and then)
+                const QString wanted = dir.filePath(QStringLiteral("figure.svg"));
+                if (files->selectedFiles().value(0) != wanted) {
+                    if (auto* name = files->findChild<QLineEdit*>(QStringLiteral("fileNameEdit")))
+                        name->setText(wanted);
+                    return; // accepted on a later tick, once the dialog reports it
                 }
                 static_cast<QDialog*>(files)->accept(); // Save (QFileDialog::accept is protected)
             } else if (auto* d = qobject_cast<QDialog*>(modal);
