@@ -621,6 +621,17 @@ private slots:
         QVERIFY(!selected.isEmpty());
         for (NodeId id : selected) QVERIFY(std::find(changed.begin(), changed.end(), id) != changed.end());
         QVERIFY(std::find(changed.begin(), changed.end(), w.inspector()->shownNode()) != changed.end());
+        // the inspector describes one of them that is on screen (it showed the first, out of sight)
+        {
+            const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+            const GraphNodeItem* inspected =
+                w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(w.inspector()->shownNode()));
+            QVERIFY(inspected);
+            bool anyWhole = false;
+            for (GraphNodeItem* it : w.graphScene()->nodeItems())
+                anyWhole |= it->isSelected() && visible.contains(it->sceneBoundingRect());
+            if (anyWhole) QVERIFY(visible.contains(inspected->sceneBoundingRect()));
+        }
         // zoomed out below readable titles, a step back to the phase's last rewrite brings the
         // zoom back to readable, on what that rewrite changed
         w.graphView()->zoomBy(0.2);

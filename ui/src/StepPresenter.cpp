@@ -281,23 +281,25 @@ bool StepPresenter::showEventNodes() {
 
 bool StepPresenter::selectAndShow(const QList<GraphNodeItem*>& items) {
     if (items.isEmpty()) return false;
-    emit selectRequested(items.front()->node().node); // the inspector shows the first new node
-    {
-        const QSignalBlocker block(m_scene);
-        for (GraphNodeItem* it : items) it->setSelected(true);
-    }
     QRectF area;
     for (GraphNodeItem* it : items) area = area.united(it->sceneBoundingRect());
-    // zoomed out below readable titles (Ctrl+0 on a big drawing): back to readable, on them
     if (m_view->zoom() < kReadableZoom) {
+        // zoomed out below readable titles (Ctrl+0 on a big drawing): back to readable, on them
         m_view->resetTransform();
         m_view->scale(0.9, 0.9);
         m_view->centerOn(area.center());
-        return true;
+    } else if (!m_view->mapToScene(m_view->viewport()->rect()).boundingRect().intersects(area)) {
+        // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
+        m_view->centerOn(area.center());
     }
-    // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
+    // the inspector shows the first of them that is on screen (else the first): a phase's
+    // changes spread over more than the view, and the inspector described one out of sight
     const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
-    if (!visible.intersects(area)) m_view->centerOn(area.center());
+    const auto onScreen = std::find_if(
+        items.begin(), items.end(), [&](const GraphNodeItem* it) { return visible.contains(it->sceneBoundingRect()); });
+    emit selectRequested((onScreen != items.end() ? *onScreen : items.front())->node().node);
+    const QSignalBlocker block(m_scene);
+    for (GraphNodeItem* it : items) it->setSelected(true);
     return true;
 }
 
