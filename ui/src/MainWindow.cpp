@@ -256,8 +256,7 @@ void MainWindow::buildUi() {
     m_search->setMaximumWidth(ch * 22);
     m_search->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     header->addWidget(m_search, 0, Qt::AlignTop);
-    m_findLabel = new QLabel;
-    m_findLabel->setMinimumWidth(m_findLabel->fontMetrics().horizontalAdvance(tr("match 888 of 8888")));
+    m_findLabel = new QLabel; // (as wide as its text: no room kept beside Find before a search)
     header->addWidget(m_findLabel, 0, Qt::AlignTop);
     v->addLayout(header);
     v->addWidget(m_centre, 1);
