@@ -4,6 +4,7 @@
 // its own token, and pipeline runs and checks are cancelled or superseded.
 #include "tst_gui.h"
 
+#include <passlens/layout/DotWriter.h>
 #include <passlens/trace/TraceSteps.h>
 
 #include <QDockWidget>
@@ -196,10 +197,18 @@ private slots:
                          qPrintable(fill.name() + " " + heat.name() + " " + own.name()));
             }
         QVERIFY(dimmed > 10);
+        // an export of that step says so in its legend (it showed the times as this step's)
+        {
+            const DrawGraph exported = s.drawingRequest().draw();
+            QCOMPARE(exported.timing.measuredOn, "step " + std::to_string(here));
+            QVERIFY(QString::fromStdString(writeDot(exported))
+                        .contains(QStringLiteral("measured on step %1, not the step drawn").arg(here)));
+        }
         s.setCurrentStep(here);
         QVERIFY(waitIdle(w));
         QVERIFY(!w.profileDimmed());
         QVERIFY(w.graphView()->legend().startsWith(QStringLiteral("timing: ")));
+        QVERIFY(s.drawingRequest().draw().timing.measuredOn.empty());
         for (GraphNodeItem* it : w.graphScene()->nodeItems()) QVERIFY(!it->timingDimmed());
     }
 

@@ -552,7 +552,11 @@ DrawGraph DrawingRequest::draw(const LayoutOptions* focusedBy) const {
                  : drawGraph(*after, opt);
     }
     // (scaled over every node of the step, or of both steps of a diff, as on the whole drawing)
-    if (profile) applyTiming(dg, *profile, timing, {before.get(), after.get()});
+    if (profile) {
+        applyTiming(dg, *profile, timing, {before.get(), after.get()});
+        if (profileStep >= 0 && profileStep != caption.stepIndex)
+            dg.timing.measuredOn = "step " + std::to_string(profileStep);
+    }
     if (grouping) {
         ScopeGrouping open = *grouping;
         open.reveal.insert(open.reveal.end(), extraFocus.begin(), extraFocus.end());
@@ -623,6 +627,7 @@ DebugSession::PendingRequest DebugSession::pendingRequest() {
     cap.stepIndex = m_current;
     cap.stepCount = static_cast<int>(m_steps.size()) - 1;
     r.profile = m_nested ? std::nullopt : m_profile;
+    r.profileStep = profileStep();
     r.timing = m_timingOptions;
     r.trace = m_trace.get();
     if (m_diffFrom) p.diffEvent = m_steps[static_cast<std::size_t>(*m_diffFrom)].event;

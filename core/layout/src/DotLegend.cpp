@@ -143,6 +143,7 @@ std::string legendTable(const DrawGraph& g, const Palette& p) {
         rows.push_back(t);
         std::string total = "per run, total " + formatMicros(g.timing.totalUs);
         if (!g.timing.device.empty()) total += " on " + g.timing.device;
+        if (!g.timing.measuredOn.empty()) total += ", measured on " + g.timing.measuredOn + ", not the step drawn";
         rows.push_back({"", {{"<TD></TD>", total}}});
     }
     return legendGrid(rows, p);

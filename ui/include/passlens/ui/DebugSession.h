@@ -48,6 +48,9 @@ struct DrawingRequest {
     std::vector<NodeId> extraFocus; ///< focus seeds (focusOnNodes), which also open their scopes
     std::optional<ExecutionProfile> profile;
     TimingOptions timing;
+    /// The step `profile` was measured on (-1: unknown); another than caption.stepIndex is said in
+    /// the drawing's legend (TimingLegend::measuredOn), as the window dims it.
+    int profileStep = -1;
     std::optional<ScopeGrouping> grouping;
     /// drawGraph or drawDiff, the timing overlay, then the scope grouping, as the window shows
     /// it (before any focused view or layout). With `focusedBy`, a step or diff (with or without

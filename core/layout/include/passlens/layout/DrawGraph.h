@@ -115,6 +115,9 @@ struct TimingLegend {
     bool continuous = false; ///< gradient: binUpperUs are the times at 5 evenly spaced colour stops
     double maxUs = 0, totalUs = 0;
     std::string device;
+    /// Where the times were measured when that is not the graph drawn ("step 40"), said in the
+    /// legend; empty when they are this graph's.
+    std::string measuredOn;
     /// Upper bounds of the colour bins in microseconds (ascending); bin i covers
     /// (bounds[i-1], bounds[i]].
     std::vector<double> binUpperUs;
