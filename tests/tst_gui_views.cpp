@@ -391,14 +391,17 @@ private slots:
         MainWindow w;
         QVERIFY(showAndOpen(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
         const Palette& p = defaultPalette();
-        const auto pixel = [&](GraphNodeItem* it, double dx) {
+        // the colour at (dx, dy) scene units from the box's top-left corner (dy -1: half way down);
+        // fills are read just under the top border, above the title's text
+        const auto pixel = [&](GraphNodeItem* it, double dx, double dy = -1) {
             const QRectF r = it->sceneBoundingRect().adjusted(3, 3, -3, -3); // (the box, without the pen's margin)
             QImage img(r.size().toSize() * 4, QImage::Format_RGB32);
             img.fill(Qt::black);
             QPainter painter(&img);
             w.graphScene()->render(&painter, QRectF(QPointF(0, 0), QSizeF(img.size())), r);
             painter.end();
-            return img.pixelColor(static_cast<int>(dx * 4), img.height() / 2).name();
+            return img.pixelColor(static_cast<int>(dx * 4), dy < 0 ? img.height() / 2 : static_cast<int>(dy * 4))
+                .name();
         };
         const auto find = [&](auto pred) -> GraphNodeItem* {
             for (GraphNodeItem* it : w.graphScene()->nodeItems())
@@ -410,7 +413,7 @@ private slots:
             find([](const LayoutNode& n) { return isOp(n.category) && n.accent == OpAccent::Elemwise; });
         QVERIFY(elemwise);
         QCOMPARE(pixel(elemwise, 2), QString::fromLatin1(p.elemwiseAccent).toLower());
-        QCOMPARE(pixel(elemwise, elemwise->node().width / 2),
+        QCOMPARE(pixel(elemwise, elemwise->node().width / 2, 1.8),
                  QString::fromLatin1(categoryFill(elemwise->node().category)).toLower());
         // the diff of the cut phase: an unchanged transfer white with the transfer stripe
         w.session().setCurrentStep(15);
@@ -423,8 +426,8 @@ private slots:
             find([](const LayoutNode& n) { return n.change == NodeChange::Removed && isOp(n.category); });
         QVERIFY(transfer && removed);
         QCOMPARE(pixel(transfer, 2), QString::fromLatin1(categoryStripe(NodeCategory::Transfer)).toLower());
-        QCOMPARE(pixel(transfer, transfer->node().width / 2), QString::fromLatin1(p.unchangedFill).toLower());
-        QCOMPARE(pixel(removed, removed->node().width / 2), QString::fromLatin1(p.removedFill).toLower());
+        QCOMPARE(pixel(transfer, transfer->node().width / 2, 1.8), QString::fromLatin1(p.unchangedFill).toLower());
+        QCOMPARE(pixel(removed, removed->node().width / 2, 1.8), QString::fromLatin1(p.removedFill).toLower());
     }
 
     // The minimap shows only while the drawing does not fit, never over a quarter of the view;

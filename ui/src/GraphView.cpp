@@ -40,7 +40,10 @@ protected:
         p->setBrush(QColor(0x19, 0x76, 0xd2, 40));
         p->drawRect(visible);
     }
-    void mousePressEvent(QMouseEvent* e) override { m_main->centerOn(mapToScene(e->pos())); }
+    void mousePressEvent(QMouseEvent* e) override {
+        m_main->clearAnchor();
+        m_main->centerOn(mapToScene(e->pos()));
+    }
     void mouseMoveEvent(QMouseEvent* e) override { m_main->centerOn(mapToScene(e->pos())); }
 
 private:
@@ -54,6 +57,9 @@ GraphView::GraphView(QGraphicsScene* scene, QWidget* parent)
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setFocusPolicy(Qt::StrongFocus);
     m_minimap = new Minimap(scene, this);
+    // the user moved the view (a scroll bar, its keys, a drag): the anchor no longer holds
+    for (QScrollBar* bar : {horizontalScrollBar(), verticalScrollBar()})
+        connect(bar, &QAbstractSlider::actionTriggered, this, [this] { m_anchored = false; });
     connect(scene, &QGraphicsScene::sceneRectChanged, this, [this] {
         updateLegendMargin();
         updateMinimap();
@@ -77,6 +83,7 @@ void GraphView::updateMinimapVisibility() {
     if (!m_legend.isEmpty()) viewport()->update(); // the legend moves
     m_minimap->setVisible(show);
     updateLegendMargin();
+    if (m_anchored && !m_applyingAnchor) applyAnchor(); // (the legend moved, the map covers a corner)
 }
 
 bool GraphView::minimapVisible() const { return m_minimap->isVisible(); }
@@ -96,6 +103,16 @@ void GraphView::zoomBy(double factor) {
 
 void GraphView::fit() {
     if (!scene()) return;
+    // kept fitted while the view is resized or the legend comes, until scrolled or zoomed
+    m_anchored = true;
+    m_anchorFit = true;
+    placeFit();
+    m_minimap->refresh();
+    updateMinimapVisibility();
+    emit viewChanged();
+}
+
+void GraphView::placeFit() {
     // the whole drawing in the part of the viewport the legend leaves free, not bigger than 150 %
     const QRectF drawn = scene()->sceneRect();
     const QRect port = viewport()->rect();
@@ -104,15 +121,13 @@ void GraphView::fit() {
     if (drawn.width() <= 0 || drawn.height() <= 0) return;
     const double z =
         std::max(std::min({(port.width() - 4) / drawn.width(), (freeHeight - 4) / drawn.height(), 1.5}), 0.001);
+    const bool applying = std::exchange(m_applyingAnchor, true);
     resetTransform();
     scale(z, z);
-    m_anchored = false; // (a fit is not kept on resize)
     // centred in the free part (the minimap hides once all of it is on screen)
     updateLegendMargin();
     centerOn(drawn.center() + (QPointF(port.center()) - QPointF(port.width() / 2.0, freeHeight / 2.0)) / z);
-    m_minimap->refresh();
-    updateMinimapVisibility();
-    emit viewChanged();
+    m_applyingAnchor = applying;
 }
 
 void GraphView::setPaneLabel(const QString& text) {
@@ -133,9 +148,11 @@ void GraphView::updateLegendMargin() {
     if (!scene()) return;
     // room below the drawing for the legend and the minimap, so the view can scroll the
     // bottom-most boxes (a graph's outputs) above them
+    // (and a quarter of the view more: an anchor puts them at four fifths of what is left above)
     const int covered = std::max(legendRect().height(), minimapRect().height());
     QRectF rect;
-    if (covered > 0 && zoom() > 0) rect = scene()->sceneRect().adjusted(0, 0, 0, (covered + 16) / zoom());
+    if (covered > 0 && zoom() > 0)
+        rect = scene()->sceneRect().adjusted(0, 0, 0, (covered + 16 + viewport()->height() / 4) / zoom());
     if (rect == sceneRect() || (rect.isNull() && sceneRect() == scene()->sceneRect())) return;
     const bool anchored = m_anchored, applying = std::exchange(m_applyingAnchor, true);
     setSceneRect(rect); // (null: the scene's own rectangle again)
@@ -144,6 +161,7 @@ void GraphView::updateLegendMargin() {
 }
 
 void GraphView::anchorAt(const QPointF& scene, const QPointF& relative, const QRectF& keepClear) {
+    m_anchorFit = false;
     m_anchorScene = scene;
     m_anchorRelative = relative;
     m_anchorClear = keepClear;
@@ -152,6 +170,13 @@ void GraphView::anchorAt(const QPointF& scene, const QPointF& relative, const QR
 }
 
 void GraphView::applyAnchor() {
+    if (m_anchorFit) {
+        placeFit();
+        const bool applying = std::exchange(m_applyingAnchor, true);
+        updateMinimapVisibility();
+        m_applyingAnchor = applying;
+        return;
+    }
     updateLegendMargin();
     const QRect port = viewport()->rect();
     const double z = zoom() > 0 ? zoom() : 1;
@@ -162,6 +187,7 @@ void GraphView::applyAnchor() {
         centerOn(m_anchorScene + (QPointF(port.center()) - target) / z);
     };
     place(port.height());
+    updateMinimapVisibility(); // (shown or hidden where the view now is)
     // the legend and the minimap cover the viewport's bottom: placed again above those that
     // cover the boxes to keep clear where they landed (the scroll range may have shifted them)
     if (!m_anchorClear.isNull()) {
@@ -252,6 +278,11 @@ void GraphView::syncWith(GraphView* other) {
     connect(this, &GraphView::viewChanged, other, push);
 }
 
+void GraphView::mousePressEvent(QMouseEvent* e) {
+    m_anchored = false; // (a drag moves the view)
+    QGraphicsView::mousePressEvent(e);
+}
+
 void GraphView::wheelEvent(QWheelEvent* e) {
     if (e->angleDelta().y() == 0) return QGraphicsView::wheelEvent(e);
     zoomBy(e->angleDelta().y() > 0 ? 1.15 : 1 / 1.15);
@@ -280,7 +311,6 @@ void GraphView::resizeEvent(QResizeEvent* e) {
 }
 
 void GraphView::scrollContentsBy(int dx, int dy) {
-    if (!m_applyingAnchor) m_anchored = false; // scrolled by the user or another view action
     QGraphicsView::scrollContentsBy(dx, dy);
     if (!m_paneLabel.isEmpty() || !m_legend.isEmpty()) viewport()->update(); // not part of the scrolled scene
     if (m_minimap) m_minimap->viewport()->update();

@@ -10,6 +10,8 @@ class GraphView final : public QGraphicsView {
 public:
     explicit GraphView(QGraphicsScene* scene, QWidget* parent = nullptr);
     void zoomBy(double factor);
+    /// The whole drawing in the part of the view the legend leaves free (at most 150 %), kept so
+    /// while the view is resized or the legend comes, until it is scrolled or zoomed (as anchorAt).
     void fit();
     /// Re-fits the minimap to the scene; call after the scene's items changed. The minimap shows
     /// only while the drawing does not fit in the view, and covers at most a ninth of it.
@@ -41,7 +43,8 @@ public:
     void anchorAt(const QPointF& scene, const QPointF& relative, const QRectF& keepClear = {});
     /// The anchor anchorAt set, if it still holds.
     bool anchored() const { return m_anchored; }
-    /// Forgets that anchor (the view shows something else now: another step).
+    /// Forgets that anchor: the view shows something else now (another step, a node brought on
+    /// screen). The user's scrolling, dragging and zooming forget it too.
     void clearAnchor() { m_anchored = false; }
 
 Q_SIGNALS:
@@ -49,6 +52,7 @@ Q_SIGNALS:
 
 protected:
     void wheelEvent(QWheelEvent* e) override;
+    void mousePressEvent(QMouseEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
     void scrollContentsBy(int dx, int dy) override;
@@ -57,6 +61,7 @@ protected:
 private:
     void updateMinimapVisibility();
     void applyAnchor();
+    void placeFit();
     void updateLegendMargin();
     class Minimap;
     Minimap* m_minimap = nullptr;
@@ -66,6 +71,7 @@ private:
     QPointF m_anchorScene, m_anchorRelative;
     QRectF m_anchorClear;
     bool m_anchored = false;
+    bool m_anchorFit = false; ///< the anchor is the whole drawing fitted (fit())
     bool m_applyingAnchor = false;
 };
 

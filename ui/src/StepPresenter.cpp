@@ -222,6 +222,7 @@ bool StepPresenter::revealScope(const std::string& scope) {
     }
     if (area.isNull()) return false;
     const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    m_view->clearAnchor();
     if (area.width() <= visible.width() && area.height() <= visible.height())
         m_view->centerOn(area.center());
     else // its top (where its inputs come in), across as much of it as fits
@@ -285,11 +286,13 @@ bool StepPresenter::selectAndShow(const QList<GraphNodeItem*>& items) {
     for (GraphNodeItem* it : items) area = area.united(it->sceneBoundingRect());
     if (m_view->zoom() < kReadableZoom) {
         // zoomed out below readable titles (Ctrl+0 on a big drawing): back to readable, on them
+        m_view->clearAnchor();
         m_view->resetTransform();
         m_view->scale(0.9, 0.9);
         m_view->centerOn(area.center());
     } else if (!m_view->mapToScene(m_view->viewport()->rect()).boundingRect().intersects(area)) {
         // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
+        m_view->clearAnchor();
         m_view->centerOn(area.center());
     }
     // the inspector shows the first of them that is on screen (else the first): a phase's
@@ -311,6 +314,7 @@ bool StepPresenter::revealNode(NodeId id) {
         m_view->resetTransform();
         m_view->scale(0.9, 0.9);
     }
+    m_view->clearAnchor();
     m_view->centerOn(item);
     return true;
 }
