@@ -366,7 +366,8 @@ private slots:
     // The pipeline tree's phase names stay readable in a narrow dock (they were all "…" once the
     // counts of a 20k-node graph and the check marks filled it): the names get what they need
     // up to half the tree, the figure columns the rest, nothing scrolls sideways; in a wide dock
-    // every column gets its whole contents.
+    // every column gets its whole contents. A phase's figures are its count and change
+    // ("20001 (−2222)"), shorter than "22223 → 20001".
     void pipelineTreeKeepsNamesReadable() {
         MainWindow w;
         w.setExecutionBackend(std::make_shared<FakeBackend>(1000));
@@ -375,6 +376,30 @@ private slots:
         QVERIFY(openAndWait(w, kSource + "/resources/examples/teaching.graph.json", QStringLiteral("cleanup")));
         w.runCheck(); // (the marks widen the first column)
         QVERIFY(waitIdle(w));
+        // the figures: a phase's count after it and its change (before → after in the tooltip);
+        // an event's tooltip names its rewrite whole
+        PipelineModel* pm = w.pipelineModel();
+        const Trace& t = *w.session().trace();
+        for (int r = 0; r < static_cast<int>(t.phases().size()); ++r) {
+            const PhaseRecord& p = t.phases()[static_cast<std::size_t>(r)];
+            const long long d = static_cast<long long>(p.nodesAfter) - static_cast<long long>(p.nodesBefore);
+            const QString want =
+                d == 0 ? QString::number(p.nodesAfter)
+                       : QStringLiteral("%1 (%2%3)").arg(p.nodesAfter).arg(d > 0 ? "+" : "−").arg(std::llabs(d));
+            QCOMPARE(pm->data(pm->index(r, PipelineModel::Nodes)).toString(), want);
+            QVERIFY(pm->data(pm->index(r, 0), Qt::ToolTipRole)
+                        .toString()
+                        .contains(QStringLiteral("%1 → %2 nodes").arg(p.nodesBefore).arg(p.nodesAfter)));
+            if (pm->rowCount(pm->index(r, 0)) > 0) {
+                const QModelIndex event = pm->index(0, 0, pm->index(r, 0));
+                const int seq = event.data(PipelineModel::EventRole).toInt();
+                const RewriteEvent& e = t.events()[static_cast<std::size_t>(seq - 1)];
+                QVERIFY2(event.data(Qt::ToolTipRole)
+                             .toString()
+                             .startsWith(QStringLiteral("#%1 %2 (").arg(seq).arg(QString::fromStdString(e.rewriter))),
+                         qPrintable(event.data(Qt::ToolTipRole).toString()));
+            }
+        }
         QTreeView* tree = w.pipelineTree();
         auto* dock = qobject_cast<QDockWidget*>(tree->parentWidget()->parentWidget());
         QVERIFY(dock);

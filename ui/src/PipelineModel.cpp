@@ -1,6 +1,7 @@
 #include "PipelineModel.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <passlens/trace/Trace.h>
 
@@ -97,15 +98,24 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
             switch (index.column()) {
             case Name: return QString::fromStdString(p.info.name);
             case Applied: return QVariant::fromValue<qlonglong>(applied);
-            case Nodes: return QStringLiteral("%1 → %2").arg(p.nodesBefore).arg(p.nodesAfter);
+            case Nodes: { // the count after, then the change: "20001 (−2222)" (before → after in the tooltip)
+                const auto d = static_cast<long long>(p.nodesAfter) - static_cast<long long>(p.nodesBefore);
+                if (d == 0) return QString::number(p.nodesAfter);
+                return QStringLiteral("%1 (%2%3)")
+                    .arg(p.nodesAfter)
+                    .arg(d > 0 ? QStringLiteral("+") : QStringLiteral("−"))
+                    .arg(std::llabs(d));
+            }
             case Time: return QStringLiteral("%1 ms").arg(p.timeUs / 1000.0, 0, 'f', 2);
             }
             break;
         case Qt::ToolTipRole: {
             const QString& check = m_checks[static_cast<std::size_t>(index.row())].second;
-            return QStringLiteral("%1 (%2 at %3)%4%5")
+            return QStringLiteral("%1 (%2 at %3)\n%4 → %5 nodes%6%7")
                 .arg(QString::fromStdString(p.info.name), QString::fromStdString(p.info.kind))
                 .arg(p.info.position)
+                .arg(p.nodesBefore)
+                .arg(p.nodesAfter)
                 .arg(p.changed ? QString() : tr("\nchanged nothing"),
                      check.isEmpty() ? QString() : QStringLiteral("\n") + check);
         }
@@ -152,7 +162,11 @@ QVariant PipelineModel::data(const QModelIndex& index, int role) const {
         case Time: return QStringLiteral("%1 µs").arg(e.timeUs, 0, 'f', 1);
         }
         break;
-    case Qt::ToolTipRole: return e.reason.empty() ? QVariant() : QVariant(QString::fromStdString(e.reason));
+    case Qt::ToolTipRole: // the whole name (the column may cut it), then why
+        return QStringLiteral("#%1 %2 (%3)%4")
+            .arg(seq)
+            .arg(QString::fromStdString(e.rewriter), QString::fromLatin1(statusName(e.status)),
+                 e.reason.empty() ? QString() : QStringLiteral("\n") + QString::fromStdString(e.reason));
     case Qt::ForegroundRole:
         if (e.status == EventStatus::Rejected) return QColor(0xc6, 0x28, 0x28);
         break;

@@ -2,7 +2,6 @@
 
 #include <QEvent>
 #include <QHeaderView>
-#include <QStyledItemDelegate>
 #include <QTimer>
 #include <QTreeView>
 
@@ -11,20 +10,6 @@
 #include <vector>
 
 namespace passlens {
-
-namespace {
-// Names elided at the right ("gpuarray_graph_optimiza…"), figures at the left ("…→ 20001").
-class ElideDelegate final : public QStyledItemDelegate {
-public:
-    using QStyledItemDelegate::QStyledItemDelegate;
-
-protected:
-    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
-        QStyledItemDelegate::initStyleOption(option, index);
-        option->textElideMode = index.column() == 0 ? Qt::ElideRight : Qt::ElideLeft;
-    }
-};
-} // namespace
 
 TreeColumnFitter::TreeColumnFitter(QTreeView* tree, int minFirst)
     : QObject(tree)
@@ -35,7 +20,6 @@ TreeColumnFitter::TreeColumnFitter(QTreeView* tree, int minFirst)
     h->setSectionResizeMode(QHeaderView::Interactive);
     h->setMinimumSectionSize(0);                                // (a figure column without room at all is 0 px wide)
     tree->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns always fit across
-    tree->setItemDelegate(new ElideDelegate(tree));
     tree->viewport()->installEventFilter(this);
     // contents change: refit (once) when the view has laid out the new rows
     auto later = [this] {

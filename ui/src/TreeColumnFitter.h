@@ -10,9 +10,7 @@ namespace passlens {
 /// Sizes the columns of `tree` whenever its viewport or its contents change: the first column
 /// (the names) gets what it needs up to half the viewport (at least `minFirst` px), then each
 /// other column its contents' width while room is left, in column order; a column without room
-/// gets what is left and its text is elided at the left ("…→ 20001" keeps the end of a count),
-/// or none when that is under 40 px (the names get it); names are elided at the right. Sets the
-/// tree's item delegate for that.
+/// gets what is left (its text elided), or none when that is under 40 px (the names get it).
 /// Installed on the tree's viewport; QHeaderView's Stretch and ResizeToContents alone give the
 /// names nothing once the number columns (20k-node counts, a check mark) fill a narrow dock.
 class TreeColumnFitter final : public QObject {
