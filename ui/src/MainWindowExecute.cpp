@@ -6,6 +6,7 @@
 #include "PipelineModel.h"
 #include "ProfileModel.h"
 
+#include <passlens/layout/TimingOverlay.h>
 #include <passlens/pipeline/PhaseCheck.h>
 
 #include <QAction>
@@ -168,10 +169,20 @@ void MainWindow::updateProfileLabel() {
         tr("step %1: %2").arg(m_profileStep).arg(steps[static_cast<std::size_t>(m_profileStep)].label);
     const QString device = QString::fromStdString(m_profile->device);
     const bool here = m_profileStep == m_session->currentStep();
+    // the run-to-run spread, so that a 10x difference between two F5 on a tiny graph reads as
+    // noise (more repeats, from the Execute menu, steady it)
+    QString spread;
+    if (m_profile->wallUs > 0 && m_profile->repeats > 0) {
+        const QString wall = QString::fromStdString(formatMicros(m_profile->wallUs)),
+                      sd = QString::fromStdString(formatMicros(m_profile->wallStdUs));
+        spread = m_profile->repeats == 1 ? tr(" · %1 ± %2 per run over 1 run").arg(wall, sd)
+                                         : tr(" · %1 ± %2 per run over %3 runs").arg(wall, sd).arg(m_profile->repeats);
+        if (m_profile->wallStdUs > 0.25 * m_profile->wallUs) spread += tr(" (noisy: more repeats steady it)");
+    }
     m_profileLabel->setText(
-        here
-            ? tr("Measured on %1 (%2)").arg(where, device)
-            : tr("Measured on %1 (%2), not on the step shown: execute again (F5) to time this one").arg(where, device));
+        here ? tr("Measured on %1 (%2)%3").arg(where, device, spread)
+             : tr("Measured on %1 (%2)%3, not on the step shown: execute again (F5) to time this one")
+                   .arg(where, device, spread));
     // dimmed on another step: its node ids and times describe another graph
     for (QTableView* t : {m_profileTable, m_profileOpTable}) t->setEnabled(here);
 }
