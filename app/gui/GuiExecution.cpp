@@ -5,6 +5,8 @@
 #include <passlens/kernels/Executor.h>
 #include <passlens/kernels/Profiler.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -26,11 +28,17 @@ public:
         po.warmup = request.warmup;
         po.repeats = 1;
         ProfileReport best;
+        // the wall times of the slices: their mean and spread are the profile's (each slice's
+        // own spread, of one run, is 0)
+        double wall = 0, wallSq = 0, profiledWall = 0;
         for (int r = 0; r < request.repeats; ++r) {
             if (cancel) throw std::runtime_error("cancelled");
             ProfileReport rep = profileExecutor(exec, inputs, po, "step");
             if (!rep.error.empty()) throw std::runtime_error(rep.error);
             po.warmup = 0;
+            wall += rep.wallUs;
+            wallSq += rep.wallUs * rep.wallUs;
+            profiledWall += rep.profiledWallUs;
             if (r == 0)
                 best = rep;
             else
@@ -45,6 +53,11 @@ public:
             if (n.timeUs) *n.timeUs /= request.repeats;
         for (auto& t : best.transfers) t.timeUs /= request.repeats;
         best.repeats = request.repeats;
+        if (request.repeats > 0) {
+            best.wallUs = wall / request.repeats;
+            best.wallStdUs = std::sqrt(std::max(0.0, wallSq / request.repeats - best.wallUs * best.wallUs));
+            best.profiledWallUs = profiledWall / request.repeats;
+        }
         return best;
     }
 

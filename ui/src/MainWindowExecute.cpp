@@ -175,8 +175,11 @@ void MainWindow::updateProfileLabel() {
     if (m_profile->wallUs > 0 && m_profile->repeats > 0) {
         const QString wall = QString::fromStdString(formatMicros(m_profile->wallUs)),
                       sd = QString::fromStdString(formatMicros(m_profile->wallStdUs));
-        spread = m_profile->repeats == 1 ? tr(" · %1 ± %2 per run over 1 run").arg(wall, sd)
-                                         : tr(" · %1 ± %2 per run over %3 runs").arg(wall, sd).arg(m_profile->repeats);
+        // (a profile read from a file may carry no spread: the mean alone)
+        spread = m_profile->wallStdUs <= 0 ? tr(" · %1 per run over %2 run(s)").arg(wall).arg(m_profile->repeats)
+                 : m_profile->repeats == 1
+                     ? tr(" · %1 ± %2 per run over 1 run").arg(wall, sd)
+                     : tr(" · %1 ± %2 per run over %3 runs").arg(wall, sd).arg(m_profile->repeats);
         if (m_profile->wallStdUs > 0.25 * m_profile->wallUs) spread += tr(" (noisy: more repeats steady it)");
     }
     m_profileLabel->setText(
