@@ -14,6 +14,7 @@ namespace passlens {
 TreeColumnFitter::TreeColumnFitter(QTreeView* tree, int minFirst)
     : QObject(tree)
     , m_tree(tree)
+    , m_viewport(tree->viewport())
     , m_minFirst(minFirst) {
     QHeaderView* h = tree->header();
     h->setStretchLastSection(false);
@@ -40,7 +41,9 @@ TreeColumnFitter::TreeColumnFitter(QTreeView* tree, int minFirst)
 }
 
 bool TreeColumnFitter::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_tree->viewport() && event->type() == QEvent::Resize) fit();
+    // (the type first: the viewport also sends events while the tree is being destroyed, when
+    // the tree is no longer a QTreeView to ask for its viewport; UBSan caught that)
+    if (event->type() == QEvent::Resize && watched == m_viewport) fit();
     return QObject::eventFilter(watched, event);
 }
 

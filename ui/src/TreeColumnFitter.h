@@ -4,6 +4,7 @@
 #include <QObject>
 
 class QTreeView;
+class QWidget;
 
 namespace passlens {
 
@@ -24,6 +25,7 @@ protected:
 
 private:
     QTreeView* m_tree;
+    QWidget* m_viewport; ///< the tree's viewport, which the filter is on
     int m_minFirst;
     bool m_fitting = false;
     bool m_pending = false;
