@@ -86,6 +86,11 @@ inline bool waitIdle(MainWindow& w, int timeoutMs = 600000) {
 
 // Writes a chain of `n` Elemwise nodes (exp, neg, exp, ...; node 1 is named "first_neg", the
 // others "stepK") as graph JSON in `dir`; returns its path, empty on failure.
+/// "x,y wxh" of a rectangle, for failure messages.
+inline QString rectText(const QRect& r) {
+    return QStringLiteral("%1,%2 %3x%4").arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height());
+}
+
 inline QString writeChainGraph(const QTemporaryDir& dir, int n) {
     QString text = QStringLiteral(R"({"format": "passlens.graph", "version": 1, "name": "chain",
   "inputs": [{"name": "v0", "type": "float32[8]"}], "constants": [], "nodes": [)");

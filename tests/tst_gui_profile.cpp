@@ -305,26 +305,13 @@ private slots:
                 const bool clear =
                     port.contains(box) && !box.intersects(legend) && !box.intersects(view->minimapRect());
                 clearOutputs += output && clear;
-                seen << QStringLiteral("%1 at %2,%3 %4x%5")
-                            .arg(QString::fromStdString(it->node().key))
-                            .arg(box.x())
-                            .arg(box.y())
-                            .arg(box.width())
-                            .arg(box.height());
+                seen << QStringLiteral("%1 at %2").arg(QString::fromStdString(it->node().key), rectText(box));
                 if (everyBox) QVERIFY2(clear, qPrintable(where + ": " + seen.back()));
             }
             const QRect map = view->minimapRect();
             QVERIFY2(outputs >= 1 && clearOutputs >= 1,
-                     qPrintable(QStringLiteral("%1: %2; legend %3,%4 %5x%6, minimap %7,%8 %9x%10")
-                                    .arg(where, seen.join(", "))
-                                    .arg(legend.x())
-                                    .arg(legend.y())
-                                    .arg(legend.width())
-                                    .arg(legend.height())
-                                    .arg(map.x())
-                                    .arg(map.y())
-                                    .arg(map.width())
-                                    .arg(map.height())));
+                     qPrintable(QStringLiteral("%1: %2; legend %3, minimap %4")
+                                    .arg(where, seen.join(", "), rectText(legend), rectText(map))));
         };
         QVERIFY(openAndWait(w, kSource + "/resources/examples/transformer_encoder_layer.onnx"));
         QVERIFY(w.graphView()->zoom() >= 0.75); // (opened on its output, too tall to fit readable)
@@ -448,16 +435,8 @@ private slots:
             QTest::qWait(20);
             QVERIFY2(view->minimapVisible(), qPrintable(where));
             const QRect legend = view->legendRect(), map = view->minimapRect();
-            const QString rects = QStringLiteral("%1: legend %2,%3 %4x%5, minimap %6,%7 %8x%9")
-                                      .arg(where)
-                                      .arg(legend.x())
-                                      .arg(legend.y())
-                                      .arg(legend.width())
-                                      .arg(legend.height())
-                                      .arg(map.x())
-                                      .arg(map.y())
-                                      .arg(map.width())
-                                      .arg(map.height());
+            const QString rects =
+                QStringLiteral("%1: legend %2, minimap %3").arg(where, rectText(legend), rectText(map));
             QVERIFY2(!legend.isNull() && !map.isNull(), qPrintable(rects));
             QVERIFY2(!legend.intersects(map), qPrintable(rects));
             above = legend.bottom() < map.top();
