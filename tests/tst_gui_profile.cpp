@@ -288,14 +288,16 @@ private slots:
         w.setExecutionBackend(std::make_shared<FakeBackend>(1000));
         w.resize(1400, 900);
         w.show();
-        // everyBox: every box whole on the pane, none under the legend or the minimap; else at
-        // least one output box so (lstm has three outputs one above the other)
+        // everyBox: every box whole on the pane, none under the legend or the minimap; else the
+        // bottom-most output box so (lstm has three outputs, y below h_n and c_n)
         const auto check = [&](MainWindow& win, const QString& where, bool everyBox) {
             GraphView* view = win.graphView();
             const QRect legend = view->legendRect();
             QVERIFY2(!legend.isNull(), qPrintable(where));
             const QRect port = view->viewport()->geometry();
             int outputs = 0, clearOutputs = 0;
+            std::optional<QRect> lowestOutput;
+            bool lowestClear = false;
             QStringList seen;
             for (GraphNodeItem* it : win.graphScene()->nodeItems()) {
                 const QRect box = view->mapFromScene(it->sceneBoundingRect()).boundingRect().translated(port.topLeft());
@@ -305,11 +307,15 @@ private slots:
                 const bool clear =
                     port.contains(box) && !box.intersects(legend) && !box.intersects(view->minimapRect());
                 clearOutputs += output && clear;
+                if (output && (!lowestOutput || box.bottom() > lowestOutput->bottom())) {
+                    lowestOutput = box;
+                    lowestClear = clear;
+                }
                 seen << QStringLiteral("%1 at %2").arg(QString::fromStdString(it->node().key), rectText(box));
                 if (everyBox) QVERIFY2(clear, qPrintable(where + ": " + seen.back()));
             }
             const QRect map = view->minimapRect();
-            QVERIFY2(outputs >= 1 && clearOutputs >= 1,
+            QVERIFY2(outputs >= 1 && clearOutputs >= 1 && lowestClear,
                      qPrintable(QStringLiteral("%1: %2; legend %3, minimap %4")
                                     .arg(where, seen.join(", "), rectText(legend), rectText(map))));
         };
@@ -322,8 +328,12 @@ private slots:
         QVERIFY(w.graphView()->viewport()->height() < portBefore); // the Profile dock took height
         check(w, QStringLiteral("transformer"), false);
         if (QTest::currentTestFailed()) return;
-        // scrolled by the user: a redraw of the step (the overlay off) keeps the view there
+        // a click on the canvas (to focus it) keeps the anchor; a drag or a scroll drops it
         GraphView* view = w.graphView();
+        QVERIFY(view->anchored());
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, QPoint(5, 5));
+        QVERIFY(view->anchored());
+        // scrolled by the user: a redraw of the step (the overlay off) keeps the view there
         view->verticalScrollBar()->triggerAction(QAbstractSlider::SliderPageStepSub); // (as its track clicked)
         const QPointF centre = view->mapToScene(view->viewport()->rect().center());
         QVERIFY(!view->anchored());

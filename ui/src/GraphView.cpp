@@ -279,8 +279,13 @@ void GraphView::syncWith(GraphView* other) {
 }
 
 void GraphView::mousePressEvent(QMouseEvent* e) {
-    m_anchored = false; // (a drag moves the view)
+    m_pressed = true; // (a drag that follows moves the view: scrollContentsBy drops the anchor)
     QGraphicsView::mousePressEvent(e);
+}
+
+void GraphView::mouseReleaseEvent(QMouseEvent* e) {
+    QGraphicsView::mouseReleaseEvent(e);
+    m_pressed = false;
 }
 
 void GraphView::wheelEvent(QWheelEvent* e) {
@@ -311,6 +316,7 @@ void GraphView::resizeEvent(QResizeEvent* e) {
 }
 
 void GraphView::scrollContentsBy(int dx, int dy) {
+    if (m_pressed && !m_applyingAnchor) m_anchored = false; // dragged by the user (a click alone keeps it)
     QGraphicsView::scrollContentsBy(dx, dy);
     if (!m_paneLabel.isEmpty() || !m_legend.isEmpty()) viewport()->update(); // not part of the scrolled scene
     if (m_minimap) m_minimap->viewport()->update();

@@ -53,6 +53,7 @@ Q_SIGNALS:
 protected:
     void wheelEvent(QWheelEvent* e) override;
     void mousePressEvent(QMouseEvent* e) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
     void scrollContentsBy(int dx, int dy) override;
@@ -72,6 +73,7 @@ private:
     QRectF m_anchorClear;
     bool m_anchored = false;
     bool m_anchorFit = false; ///< the anchor is the whole drawing fitted (fit())
+    bool m_pressed = false;   ///< a mouse button is down on the canvas (a drag may follow)
     bool m_applyingAnchor = false;
 };
 

@@ -24,17 +24,20 @@ namespace {
 // The least zoom at which a drawing opens whole: box titles about 8 px high (10 pt at 96 dpi).
 constexpr double kReadableZoom = 0.6;
 
-// Where a big drawing opens: its graph outputs (the bottom-most node when none is drawn), so
-// the first picture shows real boxes, not the empty middle of a wide scene rectangle.
+// Where a big drawing opens: its bottom-most graph output (the bottom-most node when none is
+// drawn), so the first picture shows real boxes, not the empty middle of a wide scene rectangle;
+// outputs drawn higher up (lstm's h_n, c_n beside its layers) come on screen above it.
 QRectF outputsArea(const GraphScene& scene) {
-    QRectF area;
-    const GraphNodeItem* lowest = nullptr;
+    const GraphNodeItem *output = nullptr, *lowest = nullptr;
+    auto below = [](const GraphNodeItem* a, const GraphNodeItem* b) {
+        return !b || a->sceneBoundingRect().bottom() > b->sceneBoundingRect().bottom();
+    };
     for (const GraphNodeItem* it : scene.nodeItems()) {
-        if (it->node().category == NodeCategory::Output) area = area.united(it->sceneBoundingRect());
-        if (!lowest || it->sceneBoundingRect().bottom() > lowest->sceneBoundingRect().bottom()) lowest = it;
+        if (it->node().category == NodeCategory::Output && below(it, output)) output = it;
+        if (below(it, lowest)) lowest = it;
     }
-    if (area.isNull() && lowest) area = lowest->sceneBoundingRect();
-    return area.isNull() ? scene.sceneRect() : area;
+    if (output) return output->sceneBoundingRect();
+    return lowest ? lowest->sceneBoundingRect() : scene.sceneRect();
 }
 } // namespace
 
