@@ -81,6 +81,45 @@ private slots:
                      qPrintable(QString("the bottom-most box is off screen; %1").arg(drawn)));
     }
 
+    // Every phase row of PP-OCR that changed the graph shows what it changed on screen: some of
+    // the selected boxes in view and the inspector on one of them (gpuarray_local_optimizations'
+    // changes spread over the whole graph; the view was centred on their bounding box, empty
+    // canvas between two long edges, with the inspector on a node out of sight).
+    void phaseRowsOfABigModelShowTheirChanges() {
+        MainWindow w;
+        QVERIFY(showAndOpen(w, kCorpus + "/ch_PP-OCRv4_det_infer.onnx"));
+        auto& s = w.session();
+        QTreeView* tree = w.pipelineTree();
+        int checked = 0;
+        for (int r = 0; r < tree->model()->rowCount(); ++r) {
+            const QModelIndex row = tree->model()->index(r, 0);
+            const int phase = row.data(PipelineModel::PhaseRole).toInt();
+            if (phase < 0 || !s.trace()->phases()[static_cast<std::size_t>(phase)].changed) continue;
+            tree->scrollTo(row);
+            QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(row).center());
+            QVERIFY(waitIdle(w));
+            const QRectF visible = w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+            int selected = 0, inView = 0;
+            for (GraphNodeItem* it : w.graphScene()->nodeItems())
+                if (it->isSelected()) {
+                    ++selected;
+                    inView += visible.intersects(it->sceneBoundingRect());
+                }
+            const QString what = row.data().toString();
+            if (selected == 0) continue; // (a phase whose changes the drawing does not hold)
+            ++checked;
+            QVERIFY2(inView > 0,
+                     qPrintable(what + QStringLiteral(": none of %1 selected boxes in view").arg(selected)));
+            const GraphNodeItem* inspected =
+                w.graphScene()->nodeItems().value(QStringLiteral("n%1").arg(w.inspector()->shownNode()));
+            QVERIFY2(
+                inspected && visible.intersects(inspected->sceneBoundingRect()),
+                qPrintable(what +
+                           QStringLiteral(": the inspector's #%1 is out of view").arg(w.inspector()->shownNode())));
+        }
+        QVERIFY(checked >= 4);
+    }
+
     // Opening frames the drawing: the bundled teaching example fits whole; the transformer
     // example (README's), too tall to fit at a readable zoom, opens readable on its output with
     // every box of the rows on screen whole across (a column right of the output was cut).

@@ -287,16 +287,31 @@ bool StepPresenter::selectAndShow(const QList<GraphNodeItem*>& items) {
     if (items.isEmpty()) return false;
     QRectF area;
     for (GraphNodeItem* it : items) area = area.united(it->sceneBoundingRect());
+    // the one of them nearest `at`: where to centre when spread over more than the view (their
+    // bounding box's centre can be empty canvas between long edges)
+    auto nearestTo = [&](const QPointF& at) {
+        return *std::min_element(items.begin(), items.end(), [&](const GraphNodeItem* a, const GraphNodeItem* b) {
+            return (a->sceneBoundingRect().center() - at).manhattanLength() <
+                   (b->sceneBoundingRect().center() - at).manhattanLength();
+        });
+    };
+    const auto anyOnScreen = [&] {
+        const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+        return std::any_of(items.begin(), items.end(),
+                           [&](const GraphNodeItem* it) { return visible.intersects(it->sceneBoundingRect()); });
+    };
     if (m_view->zoom() < kReadableZoom) {
         // zoomed out below readable titles (Ctrl+0 on a big drawing): back to readable, on them
         m_view->clearAnchor();
         m_view->resetTransform();
         m_view->scale(0.9, 0.9);
         m_view->centerOn(area.center());
-    } else if (!m_view->mapToScene(m_view->viewport()->rect()).boundingRect().intersects(area)) {
+        if (!anyOnScreen()) m_view->centerOn(nearestTo(area.center()));
+    } else if (!anyOnScreen()) {
         // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
         m_view->clearAnchor();
         m_view->centerOn(area.center());
+        if (!anyOnScreen()) m_view->centerOn(nearestTo(area.center()));
     }
     // the inspector shows the first of them that is on screen (else the first): a phase's
     // changes spread over more than the view, and the inspector described one out of sight
