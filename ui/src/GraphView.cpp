@@ -75,7 +75,7 @@ void GraphView::updateMinimapVisibility() {
     // only when the drawing does not fit: a map of what is all on screen hides part of it
     bool show = scene() != nullptr && !scene()->items().isEmpty();
     if (show) {
-        const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+        const QRectF visible = visibleArea();
         const QRectF drawn = scene()->itemsBoundingRect();
         show = !visible.adjusted(-1, -1, 1, 1).contains(drawn);
     }

@@ -22,6 +22,8 @@ public:
     /// Keeps another view's transform and centre in step with this one (side by side diffs).
     void syncWith(GraphView* other);
     double zoom() const { return transform().m11(); }
+    /// The part of the scene on screen (scene units).
+    QRectF visibleArea() const { return mapToScene(viewport()->rect()).boundingRect(); }
     /// A label drawn over the pane's top-left corner ("before: merge1"); empty for none.
     void setPaneLabel(const QString& text);
     QString paneLabel() const { return m_paneLabel; }

@@ -109,7 +109,7 @@ bool MainWindow::exportTo(const QString& path, const ExportRequest& request) {
         for (QGraphicsItem* item : m_scene->selectedItems())
             if (auto* node = dynamic_cast<GraphNodeItem*>(item)) seeds.insert(node->node().key);
     } else if (request.area == ExportRequest::Area::Visible) {
-        const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+        const QRectF visible = m_view->visibleArea();
         for (GraphNodeItem* node : m_scene->nodeItems())
             if (visible.intersects(node->sceneBoundingRect())) seeds.insert(node->node().key);
     }

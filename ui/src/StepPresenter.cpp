@@ -13,8 +13,8 @@
 #include <QStackedWidget>
 
 #include <algorithm>
-#include <limits>
 #include <deque>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -115,17 +115,19 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
     const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
     // the box nearest the centre, to keep on its pixel when the drawing is laid out afresh at a
     // similar size (timings added to the labels, a step that moved the boxes around it)
+    // (only where the drawing is neither fitted afresh nor continued: an O(n) walk per step)
     QString nearestKey;
     QPointF nearestOffset;
     double nearest = std::numeric_limits<double>::max();
-    for (auto it = m_scene->nodeItems().cbegin(); it != m_scene->nodeItems().cend(); ++it) {
-        const QPointF d = centre - it.value()->sceneBoundingRect().center();
-        if (const double dist = d.manhattanLength(); dist < nearest) {
-            nearest = dist;
-            nearestKey = it.key();
-            nearestOffset = d;
+    if (!first && (!layout->stable || side))
+        for (auto it = m_scene->nodeItems().cbegin(); it != m_scene->nodeItems().cend(); ++it) {
+            const QPointF d = centre - it.value()->sceneBoundingRect().center();
+            if (const double dist = d.manhattanLength(); dist < nearest) {
+                nearest = dist;
+                nearestKey = it.key();
+                nearestOffset = d;
+            }
         }
-    }
     // a view nothing moved since it opened, showing the same step again (timings added to its
     // labels, the overlay turned off): framed on the outputs again; another step forgets that
     const bool wasAnchored = m_view->anchored() && m_session.currentStep() == m_lastShownStep;
@@ -209,7 +211,7 @@ void StepPresenter::show(bool sideBySide, NodeId inspected) {
     if (!m_revealScope.empty() && !m_session.layoutPending()) revealScope(std::exchange(m_revealScope, {}));
     // never an empty pane: a drawing kept in place whose boxes all lie outside the view (a big
     // graph's final step after its source view, a step after the overlay) is framed afresh
-    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const QRectF visible = m_view->visibleArea();
     const auto& items = m_scene->nodeItems();
     if (!items.isEmpty() && std::none_of(items.begin(), items.end(), [&](const GraphNodeItem* it) {
             return visible.intersects(it->sceneBoundingRect());
@@ -224,7 +226,7 @@ bool StepPresenter::revealScope(const std::string& scope) {
         if (s == scope || s.rfind(scope + "/", 0) == 0) area = area.united(it->sceneBoundingRect());
     }
     if (area.isNull()) return false;
-    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const QRectF visible = m_view->visibleArea();
     m_view->clearAnchor();
     if (area.width() <= visible.width() && area.height() <= visible.height())
         m_view->centerOn(area.center());
@@ -240,7 +242,7 @@ void StepPresenter::frameOpening() {
     m_view->resetTransform();
     m_view->scale(0.9, 0.9);
     // the outputs in the lower part of the view, what feeds them above
-    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const QRectF visible = m_view->visibleArea();
     const QRectF outputsRect = outputsArea(*m_scene);
     const QPointF outputs = outputsRect.center();
     const double top = outputs.y() - visible.height() * 0.8, bottom = outputs.y() + visible.height() * 0.2;
@@ -296,26 +298,25 @@ bool StepPresenter::selectAndShow(const QList<GraphNodeItem*>& items) {
         });
     };
     const auto anyOnScreen = [&] {
-        const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+        const QRectF visible = m_view->visibleArea();
         return std::any_of(items.begin(), items.end(),
                            [&](const GraphNodeItem* it) { return visible.intersects(it->sceneBoundingRect()); });
     };
-    if (m_view->zoom() < kReadableZoom) {
-        // zoomed out below readable titles (Ctrl+0 on a big drawing): back to readable, on them
+    // the view moves only when none of them is on screen (stepping keeps the drawing still
+    // otherwise) or when zoomed out below readable titles (Ctrl+0 on a big drawing): then on them
+    const bool zoomedOut = m_view->zoom() < kReadableZoom;
+    if (zoomedOut || !anyOnScreen()) {
         m_view->clearAnchor();
-        m_view->resetTransform();
-        m_view->scale(0.9, 0.9);
-        m_view->centerOn(area.center());
-        if (!anyOnScreen()) m_view->centerOn(nearestTo(area.center()));
-    } else if (!anyOnScreen()) {
-        // scroll only when none of them is on screen, so stepping keeps the drawing still otherwise
-        m_view->clearAnchor();
+        if (zoomedOut) {
+            m_view->resetTransform();
+            m_view->scale(0.9, 0.9);
+        }
         m_view->centerOn(area.center());
         if (!anyOnScreen()) m_view->centerOn(nearestTo(area.center()));
     }
     // the inspector shows the first of them that is on screen (else the first): a phase's
     // changes spread over more than the view, and the inspector described one out of sight
-    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const QRectF visible = m_view->visibleArea();
     const auto onScreen = std::find_if(
         items.begin(), items.end(), [&](const GraphNodeItem* it) { return visible.contains(it->sceneBoundingRect()); });
     emit selectRequested((onScreen != items.end() ? *onScreen : items.front())->node().node);
