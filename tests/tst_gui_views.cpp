@@ -473,6 +473,7 @@ private slots:
         w.session().setCurrentStep(15);
         w.setDiffMode(1);
         QVERIFY(waitIdle(w));
+        QVERIFY(w.session().layout() && w.session().layout()->isDiff); // (the drawing says it is a diff)
         GraphNodeItem* transfer = find([](const LayoutNode& n) {
             return n.category == NodeCategory::Transfer && n.change == NodeChange::Unchanged;
         });

@@ -217,13 +217,11 @@ void GraphScene::setLayout(const LayoutResult& layout, const QHash<QString, QStr
             t->setPos(lp - QPointF(t->boundingRect().width() / 2, t->boundingRect().height() / 2));
         }
     }
-    // a diff (or a comparison): some node changed; its unchanged nodes are white, as in exports
-    const bool diff = std::any_of(layout.nodes.begin(), layout.nodes.end(),
-                                  [](const LayoutNode& n) { return n.change != NodeChange::Unchanged; });
     for (const LayoutNode& n : layout.nodes) {
         std::optional<double> share;
         if (auto it = timeShares.constFind(n.node); n.node >= 0 && it != timeShares.constEnd()) share = *it;
-        auto* item = new GraphNodeItem(n, h, m_dark, share, m_timingDimmed, diff);
+        // (in a diff or a comparison unchanged nodes are white, as in exports)
+        auto* item = new GraphNodeItem(n, h, m_dark, share, m_timingDimmed, layout.isDiff);
         const QString key = QString::fromStdString(n.key);
         // a stub (stubFanOut) explains the node it repeats
         QString tip = tooltips.value(

@@ -156,6 +156,7 @@ LayoutResult runLayout(const std::string& dot, const DrawGraph* drawn, const Lay
         readGeometry(r.positionedDot, drawn, r);
     if (drawn != nullptr) {
         r.focused = drawn->focused;
+        r.isDiff = drawn->isDiff;
         r.hiddenNodes = drawn->hiddenNodes;
         r.totalNodes = drawn->totalNodes != 0 ? drawn->totalNodes : drawn->nodes.size();
     } else {
@@ -380,6 +381,7 @@ LayoutResult simpleLayout(const DrawGraph& drawing, const LayoutOptions& o) {
     r.warnings = splitLines(positioned.warnings);
     readGeometry(r.positionedDot, &drawn, r);
     r.focused = drawn.focused;
+    r.isDiff = drawn.isDiff;
     r.hiddenNodes = drawn.hiddenNodes;
     r.totalNodes = drawn.totalNodes != 0 ? drawn.totalNodes : drawn.nodes.size();
     r.simple = true;

@@ -87,6 +87,7 @@ struct LayoutResult {
     double layoutMs = 0;                   ///< wall time of the layout (0 when it came from the cache)
     bool fromCache = false;
     bool focused = false;        ///< the focused view replaced the full graph
+    bool isDiff = false;         ///< DrawGraph::isDiff: a diff (or a comparison) was drawn
     std::string focusReason;     ///< why: "5,000 nodes (threshold 1,500)", "layout past 7.0 s"
     std::size_t hiddenNodes = 0; ///< nodes folded into placeholders
     std::size_t totalNodes = 0;  ///< drawable nodes of the full graph
